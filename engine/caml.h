@@ -1,0 +1,454 @@
+/* caml.h — the public API of the CAML engine.
+ *
+ * The engine is plain C11 on GLib, json-glib and OpenBLAS. It never touches
+ * GTK or Cairo, never prints and never exits: every fallible call returns a
+ * gboolean (or a pointer) and fills a GError in the CAML_ERROR domain.
+ *
+ * Shape letters used in comments throughout the engine:
+ *   N  batch size            C  channels        H, W  height and width
+ *   D  flat feature width    U  layer units     T     time steps
+ * A per-sample shape (CamlShape) never includes N; buffers are (N, <shape>).
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+/* ------------------------------------------------------------------ errors */
+
+#define CAML_ERROR (caml_error_quark ())
+GQuark caml_error_quark (void);
+
+typedef enum {
+  CAML_ERROR_INVALID,     /* a value out of range, an unknown key or name */
+  CAML_ERROR_SHAPE,       /* layers whose shapes do not fit */
+  CAML_ERROR_PARSE,       /* malformed file content */
+  CAML_ERROR_IO,          /* the file system said no */
+  CAML_ERROR_DIVERGED,    /* NaN or Inf in a loss or gradient */
+  CAML_ERROR_CANCELLED,   /* the run was stopped */
+} CamlErrorCode;
+
+/* ------------------------------------------------------------------ shapes */
+
+#define CAML_MAX_DIMS 3
+
+/* A per-sample shape: (D), or (C, H, W). */
+typedef struct {
+  int ndim;
+  int dims[CAML_MAX_DIMS];
+} CamlShape;
+
+CamlShape caml_shape_flat (int d);
+CamlShape caml_shape_image (int c, int h, int w);
+size_t    caml_shape_size (const CamlShape *shape);
+gboolean  caml_shape_equal (const CamlShape *a, const CamlShape *b);
+/* "(5)" or "(8, 28, 28)"; free with g_free. */
+char     *caml_shape_to_string (const CamlShape *shape);
+
+/* ------------------------------------------------------------- activations */
+
+typedef enum {
+  CAML_ACT_IDENTITY,
+  CAML_ACT_TANH,
+  CAML_ACT_RELU,
+  CAML_ACT_SIGMOID,
+  CAML_N_ACTS
+} CamlActivation;
+
+extern const char *const caml_activation_names[]; /* NULL-terminated */
+
+float caml_sigmoidf (float x);
+/* y = act(x) over n values, in place allowed. */
+void  caml_activation_forward (CamlActivation act, float *y, const float *x, size_t n);
+/* dx += dy * act'(x) expressed through y = act(x). dx may alias dy only when
+ * accumulate is FALSE; with accumulate FALSE dx is overwritten. */
+void  caml_activation_backward (CamlActivation act, float *dx, const float *dy,
+                                const float *y, size_t n, gboolean accumulate);
+
+/* ---------------------------------------------------------- layer options */
+
+typedef enum {
+  CAML_OPT_INT,
+  CAML_OPT_FLOAT,
+  CAML_OPT_BOOL,
+  CAML_OPT_ENUM,
+} CamlOptionType;
+
+/* One option a layer accepts. The experiment parser, the GUI inspector and
+ * the documentation all read these tables. Ranges are inclusive. */
+typedef struct {
+  const char        *key;
+  CamlOptionType     type;
+  const char        *help;
+  double             min, max;       /* INT and FLOAT */
+  double             default_value;  /* INT, FLOAT, BOOL (0/1), ENUM (index) */
+  const char *const *choices;        /* ENUM: NULL-terminated */
+} CamlOptionSpec;
+
+#define CAML_MAX_OPTIONS 12
+
+/* ----------------------------------------------------------------- layers */
+
+typedef struct _CamlLayer    CamlLayer;
+typedef struct _CamlLayerOps CamlLayerOps;
+
+/* Which block of the em_steps schedule a parameter belongs to. */
+typedef enum {
+  CAML_GROUP_ALWAYS,  /* plain layers: updated every step */
+  CAML_GROUP_GATE,    /* χ parameters of a CA layer */
+  CAML_GROUP_VALUE,   /* value parameters of a CA layer (W, b, w0) */
+} CamlParamGroup;
+
+/* How a parameter is initialised. fan_in/fan_out are given at declaration. */
+typedef enum {
+  CAML_INIT_ZERO,
+  CAML_INIT_GLOROT,   /* uniform ±sqrt(6 / (fan_in + fan_out)) */
+  CAML_INIT_HE,       /* normal, std sqrt(2 / fan_in) */
+  CAML_INIT_SMALL,    /* uniform ±0.1 (defaults, gate vectors) */
+} CamlInit;
+
+typedef struct {
+  const char    *name;     /* "W", "b", "u", "b_chi", "w0" — static string */
+  CamlParamGroup group;
+  CamlInit       init;
+  int            fan_in, fan_out;
+  size_t         count;
+  size_t         offset;   /* into the model's parameter block */
+  float         *w;        /* set by the model: value */
+  float         *dw;       /* set by the model: gradient, same layout */
+} CamlParam;
+
+#define CAML_MAX_PARAMS 64
+
+struct _CamlLayer {
+  const CamlLayerOps *ops;
+  double              opt[CAML_MAX_OPTIONS]; /* indexed like ops->options */
+  int                 index;                 /* position in the model */
+  CamlShape           in, out;               /* per sample, set by setup */
+  CamlParam           params[CAML_MAX_PARAMS];
+  int                 n_params;
+  void               *state;                 /* private to the layer type */
+};
+
+/* A layer type: a small table of functions, registered by name.
+ *
+ * setup:    read layer->opt and layer->in, check them (errors name the option
+ *           and the shapes), set layer->out, declare parameters with
+ *           caml_layer_add_param and allocate layer->state.
+ * forward:  out (N, out) from inp (N, in). Caches what backward needs in
+ *           state (growing its buffers when N grows).
+ * backward: accumulate parameter gradients into param->dw and write dinp
+ *           (N, in) — dinp may be NULL when the layer is first. Called right
+ *           after the forward of the same batch.
+ * chi:      optional. The gates of the last forward: returns (N, chi_per_sample)
+ *           and sets *chi_per_sample (1 for CA-NN, H*W for CA-CNN).
+ * free:     release state. */
+struct _CamlLayerOps {
+  const char           *name;        /* registry key, e.g. "ca_nn" */
+  const char           *title;       /* "CA-NN" */
+  const char           *description; /* one line for palettes and docs */
+  gboolean              context_aware;
+  const char           *baseline;    /* name of the plain counterpart, or NULL */
+  const CamlOptionSpec *options;
+  int                   n_options;
+  gboolean     (*setup)    (CamlLayer *layer, GError **error);
+  void         (*forward)  (CamlLayer *layer, float *out, const float *inp, int n);
+  void         (*backward) (CamlLayer *layer, float *dinp, const float *dout,
+                            const float *inp, const float *out, int n);
+  const float *(*chi)      (CamlLayer *layer, int *chi_per_sample);
+  void         (*free)     (CamlLayer *layer);
+};
+
+/* Registry. Layer types are listed in a fixed order (the palette order). */
+const CamlLayerOps *const *caml_layer_registry (int *n_types);
+const CamlLayerOps *caml_layer_lookup (const char *name);
+
+/* Option access by key, for callers outside the layer's own file. */
+int      caml_layer_ops_option_index (const CamlLayerOps *ops, const char *key);
+/* Fill opt[] with the defaults of ops. */
+void     caml_layer_ops_default_options (const CamlLayerOps *ops, double *opt);
+/* Check one value against its spec; the error names `where` (e.g. "model[1].units"). */
+gboolean caml_option_check (const CamlOptionSpec *spec, double value,
+                            const char *where, GError **error);
+
+/* For setup functions. Returns the new parameter. */
+CamlParam *caml_layer_add_param (CamlLayer *layer, const char *name,
+                                 CamlParamGroup group, CamlInit init,
+                                 int fan_in, int fan_out, size_t count);
+
+/* ------------------------------------------------------------------ model */
+
+/* What a model is built from: a layer type and its option values. */
+typedef struct {
+  const CamlLayerOps *ops;
+  double              opt[CAML_MAX_OPTIONS];
+} CamlLayerSpec;
+
+typedef struct _CamlModel CamlModel;
+
+struct _CamlModel {
+  CamlShape   input;
+  CamlLayer **layers;
+  int         n_layers;
+  size_t      n_weights;
+  float      *w;          /* every parameter, one block */
+  float      *dw;         /* gradients, same layout */
+  /* owned: activations for the current batch capacity */
+  float     **acts;       /* acts[i] = output of layer i, (N, layers[i]->out) */
+  float     **dacts;      /* gradients of the same */
+  int         capacity;   /* N the buffers hold */
+};
+
+/* Infers every shape; on a mismatch the error names the layer (index and
+ * type) and both shapes. Parameters are initialised from rng. */
+CamlModel *caml_model_new (const CamlShape *input, const CamlLayerSpec *specs,
+                           int n_specs, GRand *rng, GError **error);
+void       caml_model_free (CamlModel *model);
+const CamlShape *caml_model_output_shape (const CamlModel *model);
+/* Re-initialise every parameter from rng. */
+void       caml_model_init_params (CamlModel *model, GRand *rng);
+/* Returns the output (N, out), owned by the model, valid until the next call. */
+const float *caml_model_forward (CamlModel *model, const float *x, int n);
+/* After caml_model_forward with the same x: accumulates into model->dw. */
+void       caml_model_backward (CamlModel *model, const float *x,
+                                const float *dout, int n);
+void       caml_model_zero_grad (CamlModel *model);
+/* Index of the first layer with a chi op at or after `from`, or -1. */
+int        caml_model_find_chi_layer (const CamlModel *model, int from);
+
+/* ------------------------------------------------------------------ losses */
+
+typedef enum {
+  CAML_LOSS_MSE,           /* mean over N of the mean over D of (p − y)² */
+  CAML_LOSS_SOFTMAX_XENT,  /* targets are class indices, stored as float (N) */
+  CAML_LOSS_SIGMOID_XENT,  /* targets in [0, 1], (N, D) */
+  CAML_N_LOSSES
+} CamlLossKind;
+
+extern const char *const caml_loss_names[]; /* NULL-terminated */
+
+/* Width of one target row: 1 for softmax (a class index), D otherwise. */
+int   caml_loss_target_width (CamlLossKind kind, int d);
+/* Returns the loss averaged over the batch; writes dpred (N, D) if non-NULL. */
+float caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
+                         const float *target, int n, int d);
+
+/* -------------------------------------------------------------- optimizers */
+
+typedef enum {
+  CAML_OPTIM_SGD,      /* with momentum (0 = plain SGD) */
+  CAML_OPTIM_ADAGRAD,
+  CAML_OPTIM_ADAM,
+  CAML_N_OPTIMS
+} CamlOptimizerKind;
+
+extern const char *const caml_optimizer_names[]; /* NULL-terminated */
+
+typedef struct {
+  CamlOptimizerKind kind;
+  double lr;
+  double momentum;          /* SGD */
+  double beta1, beta2;      /* Adam */
+  double eps;               /* Adagrad, Adam */
+  double initial_accumulator; /* Adagrad */
+  int    em_steps;          /* 0: update every group every step */
+} CamlOptimizerConfig;
+
+void caml_optimizer_config_defaults (CamlOptimizerConfig *config, CamlOptimizerKind kind);
+
+typedef struct _CamlOptimizer CamlOptimizer;
+
+CamlOptimizer *caml_optimizer_new (const CamlOptimizerConfig *config, size_t n_weights);
+void           caml_optimizer_free (CamlOptimizer *opt);
+/* Live changes (the GUI changes lr and em_steps while training). */
+void           caml_optimizer_set_lr (CamlOptimizer *opt, double lr);
+void           caml_optimizer_set_em_steps (CamlOptimizer *opt, int em_steps);
+const CamlOptimizerConfig *caml_optimizer_get_config (const CamlOptimizer *opt);
+/* Is `group` updated at `step` (0-based) under em_steps = E? */
+gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long step);
+/* One update of model->w from model->dw at `step` (0-based). */
+void           caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
+/* The optimizer state as one block (for checkpoints): m then v, 2*n_weights. */
+float         *caml_optimizer_state (CamlOptimizer *opt, size_t *n_floats);
+
+/* ------------------------------------------------------------------- data */
+
+typedef struct {
+  int       n;            /* samples */
+  CamlShape x_shape;      /* per sample */
+  int       y_width;      /* floats per target row */
+  float    *x;            /* (N, x_shape) */
+  float    *y;            /* (N, y_width) */
+  int       n_classes;    /* > 0 for classification (y holds class indices) */
+} CamlDataset;
+
+CamlDataset *caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes);
+void         caml_dataset_free (CamlDataset *set);
+/* Copies rows idx[0..n) into x (n, ·) and y (n, ·). */
+void         caml_dataset_gather (const CamlDataset *set, const int *idx, int n,
+                                  float *x, float *y);
+
+/* The paper's four-point XOR mapping: train = test = the 4 points. */
+void caml_data_xor (CamlDataset **train, CamlDataset **test);
+/* z = x·exp(−x²−y²) on a grid×grid lattice of [−2, 2]², a seeded
+ * fraction (rounded, at least 1) for training and the rest for test. */
+void caml_data_surface (int grid, double train_fraction, guint64 seed,
+                        CamlDataset **train, CamlDataset **test);
+/* The surface function itself (for plots of the ground truth). */
+double caml_surface_function (double x, double y);
+
+/* ------------------------------------------------------------ experiments */
+
+typedef enum {
+  CAML_DATA_XOR,
+  CAML_DATA_SURFACE,
+  CAML_N_DATA_KINDS
+} CamlDataKind;
+
+extern const char *const caml_data_kind_names[]; /* NULL-terminated */
+
+typedef struct {
+  CamlDataKind kind;
+  int          grid;            /* surface: points per side (81) */
+  double       train_fraction;  /* surface: 0.01 */
+  gboolean     has_split_seed;  /* surface: split with split_seed instead of the run's seed */
+  guint64      split_seed;
+} CamlDataConfig;
+
+/* One experiment file, parsed and validated. Everything is owned. */
+typedef struct {
+  char               *name;         /* "surface-ca-nn-2" */
+  char               *description;  /* one line */
+  char               *paper;        /* the paper's figure to reach, or NULL */
+  CamlDataConfig      data;
+  CamlLayerSpec      *layers;
+  int                 n_layers;
+  CamlLossKind        loss;
+  CamlOptimizerConfig optimizer;
+  int                 steps;
+  int                 batch_size;   /* 0: full batch */
+  int                 eval_every;   /* steps between evaluations */
+  guint64             seed;
+  /* evaluation / plots */
+  double              plot_domain[4]; /* x0, x1, y0, y1 for 2-D surfaces */
+} CamlExperiment;
+
+CamlExperiment *caml_experiment_new_default (void);
+void            caml_experiment_free (CamlExperiment *exp);
+CamlExperiment *caml_experiment_copy (const CamlExperiment *exp);
+/* Field by field (layer options up to each type's n_options). */
+gboolean        caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b);
+/* `source` names the document in errors (a path or "preset surface-nn").
+ * Errors name the key path, e.g. "surface.json: model[1].units: 0 is out of
+ * range 1…4096". */
+CamlExperiment *caml_experiment_load_data (const char *data, gssize length,
+                                           const char *source, GError **error);
+CamlExperiment *caml_experiment_load_file (const char *path, GError **error);
+/* Canonical, pretty-printed JSON; free with g_free. */
+char           *caml_experiment_to_json (const CamlExperiment *exp);
+/* Atomic: temporary file, fsync, rename. */
+gboolean        caml_experiment_save_file (const CamlExperiment *exp,
+                                           const char *path, GError **error);
+
+/* Build the data sets and the model an experiment describes. */
+gboolean   caml_experiment_load_datasets (const CamlExperiment *exp,
+                                          CamlDataset **train, CamlDataset **test,
+                                          GError **error);
+CamlModel *caml_experiment_build_model (const CamlExperiment *exp,
+                                        const CamlShape *input, GError **error);
+
+/* ---------------------------------------------------------------- weights */
+
+#define CAML_WEIGHTS_MAGIC   "CAMLWGT1"
+#define CAML_WEIGHTS_VERSION 1
+
+/* Binary: magic, version, layer table (type names and parameter counts),
+ * the parameter block, a SHA-256 of everything before it. Atomic write. */
+gboolean caml_weights_save (const CamlModel *model, const char *path, GError **error);
+/* Loads into model only when the file is whole and matches the model's
+ * layers; otherwise model is untouched and the error says why. */
+gboolean caml_weights_load (CamlModel *model, const char *path, GError **error);
+gboolean caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
+                                 const char *source, GError **error);
+
+/* ---------------------------------------------------------------- trainer */
+
+typedef enum {
+  CAML_TRAINER_IDLE,      /* not started */
+  CAML_TRAINER_RUNNING,
+  CAML_TRAINER_PAUSED,
+  CAML_TRAINER_FINISHED,  /* reached the last step */
+  CAML_TRAINER_STOPPED,   /* stopped or cancelled by the caller */
+  CAML_TRAINER_FAILED,    /* diverged; see caml_trainer_get_error */
+} CamlTrainerState;
+
+/* One evaluation row. test_metric is the test MSE for regression and the
+ * test accuracy for classification. */
+typedef struct {
+  long   step;          /* steps done */
+  double train_loss;    /* mean training loss since the previous row */
+  double test_loss;
+  double test_metric;
+  double seconds;       /* wall time spent training so far (pauses excluded) */
+} CamlEvalRow;
+
+/* A consistent picture of the run, copied under the trainer's lock. */
+typedef struct {
+  CamlTrainerState state;
+  long   step;            /* steps done */
+  long   total_steps;
+  double last_loss;       /* loss of the latest batch */
+  double steps_per_second;/* recent rate */
+  double seconds;
+  gboolean classification;
+  int    n_rows;
+  CamlEvalRow last_row;   /* valid when n_rows > 0 */
+} CamlProgress;
+
+typedef struct _CamlTrainer CamlTrainer;
+
+/* Called on the trainer thread after every `every` steps, after each
+ * evaluation and when the run ends. Must not block for long. */
+typedef void (*CamlProgressFunc) (const CamlProgress *progress, gpointer user_data);
+
+/* Takes ownership of nothing: exp, model, train and test must outlive the
+ * trainer. The model's weights are trained in place. */
+CamlTrainer *caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
+                               const CamlDataset *train, const CamlDataset *test);
+void     caml_trainer_free (CamlTrainer *trainer);   /* stops and joins */
+void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
+                                         gpointer user_data, int every);
+/* Start the thread. With start_paused the thread waits for resume/step. */
+gboolean caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error);
+void     caml_trainer_pause (CamlTrainer *trainer);
+void     caml_trainer_resume (CamlTrainer *trainer);
+/* While paused: run exactly one step, then pause again. */
+void     caml_trainer_step (CamlTrainer *trainer);
+/* Ask the thread to stop after the current batch; returns at once. */
+void     caml_trainer_stop (CamlTrainer *trainer);
+/* Wait for the thread to end. Returns the final state. */
+CamlTrainerState caml_trainer_join (CamlTrainer *trainer);
+void     caml_trainer_get_progress (CamlTrainer *trainer, CamlProgress *progress);
+/* Copies of the evaluation rows so far; free with g_free. */
+CamlEvalRow *caml_trainer_copy_rows (CamlTrainer *trainer, int *n_rows);
+/* Per-step training losses so far; free with g_free. */
+float   *caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps);
+/* Live changes, applied before the next step. */
+void     caml_trainer_set_lr (CamlTrainer *trainer, double lr);
+void     caml_trainer_set_em_steps (CamlTrainer *trainer, int em_steps);
+/* Set when the state is FAILED; a copy, free with g_error_free. */
+GError  *caml_trainer_get_error (CamlTrainer *trainer);
+/* Run a closure on the trainer thread while it holds the model between two
+ * steps (or at once when not running): for reading weights safely. */
+void     caml_trainer_with_model (CamlTrainer *trainer,
+                                  void (*func) (CamlModel *model, gpointer user_data),
+                                  gpointer user_data);
+
+/* Evaluate a model on a data set in chunks: mean loss, and the metric
+ * (MSE for regression, accuracy for classification). */
+void caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
+                    double *mean_loss, double *metric);
+
+G_END_DECLS

@@ -1,0 +1,96 @@
+/* data.c — data sets in memory, and the paper's built-in data. */
+#include <math.h>
+
+#include "caml.h"
+
+CamlDataset *
+caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes)
+{
+  CamlDataset *set = g_new0 (CamlDataset, 1);
+  set->n = n;
+  set->x_shape = *x_shape;
+  set->y_width = y_width;
+  set->n_classes = n_classes;
+  set->x = g_new0 (float, MAX ((size_t) n * caml_shape_size (x_shape), 1));
+  set->y = g_new0 (float, MAX ((size_t) n * y_width, 1));
+  return set;
+}
+
+void
+caml_dataset_free (CamlDataset *set)
+{
+  if (set == NULL)
+    return;
+  g_free (set->x);
+  g_free (set->y);
+  g_free (set);
+}
+
+void
+caml_dataset_gather (const CamlDataset *set, const int *idx, int n, float *x, float *y)
+{
+  size_t dx = caml_shape_size (&set->x_shape), dy = set->y_width;
+  for (int i = 0; i < n; i++)
+    {
+      memcpy (x + i * dx, set->x + (size_t) idx[i] * dx, dx * sizeof (float));
+      memcpy (y + i * dy, set->y + (size_t) idx[i] * dy, dy * sizeof (float));
+    }
+}
+
+void
+caml_data_xor (CamlDataset **train, CamlDataset **test)
+{
+  static const float x[] = { 1, 0,  0, 1,  0, 0,  1, 1 };
+  static const float y[] = { 1, 1, 0, 0 };
+  CamlShape shape = caml_shape_flat (2);
+  for (int k = 0; k < 2; k++)
+    {
+      CamlDataset *set = caml_dataset_new (4, &shape, 1, 0);
+      memcpy (set->x, x, sizeof x);
+      memcpy (set->y, y, sizeof y);
+      *(k == 0 ? train : test) = set;
+    }
+}
+
+double
+caml_surface_function (double x, double y)
+{
+  return x * exp (-x * x - y * y);
+}
+
+void
+caml_data_surface (int grid, double train_fraction, guint64 seed,
+                   CamlDataset **train, CamlDataset **test)
+{
+  int total = grid * grid;
+  int n_train = CLAMP ((int) lround (train_fraction * total), 1, total - 1);
+
+  /* A seeded permutation of the grid points: the first n_train train. */
+  guint32 seed_words[2] = { (guint32) seed, (guint32) (seed >> 32) };
+  GRand *rng = g_rand_new_with_seed_array (seed_words, 2);
+  int *perm = g_new (int, total);
+  for (int i = 0; i < total; i++)
+    perm[i] = i;
+  for (int i = total - 1; i > 0; i--)
+    {
+      int j = g_rand_int_range (rng, 0, i + 1);
+      int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+    }
+  g_rand_free (rng);
+
+  CamlShape shape = caml_shape_flat (2);
+  *train = caml_dataset_new (n_train, &shape, 1, 0);
+  *test = caml_dataset_new (total - n_train, &shape, 1, 0);
+  for (int i = 0; i < total; i++)
+    {
+      int p = perm[i];
+      double x = -2.0 + 4.0 * (p % grid) / (grid - 1);
+      double y = -2.0 + 4.0 * (p / grid) / (grid - 1);
+      CamlDataset *set = i < n_train ? *train : *test;
+      int row = i < n_train ? i : i - n_train;
+      set->x[2 * row] = (float) x;
+      set->x[2 * row + 1] = (float) y;
+      set->y[row] = (float) caml_surface_function (x, y);
+    }
+  g_free (perm);
+}

@@ -1,0 +1,124 @@
+/* ca_nn.c — the generic context-aware layer, CA-NN (Eq. 38–39):
+ *
+ *   χ(c) = sigmoid(u·c + b_χ)          one scalar per sample
+ *   v(c) = act(W c + b)
+ *   out  = χ(c) v(c) + (1 − χ(c)) w0   w0 a trained default value
+ *
+ * Gate parameters: u, b_χ. Value parameters: W, b, w0. */
+#include "layers.h"
+
+enum { OPT_UNITS, OPT_ACTIVATION };
+
+static const CamlOptionSpec ca_nn_options[] = {
+  [OPT_UNITS]      = { "units", CAML_OPT_INT, "output width, dim(w0)", 1, 65536, 5, NULL },
+  [OPT_ACTIVATION] = { "activation", CAML_OPT_ENUM, "activation of the value v(c)",
+                       0, 0, CAML_ACT_TANH, caml_activation_names },
+};
+
+typedef struct {
+  int            d, u;
+  CamlActivation act;
+  CamlParam     *W, *b;       /* (U, D), (U) */
+  CamlParam     *u_chi, *b_chi; /* (1, D), (1) */
+  CamlParam     *w0;          /* (U) */
+  size_t         cap;         /* samples the buffers hold */
+  float         *v;           /* (N, U) */
+  float         *chi;         /* (N) */
+  float         *dv;          /* (N, U) scratch */
+  float         *dz;          /* (N) scratch */
+} CaNn;
+
+static gboolean
+ca_nn_setup (CamlLayer *layer, GError **error)
+{
+  CaNn *s = g_new0 (CaNn, 1);
+  s->d = (int) caml_shape_size (&layer->in);
+  s->u = (int) layer->opt[OPT_UNITS];
+  s->act = (CamlActivation) layer->opt[OPT_ACTIVATION];
+  s->W = caml_layer_add_param (layer, "W", CAML_GROUP_VALUE,
+                               s->act == CAML_ACT_RELU ? CAML_INIT_HE : CAML_INIT_GLOROT,
+                               s->d, s->u, (size_t) s->u * s->d);
+  s->b = caml_layer_add_param (layer, "b", CAML_GROUP_VALUE, CAML_INIT_ZERO,
+                               s->d, s->u, s->u);
+  s->u_chi = caml_layer_add_param (layer, "u", CAML_GROUP_GATE, CAML_INIT_GLOROT,
+                                   s->d, 1, s->d);
+  s->b_chi = caml_layer_add_param (layer, "b_chi", CAML_GROUP_GATE, CAML_INIT_ZERO,
+                                   s->d, 1, 1);
+  s->w0 = caml_layer_add_param (layer, "w0", CAML_GROUP_VALUE, CAML_INIT_SMALL,
+                                s->d, s->u, s->u);
+  layer->out = caml_shape_flat (s->u);
+  layer->state = s;
+  return TRUE;
+}
+
+static void
+ca_nn_reserve (CaNn *s, int n)
+{
+  if ((size_t) n <= s->cap)
+    return;
+  g_free (s->v); g_free (s->chi); g_free (s->dv); g_free (s->dz);
+  s->v = g_new (float, (size_t) n * s->u);
+  s->dv = g_new (float, (size_t) n * s->u);
+  s->chi = g_new (float, n);
+  s->dz = g_new (float, n);
+  s->cap = n;
+}
+
+static void
+ca_nn_forward (CamlLayer *layer, float *out, const float *inp, int n)
+{
+  CaNn *s = layer->state;
+  ca_nn_reserve (s, n);
+  caml_linear_forward (s->v, inp, s->W->w, s->b->w, n, s->d, s->u);
+  caml_activation_forward (s->act, s->v, s->v, (size_t) n * s->u);
+  caml_linear_forward (s->chi, inp, s->u_chi->w, s->b_chi->w, n, s->d, 1);
+  caml_activation_forward (CAML_ACT_SIGMOID, s->chi, s->chi, n);
+  caml_gate_mix_forward (out, s->chi, s->v, s->w0->w, n, s->u);
+}
+
+static void
+ca_nn_backward (CamlLayer *layer, float *dinp, const float *dout,
+                const float *inp, const float *out, int n)
+{
+  CaNn *s = layer->state;
+  /* dv = χ dout, dz = Σ dout (v − w0), dw0 += Σ (1 − χ) dout */
+  caml_gate_mix_backward (s->dv, s->dz, s->w0->dw, dout, s->chi, s->v, s->w0->w,
+                          n, s->u);
+  caml_activation_backward (s->act, s->dv, s->dv, s->v, (size_t) n * s->u, FALSE);
+  caml_activation_backward (CAML_ACT_SIGMOID, s->dz, s->dz, s->chi, n, FALSE);
+  caml_linear_backward (dinp, s->W->dw, s->b->dw, s->dv, inp, s->W->w,
+                        n, s->d, s->u, FALSE);
+  caml_linear_backward (dinp, s->u_chi->dw, s->b_chi->dw, s->dz, inp, s->u_chi->w,
+                        n, s->d, 1, TRUE);
+}
+
+static const float *
+ca_nn_chi (CamlLayer *layer, int *chi_per_sample)
+{
+  CaNn *s = layer->state;
+  *chi_per_sample = 1;
+  return s->chi;
+}
+
+static void
+ca_nn_free (CamlLayer *layer)
+{
+  CaNn *s = layer->state;
+  g_free (s->v); g_free (s->chi); g_free (s->dv); g_free (s->dz);
+  g_free (s);
+}
+
+const CamlLayerOps caml_ca_nn_ops = {
+  .name = "ca_nn",
+  .title = "CA-NN",
+  .description = "Context-aware layer: χ(c)·act(W·c + b) + (1 − χ(c))·w0",
+  .context_aware = TRUE,
+  .baseline = "dense",
+  .options = ca_nn_options,
+  .n_options = G_N_ELEMENTS (ca_nn_options),
+  .setup = ca_nn_setup,
+  .forward = ca_nn_forward,
+  .backward = ca_nn_backward,
+  .chi = ca_nn_chi,
+  .free = ca_nn_free,
+};

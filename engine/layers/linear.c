@@ -1,0 +1,78 @@
+/* linear.c — the dense kernels every layer shares: one cblas_sgemm each way,
+ * and the χ gate mix of the Embedding Decomposition Formula. */
+#include <cblas.h>
+
+#include "layers.h"
+
+void
+caml_linear_forward (float *y, const float *x, const float *W, const float *b,
+                     int n, int d, int u)
+{
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n, u, d,
+               1.0f, x, d, W, d, 0.0f, y, u);
+  if (b != NULL)
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < u; j++)
+        y[(size_t) i * u + j] += b[j];
+}
+
+void
+caml_linear_backward (float *dx, float *dW, float *db, const float *dy,
+                      const float *x, const float *W, int n, int d, int u,
+                      gboolean accumulate)
+{
+  cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, u, d, n,
+               1.0f, dy, u, x, d, 1.0f, dW, d);
+  if (db != NULL)
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < u; j++)
+        db[j] += dy[(size_t) i * u + j];
+  if (dx != NULL)
+    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, u,
+                 1.0f, dy, u, W, d, accumulate ? 1.0f : 0.0f, dx, d);
+}
+
+void
+caml_buffer_reserve (float **buf, size_t *capacity, size_t count)
+{
+  if (count <= *capacity)
+    return;
+  g_free (*buf);
+  *buf = g_new (float, count);
+  *capacity = count;
+}
+
+void
+caml_gate_mix_forward (float *out, const float *chi, const float *v,
+                       const float *w0, int n, int u)
+{
+  for (int i = 0; i < n; i++)
+    {
+      float c = chi[i];
+      const float *vi = v + (size_t) i * u;
+      float *oi = out + (size_t) i * u;
+      for (int j = 0; j < u; j++)
+        oi[j] = c * vi[j] + (1.0f - c) * w0[j];
+    }
+}
+
+void
+caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *dout,
+                        const float *chi, const float *v, const float *w0,
+                        int n, int u)
+{
+  for (int i = 0; i < n; i++)
+    {
+      float c = chi[i], s = 0.0f;
+      const float *gi = dout + (size_t) i * u;
+      const float *vi = v + (size_t) i * u;
+      float *dvi = dv + (size_t) i * u;
+      for (int j = 0; j < u; j++)
+        {
+          dvi[j] = c * gi[j];
+          s += gi[j] * (vi[j] - w0[j]);
+          dw0[j] += (1.0f - c) * gi[j];
+        }
+      dchi[i] = s;
+    }
+}

@@ -1,0 +1,223 @@
+/* model.c — a sequential stack of layers with one parameter block.
+ *
+ * Building a model infers every shape, lets each layer declare its
+ * parameters, then lays them out in one block (w) with a gradient block (dw)
+ * of the same layout, so optimizers are flat loops and checkpoints are one
+ * write. */
+#include <math.h>
+
+#include "caml.h"
+
+static void
+init_param (CamlParam *p, GRand *rng)
+{
+  switch (p->init)
+    {
+    case CAML_INIT_ZERO:
+      memset (p->w, 0, p->count * sizeof (float));
+      break;
+    case CAML_INIT_GLOROT:
+      {
+        double a = sqrt (6.0 / (double) MAX (1, p->fan_in + p->fan_out));
+        for (size_t i = 0; i < p->count; i++)
+          p->w[i] = (float) g_rand_double_range (rng, -a, a);
+        break;
+      }
+    case CAML_INIT_HE:
+      {
+        double sd = sqrt (2.0 / (double) MAX (1, p->fan_in));
+        for (size_t i = 0; i < p->count; i += 2)
+          {
+            /* Box–Muller: two normals per pair of uniforms. */
+            double u1 = 1.0 - g_rand_double (rng), u2 = g_rand_double (rng);
+            double r = sqrt (-2.0 * log (u1));
+            p->w[i] = (float) (sd * r * cos (2 * G_PI * u2));
+            if (i + 1 < p->count)
+              p->w[i + 1] = (float) (sd * r * sin (2 * G_PI * u2));
+          }
+        break;
+      }
+    case CAML_INIT_SMALL:
+      for (size_t i = 0; i < p->count; i++)
+        p->w[i] = (float) g_rand_double_range (rng, -0.1, 0.1);
+      break;
+    }
+}
+
+void
+caml_model_init_params (CamlModel *model, GRand *rng)
+{
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      CamlLayer *layer = model->layers[i];
+      for (int j = 0; j < layer->n_params; j++)
+        init_param (&layer->params[j], rng);
+    }
+}
+
+CamlModel *
+caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
+                GRand *rng, GError **error)
+{
+  if (n_specs <= 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "the model has no layers");
+      return NULL;
+    }
+
+  CamlModel *model = g_new0 (CamlModel, 1);
+  model->input = *input;
+  model->layers = g_new0 (CamlLayer *, n_specs);
+
+  CamlShape shape = *input;
+  for (int i = 0; i < n_specs; i++)
+    {
+      const CamlLayerOps *ops = specs[i].ops;
+      CamlLayer *layer = g_new0 (CamlLayer, 1);
+      layer->ops = ops;
+      layer->index = i;
+      layer->in = shape;
+      memcpy (layer->opt, specs[i].opt, sizeof layer->opt);
+
+      for (int o = 0; o < ops->n_options; o++)
+        {
+          g_autofree char *where = g_strdup_printf ("layer %d (%s): %s", i, ops->name,
+                                                    ops->options[o].key);
+          if (!caml_option_check (&ops->options[o], layer->opt[o], where, error))
+            {
+              g_free (layer);
+              goto fail;
+            }
+        }
+
+      GError *local = NULL;
+      if (!ops->setup (layer, &local))
+        {
+          g_autofree char *in = caml_shape_to_string (&shape);
+          g_set_error (error, CAML_ERROR, local->code,
+                       "layer %d (%s), input shape %s: %s", i, ops->name, in,
+                       local->message);
+          g_error_free (local);
+          g_free (layer);
+          goto fail;
+        }
+      model->layers[model->n_layers++] = layer;
+      shape = layer->out;
+    }
+
+  size_t total = 0;
+  for (int i = 0; i < model->n_layers; i++)
+    for (int j = 0; j < model->layers[i]->n_params; j++)
+      {
+        CamlParam *p = &model->layers[i]->params[j];
+        p->offset = total;
+        total += p->count;
+      }
+  model->n_weights = total;
+  model->w = g_new0 (float, MAX (total, 1));
+  model->dw = g_new0 (float, MAX (total, 1));
+  for (int i = 0; i < model->n_layers; i++)
+    for (int j = 0; j < model->layers[i]->n_params; j++)
+      {
+        CamlParam *p = &model->layers[i]->params[j];
+        p->w = model->w + p->offset;
+        p->dw = model->dw + p->offset;
+      }
+  model->acts = g_new0 (float *, model->n_layers);
+  model->dacts = g_new0 (float *, model->n_layers);
+  if (rng != NULL)
+    caml_model_init_params (model, rng);
+  return model;
+
+fail:
+  caml_model_free (model);
+  return NULL;
+}
+
+void
+caml_model_free (CamlModel *model)
+{
+  if (model == NULL)
+    return;
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      CamlLayer *layer = model->layers[i];
+      layer->ops->free (layer);
+      g_free (layer);
+      if (model->acts)
+        g_free (model->acts[i]);
+      if (model->dacts)
+        g_free (model->dacts[i]);
+    }
+  g_free (model->layers);
+  g_free (model->acts);
+  g_free (model->dacts);
+  g_free (model->w);
+  g_free (model->dw);
+  g_free (model);
+}
+
+const CamlShape *
+caml_model_output_shape (const CamlModel *model)
+{
+  return &model->layers[model->n_layers - 1]->out;
+}
+
+static void
+reserve (CamlModel *model, int n)
+{
+  if (n <= model->capacity)
+    return;
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      size_t size = (size_t) n * caml_shape_size (&model->layers[i]->out);
+      g_free (model->acts[i]);
+      g_free (model->dacts[i]);
+      model->acts[i] = g_new (float, size);
+      model->dacts[i] = g_new (float, size);
+    }
+  model->capacity = n;
+}
+
+const float *
+caml_model_forward (CamlModel *model, const float *x, int n)
+{
+  reserve (model, n);
+  const float *inp = x;
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      CamlLayer *layer = model->layers[i];
+      layer->ops->forward (layer, model->acts[i], inp, n);
+      inp = model->acts[i];
+    }
+  return inp;
+}
+
+void
+caml_model_backward (CamlModel *model, const float *x, const float *dout, int n)
+{
+  const float *d = dout;
+  for (int i = model->n_layers - 1; i >= 0; i--)
+    {
+      CamlLayer *layer = model->layers[i];
+      const float *inp = i > 0 ? model->acts[i - 1] : x;
+      float *dinp = i > 0 ? model->dacts[i - 1] : NULL;
+      layer->ops->backward (layer, dinp, d, inp, model->acts[i], n);
+      d = dinp;
+    }
+}
+
+void
+caml_model_zero_grad (CamlModel *model)
+{
+  memset (model->dw, 0, model->n_weights * sizeof (float));
+}
+
+int
+caml_model_find_chi_layer (const CamlModel *model, int from)
+{
+  for (int i = MAX (from, 0); i < model->n_layers; i++)
+    if (model->layers[i]->ops->chi != NULL)
+      return i;
+  return -1;
+}

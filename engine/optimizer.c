@@ -1,0 +1,162 @@
+/* optimizer.c — SGD with momentum, Adagrad and Adam over the model's flat
+ * parameter block, with the paper's block-coordinate em_steps schedule
+ * (Sec. 4.2.1): with em_steps = E > 0, gate parameters are updated only while
+ * ⌊step / E⌋ is even and value parameters only while it is odd; parameters of
+ * plain layers are always updated. */
+#include <math.h>
+
+#include "caml.h"
+
+const char *const caml_optimizer_names[] = { "sgd", "adagrad", "adam", NULL };
+
+struct _CamlOptimizer {
+  CamlOptimizerConfig config;
+  size_t n;
+  float *state;          /* (2, n): m (or velocity, or accumulator), then v */
+  long   updates[3];     /* updates applied per CamlParamGroup (Adam bias correction) */
+};
+
+void
+caml_optimizer_config_defaults (CamlOptimizerConfig *config, CamlOptimizerKind kind)
+{
+  *config = (CamlOptimizerConfig) {
+    .kind = kind,
+    .lr = kind == CAML_OPTIM_ADAM ? 0.001 : 0.01,
+    .momentum = 0.0,
+    .beta1 = 0.9,
+    .beta2 = 0.999,
+    .eps = kind == CAML_OPTIM_ADAM ? 1e-8 : 1e-7,
+    .initial_accumulator = 0.1,
+    .em_steps = 0,
+  };
+}
+
+CamlOptimizer *
+caml_optimizer_new (const CamlOptimizerConfig *config, size_t n_weights)
+{
+  CamlOptimizer *opt = g_new0 (CamlOptimizer, 1);
+  opt->config = *config;
+  opt->n = n_weights;
+  opt->state = g_new0 (float, 2 * MAX (n_weights, 1));
+  if (config->kind == CAML_OPTIM_ADAGRAD)
+    for (size_t i = 0; i < n_weights; i++)
+      opt->state[i] = (float) config->initial_accumulator;
+  return opt;
+}
+
+void
+caml_optimizer_free (CamlOptimizer *opt)
+{
+  if (opt == NULL)
+    return;
+  g_free (opt->state);
+  g_free (opt);
+}
+
+void
+caml_optimizer_set_lr (CamlOptimizer *opt, double lr)
+{
+  opt->config.lr = lr;
+}
+
+void
+caml_optimizer_set_em_steps (CamlOptimizer *opt, int em_steps)
+{
+  opt->config.em_steps = MAX (em_steps, 0);
+}
+
+const CamlOptimizerConfig *
+caml_optimizer_get_config (const CamlOptimizer *opt)
+{
+  return &opt->config;
+}
+
+gboolean
+caml_em_group_active (int em_steps, CamlParamGroup group, long step)
+{
+  if (em_steps <= 0 || group == CAML_GROUP_ALWAYS)
+    return TRUE;
+  gboolean gate_phase = (step / em_steps) % 2 == 0;
+  return group == CAML_GROUP_GATE ? gate_phase : !gate_phase;
+}
+
+static void
+update (CamlOptimizer *opt, float *w, const float *g, float *m, float *v,
+        size_t count, long t)
+{
+  const CamlOptimizerConfig *c = &opt->config;
+  float lr = (float) c->lr;
+  switch (c->kind)
+    {
+    case CAML_OPTIM_SGD:
+      {
+        float mu = (float) c->momentum;
+        for (size_t i = 0; i < count; i++)
+          {
+            m[i] = mu * m[i] + g[i];
+            w[i] -= lr * m[i];
+          }
+        break;
+      }
+    case CAML_OPTIM_ADAGRAD:
+      {
+        float eps = (float) c->eps;
+        for (size_t i = 0; i < count; i++)
+          {
+            m[i] += g[i] * g[i];
+            w[i] -= lr * g[i] / (sqrtf (m[i]) + eps);
+          }
+        break;
+      }
+    case CAML_OPTIM_ADAM:
+      {
+        float b1 = (float) c->beta1, b2 = (float) c->beta2, eps = (float) c->eps;
+        /* Fold both bias corrections into the step size. */
+        double c1 = 1.0 - pow (c->beta1, (double) t);
+        double c2 = 1.0 - pow (c->beta2, (double) t);
+        float step = (float) (c->lr * sqrt (c2) / c1);
+        float eps_hat = (float) (eps * sqrt (c2));
+        for (size_t i = 0; i < count; i++)
+          {
+            m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+            v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+            w[i] -= step * m[i] / (sqrtf (v[i]) + eps_hat);
+          }
+        break;
+      }
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+void
+caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
+{
+  g_assert (model->n_weights == opt->n);
+  gboolean active[3];
+  for (int g = 0; g < 3; g++)
+    {
+      active[g] = caml_em_group_active (opt->config.em_steps, (CamlParamGroup) g, step);
+      if (active[g])
+        opt->updates[g]++;
+    }
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      CamlLayer *layer = model->layers[i];
+      for (int j = 0; j < layer->n_params; j++)
+        {
+          CamlParam *p = &layer->params[j];
+          if (!active[p->group])
+            continue;
+          update (opt, p->w, p->dw, opt->state + p->offset,
+                  opt->state + opt->n + p->offset, p->count, opt->updates[p->group]);
+        }
+    }
+}
+
+float *
+caml_optimizer_state (CamlOptimizer *opt, size_t *n_floats)
+{
+  *n_floats = 2 * opt->n;
+  return opt->state;
+}

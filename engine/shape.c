@@ -1,0 +1,46 @@
+/* shape.c — per-sample shapes. */
+#include "caml.h"
+
+CamlShape
+caml_shape_flat (int d)
+{
+  CamlShape s = { 1, { d, 0, 0 } };
+  return s;
+}
+
+CamlShape
+caml_shape_image (int c, int h, int w)
+{
+  CamlShape s = { 3, { c, h, w } };
+  return s;
+}
+
+size_t
+caml_shape_size (const CamlShape *shape)
+{
+  size_t n = 1;
+  for (int i = 0; i < shape->ndim; i++)
+    n *= (size_t) shape->dims[i];
+  return shape->ndim > 0 ? n : 0;
+}
+
+gboolean
+caml_shape_equal (const CamlShape *a, const CamlShape *b)
+{
+  if (a->ndim != b->ndim)
+    return FALSE;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->dims[i] != b->dims[i])
+      return FALSE;
+  return TRUE;
+}
+
+char *
+caml_shape_to_string (const CamlShape *shape)
+{
+  GString *s = g_string_new ("(");
+  for (int i = 0; i < shape->ndim; i++)
+    g_string_append_printf (s, i ? ", %d" : "%d", shape->dims[i]);
+  g_string_append_c (s, ')');
+  return g_string_free (s, FALSE);
+}

@@ -1,0 +1,206 @@
+/* test-layers.c — dense, activation and CA-NN: gradient checks, a reference
+ * computed by hand, and shape errors. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "caml.h"
+#include "gradcheck.h"
+
+static void
+test_registry_lists_every_layer (void **state)
+{
+  int n = 0;
+  const CamlLayerOps *const *types = caml_layer_registry (&n);
+  assert_true (n >= 4);
+  for (int i = 0; i < n; i++)
+    {
+      assert_ptr_equal (caml_layer_lookup (types[i]->name), types[i]);
+      assert_non_null (types[i]->setup);
+      assert_non_null (types[i]->forward);
+      assert_non_null (types[i]->backward);
+      assert_true (types[i]->n_options <= CAML_MAX_OPTIONS);
+      if (types[i]->baseline != NULL)
+        assert_non_null (caml_layer_lookup (types[i]->baseline));
+    }
+  assert_null (caml_layer_lookup ("no_such_layer"));
+}
+
+static void
+test_dense_gradients (void **state)
+{
+  CamlShape in = caml_shape_flat (4);
+  for (int act = 0; act < CAML_N_ACTS; act++)
+    {
+      CamlLayerSpec spec = caml_test_spec ("dense", "units", 3.0, "activation", (double) act, NULL);
+      caml_gradcheck_layer (&spec, &in, 5, 11 + act);
+    }
+  CamlLayerSpec no_bias = caml_test_spec ("dense", "units", 2.0, "bias", 0.0, NULL);
+  caml_gradcheck_layer (&no_bias, &in, 3, 7);
+}
+
+static void
+test_activation_gradients (void **state)
+{
+  CamlShape in = caml_shape_flat (6);
+  for (int act = 0; act < CAML_N_ACTS; act++)
+    {
+      CamlLayerSpec spec = caml_test_spec ("activation", "function", (double) act, NULL);
+      caml_gradcheck_layer (&spec, &in, 4, 3 + act);
+    }
+}
+
+static void
+test_ca_nn_gradients (void **state)
+{
+  CamlShape in = caml_shape_flat (3);
+  for (int act = 0; act < CAML_N_ACTS; act++)
+    {
+      print_message ("ca_nn activation %s\n", caml_activation_names[act]);
+      CamlLayerSpec spec = caml_test_spec ("ca_nn", "units", 4.0, "activation", (double) act, NULL);
+      caml_gradcheck_layer (&spec, &in, 6, 21 + act);
+    }
+  CamlLayerSpec wide_in = caml_test_spec ("ca_nn", "units", 1.0, NULL);
+  CamlShape in9 = caml_shape_flat (9);
+  caml_gradcheck_layer (&wide_in, &in9, 2, 5);
+}
+
+/* CA-NN against Eq. 38–39 evaluated by hand in double precision. */
+static void
+test_ca_nn_matches_hand_computation (void **state)
+{
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec spec = caml_test_spec ("ca_nn", "units", 2.0, "activation",
+                                       (double) CAML_ACT_TANH, NULL);
+  GRand *rng = g_rand_new_with_seed (1);
+  CamlModel *model = caml_model_new (&in, &spec, 1, rng, NULL);
+  assert_non_null (model);
+  CamlLayer *layer = model->layers[0];
+  /* Parameters in declaration order: W (2×2), b (2), u (2), b_chi (1), w0 (2). */
+  const float W[] = { 0.5f, -1.0f, 2.0f, 0.25f }, b[] = { 0.1f, -0.2f };
+  const float u[] = { 1.5f, -0.5f }, b_chi[] = { 0.3f }, w0[] = { -0.7f, 0.9f };
+  const float *values[] = { W, b, u, b_chi, w0 };
+  assert_int_equal (layer->n_params, 5);
+  for (int j = 0; j < 5; j++)
+    memcpy (layer->params[j].w, values[j], layer->params[j].count * sizeof (float));
+
+  const float x[] = { 0.8f, -0.3f, -1.2f, 0.4f };
+  const float *out = caml_model_forward (model, x, 2);
+  for (int s = 0; s < 2; s++)
+    {
+      double c0 = x[2 * s], c1 = x[2 * s + 1];
+      double chi = 1.0 / (1.0 + exp (-(u[0] * c0 + u[1] * c1 + b_chi[0])));
+      for (int j = 0; j < 2; j++)
+        {
+          double v = tanh (W[2 * j] * c0 + W[2 * j + 1] * c1 + b[j]);
+          double expect = chi * v + (1.0 - chi) * w0[j];
+          assert_float_equal (out[2 * s + j], expect, 1e-5);
+        }
+      int per = 0;
+      const float *chis = layer->ops->chi (layer, &per);
+      assert_int_equal (per, 1);
+      assert_float_equal (chis[s], chi, 1e-6);
+    }
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
+/* A CA-NN whose gate is pinned open (χ = 1) is a dense layer. */
+static void
+test_ca_nn_open_gate_is_dense (void **state)
+{
+  CamlShape in = caml_shape_flat (3);
+  CamlLayerSpec ca = caml_test_spec ("ca_nn", "units", 2.0, NULL);
+  CamlLayerSpec dense = caml_test_spec ("dense", "units", 2.0, "activation",
+                                        (double) CAML_ACT_TANH, NULL);
+  GRand *rng = g_rand_new_with_seed (4);
+  CamlModel *m1 = caml_model_new (&in, &ca, 1, rng, NULL);
+  CamlModel *m2 = caml_model_new (&in, &dense, 1, rng, NULL);
+  memcpy (m1->w, m2->w, 8 * sizeof (float));      /* W and b */
+  memset (m1->layers[0]->params[2].w, 0, 3 * sizeof (float));
+  m1->layers[0]->params[3].w[0] = 40.0f;           /* b_chi: sigmoid(40) = 1 */
+  const float x[] = { 0.1f, 0.2f, 0.3f, -1.0f, 0.5f, 2.0f };
+  const float *a = caml_model_forward (m1, x, 2);
+  const float *b = caml_model_forward (m2, x, 2);
+  for (int i = 0; i < 4; i++)
+    assert_float_equal (a[i], b[i], 1e-6);
+  caml_model_free (m1);
+  caml_model_free (m2);
+  g_rand_free (rng);
+}
+
+static void
+test_model_gradients_through_stack (void **state)
+{
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("ca_nn", "units", 5.0, NULL),
+    caml_test_spec ("ca_nn", "units", 5.0, NULL),
+    caml_test_spec ("dense", "units", 1.0, NULL),
+  };
+  GRand *rng = g_rand_new_with_seed (9);
+  CamlModel *model = caml_model_new (&in, specs, 3, rng, NULL);
+  assert_non_null (model);
+  CamlDataset *train, *test;
+  caml_data_surface (21, 0.05, 3, &train, &test);
+  caml_gradcheck_model (model, CAML_LOSS_MSE, train->x, train->y, train->n);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
+static void
+test_bad_options_name_the_layer (void **state)
+{
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("dense", "units", 4.0, NULL),
+    caml_test_spec ("ca_nn", "units", 0.0, NULL),
+  };
+  GError *error = NULL;
+  CamlModel *model = caml_model_new (&in, specs, 2, NULL, &error);
+  assert_null (model);
+  assert_non_null (error);
+  assert_non_null (strstr (error->message, "layer 1 (ca_nn)"));
+  assert_non_null (strstr (error->message, "units"));
+  g_error_free (error);
+}
+
+static void
+test_shape_mismatch_names_both_shapes (void **state)
+{
+  CamlShape in = caml_shape_flat (3);
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("dense", "units", 4.0, NULL),
+    caml_test_spec ("ca_res", "units", 5.0, "v_form", 1.0, NULL),
+  };
+  GError *error = NULL;
+  CamlModel *model = caml_model_new (&in, specs, 2, NULL, &error);
+  assert_null (model);
+  assert_int_equal (error->code, CAML_ERROR_SHAPE);
+  assert_non_null (strstr (error->message, "layer 1 (ca_res)"));
+  assert_non_null (strstr (error->message, "(4)"));
+  assert_non_null (strstr (error->message, "5"));
+  g_error_free (error);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_registry_lists_every_layer),
+    cmocka_unit_test (test_dense_gradients),
+    cmocka_unit_test (test_activation_gradients),
+    cmocka_unit_test (test_ca_nn_gradients),
+    cmocka_unit_test (test_ca_nn_matches_hand_computation),
+    cmocka_unit_test (test_ca_nn_open_gate_is_dense),
+    cmocka_unit_test (test_model_gradients_through_stack),
+    cmocka_unit_test (test_bad_options_name_the_layer),
+    cmocka_unit_test (test_shape_mismatch_names_both_shapes),
+  };
+  return cmocka_run_group_tests_name ("layers", tests, NULL, NULL);
+}
