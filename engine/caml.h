@@ -446,6 +446,16 @@ void     caml_trainer_with_model (CamlTrainer *trainer,
                                   void (*func) (CamlModel *model, gpointer user_data),
                                   gpointer user_data);
 
+/* ------------------------------------------------------------------ probes */
+
+/* Evaluates a model with 2-D input on an nx × ny grid over domain
+ * (x0, x1, y0, y1): out (ny, nx) receives the first output, row 0 at y0.
+ * If chi is non-NULL, it receives (ny, nx) gates of layer chi_layer (a layer
+ * with a chi op and one gate per sample). FALSE with an error when the model
+ * does not take 2 inputs or chi_layer has no per-sample gate. */
+gboolean caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny,
+                                 float *out, int chi_layer, float *chi, GError **error);
+
 /* Evaluate a model on a data set in chunks: mean loss, and the metric
  * (MSE for regression, accuracy for classification). */
 void caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,

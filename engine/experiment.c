@@ -1,0 +1,1038 @@
+/* experiment.c — experiment files: parse, validate, write, and build from.
+ *
+ * An experiment is one JSON object (docs/experiment-files.md). Every object's
+ * keys are checked against what it may hold, so a typo is an error that names
+ * the key and its path ("surface.json: model[1].unitz: unknown key …"). Layer
+ * options are never spelled out here: they come from the registry's
+ * CamlOptionSpec tables at run time, so a new layer type needs no parser
+ * change. Writing is canonical (every field, fixed order), so
+ * load (to_json (e)) == e. */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "caml.h"
+
+const char *const caml_data_kind_names[] = { "xor", "surface", NULL };
+
+/* Ranges of the fields that are not layer options. */
+#define MAX_STEPS     1000000000
+#define MAX_GRID      1024
+#define DEFAULT_LR    0.01
+
+/* ------------------------------------------------------------- lifecycle */
+
+static void
+default_plot_domain (CamlDataKind kind, double *domain)
+{
+  /* XOR as in the paper's Fig. 15; the surface a little beyond its [−2, 2]²
+   * grid, to show how the fit extrapolates. */
+  double lo = kind == CAML_DATA_XOR ? -0.5 : -3.0;
+  double hi = kind == CAML_DATA_XOR ? 1.5 : 3.0;
+  domain[0] = lo; domain[1] = hi; domain[2] = lo; domain[3] = hi;
+}
+
+static void
+set_option (CamlLayerSpec *spec, const char *key, double value)
+{
+  int i = caml_layer_ops_option_index (spec->ops, key);
+  if (i >= 0)
+    spec->opt[i] = value;
+}
+
+CamlExperiment *
+caml_experiment_new_default (void)
+{
+  CamlExperiment *exp = g_new0 (CamlExperiment, 1);
+
+  exp->name = g_strdup ("untitled");
+  exp->description = g_strdup ("");
+  exp->paper = NULL;
+  exp->data = (CamlDataConfig) {
+    .kind = CAML_DATA_XOR, .grid = 81, .train_fraction = 0.01,
+  };
+
+  /* The smallest model that fits the default data: one CA-NN of width 1. */
+  const CamlLayerOps *ops = caml_layer_lookup ("ca_nn");
+  if (ops != NULL)
+    {
+      exp->n_layers = 1;
+      exp->layers = g_new0 (CamlLayerSpec, 1);
+      exp->layers[0].ops = ops;
+      caml_layer_ops_default_options (ops, exp->layers[0].opt);
+      set_option (&exp->layers[0], "units", 1);
+      set_option (&exp->layers[0], "activation", CAML_ACT_TANH);
+    }
+
+  exp->loss = CAML_LOSS_MSE;
+  caml_optimizer_config_defaults (&exp->optimizer, CAML_OPTIM_ADAM);
+  exp->optimizer.lr = DEFAULT_LR;
+  exp->steps = 1000;
+  exp->batch_size = 0;
+  exp->eval_every = 50;
+  exp->seed = 0;
+  default_plot_domain (exp->data.kind, exp->plot_domain);
+  return exp;
+}
+
+void
+caml_experiment_free (CamlExperiment *exp)
+{
+  if (exp == NULL)
+    return;
+  g_free (exp->name);
+  g_free (exp->description);
+  g_free (exp->paper);
+  g_free (exp->layers);
+  g_free (exp);
+}
+
+CamlExperiment *
+caml_experiment_copy (const CamlExperiment *exp)
+{
+  CamlExperiment *copy = g_memdup2 (exp, sizeof *exp);
+  copy->name = g_strdup (exp->name);
+  copy->description = g_strdup (exp->description);
+  copy->paper = g_strdup (exp->paper);
+  copy->layers = g_memdup2 (exp->layers, sizeof *exp->layers * exp->n_layers);
+  return copy;
+}
+
+static gboolean
+optimizer_equal (const CamlOptimizerConfig *a, const CamlOptimizerConfig *b)
+{
+  return a->kind == b->kind && a->lr == b->lr && a->momentum == b->momentum
+      && a->beta1 == b->beta1 && a->beta2 == b->beta2 && a->eps == b->eps
+      && a->initial_accumulator == b->initial_accumulator
+      && a->em_steps == b->em_steps;
+}
+
+gboolean
+caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
+{
+  if (g_strcmp0 (a->name, b->name) != 0
+      || g_strcmp0 (a->description, b->description) != 0
+      || g_strcmp0 (a->paper, b->paper) != 0)
+    return FALSE;
+  if (a->data.kind != b->data.kind || a->data.grid != b->data.grid
+      || a->data.train_fraction != b->data.train_fraction
+      || a->data.has_split_seed != b->data.has_split_seed
+      || (a->data.has_split_seed && a->data.split_seed != b->data.split_seed))
+    return FALSE;
+  if (a->n_layers != b->n_layers)
+    return FALSE;
+  for (int i = 0; i < a->n_layers; i++)
+    {
+      const CamlLayerSpec *la = &a->layers[i], *lb = &b->layers[i];
+      if (la->ops != lb->ops)
+        return FALSE;
+      for (int k = 0; k < la->ops->n_options; k++)
+        if (la->opt[k] != lb->opt[k])
+          return FALSE;
+    }
+  if (a->loss != b->loss || !optimizer_equal (&a->optimizer, &b->optimizer))
+    return FALSE;
+  if (a->steps != b->steps || a->batch_size != b->batch_size
+      || a->eval_every != b->eval_every || a->seed != b->seed)
+    return FALSE;
+  for (int i = 0; i < 4; i++)
+    if (a->plot_domain[i] != b->plot_domain[i])
+      return FALSE;
+  return TRUE;
+}
+
+/* --------------------------------------------------------------- parsing */
+
+typedef struct {
+  const char *source;  /* names the document in errors */
+  GError    **error;
+} Parser;
+
+G_GNUC_PRINTF (4, 5) static gboolean
+fail (Parser *p, CamlErrorCode code, const char *path, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  if (path != NULL && *path != '\0')
+    g_set_error (p->error, CAML_ERROR, code, "%s: %s: %s", p->source, path, message);
+  else
+    g_set_error (p->error, CAML_ERROR, code, "%s: %s", p->source, message);
+  g_free (message);
+  return FALSE;
+}
+
+static const char *
+describe_node (JsonNode *node)
+{
+  switch (JSON_NODE_TYPE (node))
+    {
+    case JSON_NODE_OBJECT: return "an object";
+    case JSON_NODE_ARRAY:  return "an array";
+    case JSON_NODE_NULL:   return "null";
+    case JSON_NODE_VALUE:
+      switch (json_node_get_value_type (node))
+        {
+        case G_TYPE_INT64:   return "an integer";
+        case G_TYPE_DOUBLE:  return "a number";
+        case G_TYPE_BOOLEAN: return "a boolean";
+        case G_TYPE_STRING:  return "a string";
+        default:             return "a value";
+        }
+    }
+  return "something else";
+}
+
+static char *
+child_path (const char *path, const char *key)
+{
+  return path == NULL || *path == '\0' ? g_strdup (key)
+                                       : g_strdup_printf ("%s.%s", path, key);
+}
+
+static char *
+join_names (const char *const *names, int n)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; n < 0 ? names[i] != NULL : i < n; i++)
+    g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", names[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* Every member of obj must be one of `allowed` (n names). */
+static gboolean
+check_keys (Parser *p, JsonObject *obj, const char *path,
+            const char *const *allowed, int n, const char *const *listed)
+{
+  GList *members = json_object_get_members (obj);
+  gboolean ok = TRUE;
+  for (GList *l = members; l != NULL && ok; l = l->next)
+    {
+      const char *key = l->data;
+      gboolean known = FALSE;
+      for (int i = 0; i < n && !known; i++)
+        known = g_str_equal (key, allowed[i]);
+      if (!known)
+        {
+          char *where = child_path (path, key);
+          char *expected = listed != NULL ? join_names (listed, -1)
+                                          : join_names (allowed, n);
+          ok = fail (p, CAML_ERROR_INVALID, where,
+                     "unknown key (expected one of %s)", expected);
+          g_free (expected);
+          g_free (where);
+        }
+    }
+  g_list_free (members);
+  return ok;
+}
+
+static gboolean
+expect_object (Parser *p, JsonNode *node, const char *path, JsonObject **out)
+{
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return fail (p, CAML_ERROR_INVALID, path, "expected an object, found %s",
+                 describe_node (node));
+  *out = json_node_get_object (node);
+  return TRUE;
+}
+
+static gboolean
+is_number (JsonNode *node)
+{
+  if (!JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  GType t = json_node_get_value_type (node);
+  return t == G_TYPE_INT64 || t == G_TYPE_DOUBLE;
+}
+
+static gboolean
+get_number (Parser *p, JsonNode *node, const char *path, double *out)
+{
+  if (!is_number (node))
+    return fail (p, CAML_ERROR_INVALID, path, "expected a number, found %s",
+                 describe_node (node));
+  *out = json_node_get_value_type (node) == G_TYPE_INT64
+           ? (double) json_node_get_int (node) : json_node_get_double (node);
+  if (!isfinite (*out))
+    return fail (p, CAML_ERROR_INVALID, path, "%g is not a finite number", *out);
+  return TRUE;
+}
+
+/* An integer in [min, max]. Integral numbers written with a fraction or an
+ * exponent (1e3) are accepted; 2.5 is not. */
+static gboolean
+get_int (Parser *p, JsonNode *node, const char *path, gint64 min, gint64 max,
+         gint64 *out)
+{
+  if (!is_number (node))
+    return fail (p, CAML_ERROR_INVALID, path, "expected an integer, found %s",
+                 describe_node (node));
+  gint64 v;
+  if (json_node_get_value_type (node) == G_TYPE_INT64)
+    v = json_node_get_int (node);
+  else
+    {
+      double d = json_node_get_double (node);
+      if (!isfinite (d) || d != floor (d))
+        return fail (p, CAML_ERROR_INVALID, path, "%g is not an integer", d);
+      if (d < (double) min || d > (double) max)
+        return fail (p, CAML_ERROR_INVALID, path,
+                     "%g is out of range %" G_GINT64_FORMAT "…%" G_GINT64_FORMAT,
+                     d, min, max);
+      v = (gint64) d;
+    }
+  if (v < min || v > max)
+    return fail (p, CAML_ERROR_INVALID, path,
+                 "%" G_GINT64_FORMAT " is out of range %" G_GINT64_FORMAT "…%"
+                 G_GINT64_FORMAT, v, min, max);
+  *out = v;
+  return TRUE;
+}
+
+static gboolean
+get_int32 (Parser *p, JsonNode *node, const char *path, int min, int max, int *out)
+{
+  gint64 v;
+  if (!get_int (p, node, path, min, max, &v))
+    return FALSE;
+  *out = (int) v;
+  return TRUE;
+}
+
+static gboolean
+get_string (Parser *p, JsonNode *node, const char *path, const char **out)
+{
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return fail (p, CAML_ERROR_INVALID, path, "expected a string, found %s",
+                 describe_node (node));
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+static gboolean
+get_bool (Parser *p, JsonNode *node, const char *path, gboolean *out)
+{
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    return fail (p, CAML_ERROR_INVALID, path, "expected true or false, found %s",
+                 describe_node (node));
+  *out = json_node_get_boolean (node);
+  return TRUE;
+}
+
+/* A string that must be one of the NULL-terminated `names`. */
+static gboolean
+get_enum (Parser *p, JsonNode *node, const char *path, const char *const *names,
+          int *out)
+{
+  const char *s;
+  if (!get_string (p, node, path, &s))
+    return FALSE;
+  for (int i = 0; names[i] != NULL; i++)
+    if (g_str_equal (names[i], s))
+      {
+        *out = i;
+        return TRUE;
+      }
+  char *choices = join_names (names, -1);
+  fail (p, CAML_ERROR_INVALID, path, "\"%s\" is not one of %s", s, choices);
+  g_free (choices);
+  return FALSE;
+}
+
+/* A real number checked against (lo, hi) with open or closed ends. */
+static gboolean
+get_ranged (Parser *p, JsonNode *node, const char *path, double lo, gboolean lo_open,
+            double hi, gboolean hi_open, const char *range, double *out)
+{
+  double v;
+  if (!get_number (p, node, path, &v))
+    return FALSE;
+  if ((lo_open ? v <= lo : v < lo) || (hi_open ? v >= hi : v > hi))
+    return fail (p, CAML_ERROR_INVALID, path, "%g is out of range (must be %s)",
+                 v, range);
+  *out = v;
+  return TRUE;
+}
+
+/* --- data */
+
+static gboolean
+parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
+{
+  static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
+  static const char *const xor_keys[] = { "builtin" };
+  JsonObject *obj = NULL;
+
+  if (!expect_object (p, node, "data", &obj))
+    return FALSE;
+  if (!json_object_has_member (obj, "builtin"))
+    {
+      char *kinds = join_names (caml_data_kind_names, -1);
+      fail (p, CAML_ERROR_INVALID, "data.builtin",
+            "missing (the built-in data set: one of %s)", kinds);
+      g_free (kinds);
+      return FALSE;
+    }
+  int kind;
+  if (!get_enum (p, json_object_get_member (obj, "builtin"), "data.builtin",
+                 caml_data_kind_names, &kind))
+    return FALSE;
+  data->kind = kind;
+
+  if (data->kind == CAML_DATA_XOR)
+    return check_keys (p, obj, "data", xor_keys, G_N_ELEMENTS (xor_keys), NULL);
+
+  if (!check_keys (p, obj, "data", surface_keys, G_N_ELEMENTS (surface_keys), NULL))
+    return FALSE;
+  JsonNode *m;
+  if ((m = json_object_get_member (obj, "grid")) != NULL
+      && !get_int32 (p, m, "data.grid", 2, MAX_GRID, &data->grid))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "train_fraction")) != NULL
+      && !get_ranged (p, m, "data.train_fraction", 0, TRUE, 1, TRUE,
+                      "in (0, 1)", &data->train_fraction))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "split_seed")) != NULL)
+    {
+      gint64 seed;
+      if (!get_int (p, m, "data.split_seed", 0, G_MAXINT64, &seed))
+        return FALSE;
+      data->has_split_seed = TRUE;
+      data->split_seed = (guint64) seed;
+    }
+  return TRUE;
+}
+
+/* --- model */
+
+static gboolean
+parse_layer_option (Parser *p, const CamlOptionSpec *spec, JsonNode *node,
+                    const char *path, double *out)
+{
+  char *where = g_strdup_printf ("%s: %s", p->source, path);
+  gboolean ok = FALSE;
+
+  switch (spec->type)
+    {
+    case CAML_OPT_INT:
+      if (!is_number (node))
+        fail (p, CAML_ERROR_INVALID, path, "expected an integer, found %s",
+              describe_node (node));
+      else if (get_number (p, node, path, out))
+        ok = caml_option_check (spec, *out, where, p->error);
+      break;
+    case CAML_OPT_FLOAT:
+      if (get_number (p, node, path, out))
+        ok = caml_option_check (spec, *out, where, p->error);
+      break;
+    case CAML_OPT_BOOL:
+      {
+        gboolean b = FALSE;
+        if ((ok = get_bool (p, node, path, &b)))
+          *out = b ? 1.0 : 0.0;
+      }
+      break;
+    case CAML_OPT_ENUM:
+      {
+        int i;
+        if ((ok = get_enum (p, node, path, spec->choices, &i)))
+          *out = i;
+      }
+      break;
+    }
+  g_free (where);
+  return ok;
+}
+
+static gboolean
+parse_layer (Parser *p, JsonNode *node, const char *path, CamlLayerSpec *spec)
+{
+  JsonObject *obj = NULL;
+  if (!expect_object (p, node, path, &obj))
+    return FALSE;
+
+  char *type_path = child_path (path, "layer");
+  JsonNode *type_node = json_object_get_member (obj, "layer");
+  const char *type = NULL;
+  gboolean ok;
+
+  if (type_node == NULL)
+    ok = fail (p, CAML_ERROR_INVALID, type_path, "missing (the layer type)");
+  else
+    ok = get_string (p, type_node, type_path, &type);
+  if (ok && (spec->ops = caml_layer_lookup (type)) == NULL)
+    {
+      int n_types;
+      const CamlLayerOps *const *types = caml_layer_registry (&n_types);
+      GString *names = g_string_new (NULL);
+      for (int i = 0; i < n_types; i++)
+        g_string_append_printf (names, "%s%s", i > 0 ? ", " : "", types[i]->name);
+      ok = fail (p, CAML_ERROR_INVALID, type_path,
+                 "unknown layer \"%s\" (expected one of %s)", type, names->str);
+      g_string_free (names, TRUE);
+    }
+  g_free (type_path);
+  if (!ok)
+    return FALSE;
+
+  const CamlLayerOps *ops = spec->ops;
+  g_assert (ops->n_options <= CAML_MAX_OPTIONS);
+  caml_layer_ops_default_options (ops, spec->opt);
+
+  /* Allowed keys: "layer" and the registry's option keys. Errors list the
+   * options only — the type is already known. */
+  const char *allowed[CAML_MAX_OPTIONS + 1];
+  const char *listed[CAML_MAX_OPTIONS + 2];
+  allowed[0] = "layer";
+  for (int i = 0; i < ops->n_options; i++)
+    allowed[i + 1] = listed[i] = ops->options[i].key;
+  listed[ops->n_options] = ops->n_options == 0 ? "layer (no options)" : NULL;
+  listed[ops->n_options + 1] = NULL;
+  if (!check_keys (p, obj, path, allowed, ops->n_options + 1, listed))
+    return FALSE;
+
+  for (int i = 0; i < ops->n_options; i++)
+    {
+      JsonNode *m = json_object_get_member (obj, ops->options[i].key);
+      if (m == NULL)
+        continue;
+      char *where = child_path (path, ops->options[i].key);
+      ok = parse_layer_option (p, &ops->options[i], m, where, &spec->opt[i]);
+      g_free (where);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+parse_model (Parser *p, JsonNode *node, CamlExperiment *exp)
+{
+  if (!JSON_NODE_HOLDS_ARRAY (node))
+    return fail (p, CAML_ERROR_INVALID, "model",
+                 "expected an array of layers, found %s", describe_node (node));
+  JsonArray *array = json_node_get_array (node);
+  int n = json_array_get_length (array);
+  if (n == 0)
+    return fail (p, CAML_ERROR_INVALID, "model", "the model has no layers");
+
+  CamlLayerSpec *layers = g_new0 (CamlLayerSpec, n);
+  for (int i = 0; i < n; i++)
+    {
+      char *path = g_strdup_printf ("model[%d]", i);
+      gboolean ok = parse_layer (p, json_array_get_element (array, i), path, &layers[i]);
+      g_free (path);
+      if (!ok)
+        {
+          g_free (layers);
+          return FALSE;
+        }
+    }
+  g_free (exp->layers);
+  exp->layers = layers;
+  exp->n_layers = n;
+  return TRUE;
+}
+
+/* --- optimizer */
+
+typedef enum {
+  OPT_LR, OPT_EM_STEPS, OPT_MOMENTUM, OPT_BETA1, OPT_BETA2, OPT_EPS,
+  OPT_INITIAL_ACCUMULATOR, N_OPT_FIELDS
+} OptimizerField;
+
+static const char *const optimizer_field_keys[N_OPT_FIELDS] = {
+  "lr", "em_steps", "momentum", "beta1", "beta2", "eps", "initial_accumulator",
+};
+
+/* Which fields each optimizer reads, in the order they are written. */
+static const OptimizerField optimizer_fields[CAML_N_OPTIMS][N_OPT_FIELDS + 1] = {
+  [CAML_OPTIM_SGD]     = { OPT_LR, OPT_MOMENTUM, OPT_EM_STEPS, N_OPT_FIELDS },
+  [CAML_OPTIM_ADAGRAD] = { OPT_LR, OPT_EPS, OPT_INITIAL_ACCUMULATOR, OPT_EM_STEPS,
+                           N_OPT_FIELDS },
+  [CAML_OPTIM_ADAM]    = { OPT_LR, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_EM_STEPS,
+                           N_OPT_FIELDS },
+};
+
+static gboolean
+parse_optimizer_field (Parser *p, OptimizerField f, JsonNode *m, const char *path,
+                       CamlOptimizerConfig *config)
+{
+  switch (f)
+    {
+    case OPT_LR:
+      return get_ranged (p, m, path, 0, TRUE, INFINITY, FALSE, "> 0", &config->lr);
+    case OPT_EM_STEPS:
+      return get_int32 (p, m, path, 0, G_MAXINT, &config->em_steps);
+    case OPT_MOMENTUM:
+      return get_ranged (p, m, path, 0, FALSE, 1, TRUE, "in [0, 1)", &config->momentum);
+    case OPT_BETA1:
+      return get_ranged (p, m, path, 0, FALSE, 1, TRUE, "in [0, 1)", &config->beta1);
+    case OPT_BETA2:
+      return get_ranged (p, m, path, 0, FALSE, 1, TRUE, "in [0, 1)", &config->beta2);
+    case OPT_EPS:
+      return get_ranged (p, m, path, 0, TRUE, INFINITY, FALSE, "> 0", &config->eps);
+    case OPT_INITIAL_ACCUMULATOR:
+      return get_ranged (p, m, path, 0, FALSE, INFINITY, FALSE, ">= 0",
+                         &config->initial_accumulator);
+    case N_OPT_FIELDS:
+      break;
+    }
+  g_assert_not_reached ();
+}
+
+static gboolean
+parse_optimizer (Parser *p, JsonNode *node, CamlOptimizerConfig *config)
+{
+  JsonObject *obj = NULL;
+  if (!expect_object (p, node, "optimizer", &obj))
+    return FALSE;
+
+  int kind = CAML_OPTIM_ADAM;
+  JsonNode *m = json_object_get_member (obj, "type");
+  if (m != NULL && !get_enum (p, m, "optimizer.type", caml_optimizer_names, &kind))
+    return FALSE;
+  caml_optimizer_config_defaults (config, kind);
+  config->lr = DEFAULT_LR;
+
+  const OptimizerField *fields = optimizer_fields[kind];
+  const char *allowed[N_OPT_FIELDS + 2] = { "type" };
+  int n = 1;
+  for (; fields[n - 1] != N_OPT_FIELDS; n++)
+    allowed[n] = optimizer_field_keys[fields[n - 1]];
+  allowed[n] = NULL;
+  if (!check_keys (p, obj, "optimizer", allowed, n, NULL))
+    return FALSE;
+
+  for (int i = 0; fields[i] != N_OPT_FIELDS; i++)
+    {
+      const char *key = optimizer_field_keys[fields[i]];
+      if ((m = json_object_get_member (obj, key)) == NULL)
+        continue;
+      char *path = child_path ("optimizer", key);
+      gboolean ok = parse_optimizer_field (p, fields[i], m, path, config);
+      g_free (path);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* --- training, plot */
+
+static gboolean
+parse_training (Parser *p, JsonNode *node, CamlExperiment *exp)
+{
+  static const char *const keys[] = { "steps", "batch_size", "eval_every" };
+  JsonObject *obj = NULL;
+  JsonNode *m;
+  if (!expect_object (p, node, "training", &obj)
+      || !check_keys (p, obj, "training", keys, G_N_ELEMENTS (keys), NULL))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "steps")) != NULL
+      && !get_int32 (p, m, "training.steps", 1, MAX_STEPS, &exp->steps))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "batch_size")) != NULL
+      && !get_int32 (p, m, "training.batch_size", 0, G_MAXINT, &exp->batch_size))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "eval_every")) != NULL
+      && !get_int32 (p, m, "training.eval_every", 1, MAX_STEPS, &exp->eval_every))
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+parse_plot (Parser *p, JsonNode *node, double *domain)
+{
+  static const char *const keys[] = { "domain" };
+  JsonObject *obj = NULL;
+  if (!expect_object (p, node, "plot", &obj)
+      || !check_keys (p, obj, "plot", keys, G_N_ELEMENTS (keys), NULL))
+    return FALSE;
+  JsonNode *m = json_object_get_member (obj, "domain");
+  if (m == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (m) || json_array_get_length (json_node_get_array (m)) != 4)
+    return fail (p, CAML_ERROR_INVALID, "plot.domain",
+                 "expected an array [x0, x1, y0, y1], found %s", describe_node (m));
+  JsonArray *array = json_node_get_array (m);
+  double d[4];
+  for (int i = 0; i < 4; i++)
+    {
+      char *path = g_strdup_printf ("plot.domain[%d]", i);
+      gboolean ok = get_number (p, json_array_get_element (array, i), path, &d[i]);
+      g_free (path);
+      if (!ok)
+        return FALSE;
+    }
+  if (!(d[0] < d[1]) || !(d[2] < d[3]))
+    return fail (p, CAML_ERROR_INVALID, "plot.domain",
+                 "[%g, %g, %g, %g] is empty (need x0 < x1 and y0 < y1)",
+                 d[0], d[1], d[2], d[3]);
+  memcpy (domain, d, sizeof d);
+  return TRUE;
+}
+
+/* --- the document */
+
+static gboolean
+parse_string_member (Parser *p, JsonObject *root, const char *key, gboolean nullable,
+                     char **out)
+{
+  JsonNode *m = json_object_get_member (root, key);
+  const char *s;
+  if (m == NULL)
+    return TRUE;
+  if (nullable && JSON_NODE_HOLDS_NULL (m))
+    {
+      g_clear_pointer (out, g_free);
+      return TRUE;
+    }
+  if (!get_string (p, m, key, &s))
+    return FALSE;
+  g_free (*out);
+  *out = g_strdup (s);
+  return TRUE;
+}
+
+static gboolean
+parse_root (Parser *p, JsonNode *node, CamlExperiment *exp)
+{
+  static const char *const keys[] = {
+    "name", "description", "paper", "seed", "data", "model", "loss",
+    "optimizer", "training", "plot",
+  };
+  JsonObject *root;
+  JsonNode *m;
+
+  if (node == NULL)
+    return fail (p, CAML_ERROR_PARSE, NULL, "the document is empty");
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return fail (p, CAML_ERROR_PARSE, NULL,
+                 "expected an experiment object at the top level, found %s",
+                 describe_node (node));
+  root = json_node_get_object (node);
+  if (!check_keys (p, root, NULL, keys, G_N_ELEMENTS (keys), NULL))
+    return FALSE;
+
+  if (!parse_string_member (p, root, "name", FALSE, &exp->name)
+      || !parse_string_member (p, root, "description", FALSE, &exp->description)
+      || !parse_string_member (p, root, "paper", TRUE, &exp->paper))
+    return FALSE;
+  if ((m = json_object_get_member (root, "seed")) != NULL)
+    {
+      gint64 seed;
+      if (!get_int (p, m, "seed", 0, G_MAXINT64, &seed))
+        return FALSE;
+      exp->seed = (guint64) seed;
+    }
+  if ((m = json_object_get_member (root, "data")) != NULL
+      && !parse_data (p, m, &exp->data))
+    return FALSE;
+  default_plot_domain (exp->data.kind, exp->plot_domain);
+  if ((m = json_object_get_member (root, "model")) != NULL
+      && !parse_model (p, m, exp))
+    return FALSE;
+  if ((m = json_object_get_member (root, "loss")) != NULL)
+    {
+      int loss;
+      if (!get_enum (p, m, "loss", caml_loss_names, &loss))
+        return FALSE;
+      exp->loss = loss;
+    }
+  if ((m = json_object_get_member (root, "optimizer")) != NULL
+      && !parse_optimizer (p, m, &exp->optimizer))
+    return FALSE;
+  if ((m = json_object_get_member (root, "training")) != NULL
+      && !parse_training (p, m, exp))
+    return FALSE;
+  if ((m = json_object_get_member (root, "plot")) != NULL
+      && !parse_plot (p, m, exp->plot_domain))
+    return FALSE;
+  return TRUE;
+}
+
+static CamlExperiment *
+load_data (const char *data, gssize length, const char *source,
+           const char *default_name, GError **error)
+{
+  g_return_val_if_fail (data != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  Parser p = { .source = source != NULL ? source : "<experiment>", .error = error };
+  JsonParser *parser = json_parser_new_immutable ();
+  GError *json_error = NULL;
+
+  if (!json_parser_load_from_data (parser, data, length, &json_error))
+    {
+      /* json-glib's message carries the line and column after a "<data>:"
+       * stand-in for the source, which we name ourselves. */
+      const char *message = json_error->message;
+      if (g_str_has_prefix (message, "<data>:"))
+        fail (&p, CAML_ERROR_PARSE, NULL, "line %s", message + strlen ("<data>:"));
+      else
+        fail (&p, CAML_ERROR_PARSE, NULL, "%s", message);
+      g_error_free (json_error);
+      g_object_unref (parser);
+      return NULL;
+    }
+
+  CamlExperiment *exp = caml_experiment_new_default ();
+  if (default_name != NULL)
+    {
+      g_free (exp->name);
+      exp->name = g_strdup (default_name);
+    }
+  if (!parse_root (&p, json_parser_get_root (parser), exp))
+    g_clear_pointer (&exp, caml_experiment_free);
+  g_object_unref (parser);
+  return exp;
+}
+
+CamlExperiment *
+caml_experiment_load_data (const char *data, gssize length, const char *source,
+                           GError **error)
+{
+  return load_data (data, length, source, NULL, error);
+}
+
+CamlExperiment *
+caml_experiment_load_file (const char *path, GError **error)
+{
+  char *contents = NULL;
+  gsize length = 0;
+  GError *io_error = NULL;
+
+  if (!g_file_get_contents (path, &contents, &length, &io_error))
+    {
+      /* GLib's message already names the file. */
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
+      g_error_free (io_error);
+      return NULL;
+    }
+  /* A document without a name takes the file's. */
+  char *base = g_path_get_basename (path);
+  if (g_str_has_suffix (base, ".json"))
+    base[strlen (base) - strlen (".json")] = '\0';
+  CamlExperiment *exp = load_data (contents, length, path, base, error);
+  g_free (base);
+  g_free (contents);
+  return exp;
+}
+
+/* --------------------------------------------------------------- writing */
+
+static void
+append_string (GString *s, const char *str)
+{
+  g_string_append_c (s, '"');
+  for (const unsigned char *c = (const unsigned char *) str; *c != '\0'; c++)
+    {
+      switch (*c)
+        {
+        case '"':  g_string_append (s, "\\\""); break;
+        case '\\': g_string_append (s, "\\\\"); break;
+        case '\n': g_string_append (s, "\\n"); break;
+        case '\t': g_string_append (s, "\\t"); break;
+        case '\r': g_string_append (s, "\\r"); break;
+        default:
+          if (*c < 0x20)
+            g_string_append_printf (s, "\\u%04x", *c);
+          else
+            g_string_append_c (s, (char) *c);
+        }
+    }
+  g_string_append_c (s, '"');
+}
+
+/* The shortest decimal that reads back as exactly v ("0.1", not
+ * "0.10000000000000001"). v is finite: everything loaded was checked. */
+static void
+append_double (GString *s, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  for (int precision = 1; precision <= 17; precision++)
+    {
+      char format[8];
+      g_snprintf (format, sizeof format, "%%.%dg", precision);
+      g_ascii_formatd (buf, sizeof buf, format, v);
+      if (g_ascii_strtod (buf, NULL) == v)
+        break;
+    }
+  g_string_append (s, buf);
+}
+
+static void
+append_option (GString *s, const CamlOptionSpec *spec, double value)
+{
+  append_string (s, spec->key);
+  g_string_append (s, ": ");
+  switch (spec->type)
+    {
+    case CAML_OPT_INT:
+      g_string_append_printf (s, "%.0f", value);
+      break;
+    case CAML_OPT_FLOAT:
+      append_double (s, value);
+      break;
+    case CAML_OPT_BOOL:
+      g_string_append (s, value != 0.0 ? "true" : "false");
+      break;
+    case CAML_OPT_ENUM:
+      append_string (s, spec->choices[(int) value]);
+      break;
+    }
+}
+
+static double
+optimizer_field_value (const CamlOptimizerConfig *c, OptimizerField f)
+{
+  switch (f)
+    {
+    case OPT_LR:                  return c->lr;
+    case OPT_EM_STEPS:            return c->em_steps;
+    case OPT_MOMENTUM:            return c->momentum;
+    case OPT_BETA1:               return c->beta1;
+    case OPT_BETA2:               return c->beta2;
+    case OPT_EPS:                 return c->eps;
+    case OPT_INITIAL_ACCUMULATOR: return c->initial_accumulator;
+    case N_OPT_FIELDS:            break;
+    }
+  g_assert_not_reached ();
+}
+
+char *
+caml_experiment_to_json (const CamlExperiment *exp)
+{
+  GString *s = g_string_new ("{\n  \"name\": ");
+  append_string (s, exp->name != NULL ? exp->name : "untitled");
+  g_string_append (s, ",\n  \"description\": ");
+  append_string (s, exp->description != NULL ? exp->description : "");
+  g_string_append (s, ",\n  \"paper\": ");
+  if (exp->paper != NULL)
+    append_string (s, exp->paper);
+  else
+    g_string_append (s, "null");
+  g_string_append_printf (s, ",\n  \"seed\": %" G_GUINT64_FORMAT ",\n", exp->seed);
+
+  g_string_append (s, "  \"data\": {\n    \"builtin\": ");
+  append_string (s, caml_data_kind_names[exp->data.kind]);
+  if (exp->data.kind == CAML_DATA_SURFACE)
+    {
+      g_string_append_printf (s, ",\n    \"grid\": %d,\n    \"train_fraction\": ",
+                              exp->data.grid);
+      append_double (s, exp->data.train_fraction);
+      if (exp->data.has_split_seed)
+        g_string_append_printf (s, ",\n    \"split_seed\": %" G_GUINT64_FORMAT,
+                                exp->data.split_seed);
+    }
+  g_string_append (s, "\n  },\n  \"model\": [\n");
+
+  for (int i = 0; i < exp->n_layers; i++)
+    {
+      const CamlLayerSpec *layer = &exp->layers[i];
+      g_string_append (s, "    { \"layer\": ");
+      append_string (s, layer->ops->name);
+      for (int k = 0; k < layer->ops->n_options; k++)
+        {
+          g_string_append (s, ", ");
+          append_option (s, &layer->ops->options[k], layer->opt[k]);
+        }
+      g_string_append (s, i + 1 < exp->n_layers ? " },\n" : " }\n");
+    }
+
+  g_string_append (s, "  ],\n  \"loss\": ");
+  append_string (s, caml_loss_names[exp->loss]);
+  g_string_append (s, ",\n  \"optimizer\": {\n    \"type\": ");
+  append_string (s, caml_optimizer_names[exp->optimizer.kind]);
+  const OptimizerField *fields = optimizer_fields[exp->optimizer.kind];
+  for (int i = 0; fields[i] != N_OPT_FIELDS; i++)
+    {
+      g_string_append_printf (s, ",\n    \"%s\": ", optimizer_field_keys[fields[i]]);
+      if (fields[i] == OPT_EM_STEPS)
+        g_string_append_printf (s, "%d", exp->optimizer.em_steps);
+      else
+        append_double (s, optimizer_field_value (&exp->optimizer, fields[i]));
+    }
+
+  g_string_append_printf (s,
+                          "\n  },\n  \"training\": {\n"
+                          "    \"steps\": %d,\n    \"batch_size\": %d,\n"
+                          "    \"eval_every\": %d\n  },\n"
+                          "  \"plot\": {\n    \"domain\": [",
+                          exp->steps, exp->batch_size, exp->eval_every);
+  for (int i = 0; i < 4; i++)
+    {
+      if (i > 0)
+        g_string_append (s, ", ");
+      append_double (s, exp->plot_domain[i]);
+    }
+  g_string_append (s, "]\n  }\n}\n");
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+caml_experiment_save_file (const CamlExperiment *exp, const char *path, GError **error)
+{
+  char *json = caml_experiment_to_json (exp);
+  GError *io_error = NULL;
+  gboolean ok = g_file_set_contents_full (path, json, -1,
+                                          G_FILE_SET_CONTENTS_CONSISTENT
+                                          | G_FILE_SET_CONTENTS_DURABLE,
+                                          0644, &io_error);
+  if (!ok)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
+      g_error_free (io_error);
+    }
+  g_free (json);
+  return ok;
+}
+
+/* ------------------------------------------------------------- building */
+
+gboolean
+caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
+                               CamlDataset **test, GError **error)
+{
+  *train = *test = NULL;
+  switch (exp->data.kind)
+    {
+    case CAML_DATA_XOR:
+      caml_data_xor (train, test);
+      return TRUE;
+    case CAML_DATA_SURFACE:
+      if (exp->data.grid < 2 || exp->data.grid > MAX_GRID
+          || !(exp->data.train_fraction > 0 && exp->data.train_fraction < 1))
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "surface data: grid %d or train fraction %g out of range",
+                       exp->data.grid, exp->data.train_fraction);
+          return FALSE;
+        }
+      caml_data_surface (exp->data.grid, exp->data.train_fraction,
+                         exp->data.has_split_seed ? exp->data.split_seed : exp->seed,
+                         train, test);
+      return TRUE;
+    case CAML_N_DATA_KINDS:
+      break;
+    }
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "unknown data kind %d",
+               (int) exp->data.kind);
+  return FALSE;
+}
+
+CamlModel *
+caml_experiment_build_model (const CamlExperiment *exp, const CamlShape *input,
+                             GError **error)
+{
+  guint32 seed[2] = { (guint32) (exp->seed & 0xffffffffu), (guint32) (exp->seed >> 32) };
+  GRand *rng = g_rand_new_with_seed_array (seed, G_N_ELEMENTS (seed));
+  CamlModel *model = caml_model_new (input, exp->layers, exp->n_layers, rng, error);
+  g_rand_free (rng);
+  return model;
+}

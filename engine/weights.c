@@ -1,0 +1,374 @@
+/* weights.c — the binary weights file.
+ *
+ * Little-endian throughout:
+ *
+ *   8 bytes   magic CAML_WEIGHTS_MAGIC ("CAMLWGT1")
+ *   u32       version (CAML_WEIGHTS_VERSION)
+ *   u32       layer count L
+ *   L times:  u16 name length, the name (ops->name, no NUL),
+ *             u64 parameter count of the layer (sum over its params)
+ *   u64       float count F (model->n_weights)
+ *   F floats  the parameter block model->w, IEEE-754 binary32
+ *   32 bytes  SHA-256 of every byte before it
+ *
+ * Writing builds the whole file in memory and replaces the target atomically
+ * (temporary file, fsync, rename). Reading checks everything — the magic, the
+ * version, every length against the bytes left, the checksum, and the layer
+ * table against the model — before one memcpy into model->w, so a file that
+ * fails leaves the model as it was. */
+#include <string.h>
+
+#include "caml.h"
+
+#define MAGIC_LEN    8
+#define DIGEST_LEN   32
+
+G_STATIC_ASSERT (sizeof CAML_WEIGHTS_MAGIC - 1 == MAGIC_LEN);
+G_STATIC_ASSERT (sizeof (float) == sizeof (guint32));
+
+/* ---------------------------------------------------------------- writing */
+
+static void
+put_u16 (GByteArray *b, guint16 v)
+{
+  guint16 le = GUINT16_TO_LE (v);
+  g_byte_array_append (b, (const guint8 *) &le, sizeof le);
+}
+
+static void
+put_u32 (GByteArray *b, guint32 v)
+{
+  guint32 le = GUINT32_TO_LE (v);
+  g_byte_array_append (b, (const guint8 *) &le, sizeof le);
+}
+
+static void
+put_u64 (GByteArray *b, guint64 v)
+{
+  guint64 le = GUINT64_TO_LE (v);
+  g_byte_array_append (b, (const guint8 *) &le, sizeof le);
+}
+
+static size_t
+layer_param_count (const CamlLayer *layer)
+{
+  size_t count = 0;
+  for (int k = 0; k < layer->n_params; k++)
+    count += layer->params[k].count;
+  return count;
+}
+
+static void
+append_digest (GByteArray *b)
+{
+  guint8 digest[DIGEST_LEN];
+  gsize digest_len = sizeof digest;
+  GChecksum *sha = g_checksum_new (G_CHECKSUM_SHA256);
+  g_checksum_update (sha, b->data, b->len);
+  g_checksum_get_digest (sha, digest, &digest_len);
+  g_checksum_free (sha);
+  g_byte_array_append (b, digest, sizeof digest);
+}
+
+gboolean
+caml_weights_save (const CamlModel *model, const char *path, GError **error)
+{
+  GByteArray *b = g_byte_array_sized_new (64 + model->n_weights * sizeof (float));
+
+  g_byte_array_append (b, (const guint8 *) CAML_WEIGHTS_MAGIC, MAGIC_LEN);
+  put_u32 (b, CAML_WEIGHTS_VERSION);
+  put_u32 (b, (guint32) model->n_layers);
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      const CamlLayer *layer = model->layers[i];
+      size_t len = strlen (layer->ops->name);
+      g_assert (len <= G_MAXUINT16);
+      put_u16 (b, (guint16) len);
+      g_byte_array_append (b, (const guint8 *) layer->ops->name, len);
+      put_u64 (b, layer_param_count (layer));
+    }
+  put_u64 (b, model->n_weights);
+  for (size_t i = 0; i < model->n_weights; i++)
+    {
+      guint32 bits;
+      memcpy (&bits, &model->w[i], sizeof bits);
+      put_u32 (b, bits);
+    }
+  append_digest (b);
+
+  GError *io_error = NULL;
+  gboolean ok = g_file_set_contents_full (path, (const char *) b->data, b->len,
+                                          G_FILE_SET_CONTENTS_CONSISTENT
+                                          | G_FILE_SET_CONTENTS_DURABLE,
+                                          0644, &io_error);
+  if (!ok)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
+      g_error_free (io_error);
+    }
+  g_byte_array_unref (b);
+  return ok;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+typedef struct {
+  const guint8 *data;
+  gsize         length;
+  gsize         pos;
+  const char   *source;
+  GError      **error;
+} Reader;
+
+/* The next n bytes, or NULL with a "truncated" error naming `what`. */
+static const guint8 *
+take (Reader *r, gsize n, const char *what)
+{
+  if (n > r->length - r->pos)
+    {
+      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: truncated at byte %" G_GSIZE_FORMAT ": expected %"
+                   G_GSIZE_FORMAT " more bytes for %s, found %" G_GSIZE_FORMAT,
+                   r->source, r->pos, n, what, r->length - r->pos);
+      return NULL;
+    }
+  const guint8 *p = r->data + r->pos;
+  r->pos += n;
+  return p;
+}
+
+static gboolean
+take_u16 (Reader *r, const char *what, guint16 *out)
+{
+  const guint8 *p = take (r, sizeof *out, what);
+  if (p == NULL)
+    return FALSE;
+  memcpy (out, p, sizeof *out);
+  *out = GUINT16_FROM_LE (*out);
+  return TRUE;
+}
+
+static gboolean
+take_u32 (Reader *r, const char *what, guint32 *out)
+{
+  const guint8 *p = take (r, sizeof *out, what);
+  if (p == NULL)
+    return FALSE;
+  memcpy (out, p, sizeof *out);
+  *out = GUINT32_FROM_LE (*out);
+  return TRUE;
+}
+
+static gboolean
+take_u64 (Reader *r, const char *what, guint64 *out)
+{
+  const guint8 *p = take (r, sizeof *out, what);
+  if (p == NULL)
+    return FALSE;
+  memcpy (out, p, sizeof *out);
+  *out = GUINT64_FROM_LE (*out);
+  return TRUE;
+}
+
+static char *
+escape_bytes (const guint8 *p, gsize n)
+{
+  GString *s = g_string_new (NULL);
+  for (gsize i = 0; i < n; i++)
+    {
+      if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' && p[i] != '\\')
+        g_string_append_c (s, (char) p[i]);
+      else
+        g_string_append_printf (s, "\\x%02x", p[i]);
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* Magic and version. */
+static gboolean
+read_header (Reader *r)
+{
+  gsize avail = MIN (r->length, MAGIC_LEN);
+  if (avail > 0 && memcmp (r->data, CAML_WEIGHTS_MAGIC, avail) != 0)
+    {
+      char *found = escape_bytes (r->data, avail);
+      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: not a CAML weights file (magic \"%s\", expected \"%s\")",
+                   r->source, found, CAML_WEIGHTS_MAGIC);
+      g_free (found);
+      return FALSE;
+    }
+  if (take (r, MAGIC_LEN, "the magic number") == NULL)
+    return FALSE;
+
+  guint32 version;
+  if (!take_u32 (r, "the version", &version))
+    return FALSE;
+  if (version != CAML_WEIGHTS_VERSION)
+    {
+      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: weights file version %u is not supported (this build reads "
+                   "version %d)", r->source, version, CAML_WEIGHTS_VERSION);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The layer table and the float count. With a model, each entry is compared
+ * with it; without, only the structure is checked. On success *floats points
+ * at the parameter block. */
+static gboolean
+read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_floats)
+{
+  guint32 n_layers;
+  if (!take_u32 (r, "the layer count", &n_layers))
+    return FALSE;
+  if (model != NULL && n_layers != (guint32) model->n_layers)
+    {
+      g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: the file has %u layers but the model has %d",
+                   r->source, n_layers, model->n_layers);
+      return FALSE;
+    }
+
+  for (guint32 i = 0; i < n_layers; i++)
+    {
+      char what[64];
+      guint16 name_len;
+      guint64 count;
+
+      g_snprintf (what, sizeof what, "the name length of layer %u", i);
+      if (!take_u16 (r, what, &name_len))
+        return FALSE;
+      g_snprintf (what, sizeof what, "the name of layer %u", i);
+      const guint8 *name = take (r, name_len, what);
+      if (name == NULL)
+        return FALSE;
+      g_snprintf (what, sizeof what, "the parameter count of layer %u", i);
+      if (!take_u64 (r, what, &count))
+        return FALSE;
+
+      if (model == NULL)
+        continue;
+      const CamlLayer *layer = model->layers[i];
+      const char *expected = layer->ops->name;
+      if (name_len != strlen (expected) || memcmp (name, expected, name_len) != 0)
+        {
+          char *found = escape_bytes (name, name_len);
+          g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "%s: layer %u is %s in the file but %s in the model",
+                       r->source, i, found, expected);
+          g_free (found);
+          return FALSE;
+        }
+      if (count != layer_param_count (layer))
+        {
+          g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "%s: layer %u (%s) has %" G_GUINT64_FORMAT " parameters in "
+                       "the file but %" G_GSIZE_FORMAT " in the model (other options?)",
+                       r->source, i, expected, count, layer_param_count (layer));
+          return FALSE;
+        }
+    }
+
+  if (!take_u64 (r, "the float count", n_floats))
+    return FALSE;
+  if (model != NULL && *n_floats != model->n_weights)
+    {
+      g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: the file holds %" G_GUINT64_FORMAT " floats but the model "
+                   "has %" G_GSIZE_FORMAT, r->source, *n_floats, model->n_weights);
+      return FALSE;
+    }
+  if (*n_floats > (r->length - r->pos) / sizeof (float))
+    {
+      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: truncated at byte %" G_GSIZE_FORMAT ": expected %"
+                   G_GUINT64_FORMAT " floats (%" G_GUINT64_FORMAT " bytes) for the "
+                   "parameters, found %" G_GSIZE_FORMAT " bytes",
+                   r->source, r->pos, *n_floats, *n_floats * sizeof (float),
+                   r->length - r->pos);
+      return FALSE;
+    }
+  *floats = take (r, *n_floats * sizeof (float), "the parameters");
+  return *floats != NULL;
+}
+
+gboolean
+caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
+                        const char *source, GError **error)
+{
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  Reader r = {
+    .data = data, .length = length, .pos = 0,
+    .source = source != NULL ? source : "<weights>", .error = error,
+  };
+  const guint8 *floats;
+  guint64 n_floats;
+
+  /* 1. the structure alone, so a damaged file reads as damaged … */
+  if (!read_header (&r) || !read_body (&r, NULL, &floats, &n_floats))
+    return FALSE;
+  gsize body_end = r.pos;
+  const guint8 *digest = take (&r, DIGEST_LEN, "the SHA-256 checksum");
+  if (digest == NULL)
+    return FALSE;
+  if (r.pos != r.length)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: %" G_GSIZE_FORMAT " unexpected bytes after the checksum "
+                   "at byte %" G_GSIZE_FORMAT, r.source, r.length - r.pos, r.pos);
+      return FALSE;
+    }
+
+  /* 2. … then the checksum … */
+  guint8 computed[DIGEST_LEN];
+  gsize computed_len = sizeof computed;
+  GChecksum *sha = g_checksum_new (G_CHECKSUM_SHA256);
+  g_checksum_update (sha, data, body_end);
+  g_checksum_get_digest (sha, computed, &computed_len);
+  g_checksum_free (sha);
+  if (memcmp (computed, digest, DIGEST_LEN) != 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: checksum mismatch: the file is damaged", r.source);
+      return FALSE;
+    }
+
+  /* 3. … and only then whether it fits this model. */
+  r.pos = 0;
+  if (!read_header (&r) || !read_body (&r, model, &floats, &n_floats))
+    return FALSE;
+
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  memcpy (model->w, floats, n_floats * sizeof (float));
+#else
+  for (guint64 i = 0; i < n_floats; i++)
+    {
+      guint32 bits;
+      memcpy (&bits, floats + i * sizeof bits, sizeof bits);
+      bits = GUINT32_FROM_LE (bits);
+      memcpy (&model->w[i], &bits, sizeof bits);
+    }
+#endif
+  return TRUE;
+}
+
+gboolean
+caml_weights_load (CamlModel *model, const char *path, GError **error)
+{
+  char *contents = NULL;
+  gsize length = 0;
+  GError *io_error = NULL;
+
+  if (!g_file_get_contents (path, &contents, &length, &io_error))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
+      g_error_free (io_error);
+      return FALSE;
+    }
+  gboolean ok = caml_weights_load_data (model, (const guint8 *) contents, length,
+                                        path, error);
+  g_free (contents);
+  return ok;
+}

@@ -1,0 +1,286 @@
+/* test-weights.c — the binary weights file: round trip, and every way a file
+ * can be wrong leaves the model untouched with an error that says why. */
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <glib/gstdio.h>
+
+#include "caml.h"
+
+typedef struct {
+  char      *dir;
+  char      *path;
+  CamlModel *model;
+} Fixture;
+
+static CamlModel *
+build (const char *doc, guint64 seed)
+{
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (doc, -1, "test", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  exp->seed = seed;
+  CamlShape input = caml_shape_flat (2);
+  CamlModel *model = caml_experiment_build_model (exp, &input, &error);
+  if (model == NULL)
+    fail_msg ("%s", error->message);
+  caml_experiment_free (exp);
+  return model;
+}
+
+static const char *ca_model =
+  "{ \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 },"
+  "               { \"layer\": \"ca_res\", \"units\": 5, \"sublayers\": 2 },"
+  "               { \"layer\": \"dense\", \"units\": 1 } ] }";
+
+static int
+setup (void **state)
+{
+  Fixture *f = g_new0 (Fixture, 1);
+  f->dir = g_dir_make_tmp ("caml-weights-XXXXXX", NULL);
+  assert_non_null (f->dir);
+  f->path = g_build_filename (f->dir, "model.weights", NULL);
+  f->model = build (ca_model, 1);
+  GError *error = NULL;
+  if (!caml_weights_save (f->model, f->path, &error))
+    fail_msg ("%s", error->message);
+  *state = f;
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  Fixture *f = *state;
+  g_unlink (f->path);
+  g_rmdir (f->dir);
+  g_free (f->path);
+  g_free (f->dir);
+  caml_model_free (f->model);
+  g_free (f);
+  return 0;
+}
+
+static guint8 *
+read_file (const char *path, gsize *length)
+{
+  char *contents;
+  assert_true (g_file_get_contents (path, &contents, length, NULL));
+  return (guint8 *) contents;
+}
+
+/* Loads `data` into a copy of the model's weights and checks that it fails
+ * with `needle` in the message and leaves the weights as they were. */
+static void
+expect_rejected (CamlModel *model, const guint8 *data, gsize length, const char *needle)
+{
+  float *before = g_memdup2 (model->w, model->n_weights * sizeof (float));
+  GError *error = NULL;
+  if (caml_weights_load_data (model, data, length, "model.weights", &error))
+    fail_msg ("accepted a bad file of %zu bytes (expected \"%s\")", (size_t) length, needle);
+  assert_non_null (error);
+  assert_true (error->domain == CAML_ERROR);
+  assert_non_null (strstr (error->message, "model.weights"));
+  if (needle != NULL && strstr (error->message, needle) == NULL)
+    fail_msg ("message \"%s\" lacks \"%s\"", error->message, needle);
+  assert_memory_equal (before, model->w, model->n_weights * sizeof (float));
+  g_error_free (error);
+  g_free (before);
+}
+
+static void
+test_round_trip (void **state)
+{
+  Fixture *f = *state;
+  float *saved = g_memdup2 (f->model->w, f->model->n_weights * sizeof (float));
+
+  /* Perturb, then load: the saved weights come back bit for bit. */
+  for (size_t i = 0; i < f->model->n_weights; i++)
+    f->model->w[i] = (float) i * 0.5f - 3.0f;
+  GError *error = NULL;
+  if (!caml_weights_load (f->model, f->path, &error))
+    fail_msg ("%s", error->message);
+  assert_memory_equal (saved, f->model->w, f->model->n_weights * sizeof (float));
+
+  /* The layout is what the format says: header, table, floats, digest. */
+  gsize length;
+  guint8 *data = read_file (f->path, &length);
+  assert_memory_equal (data, CAML_WEIGHTS_MAGIC, 8);
+  guint32 version;
+  memcpy (&version, data + 8, 4);
+  assert_int_equal (GUINT32_FROM_LE (version), CAML_WEIGHTS_VERSION);
+  gsize table = 0;
+  for (int i = 0; i < f->model->n_layers; i++)
+    table += 2 + strlen (f->model->layers[i]->ops->name) + 8;
+  assert_int_equal (length, 16 + table + 8 + f->model->n_weights * 4 + 32);
+  g_free (data);
+
+  /* Saving again over the file works (atomic replace). */
+  assert_true (caml_weights_save (f->model, f->path, &error));
+  g_free (saved);
+}
+
+static void
+test_into_fresh_model (void **state)
+{
+  Fixture *f = *state;
+  CamlModel *other = build (ca_model, 77);
+  assert_int_equal (other->n_weights, f->model->n_weights);
+  assert_memory_not_equal (other->w, f->model->w, other->n_weights * sizeof (float));
+  GError *error = NULL;
+  assert_true (caml_weights_load (other, f->path, &error));
+  assert_memory_equal (other->w, f->model->w, other->n_weights * sizeof (float));
+  caml_model_free (other);
+}
+
+static void
+test_truncated (void **state)
+{
+  Fixture *f = *state;
+  gsize length;
+  guint8 *data = read_file (f->path, &length);
+  for (gsize n = 0; n < length; n++)
+    {
+      /* A fresh heap copy of exactly n bytes, so reading past it is caught by
+       * the sanitizers. */
+      guint8 *cut = g_memdup2 (data, n);
+      expect_rejected (f->model, cut, n, "truncated");
+      g_free (cut);
+    }
+  /* A byte too many is wrong as well. */
+  guint8 *longer = g_malloc (length + 1);
+  memcpy (longer, data, length);
+  longer[length] = 0;
+  expect_rejected (f->model, longer, length + 1, "unexpected bytes");
+  g_free (longer);
+  g_free (data);
+}
+
+static void
+test_wrong_magic (void **state)
+{
+  Fixture *f = *state;
+  const char *html = "<!DOCTYPE html><html></html>";
+  expect_rejected (f->model, (const guint8 *) html, strlen (html),
+                   "not a CAML weights file (magic \"<!DOCTYP\"");
+
+  gsize length;
+  guint8 *data = read_file (f->path, &length);
+  data[0] = 0x00;
+  data[1] = 0xff;
+  expect_rejected (f->model, data, length, "\\x00\\xff");
+  expect_rejected (f->model, (const guint8 *) "XY", 2, "not a CAML weights file");
+  g_free (data);
+}
+
+static void
+test_version (void **state)
+{
+  Fixture *f = *state;
+  gsize length;
+  guint8 *data = read_file (f->path, &length);
+  guint32 v = GUINT32_TO_LE (CAML_WEIGHTS_VERSION + 1);
+  memcpy (data + 8, &v, 4);
+  expect_rejected (f->model, data, length, "version 2 is not supported");
+  g_free (data);
+}
+
+static void
+test_checksum (void **state)
+{
+  Fixture *f = *state;
+  gsize length;
+  guint8 *data = read_file (f->path, &length);
+  /* Flip one bit in the float block, then one in the digest itself. */
+  gsize positions[] = { length - 32 - 5, length - 1 };
+  for (gsize i = 0; i < G_N_ELEMENTS (positions); i++)
+    {
+      data[positions[i]] ^= 0x10;
+      expect_rejected (f->model, data, length, "checksum");
+      data[positions[i]] ^= 0x10;
+    }
+  /* Restored, it loads again. */
+  GError *error = NULL;
+  assert_true (caml_weights_load_data (f->model, data, length, "model.weights", &error));
+  g_free (data);
+}
+
+static void
+test_wrong_layers (void **state)
+{
+  Fixture *f = *state;
+
+  /* Same size, different types: dense first instead of ca_nn. */
+  CamlModel *swapped = build (
+    "{ \"model\": [ { \"layer\": \"dense\", \"units\": 5 },"
+    "               { \"layer\": \"ca_res\", \"units\": 5, \"sublayers\": 2 },"
+    "               { \"layer\": \"dense\", \"units\": 1 } ] }", 1);
+  GError *error = NULL;
+  float *before = g_memdup2 (swapped->w, swapped->n_weights * sizeof (float));
+  assert_false (caml_weights_load (swapped, f->path, &error));
+  assert_non_null (strstr (error->message, "layer 0 is ca_nn in the file but dense in the model"));
+  assert_memory_equal (before, swapped->w, swapped->n_weights * sizeof (float));
+  g_clear_error (&error);
+  g_free (before);
+  caml_model_free (swapped);
+
+  /* Same types, other widths. */
+  CamlModel *wider = build (
+    "{ \"model\": [ { \"layer\": \"ca_nn\", \"units\": 6 },"
+    "               { \"layer\": \"ca_res\", \"units\": 5, \"sublayers\": 2 },"
+    "               { \"layer\": \"dense\", \"units\": 1 } ] }", 1);
+  assert_false (caml_weights_load (wider, f->path, &error));
+  assert_non_null (strstr (error->message, "layer 0 (ca_nn) has"));
+  g_clear_error (&error);
+  caml_model_free (wider);
+
+  /* Fewer layers. */
+  CamlModel *shorter = build (
+    "{ \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 },"
+    "               { \"layer\": \"dense\", \"units\": 1 } ] }", 1);
+  assert_false (caml_weights_load (shorter, f->path, &error));
+  assert_non_null (strstr (error->message, "3 layers but the model has 2"));
+  g_clear_error (&error);
+  caml_model_free (shorter);
+}
+
+static void
+test_missing_file (void **state)
+{
+  Fixture *f = *state;
+  char *path = g_build_filename (f->dir, "nope.weights", NULL);
+  GError *error = NULL;
+  assert_false (caml_weights_load (f->model, path, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_non_null (strstr (error->message, "nope.weights"));
+  g_clear_error (&error);
+
+  /* Saving into a directory that does not exist is an error, not a crash. */
+  char *bad = g_build_filename (f->dir, "no", "such", "dir", "m.weights", NULL);
+  assert_false (caml_weights_save (f->model, bad, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  g_clear_error (&error);
+  g_free (bad);
+  g_free (path);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_round_trip, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_into_fresh_model, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_truncated, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_wrong_magic, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_version, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_checksum, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_wrong_layers, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_missing_file, setup, teardown),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
