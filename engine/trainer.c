@@ -1,0 +1,792 @@
+/* trainer.c — the training loop, on its own thread.
+ *
+ * One GThread runs the loop. Everything the caller can see or change lives
+ * behind `lock` (state, flags, the loss history, the evaluation rows, the
+ * progress snapshot); `cond` wakes the thread when a command arrives and
+ * wakes callers waiting for the thread. The model, the optimizer and the
+ * batch buffers belong to the trainer thread while it runs: the lock is never
+ * held during forward or backward, and caml_trainer_with_model hands its
+ * closure to the thread, which runs it between two steps.
+ *
+ * Randomness: the trainer's own GRand, seeded from exp->seed, only orders the
+ * batches (a Fisher–Yates permutation per epoch). The initial weights come
+ * from the caller, so the same seed and the same weights give bit-identical
+ * losses.
+ *
+ * Step numbers in error messages count from 1 ("step 1" is the first update);
+ * CamlProgress.step and CamlEvalRow.step count the steps done.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "caml.h"
+
+#define CAML_EVAL_CHUNK   1024
+#define CAML_RATE_WINDOW  0.5   /* seconds of training per steps/s estimate */
+
+struct _CamlTrainer {
+  /* borrowed */
+  const CamlExperiment *exp;
+  CamlModel            *model;
+  const CamlDataset    *train;
+  const CamlDataset    *test;
+
+  /* copied from exp at creation */
+  long          total_steps;
+  int           batch;        /* samples per step, 1..train->n */
+  int           eval_every;   /* 0: only after the last step */
+  CamlLossKind  loss;
+
+  /* owned, used by the trainer thread only while it runs */
+  CamlOptimizer *opt;
+  GRand         *rng;
+  int           *order;       /* (train->n) this epoch's sample order */
+  int            order_pos;   /* next unused position in order */
+  float         *bx;          /* (batch, x_shape) */
+  float         *by;          /* (batch, y_width) */
+  float         *dpred;       /* (batch, out) */
+  float         *backup;      /* (n_weights) weights before the update */
+  size_t         out_size;    /* D of the model output */
+
+  GThread *thread;            /* to join; cleared by the joiner */
+  GThread *loop_thread;       /* the same, never cleared: who runs the loop */
+  GMutex   lock;
+  GCond    cond;
+
+  /* protected by lock */
+  CamlTrainerState state;
+  gboolean  done;             /* the thread no longer touches the model */
+  gboolean  stop_requested;
+  int       step_budget;      /* single steps asked for while paused */
+  gboolean  lr_pending;
+  double    lr;
+  gboolean  em_pending;
+  int       em_steps;
+  long      step;             /* steps done */
+  double    last_loss;
+  GArray   *losses;           /* float, one per step */
+  GArray   *rows;             /* CamlEvalRow */
+  GError   *error;
+  double    seconds_base;     /* active time before active_since */
+  gint64    active_since;     /* monotonic µs, 0 while waiting */
+  double    rate_seconds;     /* window start for steps_per_second */
+  long      rate_step;
+  double    steps_per_second;
+  CamlProgressFunc progress_func;
+  gpointer  progress_data;
+  int       progress_every;
+  /* one pending caml_trainer_with_model closure */
+  void    (*model_func) (CamlModel *model, gpointer user_data);
+  gpointer  model_data;
+  guint64   model_posted;     /* serial numbers of posted and served closures */
+  guint64   model_served;
+};
+
+/* ------------------------------------------------------------- evaluation */
+
+static int
+argmax (const float *v, size_t n)
+{
+  size_t best = 0;
+  for (size_t i = 1; i < n; i++)
+    if (v[i] > v[best])
+      best = i;
+  return (int) best;
+}
+
+void
+caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
+               double *mean_loss, double *metric)
+{
+  double loss_sum = 0.0, metric_sum = 0.0;
+  size_t d = caml_shape_size (caml_model_output_shape (model));
+  size_t x_size = caml_shape_size (&set->x_shape);
+  int yw = set->y_width;
+  gboolean classification = set->n_classes > 0;
+
+  if (set->n <= 0 || d == 0)
+    {
+      if (mean_loss)
+        *mean_loss = NAN;
+      if (metric)
+        *metric = NAN;
+      return;
+    }
+
+  for (int start = 0; start < set->n; start += CAML_EVAL_CHUNK)
+    {
+      int n = MIN (CAML_EVAL_CHUNK, set->n - start);
+      const float *x = set->x + (size_t) start * x_size;  /* (n, x_shape) */
+      const float *y = set->y + (size_t) start * yw;      /* (n, yw) */
+      const float *pred = caml_model_forward (model, x, n); /* (n, d) */
+
+      loss_sum += (double) caml_loss_compute (loss, NULL, pred, y, n, (int) d) * n;
+
+      for (int i = 0; i < n; i++)
+        {
+          const float *p = pred + (size_t) i * d;
+          const float *t = y + (size_t) i * yw;
+          if (!classification)
+            {
+              double se = 0.0;
+              for (size_t j = 0; j < d && j < (size_t) yw; j++)
+                se += ((double) p[j] - t[j]) * ((double) p[j] - t[j]);
+              metric_sum += se / (double) d;
+            }
+          else
+            {
+              int label, guess;
+              if (yw == 1)
+                label = (int) t[0];
+              else
+                label = argmax (t, (size_t) yw);
+              if (d == 1)  /* one output: a logit, or a probability under MSE */
+                guess = p[0] > (loss == CAML_LOSS_MSE ? 0.5f : 0.0f);
+              else
+                guess = argmax (p, d);
+              metric_sum += guess == label;
+            }
+        }
+    }
+
+  if (mean_loss)
+    *mean_loss = loss_sum / set->n;
+  if (metric)
+    *metric = metric_sum / set->n;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Called with the lock held. */
+static double
+trainer_seconds_locked (CamlTrainer *trainer)
+{
+  double s = trainer->seconds_base;
+  if (trainer->active_since != 0)
+    s += (g_get_monotonic_time () - trainer->active_since) / 1e6;
+  return s;
+}
+
+static void
+trainer_set_active_locked (CamlTrainer *trainer, gboolean active)
+{
+  gint64 now = g_get_monotonic_time ();
+  if (active && trainer->active_since == 0)
+    trainer->active_since = now;
+  else if (!active && trainer->active_since != 0)
+    {
+      trainer->seconds_base += (now - trainer->active_since) / 1e6;
+      trainer->active_since = 0;
+    }
+}
+
+static void
+trainer_snapshot_locked (CamlTrainer *trainer, CamlProgress *p)
+{
+  memset (p, 0, sizeof *p);
+  p->state = trainer->state;
+  p->step = trainer->step;
+  p->total_steps = trainer->total_steps;
+  p->last_loss = trainer->last_loss;
+  p->steps_per_second = trainer->steps_per_second;
+  p->seconds = trainer_seconds_locked (trainer);
+  p->classification = trainer->train->n_classes > 0;
+  p->n_rows = (int) trainer->rows->len;
+  if (p->n_rows > 0)
+    p->last_row = g_array_index (trainer->rows, CamlEvalRow, p->n_rows - 1);
+}
+
+/* Calls the progress function, if any, with a fresh snapshot. Called with
+ * the lock held; releases it around the call so the function may use the
+ * trainer's getters. */
+static void
+trainer_report_locked (CamlTrainer *trainer)
+{
+  CamlProgressFunc func = trainer->progress_func;
+  gpointer data = trainer->progress_data;
+  CamlProgress p;
+
+  if (func == NULL)
+    return;
+  trainer_snapshot_locked (trainer, &p);
+  g_mutex_unlock (&trainer->lock);
+  func (&p, data);
+  g_mutex_lock (&trainer->lock);
+}
+
+/* Runs a pending with_model closure. Called with the lock held. */
+static void
+trainer_serve_model_locked (CamlTrainer *trainer)
+{
+  while (trainer->model_served < trainer->model_posted)
+    {
+      void (*func) (CamlModel *, gpointer) = trainer->model_func;
+      gpointer data = trainer->model_data;
+      g_mutex_unlock (&trainer->lock);
+      func (trainer->model, data);
+      g_mutex_lock (&trainer->lock);
+      trainer->model_func = NULL;
+      trainer->model_served++;
+      g_cond_broadcast (&trainer->cond);
+    }
+}
+
+/* The layer (and parameter) holding weight index k. */
+static void
+trainer_locate (const CamlModel *model, size_t k, int *layer, const char **param)
+{
+  *layer = -1;
+  *param = "?";
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      const CamlLayer *l = model->layers[i];
+      for (int j = 0; j < l->n_params; j++)
+        if (k >= l->params[j].offset && k < l->params[j].offset + l->params[j].count)
+          {
+            *layer = i;
+            *param = l->params[j].name;
+            return;
+          }
+    }
+}
+
+static gboolean
+trainer_check_finite (CamlTrainer *trainer, const float *v, long step_number,
+                      const char *what, GError **error)
+{
+  const CamlModel *model = trainer->model;
+  for (size_t k = 0; k < model->n_weights; k++)
+    if (!isfinite (v[k]))
+      {
+        int layer;
+        const char *param;
+        trainer_locate (model, k, &layer, &param);
+        g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED,
+                     "step %ld: non-finite %s in layer %d (%s), parameter %s",
+                     step_number, what, layer,
+                     layer >= 0 ? model->layers[layer]->ops->name : "?", param);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* Next minibatch: pointers to (batch, ·) inputs and targets. */
+static void
+trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
+{
+  const CamlDataset *set = trainer->train;
+  int b = trainer->batch;
+
+  if (b >= set->n)
+    {
+      *x = set->x;
+      *y = set->y;
+      return;
+    }
+  if (trainer->order_pos + b > set->n)
+    {
+      /* New epoch: Fisher–Yates with the run's generator. */
+      for (int i = set->n - 1; i > 0; i--)
+        {
+          int j = g_rand_int_range (trainer->rng, 0, i + 1);
+          int t = trainer->order[i];
+          trainer->order[i] = trainer->order[j];
+          trainer->order[j] = t;
+        }
+      trainer->order_pos = 0;
+    }
+  caml_dataset_gather (set, trainer->order + trainer->order_pos, b,
+                       trainer->bx, trainer->by);
+  trainer->order_pos += b;
+  *x = trainer->bx;
+  *y = trainer->by;
+}
+
+/* One optimisation step `step` (0-based). On divergence the weights are
+ * those before the step and the error names step + 1. */
+static gboolean
+trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **error)
+{
+  CamlModel *model = trainer->model;
+  const float *x, *y, *pred;
+  int b = trainer->batch;
+  float loss;
+
+  trainer_next_batch (trainer, &x, &y);
+  caml_model_zero_grad (model);
+  pred = caml_model_forward (model, x, b);
+  loss = caml_loss_compute (trainer->loss, trainer->dpred, pred, y, b,
+                            (int) trainer->out_size);
+  *loss_out = loss;
+  if (!isfinite (loss))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED, "step %ld: the loss is %s",
+                   step + 1, isnan (loss) ? "nan" : (loss > 0 ? "inf" : "-inf"));
+      return FALSE;
+    }
+  caml_model_backward (model, x, trainer->dpred, b);
+  if (!trainer_check_finite (trainer, model->dw, step + 1, "gradient", error))
+    return FALSE;
+
+  memcpy (trainer->backup, model->w, model->n_weights * sizeof *model->w);
+  caml_optimizer_step (trainer->opt, model, step);
+  if (!trainer_check_finite (trainer, model->w, step + 1, "weight after the update", error))
+    {
+      memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Appends an evaluation row for the current step. Called with the lock held;
+ * releases it while the model runs. */
+static void
+trainer_evaluate_locked (CamlTrainer *trainer)
+{
+  CamlEvalRow row = { 0 };
+  long from = 0;
+  double sum = 0.0;
+
+  if (trainer->rows->len > 0)
+    from = g_array_index (trainer->rows, CamlEvalRow, trainer->rows->len - 1).step;
+  for (long i = from; i < (long) trainer->losses->len; i++)
+    sum += g_array_index (trainer->losses, float, i);
+  row.step = trainer->step;
+  row.train_loss = (long) trainer->losses->len > from
+                   ? sum / ((long) trainer->losses->len - from) : NAN;
+
+  g_mutex_unlock (&trainer->lock);
+  if (isnan (row.train_loss))  /* no step since the last row: measure it */
+    caml_evaluate (trainer->model, trainer->loss, trainer->train, &row.train_loss, NULL);
+  if (trainer->test != NULL)
+    caml_evaluate (trainer->model, trainer->loss, trainer->test,
+                   &row.test_loss, &row.test_metric);
+  else
+    row.test_loss = row.test_metric = NAN;
+  g_mutex_lock (&trainer->lock);
+
+  row.seconds = trainer_seconds_locked (trainer);
+  g_array_append_val (trainer->rows, row);
+}
+
+static void
+trainer_update_rate_locked (CamlTrainer *trainer)
+{
+  double now = trainer_seconds_locked (trainer);
+  double span = now - trainer->rate_seconds;
+
+  if (span >= CAML_RATE_WINDOW)
+    {
+      trainer->steps_per_second = (trainer->step - trainer->rate_step) / span;
+      trainer->rate_seconds = now;
+      trainer->rate_step = trainer->step;
+    }
+  else if (trainer->rate_step == 0 && now > 0.0)
+    trainer->steps_per_second = trainer->step / now;  /* first window */
+}
+
+static gpointer
+trainer_thread (gpointer data)
+{
+  CamlTrainer *trainer = data;
+  CamlTrainerState end;
+
+  g_mutex_lock (&trainer->lock);
+  for (;;)
+    {
+      long step;
+      float loss = NAN;
+      GError *error = NULL;
+      gboolean ok, eval, report;
+
+      trainer_serve_model_locked (trainer);
+      if (trainer->stop_requested)
+        {
+          end = CAML_TRAINER_STOPPED;
+          break;
+        }
+      if (trainer->step >= trainer->total_steps)
+        {
+          end = CAML_TRAINER_FINISHED;
+          break;
+        }
+      if (trainer->state == CAML_TRAINER_PAUSED)
+        {
+          if (trainer->step_budget == 0)
+            {
+              trainer_set_active_locked (trainer, FALSE);
+              g_cond_wait (&trainer->cond, &trainer->lock);
+              continue;
+            }
+          trainer->step_budget--;
+        }
+      trainer_set_active_locked (trainer, TRUE);
+
+      if (trainer->lr_pending)
+        caml_optimizer_set_lr (trainer->opt, trainer->lr);
+      if (trainer->em_pending)
+        caml_optimizer_set_em_steps (trainer->opt, trainer->em_steps);
+      trainer->lr_pending = trainer->em_pending = FALSE;
+      step = trainer->step;
+
+      g_mutex_unlock (&trainer->lock);
+      ok = trainer_do_step (trainer, step, &loss, &error);
+      g_mutex_lock (&trainer->lock);
+
+      trainer->last_loss = loss;
+      if (!ok)
+        {
+          trainer->error = error;
+          end = CAML_TRAINER_FAILED;
+          break;
+        }
+      g_array_append_val (trainer->losses, loss);
+      trainer->step = step + 1;
+      trainer_update_rate_locked (trainer);
+
+      eval = trainer->step == trainer->total_steps
+             || (trainer->eval_every > 0 && trainer->step % trainer->eval_every == 0);
+      report = eval || (trainer->progress_every > 0
+                        && trainer->step % trainer->progress_every == 0);
+      if (eval)
+        trainer_evaluate_locked (trainer);
+      if (report)
+        trainer_report_locked (trainer);
+    }
+
+  /* A run of zero steps still gets its one row. */
+  if (end == CAML_TRAINER_FINISHED && trainer->rows->len == 0)
+    trainer_evaluate_locked (trainer);
+  trainer_serve_model_locked (trainer);
+  trainer_set_active_locked (trainer, FALSE);
+  trainer->state = end;
+  trainer->done = TRUE;
+  g_cond_broadcast (&trainer->cond);
+  trainer_report_locked (trainer);
+  g_mutex_unlock (&trainer->lock);
+  return NULL;
+}
+
+/* ------------------------------------------------------------- public API */
+
+CamlTrainer *
+caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
+                  const CamlDataset *train, const CamlDataset *test)
+{
+  CamlTrainer *trainer;
+  guint32 seed[3];
+
+  g_return_val_if_fail (exp != NULL && model != NULL && train != NULL, NULL);
+
+  trainer = g_new0 (CamlTrainer, 1);
+  trainer->exp = exp;
+  trainer->model = model;
+  trainer->train = train;
+  trainer->test = test;
+
+  trainer->total_steps = MAX (exp->steps, 0);
+  trainer->batch = (exp->batch_size <= 0 || exp->batch_size >= train->n)
+                   ? train->n : exp->batch_size;
+  trainer->eval_every = MAX (exp->eval_every, 0);
+  trainer->loss = exp->loss;
+
+  /* The batch order has its own stream: the seed plus a salt, so it does not
+   * replay the numbers that initialised the weights. */
+  seed[0] = (guint32) exp->seed;
+  seed[1] = (guint32) (exp->seed >> 32);
+  seed[2] = 0x62617463;  /* "batc" */
+  trainer->rng = g_rand_new_with_seed_array (seed, 3);
+  trainer->order = g_new (int, MAX (train->n, 1));
+  for (int i = 0; i < train->n; i++)
+    trainer->order[i] = i;
+  trainer->order_pos = train->n;  /* shuffle before the first batch */
+
+  trainer->out_size = caml_shape_size (caml_model_output_shape (model));
+  trainer->bx = g_new (float, (size_t) MAX (trainer->batch, 1)
+                              * MAX (caml_shape_size (&train->x_shape), 1));
+  trainer->by = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (train->y_width, 1));
+  trainer->dpred = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (trainer->out_size, 1));
+  trainer->backup = g_new (float, MAX (model->n_weights, 1));
+  trainer->opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
+
+  g_mutex_init (&trainer->lock);
+  g_cond_init (&trainer->cond);
+  trainer->state = CAML_TRAINER_IDLE;
+  trainer->last_loss = NAN;
+  trainer->losses = g_array_new (FALSE, FALSE, sizeof (float));
+  trainer->rows = g_array_new (FALSE, FALSE, sizeof (CamlEvalRow));
+  trainer->progress_every = 1;
+  return trainer;
+}
+
+void
+caml_trainer_free (CamlTrainer *trainer)
+{
+  if (trainer == NULL)
+    return;
+  caml_trainer_stop (trainer);
+  caml_trainer_join (trainer);
+
+  caml_optimizer_free (trainer->opt);
+  g_rand_free (trainer->rng);
+  g_free (trainer->order);
+  g_free (trainer->bx);
+  g_free (trainer->by);
+  g_free (trainer->dpred);
+  g_free (trainer->backup);
+  g_array_unref (trainer->losses);
+  g_array_unref (trainer->rows);
+  g_clear_error (&trainer->error);
+  g_mutex_clear (&trainer->lock);
+  g_cond_clear (&trainer->cond);
+  g_free (trainer);
+}
+
+void
+caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
+                                gpointer user_data, int every)
+{
+  g_mutex_lock (&trainer->lock);
+  trainer->progress_func = func;
+  trainer->progress_data = user_data;
+  trainer->progress_every = MAX (every, 0);
+  g_mutex_unlock (&trainer->lock);
+}
+
+/* The data must fit the model before a thread starts on it. */
+static gboolean
+trainer_check (CamlTrainer *trainer, GError **error)
+{
+  const CamlModel *model = trainer->model;
+  const CamlDataset *sets[2] = { trainer->train, trainer->test };
+  const char *names[2] = { "training set", "test set" };
+  int want_y = caml_loss_target_width (trainer->loss, (int) trainer->out_size);
+
+  if (trainer->train->n <= 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "the training set is empty");
+      return FALSE;
+    }
+  for (int i = 0; i < 2; i++)
+    {
+      if (sets[i] == NULL)
+        continue;
+      if (!caml_shape_equal (&sets[i]->x_shape, &model->input))
+        {
+          g_autofree char *a = caml_shape_to_string (&sets[i]->x_shape);
+          g_autofree char *b = caml_shape_to_string (&model->input);
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "the %s has inputs of shape %s but the model takes %s",
+                       names[i], a, b);
+          return FALSE;
+        }
+      if (sets[i]->y_width != want_y)
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "the %s has targets of width %d but the model's %zu outputs "
+                       "under the %s loss need %d",
+                       names[i], sets[i]->y_width, trainer->out_size,
+                       caml_loss_names[trainer->loss], want_y);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
+{
+  GThread *thread;
+
+  if (!trainer_check (trainer, error))
+    return FALSE;
+
+  g_mutex_lock (&trainer->lock);
+  if (trainer->state != CAML_TRAINER_IDLE || trainer->thread != NULL)
+    {
+      g_mutex_unlock (&trainer->lock);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the trainer has already run; create a new one");
+      return FALSE;
+    }
+  trainer->state = start_paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
+  thread = g_thread_try_new ("caml-trainer", trainer_thread, trainer, error);
+  if (thread == NULL)
+    {
+      trainer->state = CAML_TRAINER_IDLE;
+      g_mutex_unlock (&trainer->lock);
+      return FALSE;
+    }
+  trainer->thread = thread;
+  trainer->loop_thread = thread;
+  g_mutex_unlock (&trainer->lock);
+  return TRUE;
+}
+
+void
+caml_trainer_pause (CamlTrainer *trainer)
+{
+  g_mutex_lock (&trainer->lock);
+  if (trainer->state == CAML_TRAINER_RUNNING)
+    trainer->state = CAML_TRAINER_PAUSED;
+  g_mutex_unlock (&trainer->lock);
+}
+
+void
+caml_trainer_resume (CamlTrainer *trainer)
+{
+  g_mutex_lock (&trainer->lock);
+  if (trainer->state == CAML_TRAINER_PAUSED)
+    {
+      trainer->state = CAML_TRAINER_RUNNING;
+      trainer->step_budget = 0;
+      g_cond_broadcast (&trainer->cond);
+    }
+  g_mutex_unlock (&trainer->lock);
+}
+
+void
+caml_trainer_step (CamlTrainer *trainer)
+{
+  g_mutex_lock (&trainer->lock);
+  if (trainer->state == CAML_TRAINER_PAUSED)
+    {
+      trainer->step_budget++;
+      g_cond_broadcast (&trainer->cond);
+    }
+  g_mutex_unlock (&trainer->lock);
+}
+
+void
+caml_trainer_stop (CamlTrainer *trainer)
+{
+  g_mutex_lock (&trainer->lock);
+  trainer->stop_requested = TRUE;
+  if (trainer->state == CAML_TRAINER_IDLE)
+    {
+      trainer->state = CAML_TRAINER_STOPPED;
+      trainer->done = TRUE;
+    }
+  g_cond_broadcast (&trainer->cond);
+  g_mutex_unlock (&trainer->lock);
+}
+
+CamlTrainerState
+caml_trainer_join (CamlTrainer *trainer)
+{
+  GThread *thread;
+  CamlTrainerState state;
+
+  g_mutex_lock (&trainer->lock);
+  thread = trainer->thread;
+  trainer->thread = NULL;
+  if (thread == NULL)  /* another caller joins it, or it never started */
+    while (!trainer->done && trainer->state != CAML_TRAINER_IDLE)
+      g_cond_wait (&trainer->cond, &trainer->lock);
+  g_mutex_unlock (&trainer->lock);
+
+  if (thread != NULL)
+    g_thread_join (thread);
+
+  g_mutex_lock (&trainer->lock);
+  state = trainer->state;
+  g_mutex_unlock (&trainer->lock);
+  return state;
+}
+
+void
+caml_trainer_get_progress (CamlTrainer *trainer, CamlProgress *progress)
+{
+  g_mutex_lock (&trainer->lock);
+  trainer_snapshot_locked (trainer, progress);
+  g_mutex_unlock (&trainer->lock);
+}
+
+CamlEvalRow *
+caml_trainer_copy_rows (CamlTrainer *trainer, int *n_rows)
+{
+  CamlEvalRow *rows;
+
+  g_mutex_lock (&trainer->lock);
+  *n_rows = (int) trainer->rows->len;
+  rows = g_memdup2 (trainer->rows->data, trainer->rows->len * sizeof (CamlEvalRow));
+  g_mutex_unlock (&trainer->lock);
+  return rows;
+}
+
+float *
+caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps)
+{
+  float *losses;
+
+  g_mutex_lock (&trainer->lock);
+  *n_steps = (long) trainer->losses->len;
+  losses = g_memdup2 (trainer->losses->data, trainer->losses->len * sizeof (float));
+  g_mutex_unlock (&trainer->lock);
+  return losses;
+}
+
+void
+caml_trainer_set_lr (CamlTrainer *trainer, double lr)
+{
+  g_mutex_lock (&trainer->lock);
+  trainer->lr = lr;
+  trainer->lr_pending = TRUE;
+  g_mutex_unlock (&trainer->lock);
+}
+
+void
+caml_trainer_set_em_steps (CamlTrainer *trainer, int em_steps)
+{
+  g_mutex_lock (&trainer->lock);
+  trainer->em_steps = em_steps;
+  trainer->em_pending = TRUE;
+  g_mutex_unlock (&trainer->lock);
+}
+
+GError *
+caml_trainer_get_error (CamlTrainer *trainer)
+{
+  GError *error;
+
+  g_mutex_lock (&trainer->lock);
+  error = trainer->error ? g_error_copy (trainer->error) : NULL;
+  g_mutex_unlock (&trainer->lock);
+  return error;
+}
+
+void
+caml_trainer_with_model (CamlTrainer *trainer,
+                         void (*func) (CamlModel *model, gpointer user_data),
+                         gpointer user_data)
+{
+  guint64 serial;
+
+  g_mutex_lock (&trainer->lock);
+  /* Not running, or called from the trainer thread (a progress function):
+   * the model is free. */
+  if (trainer->loop_thread == NULL || trainer->done
+      || g_thread_self () == trainer->loop_thread)
+    {
+      g_mutex_unlock (&trainer->lock);
+      func (trainer->model, user_data);
+      return;
+    }
+
+  /* One slot: wait for it, post, wake the thread (it may be paused). */
+  while (trainer->model_func != NULL && !trainer->done)
+    g_cond_wait (&trainer->cond, &trainer->lock);
+  if (trainer->done)
+    {
+      g_mutex_unlock (&trainer->lock);
+      func (trainer->model, user_data);
+      return;
+    }
+  trainer->model_func = func;
+  trainer->model_data = user_data;
+  serial = ++trainer->model_posted;
+  g_cond_broadcast (&trainer->cond);
+  while (trainer->model_served < serial)
+    g_cond_wait (&trainer->cond, &trainer->lock);
+  g_mutex_unlock (&trainer->lock);
+}

@@ -1,0 +1,803 @@
+/* test-trainer.c — the training thread: a run to completion, pause and single
+ * steps, prompt stop, free while running, determinism, divergence, live
+ * learning-rate changes, progress callbacks, caml_trainer_with_model and
+ * caml_evaluate. Experiments are built in code so that this file depends on
+ * the engine's model, loss, optimizer and data only. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "caml.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+#define assert_near(a, b, tol)                                                \
+  do {                                                                        \
+    double a_ = (a), b_ = (b);                                                \
+    if (!(fabs (a_ - b_) <= (tol)))                                           \
+      {                                                                       \
+        print_error ("%.17g != %.17g (tolerance %g)\n", a_, b_, (double) (tol)); \
+        fail ();                                                              \
+      }                                                                       \
+  } while (0)
+
+#define assert_error(err, domain, ecode)                                      \
+  do {                                                                        \
+    assert_non_null (err);                                                    \
+    if (!g_error_matches ((err), (domain), (ecode)))                          \
+      {                                                                       \
+        print_error ("unexpected error %d: %s\n", (err)->code, (err)->message); \
+        fail ();                                                              \
+      }                                                                       \
+  } while (0)
+
+/* A bare experiment: only the fields the trainer reads. */
+static CamlExperiment *
+make_experiment (CamlOptimizerKind kind, double lr, int steps, int batch_size,
+                 int eval_every, guint64 seed)
+{
+  CamlExperiment *exp = g_new0 (CamlExperiment, 1);
+  exp->loss = CAML_LOSS_MSE;
+  caml_optimizer_config_defaults (&exp->optimizer, kind);
+  exp->optimizer.lr = lr;
+  exp->steps = steps;
+  exp->batch_size = batch_size;
+  exp->eval_every = eval_every;
+  exp->seed = seed;
+  return exp;
+}
+
+static void
+set_option (CamlLayerSpec *spec, const char *key, double value)
+{
+  int i = caml_layer_ops_option_index (spec->ops, key);
+  assert_true (i >= 0);
+  spec->opt[i] = value;
+}
+
+static void
+dense_spec (CamlLayerSpec *spec, int units, CamlActivation act)
+{
+  spec->ops = caml_layer_lookup ("dense");
+  assert_non_null (spec->ops);
+  caml_layer_ops_default_options (spec->ops, spec->opt);
+  set_option (spec, "units", units);
+  set_option (spec, "activation", act);
+}
+
+/* 2 → hidden (tanh) → 1, weights from `init_seed`. */
+static CamlModel *
+make_mlp (int hidden, guint32 init_seed)
+{
+  CamlLayerSpec specs[2];
+  CamlShape input = caml_shape_flat (2);
+  GRand *rng = g_rand_new_with_seed (init_seed);
+  GError *error = NULL;
+  CamlModel *model;
+
+  dense_spec (&specs[0], hidden, CAML_ACT_TANH);
+  dense_spec (&specs[1], 1, CAML_ACT_IDENTITY);
+  model = caml_model_new (&input, specs, 2, rng, &error);
+  g_rand_free (rng);
+  assert_null (error);
+  assert_non_null (model);
+  return model;
+}
+
+static gboolean
+all_finite (const float *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite (v[i]))
+      return FALSE;
+  return TRUE;
+}
+
+static long
+current_step (CamlTrainer *trainer, CamlTrainerState *state)
+{
+  CamlProgress p;
+  caml_trainer_get_progress (trainer, &p);
+  if (state)
+    *state = p.state;
+  return p.step;
+}
+
+/* Polls until the trainer has done `step` steps; a hang fails after 2 min. */
+static void
+wait_for_step (CamlTrainer *trainer, long step)
+{
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  while (current_step (trainer, NULL) < step)
+    {
+      assert_true (g_get_monotonic_time () < deadline);
+      g_usleep (1000);
+    }
+}
+
+static void
+copy_weights_cb (CamlModel *model, gpointer user_data)
+{
+  float *dst = user_data;
+  memcpy (dst, model->w, model->n_weights * sizeof *dst);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void
+test_run_to_completion (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.05, 400, 0, 100, 3);
+  CamlModel *model = make_mlp (4, 11);
+  GError *error = NULL;
+  CamlTrainer *trainer;
+  CamlEvalRow *rows;
+  float *losses;
+  long n_losses;
+  int n_rows;
+  CamlProgress p;
+  double loss, mse;
+
+  caml_data_xor (&train, &test);
+  trainer = caml_trainer_new (exp, model, train, test);
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.state, CAML_TRAINER_IDLE);
+  assert_int_equal (p.total_steps, 400);
+
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_null (caml_trainer_get_error (trainer));
+
+  losses = caml_trainer_copy_losses (trainer, &n_losses);
+  assert_int_equal (n_losses, 400);
+  assert_true (all_finite (losses, (size_t) n_losses));
+  assert_true (losses[n_losses - 1] < 0.5f * losses[0]);
+
+  rows = caml_trainer_copy_rows (trainer, &n_rows);
+  assert_int_equal (n_rows, 4);
+  for (int i = 0; i < n_rows; i++)
+    {
+      double mean = 0.0;
+      assert_int_equal (rows[i].step, 100 * (i + 1));
+      for (int k = 100 * i; k < 100 * (i + 1); k++)
+        mean += losses[k];
+      assert_near (rows[i].train_loss, mean / 100, 1e-6);
+      assert_true (rows[i].seconds > 0.0);
+      if (i > 0)
+        assert_true (rows[i].seconds >= rows[i - 1].seconds);
+    }
+
+  /* The last row is an evaluation of the final weights. */
+  caml_evaluate (model, CAML_LOSS_MSE, test, &loss, &mse);
+  assert_near (rows[3].test_loss, loss, 1e-9);
+  assert_near (rows[3].test_metric, mse, 1e-9);
+  assert_true (mse < 0.25);
+
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.state, CAML_TRAINER_FINISHED);
+  assert_int_equal (p.step, 400);
+  assert_int_equal (p.n_rows, 4);
+  assert_int_equal (p.last_row.step, 400);
+  assert_false (p.classification);
+  assert_near (p.last_loss, losses[399], 0.0);
+  assert_true (p.steps_per_second > 0.0);
+
+  /* A finished trainer does not start again. */
+  assert_false (caml_trainer_start (trainer, FALSE, &error));
+  assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
+  g_clear_error (&error);
+
+  g_free (rows);
+  g_free (losses);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+static void
+test_pause_and_step (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.01, 10000000, 0, 0, 1);
+  CamlModel *model = make_mlp (3, 5);
+  CamlTrainer *trainer;
+  CamlTrainerState st;
+  long s, n_losses;
+  float *losses;
+
+  caml_data_xor (&train, &test);
+  trainer = caml_trainer_new (exp, model, train, test);
+
+  /* Started paused: nothing happens until asked. */
+  assert_true (caml_trainer_start (trainer, TRUE, NULL));
+  g_usleep (50000);
+  assert_int_equal (current_step (trainer, &st), 0);
+  assert_int_equal (st, CAML_TRAINER_PAUSED);
+
+  caml_trainer_step (trainer);
+  caml_trainer_step (trainer);
+  wait_for_step (trainer, 2);
+  g_usleep (100000);
+  assert_int_equal (current_step (trainer, &st), 2);
+  assert_int_equal (st, CAML_TRAINER_PAUSED);
+  losses = caml_trainer_copy_losses (trainer, &n_losses);
+  assert_int_equal (n_losses, 2);
+  g_free (losses);
+
+  /* Running, then paused mid-run: the count holds still, and two single
+   * steps advance it by exactly two. */
+  caml_trainer_resume (trainer);
+  wait_for_step (trainer, 100);
+  assert_int_equal ((current_step (trainer, &st), st), CAML_TRAINER_RUNNING);
+  caml_trainer_pause (trainer);
+  g_usleep (50000);
+  s = current_step (trainer, &st);
+  assert_int_equal (st, CAML_TRAINER_PAUSED);
+  g_usleep (50000);
+  assert_int_equal (current_step (trainer, NULL), s);
+
+  caml_trainer_step (trainer);
+  caml_trainer_step (trainer);
+  wait_for_step (trainer, s + 2);
+  g_usleep (100000);
+  assert_int_equal (current_step (trainer, NULL), s + 2);
+
+  /* step is ignored while running. */
+  caml_trainer_resume (trainer);
+  caml_trainer_step (trainer);
+  caml_trainer_stop (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_STOPPED);
+  assert_null (caml_trainer_get_error (trainer));
+
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+static void
+test_stop_is_prompt (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.01, 10000000, 16, 1000, 1);
+  CamlModel *model = make_mlp (8, 5);
+  CamlTrainer *trainer;
+  CamlProgress p;
+
+  caml_data_surface (81, 0.05, 7, &train, &test);
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  wait_for_step (trainer, 10);
+  g_usleep (100000);
+
+  caml_trainer_stop (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_STOPPED);
+
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.state, CAML_TRAINER_STOPPED);
+  assert_true (p.step > 0 && p.step < 10000000);
+  assert_true (p.seconds > 0.0);
+  assert_true (all_finite (model->w, model->n_weights));
+
+  /* Stopping a paused run is prompt too. */
+  caml_trainer_free (trainer);
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, TRUE, NULL));
+  g_usleep (20000);
+  caml_trainer_stop (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_STOPPED);
+  assert_int_equal (current_step (trainer, NULL), 0);
+
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+static void
+test_free_while_running (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.001, 10000000, 0, 50, 1);
+  CamlModel *model = make_mlp (4, 5);
+  CamlTrainer *trainer;
+
+  caml_data_xor (&train, &test);
+
+  /* Running. */
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  wait_for_step (trainer, 10);
+  caml_trainer_free (trainer);
+
+  /* Paused. */
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, TRUE, NULL));
+  caml_trainer_free (trainer);
+
+  /* Never started; stop and join on it are harmless. */
+  trainer = caml_trainer_new (exp, model, train, test);
+  caml_trainer_stop (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_STOPPED);
+  caml_trainer_free (trainer);
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_IDLE);
+  caml_trainer_free (trainer);
+
+  assert_true (all_finite (model->w, model->n_weights));
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+/* Trains `model` from `w0` for exp and returns the per-step losses and the
+ * final weights (in `w_out`). */
+static float *
+run_from (CamlExperiment *exp, CamlModel *model, const float *w0,
+          const CamlDataset *train, const CamlDataset *test,
+          float *w_out, long *n_losses)
+{
+  CamlTrainer *trainer;
+  float *losses;
+
+  memcpy (model->w, w0, model->n_weights * sizeof *w0);
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  losses = caml_trainer_copy_losses (trainer, n_losses);
+  memcpy (w_out, model->w, model->n_weights * sizeof *w_out);
+  caml_trainer_free (trainer);
+  return losses;
+}
+
+static void
+test_determinism (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 300, 8, 100, 42);
+  CamlModel *model = make_mlp (5, 9);
+  size_t nw = model->n_weights, bytes = nw * sizeof (float);
+  float *w0 = g_memdup2 (model->w, bytes);
+  float *wa = g_new (float, nw), *wb = g_new (float, nw), *wc = g_new (float, nw);
+  float *a, *b, *c;
+  long na, nb, nc;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  assert_true (train->n > 8);
+  exp->optimizer.momentum = 0.9;
+
+  a = run_from (exp, model, w0, train, test, wa, &na);
+  b = run_from (exp, model, w0, train, test, wb, &nb);
+  assert_int_equal (na, 300);
+  assert_int_equal (nb, 300);
+  assert_memory_equal (a, b, 300 * sizeof (float));
+  assert_memory_equal (wa, wb, bytes);
+  assert_memory_not_equal (wa, w0, bytes);
+
+  /* Another seed orders the minibatches differently. */
+  exp->seed = 43;
+  c = run_from (exp, model, w0, train, test, wc, &nc);
+  assert_int_equal (nc, 300);
+  assert_memory_not_equal (a, c, 300 * sizeof (float));
+
+  /* Full batch: samples in order, so the seed does not matter. */
+  g_free (a);
+  g_free (c);
+  exp->batch_size = 0;
+  exp->seed = 1;
+  a = run_from (exp, model, w0, train, test, wa, &na);
+  exp->seed = 2;
+  c = run_from (exp, model, w0, train, test, wc, &nc);
+  assert_memory_equal (a, c, 300 * sizeof (float));
+
+  g_free (a);
+  g_free (b);
+  g_free (c);
+  g_free (w0);
+  g_free (wa);
+  g_free (wb);
+  g_free (wc);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+/* Runs to failure and checks the error; returns the message (free it). */
+static char *
+run_to_failure (CamlExperiment *exp, CamlModel *model, const CamlDataset *train,
+                const CamlDataset *test, long *steps_done)
+{
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  GError *error;
+  CamlProgress p;
+  char *message;
+
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  error = caml_trainer_get_error (trainer);
+  assert_non_null (error);
+  assert_error (error, CAML_ERROR, CAML_ERROR_DIVERGED);
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.state, CAML_TRAINER_FAILED);
+  *steps_done = p.step;
+  message = g_strdup (error->message);
+  g_error_free (error);
+  caml_trainer_free (trainer);
+  assert_true (all_finite (model->w, model->n_weights));
+  return message;
+}
+
+static void
+test_divergence (void **state)
+{
+  CamlDataset *train, *test, *bad;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 1e30, 1000, 0, 100, 1);
+  CamlModel *model = make_mlp (5, 3);
+  size_t bytes = model->n_weights * sizeof (float);
+  float *w0 = g_memdup2 (model->w, bytes);
+  char *message, *expected;
+  long done;
+
+  /* A huge learning rate on the surface model. */
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  message = run_to_failure (exp, model, train, test, &done);
+  expected = g_strdup_printf ("step %ld: ", done + 1);
+  assert_true (g_str_has_prefix (message, expected));
+  assert_true (done < 1000);
+  g_free (expected);
+  g_free (message);
+
+  /* NaN in the data: the first loss is nan, no update is applied. */
+  memcpy (model->w, w0, bytes);
+  exp->optimizer.lr = 0.1;
+  bad = caml_dataset_new (train->n, &train->x_shape, train->y_width, 0);
+  memcpy (bad->x, train->x, (size_t) train->n * 2 * sizeof (float));
+  memcpy (bad->y, train->y, (size_t) train->n * sizeof (float));
+  bad->x[3] = NAN;
+  message = run_to_failure (exp, model, bad, test, &done);
+  assert_string_equal (message, "step 1: the loss is nan");
+  assert_int_equal (done, 0);
+  assert_memory_equal (model->w, w0, bytes);
+  g_free (message);
+
+  /* Finite loss and gradients, but the update overflows: the weights are
+   * put back. */
+  memcpy (bad->x, train->x, (size_t) train->n * 2 * sizeof (float));
+  for (int i = 0; i < bad->n; i++)
+    bad->y[i] = 1e6f;
+  exp->optimizer.lr = 1e38;
+  message = run_to_failure (exp, model, bad, test, &done);
+  assert_true (g_str_has_prefix (message, "step 1: non-finite weight"));
+  assert_non_null (strstr (message, "(dense)"));
+  assert_int_equal (done, 0);
+  assert_memory_equal (model->w, w0, bytes);
+  g_free (message);
+
+  caml_dataset_free (bad);
+  g_free (w0);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+static void
+test_set_lr_live (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 1000000, 0, 0, 1);
+  CamlModel *model = make_mlp (4, 2);
+  size_t nw = model->n_weights, bytes = nw * sizeof (float);
+  float *before = g_new (float, nw), *after = g_new (float, nw);
+  CamlTrainer *trainer;
+  long s;
+
+  exp->optimizer.momentum = 0.9;
+  caml_data_xor (&train, &test);
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, TRUE, NULL));
+  for (int i = 0; i < 5; i++)  /* build up some momentum */
+    caml_trainer_step (trainer);
+  wait_for_step (trainer, 5);
+
+  /* lr 0: three more steps leave the weights (momentum included) alone. */
+  caml_trainer_set_lr (trainer, 0.0);
+  s = current_step (trainer, NULL);
+  caml_trainer_with_model (trainer, copy_weights_cb, before);
+  for (int i = 0; i < 3; i++)
+    caml_trainer_step (trainer);
+  wait_for_step (trainer, s + 3);
+  caml_trainer_with_model (trainer, copy_weights_cb, after);
+  assert_memory_equal (before, after, bytes);
+
+  /* Back to 0.1: they move again. */
+  caml_trainer_set_lr (trainer, 0.1);
+  caml_trainer_step (trainer);
+  wait_for_step (trainer, s + 4);
+  caml_trainer_with_model (trainer, copy_weights_cb, after);
+  assert_memory_not_equal (before, after, bytes);
+
+  /* em_steps is accepted live (plain layers are always updated). */
+  caml_trainer_set_em_steps (trainer, 5);
+  caml_trainer_step (trainer);
+  wait_for_step (trainer, s + 5);
+
+  /* While running: lr 0 holds the weights, a new rate moves them. */
+  caml_trainer_set_lr (trainer, 0.0);
+  caml_trainer_with_model (trainer, copy_weights_cb, before);
+  caml_trainer_resume (trainer);
+  wait_for_step (trainer, s + 105);
+  caml_trainer_with_model (trainer, copy_weights_cb, after);
+  assert_memory_equal (before, after, bytes);
+  caml_trainer_set_lr (trainer, 0.01);
+  s = current_step (trainer, NULL);
+  wait_for_step (trainer, s + 10);
+  caml_trainer_with_model (trainer, copy_weights_cb, after);
+  assert_memory_not_equal (before, after, bytes);
+
+  caml_trainer_free (trainer);
+  g_free (before);
+  g_free (after);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+typedef struct {
+  CamlTrainer *trainer;
+  GArray      *steps;   /* long */
+  GArray      *states;  /* CamlTrainerState */
+  int          rows_seen;
+  gboolean     snapshot_ok;
+  float       *weights;
+} ProgressLog;
+
+static void
+progress_cb (const CamlProgress *progress, gpointer user_data)
+{
+  ProgressLog *log = user_data;
+  CamlProgress again;
+
+  g_array_append_val (log->steps, progress->step);
+  g_array_append_val (log->states, progress->state);
+  log->rows_seen = progress->n_rows;
+  /* The getters and with_model work from inside the callback. */
+  caml_trainer_get_progress (log->trainer, &again);
+  if (again.step != progress->step)
+    log->snapshot_ok = FALSE;
+  caml_trainer_with_model (log->trainer, copy_weights_cb, log->weights);
+}
+
+static void
+test_progress_callback (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 200, 2, 50, 1);
+  CamlModel *model = make_mlp (3, 2);
+  ProgressLog log = { 0 };
+  long *steps;
+  CamlTrainerState *states;
+  guint n;
+
+  caml_data_xor (&train, &test);
+  log.trainer = caml_trainer_new (exp, model, train, test);
+  log.steps = g_array_new (FALSE, FALSE, sizeof (long));
+  log.states = g_array_new (FALSE, FALSE, sizeof (CamlTrainerState));
+  log.snapshot_ok = TRUE;
+  log.weights = g_new (float, model->n_weights);
+  caml_trainer_set_progress_func (log.trainer, progress_cb, &log, 10);
+  assert_true (caml_trainer_start (log.trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (log.trainer), CAML_TRAINER_FINISHED);
+
+  /* Every 10 steps (evaluations at 50, 100, … fall on the same steps), then
+   * once more when the run ends. */
+  n = log.steps->len;
+  steps = (long *) log.steps->data;
+  states = (CamlTrainerState *) log.states->data;
+  assert_int_equal (n, 21);
+  for (guint i = 0; i + 1 < n; i++)
+    {
+      assert_int_equal (steps[i], 10 * (long) (i + 1));
+      assert_int_equal (states[i], CAML_TRAINER_RUNNING);
+    }
+  assert_int_equal (steps[n - 1], 200);
+  assert_int_equal (states[n - 1], CAML_TRAINER_FINISHED);
+  assert_int_equal (log.rows_seen, 4);
+  assert_true (log.snapshot_ok);
+  assert_memory_equal (log.weights, model->w, model->n_weights * sizeof (float));
+
+  caml_trainer_free (log.trainer);
+
+  /* every = 0: only after evaluations and at the end. */
+  g_array_set_size (log.steps, 0);
+  g_array_set_size (log.states, 0);
+  exp->eval_every = 70;
+  log.trainer = caml_trainer_new (exp, model, train, test);
+  caml_trainer_set_progress_func (log.trainer, progress_cb, &log, 0);
+  assert_true (caml_trainer_start (log.trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (log.trainer), CAML_TRAINER_FINISHED);
+  steps = (long *) log.steps->data;
+  assert_int_equal (log.steps->len, 4);
+  assert_int_equal (steps[0], 70);
+  assert_int_equal (steps[1], 140);
+  assert_int_equal (steps[2], 200);
+  assert_int_equal (steps[3], 200);
+  assert_int_equal (log.rows_seen, 3);
+  caml_trainer_free (log.trainer);
+
+  g_array_unref (log.steps);
+  g_array_unref (log.states);
+  g_free (log.weights);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+static void
+test_with_model_while_running (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.01, 10000000, 0, 1000, 1);
+  CamlModel *model = make_mlp (4, 2);
+  float *w = g_new (float, model->n_weights);
+  CamlTrainer *trainer;
+
+  caml_data_xor (&train, &test);
+  trainer = caml_trainer_new (exp, model, train, test);
+  caml_trainer_with_model (trainer, copy_weights_cb, w);  /* not started */
+  assert_memory_equal (w, model->w, model->n_weights * sizeof (float));
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  for (int i = 0; i < 50; i++)
+    {
+      long s0 = current_step (trainer, NULL), s1;
+      caml_trainer_with_model (trainer, copy_weights_cb, w);
+      s1 = current_step (trainer, NULL);
+      assert_true (all_finite (w, model->n_weights));
+      assert_true (s1 >= s0);
+    }
+  caml_trainer_stop (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_STOPPED);
+  caml_trainer_with_model (trainer, copy_weights_cb, w);  /* ended */
+  assert_memory_equal (w, model->w, model->n_weights * sizeof (float));
+
+  caml_trainer_free (trainer);
+  g_free (w);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+static void
+test_start_checks_shapes (void **state)
+{
+  CamlDataset *train, *test, *wide;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 10, 0, 0, 1);
+  CamlModel *model = make_mlp (4, 2);
+  CamlShape three = caml_shape_flat (3);
+  CamlTrainer *trainer;
+  GError *error = NULL;
+
+  caml_data_xor (&train, &test);
+  wide = caml_dataset_new (4, &three, 1, 0);
+  trainer = caml_trainer_new (exp, model, wide, test);
+  assert_false (caml_trainer_start (trainer, FALSE, &error));
+  assert_error (error, CAML_ERROR, CAML_ERROR_SHAPE);
+  assert_non_null (strstr (error->message, "(3)"));
+  assert_non_null (strstr (error->message, "(2)"));
+  g_clear_error (&error);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_IDLE);
+  caml_trainer_free (trainer);
+
+  /* Zero steps: finished at once, with one evaluation row. */
+  exp->steps = 0;
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  {
+    int n_rows;
+    CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+    assert_int_equal (n_rows, 1);
+    assert_int_equal (rows[0].step, 0);
+    assert_true (isfinite (rows[0].train_loss));
+    g_free (rows);
+  }
+  caml_trainer_free (trainer);
+
+  caml_dataset_free (wide);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+/* caml_evaluate on a parameter-free model (an identity activation) so the
+ * answers are known: accuracy by argmax over chunks larger than 1024. */
+static void
+test_evaluate (void **state)
+{
+  const int n = 2500;
+  CamlShape two = caml_shape_flat (2);
+  CamlLayerSpec spec;
+  CamlModel *model;
+  CamlDataset *set;
+  GError *error = NULL;
+  GRand *rng;
+  double loss, metric, want_mse = 0.0;
+  int correct = 0;
+
+  spec.ops = caml_layer_lookup ("activation");
+  assert_non_null (spec.ops);
+  caml_layer_ops_default_options (spec.ops, spec.opt);
+  set_option (&spec, "function", CAML_ACT_IDENTITY);
+  rng = g_rand_new_with_seed (1);
+  model = caml_model_new (&two, &spec, 1, rng, &error);
+  g_rand_free (rng);
+  assert_null (error);
+  assert_non_null (model);
+
+  /* Classification: the logits are the inputs; every third label is wrong. */
+  set = caml_dataset_new (n, &two, 1, 2);
+  for (int i = 0; i < n; i++)
+    {
+      int label = i % 2;
+      set->x[2 * i + label] = 1.0f;
+      set->x[2 * i + 1 - label] = -1.0f;
+      set->y[i] = (float) (i % 3 == 0 ? 1 - label : label);
+      correct += i % 3 != 0;
+    }
+  caml_evaluate (model, CAML_LOSS_SOFTMAX_XENT, set, &loss, &metric);
+  assert_near (metric, (double) correct / n, 1e-12);
+  assert_true (isfinite (loss) && loss > 0.0);
+  caml_dataset_free (set);
+
+  /* Regression: MSE over samples and outputs. */
+  set = caml_dataset_new (n, &two, 2, 0);
+  for (int i = 0; i < 2 * n; i++)
+    {
+      set->x[i] = (float) (i % 7) * 0.25f;
+      set->y[i] = (float) (i % 5) * 0.5f;
+      want_mse += ((double) set->x[i] - set->y[i]) * ((double) set->x[i] - set->y[i]);
+    }
+  want_mse /= 2.0 * n;
+  caml_evaluate (model, CAML_LOSS_MSE, set, &loss, &metric);
+  assert_near (metric, want_mse, 1e-6);
+  assert_near (loss, want_mse, 1e-4);
+  caml_dataset_free (set);
+
+  caml_model_free (model);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_run_to_completion),
+    cmocka_unit_test (test_pause_and_step),
+    cmocka_unit_test (test_stop_is_prompt),
+    cmocka_unit_test (test_free_while_running),
+    cmocka_unit_test (test_determinism),
+    cmocka_unit_test (test_divergence),
+    cmocka_unit_test (test_set_lr_live),
+    cmocka_unit_test (test_progress_callback),
+    cmocka_unit_test (test_with_model_while_running),
+    cmocka_unit_test (test_start_checks_shapes),
+    cmocka_unit_test (test_evaluate),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
