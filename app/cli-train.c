@@ -1,0 +1,441 @@
+/* cli-train.c — `caml train` and `caml eval`. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <glib-unix.h>
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "caml.h"
+#include "cli.h"
+#include "presets.h"
+#include "report.h"
+
+/* What both commands share: where the experiment comes from. */
+typedef struct {
+  char *preset;
+  char *out_dir;
+} Source;
+
+static CamlExperiment *
+load_experiment (const char *command, const char *preset, char **args, GError **error)
+{
+  int n_args = args ? (int) g_strv_length (args) : 0;
+  if ((preset != NULL) == (n_args == 1) || n_args > 1)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "give either --preset NAME or one experiment FILE.json "
+                   "(see `caml %s --help`)", command);
+      return NULL;
+    }
+  return preset ? caml_presets_load (preset, error)
+                : caml_experiment_load_file (args[0], error);
+}
+
+static gboolean
+ensure_dir (const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: cannot create the output directory: %s", dir, g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------- train */
+
+typedef struct {
+  CamlTrainer *trainer;
+  GMainLoop   *loop;
+  gboolean     tty;
+  gboolean     quiet;
+  int          rows_printed;
+  gboolean     interrupted;
+} Run;
+
+static const char *
+state_name (CamlTrainerState state)
+{
+  switch (state)
+    {
+    case CAML_TRAINER_IDLE: return "idle";
+    case CAML_TRAINER_RUNNING: return "running";
+    case CAML_TRAINER_PAUSED: return "paused";
+    case CAML_TRAINER_FINISHED: return "finished";
+    case CAML_TRAINER_STOPPED: return "stopped";
+    case CAML_TRAINER_FAILED: return "failed";
+    }
+  return "?";
+}
+
+static void
+print_bar (const CamlProgress *p, gboolean classification)
+{
+  const int width = 30;
+  double frac = p->total_steps > 0 ? (double) p->step / p->total_steps : 0.0;
+  int filled = (int) (frac * width);
+  char bar[64];
+  for (int i = 0; i < width; i++)
+    bar[i] = i < filled ? '#' : '-';
+  bar[width] = '\0';
+  double eta = p->steps_per_second > 0
+               ? (p->total_steps - p->step) / p->steps_per_second : 0.0;
+  g_printerr ("\r[%s] %3.0f%% step %ld/%ld  loss %.4g", bar, 100 * frac, p->step,
+              p->total_steps, p->last_loss);
+  if (p->n_rows > 0)
+    g_printerr ("  test %s %.4g", classification ? "acc" : "mse", p->last_row.test_metric);
+  g_printerr ("  %.0f steps/s  eta %.0fs   ", p->steps_per_second, eta);
+}
+
+static gboolean
+on_tick (gpointer user_data)
+{
+  Run *run = user_data;
+  CamlProgress p;
+  caml_trainer_get_progress (run->trainer, &p);
+  gboolean done = p.state == CAML_TRAINER_FINISHED || p.state == CAML_TRAINER_STOPPED
+                  || p.state == CAML_TRAINER_FAILED;
+
+  if (!run->quiet && run->tty)
+    print_bar (&p, p.classification);
+  else if (!run->quiet && p.n_rows > run->rows_printed)
+    {
+      int n = 0;
+      g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n);
+      for (int i = run->rows_printed; i < n; i++)
+        g_print ("step %ld  train_loss %.6g  test_loss %.6g  test_%s %.6g  %.1fs\n",
+                 rows[i].step, rows[i].train_loss, rows[i].test_loss,
+                 p.classification ? "accuracy" : "mse", rows[i].test_metric,
+                 rows[i].seconds);
+      run->rows_printed = n;
+    }
+  if (done)
+    {
+      if (!run->quiet && run->tty)
+        g_printerr ("\n");
+      g_main_loop_quit (run->loop);
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_interrupt (gpointer user_data)
+{
+  Run *run = user_data;
+  run->interrupted = TRUE;
+  caml_trainer_stop (run->trainer);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+add_number (JsonBuilder *b, const char *key, double value)
+{
+  json_builder_set_member_name (b, key);
+  if (isfinite (value))
+    json_builder_add_double_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+static gboolean
+write_summary (const char *path, const char *preset, const CamlExperiment *exp,
+               const CamlProgress *p, const CamlEvalRow *last, double train_metric,
+               gboolean classification, const char *error_message, GError **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "preset");
+  if (preset)
+    json_builder_add_string_value (b, preset);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "experiment");
+  json_builder_add_string_value (b, exp->name ? exp->name : "");
+  json_builder_set_member_name (b, "seed");
+  json_builder_add_int_value (b, (gint64) exp->seed);
+  json_builder_set_member_name (b, "steps");
+  json_builder_add_int_value (b, p->step);
+  json_builder_set_member_name (b, "state");
+  json_builder_add_string_value (b, state_name (p->state));
+  add_number (b, "train_loss", last ? last->train_loss : NAN);
+  add_number (b, "test_loss", last ? last->test_loss : NAN);
+  add_number (b, classification ? "train_accuracy" : "train_mse", train_metric);
+  add_number (b, classification ? "test_accuracy" : "test_mse",
+              last ? last->test_metric : NAN);
+  add_number (b, "seconds", p->seconds);
+  add_number (b, "steps_per_second", p->seconds > 0 ? p->step / p->seconds : NAN);
+  if (error_message)
+    {
+      json_builder_set_member_name (b, "error");
+      json_builder_add_string_value (b, error_message);
+    }
+  json_builder_end_object (b);
+
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  gsize length = 0;
+  g_autofree char *text = json_generator_to_data (gen, &length);
+  return g_file_set_contents_full (path, text, (gssize) length,
+                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+                                   0644, error);
+}
+
+/* Trains model in a background thread while the main loop draws progress,
+ * then writes every result file into out_dir. */
+static int
+run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
+                CamlModel *model, const CamlDataset *train, const CamlDataset *test,
+                gboolean quiet, gboolean plain)
+{
+  g_autoptr (GError) error = NULL;
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  Run run = {
+    .trainer = trainer,
+    .loop = g_main_loop_new (NULL, FALSE),
+    .tty = isatty (STDERR_FILENO) && !plain,
+    .quiet = quiet,
+  };
+  if (!quiet)
+    {
+      g_autofree char *in = caml_shape_to_string (&train->x_shape);
+      g_print ("training %s (seed %" G_GUINT64_FORMAT ", %d steps, %zu weights, input %s, "
+               "%d train / %d test samples)\n", exp->name ? exp->name : "experiment",
+               exp->seed, exp->steps, model->n_weights, in, train->n, test->n);
+    }
+  if (!caml_trainer_start (trainer, FALSE, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      caml_trainer_free (trainer);
+      g_main_loop_unref (run.loop);
+      return 1;
+    }
+  guint tick = g_timeout_add (100, on_tick, &run);
+  guint sigint = g_unix_signal_add (SIGINT, on_interrupt, &run);
+  g_main_loop_run (run.loop);
+  g_source_remove (sigint);
+  (void) tick;  /* removed itself when the run ended */
+  caml_trainer_join (trainer);
+
+  CamlProgress p;
+  caml_trainer_get_progress (trainer, &p);
+  int n_rows = 0;
+  long n_steps = 0;
+  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+  g_autofree float *losses = caml_trainer_copy_losses (trainer, &n_steps);
+  g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
+  caml_trainer_free (trainer);
+  g_main_loop_unref (run.loop);
+
+  double train_loss_now = 0, train_metric = NAN;
+  caml_evaluate (model, exp->loss, train, &train_loss_now, &train_metric);
+  gboolean classification = train->n_classes > 0;
+  const CamlEvalRow *last = n_rows > 0 ? &rows[n_rows - 1] : NULL;
+
+  g_autofree char *metrics_path = g_build_filename (out_dir, "metrics.csv", NULL);
+  g_autofree char *summary_path = g_build_filename (out_dir, "summary.json", NULL);
+  g_autofree char *weights_path = g_build_filename (out_dir, "model.weights", NULL);
+  g_autofree char *exp_path = g_build_filename (out_dir, "experiment.json", NULL);
+  g_autofree char *loss_path = g_build_filename (out_dir, "loss.png", NULL);
+  g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
+                                            exp->name ? exp->name : "experiment", exp->seed);
+  if (!caml_report_write_metrics (metrics_path, rows, n_rows, classification, &error)
+      || !write_summary (summary_path, preset, exp, &p, last, train_metric, classification,
+                         run_error ? run_error->message : NULL, &error)
+      || !caml_weights_save (model, weights_path, &error)
+      || !caml_experiment_save_file (exp, exp_path, &error)
+      || !caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps, classification,
+                                  title, &error)
+      || !caml_report_write_surfaces (out_dir, exp, model, train, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      return 1;
+    }
+
+  if (run_error)
+    g_printerr ("caml train: %s\n", run_error->message);
+  g_print ("%s after %ld steps in %.1fs (%.0f steps/s)\n", state_name (p.state), p.step,
+           p.seconds, p.seconds > 0 ? p.step / p.seconds : 0.0);
+  if (last)
+    g_print ("train_loss %.6g  test_loss %.6g  train_%s %.6g  test_%s %.6g\n",
+             last->train_loss, last->test_loss,
+             classification ? "accuracy" : "mse", train_metric,
+             classification ? "accuracy" : "mse", last->test_metric);
+  g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
+           "loss.png%s)\n", out_dir,
+           caml_shape_size (&train->x_shape) == 2 ? ", surface.png, chi.png" : "");
+  return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
+
+}
+
+int
+caml_cli_train (int argc, char **argv)
+{
+  g_autofree char *preset = NULL, *out_dir = NULL;
+  gint64 seed = -1, steps = -1;
+  gboolean quiet = FALSE, plain = FALSE;
+  g_auto (GStrv) args = NULL;
+  const GOptionEntry entries[] = {
+    { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
+      "Train the built-in experiment NAME (see `caml presets`)", "NAME" },
+    { "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
+      "Seed for initial weights, data split and batch order (default: the file's)", "N" },
+    { "steps", 'n', 0, G_OPTION_ARG_INT64, &steps,
+      "Number of training steps (default: the file's)", "N" },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
+      "Directory for the results (default: runs/NAME-seedN)", "DIR" },
+    { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
+      "Print a line per evaluation instead of a progress bar", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("(--preset NAME | FILE.json) - train an experiment");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+    "Trains in a background thread with a progress bar on a terminal (a line per\n"
+    "evaluation otherwise); Ctrl+C stops early and still writes the results.\n"
+    "\n"
+    "Writes into DIR:\n"
+    "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
+    "                   test_mse or test_accuracy, seconds\n"
+    "  summary.json     preset, seed, steps, train_loss, test_loss, test_mse or\n"
+    "                   test_accuracy, seconds, steps_per_second\n"
+    "  model.weights    the trained weights (load with `caml eval --weights`)\n"
+    "  experiment.json  the experiment as run (with the seed and steps used)\n"
+    "  loss.png         training and test loss per step\n"
+    "  surface.png      for 2-D → 1-D regression: ground truth and fitted surface\n"
+    "                   with the training points, over the experiment's plot domain\n"
+    "  chi.png          the χ surface of every context-aware layer\n"
+    "\n"
+    "Exit status: 0 when the run finished, 1 when it failed (diverged) or could\n"
+    "not start, 2 for bad command-line options, 130 when interrupted.");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      return 2;
+    }
+  if (seed < -1 || steps == 0 || steps < -1 || steps > 1000000000)
+    {
+      g_printerr ("caml train: --seed must be ≥ 0 and --steps in 1…1000000000\n");
+      return 2;
+    }
+
+  CamlExperiment *exp = load_experiment ("train", preset, args, &error);
+  if (exp == NULL)
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      return error->domain == CAML_ERROR && error->code == CAML_ERROR_INVALID && !preset
+             && !args ? 2 : 1;
+    }
+  if (seed >= 0)
+    exp->seed = (guint64) seed;
+  if (steps > 0)
+    exp->steps = (int) steps;
+  if (out_dir == NULL)
+    out_dir = g_strdup_printf ("runs/%s-seed%" G_GUINT64_FORMAT,
+                               exp->name ? exp->name : "experiment", exp->seed);
+
+  CamlDataset *train = NULL, *test = NULL;
+  CamlModel *model = NULL;
+  int status = 1;
+  if (!ensure_dir (out_dir, &error)
+      || !caml_experiment_load_datasets (exp, &train, &test, &error)
+      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error)))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      goto out;
+    }
+
+  status = run_and_report (exp, preset, out_dir, model, train, test, quiet, plain);
+
+out:
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_experiment_free (exp);
+  return status;
+}
+
+/* ----------------------------------------------------------------- eval */
+
+int
+caml_cli_eval (int argc, char **argv)
+{
+  g_autofree char *preset = NULL, *weights = NULL, *out_dir = NULL;
+  gint64 seed = -1;
+  g_auto (GStrv) args = NULL;
+  const GOptionEntry entries[] = {
+    { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
+      "Evaluate on the built-in experiment NAME", "NAME" },
+    { "weights", 'w', 0, G_OPTION_ARG_FILENAME, &weights,
+      "Weights written by `caml train` (required)", "FILE" },
+    { "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
+      "Seed of the data split (default: the file's; use the training run's)", "N" },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
+      "Also write the surface plots into DIR", "DIR" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("(--preset NAME | FILE.json) --weights FILE - evaluate saved weights");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+    "Builds the experiment's model, loads the weights (which must match its\n"
+    "layers), and prints the loss and the metric (MSE or accuracy) on the\n"
+    "training and test sets. The experiment.json a training run writes beside\n"
+    "its weights reproduces that run's data split.");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      g_printerr ("caml eval: %s\n", error->message);
+      return 2;
+    }
+  if (weights == NULL)
+    {
+      g_printerr ("caml eval: --weights FILE is required\n");
+      return 2;
+    }
+  CamlExperiment *exp = load_experiment ("eval", preset, args, &error);
+  if (exp == NULL)
+    {
+      g_printerr ("caml eval: %s\n", error->message);
+      return 1;
+    }
+  if (seed >= 0)
+    exp->seed = (guint64) seed;
+
+  CamlDataset *train = NULL, *test = NULL;
+  CamlModel *model = NULL;
+  int status = 1;
+  if (!caml_experiment_load_datasets (exp, &train, &test, &error)
+      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error))
+      || !caml_weights_load (model, weights, &error)
+      || (out_dir && (!ensure_dir (out_dir, &error)
+                      || !caml_report_write_surfaces (out_dir, exp, model, train, &error))))
+    {
+      g_printerr ("caml eval: %s\n", error->message);
+      goto out;
+    }
+  gboolean classification = train->n_classes > 0;
+  const char *metric = classification ? "accuracy" : "mse";
+  double loss, value;
+  caml_evaluate (model, exp->loss, train, &loss, &value);
+  g_print ("train  loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, train->n);
+  caml_evaluate (model, exp->loss, test, &loss, &value);
+  g_print ("test   loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, test->n);
+  status = 0;
+
+out:
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_experiment_free (exp);
+  return status;
+}

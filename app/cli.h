@@ -1,0 +1,5 @@
+/* cli.h — the commands of the `caml` tool. Each returns an exit status. */
+#pragma once
+
+int caml_cli_train (int argc, char **argv);
+int caml_cli_eval (int argc, char **argv);

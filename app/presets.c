@@ -1,0 +1,46 @@
+/* presets.c — the built-in experiments, read from the GResource bundle. */
+#include <gio/gio.h>
+
+#include "presets.h"
+
+#define PRESETS_PATH "/org/caml/Workbench/presets/"
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(char *const *) a, *(char *const *) b);
+}
+
+char **
+caml_presets_list (void)
+{
+  g_auto (GStrv) files = g_resources_enumerate_children (PRESETS_PATH,
+                                                         G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  GPtrArray *names = g_ptr_array_new ();
+  for (int i = 0; files != NULL && files[i] != NULL; i++)
+    if (g_str_has_suffix (files[i], ".json"))
+      g_ptr_array_add (names, g_strndup (files[i], strlen (files[i]) - 5));
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (names, FALSE);
+}
+
+CamlExperiment *
+caml_presets_load (const char *name, GError **error)
+{
+  g_autofree char *path = g_strconcat (PRESETS_PATH, name, ".json", NULL);
+  g_autoptr (GBytes) bytes = g_resources_lookup_data (path, G_RESOURCE_LOOKUP_FLAGS_NONE,
+                                                      NULL);
+  if (bytes == NULL)
+    {
+      g_auto (GStrv) names = caml_presets_list ();
+      g_autofree char *list = g_strjoinv (", ", names);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "no preset named \"%s\" (presets: %s)", name, list);
+      return NULL;
+    }
+  g_autofree char *source = g_strdup_printf ("preset %s", name);
+  gsize size = 0;
+  const char *data = g_bytes_get_data (bytes, &size);
+  return caml_experiment_load_data (data, (gssize) size, source, error);
+}

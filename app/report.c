@@ -1,0 +1,208 @@
+/* report.c — the plots and tables a run leaves behind. */
+#include <math.h>
+#include <gio/gio.h>
+
+#include "report.h"
+#include "caml-plot.h"
+
+#define SURFACE_GRID 121
+#define CELL_WIDTH   560
+#define CELL_HEIGHT  500
+
+gboolean
+caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
+                        const float *losses, long n_steps, gboolean classification,
+                        const char *title, GError **error)
+{
+  g_autofree double *step_x = g_new (double, MAX (n_steps, 1));
+  g_autofree double *train = caml_plot_doubles_from_floats (losses, n_steps);
+  g_autofree double *train_smooth = g_new (double, MAX (n_steps, 1));
+  for (long i = 0; i < n_steps; i++)
+    step_x[i] = (double) (i + 1);
+  /* Smooth over ~1 % of the run so the trend reads at any length. */
+  double factor = n_steps > 50 ? 1.0 - 1.0 / (0.01 * n_steps + 1.0) : 0.0;
+  caml_plot_ema (train_smooth, train, n_steps, factor);
+
+  g_autofree double *eval_x = g_new (double, MAX (n_rows, 1));
+  g_autofree double *test = g_new (double, MAX (n_rows, 1));
+  g_autofree double *metric = g_new (double, MAX (n_rows, 1));
+  for (int i = 0; i < n_rows; i++)
+    {
+      eval_x[i] = (double) rows[i].step;
+      test[i] = rows[i].test_loss;
+      metric[i] = rows[i].test_metric;
+    }
+
+  CamlPlotSeries series[] = {
+    { step_x, train, n_steps, NULL, 0, FALSE },
+    { step_x, train_smooth, n_steps, "train loss", 0, FALSE },
+    { eval_x, test, n_rows, "test loss", 1, FALSE },
+  };
+  CamlPlotLineOptions opts = {
+    .title = title, .x_label = "step", .y_label = "loss",
+    .log_y = TRUE, .legend = TRUE, .grid = TRUE,
+  };
+  /* The raw per-step loss is drawn faint under its smoothed trend: give it
+   * the same colour, dashed. */
+  series[0].dashed = TRUE;
+  g_autoptr (CamlPlotLine) loss_plot = caml_plot_line_new (&opts, series, 3, NULL, 0);
+
+  if (!classification)
+    return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT,
+                                caml_plot_line_draw_cb, loss_plot, error);
+
+  CamlPlotSeries acc_series[] = { { eval_x, metric, n_rows, "test accuracy", 2, FALSE } };
+  CamlPlotLineOptions acc_opts = {
+    .title = "test accuracy", .x_label = "step", .y_label = "accuracy",
+    .legend = TRUE, .grid = TRUE,
+  };
+  g_autoptr (CamlPlotLine) acc_plot = caml_plot_line_new (&acc_opts, acc_series, 1, NULL, 0);
+  CamlPlotPanelCell cells[] = {
+    { caml_plot_line_draw_cb, loss_plot },
+    { caml_plot_line_draw_cb, acc_plot },
+  };
+  CamlPlotPanel panel = { NULL, cells, 2, 2 };
+  return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT,
+                              caml_plot_panel_draw_cb, &panel, error);
+}
+
+static CamlPlotHeatmap *
+surface_heatmap (const char *title, const char *value_label, const float *values,
+                 const double *domain, gboolean fixed, double vmin, double vmax,
+                 CamlPlotColormap cmap, const CamlDataset *points)
+{
+  g_autofree double *v = caml_plot_doubles_from_floats (values, SURFACE_GRID * SURFACE_GRID);
+  g_autofree double *px = NULL, *py = NULL, *pv = NULL;
+  size_t n_points = 0;
+  if (points != NULL)
+    {
+      n_points = points->n;
+      px = g_new (double, n_points);
+      py = g_new (double, n_points);
+      pv = g_new (double, n_points);
+      for (size_t i = 0; i < n_points; i++)
+        {
+          px[i] = points->x[2 * i];
+          py[i] = points->x[2 * i + 1];
+          pv[i] = points->y[i];
+        }
+    }
+  CamlPlotHeatmapOptions opts = {
+    .title = title, .x_label = "x", .y_label = "y", .value_label = value_label,
+    .colormap = cmap, .fixed_range = fixed, .vmin = vmin, .vmax = vmax,
+    .n_contours = 10, .colorbar = TRUE, .smooth = TRUE, .equal_aspect = TRUE,
+    .marker = CAML_PLOT_MARKER_DOT,
+  };
+  return caml_plot_heatmap_new (&opts, v, SURFACE_GRID, SURFACE_GRID, domain[0], domain[1],
+                                domain[2], domain[3], px, py, points ? pv : NULL, n_points);
+}
+
+static void
+free_heatmaps (GPtrArray *maps)
+{
+  g_ptr_array_free (maps, TRUE);
+}
+
+gboolean
+caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlModel *model,
+                            const CamlDataset *train, GError **error)
+{
+  if (caml_shape_size (&model->input) != 2
+      || caml_shape_size (caml_model_output_shape (model)) != 1)
+    return TRUE;
+
+  const double *domain = exp->plot_domain;
+  const size_t cells = SURFACE_GRID * SURFACE_GRID;
+  g_autofree float *fit = g_new (float, cells);
+  if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, -1, NULL, error))
+    return FALSE;
+
+  GPtrArray *maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
+  double vmin = INFINITY, vmax = -INFINITY;
+  if (exp->data.kind == CAML_DATA_SURFACE)
+    {
+      g_autofree float *truth = g_new (float, cells);
+      for (int j = 0; j < SURFACE_GRID; j++)
+        for (int i = 0; i < SURFACE_GRID; i++)
+          {
+            double x = domain[0] + (domain[1] - domain[0]) * i / (SURFACE_GRID - 1);
+            double y = domain[2] + (domain[3] - domain[2]) * j / (SURFACE_GRID - 1);
+            truth[j * SURFACE_GRID + i] = (float) caml_surface_function (x, y);
+          }
+      for (size_t i = 0; i < cells; i++)
+        {
+          vmin = fmin (vmin, truth[i]);
+          vmax = fmax (vmax, truth[i]);
+        }
+      g_ptr_array_add (maps, surface_heatmap ("ground truth  x·exp(−x²−y²)", "z", truth,
+                                              domain, TRUE, vmin, vmax,
+                                              CAML_PLOT_COLORMAP_VIRIDIS, NULL));
+    }
+  g_autofree char *fit_title = g_strdup_printf ("%s: fitted surface, %d training points",
+                                                exp->name ? exp->name : "model", train->n);
+  g_ptr_array_add (maps, surface_heatmap (fit_title, "output", fit, domain,
+                                          isfinite (vmin), vmin, vmax,
+                                          CAML_PLOT_COLORMAP_VIRIDIS, train));
+
+  CamlPlotPanelCell *panel_cells = g_new0 (CamlPlotPanelCell, maps->len);
+  for (guint i = 0; i < maps->len; i++)
+    panel_cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps->pdata[i] };
+  CamlPlotPanel panel = { NULL, panel_cells, (int) maps->len, (int) maps->len };
+  g_autofree char *surface_path = g_build_filename (dir, "surface.png", NULL);
+  gboolean ok = caml_plot_write_png (surface_path, CELL_WIDTH * (int) maps->len, CELL_HEIGHT,
+                                     caml_plot_panel_draw_cb, &panel, error);
+  g_free (panel_cells);
+  free_heatmaps (maps);
+  if (!ok)
+    return FALSE;
+
+  /* χ of every layer with a per-sample gate, side by side. */
+  maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
+  g_autofree float *chi = g_new (float, cells);
+  for (int l = caml_model_find_chi_layer (model, 0); l >= 0;
+       l = caml_model_find_chi_layer (model, l + 1))
+    {
+      GError *local = NULL;
+      if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, l, chi,
+                                   &local))
+        {
+          g_clear_error (&local);   /* e.g. CA-RES with always-on gates */
+          continue;
+        }
+      g_autofree char *title = g_strdup_printf ("χ of layer %d (%s)", l,
+                                                model->layers[l]->ops->title);
+      g_ptr_array_add (maps, surface_heatmap (title, "χ", chi, domain, TRUE, 0.0, 1.0,
+                                              CAML_PLOT_COLORMAP_VIRIDIS, NULL));
+    }
+  if (maps->len > 0)
+    {
+      panel_cells = g_new0 (CamlPlotPanelCell, maps->len);
+      for (guint i = 0; i < maps->len; i++)
+        panel_cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps->pdata[i] };
+      CamlPlotPanel chi_panel = { NULL, panel_cells, (int) maps->len, (int) maps->len };
+      g_autofree char *chi_path = g_build_filename (dir, "chi.png", NULL);
+      ok = caml_plot_write_png (chi_path, CELL_WIDTH * (int) maps->len, CELL_HEIGHT,
+                                caml_plot_panel_draw_cb, &chi_panel, error);
+      g_free (panel_cells);
+    }
+  free_heatmaps (maps);
+  return ok;
+}
+
+gboolean
+caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,
+                           gboolean classification, GError **error)
+{
+  GString *csv = g_string_new (NULL);
+  g_string_append_printf (csv, "step,train_loss,test_loss,%s,seconds\n",
+                          classification ? "test_accuracy" : "test_mse");
+  for (int i = 0; i < n_rows; i++)
+    g_string_append_printf (csv, "%ld,%.9g,%.9g,%.9g,%.3f\n", rows[i].step,
+                            rows[i].train_loss, rows[i].test_loss, rows[i].test_metric,
+                            rows[i].seconds);
+  gboolean ok = g_file_set_contents_full (path, csv->str, (gssize) csv->len,
+                                          G_FILE_SET_CONTENTS_CONSISTENT
+                                          | G_FILE_SET_CONTENTS_DURABLE, 0644, error);
+  g_string_free (csv, TRUE);
+  return ok;
+}
