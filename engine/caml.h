@@ -159,6 +159,9 @@ struct _CamlLayerOps {
                             const float *inp, const float *out, int n);
   const float *(*chi)      (CamlLayer *layer, int *chi_per_sample);
   void         (*free)     (CamlLayer *layer);
+  /* optional: floating-point operations of one forward and one backward
+   * pass over n samples (for the benchmark's GFLOP/s). */
+  void         (*flops)    (CamlLayer *layer, int n, double *forward, double *backward);
 };
 
 /* Registry. Layer types are listed in a fixed order (the palette order). */
@@ -299,11 +302,25 @@ void caml_data_surface (int grid, double train_fraction, guint64 seed,
 /* The surface function itself (for plots of the ground truth). */
 double caml_surface_function (double x, double y);
 
+/* Where fetched data sets live: $CAML_DATA_DIR, else the source tree's
+ * datasets/data (fill it with `datasets/fetch`). */
+const char *caml_data_dir (void);
+/* Images (IDX3, u8) scaled to [0, 1] as (N, 1, H, W) with their labels (IDX1,
+ * u8) as class indices. Reads raw or gzip-compressed files (GIO); validates
+ * magic numbers, dimensions, file sizes against them, and that both files
+ * hold the same number of items. `limit` > 0 keeps the first `limit` items.
+ * Errors name the file and what was wrong. */
+CamlDataset *caml_idx_load (const char *images_path, const char *labels_path,
+                            int limit, GError **error);
+
 /* ------------------------------------------------------------ experiments */
 
 typedef enum {
   CAML_DATA_XOR,
   CAML_DATA_SURFACE,
+  CAML_DATA_MNIST,          /* IDX files in <data dir>/mnist/ */
+  CAML_DATA_FASHION_MNIST,  /* IDX files in <data dir>/fashion-mnist/ */
+  CAML_DATA_IDX,            /* any four IDX files named in the experiment */
   CAML_N_DATA_KINDS
 } CamlDataKind;
 
@@ -315,6 +332,11 @@ typedef struct {
   double       train_fraction;  /* surface: 0.01 */
   gboolean     has_split_seed;  /* surface: split with split_seed instead of the run's seed */
   guint64      split_seed;
+  /* IDX: train images, train labels, test images, test labels (owned;
+   * NULL for mnist / fashion_mnist, whose paths come from the data dir). */
+  char        *idx_paths[4];
+  int          train_limit;     /* image data: use the first N training images, 0 = all */
+  int          test_limit;      /* image data: use the first N test images, 0 = all */
 } CamlDataConfig;
 
 /* One experiment file, parsed and validated. Everything is owned. */
