@@ -1,0 +1,725 @@
+/* test-plot.c — plot math (ticks, labels, colormaps, normalisation, EMA,
+ * marching squares) without a display, and PNG/SVG rendering round trips. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include <glib/gstdio.h>
+
+#include "caml-plot.h"
+
+#ifdef CAML_HAVE_FONTCONFIG
+#include <fontconfig/fontconfig.h>
+#endif
+
+/* ------------------------------------------------------------ helpers --- */
+
+static gboolean
+is_125_step (double step)
+{
+  double e = floor (log10 (step) + 1e-9);
+  double m = step / pow (10.0, e);
+  return fabs (m - 1.0) < 1e-6 || fabs (m - 2.0) < 1e-6 || fabs (m - 5.0) < 1e-6;
+}
+
+/* Ticks ascending, inside the range, evenly spaced multiples of a 1-2-5 step,
+ * and between 4 and 8 of them. */
+static void
+assert_nice_axis (const CamlPlotAxis *a, double lo, double hi)
+{
+  assert_false (a->log);
+  assert_true (a->lo < a->hi);
+  assert_true (a->lo <= lo && a->hi >= hi);
+  assert_in_range (a->n_ticks, 4, 8);
+  assert_true (is_125_step (a->step));
+  for (int i = 0; i < a->n_ticks; i++)
+    {
+      double t = a->ticks[i];
+      assert_true (t >= a->lo - 1e-12 && t <= a->hi + 1e-12);
+      assert_true (fabs (t / a->step - round (t / a->step)) < 1e-6);
+      if (i > 0)
+        assert_true (fabs ((t - a->ticks[i - 1]) - a->step) < 1e-9 * fmax (1.0, fabs (t)));
+    }
+}
+
+static void
+assert_tick_label (double v, double step, const char *expected)
+{
+  char buf[64];
+  caml_plot_format_tick (buf, sizeof buf, v, step);
+  assert_string_equal (buf, expected);
+}
+
+static double
+luminance (const double rgb[3])
+{
+  return 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2];
+}
+
+/* ---------------------------------------------------------------- axes --- */
+
+static void
+test_ticks_unit_range (void **state)
+{
+  CamlPlotAxis a;
+  static const double expected[] = { 0.0, 0.2, 0.4, 0.6, 0.8, 1.0 };
+
+  caml_plot_axis_linear (&a, 0.0, 1.0, 8);
+  assert_nice_axis (&a, 0.0, 1.0);
+  assert_int_equal (a.n_ticks, 6);
+  for (int i = 0; i < 6; i++)
+    assert_true (fabs (a.ticks[i] - expected[i]) < 1e-12);
+  assert_true (a.ticks[0] == 0.0 && a.ticks[5] == 1.0);
+}
+
+static void
+test_ticks_odd_range (void **state)
+{
+  CamlPlotAxis a;
+
+  caml_plot_axis_linear (&a, 0.013, 0.87, 8);
+  assert_nice_axis (&a, 0.013, 0.87);
+  assert_true (fabs (a.step - 0.1) < 1e-12);
+  assert_true (fabs (a.ticks[0] - 0.1) < 1e-12);
+  assert_true (fabs (a.ticks[a.n_ticks - 1] - 0.8) < 1e-12);
+
+  caml_plot_axis_linear (&a, 0.0, 1000.0, 8);
+  assert_nice_axis (&a, 0.0, 1000.0);
+  assert_true (a.step == 200.0);
+
+  caml_plot_axis_linear (&a, 1e-5, 7.3e-5, 8);
+  assert_nice_axis (&a, 1e-5, 7.3e-5);
+}
+
+static void
+test_ticks_negative (void **state)
+{
+  CamlPlotAxis a;
+
+  caml_plot_axis_linear (&a, -37.0, -2.0, 8);
+  assert_nice_axis (&a, -37.0, -2.0);
+  assert_true (a.ticks[a.n_ticks - 1] <= -2.0);
+
+  /* symmetric range: zero is a tick and exactly zero */
+  caml_plot_axis_linear (&a, -2.0, 2.0, 8);
+  assert_nice_axis (&a, -2.0, 2.0);
+  gboolean has_zero = FALSE;
+  for (int i = 0; i < a.n_ticks; i++)
+    if (a.ticks[i] == 0.0 && !signbit (a.ticks[i]))
+      has_zero = TRUE;
+  assert_true (has_zero);
+}
+
+static void
+test_ticks_degenerate (void **state)
+{
+  CamlPlotAxis a, b;
+
+  /* reversed = swapped */
+  caml_plot_axis_linear (&a, 1.0, 0.0, 8);
+  caml_plot_axis_linear (&b, 0.0, 1.0, 8);
+  assert_true (a.lo == 0.0 && a.hi == 1.0);
+  assert_int_equal (a.n_ticks, b.n_ticks);
+  assert_memory_equal (a.ticks, b.ticks, sizeof (double) * a.n_ticks);
+
+  /* zero width: widened around the value */
+  caml_plot_axis_linear (&a, 3.0, 3.0, 8);
+  assert_true (a.lo < 3.0 && a.hi > 3.0);
+  assert_in_range (a.n_ticks, 3, 8);
+  caml_plot_axis_linear (&a, 0.0, 0.0, 8);
+  assert_true (a.lo < 0.0 && a.hi > 0.0);
+  assert_in_range (a.n_ticks, 3, 8);
+
+  /* non-finite ends are ignored */
+  caml_plot_axis_linear (&a, NAN, 5.0, 8);
+  assert_true (isfinite (a.lo) && isfinite (a.hi) && a.lo < 5.0 && a.hi > 5.0);
+  caml_plot_axis_linear (&a, -INFINITY, NAN, 8);
+  assert_true (a.lo == 0.0 && a.hi == 1.0);
+}
+
+static void
+test_finite_range (void **state)
+{
+  double v[] = { NAN, 3.0, -INFINITY, -2.0, INFINITY, 0.5, 0.0 };
+  double lo = 99.0, hi = 99.0;
+
+  assert_true (caml_plot_finite_range (v, G_N_ELEMENTS (v), FALSE, &lo, &hi));
+  assert_true (lo == -2.0 && hi == 3.0);
+  assert_true (caml_plot_finite_range (v, G_N_ELEMENTS (v), TRUE, &lo, &hi));
+  assert_true (lo == 0.5 && hi == 3.0);
+
+  double bad[] = { NAN, INFINITY };
+  lo = hi = 42.0;
+  assert_false (caml_plot_finite_range (bad, 2, FALSE, &lo, &hi));
+  assert_true (lo == 42.0 && hi == 42.0);
+}
+
+static void
+test_log_ticks (void **state)
+{
+  CamlPlotAxis a;
+  static const double decades[] = { 1e-4, 1e-3, 1e-2, 1e-1, 1.0 };
+
+  caml_plot_axis_log (&a, 1e-4, 1.0, 8);
+  assert_true (a.log);
+  assert_int_equal (a.n_ticks, 5);
+  for (int i = 0; i < 5; i++)
+    assert_true (fabs (a.ticks[i] / decades[i] - 1.0) < 1e-12);
+  assert_true (a.n_minor > 20);  /* 2..9 of each decade */
+
+  /* many decades: every k-th decade, still at most max_ticks */
+  caml_plot_axis_log (&a, 1e-12, 1e6, 8);
+  assert_in_range (a.n_ticks, 3, 8);
+
+  /* under a decade: still at least three ticks, all inside */
+  caml_plot_axis_log (&a, 0.2, 0.9, 8);
+  assert_in_range (a.n_ticks, 3, 8);
+  for (int i = 0; i < a.n_ticks; i++)
+    {
+      assert_true (a.ticks[i] >= 0.2 - 1e-12 && a.ticks[i] <= 0.9 + 1e-12);
+      if (i > 0)
+        assert_true (a.ticks[i] > a.ticks[i - 1]);
+    }
+
+  /* two decades: 1-2-5 ticks */
+  caml_plot_axis_log (&a, 0.01, 0.5, 8);
+  assert_int_equal (a.n_ticks, 6);
+  assert_true (fabs (a.ticks[0] - 0.01) < 1e-15 && fabs (a.ticks[5] - 0.5) < 1e-15);
+
+  /* non-positive lower end falls back to something positive */
+  caml_plot_axis_log (&a, 0.0, 10.0, 8);
+  assert_true (a.lo > 0.0 && a.hi == 10.0);
+}
+
+static void
+test_axis_map (void **state)
+{
+  CamlPlotAxis a;
+
+  caml_plot_axis_linear (&a, -1.0, 3.0, 8);
+  assert_true (fabs (caml_plot_axis_map (&a, -1.0, 100.0, 500.0) - 100.0) < 1e-9);
+  assert_true (fabs (caml_plot_axis_map (&a, 3.0, 100.0, 500.0) - 500.0) < 1e-9);
+  assert_true (fabs (caml_plot_axis_map (&a, 1.0, 400.0, 0.0) - 200.0) < 1e-9);  /* y: up */
+  assert_true (fabs (caml_plot_axis_unmap (&a, 200.0, 400.0, 0.0) - 1.0) < 1e-9);
+
+  caml_plot_axis_log (&a, 1e-4, 1.0, 8);
+  assert_true (fabs (caml_plot_axis_map (&a, 1e-2, 0.0, 400.0) - 200.0) < 1e-9);
+  assert_true (fabs (caml_plot_axis_unmap (&a, 300.0, 0.0, 400.0) / 1e-1 - 1.0) < 1e-9);
+  assert_true (isnan (caml_plot_axis_map (&a, 0.0, 0.0, 400.0)));
+}
+
+static void
+test_tick_labels (void **state)
+{
+  assert_tick_label (0.001, 0.001, "0.001");
+  assert_tick_label (1e-5, 1e-5, "1e-05");
+  assert_tick_label (2.5e-5, 5e-6, "2.5e-05");
+  assert_tick_label (2.5, 0.5, "2.5");
+  assert_tick_label (1000.0, 200.0, "1000");
+  assert_tick_label (0.1 * 3.0, 0.1, "0.3");
+  assert_tick_label (-1e-17, 0.1, "0");
+  assert_tick_label (-0.0, 0.2, "0");
+  assert_tick_label (-1.5, 0.5, "-1.5");
+  assert_tick_label (0.75, 0.25, "0.75");
+  assert_tick_label (1000.1, 0.1, "1000.1");
+  /* log axes pass step 0 */
+  assert_tick_label (1e-4, 0.0, "0.0001");
+  assert_tick_label (1e-5, 0.0, "1e-05");
+  assert_tick_label (1e6, 0.0, "1e+06");
+  assert_tick_label (1000.0, 0.0, "1000");
+  assert_tick_label (0.5, 0.0, "0.5");
+}
+
+/* ---------------------------------------------------------- colours --- */
+
+static void
+test_colormap_endpoints (void **state)
+{
+  double rgb[3];
+
+  /* viridis: #440154 → #fde725 */
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_VIRIDIS, 0.0, rgb);
+  assert_true (fabs (rgb[0] - 0x44 / 255.0) < 0.015 && fabs (rgb[1] - 0x01 / 255.0) < 0.015
+               && fabs (rgb[2] - 0x54 / 255.0) < 0.015);
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_VIRIDIS, 1.0, rgb);
+  assert_true (fabs (rgb[0] - 0xfd / 255.0) < 0.015 && fabs (rgb[1] - 0xe7 / 255.0) < 0.015
+               && fabs (rgb[2] - 0x25 / 255.0) < 0.015);
+  /* mid point #21918c */
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_VIRIDIS, 0.5, rgb);
+  assert_true (fabs (rgb[1] - 0x91 / 255.0) < 0.015);
+
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_GREY, 0.0, rgb);
+  assert_true (rgb[0] == 0.0 && rgb[1] == 0.0 && rgb[2] == 0.0);
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_GREY, 1.0, rgb);
+  assert_true (rgb[0] == 1.0 && rgb[1] == 1.0 && rgb[2] == 1.0);
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_GREY, 7.0, rgb);  /* clamped */
+  assert_true (rgb[0] == 1.0);
+
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_DIVERGING, 0.5, rgb);
+  assert_true (rgb[0] == 1.0 && rgb[1] == 1.0 && rgb[2] == 1.0);
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_DIVERGING, 0.0, rgb);
+  assert_true (rgb[2] > 0.6 && rgb[0] < 0.4);
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_DIVERGING, 1.0, rgb);
+  assert_true (rgb[0] > 0.6 && rgb[2] < 0.4);
+
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_VIRIDIS, NAN, rgb);
+  assert_true (isfinite (rgb[0]) && rgb[0] == rgb[1] && rgb[1] == rgb[2]);
+}
+
+static void
+test_colormap_monotonic (void **state)
+{
+  static const CamlPlotColormap maps[] = { CAML_PLOT_COLORMAP_VIRIDIS, CAML_PLOT_COLORMAP_GREY };
+
+  for (size_t m = 0; m < G_N_ELEMENTS (maps); m++)
+    {
+      double prev = -1.0;
+      for (int i = 0; i <= 200; i++)
+        {
+          double rgb[3];
+          caml_plot_colormap_rgb (maps[m], i / 200.0, rgb);
+          for (int k = 0; k < 3; k++)
+            assert_true (rgb[k] >= 0.0 && rgb[k] <= 1.0);
+          double l = luminance (rgb);
+          assert_true (l > prev);
+          prev = l;
+        }
+    }
+
+  /* diverging: lightest in the middle, darker towards both ends */
+  double rgb[3], l_mid, l_end;
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_DIVERGING, 0.5, rgb);
+  l_mid = luminance (rgb);
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_DIVERGING, 0.1, rgb);
+  l_end = luminance (rgb);
+  assert_true (l_end < l_mid);
+}
+
+static void
+test_normalize (void **state)
+{
+  double in[] = { 1.0, 2.0, 3.0, NAN, 10.0, -5.0, INFINITY };
+  double out[G_N_ELEMENTS (in)];
+
+  caml_plot_normalize (out, in, G_N_ELEMENTS (in), 1.0, 3.0);
+  assert_true (out[0] == 0.0 && out[1] == 0.5 && out[2] == 1.0);
+  assert_true (isnan (out[3]) && isnan (out[6]));
+  assert_true (out[4] == 1.0 && out[5] == 0.0);  /* clamped */
+
+  /* constant data: every finite value at 0.5, no division by zero */
+  double flat[] = { 4.0, 4.0, NAN, 4.0 };
+  caml_plot_normalize (flat, flat, 4, 4.0, 4.0);
+  assert_true (flat[0] == 0.5 && flat[1] == 0.5 && isnan (flat[2]) && flat[3] == 0.5);
+  double one = 2.0;
+  caml_plot_normalize (&one, &one, 1, NAN, NAN);
+  assert_true (one == 0.5);
+}
+
+/* ------------------------------------------------------------ smoothing --- */
+
+static void
+test_ema (void **state)
+{
+  double step[] = { 0.0, 1.0, 1.0, 1.0 };
+  double out[4];
+
+  caml_plot_ema (out, step, 4, 0.0);
+  assert_memory_equal (out, step, sizeof step);
+
+  caml_plot_ema (out, step, 4, 0.5);
+  assert_true (out[0] == 0.0 && out[1] == 0.5 && out[2] == 0.75 && out[3] == 0.875);
+
+  double flat[] = { 3.0, 3.0, 3.0, 3.0, 3.0 };
+  double sm[5];
+  caml_plot_ema (sm, flat, 5, 0.9);
+  for (int i = 0; i < 5; i++)
+    assert_true (fabs (sm[i] - 3.0) < 1e-12);
+
+  /* a NaN leaves a gap and does not poison what follows */
+  double gap[] = { 2.0, NAN, 4.0 };
+  caml_plot_ema (gap, gap, 3, 0.5);
+  assert_true (gap[0] == 2.0 && isnan (gap[1]) && gap[2] == 3.0);
+}
+
+/* ------------------------------------------------------------ contours --- */
+
+static double *
+cone (int n)
+{
+  double *v = g_new (double, n * n);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++)
+      {
+        double x = -1.0 + 2.0 * i / (n - 1), y = -1.0 + 2.0 * j / (n - 1);
+        v[j * n + i] = x * x + y * y;
+      }
+  return v;
+}
+
+static void
+test_contours_cone (void **state)
+{
+  enum { N = 41 };
+  g_autofree double *v = cone (N);
+  double levels[] = { 0.25, 0.64 };
+  size_t n = 0;
+  g_autofree CamlPlotSegment *segs = caml_plot_contours (v, N, N, -1.0, 1.0, -1.0, 1.0,
+                                                         levels, 2, &n);
+  size_t per_level[2] = { 0, 0 };
+
+  assert_non_null (segs);
+  for (size_t k = 0; k < n; k++)
+    {
+      double r = sqrt (levels[segs[k].level]);
+      double r0 = hypot (segs[k].x0, segs[k].y0), r1 = hypot (segs[k].x1, segs[k].y1);
+      assert_true (fabs (r0 - r) < 0.005);
+      assert_true (fabs (r1 - r) < 0.005);
+      per_level[segs[k].level]++;
+    }
+  /* closed circles: many short segments, the bigger circle has more */
+  assert_true (per_level[0] > 30);
+  assert_true (per_level[1] > per_level[0]);
+
+  /* a level outside the field gives nothing */
+  double outside = 5.0;
+  size_t n_out = 99;
+  assert_null (caml_plot_contours (v, N, N, -1.0, 1.0, -1.0, 1.0, &outside, 1, &n_out));
+  assert_int_equal (n_out, 0);
+}
+
+static void
+test_contours_plane_and_nan (void **state)
+{
+  enum { NX = 5, NY = 4 };
+  double v[NX * NY];
+  for (int j = 0; j < NY; j++)
+    for (int i = 0; i < NX; i++)
+      v[j * NX + i] = i;  /* f = x on [0, 4] × [0, 3] */
+  double level = 1.5;
+  size_t n = 0;
+  g_autofree CamlPlotSegment *segs = caml_plot_contours (v, NX, NY, 0.0, 4.0, 0.0, 3.0,
+                                                         &level, 1, &n);
+  assert_int_equal (n, NY - 1);  /* one vertical segment per cell row */
+  for (size_t k = 0; k < n; k++)
+    assert_true (fabs (segs[k].x0 - 1.5) < 1e-12 && fabs (segs[k].x1 - 1.5) < 1e-12
+                 && fabs (fabs (segs[k].y1 - segs[k].y0) - 1.0) < 1e-12);
+
+  /* a NaN corner removes the two cells that touch it on that column pair */
+  v[1 * NX + 1] = NAN;
+  size_t n_nan = 0;
+  g_autofree CamlPlotSegment *segs2 = caml_plot_contours (v, NX, NY, 0.0, 4.0, 0.0, 3.0,
+                                                          &level, 1, &n_nan);
+  assert_int_equal (n_nan, NY - 3);
+}
+
+static void
+test_contours_saddle (void **state)
+{
+  /* one cell, high corners on a diagonal: two separate segments */
+  double v[] = { 1.0, 0.0, 0.0, 1.0 };  /* row 0: (0,0)=1 (1,0)=0; row 1: (0,1)=0 (1,1)=1 */
+  double level = 0.5;
+  size_t n = 0;
+  g_autofree CamlPlotSegment *segs = caml_plot_contours (v, 2, 2, 0.0, 1.0, 0.0, 1.0,
+                                                         &level, 1, &n);
+  assert_int_equal (n, 2);
+  for (size_t k = 0; k < n; k++)
+    {
+      /* each segment joins two edge midpoints */
+      assert_true (fabs (fabs (segs[k].x1 - segs[k].x0) - 0.5) < 1e-12);
+      assert_true (fabs (fabs (segs[k].y1 - segs[k].y0) - 0.5) < 1e-12);
+    }
+}
+
+/* ------------------------------------------------------------- heatmap --- */
+
+static void
+test_heatmap_ranges (void **state)
+{
+  enum { N = 21 };
+  g_autofree double *v = cone (N);
+  CamlPlotHeatmapOptions opts = { .colormap = CAML_PLOT_COLORMAP_VIRIDIS, .n_contours = 6 };
+  double vmin, vmax;
+  int n_levels;
+
+  g_autoptr (CamlPlotHeatmap) automatic = caml_plot_heatmap_new (&opts, v, N, N, -1, 1, -1, 1,
+                                                                 NULL, NULL, NULL, 0);
+  caml_plot_heatmap_get_range (automatic, &vmin, &vmax);
+  assert_true (vmin == 0.0 && vmax == 2.0);
+  const double *levels = caml_plot_heatmap_get_levels (automatic, &n_levels);
+  assert_in_range (n_levels, 3, 8);
+  for (int i = 0; i < n_levels; i++)
+    assert_true (levels[i] > vmin && levels[i] < vmax);
+  size_t n_segments;
+  assert_non_null (caml_plot_heatmap_get_segments (automatic, &n_segments));
+  assert_true (n_segments > 0);
+
+  opts.fixed_range = TRUE;
+  opts.vmin = -1.0;
+  opts.vmax = 5.0;
+  g_autoptr (CamlPlotHeatmap) fixed = caml_plot_heatmap_new (&opts, v, N, N, -1, 1, -1, 1,
+                                                             NULL, NULL, NULL, 0);
+  caml_plot_heatmap_get_range (fixed, &vmin, &vmax);
+  assert_true (vmin == -1.0 && vmax == 5.0);
+
+  double flat[9] = { 7, 7, 7, 7, 7, 7, 7, 7, 7 };
+  g_autoptr (CamlPlotHeatmap) constant = caml_plot_heatmap_new (NULL, flat, 3, 3, 0, 1, 0, 1,
+                                                                NULL, NULL, NULL, 0);
+  caml_plot_heatmap_get_range (constant, &vmin, &vmax);
+  assert_true (vmin < 7.0 && vmax > 7.0);
+}
+
+/* ---------------------------------------------------------- rendering --- */
+
+static guint
+count_colours (cairo_surface_t *img, int x0, int y0, int x1, int y1)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+  unsigned char *data = cairo_image_surface_get_data (img);
+  int stride = cairo_image_surface_get_stride (img);
+
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++)
+      {
+        guint32 px = *(guint32 *) (data + (size_t) y * stride + 4 * (size_t) x);
+        g_hash_table_add (seen, GUINT_TO_POINTER (px & 0xffffff));
+      }
+  return g_hash_table_size (seen);
+}
+
+static cairo_surface_t *
+load_png (const char *path, int width, int height)
+{
+  cairo_surface_t *img = cairo_image_surface_create_from_png (path);
+  assert_int_equal (cairo_surface_status (img), CAIRO_STATUS_SUCCESS);
+  assert_int_equal (cairo_image_surface_get_width (img), width);
+  assert_int_equal (cairo_image_surface_get_height (img), height);
+  cairo_surface_flush (img);
+  return img;
+}
+
+typedef struct {
+  char *dir;
+} RenderFixture;
+
+static int
+render_setup (void **state)
+{
+  RenderFixture *f = g_new0 (RenderFixture, 1);
+  f->dir = g_dir_make_tmp ("test-plot-XXXXXX", NULL);
+  assert_non_null (f->dir);
+  *state = f;
+  return 0;
+}
+
+static int
+render_teardown (void **state)
+{
+  RenderFixture *f = *state;
+  GDir *dir = g_dir_open (f->dir, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (f->dir, name, NULL);
+      g_unlink (path);
+    }
+  if (dir != NULL)
+    g_dir_close (dir);
+  g_rmdir (f->dir);
+  g_free (f->dir);
+  g_free (f);
+  return 0;
+}
+
+static CamlPlotHeatmap *
+sample_heatmap (void)
+{
+  enum { N = 81 };
+  g_autofree double *v = g_new (double, N * N);
+  double px[40], py[40], pv[40];
+
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < N; i++)
+      {
+        double x = -2.0 + 4.0 * i / (N - 1), y = -2.0 + 4.0 * j / (N - 1);
+        v[j * N + i] = x * exp (-x * x - y * y);
+      }
+  for (int k = 0; k < 40; k++)
+    {
+      px[k] = -1.9 + 3.8 * ((k * 37) % 40) / 39.0;
+      py[k] = -1.9 + 3.8 * ((k * 11) % 40) / 39.0;
+      pv[k] = px[k] * exp (-px[k] * px[k] - py[k] * py[k]);
+    }
+  CamlPlotHeatmapOptions opts = {
+    .title = "fitted surface", .x_label = "x", .y_label = "y", .value_label = "z",
+    .colormap = CAML_PLOT_COLORMAP_VIRIDIS, .n_contours = 8, .colorbar = TRUE,
+    .smooth = TRUE, .equal_aspect = TRUE,
+  };
+  return caml_plot_heatmap_new (&opts, v, N, N, -2.0, 2.0, -2.0, 2.0, px, py, pv, 40);
+}
+
+static CamlPlotLine *
+sample_line (void)
+{
+  enum { N = 400 };
+  double x[N], train[N], test[N];
+
+  for (int i = 0; i < N; i++)
+    {
+      x[i] = 2.5 * i;
+      train[i] = 0.2 * exp (-i / 80.0) + 0.002 + 0.01 * fabs (sin (i * 1.7)) * exp (-i / 150.0);
+      test[i] = 1.3 * train[i] + 0.001;
+    }
+  train[100] = NAN;  /* a gap */
+  CamlPlotSeries series[] = {
+    { .x = x, .y = train, .n = N, .label = "train loss", .color = 0 },
+    { .x = x, .y = test, .n = N, .label = "test loss", .color = 1, .dashed = TRUE },
+  };
+  CamlPlotEvent events[] = { { 250.0, "lr 0.05" }, { 600.0, "em_steps 2" } };
+  CamlPlotLineOptions opts = {
+    .title = "loss", .x_label = "step", .y_label = "mse", .log_y = TRUE,
+    .smoothing = 0.6, .show_raw = TRUE, .legend = TRUE, .grid = TRUE,
+  };
+  return caml_plot_line_new (&opts, series, 2, events, 2);
+}
+
+static void
+test_render_heatmap_png (void **state)
+{
+  RenderFixture *f = *state;
+  g_autofree char *path = g_build_filename (f->dir, "surface.png", NULL);
+  g_autoptr (CamlPlotHeatmap) plot = sample_heatmap ();
+  g_autoptr (GError) error = NULL;
+
+  assert_true (caml_plot_write_png (path, 640, 480, caml_plot_heatmap_draw_cb, plot, &error));
+  assert_null (error);
+
+  cairo_surface_t *img = load_png (path, 640, 480);
+  /* the middle of the figure is inside the field: a smooth colour surface */
+  assert_true (count_colours (img, 220, 140, 420, 340) > 200);
+  /* the corner is background: white */
+  assert_int_equal (count_colours (img, 0, 0, 4, 4), 1);
+  guint32 corner = *(guint32 *) cairo_image_surface_get_data (img);
+  assert_int_equal (corner & 0xffffff, 0xffffff);
+  cairo_surface_destroy (img);
+}
+
+static void
+test_render_line_png (void **state)
+{
+  RenderFixture *f = *state;
+  g_autofree char *path = g_build_filename (f->dir, "loss.png", NULL);
+  g_autoptr (CamlPlotLine) plot = sample_line ();
+  g_autoptr (GError) error = NULL;
+
+  assert_true (caml_plot_write_png (path, 640, 480, caml_plot_line_draw_cb, plot, &error));
+  assert_null (error);
+
+  cairo_surface_t *img = load_png (path, 640, 480);
+  /* two coloured curves, grid, text, anti-aliasing: far from uniform */
+  assert_true (count_colours (img, 0, 0, 640, 480) > 50);
+  cairo_surface_destroy (img);
+
+  /* the smoothed values are what gets drawn */
+  size_t n;
+  const double *y = caml_plot_line_get_values (plot, 0, &n);
+  assert_int_equal (n, 400);
+  assert_true (isnan (y[100]) && isfinite (y[101]));
+  assert_true (caml_plot_line_get_y_axis (plot)->log);
+}
+
+static void
+test_render_panel_and_svg (void **state)
+{
+  RenderFixture *f = *state;
+  g_autofree char *png = g_build_filename (f->dir, "panel.png", NULL);
+  g_autofree char *svg = g_build_filename (f->dir, "panel.svg", NULL);
+  g_autoptr (CamlPlotHeatmap) a = sample_heatmap ();
+  g_autoptr (CamlPlotLine) b = sample_line ();
+  g_autoptr (GError) error = NULL;
+  CamlPlotPanelCell cells[] = {
+    { caml_plot_heatmap_draw_cb, a }, { caml_plot_line_draw_cb, b },
+  };
+  CamlPlotPanel panel = { .title = "truth | loss", .cells = cells, .n_cells = 2 };
+
+  /* cells tile the figure below the title */
+  CamlPlotRect r0, r1;
+  caml_plot_panel_cell_rect (&panel, 1200, 500, 0, &r0);
+  caml_plot_panel_cell_rect (&panel, 1200, 500, 1, &r1);
+  assert_true (r0.x == 0.0 && r0.width == 600.0 && r1.x == 600.0);
+  assert_true (r0.y > 0.0 && r0.y + r0.height == 500.0 && r1.y == r0.y);
+
+  assert_true (caml_plot_write_png (png, 1200, 500, caml_plot_panel_draw_cb, &panel, &error));
+  cairo_surface_t *img = load_png (png, 1200, 500);
+  assert_true (count_colours (img, 0, 0, 600, 500) > 200);
+  assert_true (count_colours (img, 600, 0, 1200, 500) > 30);
+  cairo_surface_destroy (img);
+
+  assert_true (caml_plot_write_svg (svg, 1200, 500, caml_plot_panel_draw_cb, &panel, &error));
+  assert_null (error);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  assert_true (g_file_get_contents (svg, &contents, &length, NULL));
+  assert_non_null (strstr (contents, "<svg"));
+  assert_true (length > 1000);
+}
+
+static void
+test_write_errors (void **state)
+{
+  RenderFixture *f = *state;
+  g_autofree char *missing = g_build_filename (f->dir, "no-such-dir", "x.png", NULL);
+  g_autofree char *path = g_build_filename (f->dir, "bad.png", NULL);
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (NULL, NULL, 0, NULL, 0);
+  GError *error = NULL;
+
+  /* an empty plot still draws (axes only) */
+  assert_true (caml_plot_write_png (path, 320, 240, caml_plot_line_draw_cb, plot, &error));
+  assert_null (error);
+
+  assert_false (caml_plot_write_png (missing, 320, 240, caml_plot_line_draw_cb, plot, &error));
+  assert_non_null (error);
+  g_clear_error (&error);
+
+  assert_false (caml_plot_write_png (path, 0, 240, caml_plot_line_draw_cb, plot, &error));
+  assert_true (g_error_matches (error, CAML_PLOT_ERROR, CAML_PLOT_ERROR_RENDER));
+  g_clear_error (&error);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_ticks_unit_range),
+    cmocka_unit_test (test_ticks_odd_range),
+    cmocka_unit_test (test_ticks_negative),
+    cmocka_unit_test (test_ticks_degenerate),
+    cmocka_unit_test (test_finite_range),
+    cmocka_unit_test (test_log_ticks),
+    cmocka_unit_test (test_axis_map),
+    cmocka_unit_test (test_tick_labels),
+    cmocka_unit_test (test_colormap_endpoints),
+    cmocka_unit_test (test_colormap_monotonic),
+    cmocka_unit_test (test_normalize),
+    cmocka_unit_test (test_ema),
+    cmocka_unit_test (test_contours_cone),
+    cmocka_unit_test (test_contours_plane_and_nan),
+    cmocka_unit_test (test_contours_saddle),
+    cmocka_unit_test (test_heatmap_ranges),
+    cmocka_unit_test_setup_teardown (test_render_heatmap_png, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_render_line_png, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_render_panel_and_svg, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_write_errors, render_setup, render_teardown),
+  };
+  int failed = cmocka_run_group_tests (tests, NULL, NULL);
+
+  /* drop cairo's font caches so leak checkers see only our allocations */
+  cairo_debug_reset_static_data ();
+#ifdef CAML_HAVE_FONTCONFIG
+  FcFini ();
+#endif
+  return failed;
+}

@@ -1,0 +1,37 @@
+/* caml-plot-private.h — drawing helpers shared by the plot types. Layout only
+ * (text extents, margins); no data arithmetic. */
+#pragma once
+
+#include "caml-plot.h"
+
+/* Font sizes and line widths grow with the figure (1.0 at 640 × 480). */
+typedef struct {
+  double scale;
+  double title_size;
+  double label_size;
+  double tick_size;
+} CamlPlotStyle;
+
+void caml_plot_style_init (CamlPlotStyle *style, double width, double height);
+
+/* Text anchored at (x, y): ax 0 left / 0.5 centre / 1 right, ay 0 top /
+ * 0.5 middle / 1 baseline. */
+void caml_plot_text (cairo_t *cr, double size, gboolean bold,
+                     double x, double y, double ax, double ay, const char *text);
+/* Same, rotated 90° counter-clockwise (for y-axis captions). */
+void caml_plot_text_vertical (cairo_t *cr, double size, double x, double y, const char *text);
+double caml_plot_text_width (cairo_t *cr, double size, const char *text);
+
+/* Plot area of a width × height figure with axes x and y, leaving
+ * extra_right pixels on the right (colour bar). */
+void caml_plot_layout (cairo_t *cr, const CamlPlotStyle *style, double width, double height,
+                       const char *title, const char *x_label, const char *y_label,
+                       const CamlPlotAxis *y, double extra_right, CamlPlotRect *area);
+
+/* Light grid lines at the ticks (and log minor ticks), inside area. */
+void caml_plot_draw_grid (cairo_t *cr, const CamlPlotStyle *style, const CamlPlotRect *area,
+                          const CamlPlotAxis *x, const CamlPlotAxis *y);
+/* Frame, tick marks, tick labels, captions and title. */
+void caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
+                          const CamlPlotRect *area, const CamlPlotAxis *x, const CamlPlotAxis *y,
+                          const char *title, const char *x_label, const char *y_label);

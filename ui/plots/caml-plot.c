@@ -1,0 +1,403 @@
+/* caml-plot.c — shared drawing helpers (text, axes), the panel layout and
+ * PNG/SVG output. */
+#include "caml-plot-private.h"
+
+#include <math.h>
+#include <cairo-svg.h>
+
+G_DEFINE_QUARK (caml-plot-error-quark, caml_plot_error)
+
+/* ------------------------------------------------------------- style --- */
+
+void
+caml_plot_style_init (CamlPlotStyle *style, double width, double height)
+{
+  /* text shrinks more slowly than the figure so small plots stay legible */
+  double s = CLAMP (sqrt (MIN (width / 640.0, height / 480.0)), 0.7, 2.0);
+
+  style->scale = s;
+  style->title_size = 15.0 * s;
+  style->label_size = 13.0 * s;
+  style->tick_size = 11.0 * s;
+}
+
+static void
+set_font (cairo_t *cr, double size, gboolean bold)
+{
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL,
+                          bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, size);
+}
+
+double
+caml_plot_text_width (cairo_t *cr, double size, const char *text)
+{
+  cairo_text_extents_t ext;
+
+  if (text == NULL || *text == '\0')
+    return 0.0;
+  set_font (cr, size, FALSE);
+  cairo_text_extents (cr, text, &ext);
+  return ext.x_advance;
+}
+
+void
+caml_plot_text (cairo_t *cr, double size, gboolean bold,
+                double x, double y, double ax, double ay, const char *text)
+{
+  cairo_text_extents_t ext;
+  double cap = size * 0.72;  /* height of capitals and digits in Sans */
+
+  if (text == NULL || *text == '\0')
+    return;
+  set_font (cr, size, bold);
+  cairo_text_extents (cr, text, &ext);
+  cairo_move_to (cr, x - ax * ext.x_advance, y + cap * (1.0 - ay));
+  cairo_show_text (cr, text);
+}
+
+void
+caml_plot_text_vertical (cairo_t *cr, double size, double x, double y, const char *text)
+{
+  if (text == NULL || *text == '\0')
+    return;
+  cairo_save (cr);
+  cairo_translate (cr, x, y);
+  cairo_rotate (cr, -G_PI / 2.0);
+  caml_plot_text (cr, size, FALSE, 0.0, 0.0, 0.5, 0.5, text);
+  cairo_restore (cr);
+}
+
+/* ---------------------------------------------------------- axes --- */
+
+static double
+tick_step (const CamlPlotAxis *axis)
+{
+  return axis->log && axis->step == 0.0 ? 0.0 : axis->step;
+}
+
+void
+caml_plot_layout (cairo_t *cr, const CamlPlotStyle *style, double width, double height,
+                  const char *title, const char *x_label, const char *y_label,
+                  const CamlPlotAxis *y, double extra_right, CamlPlotRect *area)
+{
+  double s = style->scale;
+  double widest = 0.0;
+  char buf[64];
+
+  for (int i = 0; i < y->n_ticks; i++)
+    {
+      caml_plot_format_tick (buf, sizeof buf, y->ticks[i], tick_step (y));
+      widest = MAX (widest, caml_plot_text_width (cr, style->tick_size, buf));
+    }
+
+  double top = title != NULL && *title ? style->title_size * 2.2 : 14.0 * s;
+  double bottom = 9.0 * s + style->tick_size * 1.3 + 10.0 * s
+                  + (x_label != NULL && *x_label ? style->label_size * 1.5 : 0.0);
+  double left = 10.0 * s + (y_label != NULL && *y_label ? style->label_size * 1.6 : 0.0)
+                + widest + 9.0 * s;
+  double right = 22.0 * s + extra_right;
+
+  area->x = left;
+  area->y = top;
+  area->width = MAX (width - left - right, 10.0);
+  area->height = MAX (height - top - bottom, 10.0);
+}
+
+void
+caml_plot_draw_grid (cairo_t *cr, const CamlPlotStyle *style, const CamlPlotRect *area,
+                     const CamlPlotAxis *x, const CamlPlotAxis *y)
+{
+  double x0 = area->x, x1 = area->x + area->width;
+  double y0 = area->y + area->height, y1 = area->y;
+
+  cairo_save (cr);
+  cairo_set_line_width (cr, 0.6 * style->scale);
+  cairo_set_source_rgb (cr, 0.93, 0.93, 0.93);
+  for (int i = 0; i < y->n_minor; i++)
+    {
+      double py = caml_plot_axis_map (y, y->minor[i], y0, y1);
+      cairo_move_to (cr, x0, py);
+      cairo_line_to (cr, x1, py);
+    }
+  for (int i = 0; i < x->n_minor; i++)
+    {
+      double px = caml_plot_axis_map (x, x->minor[i], x0, x1);
+      cairo_move_to (cr, px, y0);
+      cairo_line_to (cr, px, y1);
+    }
+  cairo_stroke (cr);
+
+  cairo_set_line_width (cr, 0.8 * style->scale);
+  cairo_set_source_rgb (cr, 0.85, 0.85, 0.85);
+  for (int i = 0; i < y->n_ticks; i++)
+    {
+      double py = caml_plot_axis_map (y, y->ticks[i], y0, y1);
+      cairo_move_to (cr, x0, py);
+      cairo_line_to (cr, x1, py);
+    }
+  for (int i = 0; i < x->n_ticks; i++)
+    {
+      double px = caml_plot_axis_map (x, x->ticks[i], x0, x1);
+      cairo_move_to (cr, px, y0);
+      cairo_line_to (cr, px, y1);
+    }
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+void
+caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
+                     const CamlPlotRect *area, const CamlPlotAxis *x, const CamlPlotAxis *y,
+                     const char *title, const char *x_label, const char *y_label)
+{
+  double s = style->scale;
+  double tick_len = 4.0 * s;
+  double x0 = area->x, x1 = area->x + area->width;
+  double y0 = area->y + area->height, y1 = area->y;
+  char labels[CAML_PLOT_MAX_TICKS][64];
+  double widths[CAML_PLOT_MAX_TICKS];
+
+  cairo_save (cr);
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  cairo_set_line_width (cr, 1.0 * s);
+  cairo_rectangle (cr, x0, y1, area->width, area->height);
+  for (int i = 0; i < x->n_ticks; i++)
+    {
+      double px = caml_plot_axis_map (x, x->ticks[i], x0, x1);
+      cairo_move_to (cr, px, y0);
+      cairo_line_to (cr, px, y0 + tick_len);
+    }
+  for (int i = 0; i < y->n_ticks; i++)
+    {
+      double py = caml_plot_axis_map (y, y->ticks[i], y0, y1);
+      cairo_move_to (cr, x0, py);
+      cairo_line_to (cr, x0 - tick_len, py);
+    }
+  cairo_stroke (cr);
+
+  /* x labels: thin them out (every 2nd, 3rd…) when they would collide */
+  for (int i = 0; i < x->n_ticks; i++)
+    {
+      caml_plot_format_tick (labels[i], sizeof labels[i], x->ticks[i], tick_step (x));
+      widths[i] = caml_plot_text_width (cr, style->tick_size, labels[i]);
+    }
+  int stride = 1;
+  for (; stride < x->n_ticks; stride++)
+    {
+      gboolean fits = TRUE;
+      for (int i = stride; i < x->n_ticks; i += stride)
+        {
+          double gap = caml_plot_axis_map (x, x->ticks[i], x0, x1)
+                       - caml_plot_axis_map (x, x->ticks[i - stride], x0, x1);
+          if (gap < 0.5 * (widths[i] + widths[i - stride]) + 8.0 * s)
+            fits = FALSE;
+        }
+      if (fits)
+        break;
+    }
+  cairo_set_source_rgb (cr, 0.15, 0.15, 0.15);
+  for (int i = 0; i < x->n_ticks; i += stride)
+    caml_plot_text (cr, style->tick_size, FALSE, caml_plot_axis_map (x, x->ticks[i], x0, x1),
+                    y0 + tick_len + 4.0 * s, 0.5, 0.0, labels[i]);
+  double widest = 0.0;
+  for (int i = 0; i < y->n_ticks; i++)
+    {
+      char buf[64];
+      caml_plot_format_tick (buf, sizeof buf, y->ticks[i], tick_step (y));
+      widest = MAX (widest, caml_plot_text_width (cr, style->tick_size, buf));
+      caml_plot_text (cr, style->tick_size, FALSE, x0 - tick_len - 4.0 * s,
+                      caml_plot_axis_map (y, y->ticks[i], y0, y1), 1.0, 0.5, buf);
+    }
+
+  cairo_set_source_rgb (cr, 0.0, 0.0, 0.0);
+  if (x_label != NULL)
+    caml_plot_text (cr, style->label_size, FALSE, x0 + 0.5 * area->width,
+                    y0 + tick_len + 4.0 * s + style->tick_size * 1.3 + 6.0 * s,
+                    0.5, 0.0, x_label);
+  if (y_label != NULL)
+    caml_plot_text_vertical (cr, style->label_size,
+                             x0 - tick_len - 4.0 * s - widest - 9.0 * s - style->label_size * 0.5,
+                             y1 + 0.5 * area->height, y_label);
+  if (title != NULL)
+    {
+      double tw = caml_plot_text_width (cr, style->title_size, title);
+      double cx = x0 + 0.5 * area->width;
+      /* keep a long title inside the figure */
+      cx = CLAMP (cx, 0.5 * tw + 4.0 * s, MAX (0.5 * tw + 4.0 * s, width - 0.5 * tw - 4.0 * s));
+      caml_plot_text (cr, style->title_size, TRUE, cx, y1 - style->title_size * 0.75,
+                      0.5, 1.0, title);
+    }
+  cairo_restore (cr);
+}
+
+/* ------------------------------------------------------------ panel --- */
+
+static double
+panel_title_height (const CamlPlotPanel *panel, double width, double height)
+{
+  CamlPlotStyle style;
+
+  if (panel->title == NULL || *panel->title == '\0')
+    return 0.0;
+  caml_plot_style_init (&style, width, height);
+  return style.title_size * 2.4;
+}
+
+static int
+panel_cols (const CamlPlotPanel *panel)
+{
+  return panel->n_cols > 0 ? MIN (panel->n_cols, MAX (panel->n_cells, 1)) : MAX (panel->n_cells, 1);
+}
+
+void
+caml_plot_panel_cell_rect (const CamlPlotPanel *panel, double width, double height,
+                           int index, CamlPlotRect *rect)
+{
+  int cols = panel_cols (panel);
+  int rows = (MAX (panel->n_cells, 1) + cols - 1) / cols;
+  double top = panel_title_height (panel, width, height);
+  double cw = width / cols;
+  double ch = (height - top) / rows;
+
+  rect->x = (index % cols) * cw;
+  rect->y = top + (index / cols) * ch;
+  rect->width = cw;
+  rect->height = ch;
+}
+
+void
+caml_plot_panel_draw (const CamlPlotPanel *panel, cairo_t *cr, double width, double height)
+{
+  if (panel->title != NULL && *panel->title != '\0')
+    {
+      CamlPlotStyle style;
+      caml_plot_style_init (&style, width, height);
+      cairo_set_source_rgb (cr, 0.0, 0.0, 0.0);
+      caml_plot_text (cr, style.title_size * 1.1, TRUE, width / 2.0,
+                      panel_title_height (panel, width, height) * 0.7, 0.5, 1.0, panel->title);
+    }
+  for (int i = 0; i < panel->n_cells; i++)
+    {
+      CamlPlotRect r;
+      caml_plot_panel_cell_rect (panel, width, height, i, &r);
+      if (panel->cells[i].draw == NULL)
+        continue;
+      cairo_save (cr);
+      cairo_rectangle (cr, r.x, r.y, r.width, r.height);
+      cairo_clip (cr);
+      cairo_translate (cr, r.x, r.y);
+      panel->cells[i].draw (cr, r.width, r.height, panel->cells[i].user_data);
+      cairo_restore (cr);
+    }
+}
+
+void
+caml_plot_panel_draw_cb (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  caml_plot_panel_draw (user_data, cr, width, height);
+}
+
+/* ------------------------------------------------------------ output --- */
+
+static cairo_status_t
+append_bytes (void *closure, const unsigned char *data, unsigned int length)
+{
+  g_byte_array_append (closure, data, length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+static gboolean
+check_status (cairo_status_t status, const char *path, GError **error)
+{
+  if (status == CAIRO_STATUS_SUCCESS)
+    return TRUE;
+  g_set_error (error, CAML_PLOT_ERROR, CAML_PLOT_ERROR_RENDER,
+               "Could not render the plot for %s: %s", path, cairo_status_to_string (status));
+  return FALSE;
+}
+
+/* Paints white, then draw; returns the first error of cr. */
+static cairo_status_t
+render (cairo_surface_t *surface, int width, int height,
+        CamlPlotDrawFunc draw, gpointer user_data)
+{
+  cairo_t *cr = cairo_create (surface);
+  cairo_status_t status;
+
+  cairo_set_source_rgb (cr, 1.0, 1.0, 1.0);
+  cairo_paint (cr);
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+  draw (cr, width, height, user_data);
+  status = cairo_status (cr);
+  cairo_destroy (cr);
+  return status;
+}
+
+static gboolean
+save_bytes (const char *path, GByteArray *bytes, GError **error)
+{
+  return g_file_set_contents_full (path, (const char *) bytes->data, bytes->len,
+                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+                                   0644, error);
+}
+
+static gboolean
+check_size (const char *path, int width, int height, GError **error)
+{
+  if (width > 0 && height > 0 && width <= 16384 && height <= 16384)
+    return TRUE;
+  g_set_error (error, CAML_PLOT_ERROR, CAML_PLOT_ERROR_RENDER,
+               "Could not render the plot for %s: size %d × %d is out of range (1…16384)",
+               path, width, height);
+  return FALSE;
+}
+
+gboolean
+caml_plot_write_png (const char *path, int width, int height,
+                     CamlPlotDrawFunc draw, gpointer user_data, GError **error)
+{
+  g_return_val_if_fail (path != NULL && draw != NULL, FALSE);
+  if (!check_size (path, width, height, error))
+    return FALSE;
+
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
+  cairo_status_t status = cairo_surface_status (surface);
+
+  if (status == CAIRO_STATUS_SUCCESS)
+    status = render (surface, width, height, draw, user_data);
+  if (status == CAIRO_STATUS_SUCCESS)
+    {
+      cairo_surface_flush (surface);
+      status = cairo_surface_write_to_png_stream (surface, append_bytes, bytes);
+    }
+  cairo_surface_destroy (surface);
+  if (!check_status (status, path, error))
+    return FALSE;
+  return save_bytes (path, bytes, error);
+}
+
+gboolean
+caml_plot_write_svg (const char *path, int width, int height,
+                     CamlPlotDrawFunc draw, gpointer user_data, GError **error)
+{
+  g_return_val_if_fail (path != NULL && draw != NULL, FALSE);
+  if (!check_size (path, width, height, error))
+    return FALSE;
+
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
+  cairo_surface_t *surface = cairo_svg_surface_create_for_stream (append_bytes, bytes,
+                                                                  width, height);
+  cairo_status_t status = cairo_surface_status (surface);
+
+  if (status == CAIRO_STATUS_SUCCESS)
+    status = render (surface, width, height, draw, user_data);
+  cairo_surface_finish (surface);
+  if (status == CAIRO_STATUS_SUCCESS)
+    status = cairo_surface_status (surface);
+  cairo_surface_destroy (surface);
+  if (!check_status (status, path, error))
+    return FALSE;
+  return save_bytes (path, bytes, error);
+}

@@ -1,0 +1,265 @@
+/* caml-plot.h — plain-Cairo plots for the CLI (PNG/SVG files) and the GUI.
+ *
+ * No GTK here. Every plot is used in two steps:
+ *
+ *   1. prepare: caml_plot_line_new() / caml_plot_heatmap_new() copy the data
+ *      and do all the arithmetic (ranges, ticks, smoothing, colour mapping,
+ *      contour extraction). Call this when data arrives, never in a draw
+ *      handler. The helpers it uses (ticks, colormaps, EMA, marching squares)
+ *      are public so tests can call them without a display.
+ *   2. draw: caml_plot_line_draw() / caml_plot_heatmap_draw() only draw, into
+ *      the rectangle (0, 0, width, height) of the current user space of any
+ *      cairo_t — an image surface, an SVG surface or a GtkDrawingArea.
+ *
+ * caml_plot_write_png() / caml_plot_write_svg() render a CamlPlotDrawFunc into
+ * a file atomically. caml_plot_panel_draw() lays several plots side by side.
+ *
+ * All data arrays are double; non-finite values are skipped (lines break,
+ * heatmap cells are drawn light grey, contours avoid them).
+ */
+#pragma once
+
+#include <stddef.h>
+#include <cairo.h>
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define CAML_PLOT_ERROR (caml_plot_error_quark ())
+GQuark caml_plot_error_quark (void);
+
+typedef enum {
+  CAML_PLOT_ERROR_RENDER, /* cairo reported an error while drawing/encoding */
+} CamlPlotError;
+
+/* A rectangle in device units (pixels). */
+typedef struct {
+  double x, y, width, height;
+} CamlPlotRect;
+
+/* Draws a figure into (0, 0, width, height) of cr. */
+typedef void (*CamlPlotDrawFunc) (cairo_t *cr, double width, double height,
+                                  gpointer user_data);
+
+/* ---------------------------------------------------------------- axes --- */
+
+#define CAML_PLOT_MAX_TICKS 32
+
+typedef struct {
+  double lo, hi;       /* axis range, lo < hi always (reversed input is swapped) */
+  gboolean log;        /* log10 axis: lo > 0 */
+  int n_ticks;
+  double ticks[CAML_PLOT_MAX_TICKS];  /* major ticks, ascending, inside [lo, hi] */
+  int n_minor;
+  double minor[CAML_PLOT_MAX_TICKS];  /* log axes: 2..9 × decade, else none */
+  double step;         /* linear: tick spacing; log: 0 (labels use the value) */
+} CamlPlotAxis;
+
+/* Smallest and largest finite value of v (n); NaN/Inf are ignored. With
+ * positive_only, values <= 0 are ignored too (for log axes). Returns FALSE and
+ * leaves *lo and *hi untouched when there is no such value. */
+gboolean caml_plot_finite_range (const double *v, size_t n, gboolean positive_only,
+                                 double *lo, double *hi);
+
+/* Linear axis over [lo, hi] with "nice" ticks: steps of 1, 2 or 5 × 10^k, the
+ * finest step that gives at most max_ticks ticks (<= 0: 8). The range itself
+ * is kept (ticks lie inside it). Reversed ranges are swapped; a zero-width
+ * range is widened (±1 around 0, else ±10 %); a non-finite end is replaced by
+ * the other end, and [0, 1] is used when both are non-finite. */
+void caml_plot_axis_linear (CamlPlotAxis *axis, double lo, double hi, int max_ticks);
+
+/* Log10 axis over [lo, hi] (lo, hi > 0; a non-positive lo becomes hi / 1000).
+ * Ticks at decades (every k-th decade when there are more than max_ticks);
+ * below two decades in range it adds 2× and 5× ticks, and falls back to linear
+ * nice ticks when that still gives fewer than 3. */
+void caml_plot_axis_log (CamlPlotAxis *axis, double lo, double hi, int max_ticks);
+
+/* Data → pixel: maps axis->lo to p0 and axis->hi to p1 (p1 < p0 for a y axis).
+ * Log axes map non-positive values to NaN. */
+double caml_plot_axis_map (const CamlPlotAxis *axis, double v, double p0, double p1);
+
+/* Pixel → data, the inverse of caml_plot_axis_map (for hover read-outs). */
+double caml_plot_axis_unmap (const CamlPlotAxis *axis, double p, double p0, double p1);
+
+/* Compact tick label: "0", "0.001", "1e-05", "2.5", "1000", "1e+06". step is
+ * the axis tick spacing (0 if unknown) and sets the number of digits so
+ * neighbouring labels differ; -0 and rounding noise print as "0". */
+void caml_plot_format_tick (char *buf, size_t size, double v, double step);
+
+/* ---------------------------------------------------------- colormaps --- */
+
+typedef enum {
+  CAML_PLOT_COLORMAP_VIRIDIS,   /* perceptual, for value surfaces */
+  CAML_PLOT_COLORMAP_GREY,      /* 0 black → 1 white, for σ-maps */
+  CAML_PLOT_COLORMAP_DIVERGING, /* blue → white (0.5) → red */
+} CamlPlotColormap;
+
+/* t in [0, 1] (clamped) → rgb[3] in [0, 1]. NaN gives light grey. */
+void caml_plot_colormap_rgb (CamlPlotColormap cmap, double t, double rgb[3]);
+
+/* out[i] = (in[i] - vmin) / (vmax - vmin) clamped to [0, 1]; NaN/Inf in → NaN
+ * out; vmax <= vmin (constant data) gives 0.5 for every finite value. out may
+ * equal in. */
+void caml_plot_normalize (double *out, const double *in, size_t n,
+                          double vmin, double vmax);
+
+/* Series colour i (cycled) of a 10-colour qualitative palette → rgb[3]. */
+void caml_plot_palette_rgb (int index, double rgb[3]);
+
+/* Newly allocated double copy of a float array (engine tensors are float32). */
+double *caml_plot_doubles_from_floats (const float *v, size_t n);
+
+/* -------------------------------------------------------- line plot --- */
+
+/* Exponential moving average: out[0] = in[0], out[i] = factor·out[i-1] +
+ * (1 - factor)·in[i], factor in [0, 1) (0 copies). Non-finite inputs give NaN
+ * at that index and leave the running average unchanged. out may equal in. */
+void caml_plot_ema (double *out, const double *in, size_t n, double factor);
+
+typedef struct {
+  const double *x;      /* (n) or NULL for 0, 1, …, n-1 */
+  const double *y;      /* (n) */
+  size_t n;
+  const char *label;    /* legend entry, NULL for none */
+  int color;            /* palette index, see caml_plot_palette_rgb */
+  gboolean dashed;
+} CamlPlotSeries;
+
+/* A vertical marker, e.g. where the learning rate changed. */
+typedef struct {
+  double x;
+  const char *text;     /* short, e.g. "lr 0.05"; may be NULL */
+} CamlPlotEvent;
+
+typedef struct {
+  const char *title;    /* all strings may be NULL */
+  const char *x_label;
+  const char *y_label;
+  gboolean log_y;
+  double smoothing;     /* EMA factor in [0, 1); 0 = no smoothing */
+  gboolean show_raw;    /* with smoothing: also draw the raw data, faint */
+  gboolean legend;
+  gboolean grid;
+} CamlPlotLineOptions;
+
+typedef struct _CamlPlotLine CamlPlotLine;
+
+/* Copies series, events and strings; computes smoothing, ranges and ticks.
+ * opts may be NULL (legend and grid on, everything else off). */
+CamlPlotLine *caml_plot_line_new (const CamlPlotLineOptions *opts,
+                                  const CamlPlotSeries *series, size_t n_series,
+                                  const CamlPlotEvent *events, size_t n_events);
+void caml_plot_line_free (CamlPlotLine *plot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotLine, caml_plot_line_free)
+
+const CamlPlotAxis *caml_plot_line_get_x_axis (const CamlPlotLine *plot);
+const CamlPlotAxis *caml_plot_line_get_y_axis (const CamlPlotLine *plot);
+/* The smoothed (or raw, without smoothing) y values of series i (n values). */
+const double *caml_plot_line_get_values (const CamlPlotLine *plot, size_t i, size_t *n);
+
+/* Draws into (0, 0, width, height); if frame is not NULL it receives the plot
+ * area in pixels (to map the mouse with caml_plot_axis_unmap). */
+void caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
+                          double width, double height, CamlPlotRect *frame);
+/* CamlPlotDrawFunc adapter; user_data is a CamlPlotLine. */
+void caml_plot_line_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
+
+/* ---------------------------------------------------------- contours --- */
+
+typedef struct {
+  double x0, y0, x1, y1;  /* in domain coordinates */
+  int level;              /* index into the levels array */
+} CamlPlotSegment;
+
+/* Marching squares over the nx × ny field values (row-major, row j at
+ * y = y0 + j·(y1-y0)/(ny-1), column i at x = x0 + i·(x1-x0)/(nx-1)). Edge
+ * crossings are linearly interpolated; saddles are resolved by the cell's
+ * mean. Cells with a non-finite corner are skipped. Returns a new array of
+ * *n_segments segments (NULL when there are none); free with g_free. */
+CamlPlotSegment *caml_plot_contours (const double *values, int nx, int ny,
+                                     double x0, double x1, double y0, double y1,
+                                     const double *levels, int n_levels,
+                                     size_t *n_segments);
+
+/* ----------------------------------------------------------- heatmap --- */
+
+typedef enum {
+  CAML_PLOT_MARKER_DOT,
+  CAML_PLOT_MARKER_CROSS,
+} CamlPlotMarker;
+
+typedef struct {
+  const char *title;        /* all strings may be NULL */
+  const char *x_label;
+  const char *y_label;
+  const char *value_label;  /* colour bar caption */
+  CamlPlotColormap colormap;
+  gboolean fixed_range;     /* use vmin/vmax, else the finite data range */
+  double vmin, vmax;
+  int n_contours;           /* ~ number of contour levels (nice values); 0: none */
+  gboolean colorbar;
+  gboolean smooth;          /* bilinear interpolation between grid values */
+  gboolean equal_aspect;    /* one data unit is as long on x as on y */
+  CamlPlotMarker marker;    /* for the scatter overlay */
+} CamlPlotHeatmapOptions;
+
+typedef struct _CamlPlotHeatmap CamlPlotHeatmap;
+
+/* values: (ny, nx) row-major, row 0 at y0 (bottom), row ny-1 at y1 (top);
+ * nx, ny >= 2, x0 < x1, y0 < y1. points: optional scatter overlay px, py
+ * (n_points) and, if pv is not NULL, a value per point drawn with the
+ * heatmap's colour scale.
+ * Copies everything; computes the range, ticks, colour image and contours.
+ * opts may be NULL (viridis, automatic range, colour bar, smooth). */
+CamlPlotHeatmap *caml_plot_heatmap_new (const CamlPlotHeatmapOptions *opts,
+                                        const double *values, int nx, int ny,
+                                        double x0, double x1, double y0, double y1,
+                                        const double *px, const double *py,
+                                        const double *pv, size_t n_points);
+void caml_plot_heatmap_free (CamlPlotHeatmap *plot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotHeatmap, caml_plot_heatmap_free)
+
+/* The value range the colours span, and the contour levels. */
+void caml_plot_heatmap_get_range (const CamlPlotHeatmap *plot, double *vmin, double *vmax);
+const double *caml_plot_heatmap_get_levels (const CamlPlotHeatmap *plot, int *n_levels);
+const CamlPlotSegment *caml_plot_heatmap_get_segments (const CamlPlotHeatmap *plot,
+                                                       size_t *n_segments);
+
+void caml_plot_heatmap_draw (const CamlPlotHeatmap *plot, cairo_t *cr,
+                             double width, double height, CamlPlotRect *frame);
+/* CamlPlotDrawFunc adapter; user_data is a CamlPlotHeatmap. */
+void caml_plot_heatmap_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
+
+/* ------------------------------------------------------------- panel --- */
+
+typedef struct {
+  CamlPlotDrawFunc draw;
+  gpointer user_data;
+} CamlPlotPanelCell;
+
+typedef struct {
+  const char *title;              /* figure title above all cells, may be NULL */
+  const CamlPlotPanelCell *cells; /* (n_cells) */
+  int n_cells;
+  int n_cols;                     /* <= 0: all in one row */
+} CamlPlotPanel;
+
+/* Rectangle of cell index in a width × height figure (row-major cells). */
+void caml_plot_panel_cell_rect (const CamlPlotPanel *panel, double width, double height,
+                                int index, CamlPlotRect *rect);
+/* Draws each cell translated and clipped to its rectangle. */
+void caml_plot_panel_draw (const CamlPlotPanel *panel, cairo_t *cr, double width, double height);
+/* CamlPlotDrawFunc adapter; user_data is a CamlPlotPanel. */
+void caml_plot_panel_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
+
+/* ------------------------------------------------------------ output --- */
+
+/* Renders draw on a white width × height image (PNG) or SVG document,
+ * encodes it in memory and replaces path atomically (mode 0644). Never
+ * prints; returns FALSE with error set on failure. */
+gboolean caml_plot_write_png (const char *path, int width, int height,
+                              CamlPlotDrawFunc draw, gpointer user_data, GError **error);
+gboolean caml_plot_write_svg (const char *path, int width, int height,
+                              CamlPlotDrawFunc draw, gpointer user_data, GError **error);
+
+G_END_DECLS
