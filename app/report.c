@@ -69,7 +69,7 @@ caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
 static CamlPlotHeatmap *
 surface_heatmap (const char *title, const char *value_label, const float *values,
                  const double *domain, gboolean fixed, double vmin, double vmax,
-                 CamlPlotColormap cmap, const CamlDataset *points)
+                 CamlPlotColormap cmap, const CamlDataset *points, gboolean point_values)
 {
   g_autofree double *v = caml_plot_doubles_from_floats (values, SURFACE_GRID * SURFACE_GRID);
   g_autofree double *px = NULL, *py = NULL, *pv = NULL;
@@ -94,7 +94,8 @@ surface_heatmap (const char *title, const char *value_label, const float *values
     .marker = CAML_PLOT_MARKER_DOT,
   };
   return caml_plot_heatmap_new (&opts, v, SURFACE_GRID, SURFACE_GRID, domain[0], domain[1],
-                                domain[2], domain[3], px, py, points ? pv : NULL, n_points);
+                                domain[2], domain[3], px, py, point_values ? pv : NULL,
+                                n_points);
 }
 
 static void
@@ -136,13 +137,13 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
         }
       g_ptr_array_add (maps, surface_heatmap ("ground truth  x·exp(−x²−y²)", "z", truth,
                                               domain, TRUE, vmin, vmax,
-                                              CAML_PLOT_COLORMAP_VIRIDIS, NULL));
+                                              CAML_PLOT_COLORMAP_VIRIDIS, NULL, FALSE));
     }
   g_autofree char *fit_title = g_strdup_printf ("%s: fitted surface, %d training points",
                                                 exp->name ? exp->name : "model", train->n);
   g_ptr_array_add (maps, surface_heatmap (fit_title, "output", fit, domain,
                                           isfinite (vmin), vmin, vmax,
-                                          CAML_PLOT_COLORMAP_VIRIDIS, train));
+                                          CAML_PLOT_COLORMAP_VIRIDIS, train, TRUE));
 
   CamlPlotPanelCell *panel_cells = g_new0 (CamlPlotPanelCell, maps->len);
   for (guint i = 0; i < maps->len; i++)
@@ -171,8 +172,10 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
         }
       g_autofree char *title = g_strdup_printf ("χ of layer %d (%s)", l,
                                                 model->layers[l]->ops->title);
+      /* The training points are marked (without values) to show where the
+       * data sits relative to the gate's modes. */
       g_ptr_array_add (maps, surface_heatmap (title, "χ", chi, domain, TRUE, 0.0, 1.0,
-                                              CAML_PLOT_COLORMAP_VIRIDIS, NULL));
+                                              CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE));
     }
   if (maps->len > 0)
     {
