@@ -381,6 +381,11 @@ gboolean   caml_experiment_load_datasets (const CamlExperiment *exp,
 CamlModel *caml_experiment_build_model (const CamlExperiment *exp,
                                         const CamlShape *input, GError **error);
 
+/* The matched baseline: a copy of exp in which every context-aware layer is
+ * replaced by its plain counterpart (ops->baseline), options carried over by
+ * key, same data, seed and schedule; the name gains "-baseline". */
+CamlExperiment *caml_experiment_make_baseline (const CamlExperiment *exp);
+
 /* ---------------------------------------------------------------- weights */
 
 #define CAML_WEIGHTS_MAGIC   "CAMLWGT1"
@@ -477,6 +482,21 @@ void     caml_trainer_with_model (CamlTrainer *trainer,
  * does not take 2 inputs or chi_layer has no per-sample gate. */
 gboolean caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny,
                                  float *out, int chi_layer, float *chi, GError **error);
+
+/* σ-maps: the gate maps of a convolutional CA layer (chi_per_sample > 1)
+ * for images [first, first + count) of set, as (count, map_h, map_w) in
+ * maps (which may be NULL to ask only for the map size). */
+gboolean caml_model_sigma_maps (CamlModel *model, int layer, const CamlDataset *set,
+                                int first, int count, float *maps,
+                                int *map_h, int *map_w, GError **error);
+
+/* How well σ-maps separate a digit from its background: the ROC AUC of χ
+ * between foreground pixels (intensity > 0.5) and background pixels
+ * (intensity = 0) of images (count, 1, H, W), each map pixel matched to the
+ * image pixel it covers. Returns max(AUC, 1 − AUC) and sets *high_on_foreground
+ * to whether χ is higher on the digit. */
+double caml_sigma_auc (const float *images, int height, int width, const float *maps,
+                       int map_h, int map_w, int count, gboolean *high_on_foreground);
 
 /* Evaluate a model on a data set in chunks: mean loss, and the metric
  * (MSE for regression, accuracy for classification). */

@@ -1,0 +1,131 @@
+/* test-probe.c — looking inside models: grid sampling, σ-map AUC, and the
+ * matched baseline. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "caml.h"
+#include "gradcheck.h"
+
+static void
+test_sample_grid_matches_forward (void **state)
+{
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("ca_nn", "units", 3.0, NULL),
+    caml_test_spec ("dense", "units", 1.0, NULL),
+  };
+  GRand *rng = g_rand_new_with_seed (2);
+  CamlModel *model = caml_model_new (&in, specs, 2, rng, NULL);
+  const double domain[4] = { -1, 2, -3, 0.5 };
+  float out[5 * 4], chi[5 * 4];
+  assert_true (caml_model_sample_grid (model, domain, 5, 4, out, 0, chi, NULL));
+  /* Row j, column i is the point (x_i, y_j). */
+  float xy[2] = { (float) (-1 + 3.0 * 3 / 4), (float) (-3 + 3.5 * 2 / 3) };
+  const float *o = caml_model_forward (model, xy, 1);
+  assert_float_equal (out[2 * 5 + 3], o[0], 1e-6);
+  int per;
+  assert_float_equal (chi[2 * 5 + 3], model->layers[0]->ops->chi (model->layers[0], &per)[0],
+                      1e-6);
+
+  GError *error = NULL;
+  assert_false (caml_model_sample_grid (model, domain, 5, 4, out, 1, chi, &error));
+  assert_non_null (strstr (error->message, "layer 1"));
+  g_clear_error (&error);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
+static void
+test_sigma_auc_known_cases (void **state)
+{
+  /* Two 2×3 images; foreground > 0.5, background == 0, 0.3 is neither. */
+  const float images[] = { 0, 1, 0.9f,  0, 0.3f, 0,
+                           1, 0, 0,     0, 0.8f, 0 };
+  float maps[12];
+  gboolean high;
+  /* χ equal to the image separates perfectly, higher on the digit. */
+  memcpy (maps, images, sizeof maps);
+  assert_float_equal (caml_sigma_auc (images, 2, 3, maps, 2, 3, 2, &high), 1.0, 1e-12);
+  assert_true (high);
+  /* Inverted: still perfectly separated, higher on the background. */
+  for (int i = 0; i < 12; i++)
+    maps[i] = 1.0f - images[i];
+  assert_float_equal (caml_sigma_auc (images, 2, 3, maps, 2, 3, 2, &high), 1.0, 1e-12);
+  assert_false (high);
+  /* Constant: every pair tied, 0.5. */
+  for (int i = 0; i < 12; i++)
+    maps[i] = 0.25f;
+  assert_float_equal (caml_sigma_auc (images, 2, 3, maps, 2, 3, 2, &high), 0.5, 1e-12);
+  /* By hand. Foreground pixels (> 0.5) get χ {0.6, 0.2, 0.9, 0.5}; background
+   * pixels (== 0) get {0.1, 0.3, 0.5, 0.7, 0.2, 0.4, 0.0}; 0.3 is neither.
+   * Pairs won by the foreground, ties half: 0.6 → 6, 0.2 → 2 + ½, 0.9 → 7,
+   * 0.5 → 5 + ½; AUC = 21 / (4 · 7). */
+  const float hand[] = { 0.1f, 0.6f, 0.2f,  0.3f, 0.99f, 0.5f,
+                         0.9f, 0.7f, 0.2f,  0.4f, 0.5f, 0.0f };
+  double expect = 21.0 / 28.0;
+  assert_float_equal (caml_sigma_auc (images, 2, 3, hand, 2, 3, 2, &high), expect, 1e-12);
+  assert_true (high);
+}
+
+static void
+test_sigma_auc_maps_smaller_than_images (void **state)
+{
+  /* A 4×4 image with a 2×2 bright block top-left; a 2×2 map that is 1 on
+   * the top-left cell covers exactly the block. */
+  float image[16] = { 0 };
+  image[0] = image[1] = image[4] = image[5] = 1.0f;
+  const float map[4] = { 1, 0, 0, 0 };
+  gboolean high;
+  assert_float_equal (caml_sigma_auc (image, 4, 4, map, 2, 2, 1, &high), 1.0, 1e-12);
+  assert_true (high);
+}
+
+static void
+test_baseline_replaces_ca_layers (void **state)
+{
+  CamlExperiment *exp = caml_experiment_new_default ();
+  g_free (exp->layers);
+  exp->n_layers = 3;
+  exp->layers = g_new0 (CamlLayerSpec, 3);
+  exp->layers[0] = caml_test_spec ("ca_nn", "units", 5.0, "activation", (double) CAML_ACT_RELU, NULL);
+  exp->layers[1] = caml_test_spec ("ca_res", "units", 4.0, "sublayers", 3.0, NULL);
+  exp->layers[2] = caml_test_spec ("dense", "units", 1.0, NULL);
+  CamlExperiment *base = caml_experiment_make_baseline (exp);
+  assert_int_equal (base->n_layers, 3);
+  for (int i = 0; i < 3; i++)
+    assert_string_equal (base->layers[i].ops->name, "dense");
+  int units = caml_layer_ops_option_index (base->layers[0].ops, "units");
+  int act = caml_layer_ops_option_index (base->layers[0].ops, "activation");
+  assert_int_equal ((int) base->layers[0].opt[units], 5);
+  assert_int_equal ((int) base->layers[0].opt[act], CAML_ACT_RELU);
+  assert_int_equal ((int) base->layers[1].opt[units], 4);
+  assert_int_equal ((int) base->layers[2].opt[units], 1);
+  assert_int_equal (base->seed, exp->seed);
+  assert_non_null (strstr (base->name, "-baseline"));
+  /* The baseline has the same output shape and fewer parameters. */
+  CamlShape in = caml_shape_flat (2);
+  CamlModel *m1 = caml_model_new (&in, exp->layers, 3, NULL, NULL);
+  CamlModel *m2 = caml_model_new (&in, base->layers, 3, NULL, NULL);
+  assert_true (caml_shape_equal (caml_model_output_shape (m1), caml_model_output_shape (m2)));
+  assert_true (m2->n_weights < m1->n_weights);
+  caml_model_free (m1);
+  caml_model_free (m2);
+  caml_experiment_free (base);
+  caml_experiment_free (exp);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_sample_grid_matches_forward),
+    cmocka_unit_test (test_sigma_auc_known_cases),
+    cmocka_unit_test (test_sigma_auc_maps_smaller_than_images),
+    cmocka_unit_test (test_baseline_replaces_ca_layers),
+  };
+  return cmocka_run_group_tests_name ("probe", tests, NULL, NULL);
+}
