@@ -631,6 +631,42 @@ test_render_line_png (void **state)
   assert_true (caml_plot_line_get_y_axis (plot)->log);
 }
 
+/* A tile grid: each value lands on its pixel through the colormap, gaps are
+ * white, groups get wider gaps. */
+static void
+test_tiles (void **state)
+{
+  RenderFixture *f = *state;
+  enum { H = 3, W = 4, COUNT = 5 };
+  float tiles[COUNT * H * W];
+  for (int i = 0; i < COUNT * H * W; i++)
+    tiles[i] = (float) (i % (H * W)) / (H * W - 1);
+  CamlPlotTilesOptions opts = { .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 4, .group = 2 };
+  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, COUNT, H, W);
+  int width, height;
+  caml_plot_tiles_get_size (plot, &width, &height);
+  /* 4 columns of 4 px, 1 px gaps, one 4 px group gap; 2 rows of 3 px + 1 gap. */
+  assert_int_equal (width, 4 * 4 + 2 * 1 + 4);
+  assert_int_equal (height, 2 * 3 + 1);
+
+  /* Drawn at one pixel per value, without a title, the first tile's first
+   * pixel is black and its last white. */
+  g_autofree char *path = g_build_filename (f->dir, "tiles.png", NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_plot_write_png (path, width + 12, height + 10, caml_plot_tiles_draw_cb,
+                                    plot, &error));
+  cairo_surface_t *img = load_png (path, width + 12, height + 10);
+  unsigned char *data = cairo_image_surface_get_data (img);
+  int stride = cairo_image_surface_get_stride (img);
+  guint32 first = ((guint32 *) (data + 4 * stride))[6];
+  guint32 last = ((guint32 *) (data + (4 + H - 1) * stride))[6 + W - 1];
+  guint32 gap = ((guint32 *) (data + 4 * stride))[6 + W];
+  assert_int_equal (first & 0xffffff, 0x000000);
+  assert_int_equal (last & 0xffffff, 0xffffff);
+  assert_int_equal (gap & 0xffffff, 0xffffff);
+  cairo_surface_destroy (img);
+}
+
 static void
 test_render_panel_and_svg (void **state)
 {
@@ -712,6 +748,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_render_heatmap_png, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_render_line_png, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_render_panel_and_svg, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_tiles, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_write_errors, render_setup, render_teardown),
   };
   int failed = cmocka_run_group_tests (tests, NULL, NULL);

@@ -230,6 +230,30 @@ void caml_plot_heatmap_draw (const CamlPlotHeatmap *plot, cairo_t *cr,
 /* CamlPlotDrawFunc adapter; user_data is a CamlPlotHeatmap. */
 void caml_plot_heatmap_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
 
+/* ------------------------------------------------------------- tiles --- */
+
+/* A grid of small images — test digits beside their σ-maps. Values in [0, 1]
+ * (clamped; NaN light grey) through a colormap, drawn with sharp pixels. */
+typedef struct {
+  const char      *title;     /* may be NULL */
+  CamlPlotColormap colormap;
+  int              n_cols;    /* tiles per row (>= 1) */
+  int              group;     /* draw a wider gap after every `group` tiles in a row; 0: none */
+} CamlPlotTilesOptions;
+
+typedef struct _CamlPlotTiles CamlPlotTiles;
+
+/* tiles: (count, h, w) row-major. Builds the image once; drawing only scales it. */
+CamlPlotTiles *caml_plot_tiles_new (const CamlPlotTilesOptions *opts, const float *tiles,
+                                    int count, int h, int w);
+void caml_plot_tiles_free (CamlPlotTiles *plot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotTiles, caml_plot_tiles_free)
+/* Width / height of the grid in tile pixels (with gaps), for choosing a size. */
+void caml_plot_tiles_get_size (const CamlPlotTiles *plot, int *width, int *height);
+void caml_plot_tiles_draw (const CamlPlotTiles *plot, cairo_t *cr, double width, double height);
+/* CamlPlotDrawFunc adapter; user_data is a CamlPlotTiles. */
+void caml_plot_tiles_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
+
 /* ------------------------------------------------------------- panel --- */
 
 typedef struct {

@@ -1,0 +1,109 @@
+/* caml-plot-tiles.c — a grid of small images drawn with sharp pixels. */
+#include "caml-plot-private.h"
+
+#include <math.h>
+
+#define GAP       1   /* pixels between tiles */
+#define GROUP_GAP 4   /* pixels between groups of tiles */
+
+struct _CamlPlotTiles {
+  char            *title;
+  cairo_surface_t *image;   /* the whole grid at one pixel per value */
+  int              width, height;
+};
+
+static int
+column_x (int col, int w, int group)
+{
+  int groups_before = group > 0 ? col / group : 0;
+  return col * (w + GAP) + groups_before * (GROUP_GAP - GAP);
+}
+
+CamlPlotTiles *
+caml_plot_tiles_new (const CamlPlotTilesOptions *opts, const float *tiles, int count,
+                     int h, int w)
+{
+  CamlPlotTiles *plot = g_new0 (CamlPlotTiles, 1);
+  int cols = MAX (1, MIN (opts->n_cols, MAX (count, 1)));
+  int rows = MAX (1, (count + cols - 1) / cols);
+  plot->title = g_strdup (opts->title);
+  plot->width = column_x (cols - 1, w, opts->group) + w;
+  plot->height = rows * (h + GAP) - GAP;
+  plot->image = cairo_image_surface_create (CAIRO_FORMAT_RGB24, plot->width, plot->height);
+
+  cairo_surface_flush (plot->image);
+  unsigned char *data = cairo_image_surface_get_data (plot->image);
+  int stride = cairo_image_surface_get_stride (plot->image);
+  /* White gaps, then every tile through the colormap. */
+  memset (data, 0xff, (size_t) stride * plot->height);
+  for (int t = 0; t < count; t++)
+    {
+      int x0 = column_x (t % cols, w, opts->group), y0 = (t / cols) * (h + GAP);
+      const float *tile = tiles + (size_t) t * h * w;
+      for (int y = 0; y < h; y++)
+        {
+          guint32 *row = (guint32 *) (data + (size_t) (y0 + y) * stride) + x0;
+          for (int x = 0; x < w; x++)
+            {
+              double rgb[3];
+              caml_plot_colormap_rgb (opts->colormap, tile[y * w + x], rgb);
+              row[x] = ((guint32) lround (rgb[0] * 255) << 16)
+                       | ((guint32) lround (rgb[1] * 255) << 8)
+                       | (guint32) lround (rgb[2] * 255);
+            }
+        }
+    }
+  cairo_surface_mark_dirty (plot->image);
+  return plot;
+}
+
+void
+caml_plot_tiles_free (CamlPlotTiles *plot)
+{
+  if (plot == NULL)
+    return;
+  cairo_surface_destroy (plot->image);
+  g_free (plot->title);
+  g_free (plot);
+}
+
+void
+caml_plot_tiles_get_size (const CamlPlotTiles *plot, int *width, int *height)
+{
+  *width = plot->width;
+  *height = plot->height;
+}
+
+void
+caml_plot_tiles_draw (const CamlPlotTiles *plot, cairo_t *cr, double width, double height)
+{
+  CamlPlotStyle style;
+  caml_plot_style_init (&style, width, height);
+  double top = plot->title ? style.title_size * 2.0 : 4.0;
+  double margin = 6.0;
+
+  cairo_save (cr);
+  cairo_set_source_rgb (cr, 0.1, 0.1, 0.1);
+  if (plot->title)
+    caml_plot_text (cr, style.title_size, TRUE, width / 2, style.title_size * 0.5, 0.5, 0.0,
+                    plot->title);
+
+  double avail_w = width - 2 * margin, avail_h = height - top - margin;
+  double scale = MIN (avail_w / plot->width, avail_h / plot->height);
+  if (scale > 0)
+    {
+      double x = (width - scale * plot->width) / 2, y = top;
+      cairo_translate (cr, x, y);
+      cairo_scale (cr, scale, scale);
+      cairo_set_source_surface (cr, plot->image, 0, 0);
+      cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
+      cairo_paint (cr);
+    }
+  cairo_restore (cr);
+}
+
+void
+caml_plot_tiles_draw_cb (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  caml_plot_tiles_draw (user_data, cr, width, height);
+}
