@@ -3,6 +3,8 @@
  *   caml presets
  *   caml train (--preset NAME | FILE.json) [--seed N] [--steps N] [--out DIR]
  *   caml eval  (--preset NAME | FILE.json) --weights FILE [--out DIR]
+ *   caml sweep (--preset NAME | FILE.json) --grid KEY=V1,V2,… [--grid …]
+ *   caml bench [--preset NAME | FILE.json] [--kernel K] [--depth D]
  */
 #include <locale.h>
 #include <stdio.h>
@@ -23,6 +25,8 @@ static const char *const usage =
   "  presets    list the built-in experiments, one line each\n"
   "  train      train an experiment and write metrics, weights and plots\n"
   "  eval       evaluate saved weights on an experiment's test set\n"
+  "  sweep      train a grid of layer options, each with its matched baseline\n"
+  "  bench      time training of a convolutional preset, layer by layer\n"
   "  help       show this help, or `caml help COMMAND` for a command's\n"
   "\n"
   "Run `caml COMMAND --help` for the options of a command. Experiment files\n"
@@ -109,6 +113,10 @@ main (int argc, char **argv)
     return caml_cli_train (argc - 1, argv + 1);
   if (g_str_equal (verb, "eval"))
     return caml_cli_eval (argc - 1, argv + 1);
+  if (g_str_equal (verb, "sweep"))
+    return caml_cli_sweep (argc - 1, argv + 1);
+  if (g_str_equal (verb, "bench"))
+    return caml_cli_bench (argc - 1, argv + 1);
 
   g_printerr ("caml: unknown command \"%s\"\n\n%s", verb, usage);
   return 2;

@@ -9,42 +9,9 @@
 
 #include "caml.h"
 #include "cli.h"
+#include "cli-common.h"
 #include "presets.h"
 #include "report.h"
-
-/* What both commands share: where the experiment comes from. */
-typedef struct {
-  char *preset;
-  char *out_dir;
-} Source;
-
-static CamlExperiment *
-load_experiment (const char *command, const char *preset, char **args, GError **error)
-{
-  int n_args = args ? (int) g_strv_length (args) : 0;
-  if ((preset != NULL) == (n_args == 1) || n_args > 1)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "give either --preset NAME or one experiment FILE.json "
-                   "(see `caml %s --help`)", command);
-      return NULL;
-    }
-  return preset ? caml_presets_load (preset, error)
-                : caml_experiment_load_file (args[0], error);
-}
-
-static gboolean
-ensure_dir (const char *dir, GError **error)
-{
-  if (g_mkdir_with_parents (dir, 0755) != 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
-                   "%s: cannot create the output directory: %s", dir, g_strerror (saved));
-      return FALSE;
-    }
-  return TRUE;
-}
 
 /* ---------------------------------------------------------------- train */
 
@@ -145,7 +112,8 @@ add_number (JsonBuilder *b, const char *key, double value)
 static gboolean
 write_summary (const char *path, const char *preset, const CamlExperiment *exp,
                const CamlProgress *p, const CamlEvalRow *last, double train_metric,
-               gboolean classification, const char *error_message, GError **error)
+               gboolean classification, double sigma_auc, gboolean sigma_high_on_fg,
+               const char *error_message, GError **error)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -169,6 +137,12 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
               last ? last->test_metric : NAN);
   add_number (b, "seconds", p->seconds);
   add_number (b, "steps_per_second", p->seconds > 0 ? p->step / p->seconds : NAN);
+  if (!isnan (sigma_auc))
+    {
+      add_number (b, "sigma_auc", sigma_auc);
+      json_builder_set_member_name (b, "sigma_high_on");
+      json_builder_add_string_value (b, sigma_high_on_fg ? "foreground" : "background");
+    }
   if (error_message)
     {
       json_builder_set_member_name (b, "error");
@@ -187,15 +161,95 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
                                    0644, error);
 }
 
+/* σ-map snapshots, taken on the trainer thread between two steps. */
+typedef struct {
+  CamlModel         *model;
+  const CamlDataset *test;
+  int                layer;
+  long              *steps;      /* wanted steps, ascending; the last run step is added */
+  int                n_steps;
+  GPtrArray         *snapshots;  /* CamlSigmaSnapshot, in step order */
+  long               last_taken;
+  GError            *error;
+} SigmaRecorder;
+
+#define SIGMA_GRID_IMAGES 64
+#define SIGMA_AUC_IMAGES  1000
+
+static void
+on_trainer_progress (const CamlProgress *p, gpointer user_data)
+{
+  SigmaRecorder *rec = user_data;
+  gboolean wanted = FALSE;
+  for (int i = 0; i < rec->n_steps; i++)
+    wanted |= rec->steps[i] == p->step;
+  if (!wanted || p->step == rec->last_taken || rec->error != NULL)
+    return;
+  /* Between two steps the trainer thread owns the model: reading it here
+   * is safe, and the forward passes below do not touch the weights. */
+  CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (rec->model, rec->layer, rec->test,
+                                                     SIGMA_GRID_IMAGES, p->step, &rec->error);
+  if (snap != NULL)
+    g_ptr_array_add (rec->snapshots, snap);
+  rec->last_taken = p->step;
+}
+
+/* "1000,5000,last" → ascending steps; "last" is the run's final step. */
+static gboolean
+parse_steps_list (const char *text, long total, long **steps, int *n_steps, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (long));
+  for (int i = 0; parts[i] != NULL; i++)
+    {
+      const char *part = g_strstrip (parts[i]);
+      long step;
+      if (g_str_equal (part, "last"))
+        step = total;
+      else
+        {
+          guint64 value;
+          if (!g_ascii_string_to_unsigned (part, 10, 1, G_MAXINT32, &value, NULL))
+            {
+              g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                           "--sigma-steps: \"%s\" is not a step number or \"last\"", part);
+              g_array_free (out, TRUE);
+              return FALSE;
+            }
+          step = (long) value;
+        }
+      if (step <= total)
+        g_array_append_val (out, step);
+    }
+  *n_steps = (int) out->len;
+  *steps = (long *) g_array_free (out, FALSE);
+  return TRUE;
+}
+
 /* Trains model in a background thread while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
 run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
                 CamlModel *model, const CamlDataset *train, const CamlDataset *test,
-                gboolean quiet, gboolean plain)
+                const char *sigma_steps, gboolean quiet, gboolean plain)
 {
   g_autoptr (GError) error = NULL;
+  SigmaRecorder rec = {
+    .model = model, .test = test, .layer = caml_report_sigma_layer (model),
+    .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
+    .last_taken = -1,
+  };
+  if (rec.layer >= 0
+      && !parse_steps_list (sigma_steps, exp->steps, &rec.steps, &rec.n_steps, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      g_ptr_array_free (rec.snapshots, TRUE);
+      return 2;
+    }
+
   CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  if (rec.layer >= 0)
+    caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
   Run run = {
     .trainer = trainer,
     .loop = g_main_loop_new (NULL, FALSE),
@@ -214,13 +268,14 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
       g_printerr ("caml train: %s\n", error->message);
       caml_trainer_free (trainer);
       g_main_loop_unref (run.loop);
+      g_ptr_array_free (rec.snapshots, TRUE);
+      g_free (rec.steps);
       return 1;
     }
-  guint tick = g_timeout_add (100, on_tick, &run);
+  g_timeout_add (100, on_tick, &run);   /* removes itself when the run ends */
   guint sigint = g_unix_signal_add (SIGINT, on_interrupt, &run);
   g_main_loop_run (run.loop);
   g_source_remove (sigint);
-  (void) tick;  /* removed itself when the run ended */
   caml_trainer_join (trainer);
 
   CamlProgress p;
@@ -238,6 +293,52 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
   gboolean classification = train->n_classes > 0;
   const CamlEvalRow *last = n_rows > 0 ? &rows[n_rows - 1] : NULL;
 
+  /* σ-maps: a grid at every snapshot (and at the end, whatever step that
+   * is), and the AUC over the first test images. */
+  double sigma_auc = NAN;
+  gboolean sigma_high_on_fg = FALSE;
+  GString *written = g_string_new (NULL);
+  if (rec.layer >= 0 && rec.error == NULL && rec.last_taken != p.step)
+    {
+      CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (model, rec.layer, test,
+                                                         SIGMA_GRID_IMAGES, p.step, &rec.error);
+      if (snap)
+        g_ptr_array_add (rec.snapshots, snap);
+    }
+  if (rec.layer >= 0 && rec.error == NULL)
+    {
+      g_autoptr (CamlSigmaSnapshot) all = caml_sigma_snapshot_new (model, rec.layer, test,
+                                                                   SIGMA_AUC_IMAGES, p.step,
+                                                                   &rec.error);
+      if (all)
+        sigma_auc = caml_sigma_auc (all->images, all->height, all->width, all->maps,
+                                    all->map_h, all->map_w, all->count, &sigma_high_on_fg);
+    }
+  if (rec.error)
+    {
+      g_printerr ("caml train: %s\n", rec.error->message);
+      g_clear_error (&rec.error);
+    }
+  for (guint i = 0; i < rec.snapshots->len; i++)
+    {
+      const CamlSigmaSnapshot *snap = rec.snapshots->pdata[i];
+      g_autofree char *name = g_strdup_printf ("sigma-step%ld.png", snap->step);
+      g_autofree char *path = g_build_filename (out_dir, name, NULL);
+      g_autofree char *title = g_strdup_printf ("%s: test images and their σ-maps "
+                                                "(χ black 0 … white 1), step %ld",
+                                                exp->name ? exp->name : "experiment",
+                                                snap->step);
+      if (!caml_report_write_sigma_grid (path, snap, title, &error))
+        {
+          g_printerr ("caml train: %s\n", error->message);
+          g_clear_error (&error);
+          continue;
+        }
+      g_string_append_printf (written, ", %s", name);
+    }
+  g_ptr_array_free (rec.snapshots, TRUE);
+  g_free (rec.steps);
+
   g_autofree char *metrics_path = g_build_filename (out_dir, "metrics.csv", NULL);
   g_autofree char *summary_path = g_build_filename (out_dir, "summary.json", NULL);
   g_autofree char *weights_path = g_build_filename (out_dir, "model.weights", NULL);
@@ -245,8 +346,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
   g_autofree char *loss_path = g_build_filename (out_dir, "loss.png", NULL);
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
                                             exp->name ? exp->name : "experiment", exp->seed);
+  g_autofree char *files = g_string_free (written, FALSE);
   if (!caml_report_write_metrics (metrics_path, rows, n_rows, classification, &error)
       || !write_summary (summary_path, preset, exp, &p, last, train_metric, classification,
+                         sigma_auc, sigma_high_on_fg,
                          run_error ? run_error->message : NULL, &error)
       || !caml_weights_save (model, weights_path, &error)
       || !caml_experiment_save_file (exp, exp_path, &error)
@@ -267,18 +370,43 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
              last->train_loss, last->test_loss,
              classification ? "accuracy" : "mse", train_metric,
              classification ? "accuracy" : "mse", last->test_metric);
+  if (!isnan (sigma_auc))
+    g_print ("sigma_auc %.4f (χ higher on the %s)\n", sigma_auc,
+             sigma_high_on_fg ? "foreground" : "background");
   g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
-           "loss.png%s)\n", out_dir,
-           caml_shape_size (&train->x_shape) == 2 ? ", surface.png, chi.png" : "");
+           "loss.png%s%s)\n", out_dir,
+           caml_shape_size (&train->x_shape) == 2 ? ", surface.png, chi.png" : "", files);
   return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
+}
 
+int
+caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *out_dir,
+                         const char *sigma_steps, gboolean quiet, gboolean plain)
+{
+  g_autoptr (GError) error = NULL;
+  CamlDataset *train = NULL, *test = NULL;
+  CamlModel *model = NULL;
+  int status = 1;
+  if (!caml_cli_ensure_dir (out_dir, &error)
+      || !caml_experiment_load_datasets (exp, &train, &test, &error)
+      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error)))
+    g_printerr ("caml: %s\n", error->message);
+  else
+    status = run_and_report (exp, preset, out_dir, model, train, test, sigma_steps,
+                             quiet, plain);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  return status;
 }
 
 int
 caml_cli_train (int argc, char **argv)
 {
-  g_autofree char *preset = NULL, *out_dir = NULL;
+  g_autofree char *preset = NULL, *out_dir = NULL, *sigma_steps = NULL;
+  g_auto (GStrv) layer_options = NULL;
   gint64 seed = -1, steps = -1;
+  int kernel = 0, depth = 0;
   gboolean quiet = FALSE, plain = FALSE;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
@@ -290,6 +418,15 @@ caml_cli_train (int argc, char **argv)
       "Number of training steps (default: the file's)", "N" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
       "Directory for the results (default: runs/NAME-seedN)", "DIR" },
+    { "kernel", 'k', 0, G_OPTION_ARG_INT, &kernel,
+      "Kernel size of every convolutional layer (same as -O kernel=K)", "K" },
+    { "depth", 'd', 0, G_OPTION_ARG_INT, &depth,
+      "Depth of every convolutional layer (same as -O depth=D)", "D" },
+    { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
+      "Set a layer option on every layer that has it (KEY=VALUE) or on layer N only "
+      "(N.KEY=VALUE), e.g. -O 0.units=8 -O activation=relu; repeatable", "[N.]KEY=VALUE" },
+    { "sigma-steps", 0, 0, G_OPTION_ARG_STRING, &sigma_steps,
+      "Steps at which to draw σ-maps, e.g. 1000,5000,last (default: 1000,last)", "LIST" },
     { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
       "Print a line per evaluation instead of a progress bar", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary", NULL },
@@ -313,6 +450,11 @@ caml_cli_train (int argc, char **argv)
     "  surface.png      for 2-D → 1-D regression: ground truth and fitted surface\n"
     "                   with the training points, over the experiment's plot domain\n"
     "  chi.png          the χ surface of every context-aware layer\n"
+    "  sigma-stepN.png  for convolutional CA layers: 64 test images, each beside\n"
+    "                   its σ-map (χ per pixel), at the --sigma-steps; and\n"
+    "                   summary.json gains sigma_auc (ROC AUC of χ between digit\n"
+    "                   pixels > 0.5 and background pixels = 0, first 1000 test\n"
+    "                   images) and sigma_high_on (foreground or background)\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged) or could\n"
     "not start, 2 for bad command-line options, 130 when interrupted.");
@@ -328,7 +470,7 @@ caml_cli_train (int argc, char **argv)
       return 2;
     }
 
-  CamlExperiment *exp = load_experiment ("train", preset, args, &error);
+  CamlExperiment *exp = caml_cli_load_experiment ("train", preset, args, &error);
   if (exp == NULL)
     {
       g_printerr ("caml train: %s\n", error->message);
@@ -339,27 +481,18 @@ caml_cli_train (int argc, char **argv)
     exp->seed = (guint64) seed;
   if (steps > 0)
     exp->steps = (int) steps;
+  if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      caml_experiment_free (exp);
+      return 2;
+    }
   if (out_dir == NULL)
     out_dir = g_strdup_printf ("runs/%s-seed%" G_GUINT64_FORMAT,
                                exp->name ? exp->name : "experiment", exp->seed);
 
-  CamlDataset *train = NULL, *test = NULL;
-  CamlModel *model = NULL;
-  int status = 1;
-  if (!ensure_dir (out_dir, &error)
-      || !caml_experiment_load_datasets (exp, &train, &test, &error)
-      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error)))
-    {
-      g_printerr ("caml train: %s\n", error->message);
-      goto out;
-    }
-
-  status = run_and_report (exp, preset, out_dir, model, train, test, quiet, plain);
-
-out:
-  caml_model_free (model);
-  caml_dataset_free (train);
-  caml_dataset_free (test);
+  int status = caml_cli_run_experiment (exp, preset, out_dir,
+                                        sigma_steps ? sigma_steps : "1000,last", quiet, plain);
   caml_experiment_free (exp);
   return status;
 }
@@ -402,7 +535,7 @@ caml_cli_eval (int argc, char **argv)
       g_printerr ("caml eval: --weights FILE is required\n");
       return 2;
     }
-  CamlExperiment *exp = load_experiment ("eval", preset, args, &error);
+  CamlExperiment *exp = caml_cli_load_experiment ("eval", preset, args, &error);
   if (exp == NULL)
     {
       g_printerr ("caml eval: %s\n", error->message);
@@ -417,7 +550,7 @@ caml_cli_eval (int argc, char **argv)
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       || !(model = caml_experiment_build_model (exp, &train->x_shape, &error))
       || !caml_weights_load (model, weights, &error)
-      || (out_dir && (!ensure_dir (out_dir, &error)
+      || (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
                       || !caml_report_write_surfaces (out_dir, exp, model, train, &error))))
     {
       g_printerr ("caml eval: %s\n", error->message);

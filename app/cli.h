@@ -3,3 +3,5 @@
 
 int caml_cli_train (int argc, char **argv);
 int caml_cli_eval (int argc, char **argv);
+int caml_cli_sweep (int argc, char **argv);
+int caml_cli_bench (int argc, char **argv);

@@ -209,3 +209,89 @@ caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows
   g_string_free (csv, TRUE);
   return ok;
 }
+
+CamlSigmaSnapshot *
+caml_sigma_snapshot_new (CamlModel *model, int layer, const CamlDataset *set, int count,
+                         long step, GError **error)
+{
+  count = MIN (count, set->n);
+  int map_h, map_w;
+  if (set->x_shape.ndim != 3 || set->x_shape.dims[0] != 1)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE, "σ-maps need one-channel images");
+      return NULL;
+    }
+  if (!caml_model_sigma_maps (model, layer, set, 0, count, NULL, &map_h, &map_w, error))
+    return NULL;
+  CamlSigmaSnapshot *snap = g_new0 (CamlSigmaSnapshot, 1);
+  snap->step = step;
+  snap->count = count;
+  snap->height = set->x_shape.dims[1];
+  snap->width = set->x_shape.dims[2];
+  snap->map_h = map_h;
+  snap->map_w = map_w;
+  snap->images = g_memdup2 (set->x, (size_t) count * snap->height * snap->width * sizeof (float));
+  snap->maps = g_new (float, (size_t) count * map_h * map_w);
+  if (!caml_model_sigma_maps (model, layer, set, 0, count, snap->maps, &map_h, &map_w, error))
+    {
+      caml_sigma_snapshot_free (snap);
+      return NULL;
+    }
+  return snap;
+}
+
+void
+caml_sigma_snapshot_free (CamlSigmaSnapshot *snap)
+{
+  if (snap == NULL)
+    return;
+  g_free (snap->images);
+  g_free (snap->maps);
+  g_free (snap);
+}
+
+int
+caml_report_sigma_layer (const CamlModel *model)
+{
+  for (int l = caml_model_find_chi_layer (model, 0); l >= 0;
+       l = caml_model_find_chi_layer (model, l + 1))
+    if (model->layers[l]->out.ndim == 3)
+      return l;
+  return -1;
+}
+
+gboolean
+caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
+                              const char *title, GError **error)
+{
+  const int pairs_per_row = 8;
+  int n = MIN (snap->count, 64);
+  int h = snap->height, w = snap->width;
+  g_autofree float *tiles = g_new (float, (size_t) 2 * n * h * w);
+  for (int i = 0; i < n; i++)
+    {
+      float *img = tiles + (size_t) (2 * i) * h * w;
+      float *map = img + (size_t) h * w;
+      memcpy (img, snap->images + (size_t) i * h * w, (size_t) h * w * sizeof (float));
+      /* A smaller map (valid padding, strides) is shown at the image's size,
+       * each image pixel taking the map pixel that covers it. */
+      const float *src = snap->maps + (size_t) i * snap->map_h * snap->map_w;
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+          {
+            int my = MIN ((int) ((y + 0.5) * snap->map_h / h), snap->map_h - 1);
+            int mx = MIN ((int) ((x + 0.5) * snap->map_w / w), snap->map_w - 1);
+            map[y * w + x] = src[my * snap->map_w + mx];
+          }
+    }
+  CamlPlotTilesOptions opts = {
+    .title = title, .colormap = CAML_PLOT_COLORMAP_GREY,
+    .n_cols = 2 * pairs_per_row, .group = 2,
+  };
+  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, 2 * n, h, w);
+  int gw, gh;
+  caml_plot_tiles_get_size (plot, &gw, &gh);
+  /* Three screen pixels per value, plus room for the title. */
+  return caml_plot_write_png (path, 3 * gw + 12, 3 * gh + 50, caml_plot_tiles_draw_cb, plot,
+                              error);
+}

@@ -19,6 +19,30 @@ gboolean caml_report_write_surfaces (const char *dir, const CamlExperiment *exp,
                                      CamlModel *model, const CamlDataset *train,
                                      GError **error);
 
+/* σ-maps of some test images at one step of a run. */
+typedef struct {
+  long   step;
+  int    count;        /* images */
+  int    height, width;
+  int    map_h, map_w;
+  float *images;       /* (count, height, width) */
+  float *maps;         /* (count, map_h, map_w) */
+} CamlSigmaSnapshot;
+
+/* Takes the σ-maps of test images [0, count) from layer `layer` of model. */
+CamlSigmaSnapshot *caml_sigma_snapshot_new (CamlModel *model, int layer, const CamlDataset *set,
+                                            int count, long step, GError **error);
+void caml_sigma_snapshot_free (CamlSigmaSnapshot *snap);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlSigmaSnapshot, caml_sigma_snapshot_free)
+
+/* The first layer with a σ-map (a convolutional CA layer), or -1. */
+int caml_report_sigma_layer (const CamlModel *model);
+
+/* A grid of the snapshot's images, each beside its σ-map (grey: χ = 0 black,
+ * χ = 1 white), 8 pairs a row. */
+gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
+                                       const char *title, GError **error);
+
 /* metrics.csv: step, train_loss, test_loss, test_mse or test_accuracy, seconds. */
 gboolean caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,
                                     gboolean classification, GError **error);

@@ -1,0 +1,314 @@
+/* cli-bench.c — `caml bench`: training throughput of a convolutional
+ * preset, where the time goes, and peak memory. Not a test: numbers depend
+ * on the machine and what else runs on it. */
+#include <math.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <cblas.h>
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "caml.h"
+#include "cli.h"
+#include "cli-common.h"
+
+typedef struct {
+  long   warmup;
+  gint64 t_start;     /* when step `warmup` was done */
+  gint64 t_end;
+  long   end_step;
+} Clock;
+
+static void
+on_progress (const CamlProgress *p, gpointer user_data)
+{
+  Clock *clock = user_data;
+  gint64 now = g_get_monotonic_time ();
+  if (p->step == clock->warmup && clock->t_start == 0)
+    clock->t_start = now;
+  if (p->step > clock->end_step)
+    {
+      clock->end_step = p->step;
+      clock->t_end = now;
+    }
+}
+
+/* Random images with MNIST's sparsity (about 80 % zeros) and random labels:
+ * the arithmetic is the same whatever the pixels are. */
+static CamlDataset *
+synthetic_images (int n, guint32 seed)
+{
+  CamlShape shape = caml_shape_image (1, 28, 28);
+  CamlDataset *set = caml_dataset_new (n, &shape, 1, 10);
+  GRand *rng = g_rand_new_with_seed (seed);
+  for (size_t i = 0; i < (size_t) n * 784; i++)
+    set->x[i] = g_rand_double (rng) < 0.8 ? 0.0f : (float) g_rand_double (rng);
+  for (int i = 0; i < n; i++)
+    set->y[i] = (float) g_rand_int_range (rng, 0, 10);
+  g_rand_free (rng);
+  return set;
+}
+
+typedef struct {
+  double forward_s, backward_s, forward_flops, backward_flops;
+} LayerTime;
+
+/* Runs `steps` training steps layer by layer with a clock around each call. */
+static void
+profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *train,
+               int steps, LayerTime *times, double *loss_s, double *optim_s)
+{
+  int n = MIN (exp->batch_size > 0 ? exp->batch_size : train->n, train->n);
+  size_t in = caml_shape_size (&train->x_shape);
+  int d = (int) caml_shape_size (caml_model_output_shape (model));
+  g_autofree float *dpred = g_new (float, (size_t) n * d);
+  CamlOptimizer *opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
+  caml_model_forward (model, train->x, n);   /* sizes every buffer */
+
+  for (int s = 0; s < steps; s++)
+    {
+      const float *x = train->x + (size_t) ((s * n) % MAX (1, train->n - n)) * in;
+      const float *y = train->y + (size_t) ((s * n) % MAX (1, train->n - n));
+      caml_model_zero_grad (model);
+      const float *inp = x;
+      for (int i = 0; i < model->n_layers; i++)
+        {
+          CamlLayer *layer = model->layers[i];
+          gint64 t = g_get_monotonic_time ();
+          layer->ops->forward (layer, model->acts[i], inp, n);
+          times[i].forward_s += (g_get_monotonic_time () - t) / 1e6;
+          inp = model->acts[i];
+        }
+      gint64 t = g_get_monotonic_time ();
+      caml_loss_compute (exp->loss, dpred, inp, y, n, d);
+      *loss_s += (g_get_monotonic_time () - t) / 1e6;
+      const float *dout = dpred;
+      for (int i = model->n_layers - 1; i >= 0; i--)
+        {
+          CamlLayer *layer = model->layers[i];
+          float *dinp = i > 0 ? model->dacts[i - 1] : NULL;
+          t = g_get_monotonic_time ();
+          layer->ops->backward (layer, dinp, dout, i > 0 ? model->acts[i - 1] : x,
+                                model->acts[i], n);
+          times[i].backward_s += (g_get_monotonic_time () - t) / 1e6;
+          dout = dinp;
+        }
+      t = g_get_monotonic_time ();
+      caml_optimizer_step (opt, model, s);
+      *optim_s += (g_get_monotonic_time () - t) / 1e6;
+    }
+  for (int i = 0; i < model->n_layers; i++)
+    if (model->layers[i]->ops->flops)
+      {
+        double f, b;
+        model->layers[i]->ops->flops (model->layers[i], n, &f, &b);
+        times[i].forward_flops = f * steps;
+        times[i].backward_flops = b * steps;
+      }
+  caml_optimizer_free (opt);
+}
+
+int
+caml_cli_bench (int argc, char **argv)
+{
+  g_autofree char *preset = NULL, *out_path = NULL;
+  g_auto (GStrv) args = NULL, layer_options = NULL;
+  int kernel = 8, depth = 8, warmup = 50, steps = 500, profile = 100;
+  gboolean synthetic = FALSE;
+  const GOptionEntry entries[] = {
+    { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
+      "The experiment to time (default: mnist-ca-cnn)", "NAME" },
+    { "kernel", 'k', 0, G_OPTION_ARG_INT, &kernel, "Kernel size (default 8)", "K" },
+    { "depth", 'd', 0, G_OPTION_ARG_INT, &depth, "Depth (default 8)", "D" },
+    { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
+      "Any other layer option, as in `caml train`", "KEY=VALUE" },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed steps first (default 50)", "N" },
+    { "steps", 'n', 0, G_OPTION_ARG_INT, &steps, "Timed training steps (default 500)", "N" },
+    { "profile-steps", 0, 0, G_OPTION_ARG_INT, &profile,
+      "Steps of the per-layer breakdown (default 100)", "N" },
+    { "synthetic", 0, 0, G_OPTION_ARG_NONE, &synthetic,
+      "Random 28×28 images instead of MNIST (same arithmetic)", NULL },
+    { "json", 0, 0, G_OPTION_ARG_FILENAME, &out_path, "Also write the figures as JSON", "FILE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("[--preset NAME | FILE.json] - time training");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+    "Trains the experiment (default: mnist-ca-cnn with kernel 8, depth 8 — one\n"
+    "CA-CNN layer + dense 128 + softmax 10, batch 100) through the real trainer\n"
+    "thread and reports steps/s and images/s over --steps after --warmup, then\n"
+    "times each layer's forward and backward separately and reports GFLOP/s of\n"
+    "the convolution and dense kernels, and the process's peak memory.\n"
+    "Uses MNIST when `datasets/fetch mnist` has been run, else --synthetic.\n"
+    "OpenBLAS threads: OPENBLAS_NUM_THREADS (default: all cores).\n"
+    "bench/torch_reference.py times the same model in PyTorch.");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      g_printerr ("caml bench: %s\n", error->message);
+      return 2;
+    }
+  if (warmup < 1 || steps < 1 || profile < 1)
+    {
+      g_printerr ("caml bench: --warmup, --steps and --profile-steps must be ≥ 1\n");
+      return 2;
+    }
+  CamlExperiment *exp = caml_cli_load_experiment ("bench", args ? preset : preset ? preset
+                                                  : "mnist-ca-cnn", args, &error);
+  if (exp == NULL)
+    {
+      g_printerr ("caml bench: %s\n", error->message);
+      return 1;
+    }
+  exp->steps = warmup + steps;
+  exp->eval_every = exp->steps;
+  int status = 1;
+  CamlDataset *train = NULL, *test = NULL;
+  CamlModel *model = NULL;
+  CamlTrainer *trainer = NULL;
+  if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
+    {
+      g_printerr ("caml bench: %s\n", error->message);
+      goto out;
+    }
+  const char *data_name = "MNIST";
+  if (!synthetic)
+    {
+      exp->data.test_limit = 100;   /* the end-of-run evaluation is not what we time */
+      if (!caml_experiment_load_datasets (exp, &train, &test, &error))
+        {
+          g_printerr ("caml bench: %s\ncaml bench: using --synthetic images instead\n",
+                      error->message);
+          g_clear_error (&error);
+          synthetic = TRUE;
+        }
+    }
+  if (synthetic)
+    {
+      data_name = "synthetic";
+      train = synthetic_images (10000, 1);
+      test = synthetic_images (100, 2);
+    }
+  model = caml_experiment_build_model (exp, &train->x_shape, &error);
+  if (model == NULL)
+    {
+      g_printerr ("caml bench: %s\n", error->message);
+      goto out;
+    }
+
+  Clock clock = { .warmup = warmup };
+  trainer = caml_trainer_new (exp, model, train, test);
+  caml_trainer_set_progress_func (trainer, on_progress, &clock, 1);
+  if (!caml_trainer_start (trainer, FALSE, &error))
+    {
+      g_printerr ("caml bench: %s\n", error->message);
+      goto out;
+    }
+  CamlTrainerState state = caml_trainer_join (trainer);
+  if (state != CAML_TRAINER_FINISHED)
+    {
+      g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
+      g_printerr ("caml bench: the run did not finish: %s\n",
+                  run_error ? run_error->message : "stopped");
+      goto out;
+    }
+  double seconds = (clock.t_end - clock.t_start) / 1e6;
+  long timed = clock.end_step - warmup;
+  int batch = exp->batch_size > 0 ? exp->batch_size : train->n;
+  double steps_per_s = timed / seconds;
+
+  LayerTime *times = g_new0 (LayerTime, model->n_layers);
+  double loss_s = 0, optim_s = 0;
+  profile_steps (model, exp, train, profile, times, &loss_s, &optim_s);
+  struct rusage usage;
+  getrusage (RUSAGE_SELF, &usage);
+  double peak_mb = usage.ru_maxrss / 1024.0;
+
+  g_print ("%s, %s data, batch %d, %zu weights, OpenBLAS threads %d\n",
+           exp->name, data_name, batch, model->n_weights, openblas_get_num_threads ());
+  g_print ("training: %.1f steps/s, %.0f images/s (%ld steps in %.2f s after %d warm-up)\n",
+           steps_per_s, steps_per_s * batch, timed, seconds, warmup);
+  g_print ("peak memory (max RSS): %.0f MB\n\n", peak_mb);
+  g_print ("per step over %d profiled steps:\n", profile);
+  g_print ("  %-3s %-12s %10s %10s %12s %12s\n", "", "layer", "fwd ms", "bwd ms",
+           "fwd GFLOP/s", "bwd GFLOP/s");
+  double total_ms = 0;
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      LayerTime *t = &times[i];
+      double f_ms = 1e3 * t->forward_s / profile, b_ms = 1e3 * t->backward_s / profile;
+      total_ms += f_ms + b_ms;
+      g_print ("  %-3d %-12s %10.3f %10.3f", i, model->layers[i]->ops->name, f_ms, b_ms);
+      if (t->forward_flops > 0)
+        g_print (" %12.1f %12.1f\n", t->forward_flops / t->forward_s / 1e9,
+                 t->backward_flops / t->backward_s / 1e9);
+      else
+        g_print (" %12s %12s\n", "–", "–");
+    }
+  total_ms += 1e3 * (loss_s + optim_s) / profile;
+  g_print ("  loss %.3f ms, optimizer %.3f ms, total %.3f ms per step\n",
+           1e3 * loss_s / profile, 1e3 * optim_s / profile, total_ms);
+
+  if (out_path)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "experiment");
+      json_builder_add_string_value (b, exp->name);
+      json_builder_set_member_name (b, "data");
+      json_builder_add_string_value (b, data_name);
+      json_builder_set_member_name (b, "batch");
+      json_builder_add_int_value (b, batch);
+      json_builder_set_member_name (b, "threads");
+      json_builder_add_int_value (b, openblas_get_num_threads ());
+      json_builder_set_member_name (b, "steps_per_second");
+      json_builder_add_double_value (b, steps_per_s);
+      json_builder_set_member_name (b, "images_per_second");
+      json_builder_add_double_value (b, steps_per_s * batch);
+      json_builder_set_member_name (b, "peak_memory_mb");
+      json_builder_add_double_value (b, peak_mb);
+      json_builder_set_member_name (b, "layers");
+      json_builder_begin_array (b);
+      for (int i = 0; i < model->n_layers; i++)
+        {
+          json_builder_begin_object (b);
+          json_builder_set_member_name (b, "layer");
+          json_builder_add_string_value (b, model->layers[i]->ops->name);
+          json_builder_set_member_name (b, "forward_ms");
+          json_builder_add_double_value (b, 1e3 * times[i].forward_s / profile);
+          json_builder_set_member_name (b, "backward_ms");
+          json_builder_add_double_value (b, 1e3 * times[i].backward_s / profile);
+          if (times[i].forward_flops > 0)
+            {
+              json_builder_set_member_name (b, "forward_gflops");
+              json_builder_add_double_value (b, times[i].forward_flops / times[i].forward_s / 1e9);
+              json_builder_set_member_name (b, "backward_gflops");
+              json_builder_add_double_value (b, times[i].backward_flops / times[i].backward_s / 1e9);
+            }
+          json_builder_end_object (b);
+        }
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+      g_autoptr (JsonGenerator) gen = json_generator_new ();
+      g_autoptr (JsonNode) root = json_builder_get_root (b);
+      json_generator_set_root (gen, root);
+      json_generator_set_pretty (gen, TRUE);
+      if (!json_generator_to_file (gen, out_path, &error))
+        {
+          g_printerr ("caml bench: %s: %s\n", out_path, error->message);
+          g_free (times);
+          goto out;
+        }
+    }
+  g_free (times);
+  status = 0;
+
+out:
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_experiment_free (exp);
+  return status;
+}

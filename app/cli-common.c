@@ -1,0 +1,161 @@
+/* cli-common.c — what the commands of `caml` share. */
+#include <errno.h>
+#include <math.h>
+#include <gio/gio.h>
+
+#include "cli-common.h"
+#include "presets.h"
+
+CamlExperiment *
+caml_cli_load_experiment (const char *command, const char *preset, char **args,
+                          GError **error)
+{
+  int n_args = args ? (int) g_strv_length (args) : 0;
+  if ((preset != NULL) == (n_args == 1) || n_args > 1)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "give either --preset NAME or one experiment FILE.json "
+                   "(see `caml %s --help`)", command);
+      return NULL;
+    }
+  return preset ? caml_presets_load (preset, error)
+                : caml_experiment_load_file (args[0], error);
+}
+
+gboolean
+caml_cli_ensure_dir (const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: cannot create the output directory: %s", dir, g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Parses VALUE for one option spec: a number, a choice name, true/false. */
+static gboolean
+parse_option_value (const CamlOptionSpec *spec, const char *text, double *value,
+                    GError **error)
+{
+  if (spec->type == CAML_OPT_ENUM)
+    {
+      for (int i = 0; spec->choices[i] != NULL; i++)
+        if (g_str_equal (spec->choices[i], text))
+          {
+            *value = i;
+            return TRUE;
+          }
+      g_autofree char *list = g_strjoinv (", ", (char **) spec->choices);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: \"%s\" is not one of %s", spec->key, text, list);
+      return FALSE;
+    }
+  if (spec->type == CAML_OPT_BOOL)
+    {
+      if (g_str_equal (text, "true") || g_str_equal (text, "1"))
+        *value = 1;
+      else if (g_str_equal (text, "false") || g_str_equal (text, "0"))
+        *value = 0;
+      else
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "%s: \"%s\" is not true or false", spec->key, text);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  char *end = NULL;
+  *value = g_ascii_strtod (text, &end);
+  if (end == text || *end != '\0')
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: \"%s\" is not a number", spec->key, text);
+      return FALSE;
+    }
+  return caml_option_check (spec, *value, spec->key, error);
+}
+
+/* key is "KEY" (every layer with that option) or "N.KEY" (layer N only). */
+static gboolean
+apply_one (CamlExperiment *exp, const char *key, const char *text, GError **error)
+{
+  int applied = 0, only = -1;
+  const char *dot = strchr (key, '.');
+  if (dot != NULL)
+    {
+      g_autofree char *index = g_strndup (key, dot - key);
+      guint64 value;
+      if (!g_ascii_string_to_unsigned (index, 10, 0, exp->n_layers - 1, &value, NULL))
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "%s: \"%s\" is not a layer index 0…%d", key, index, exp->n_layers - 1);
+          return FALSE;
+        }
+      only = (int) value;
+      key = dot + 1;
+    }
+  for (int i = 0; i < exp->n_layers; i++)
+    {
+      if (only >= 0 && i != only)
+        continue;
+      CamlLayerSpec *spec = &exp->layers[i];
+      int idx = caml_layer_ops_option_index (spec->ops, key);
+      if (idx < 0)
+        continue;
+      double value;
+      if (!parse_option_value (&spec->ops->options[idx], text, &value, error))
+        {
+          g_prefix_error (error, "layer %d (%s): ", i, spec->ops->name);
+          return FALSE;
+        }
+      spec->opt[idx] = value;
+      applied++;
+    }
+  if (applied == 0)
+    {
+      if (only >= 0)
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                     "layer %d (%s) has no option \"%s\"", only, exp->layers[only].ops->name, key);
+      else
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                     "no layer of this experiment has an option \"%s\"", key);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kernel,
+                              int depth, GError **error)
+{
+  for (int i = 0; assignments != NULL && assignments[i] != NULL; i++)
+    {
+      const char *eq = strchr (assignments[i], '=');
+      if (eq == NULL || eq == assignments[i])
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "-O %s: expected KEY=VALUE", assignments[i]);
+          return FALSE;
+        }
+      g_autofree char *key = g_strndup (assignments[i], eq - assignments[i]);
+      if (!apply_one (exp, key, eq + 1, error))
+        return FALSE;
+    }
+  char number[32];
+  if (kernel > 0)
+    {
+      g_snprintf (number, sizeof number, "%d", kernel);
+      if (!apply_one (exp, "kernel", number, error))
+        return FALSE;
+    }
+  if (depth > 0)
+    {
+      g_snprintf (number, sizeof number, "%d", depth);
+      if (!apply_one (exp, "depth", number, error))
+        return FALSE;
+    }
+  return TRUE;
+}

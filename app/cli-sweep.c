@@ -1,0 +1,331 @@
+/* cli-sweep.c — `caml sweep`: train a grid of layer-option values, each
+ * with its matched baseline, and tabulate and plot the results (Fig. 17). */
+#include <math.h>
+#include <stdio.h>
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "caml.h"
+#include "caml-plot.h"
+#include "cli.h"
+#include "cli-common.h"
+
+typedef struct {
+  char  *key;
+  char **values;
+  int    n_values;
+} Axis;
+
+typedef struct {
+  int    index[2];      /* value index along each axis */
+  gboolean baseline;
+  double metric;        /* test accuracy or test MSE */
+  double test_loss;
+  double sigma_auc;     /* NAN when the model has no σ-map */
+  double seconds;
+  int    status;
+} Result;
+
+static gboolean
+parse_axis (const char *text, Axis *axis, GError **error)
+{
+  const char *eq = strchr (text, '=');
+  if (eq == NULL || eq == text || eq[1] == '\0')
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "--grid %s: expected KEY=V1,V2,…", text);
+      return FALSE;
+    }
+  axis->key = g_strndup (text, eq - text);
+  axis->values = g_strsplit (eq + 1, ",", -1);
+  axis->n_values = (int) g_strv_length (axis->values);
+  return TRUE;
+}
+
+static double
+member_double (JsonObject *obj, const char *key)
+{
+  if (!json_object_has_member (obj, key))
+    return NAN;
+  JsonNode *node = json_object_get_member (obj, key);
+  return JSON_NODE_HOLDS_VALUE (node) ? json_node_get_double (node) : NAN;
+}
+
+/* Reads the figures of one run back from its summary.json. */
+static void
+read_summary (const char *dir, gboolean classification, Result *r)
+{
+  g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  r->metric = r->test_loss = r->sigma_auc = r->seconds = NAN;
+  if (!json_parser_load_from_file (parser, path, NULL))
+    return;
+  JsonObject *obj = json_node_get_object (json_parser_get_root (parser));
+  r->metric = member_double (obj, classification ? "test_accuracy" : "test_mse");
+  r->test_loss = member_double (obj, "test_loss");
+  r->sigma_auc = member_double (obj, "sigma_auc");
+  r->seconds = member_double (obj, "seconds");
+}
+
+static char *
+run_label (const Axis *axes, int n_axes, const int *index)
+{
+  GString *s = g_string_new (NULL);
+  for (int a = 0; a < n_axes; a++)
+    g_string_append_printf (s, "%s%s=%s", a ? "-" : "", axes[a].key,
+                            axes[a].values[index[a]]);
+  return g_string_free (s, FALSE);
+}
+
+static gboolean
+write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *results,
+               int n_results, gboolean classification, const char *name, GError **error)
+{
+  const char *metric = classification ? "test_accuracy" : "test_mse";
+  GString *csv = g_string_new (NULL);
+  GString *md = g_string_new (NULL);
+  for (int a = 0; a < n_axes; a++)
+    {
+      g_string_append_printf (csv, "%s,", axes[a].key);
+      g_string_append_printf (md, "| %s ", axes[a].key);
+    }
+  g_string_append_printf (csv, "model,%s,test_loss,sigma_auc,seconds\n", metric);
+  g_string_append_printf (md, "| model | %s | test_loss | sigma_auc | seconds |\n", metric);
+  for (int a = 0; a < n_axes + 5; a++)
+    g_string_append (md, "|---");
+  g_string_append (md, "|\n");
+  for (int i = 0; i < n_results; i++)
+    {
+      const Result *r = &results[i];
+      for (int a = 0; a < n_axes; a++)
+        {
+          g_string_append_printf (csv, "%s,", axes[a].values[r->index[a]]);
+          g_string_append_printf (md, "| %s ", axes[a].values[r->index[a]]);
+        }
+      const char *model = r->baseline ? "baseline" : "context-aware";
+      g_string_append_printf (csv, "%s,%.6g,%.6g,%.6g,%.1f\n", model, r->metric, r->test_loss,
+                              r->sigma_auc, r->seconds);
+      char auc[16] = "–";
+      if (!isnan (r->sigma_auc))
+        g_snprintf (auc, sizeof auc, "%.4f", r->sigma_auc);
+      g_string_append_printf (md, "| %s | %.4f | %.4f | %s | %.0f |\n", model, r->metric,
+                              r->test_loss, auc, r->seconds);
+    }
+  g_autofree char *csv_path = g_build_filename (out_dir, "sweep.csv", NULL);
+  g_autofree char *md_path = g_build_filename (out_dir, "sweep.md", NULL);
+  gboolean ok = g_file_set_contents_full (csv_path, csv->str, (gssize) csv->len,
+                                          G_FILE_SET_CONTENTS_CONSISTENT, 0644, error)
+                && g_file_set_contents_full (md_path, md->str, (gssize) md->len,
+                                             G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+  g_string_free (csv, TRUE);
+  g_string_free (md, TRUE);
+  if (!ok)
+    return FALSE;
+
+  /* Plot: metric against the first axis' values (numeric), one colour per
+   * value of the second axis, context-aware solid, baseline dashed. */
+  const Axis *x_axis = &axes[0];
+  int n_lines = n_axes > 1 ? axes[1].n_values : 1;
+  g_autofree double *xs = g_new (double, x_axis->n_values);
+  for (int i = 0; i < x_axis->n_values; i++)
+    xs[i] = g_ascii_strtod (x_axis->values[i], NULL);
+  GPtrArray *owned = g_ptr_array_new_with_free_func (g_free);
+  GArray *series = g_array_new (FALSE, TRUE, sizeof (CamlPlotSeries));
+  for (int line = 0; line < n_lines; line++)
+    for (int base = 0; base <= 1; base++)
+      {
+        double *ys = g_new (double, x_axis->n_values);
+        gboolean any = FALSE;
+        for (int i = 0; i < x_axis->n_values; i++)
+          {
+            ys[i] = NAN;
+            for (int r = 0; r < n_results; r++)
+              if (results[r].index[0] == i && results[r].baseline == base
+                  && (n_axes < 2 || results[r].index[1] == line))
+                {
+                  ys[i] = results[r].metric;
+                  any = TRUE;
+                }
+          }
+        if (!any)
+          {
+            g_free (ys);
+            continue;
+          }
+        char *label = n_axes > 1
+                      ? g_strdup_printf ("%s %s=%s", base ? "baseline" : "CA",
+                                         axes[1].key, axes[1].values[line])
+                      : g_strdup (base ? "baseline" : "context-aware");
+        g_ptr_array_add (owned, ys);
+        g_ptr_array_add (owned, label);
+        CamlPlotSeries s = { xs, ys, x_axis->n_values, label, line, base };
+        g_array_append_val (series, s);
+      }
+  g_autofree char *title = g_strdup_printf ("%s: %s by %s", name, metric, x_axis->key);
+  CamlPlotLineOptions opts = {
+    .title = title, .x_label = x_axis->key, .y_label = metric,
+    .legend = TRUE, .grid = TRUE,
+  };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, (CamlPlotSeries *) series->data,
+                                                      series->len, NULL, 0);
+  g_autofree char *png = g_build_filename (out_dir, "sweep.png", NULL);
+  ok = caml_plot_write_png (png, 900, 560, caml_plot_line_draw_cb, plot, error);
+  g_array_free (series, TRUE);
+  g_ptr_array_free (owned, TRUE);
+  return ok;
+}
+
+int
+caml_cli_sweep (int argc, char **argv)
+{
+  g_autofree char *preset = NULL, *out_dir = NULL;
+  g_auto (GStrv) grids = NULL, layer_options = NULL, args = NULL;
+  gint64 seed = -1, steps = -1;
+  gboolean no_baseline = FALSE;
+  const GOptionEntry entries[] = {
+    { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "Sweep the built-in experiment NAME", "NAME" },
+    { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &grids,
+      "A layer option and its values, e.g. --grid kernel=3,5,8 or --grid 0.units=2,5 "
+      "(one or two)", "[N.]KEY=V1,V2,…" },
+    { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
+      "Fixed layer option for every run, as in `caml train`", "KEY=VALUE" },
+    { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Seed of every run (default: the file's)", "N" },
+    { "steps", 'n', 0, G_OPTION_ARG_INT64, &steps, "Training steps of every run", "N" },
+    { "no-baseline", 0, 0, G_OPTION_ARG_NONE, &no_baseline,
+      "Do not train the matched baselines", NULL },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
+      "Directory for the results (default: runs/sweep-NAME)", "DIR" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("(--preset NAME | FILE.json) --grid KEY=V1,V2,… - train a grid of layer options");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+    "Trains the experiment once for every combination of the grid's values (set\n"
+    "on every layer that has the option), and — unless --no-baseline — its\n"
+    "matched baseline, where each context-aware layer is replaced by its plain\n"
+    "counterpart (CA-CNN → conv2d, CA-NN → dense) with the same options, seed\n"
+    "and data order. Each run's full results go into DIR/<combination>/ca and\n"
+    "DIR/<combination>/baseline; DIR/sweep.csv and DIR/sweep.md tabulate test\n"
+    "metric, loss, σ-AUC and time, and DIR/sweep.png plots the metric against\n"
+    "the first grid key (one line per value of the second; baseline dashed),\n"
+    "like the paper's Fig. 17:\n"
+    "\n"
+    "  caml sweep --preset mnist-ca-cnn --grid kernel=3,5,8 --grid depth=8,16,32\n"
+    "  caml sweep --preset fashion-ca-res --grid sublayers=1,2,3 --grid n_v=1,2");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      g_printerr ("caml sweep: %s\n", error->message);
+      return 2;
+    }
+  int n_axes = grids ? (int) g_strv_length (grids) : 0;
+  if (n_axes < 1 || n_axes > 2)
+    {
+      g_printerr ("caml sweep: give one or two --grid KEY=V1,V2,…\n");
+      return 2;
+    }
+  CamlExperiment *exp = caml_cli_load_experiment ("sweep", preset, args, &error);
+  if (exp == NULL)
+    {
+      g_printerr ("caml sweep: %s\n", error->message);
+      return 1;
+    }
+  if (seed >= 0)
+    exp->seed = (guint64) seed;
+  if (steps > 0)
+    exp->steps = (int) steps;
+  if (!caml_cli_apply_layer_options (exp, layer_options, 0, 0, &error))
+    {
+      g_printerr ("caml sweep: %s\n", error->message);
+      caml_experiment_free (exp);
+      return 2;
+    }
+
+  Axis axes[2] = { 0 };
+  int status = 0;
+  for (int a = 0; a < n_axes; a++)
+    if (!parse_axis (grids[a], &axes[a], &error))
+      {
+        g_printerr ("caml sweep: %s\n", error->message);
+        status = 2;
+        goto out;
+      }
+  /* Check every value before training anything. */
+  for (int a = 0; a < n_axes; a++)
+    for (int v = 0; v < axes[a].n_values; v++)
+      {
+        CamlExperiment *probe = caml_experiment_copy (exp);
+        g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key, axes[a].values[v]);
+        char *list[] = { assign, NULL };
+        gboolean ok = caml_cli_apply_layer_options (probe, list, 0, 0, &error);
+        caml_experiment_free (probe);
+        if (!ok)
+          {
+            g_printerr ("caml sweep: --grid: %s\n", error->message);
+            status = 2;
+            goto out;
+          }
+      }
+  if (out_dir == NULL)
+    out_dir = g_strdup_printf ("runs/sweep-%s", exp->name ? exp->name : "experiment");
+
+  int n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1);
+  GArray *results = g_array_new (FALSE, TRUE, sizeof (Result));
+  gboolean classification = exp->loss == CAML_LOSS_SOFTMAX_XENT;
+  for (int c = 0; c < n_combos; c++)
+    {
+      int index[2] = { c % axes[0].n_values, n_axes > 1 ? c / axes[0].n_values : 0 };
+      CamlExperiment *run = caml_experiment_copy (exp);
+      for (int a = 0; a < n_axes; a++)
+        {
+          g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key,
+                                                     axes[a].values[index[a]]);
+          char *list[] = { assign, NULL };
+          caml_cli_apply_layer_options (run, list, 0, 0, NULL);
+        }
+      g_autofree char *label = run_label (axes, n_axes, index);
+      for (int base = 0; base <= (no_baseline ? 0 : 1); base++)
+        {
+          CamlExperiment *which = base ? caml_experiment_make_baseline (run) : run;
+          g_autofree char *dir = g_build_filename (out_dir, label, base ? "baseline" : "ca",
+                                                   NULL);
+          g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, base ? "baseline" : "context-aware");
+          Result r = { { index[0], index[1] }, base };
+          r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE);
+          read_summary (dir, classification, &r);
+          g_print ("        %s %.4f\n", classification ? "test_accuracy" : "test_mse", r.metric);
+          g_array_append_val (results, r);
+          if (base)
+            caml_experiment_free (which);
+          if (r.status == 130)
+            {
+              caml_experiment_free (run);
+              status = 130;
+              goto write;
+            }
+        }
+      caml_experiment_free (run);
+    }
+
+write:
+  if (!write_outputs (out_dir, axes, n_axes, (Result *) results->data, results->len,
+                      classification, exp->name ? exp->name : "experiment", &error))
+    {
+      g_printerr ("caml sweep: %s\n", error->message);
+      status = 1;
+    }
+  else
+    g_print ("results in %s/ (sweep.csv, sweep.md, sweep.png, and one directory per run)\n",
+             out_dir);
+  g_array_free (results, TRUE);
+
+out:
+  for (int a = 0; a < 2; a++)
+    {
+      g_free (axes[a].key);
+      g_strfreev (axes[a].values);
+    }
+  caml_experiment_free (exp);
+  return status;
+}
