@@ -15,7 +15,28 @@
 
 #include "caml.h"
 
-const char *const caml_data_kind_names[] = { "xor", "surface", NULL };
+const char *const caml_data_kind_names[] = {
+  "xor", "surface", "mnist", "fashion_mnist", "idx", NULL
+};
+
+/* The values of data.builtin: every kind but idx, which is chosen by the
+ * "idx" key instead. Indexed like CamlDataKind. */
+static const char *const builtin_names[] = {
+  "xor", "surface", "mnist", "fashion_mnist", NULL
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (builtin_names) == CAML_DATA_IDX + 1);
+
+/* The keys of data.idx, in the order of CamlDataConfig.idx_paths. */
+static const char *const idx_keys[4] = {
+  "train_images", "train_labels", "test_images", "test_labels"
+};
+
+static gboolean
+is_image_kind (CamlDataKind kind)
+{
+  return kind == CAML_DATA_MNIST || kind == CAML_DATA_FASHION_MNIST
+      || kind == CAML_DATA_IDX;
+}
 
 /* Ranges of the fields that are not layer options. */
 #define MAX_STEPS     1000000000
@@ -28,7 +49,8 @@ static void
 default_plot_domain (CamlDataKind kind, double *domain)
 {
   /* XOR as in the paper's Fig. 15; the surface a little beyond its [−2, 2]²
-   * grid, to show how the fit extrapolates. */
+   * grid, to show how the fit extrapolates. Image data has no 2-D input
+   * domain: it takes the surface's, which nothing draws. */
   double lo = kind == CAML_DATA_XOR ? -0.5 : -3.0;
   double hi = kind == CAML_DATA_XOR ? 1.5 : 3.0;
   domain[0] = lo; domain[1] = hi; domain[2] = lo; domain[3] = hi;
@@ -85,6 +107,8 @@ caml_experiment_free (CamlExperiment *exp)
   g_free (exp->name);
   g_free (exp->description);
   g_free (exp->paper);
+  for (int i = 0; i < 4; i++)
+    g_free (exp->data.idx_paths[i]);
   g_free (exp->layers);
   g_free (exp);
 }
@@ -96,6 +120,8 @@ caml_experiment_copy (const CamlExperiment *exp)
   copy->name = g_strdup (exp->name);
   copy->description = g_strdup (exp->description);
   copy->paper = g_strdup (exp->paper);
+  for (int i = 0; i < 4; i++)
+    copy->data.idx_paths[i] = g_strdup (exp->data.idx_paths[i]);
   copy->layers = g_memdup2 (exp->layers, sizeof *exp->layers * exp->n_layers);
   return copy;
 }
@@ -119,8 +145,13 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
   if (a->data.kind != b->data.kind || a->data.grid != b->data.grid
       || a->data.train_fraction != b->data.train_fraction
       || a->data.has_split_seed != b->data.has_split_seed
-      || (a->data.has_split_seed && a->data.split_seed != b->data.split_seed))
+      || (a->data.has_split_seed && a->data.split_seed != b->data.split_seed)
+      || a->data.train_limit != b->data.train_limit
+      || a->data.test_limit != b->data.test_limit)
     return FALSE;
+  for (int i = 0; i < 4; i++)
+    if (g_strcmp0 (a->data.idx_paths[i], b->data.idx_paths[i]) != 0)
+      return FALSE;
   if (a->n_layers != b->n_layers)
     return FALSE;
   for (int i = 0; i < a->n_layers; i++)
@@ -146,7 +177,8 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
 /* --------------------------------------------------------------- parsing */
 
 typedef struct {
-  const char *source;  /* names the document in errors */
+  const char *source;    /* names the document in errors */
+  const char *base_dir;  /* relative IDX paths are resolved against it; NULL: keep */
   GError    **error;
 } Parser;
 
@@ -328,7 +360,7 @@ static gboolean
 get_enum (Parser *p, JsonNode *node, const char *path, const char *const *names,
           int *out)
 {
-  const char *s;
+  const char *s = NULL;
   if (!get_string (p, node, path, &s))
     return FALSE;
   for (int i = 0; names[i] != NULL; i++)
@@ -348,7 +380,7 @@ static gboolean
 get_ranged (Parser *p, JsonNode *node, const char *path, double lo, gboolean lo_open,
             double hi, gboolean hi_open, const char *range, double *out)
 {
-  double v;
+  double v = 0.0;
   if (!get_number (p, node, path, &v))
     return FALSE;
   if ((lo_open ? v <= lo : v < lo) || (hi_open ? v >= hi : v > hi))
@@ -360,35 +392,110 @@ get_ranged (Parser *p, JsonNode *node, const char *path, double lo, gboolean lo_
 
 /* --- data */
 
+/* data.idx: four paths, all required. Relative paths are resolved against
+ * the experiment file's directory (p->base_dir) when there is one. */
+static gboolean
+parse_idx (Parser *p, JsonNode *node, CamlDataConfig *data)
+{
+  JsonObject *obj = NULL;
+  if (!expect_object (p, node, "data.idx", &obj)
+      || !check_keys (p, obj, "data.idx", idx_keys, G_N_ELEMENTS (idx_keys), NULL))
+    return FALSE;
+  char *paths[4] = { NULL };
+  gboolean ok = TRUE;
+  for (int i = 0; i < 4 && ok; i++)
+    {
+      char *where = child_path ("data.idx", idx_keys[i]);
+      JsonNode *m = json_object_get_member (obj, idx_keys[i]);
+      const char *s = NULL;
+      if (m == NULL)
+        ok = fail (p, CAML_ERROR_INVALID, where, "missing (the path of an IDX file)");
+      else if ((ok = get_string (p, m, where, &s)) && *s == '\0')
+        ok = fail (p, CAML_ERROR_INVALID, where, "the path is empty");
+      else if (ok)
+        paths[i] = p->base_dir != NULL && !g_path_is_absolute (s)
+                     ? g_canonicalize_filename (s, p->base_dir) : g_strdup (s);
+      g_free (where);
+    }
+  for (int i = 0; i < 4; i++)
+    {
+      if (ok)
+        {
+          g_free (data->idx_paths[i]);
+          data->idx_paths[i] = paths[i];
+        }
+      else
+        g_free (paths[i]);
+    }
+  return ok;
+}
+
 static gboolean
 parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
 {
   static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
+  static const char *const image_keys[] = { "builtin", "train_limit", "test_limit" };
+  static const char *const idx_data_keys[] = { "idx", "train_limit", "test_limit" };
   JsonObject *obj = NULL;
+  JsonNode *m;
 
   if (!expect_object (p, node, "data", &obj))
     return FALSE;
-  if (!json_object_has_member (obj, "builtin"))
+  gboolean has_builtin = json_object_has_member (obj, "builtin");
+  gboolean has_idx = json_object_has_member (obj, "idx");
+  if (has_builtin && has_idx)
+    return fail (p, CAML_ERROR_INVALID, "data",
+                 "give either \"builtin\" or \"idx\", not both");
+  if (!has_builtin && !has_idx)
     {
-      char *kinds = join_names (caml_data_kind_names, -1);
+      char *kinds = join_names (builtin_names, -1);
       fail (p, CAML_ERROR_INVALID, "data.builtin",
-            "missing (the built-in data set: one of %s)", kinds);
+            "missing (the built-in data set: one of %s; or \"idx\" with the paths "
+            "of four IDX files)", kinds);
       g_free (kinds);
       return FALSE;
     }
-  int kind;
-  if (!get_enum (p, json_object_get_member (obj, "builtin"), "data.builtin",
-                 caml_data_kind_names, &kind))
-    return FALSE;
-  data->kind = kind;
+  if (has_idx)
+    {
+      if (!check_keys (p, obj, "data", idx_data_keys, G_N_ELEMENTS (idx_data_keys), NULL)
+          || !parse_idx (p, json_object_get_member (obj, "idx"), data))
+        return FALSE;
+      data->kind = CAML_DATA_IDX;
+    }
+  else
+    {
+      int kind;
+      if (!get_enum (p, json_object_get_member (obj, "builtin"), "data.builtin",
+                     builtin_names, &kind))
+        return FALSE;
+      data->kind = kind;
+    }
 
-  if (data->kind == CAML_DATA_XOR)
-    return check_keys (p, obj, "data", xor_keys, G_N_ELEMENTS (xor_keys), NULL);
+  switch (data->kind)
+    {
+    case CAML_DATA_XOR:
+      return check_keys (p, obj, "data", xor_keys, G_N_ELEMENTS (xor_keys), NULL);
+    case CAML_DATA_MNIST:
+    case CAML_DATA_FASHION_MNIST:
+      if (!check_keys (p, obj, "data", image_keys, G_N_ELEMENTS (image_keys), NULL))
+        return FALSE;
+      G_GNUC_FALLTHROUGH;
+    case CAML_DATA_IDX:
+      if ((m = json_object_get_member (obj, "train_limit")) != NULL
+          && !get_int32 (p, m, "data.train_limit", 0, G_MAXINT, &data->train_limit))
+        return FALSE;
+      if ((m = json_object_get_member (obj, "test_limit")) != NULL
+          && !get_int32 (p, m, "data.test_limit", 0, G_MAXINT, &data->test_limit))
+        return FALSE;
+      return TRUE;
+    case CAML_DATA_SURFACE:
+    case CAML_N_DATA_KINDS:
+      break;
+    }
 
   if (!check_keys (p, obj, "data", surface_keys, G_N_ELEMENTS (surface_keys), NULL))
     return FALSE;
-  JsonNode *m;
   if ((m = json_object_get_member (obj, "grid")) != NULL
       && !get_int32 (p, m, "data.grid", 2, MAX_GRID, &data->grid))
     return FALSE;
@@ -684,7 +791,7 @@ parse_string_member (Parser *p, JsonObject *root, const char *key, gboolean null
                      char **out)
 {
   JsonNode *m = json_object_get_member (root, key);
-  const char *s;
+  const char *s = NULL;
   if (m == NULL)
     return TRUE;
   if (nullable && JSON_NODE_HOLDS_NULL (m))
@@ -758,12 +865,13 @@ parse_root (Parser *p, JsonNode *node, CamlExperiment *exp)
 
 static CamlExperiment *
 load_data (const char *data, gssize length, const char *source,
-           const char *default_name, GError **error)
+           const char *default_name, const char *base_dir, GError **error)
 {
   g_return_val_if_fail (data != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  Parser p = { .source = source != NULL ? source : "<experiment>", .error = error };
+  Parser p = { .source = source != NULL ? source : "<experiment>",
+               .base_dir = base_dir, .error = error };
   JsonParser *parser = json_parser_new_immutable ();
   GError *json_error = NULL;
 
@@ -797,7 +905,7 @@ CamlExperiment *
 caml_experiment_load_data (const char *data, gssize length, const char *source,
                            GError **error)
 {
-  return load_data (data, length, source, NULL, error);
+  return load_data (data, length, source, NULL, NULL, error);
 }
 
 CamlExperiment *
@@ -818,7 +926,12 @@ caml_experiment_load_file (const char *path, GError **error)
   char *base = g_path_get_basename (path);
   if (g_str_has_suffix (base, ".json"))
     base[strlen (base) - strlen (".json")] = '\0';
-  CamlExperiment *exp = load_data (contents, length, path, base, error);
+  /* Relative IDX paths in it are relative to its directory. */
+  char *dir = g_path_get_dirname (path);
+  char *base_dir = g_canonicalize_filename (dir, NULL);
+  CamlExperiment *exp = load_data (contents, length, path, base, base_dir, error);
+  g_free (base_dir);
+  g_free (dir);
   g_free (base);
   g_free (contents);
   return exp;
@@ -919,8 +1032,25 @@ caml_experiment_to_json (const CamlExperiment *exp)
     g_string_append (s, "null");
   g_string_append_printf (s, ",\n  \"seed\": %" G_GUINT64_FORMAT ",\n", exp->seed);
 
-  g_string_append (s, "  \"data\": {\n    \"builtin\": ");
-  append_string (s, caml_data_kind_names[exp->data.kind]);
+  g_string_append (s, "  \"data\": {\n    ");
+  if (exp->data.kind == CAML_DATA_IDX)
+    {
+      g_string_append (s, "\"idx\": {");
+      for (int i = 0; i < 4; i++)
+        {
+          g_string_append_printf (s, "%s\n      \"%s\": ", i > 0 ? "," : "", idx_keys[i]);
+          append_string (s, exp->data.idx_paths[i] != NULL ? exp->data.idx_paths[i] : "");
+        }
+      g_string_append (s, "\n    }");
+    }
+  else
+    {
+      g_string_append (s, "\"builtin\": ");
+      append_string (s, builtin_names[exp->data.kind]);
+    }
+  if (is_image_kind (exp->data.kind))
+    g_string_append_printf (s, ",\n    \"train_limit\": %d,\n    \"test_limit\": %d",
+                            exp->data.train_limit, exp->data.test_limit);
   if (exp->data.kind == CAML_DATA_SURFACE)
     {
       g_string_append_printf (s, ",\n    \"grid\": %d,\n    \"train_fraction\": ",
@@ -995,6 +1125,103 @@ caml_experiment_save_file (const CamlExperiment *exp, const char *path, GError *
 
 /* ------------------------------------------------------------- building */
 
+/* The canonical IDX file names, in the order of CamlDataConfig.idx_paths. */
+static const char *const idx_file_names[4] = {
+  "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+  "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte",
+};
+
+/* The four files of a fetched data set: NAME or NAME.gz in <data dir>/<set>.
+ * A missing one is an error that says how to fetch it. */
+static gboolean
+builtin_idx_paths (CamlDataKind kind, char *paths[4], GError **error)
+{
+  const char *set = kind == CAML_DATA_MNIST ? "mnist" : "fashion-mnist";
+  char *dir = g_build_filename (caml_data_dir (), set, NULL);
+  gboolean ok = TRUE;
+  for (int i = 0; i < 4; i++)
+    paths[i] = NULL;
+  for (int i = 0; i < 4 && ok; i++)
+    {
+      char *raw = g_build_filename (dir, idx_file_names[i], NULL);
+      char *gz = g_strconcat (raw, ".gz", NULL);
+      if (g_file_test (raw, G_FILE_TEST_EXISTS))
+        paths[i] = g_steal_pointer (&raw);
+      else if (g_file_test (gz, G_FILE_TEST_EXISTS))
+        paths[i] = g_steal_pointer (&gz);
+      else
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+                       "%s: no such file (nor %s.gz): %s is not fetched — run "
+                       "`datasets/fetch %s` in the source tree, or set CAML_DATA_DIR "
+                       "to the directory that holds %s/",
+                       raw, idx_file_names[i], kind == CAML_DATA_MNIST ? "MNIST"
+                       : "Fashion-MNIST", set, set);
+          ok = FALSE;
+        }
+      g_free (raw);
+      g_free (gz);
+    }
+  if (!ok)
+    for (int i = 0; i < 4; i++)
+      g_clear_pointer (&paths[i], g_free);
+  g_free (dir);
+  return ok;
+}
+
+static gboolean
+load_image_datasets (const CamlDataConfig *data, CamlDataset **train,
+                     CamlDataset **test, GError **error)
+{
+  char *paths[4] = { NULL };
+  if (data->kind == CAML_DATA_IDX)
+    {
+      for (int i = 0; i < 4; i++)
+        {
+          if (data->idx_paths[i] == NULL)
+            {
+              g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                           "idx data: the path of %s is not set", idx_keys[i]);
+              return FALSE;
+            }
+          paths[i] = g_strdup (data->idx_paths[i]);
+        }
+    }
+  else if (!builtin_idx_paths (data->kind, paths, error))
+    return FALSE;
+
+  gboolean ok = FALSE;
+  if ((*train = caml_idx_load (paths[0], paths[1], data->train_limit, error)) != NULL
+      && (*test = caml_idx_load (paths[2], paths[3], data->test_limit, error)) != NULL)
+    {
+      if (!caml_shape_equal (&(*train)->x_shape, &(*test)->x_shape))
+        {
+          char *a = caml_shape_to_string (&(*train)->x_shape);
+          char *b = caml_shape_to_string (&(*test)->x_shape);
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "training images %s are %s but test images %s are %s",
+                       paths[0], a, paths[2], b);
+          g_free (a);
+          g_free (b);
+        }
+      else
+        {
+          /* One class count for both, whichever set shows the larger label. */
+          int n_classes = MAX ((*train)->n_classes, (*test)->n_classes);
+          (*train)->n_classes = (*test)->n_classes = n_classes;
+          ok = TRUE;
+        }
+    }
+  if (!ok)
+    {
+      g_clear_pointer (train, caml_dataset_free);
+      g_clear_pointer (test, caml_dataset_free);
+    }
+  for (int i = 0; i < 4; i++)
+    g_free (paths[i]);
+  return ok;
+}
+
 gboolean
 caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
                                CamlDataset **test, GError **error)
@@ -1002,6 +1229,10 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
   *train = *test = NULL;
   switch (exp->data.kind)
     {
+    case CAML_DATA_MNIST:
+    case CAML_DATA_FASHION_MNIST:
+    case CAML_DATA_IDX:
+      return load_image_datasets (&exp->data, train, test, error);
     case CAML_DATA_XOR:
       caml_data_xor (train, test);
       return TRUE;

@@ -10,8 +10,13 @@
 static const CamlLayerOps *const registry[] = {
   &caml_dense_ops,
   &caml_activation_layer_ops,
+  &caml_conv2d_ops,
+  &caml_max_pool_ops,
+  &caml_flatten_ops,
   &caml_ca_nn_ops,
   &caml_ca_res_ops,
+  &caml_ca_cnn_ops,
+  &caml_ca_res_conv_ops,
 };
 
 const CamlLayerOps *const *

@@ -14,7 +14,15 @@
 static const char *const preset_names[] = {
   "xor-ca-nn", "xor-nn", "xor-nn2", "surface-ca-nn-1", "surface-ca-nn-2",
   "surface-nn", "ca-res-surface", "resnet-surface",
+  "mnist-ca-cnn", "mnist-cnn", "fashion-ca-cnn", "fashion-cnn", "fashion-ca-res",
 };
+
+/* Presets that train on MNIST or Fashion-MNIST (28×28 grey images). */
+static gboolean
+is_image_preset (const char *name)
+{
+  return g_str_has_prefix (name, "mnist") || g_str_has_prefix (name, "fashion");
+}
 
 static char *
 preset_path (const char *name)
@@ -78,6 +86,8 @@ test_presets_content (void **state)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (preset_names); i++)
     {
+      if (is_image_preset (preset_names[i]))
+        continue;  /* test_image_presets_content */
       CamlExperiment *exp = load_preset (preset_names[i]);
       gboolean xor = g_str_has_prefix (preset_names[i], "xor");
       assert_int_equal (exp->data.kind, xor ? CAML_DATA_XOR : CAML_DATA_SURFACE);
@@ -116,6 +126,54 @@ test_presets_content (void **state)
       caml_dataset_free (test);
       caml_experiment_free (exp);
     }
+}
+
+/* The image presets: the paper's MNIST recipe (Sec. 5, Fig. 17). Loading and
+ * building them needs no data files: only caml_experiment_load_datasets
+ * reads those. */
+static void
+test_image_presets_content (void **state)
+{
+  int n_image = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (preset_names); i++)
+    {
+      const char *name = preset_names[i];
+      if (!is_image_preset (name))
+        continue;
+      n_image++;
+      CamlExperiment *exp = load_preset (name);
+      assert_int_equal (exp->data.kind, g_str_has_prefix (name, "mnist")
+                                          ? CAML_DATA_MNIST : CAML_DATA_FASHION_MNIST);
+      assert_int_equal (exp->data.train_limit, 0);
+      assert_int_equal (exp->data.test_limit, 0);
+      assert_int_equal (exp->steps, 10000);
+      assert_int_equal (exp->batch_size, 100);
+      assert_int_equal (exp->eval_every, 1000);
+      assert_int_equal (exp->loss, CAML_LOSS_SOFTMAX_XENT);
+      assert_int_equal (exp->optimizer.kind, CAML_OPTIM_ADAGRAD);
+      assert_true (exp->optimizer.lr == 0.01);
+      assert_int_equal (exp->optimizer.em_steps, 0);
+
+      /* The first layer is the convolution the preset is named after. */
+      const char *first = exp->layers[0].ops->name;
+      if (g_str_has_suffix (name, "-ca-cnn"))
+        assert_string_equal (first, "ca_cnn");
+      else if (g_str_has_suffix (name, "-cnn"))
+        assert_string_equal (first, "conv2d");
+      else
+        assert_string_equal (first, "ca_res_conv");
+      assert_string_equal (exp->layers[exp->n_layers - 1].ops->name, "dense");
+
+      CamlShape input = caml_shape_image (1, 28, 28);
+      GError *error = NULL;
+      CamlModel *model = caml_experiment_build_model (exp, &input, &error);
+      if (model == NULL)
+        fail_msg ("%s: %s", name, error->message);
+      assert_int_equal (caml_shape_size (caml_model_output_shape (model)), 10);
+      caml_model_free (model);
+      caml_experiment_free (exp);
+    }
+  assert_int_equal (n_image, 5);
 }
 
 /* Every registered layer type appears in some preset. */
@@ -335,7 +393,38 @@ static const Bad bad_documents[] = {
   { "{ \"training\": { \"epochs\": 3 } }", { "training.epochs: unknown key", "steps" } },
   { "{ \"training\": [] }", { "training", "expected an object" } },
   /* data */
-  { "{ \"data\": { \"builtin\": \"mnist\" } }", { "data.builtin", "mnist", "xor, surface" } },
+  { "{ \"data\": { \"builtin\": \"cifar10\" } }",
+    { "data.builtin", "cifar10", "xor, surface, mnist, fashion_mnist" } },
+  { "{ \"data\": { \"builtin\": \"idx\" } }", { "data.builtin", "\"idx\" is not one of" } },
+  { "{ \"data\": { } }", { "data.builtin", "missing", "\"idx\"" } },
+  { "{ \"data\": { \"builtin\": \"mnist\", \"idx\": {} } }", { "data", "not both" } },
+  { "{ \"data\": { \"builtin\": \"mnist\", \"grid\": 81 } }",
+    { "data.grid: unknown key", "train_limit" } },
+  { "{ \"data\": { \"builtin\": \"surface\", \"train_limit\": 5 } }",
+    { "data.train_limit: unknown key" } },
+  { "{ \"data\": { \"builtin\": \"xor\", \"test_limit\": 5 } }",
+    { "data.test_limit: unknown key" } },
+  { "{ \"data\": { \"builtin\": \"mnist\", \"train_limit\": -1 } }",
+    { "data.train_limit", "out of range" } },
+  { "{ \"data\": { \"builtin\": \"fashion_mnist\", \"test_limit\": 2.5 } }",
+    { "data.test_limit", "not an integer" } },
+  { "{ \"data\": { \"builtin\": \"mnist\", \"train_limit\": \"all\" } }",
+    { "data.train_limit", "expected an integer" } },
+  { "{ \"data\": { \"idx\": [] } }", { "data.idx", "expected an object" } },
+  { "{ \"data\": { \"idx\": { \"train_images\": \"a\", \"train_labels\": \"b\","
+    " \"test_images\": \"c\" } } }", { "data.idx.test_labels", "missing" } },
+  { "{ \"data\": { \"idx\": { \"train_images\": \"a\", \"train_labels\": \"b\","
+    " \"test_images\": \"c\", \"test_labels\": \"d\", \"val_images\": \"e\" } } }",
+    { "data.idx.val_images: unknown key", "train_images" } },
+  { "{ \"data\": { \"idx\": { \"train_images\": 3, \"train_labels\": \"b\","
+    " \"test_images\": \"c\", \"test_labels\": \"d\" } } }",
+    { "data.idx.train_images", "expected a string" } },
+  { "{ \"data\": { \"idx\": { \"train_images\": \"a\", \"train_labels\": \"\","
+    " \"test_images\": \"c\", \"test_labels\": \"d\" } } }",
+    { "data.idx.train_labels", "empty" } },
+  { "{ \"data\": { \"idx\": { \"train_images\": \"a\", \"train_labels\": \"b\","
+    " \"test_images\": \"c\", \"test_labels\": \"d\" }, \"grid\": 3 } }",
+    { "data.grid: unknown key", "idx" } },
   { "{ \"data\": { \"grid\": 81 } }", { "data.builtin", "missing" } },
   { "{ \"data\": { \"builtin\": \"xor\", \"grid\": 81 } }", { "data.grid: unknown key" } },
   { "{ \"data\": { \"builtin\": \"surface\", \"grid\": 1 } }", { "data.grid", "out of range" } },
@@ -401,18 +490,311 @@ test_truncated_documents (void **state)
   g_free (path);
 }
 
+/* ------------------------------------------------------------ image data */
+
+static void
+test_image_data_round_trip (void **state)
+{
+  static const char *const docs[] = {
+    "{ \"data\": { \"builtin\": \"mnist\" } }",
+    "{ \"data\": { \"builtin\": \"fashion_mnist\", \"train_limit\": 1000, \"test_limit\": 1e2 } }",
+    "{ \"data\": { \"idx\": { \"train_images\": \"/d/a \\\"b\\\"\", \"train_labels\": \"l\","
+    "  \"test_images\": \"../t\", \"test_labels\": \"/x/tl.gz\" }, \"test_limit\": 7 } }",
+  };
+  static const CamlDataKind kinds[] = {
+    CAML_DATA_MNIST, CAML_DATA_FASHION_MNIST, CAML_DATA_IDX,
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (docs); i++)
+    {
+      GError *error = NULL;
+      CamlExperiment *exp = caml_experiment_load_data (docs[i], -1, "img.json", &error);
+      if (exp == NULL)
+        fail_msg ("%s: %s", docs[i], error->message);
+      assert_int_equal (exp->data.kind, kinds[i]);
+      static const char *const kind_names[] = { "mnist", "fashion_mnist", "idx" };
+      assert_string_equal (caml_data_kind_names[kinds[i]], kind_names[i]);
+
+      char *json = caml_experiment_to_json (exp);
+      CamlExperiment *again = caml_experiment_load_data (json, -1, "again", &error);
+      if (again == NULL)
+        fail_msg ("%s\n%s", error->message, json);
+      assert_true (caml_experiment_equal (exp, again));
+      char *json2 = caml_experiment_to_json (again);
+      assert_string_equal (json, json2);
+      CamlExperiment *copy = caml_experiment_copy (exp);
+      assert_true (caml_experiment_equal (exp, copy));
+
+      if (kinds[i] == CAML_DATA_IDX)
+        {
+          /* Loaded from data, not a file: paths are kept as written. */
+          assert_string_equal (exp->data.idx_paths[0], "/d/a \"b\"");
+          assert_string_equal (exp->data.idx_paths[2], "../t");
+          assert_int_equal (exp->data.test_limit, 7);
+          /* The copy owns its own strings, and equal compares them. */
+          assert_ptr_not_equal (copy->data.idx_paths[1], exp->data.idx_paths[1]);
+          g_free (copy->data.idx_paths[1]);
+          copy->data.idx_paths[1] = g_strdup ("other");
+          assert_false (caml_experiment_equal (exp, copy));
+        }
+      else
+        {
+          for (int k = 0; k < 4; k++)
+            assert_null (exp->data.idx_paths[k]);
+          assert_null (strstr (json, "\"idx\""));
+        }
+      if (i == 1)
+        {
+          assert_int_equal (exp->data.train_limit, 1000);
+          assert_int_equal (exp->data.test_limit, 100);
+          copy->data.train_limit = 999;
+          assert_false (caml_experiment_equal (exp, copy));
+        }
+
+      caml_experiment_free (copy);
+      g_free (json2);
+      g_free (json);
+      caml_experiment_free (again);
+      caml_experiment_free (exp);
+    }
+}
+
+/* A small IDX file: magic, big-endian sizes, then the payload bytes. */
+static void
+write_idx (const char *path, guint32 magic, const guint32 *dims, int ndims,
+           const guint8 *payload, gsize n)
+{
+  GByteArray *b = g_byte_array_new ();
+  guint32 be = GUINT32_TO_BE (magic);
+  g_byte_array_append (b, (const guint8 *) &be, 4);
+  for (int i = 0; i < ndims; i++)
+    {
+      be = GUINT32_TO_BE (dims[i]);
+      g_byte_array_append (b, (const guint8 *) &be, 4);
+    }
+  g_byte_array_append (b, payload, n);
+  assert_true (g_file_set_contents (path, (const char *) b->data, b->len, NULL));
+  g_byte_array_unref (b);
+}
+
+/* An experiment file naming IDX files by relative paths reads them from its
+ * own directory, whatever the current directory. */
+static void
+test_idx_relative_paths (void **state)
+{
+  GError *error = NULL;
+  char *dir = g_dir_make_tmp ("caml-exp-XXXXXX", &error);
+  assert_non_null (dir);
+  char *sub = g_build_filename (dir, "idx", NULL);
+  assert_int_equal (g_mkdir (sub, 0700), 0);
+
+  /* train: 3 images of 2×2; test: 2 images */
+  const guint32 train_dims[] = { 3, 2, 2 }, test_dims[] = { 2, 2, 2 };
+  const guint8 train_px[12] = { 0, 255, 51, 102, 1, 2, 3, 4, 5, 6, 7, 8 };
+  const guint8 test_px[8] = { 255, 0, 0, 255, 9, 9, 9, 9 };
+  const guint8 train_lab[3] = { 1, 0, 3 }, test_lab[2] = { 2, 11 };
+  const guint32 n3[] = { 3 }, n2[] = { 2 };
+  const char *names[] = { "tri", "trl", "tei", "tel" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (sub, names[i], NULL);
+  write_idx (paths[0], 0x803, train_dims, 3, train_px, sizeof train_px);
+  write_idx (paths[1], 0x801, n3, 1, train_lab, sizeof train_lab);
+  write_idx (paths[2], 0x803, test_dims, 3, test_px, sizeof test_px);
+  write_idx (paths[3], 0x801, n2, 1, test_lab, sizeof test_lab);
+
+  const char *doc =
+    "{ \"data\": { \"idx\": { \"train_images\": \"idx/tri\", \"train_labels\": \"./idx/trl\","
+    "  \"test_images\": \"idx/../idx/tei\", \"test_labels\": \"idx/tel\" },"
+    "  \"train_limit\": 2 } }";
+  char *path = g_build_filename (dir, "exp.json", NULL);
+  assert_true (g_file_set_contents (path, doc, -1, NULL));
+  CamlExperiment *exp = caml_experiment_load_file (path, &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  assert_int_equal (exp->data.kind, CAML_DATA_IDX);
+  for (int i = 0; i < 4; i++)
+    {
+      assert_true (g_path_is_absolute (exp->data.idx_paths[i]));
+      /* Resolved and canonical, so the same file compares equal. */
+      char *want = g_canonicalize_filename (paths[i], NULL);
+      assert_string_equal (exp->data.idx_paths[i], want);
+      g_free (want);
+    }
+
+  CamlDataset *train, *test;
+  if (!caml_experiment_load_datasets (exp, &train, &test, &error))
+    fail_msg ("%s", error->message);
+  assert_int_equal (train->n, 2);            /* train_limit */
+  assert_int_equal (test->n, 2);
+  CamlShape img = caml_shape_image (1, 2, 2);
+  assert_true (caml_shape_equal (&train->x_shape, &img));
+  assert_true (train->x[1] == 1.0f && train->x[2] == 51.0f / 255.0f);
+  assert_true (train->y[0] == 1.0f && train->y[1] == 0.0f);
+  /* A test label of 11 makes 12 classes for both sets. */
+  assert_int_equal (train->n_classes, 12);
+  assert_int_equal (test->n_classes, 12);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+
+  /* The same document loaded from data resolves against the current
+   * directory: from the temporary directory it finds the files too. */
+  char *cwd = g_get_current_dir ();
+  assert_int_equal (g_chdir (dir), 0);
+  CamlExperiment *here = caml_experiment_load_data (doc, -1, "doc", &error);
+  assert_non_null (here);
+  assert_string_equal (here->data.idx_paths[0], "idx/tri");
+  assert_true (caml_experiment_load_datasets (here, &train, &test, &error));
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  assert_int_equal (g_chdir (cwd), 0);
+  /* … and from elsewhere it does not, naming the file it looked for. */
+  assert_false (caml_experiment_load_datasets (here, &train, &test, &error));
+  assert_null (train);
+  assert_null (test);
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_non_null (strstr (error->message, "idx/tri"));
+  g_clear_error (&error);
+  caml_experiment_free (here);
+
+  /* Test images of another size than the training images. */
+  const guint32 big_dims[] = { 2, 3, 3 };
+  const guint8 big_px[18] = { 0 };
+  write_idx (paths[2], 0x803, big_dims, 3, big_px, sizeof big_px);
+  assert_false (caml_experiment_load_datasets (exp, &train, &test, &error));
+  assert_null (train);
+  assert_null (test);
+  assert_non_null (strstr (error->message, "(1, 2, 2)"));
+  assert_non_null (strstr (error->message, "(1, 3, 3)"));
+  g_clear_error (&error);
+
+  /* A broken file: the loader's error, naming it. */
+  assert_true (g_file_set_contents (paths[1], "<html>", -1, NULL));
+  assert_false (caml_experiment_load_datasets (exp, &train, &test, &error));
+  assert_non_null (strstr (error->message, "trl"));
+  assert_non_null (strstr (error->message, "HTML"));
+  g_clear_error (&error);
+
+  caml_experiment_free (exp);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_unlink (path);
+  g_rmdir (sub);
+  g_rmdir (dir);
+  g_free (cwd);
+  g_free (path);
+  g_free (sub);
+  g_free (dir);
+}
+
+/* A built-in image set that has not been fetched: the error names the file
+ * and the command that fetches it. Loading the experiment itself works. */
+static void
+test_builtin_not_fetched (void **state)
+{
+  GError *error = NULL;
+  char *dir = g_dir_make_tmp ("caml-data-XXXXXX", &error);
+  char *old = g_strdup (g_getenv ("CAML_DATA_DIR"));
+  g_setenv ("CAML_DATA_DIR", dir, TRUE);
+  assert_string_equal (caml_data_dir (), dir);
+
+  static const char *const docs[] = {
+    "{ \"data\": { \"builtin\": \"mnist\" } }",
+    "{ \"data\": { \"builtin\": \"fashion_mnist\" } }",
+  };
+  static const char *const needles[][3] = {
+    { "mnist/train-images-idx3-ubyte", "datasets/fetch mnist", "CAML_DATA_DIR" },
+    { "fashion-mnist/train-images-idx3-ubyte", "datasets/fetch fashion-mnist", ".gz" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (docs); i++)
+    {
+      CamlExperiment *exp = caml_experiment_load_data (docs[i], -1, "d.json", &error);
+      assert_non_null (exp);
+      CamlDataset *train = NULL, *test = NULL;
+      assert_false (caml_experiment_load_datasets (exp, &train, &test, &error));
+      assert_null (train);
+      assert_null (test);
+      assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+      for (int k = 0; k < 3; k++)
+        if (strstr (error->message, needles[i][k]) == NULL)
+          fail_msg ("\"%s\" lacks \"%s\"", error->message, needles[i][k]);
+      g_clear_error (&error);
+      caml_experiment_free (exp);
+    }
+
+  if (old != NULL)
+    g_setenv ("CAML_DATA_DIR", old, TRUE);
+  else
+    g_unsetenv ("CAML_DATA_DIR");
+  g_free (old);
+  g_rmdir (dir);
+  g_free (dir);
+}
+
+/* With the data fetched (datasets/fetch all), the image presets' data loads:
+ * shapes, sizes, the class count. Skipped when it is not there. */
+static void
+test_image_presets_data (void **state)
+{
+  static const char *const presets[] = { "mnist-ca-cnn", "fashion-ca-cnn" };
+  static const char *const sets[] = { "mnist", "fashion-mnist" };
+  int loaded = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (presets); i++)
+    {
+      char *dir = g_build_filename (caml_data_dir (), sets[i], NULL);
+      gboolean present = g_file_test (dir, G_FILE_TEST_IS_DIR);
+      g_free (dir);
+      if (!present)
+        {
+          print_message ("%s is not in %s: run `datasets/fetch %s` to test it\n",
+                         sets[i], caml_data_dir (), sets[i]);
+          continue;
+        }
+      CamlExperiment *exp = load_preset (presets[i]);
+      exp->data.test_limit = 1000;
+      CamlDataset *train, *test;
+      GError *error = NULL;
+      if (!caml_experiment_load_datasets (exp, &train, &test, &error))
+        fail_msg ("%s: %s", presets[i], error->message);
+      assert_int_equal (train->n, 60000);
+      assert_int_equal (test->n, 1000);
+      CamlShape img = caml_shape_image (1, 28, 28);
+      assert_true (caml_shape_equal (&train->x_shape, &img));
+      assert_int_equal (train->y_width, 1);
+      assert_int_equal (train->n_classes, 10);
+      assert_int_equal (test->n_classes, 10);
+      CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, &error);
+      assert_non_null (model);
+      caml_model_forward (model, test->x, 100);
+      caml_model_free (model);
+      caml_dataset_free (train);
+      caml_dataset_free (test);
+      caml_experiment_free (exp);
+      loaded++;
+    }
+  if (loaded == 0)
+    skip ();
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_presets_round_trip),
     cmocka_unit_test (test_presets_content),
+    cmocka_unit_test (test_image_presets_content),
     cmocka_unit_test (test_presets_cover_registry),
     cmocka_unit_test (test_defaults),
     cmocka_unit_test (test_round_trip_all_fields),
     cmocka_unit_test (test_file_name_default),
     cmocka_unit_test (test_malformed),
     cmocka_unit_test (test_truncated_documents),
+    cmocka_unit_test (test_image_data_round_trip),
+    cmocka_unit_test (test_idx_relative_paths),
+    cmocka_unit_test (test_builtin_not_fetched),
+    cmocka_unit_test (test_image_presets_data),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -101,6 +101,15 @@ ca_nn_chi (CamlLayer *layer, int *chi_per_sample)
 }
 
 static void
+ca_nn_flops (CamlLayer *layer, int n, double *forward, double *backward)
+{
+  CaNn *s = layer->state;
+  double gemm = 2.0 * n * s->d * (double) (s->u + 1);   /* W and u */
+  *forward = gemm;
+  *backward = 2 * gemm;   /* [dW; du] and dinp */
+}
+
+static void
 ca_nn_free (CamlLayer *layer)
 {
   CaNn *s = layer->state;
@@ -121,4 +130,5 @@ const CamlLayerOps caml_ca_nn_ops = {
   .backward = ca_nn_backward,
   .chi = ca_nn_chi,
   .free = ca_nn_free,
+  .flops = ca_nn_flops,
 };

@@ -58,6 +58,15 @@ dense_backward (CamlLayer *layer, float *dinp, const float *dout,
 }
 
 static void
+dense_flops (CamlLayer *layer, int n, double *forward, double *backward)
+{
+  Dense *s = layer->state;
+  double gemm = 2.0 * n * s->d * (double) s->u;
+  *forward = gemm;
+  *backward = 2 * gemm;   /* dW and dinp */
+}
+
+static void
 dense_free (CamlLayer *layer)
 {
   Dense *s = layer->state;
@@ -75,4 +84,5 @@ const CamlLayerOps caml_dense_ops = {
   .forward = dense_forward,
   .backward = dense_backward,
   .free = dense_free,
+  .flops = dense_flops,
 };

@@ -7,6 +7,17 @@ extern const CamlLayerOps caml_dense_ops;
 extern const CamlLayerOps caml_activation_layer_ops;
 extern const CamlLayerOps caml_ca_nn_ops;
 extern const CamlLayerOps caml_ca_res_ops;
+extern const CamlLayerOps caml_conv2d_ops;
+extern const CamlLayerOps caml_max_pool_ops;
+extern const CamlLayerOps caml_flatten_ops;
+extern const CamlLayerOps caml_ca_cnn_ops;
+extern const CamlLayerOps caml_ca_res_conv_ops;
+
+/* Row-major cblas_sgemm; large products run as two halves on two threads. */
+#include <cblas.h>
+void caml_sgemm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                 int ldc);
 
 /* y (N, U) = x (N, D) · Wᵀ + b, W (U, D), b (U) or NULL. */
 void caml_linear_forward (float *y, const float *x, const float *W, const float *b,
@@ -29,3 +40,93 @@ void caml_gate_mix_forward (float *out, const float *chi, const float *v,
 void caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *dout,
                              const float *chi, const float *v, const float *w0,
                              int n, int u);
+
+/* ------------------------------------------------------ convolution (im2col.c) */
+
+typedef enum { CAML_PADDING_SAME, CAML_PADDING_VALID } CamlPadding;
+extern const char *const caml_padding_names[]; /* "same", "valid"; NULL-terminated */
+
+/* A k×k convolution over (C, H, W) inputs. "same": OH = ceil(H / stride) and
+ * the zero border is split like TensorFlow's (the smaller half before);
+ * "valid": no border. */
+typedef struct {
+  int c, h, w;           /* input */
+  int k, stride;
+  int pad_top, pad_left;
+  int oh, ow;            /* output positions */
+  int p;                 /* OH·OW */
+  int kk;                /* K = C·k·k, one patch */
+  int sub_batch;         /* samples per im2col block (bounds the scratch) */
+} CamlConvGeom;
+
+/* Errors (CAML_ERROR_SHAPE) name `what` and the shapes: a flat input, or a
+ * "valid" window larger than the input. */
+gboolean caml_conv_geom_init (CamlConvGeom *g, const CamlShape *in, int k, int stride,
+                              CamlPadding padding, const char *what, GError **error);
+/* Floats of the zero-bordered plane of one channel, scratch for the two below. */
+size_t caml_conv_plane_size (const CamlConvGeom *g);
+/* col (K, nb·P) from inp (nb, C, H, W). */
+void caml_im2col (float *col, float *plane, const float *inp, const CamlConvGeom *g, int nb);
+/* dinp (nb, C, H, W) += the patches of col (K, nb·P) put back in place. */
+void caml_col2im_add (float *dinp, float *plane, const float *col, const CamlConvGeom *g,
+                      int nb);
+
+/* The driver splits the sub-batches between up to this many threads. */
+#define CAML_CONV_WORKERS 2
+
+/* One worker's scratch, grown on demand and bounded by sub_batch. */
+typedef struct {
+  float  *col;   /* (K, nb·P) */
+  size_t  col_cap;
+  float  *y;     /* (M, nb·P) */
+  size_t  y_cap;
+  float  *plane; /* (Hp, Wp) one zero-bordered channel */
+  size_t  plane_cap;
+  float  *dW;    /* (M, K) private gradient of workers > 0 */
+  size_t  dW_cap;
+} CamlConvWork;
+
+typedef struct {
+  CamlConvWork work[CAML_CONV_WORKERS];
+} CamlConvScratch;
+
+void caml_conv_scratch_free (CamlConvScratch *scratch);
+/* How many workers a pass over n samples uses (1 … CAML_CONV_WORKERS). */
+int  caml_conv_workers (const CamlConvGeom *g, int n);
+
+/* Called once per sub-batch of samples [n0, n0 + nb): y (M, nb·P) = Wm · col.
+ * Sub-batches run concurrently on different workers: write only those samples. */
+typedef void (*CamlConvEpilogue) (gpointer ctx, const float *y, int n0, int nb);
+/* Must write dy (M, nb·P), the gradient reaching Wm · col, for [n0, n0 + nb).
+ * Concurrent too: anything summed over samples (bias gradients) goes into an
+ * accumulator of `worker` (0 … CAML_CONV_WORKERS − 1), summed afterwards. */
+typedef void (*CamlConvPrologue) (gpointer ctx, float *dy, int n0, int nb, int worker);
+
+/* y = Wm (M, K) · im2col(inp) in sub-batches; the epilogue consumes each. */
+void caml_conv_forward (const CamlConvGeom *g, const float *Wm, int m, const float *inp,
+                        int n, CamlConvScratch *scratch, CamlConvEpilogue epilogue,
+                        gpointer ctx);
+/* dWm (M, K) += Σ dy · colᵀ; dinp (N, C, H, W) = col2im(Wmᵀ dy), overwritten
+ * (skipped when NULL). */
+void caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float *Wm,
+                         int m, const float *inp, int n, CamlConvScratch *scratch,
+                         CamlConvPrologue prologue, gpointer ctx);
+
+/* out (N, M, OH, OW) = act(W (M, K) ⊛ inp + b), b (M) or NULL. */
+void caml_conv_plain_forward (const CamlConvGeom *g, float *out, const float *inp,
+                              const float *W, const float *b, int m, CamlActivation act,
+                              int n, CamlConvScratch *scratch);
+/* dW += …, db += … (if non-NULL), dinp = … (overwritten, if non-NULL). */
+void caml_conv_plain_backward (const CamlConvGeom *g, float *dinp, float *dW, float *db,
+                               const float *dout, const float *inp, const float *out,
+                               const float *W, int m, CamlActivation act, int n,
+                               CamlConvScratch *scratch);
+
+/* The gate mix with one gate per position: out (N, U, P) = χ (N, P) v + (1 − χ) w0. */
+void caml_gate_mix_maps_forward (float *out, const float *chi, const float *v,
+                                 const float *w0, int n, int u, int p);
+/* dv (N, U, P) = χ dout; dchi (N, P) = Σ_j dout (v − w0) (both overwritten);
+ * dw0 (U) += Σ (1 − χ) dout. */
+void caml_gate_mix_maps_backward (float *dv, float *dchi, float *dw0, const float *dout,
+                                  const float *chi, const float *v, const float *w0,
+                                  int n, int u, int p);

@@ -1,0 +1,238 @@
+/* ca_cnn.c — the convolutional context-aware layer, CA-CNN (Eq. 40): CA-NN
+ * applied to every k×k patch c_p, like a convolution. Per output position p:
+ *
+ *   v_p   = act(W c_p + b) ∈ R^depth
+ *   χ_p   = sigmoid(u · c_p + b_χ)          one gate per position: the σ-map
+ *   out_p = χ_p v_p + (1 − χ_p) w0          w0 ∈ R^depth trained
+ *
+ * u is declared right after W, so [W; u] is one (depth + 1, K) matrix in the
+ * parameter block and a single sgemm over the im2col patches gives both the
+ * values and the gate logits; the epilogue applies bias, activation, sigmoid
+ * and the mix in one pass. Gate parameters: u, b_χ. Value parameters: W, b, w0. */
+#include "layers.h"
+
+enum { OPT_KERNEL, OPT_STRIDE, OPT_PADDING, OPT_DEPTH, OPT_ACTIVATION };
+
+/* The keys are conv2d's (minus bias: b is always there), so swapping in the
+ * baseline maps options by key. */
+static const CamlOptionSpec ca_cnn_options[] = {
+  [OPT_KERNEL]     = { "kernel", CAML_OPT_INT, "k: the patch is k×k", 1, 32, 5, NULL },
+  [OPT_STRIDE]     = { "stride", CAML_OPT_INT, "step between patches", 1, 8, 1, NULL },
+  [OPT_PADDING]    = { "padding", CAML_OPT_ENUM,
+                       "same: zero border, ceil(H / stride) outputs; valid: no border",
+                       0, 0, CAML_PADDING_SAME, caml_padding_names },
+  [OPT_DEPTH]      = { "depth", CAML_OPT_INT, "output channels, dim(w0)", 1, 1024, 8, NULL },
+  [OPT_ACTIVATION] = { "activation", CAML_OPT_ENUM, "activation of the value v",
+                       0, 0, CAML_ACT_RELU, caml_activation_names },
+};
+
+typedef struct {
+  CamlConvGeom    g;
+  int             depth;
+  CamlActivation  act;
+  CamlParam      *W, *u;        /* (depth, C, k, k), (C, k, k): adjacent, [W; u] */
+  CamlParam      *b, *b_chi;    /* (depth), (1) */
+  CamlParam      *w0;           /* (depth) */
+  size_t          cap;          /* samples the caches hold */
+  float          *v;            /* (N, depth, OH, OW) values after act */
+  float          *chi;          /* (N, 1, OH, OW) the σ-map */
+  CamlConvScratch scratch;
+  float          *acc;          /* (CAML_CONV_WORKERS − 1, 2·depth + 1): db, dw0, db_χ
+                                 * of the workers other than 0 */
+  /* per call */
+  float          *out;
+  const float    *dout;
+} CaCnn;
+
+static gboolean
+ca_cnn_setup (CamlLayer *layer, GError **error)
+{
+  CamlConvGeom g;
+  if (!caml_conv_geom_init (&g, &layer->in, (int) layer->opt[OPT_KERNEL],
+                            (int) layer->opt[OPT_STRIDE],
+                            (CamlPadding) layer->opt[OPT_PADDING], "ca_cnn", error))
+    return FALSE;
+  CaCnn *s = g_new0 (CaCnn, 1);
+  s->g = g;
+  s->depth = (int) layer->opt[OPT_DEPTH];
+  s->act = (CamlActivation) layer->opt[OPT_ACTIVATION];
+  int fan_out = s->depth * g.k * g.k;
+  s->W = caml_layer_add_param (layer, "W", CAML_GROUP_VALUE,
+                               s->act == CAML_ACT_RELU ? CAML_INIT_HE : CAML_INIT_GLOROT,
+                               g.kk, fan_out, (size_t) s->depth * g.kk);
+  s->u = caml_layer_add_param (layer, "u", CAML_GROUP_GATE, CAML_INIT_GLOROT,
+                               g.kk, 1, g.kk);
+  s->b = caml_layer_add_param (layer, "b", CAML_GROUP_VALUE, CAML_INIT_ZERO,
+                               g.kk, fan_out, s->depth);
+  s->b_chi = caml_layer_add_param (layer, "b_chi", CAML_GROUP_GATE, CAML_INIT_ZERO,
+                                   g.kk, 1, 1);
+  s->w0 = caml_layer_add_param (layer, "w0", CAML_GROUP_VALUE, CAML_INIT_SMALL,
+                                g.kk, s->depth, s->depth);
+  s->acc = g_new0 (float, (CAML_CONV_WORKERS - 1) * (2 * s->depth + 1));
+  layer->out = caml_shape_image (s->depth, g.oh, g.ow);
+  layer->state = s;
+  return TRUE;
+}
+
+/* y (depth + 1, nb·P): rows 0…depth−1 the values, row depth the gate logits. */
+static void
+ca_cnn_epilogue (gpointer data, const float *y, int n0, int nb)
+{
+  CaCnn *s = data;
+  const int P = s->g.p, D = s->depth;
+  const size_t ld = (size_t) nb * P;
+  const float *b = s->b->w, *w0 = s->w0->w, b_chi = s->b_chi->w[0];
+  for (int i = 0; i < nb; i++)
+    {
+      float *chi = s->chi + (size_t) (n0 + i) * P;
+      const float *z = y + D * ld + (size_t) i * P;
+      for (int p = 0; p < P; p++)
+        chi[p] = z[p] + b_chi;
+      caml_activation_forward (CAML_ACT_SIGMOID, chi, chi, P);
+      for (int j = 0; j < D; j++)
+        {
+          const float *src = y + j * ld + (size_t) i * P;
+          size_t at = ((size_t) (n0 + i) * D + j) * P;
+          float *v = s->v + at, *o = s->out + at;
+          for (int p = 0; p < P; p++)
+            v[p] = src[p] + b[j];
+          caml_activation_forward (s->act, v, v, P);
+          for (int p = 0; p < P; p++)
+            o[p] = chi[p] * (v[p] - w0[j]) + w0[j];
+        }
+    }
+}
+
+static void
+ca_cnn_forward (CamlLayer *layer, float *out, const float *inp, int n)
+{
+  CaCnn *s = layer->state;
+  if ((size_t) n > s->cap)
+    {
+      g_free (s->v);
+      g_free (s->chi);
+      s->v = g_new (float, (size_t) n * s->depth * s->g.p);
+      s->chi = g_new (float, (size_t) n * s->g.p);
+      s->cap = n;
+    }
+  g_assert (s->u->w == s->W->w + (size_t) s->depth * s->g.kk);
+  s->out = out;
+  caml_conv_forward (&s->g, s->W->w, s->depth + 1, inp, n, &s->scratch,
+                     ca_cnn_epilogue, s);
+}
+
+/* dy (depth + 1, nb·P) from dout: rows 0…depth−1 dL/d(W c + b), row depth dL/d(u c + b_χ). */
+static void
+ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, int worker)
+{
+  CaCnn *s = data;
+  const int P = s->g.p, D = s->depth;
+  const size_t ld = (size_t) nb * P;
+  const float *w0 = s->w0->w;
+  float *db = s->b->dw, *dw0 = s->w0->dw, *db_chi = s->b_chi->dw;
+  if (worker > 0)
+    {
+      db = s->acc + (size_t) (worker - 1) * (2 * D + 1);
+      dw0 = db + D;
+      db_chi = dw0 + D;
+    }
+  for (int i = 0; i < nb; i++)
+    {
+      const float *chi = s->chi + (size_t) (n0 + i) * P;
+      float *dz = dy + D * ld + (size_t) i * P;
+      memset (dz, 0, P * sizeof (float));
+      for (int j = 0; j < D; j++)
+        {
+          size_t at = ((size_t) (n0 + i) * D + j) * P;
+          const float *g = s->dout + at, *v = s->v + at;
+          float *dv = dy + j * ld + (size_t) i * P;
+          float sw = 0.0f;
+          for (int p = 0; p < P; p++)
+            {
+              dz[p] += g[p] * (v[p] - w0[j]);
+              sw += g[p] - chi[p] * g[p];
+              dv[p] = chi[p] * g[p];
+            }
+          dw0[j] += sw;
+          caml_activation_backward (s->act, dv, dv, v, P, FALSE);
+          float sb = 0.0f;
+          for (int p = 0; p < P; p++)
+            sb += dv[p];
+          db[j] += sb;
+        }
+      float sz = 0.0f;
+      for (int p = 0; p < P; p++)
+        {
+          dz[p] *= chi[p] * (1.0f - chi[p]);
+          sz += dz[p];
+        }
+      db_chi[0] += sz;
+    }
+}
+
+static void
+ca_cnn_backward (CamlLayer *layer, float *dinp, const float *dout,
+                 const float *inp, const float *out, int n)
+{
+  CaCnn *s = layer->state;
+  const int D = s->depth, width = 2 * D + 1;
+  s->dout = dout;
+  memset (s->acc, 0, (CAML_CONV_WORKERS - 1) * width * sizeof (float));
+  /* [dW; du] accumulate together: they are adjacent like [W; u]. */
+  caml_conv_backward (&s->g, s->W->dw, dinp, s->W->w, D + 1, inp, n,
+                      &s->scratch, ca_cnn_prologue, s);
+  for (int w = 0; w < CAML_CONV_WORKERS - 1; w++)
+    {
+      const float *a = s->acc + (size_t) w * width;
+      for (int j = 0; j < D; j++)
+        {
+          s->b->dw[j] += a[j];
+          s->w0->dw[j] += a[D + j];
+        }
+      s->b_chi->dw[0] += a[2 * D];
+    }
+}
+
+static const float *
+ca_cnn_chi (CamlLayer *layer, int *chi_per_sample)
+{
+  CaCnn *s = layer->state;
+  *chi_per_sample = s->g.p;
+  return s->chi;
+}
+
+static void
+ca_cnn_flops (CamlLayer *layer, int n, double *forward, double *backward)
+{
+  CaCnn *s = layer->state;
+  double gemm = 2.0 * (s->depth + 1) * s->g.kk * (double) s->g.p * n;
+  *forward = gemm;
+  *backward = 2 * gemm;   /* [dW; du] and dinp */
+}
+
+static void
+ca_cnn_free (CamlLayer *layer)
+{
+  CaCnn *s = layer->state;
+  caml_conv_scratch_free (&s->scratch);
+  g_free (s->acc);
+  g_free (s->v);
+  g_free (s->chi);
+  g_free (s);
+}
+
+const CamlLayerOps caml_ca_cnn_ops = {
+  .name = "ca_cnn",
+  .title = "CA-CNN",
+  .description = "Context-aware convolution: per patch χ_p·act(W·c_p + b) + (1 − χ_p)·w0",
+  .context_aware = TRUE,
+  .baseline = "conv2d",
+  .options = ca_cnn_options,
+  .n_options = G_N_ELEMENTS (ca_cnn_options),
+  .setup = ca_cnn_setup,
+  .forward = ca_cnn_forward,
+  .backward = ca_cnn_backward,
+  .chi = ca_cnn_chi,
+  .free = ca_cnn_free,
+  .flops = ca_cnn_flops,
+};

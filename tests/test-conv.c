@@ -1,0 +1,295 @@
+/* test-conv.c — conv2d, max_pool and flatten: gradient checks, the im2col +
+ * sgemm convolution against the naive reference (forward and backward), and
+ * shape errors. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "caml.h"
+#include "conv-reference.h"
+#include "gradcheck.h"
+
+enum { SAME = 0, VALID = 1 };
+
+static void
+assert_close (double got, double want, double tol, const char *what, size_t index)
+{
+  if (fabs (got - want) > tol * fmax (1.0, fabs (want)))
+    fail_msg ("%s[%zu]: %.7g, reference %.7g", what, index, got, want);
+}
+
+static void
+test_conv2d_gradients (void **state)
+{
+  /* (C, H, W, k, stride, padding, depth, activation, bias) */
+  const int cases[][9] = {
+    { 1, 5, 5, 3, 1, SAME,  2, CAML_ACT_TANH,     1 },
+    { 2, 6, 5, 2, 2, VALID, 3, CAML_ACT_IDENTITY, 1 },
+    { 3, 5, 6, 4, 2, SAME,  2, CAML_ACT_SIGMOID,  0 },
+    { 2, 4, 4, 1, 1, VALID, 2, CAML_ACT_RELU,     1 },
+    { 1, 6, 6, 4, 1, SAME,  2, CAML_ACT_RELU,     1 },
+  };
+  for (gsize t = 0; t < G_N_ELEMENTS (cases); t++)
+    {
+      const int *c = cases[t];
+      CamlShape in = caml_shape_image (c[0], c[1], c[2]);
+      CamlLayerSpec spec = caml_test_spec ("conv2d", "kernel", (double) c[3],
+                                           "stride", (double) c[4], "padding", (double) c[5],
+                                           "depth", (double) c[6], "activation", (double) c[7],
+                                           "bias", (double) c[8], NULL);
+      caml_gradcheck_layer (&spec, &in, 2, 40 + t);
+    }
+}
+
+/* Random shapes: im2col + sgemm against the direct loops, forward and backward. */
+static void
+test_conv2d_matches_reference (void **state)
+{
+  GRand *rng = g_rand_new_with_seed (77);
+  for (int t = 0; t < 40; t++)
+    {
+      int c = t % 2 == 0 ? 1 : 3;
+      int k = g_rand_int_range (rng, 1, 7);          /* even and odd */
+      int stride = g_rand_int_range (rng, 1, 3);     /* 1 and 2 */
+      gboolean same = t % 4 < 2;
+      int h = g_rand_int_range (rng, k, k + 8), w = g_rand_int_range (rng, k, k + 8);
+      int m = g_rand_int_range (rng, 1, 5), n = g_rand_int_range (rng, 1, 4);
+      CamlActivation act = (CamlActivation) (t % CAML_N_ACTS);
+      CamlRefConv r;
+      caml_ref_conv_init (&r, n, c, h, w, m, k, stride, same);
+
+      CamlShape in = caml_shape_image (c, h, w);
+      CamlLayerSpec spec = caml_test_spec ("conv2d", "kernel", (double) k,
+                                           "stride", (double) stride,
+                                           "padding", (double) (same ? SAME : VALID),
+                                           "depth", (double) m, "activation", (double) act,
+                                           NULL);
+      GError *error = NULL;
+      CamlModel *model = caml_model_new (&in, &spec, 1, rng, &error);
+      if (model == NULL)
+        fail_msg ("case %d: %s", t, error->message);
+      CamlLayer *layer = model->layers[0];
+      assert_int_equal (layer->out.dims[0], m);
+      assert_int_equal (layer->out.dims[1], r.oh);
+      assert_int_equal (layer->out.dims[2], r.ow);
+      const float *W = layer->params[0].w, *b = layer->params[1].w;
+      for (int j = 0; j < m; j++)
+        layer->params[1].w[j] = (float) g_rand_double_range (rng, -0.5, 0.5);
+
+      size_t n_in = caml_ref_conv_in_size (&r), n_out = caml_ref_conv_out_size (&r);
+      size_t P = (size_t) r.oh * r.ow, K = (size_t) c * k * k;
+      float *x = g_new (float, n_in), *dout = g_new (float, n_out);
+      float *dx = g_new (float, n_in);
+      for (size_t i = 0; i < n_in; i++)
+        x[i] = (float) g_rand_double_range (rng, -1, 1);
+      for (size_t i = 0; i < n_out; i++)
+        dout[i] = (float) g_rand_double_range (rng, -1, 1);
+
+      double *y = g_new (double, n_out), *dy = g_new (double, n_out);
+      double *rdx = g_new0 (double, n_in), *rdW = g_new0 (double, m * K);
+      double *rdb = g_new0 (double, m);
+      caml_ref_conv_forward (&r, y, x, W);
+      const float *out = caml_model_forward (model, x, n);
+      for (size_t i = 0; i < n_out; i++)
+        {
+          int j = (int) (i / P % m);
+          double want = caml_ref_act (act, y[i] + b[j]);
+          assert_close (out[i], want, 1e-4, "conv2d out", i);
+          dy[i] = dout[i] * caml_ref_act_grad (act, out[i]);
+          rdb[j] += dy[i];
+        }
+      caml_ref_conv_backward (&r, rdx, rdW, dy, x, W);
+      caml_model_zero_grad (model);
+      layer->ops->backward (layer, dx, dout, x, out, n);
+      for (size_t i = 0; i < n_in; i++)
+        assert_close (dx[i], rdx[i], 1e-4, "conv2d dinp", i);
+      for (size_t i = 0; i < m * K; i++)
+        assert_close (layer->params[0].dw[i], rdW[i], 1e-4, "conv2d dW", i);
+      for (int j = 0; j < m; j++)
+        assert_close (layer->params[1].dw[j], rdb[j], 1e-4, "conv2d db", j);
+
+      g_free (x); g_free (dout); g_free (dx); g_free (y); g_free (dy);
+      g_free (rdx); g_free (rdW); g_free (rdb);
+      caml_model_free (model);
+    }
+  g_rand_free (rng);
+}
+
+/* More samples than one im2col block: the sub-batches must tile N exactly,
+ * and dW must accumulate across them. */
+static void
+test_conv2d_many_samples (void **state)
+{
+  const int n = 70, c = 1, h = 28, w = 28, k = 8, m = 3;
+  CamlRefConv r;
+  caml_ref_conv_init (&r, n, c, h, w, m, k, 1, TRUE);
+  CamlShape in = caml_shape_image (c, h, w);
+  CamlLayerSpec spec = caml_test_spec ("conv2d", "kernel", (double) k, "depth", (double) m,
+                                       "activation", (double) CAML_ACT_IDENTITY,
+                                       "bias", 0.0, NULL);
+  GRand *rng = g_rand_new_with_seed (8);
+  CamlModel *model = caml_model_new (&in, &spec, 1, rng, NULL);
+  CamlLayer *layer = model->layers[0];
+  size_t n_in = caml_ref_conv_in_size (&r), n_out = caml_ref_conv_out_size (&r);
+  float *x = g_new (float, n_in), *dout = g_new (float, n_out);
+  for (size_t i = 0; i < n_in; i++)
+    x[i] = (float) g_rand_double (rng);
+  for (size_t i = 0; i < n_out; i++)
+    dout[i] = (float) g_rand_double_range (rng, -1, 1);
+  double *y = g_new (double, n_out), *dy = g_new (double, n_out);
+  double *rdW = g_new0 (double, m * k * k);
+  caml_ref_conv_forward (&r, y, x, layer->params[0].w);
+  const float *out = caml_model_forward (model, x, n);
+  for (size_t i = 0; i < n_out; i++)
+    {
+      assert_close (out[i], y[i], 1e-4, "out", i);
+      dy[i] = dout[i];
+    }
+  caml_ref_conv_backward (&r, NULL, rdW, dy, x, layer->params[0].w);
+  caml_model_zero_grad (model);
+  layer->ops->backward (layer, NULL, dout, x, out, n);   /* first layer: no dinp */
+  for (int i = 0; i < m * k * k; i++)
+    assert_close (layer->params[0].dw[i], rdW[i], 1e-3, "dW", i);
+  double fwd = 0, bwd = 0;
+  layer->ops->flops (layer, n, &fwd, &bwd);
+  assert_true (fwd == 2.0 * m * k * k * h * w * n);
+  g_free (x); g_free (dout); g_free (y); g_free (dy); g_free (rdW);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
+static void
+test_conv2d_shape_errors (void **state)
+{
+  GError *error = NULL;
+  CamlShape flat = caml_shape_flat (784);
+  CamlLayerSpec spec = caml_test_spec ("conv2d", NULL);
+  assert_null (caml_model_new (&flat, &spec, 1, NULL, &error));
+  assert_int_equal (error->code, CAML_ERROR_SHAPE);
+  assert_non_null (strstr (error->message, "layer 0 (conv2d)"));
+  assert_non_null (strstr (error->message, "(C, H, W)"));
+  assert_non_null (strstr (error->message, "(784)"));
+  g_clear_error (&error);
+
+  CamlShape small = caml_shape_image (1, 5, 6);
+  spec = caml_test_spec ("conv2d", "kernel", 7.0, "padding", (double) VALID, NULL);
+  assert_null (caml_model_new (&small, &spec, 1, NULL, &error));
+  assert_int_equal (error->code, CAML_ERROR_SHAPE);
+  assert_non_null (strstr (error->message, "7×7"));
+  assert_non_null (strstr (error->message, "5×6"));
+  g_clear_error (&error);
+
+  /* "same" pads, so the same kernel fits and keeps the grid. */
+  spec = caml_test_spec ("conv2d", "kernel", 7.0, "stride", 2.0, NULL);
+  CamlModel *model = caml_model_new (&small, &spec, 1, NULL, &error);
+  assert_non_null (model);
+  assert_int_equal (model->layers[0]->out.dims[1], 3);
+  assert_int_equal (model->layers[0]->out.dims[2], 3);
+  caml_model_free (model);
+}
+
+static void
+test_max_pool_gradients (void **state)
+{
+  /* (size, stride, padding) */
+  const int cases[][3] = { { 2, 0, VALID }, { 3, 2, SAME }, { 2, 1, VALID }, { 3, 0, SAME } };
+  CamlShape in = caml_shape_image (2, 5, 6);
+  for (gsize t = 0; t < G_N_ELEMENTS (cases); t++)
+    {
+      CamlLayerSpec spec = caml_test_spec ("max_pool", "size", (double) cases[t][0],
+                                           "stride", (double) cases[t][1],
+                                           "padding", (double) cases[t][2], NULL);
+      caml_gradcheck_layer (&spec, &in, 2, 60 + t);
+    }
+}
+
+static void
+test_max_pool_values (void **state)
+{
+  /* One 1×3×4 image, 2×2 windows, stride 2: valid gives 1×2, same 2×2. */
+  const float x[] = { 1, 5, 2, 0,
+                      3, 4, 8, 7,
+                      9, 6, -1, -2 };
+  CamlShape in = caml_shape_image (1, 3, 4);
+  CamlLayerSpec valid = caml_test_spec ("max_pool", NULL);
+  CamlModel *model = caml_model_new (&in, &valid, 1, NULL, NULL);
+  assert_int_equal (model->layers[0]->out.dims[1], 1);
+  assert_int_equal (model->layers[0]->out.dims[2], 2);
+  const float *out = caml_model_forward (model, x, 1);
+  assert_float_equal (out[0], 5, 0);
+  assert_float_equal (out[1], 8, 0);
+  float dout[] = { 1.0f, 2.0f }, dx[12];
+  model->layers[0]->ops->backward (model->layers[0], dx, dout, x, out, 1);
+  for (int i = 0; i < 12; i++)
+    assert_float_equal (dx[i], i == 1 ? 1.0f : i == 6 ? 2.0f : 0.0f, 0);
+  caml_model_free (model);
+
+  CamlLayerSpec same = caml_test_spec ("max_pool", "padding", (double) SAME, NULL);
+  model = caml_model_new (&in, &same, 1, NULL, NULL);
+  assert_int_equal (model->layers[0]->out.dims[1], 2);
+  out = caml_model_forward (model, x, 1);
+  assert_float_equal (out[2], 9, 0);    /* the border row is ignored, not zero */
+  assert_float_equal (out[3], -1, 0);
+  caml_model_free (model);
+}
+
+static void
+test_flatten (void **state)
+{
+  CamlShape in = caml_shape_image (2, 3, 4);
+  CamlLayerSpec spec = caml_test_spec ("flatten", NULL);
+  caml_gradcheck_layer (&spec, &in, 2, 5);
+  CamlLayerSpec specs[] = { caml_test_spec ("conv2d", "kernel", 3.0, "depth", 4.0, NULL),
+                            caml_test_spec ("flatten", NULL),
+                            caml_test_spec ("dense", "units", 2.0, NULL) };
+  CamlModel *model = caml_model_new (&in, specs, 3, NULL, NULL);
+  assert_non_null (model);
+  assert_int_equal (model->layers[1]->out.ndim, 1);
+  assert_int_equal (model->layers[1]->out.dims[0], 4 * 3 * 4);
+  caml_model_free (model);
+}
+
+/* A small CNN end to end: conv → conv (stride 2) → flatten → dense under
+ * softmax. (No max_pool here: this check has no smaller second step, and a
+ * weight step can move a window's argmax; its layer check above covers it.) */
+static void
+test_cnn_model_gradients (void **state)
+{
+  CamlShape in = caml_shape_image (1, 6, 6);
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("conv2d", "kernel", 3.0, "depth", 2.0, "activation",
+                    (double) CAML_ACT_TANH, NULL),
+    caml_test_spec ("conv2d", "kernel", 2.0, "stride", 2.0, "depth", 3.0, "activation",
+                    (double) CAML_ACT_SIGMOID, NULL),
+    caml_test_spec ("flatten", NULL),
+    caml_test_spec ("dense", "units", 3.0, NULL),
+  };
+  GRand *rng = g_rand_new_with_seed (12);
+  CamlModel *model = caml_model_new (&in, specs, 4, rng, NULL);
+  assert_non_null (model);
+  float x[4 * 36], y[4] = { 0, 2, 1, 2 };
+  for (int i = 0; i < 4 * 36; i++)
+    x[i] = (float) g_rand_double_range (rng, -1, 1);
+  caml_gradcheck_model (model, CAML_LOSS_SOFTMAX_XENT, x, y, 4);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_conv2d_gradients),
+    cmocka_unit_test (test_conv2d_matches_reference),
+    cmocka_unit_test (test_conv2d_many_samples),
+    cmocka_unit_test (test_conv2d_shape_errors),
+    cmocka_unit_test (test_max_pool_gradients),
+    cmocka_unit_test (test_max_pool_values),
+    cmocka_unit_test (test_flatten),
+    cmocka_unit_test (test_cnn_model_gradients),
+  };
+  return cmocka_run_group_tests_name ("conv", tests, NULL, NULL);
+}
