@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "caml.h"
+#include "parallel.h"
 
 const char *const caml_optimizer_names[] = { "sgd", "adagrad", "adam", NULL };
 
@@ -129,6 +130,23 @@ update (CamlOptimizer *opt, float *w, const float *g, float *m, float *v,
     }
 }
 
+typedef struct {
+  CamlOptimizer *opt;
+  float         *w, *m, *v;
+  const float   *g;
+  size_t         count;
+  long           t;
+} Update;
+
+static void
+update_part (int part, gpointer data)
+{
+  const Update *u = data;
+  size_t half = (u->count / 2 + 15) & ~(size_t) 15;
+  size_t lo = part == 0 ? 0 : half, hi = part == 0 ? half : u->count;
+  update (u->opt, u->w + lo, u->g + lo, u->m + lo, u->v + lo, hi - lo, u->t);
+}
+
 void
 caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
 {
@@ -148,8 +166,13 @@ caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
           CamlParam *p = &layer->params[j];
           if (!active[p->group])
             continue;
-          update (opt, p->w, p->dw, opt->state + p->offset,
-                  opt->state + opt->n + p->offset, p->count, opt->updates[p->group]);
+          Update u = { opt, p->w, opt->state + p->offset, opt->state + opt->n + p->offset,
+                       p->dw, p->count, opt->updates[p->group] };
+          /* Large blocks are memory-bound: both cores' bandwidth helps. */
+          if (p->count >= 65536)
+            caml_parallel_run (update_part, &u);
+          else
+            update (opt, u.w, u.g, u.m, u.v, u.count, u.t);
         }
     }
 }

@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include "layers.h"
+#include "parallel.h"
 
 /* ------------------------------------------------------ two-way gemm */
 
@@ -15,44 +16,38 @@ typedef struct {
   float          *C;
 } Gemm;
 
-static gpointer
-gemm_job (gpointer data)
+static void
+gemm_run (const Gemm *g)
 {
-  const Gemm *g = data;
   cblas_sgemm (CblasRowMajor, g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->A, g->lda,
                g->B, g->ldb, g->beta, g->C, g->ldc);
-  return NULL;
+}
+
+static void
+gemm_part (int part, gpointer data)
+{
+  gemm_run ((const Gemm *) data + part);
 }
 
 /* Row-major C (m, n) = alpha op(A) op(B) + beta C. Large products are split
- * into two column halves run on two threads, each a single-threaded gemm:
- * on this engine's shapes (a batch of 100 against a 6272-wide layer) that
- * beats OpenBLAS's own threading, whose idle workers also spin against ours. */
+ * into two column halves, one per core (parallel.c). */
 void
 caml_sgemm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-  static gsize cpus = 0;
-  if (g_once_init_enter (&cpus))
-    g_once_init_leave (&cpus, MAX (1, g_get_num_processors ()));
-  Gemm all = { ta, tb, m, n, k, alpha, beta, A, B, lda, ldb, ldc, C };
-  if (cpus < 2 || n < 32 || (double) m * n * k < 4e6)
+  Gemm halves[2] = { { ta, tb, m, n, k, alpha, beta, A, B, lda, ldb, ldc, C } };
+  if (caml_parallel_parts () < 2 || n < 32 || (double) m * n * k < 4e6)
     {
-      gemm_job (&all);
+      gemm_run (&halves[0]);
       return;
     }
   int half = (n / 2 + 15) & ~15;
-  Gemm right = all;
-  all.n = half;
-  right.n = n - half;
-  right.B = tb == CblasNoTrans ? B + half : B + (size_t) half * ldb;
-  right.C = C + half;
-  int saved = openblas_get_num_threads ();
-  openblas_set_num_threads (1);
-  GThread *thread = g_thread_new ("caml-gemm", gemm_job, &right);
-  gemm_job (&all);
-  g_thread_join (thread);
-  openblas_set_num_threads (saved);
+  halves[1] = halves[0];
+  halves[0].n = half;
+  halves[1].n = n - half;
+  halves[1].B = tb == CblasNoTrans ? B + half : B + (size_t) half * ldb;
+  halves[1].C = C + half;
+  caml_parallel_run (gemm_part, halves);
 }
 
 void
