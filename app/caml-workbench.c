@@ -1,0 +1,12 @@
+/* caml-workbench.c — the GTK workbench's entry point.
+ *
+ *   caml-workbench [FILE.json…] [--preset NAME]
+ */
+#include "caml-application.h"
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (CamlApplication) app = caml_application_new (G_APPLICATION_DEFAULT_FLAGS);
+  return g_application_run (G_APPLICATION (app), argc, argv);
+}

@@ -1,0 +1,369 @@
+/* test-gui.c — the workbench under Xvfb, driven through the same actions a
+ * user triggers: build the XOR CA-NN, train to the end, check that the loss
+ * dropped and the surface plot was rebuilt and redrawn, save and reopen the
+ * experiment, load a broken file, and write a screenshot of the window.
+ *
+ * Run by `meson test gui` through xvfb-run, with GSETTINGS_SCHEMA_DIR set to
+ * the schema compiled in the build tree and GSETTINGS_BACKEND=memory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+
+#include "caml-application.h"
+#include "caml-window.h"
+#include "presets.h"
+
+static CamlApplication *app;
+
+typedef gboolean (*Condition) (gpointer data);
+
+static gboolean
+wake (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* Runs the main loop until cond holds or timeout seconds pass. */
+static gboolean
+iterate_until (Condition cond, gpointer data, double timeout)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+  guint tick = g_timeout_add (20, wake, NULL);
+  gboolean ok;
+
+  while (!(ok = cond (data)) && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (tick);
+  return ok;
+}
+
+static gboolean
+is_mapped (gpointer data)
+{
+  return gtk_widget_get_mapped (GTK_WIDGET (data));
+}
+
+static gboolean
+run_ended (gpointer data)
+{
+  CamlTrainerState s = caml_window_get_state (CAML_WINDOW (data));
+  return s == CAML_TRAINER_FINISHED || s == CAML_TRAINER_STOPPED || s == CAML_TRAINER_FAILED;
+}
+
+typedef struct {
+  CamlPlotView *view;
+  guint         draws;
+} DrawWait;
+
+static gboolean
+drawn_since (gpointer data)
+{
+  DrawWait *w = data;
+  return caml_plot_view_get_draw_count (w->view) > w->draws;
+}
+
+static gboolean
+always_false (gpointer data)
+{
+  return FALSE;
+}
+
+static void
+activate (CamlWindow *win, const char *action, GVariant *param)
+{
+  g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (win), action));
+  g_action_group_activate_action (G_ACTION_GROUP (win), action, param);
+}
+
+static gboolean
+enabled (CamlWindow *win, const char *action)
+{
+  return g_action_group_get_action_enabled (G_ACTION_GROUP (win), action);
+}
+
+static void
+save_screenshot (GtkWidget *widget, const char *path)
+{
+  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
+  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+
+  gdk_paintable_snapshot (paintable, snapshot, w, h);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  assert_non_null (node);
+  GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (widget));
+  GdkTexture *texture = gsk_renderer_render_texture (renderer, node,
+                                                     &GRAPHENE_RECT_INIT (0, 0, w, h));
+  assert_true (gdk_texture_save_to_png (texture, path));
+  g_object_unref (texture);
+  gsk_render_node_unref (node);
+  g_object_unref (paintable);
+}
+
+static CamlWindow *
+other_window (CamlWindow *win)
+{
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (l->data != win && CAML_IS_WINDOW (l->data))
+      return CAML_WINDOW (l->data);
+  return NULL;
+}
+
+static void
+test_xor_ca_nn (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (enabled (win, "train"));
+
+  /* Build the XOR CA-NN exactly as a user does. */
+  activate (win, "data", g_variant_new_string ("xor"));
+  activate (win, "clear-model", NULL);
+  assert_false (enabled (win, "train"));           /* no layers: nothing to train */
+  activate (win, "add-layer", g_variant_new_string ("ca_nn"));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  assert_int_equal (exp->data.kind, CAML_DATA_XOR);
+  assert_int_equal (exp->n_layers, 1);
+  assert_string_equal (exp->layers[0].ops->name, "ca_nn");
+  assert_int_equal ((int) exp->layers[0].opt[caml_layer_ops_option_index (exp->layers[0].ops,
+                                                                          "units")], 1);
+  assert_true (enabled (win, "train"));
+
+  /* A layer whose output does not fit the data blocks training; undo
+   * brings the working model back. */
+  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
+  assert_false (enabled (win, "train"));
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  assert_int_equal (caml_window_get_experiment (win)->n_layers, 1);
+  assert_true (enabled (win, "train"));
+  activate (win, "redo", NULL);
+  assert_int_equal (caml_window_get_experiment (win)->n_layers, 2);
+  activate (win, "undo", NULL);
+  assert_int_equal (caml_window_get_experiment (win)->n_layers, 1);
+
+  /* Train to the end. */
+  CamlPlotView *surface = caml_window_get_plot_view (win, "surface");
+  CamlPlotView *loss_view = caml_window_get_plot_view (win, "loss");
+  guint surface_updates = caml_plot_view_get_update_count (surface);
+  DrawWait surface_wait = { surface, caml_plot_view_get_draw_count (surface) };
+  DrawWait loss_wait = { loss_view, caml_plot_view_get_draw_count (loss_view) };
+  activate (win, "train", NULL);
+  assert_false (enabled (win, "train"));
+  assert_true (enabled (win, "pause"));
+  assert_false (enabled (win, "add-layer"));      /* the model is fixed while training */
+  assert_true (iterate_until (run_ended, win, 120));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  assert_true (enabled (win, "train"));
+  assert_true (enabled (win, "reset"));
+
+  long n_steps = 0;
+  const float *losses = caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, caml_window_get_experiment (win)->steps);
+  double first = losses[0], last = 0;
+  for (long i = n_steps - 10; i < n_steps; i++)
+    last += losses[i] / 10.0;
+  print_message ("XOR CA-NN: loss %.4g at step 1, %.4g over the last 10 steps\n", first, last);
+  assert_true (last < 0.5 * first);
+  int n_rows = 0;
+  const CamlEvalRow *rows = caml_window_get_rows (win, &n_rows);
+  assert_true (n_rows >= 2);
+  assert_true (rows[n_rows - 1].test_loss < rows[0].test_loss);
+
+  /* The surface plot was rebuilt from the trainer's snapshot and redrawn. */
+  assert_true (caml_plot_view_get_update_count (surface) > surface_updates);
+  assert_true (iterate_until (drawn_since, &surface_wait, 5));
+  assert_true (iterate_until (drawn_since, &loss_wait, 5));
+  double rate = 0, sample_seconds = 0;
+  caml_window_get_run_timing (win, &rate, &sample_seconds);
+  print_message ("GUI run: %.0f steps/s, %.4f s sampling surfaces on the trainer thread\n",
+                 rate, sample_seconds);
+
+  /* Save, reopen, compare. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "xor.json", NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_save_to_path (win, path, &error));
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_application_open (G_APPLICATION (app), &file, 1, "");
+  CamlWindow *reopened = other_window (win);
+  assert_non_null (reopened);
+  assert_true (caml_experiment_equal (caml_window_get_experiment (win),
+                                      caml_window_get_experiment (reopened)));
+  assert_true (enabled (reopened, "train"));
+
+  /* A broken file changes nothing and shows the engine's message. */
+  g_autofree char *bad = g_build_filename (dir, "bad.json", NULL);
+  assert_true (g_file_set_contents (bad, "{ \"model\": [ { \"layer\": \"nope\" } ] }", -1,
+                                    NULL));
+  CamlExperiment *before = caml_experiment_copy (caml_window_get_experiment (reopened));
+  gtk_window_present (GTK_WINDOW (reopened));
+  g_autoptr (GFile) bad_file = g_file_new_for_path (bad);
+  g_application_open (G_APPLICATION (app), &bad_file, 1, "");
+  gboolean shown = FALSE;
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
+    {
+      const char *msg = caml_window_get_error (CAML_WINDOW (l->data));
+      if (msg != NULL && strstr (msg, "bad.json") != NULL)
+        {
+          print_message ("error shown: %s\n", msg);
+          shown = TRUE;
+        }
+    }
+  assert_true (shown);
+  assert_true (caml_experiment_equal (before, caml_window_get_experiment (reopened)));
+  caml_experiment_free (before);
+  gtk_window_destroy (GTK_WINDOW (reopened));
+
+  /* Screenshot of the trained window. */
+  iterate_until (always_false, NULL, 0.5);
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *shot = g_build_filename (out_dir != NULL ? out_dir : ".",
+                                            "gui-screenshot.png", NULL);
+  save_screenshot (GTK_WIDGET (win), shot);
+  print_message ("screenshot: %s\n", shot);
+  GStatBuf st;
+  assert_int_equal (g_stat (shot, &st), 0);
+  assert_true (st.st_size > 10000);
+
+  g_unlink (path);
+  g_unlink (bad);
+  g_rmdir (dir);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* ------------------------------------------------------- throughput */
+
+typedef struct {
+  gint64 last;
+  gint64 max_gap;
+  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
+} Stall;
+
+static gboolean
+on_stall_tick (gpointer data)
+{
+  Stall *st = data;
+  gint64 now = g_get_monotonic_time ();
+  if (st->last != 0)
+    {
+      gint64 gap = now - st->last;
+      st->max_gap = MAX (st->max_gap, gap);
+      g_array_append_val (st->gaps, gap);
+    }
+  st->last = now;
+  return G_SOURCE_CONTINUE;
+}
+
+static int
+compare_gaps (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The same experiment headless, in this process: steps per second. */
+static double
+headless_rate (const CamlExperiment *exp)
+{
+  CamlDataset *train = NULL, *test = NULL;
+  CamlProgress p;
+
+  assert_true (caml_experiment_load_datasets (exp, &train, &test, NULL));
+  CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, NULL);
+  assert_non_null (model);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  caml_trainer_join (trainer);
+  caml_trainer_get_progress (trainer, &p);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  return p.step / p.seconds;
+}
+
+/* Training with the window open and its plots updating, against the same
+ * run headless: throughput and how long the main loop ever stalled. A
+ * measurement, not a test of speed (the machine is shared): it runs only
+ * with CAML_GUI_BENCHMARK=1 and prints its figures; the live learning-rate
+ * change it makes is checked. */
+static void
+test_throughput (void **state)
+{
+  if (g_getenv ("CAML_GUI_BENCHMARK") == NULL)
+    {
+      print_message ("throughput measurement skipped: set CAML_GUI_BENCHMARK=1 to run it\n");
+      skip ();
+    }
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *exp = caml_presets_load ("surface-ca-nn-2", &error);
+  assert_non_null (exp);
+  exp->steps = 30000;
+  exp->eval_every = 1000;
+
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  double best_cli = 0, best_gui = 0, sample_seconds = 0;
+  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+
+  for (int round = 0; round < 2; round++)
+    {
+      best_cli = MAX (best_cli, headless_rate (exp));
+
+      caml_window_set_experiment (win, caml_experiment_copy (exp), NULL, "benchmark");
+      iterate_until (always_false, NULL, 0.2);
+      stall.last = 0;
+      guint tick = g_timeout_add (5, on_stall_tick, &stall);
+      activate (win, "train", NULL);
+      if (round == 0)
+        {
+          /* A live learning-rate change reaches the trainer and is marked. */
+          activate (win, "set-lr", g_variant_new_double (0.05));
+          assert_int_equal (caml_window_get_n_events (win), 1);
+          assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.05);
+        }
+      assert_true (iterate_until (run_ended, win, 300));
+      g_source_remove (tick);
+      double rate = 0;
+      caml_window_get_run_timing (win, &rate, &sample_seconds);
+      best_gui = MAX (best_gui, rate);
+    }
+  g_array_sort (stall.gaps, compare_gaps);
+  gint64 p99 = stall.gaps->len > 0
+               ? g_array_index (stall.gaps, gint64, (guint) (0.99 * (stall.gaps->len - 1))) : 0;
+  print_message ("surface-ca-nn-2, %d steps: headless %.0f steps/s, with the window %.0f "
+                 "steps/s (%.1f %%); %.3f s sampling surfaces; main loop stalls: p99 %.1f ms, "
+                 "max %.1f ms\n", exp->steps, best_cli, best_gui, 100 * best_gui / best_cli,
+                 sample_seconds, p99 / 1000.0, stall.max_gap / 1000.0);
+  g_array_unref (stall.gaps);
+  caml_experiment_free (exp);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_xor_ca_nn),
+    cmocka_unit_test (test_throughput),
+  };
+  g_autoptr (GError) error = NULL;
+
+  app = caml_application_new (G_APPLICATION_NON_UNIQUE);
+  if (!g_application_register (G_APPLICATION (app), NULL, &error))
+    {
+      fprintf (stderr, "test-gui: %s\n", error->message);
+      return 1;
+    }
+  int failed = cmocka_run_group_tests (tests, NULL, NULL);
+  g_object_unref (app);
+  return failed;
+}

@@ -1,0 +1,475 @@
+/* caml-application.c — the application: app-level actions, accelerators,
+ * settings, the presets menu, the dark style, and opening files.
+ *
+ *   caml-workbench [FILE.json…] [--preset NAME]
+ */
+#include "caml-application.h"
+#include "caml-window.h"
+#include "presets.h"
+
+struct _CamlApplication {
+  GtkApplication parent_instance;
+
+  /* owned */
+  GSettings *settings;        /* NULL without an installed schema */
+  GMenu     *presets_menu;
+  char      *initial_preset;  /* --preset */
+  GDBusProxy *portal;         /* org.freedesktop.portal.Settings, may be NULL */
+  gboolean   system_dark;
+};
+
+G_DEFINE_FINAL_TYPE (CamlApplication, caml_application, GTK_TYPE_APPLICATION)
+
+/* ----------------------------------------------------------- dark style */
+
+static void
+apply_style (CamlApplication *self)
+{
+  g_autofree char *style = self->settings != NULL
+                           ? g_settings_get_string (self->settings, "style")
+                           : g_strdup ("system");
+  gboolean dark = g_str_equal (style, "dark")
+                  || (g_str_equal (style, "system") && self->system_dark);
+  GtkSettings *gtk_settings = gtk_settings_get_default ();
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "style");
+
+  if (gtk_settings != NULL)
+    g_object_set (gtk_settings, "gtk-application-prefer-dark-theme", dark, NULL);
+  if (action != NULL)
+    g_simple_action_set_state (G_SIMPLE_ACTION (action), g_variant_new_string (style));
+}
+
+/* color-scheme: 0 no preference, 1 prefer dark, 2 prefer light. */
+static void
+set_color_scheme (CamlApplication *self, GVariant *value)
+{
+  while (value != NULL && g_variant_is_of_type (value, G_VARIANT_TYPE_VARIANT))
+    {
+      GVariant *inner = g_variant_get_variant (value);
+      g_variant_unref (value);
+      value = inner;
+    }
+  if (value != NULL && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32))
+    self->system_dark = g_variant_get_uint32 (value) == 1;
+  g_clear_pointer (&value, g_variant_unref);
+  apply_style (self);
+}
+
+static void
+on_portal_signal (GDBusProxy *proxy, const char *sender, const char *signal,
+                  GVariant *params, CamlApplication *self)
+{
+  const char *ns = NULL, *key = NULL;
+  GVariant *value = NULL;
+
+  if (!g_str_equal (signal, "SettingChanged"))
+    return;
+  g_variant_get (params, "(&s&sv)", &ns, &key, &value);
+  if (g_str_equal (ns, "org.freedesktop.appearance") && g_str_equal (key, "color-scheme"))
+    set_color_scheme (self, value);
+  else
+    g_variant_unref (value);
+}
+
+static void
+on_portal_read (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+  g_autoptr (GVariant) reply = g_dbus_proxy_call_finish (G_DBUS_PROXY (source), result, NULL);
+  GVariant *value = NULL;
+
+  if (reply != NULL)
+    {
+      g_variant_get (reply, "(v)", &value);
+      set_color_scheme (self, value);
+    }
+  g_object_unref (self);
+}
+
+static void
+on_portal_ready (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+
+  self->portal = g_dbus_proxy_new_for_bus_finish (result, NULL);
+  if (self->portal != NULL && g_dbus_proxy_get_name_owner (self->portal) != NULL)
+    {
+      g_signal_connect (self->portal, "g-signal", G_CALLBACK (on_portal_signal), self);
+      g_dbus_proxy_call (self->portal, "Read",
+                         g_variant_new ("(ss)", "org.freedesktop.appearance", "color-scheme"),
+                         G_DBUS_CALL_FLAGS_NONE, 2000, NULL, on_portal_read,
+                         g_object_ref (self));
+    }
+  g_object_unref (self);
+}
+
+static void
+watch_system_style (CamlApplication *self)
+{
+  g_dbus_proxy_new_for_bus (G_BUS_TYPE_SESSION,
+                            G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES
+                            | G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START_AT_CONSTRUCTION,
+                            NULL, "org.freedesktop.portal.Desktop",
+                            "/org/freedesktop/portal/desktop",
+                            "org.freedesktop.portal.Settings", NULL, on_portal_ready,
+                            g_object_ref (self));
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static GSettings *
+find_settings (void)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr (GSettingsSchema) schema = NULL;
+
+  if (source != NULL)
+    schema = g_settings_schema_source_lookup (source, CAML_APP_ID, TRUE);
+#ifdef CAML_BUILD_SCHEMA_DIR
+  if (schema == NULL)
+    {
+      /* Run from the build tree without installing. */
+      g_autoptr (GSettingsSchemaSource) build =
+        g_settings_schema_source_new_from_directory (CAML_BUILD_SCHEMA_DIR, source, FALSE,
+                                                     NULL);
+      if (build != NULL)
+        schema = g_settings_schema_source_lookup (build, CAML_APP_ID, FALSE);
+    }
+#endif
+  return schema != NULL ? g_settings_new_full (schema, NULL, NULL) : NULL;
+}
+
+static void
+build_presets_menu (CamlApplication *self)
+{
+  g_auto (GStrv) names = caml_presets_list ();
+
+  self->presets_menu = g_menu_new ();
+  for (int i = 0; names != NULL && names[i] != NULL; i++)
+    {
+      CamlExperiment *exp = caml_presets_load (names[i], NULL);
+      g_autofree char *label = NULL;
+      g_autoptr (GMenuItem) item = NULL;
+
+      if (exp != NULL && exp->paper != NULL)
+        label = g_strdup_printf ("%s — %s", names[i], exp->paper);
+      else
+        label = g_strdup (names[i]);
+      /* Underscores in preset names are not mnemonics. */
+      g_autoptr (GString) escaped = g_string_new (label);
+      g_string_replace (escaped, "_", "__", 0);
+      item = g_menu_item_new (escaped->str, NULL);
+      g_menu_item_set_action_and_target_value (item, "app.preset",
+                                               g_variant_new_string (names[i]));
+      g_menu_append_item (self->presets_menu, item);
+      g_clear_pointer (&exp, caml_experiment_free);
+    }
+}
+
+static CamlWindow *
+active_window (CamlApplication *self)
+{
+  GtkWindow *win = gtk_application_get_active_window (GTK_APPLICATION (self));
+  return CAML_IS_WINDOW (win) ? CAML_WINDOW (win) : NULL;
+}
+
+GtkWindow *
+caml_application_open_preset (CamlApplication *self, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (self));
+
+  if (name == NULL)
+    name = CAML_DEFAULT_PRESET;
+  CamlExperiment *exp = caml_presets_load (name, &error);
+  if (exp != NULL)
+    {
+      g_autofree char *origin = g_strdup_printf ("preset %s", name);
+      caml_window_set_experiment (win, exp, NULL, origin);
+    }
+  else
+    caml_window_show_error (win, error->message);
+  gtk_window_present (GTK_WINDOW (win));
+  return GTK_WINDOW (win);
+}
+
+/* -------------------------------------------------------------- actions */
+
+static void
+action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  /* Each window asks about unsaved changes; closing one stops and joins its
+   * trainer, and the application ends with its last window. */
+  g_autoptr (GList) windows =
+    g_list_copy (gtk_application_get_windows (GTK_APPLICATION (user_data)));
+  for (GList *l = windows; l != NULL; l = l->next)
+    gtk_window_close (GTK_WINDOW (l->data));
+}
+
+static void
+action_about (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  static const char *authors[] = { "The CAML Workbench authors", NULL };
+
+  gtk_show_about_dialog (gtk_application_get_active_window (GTK_APPLICATION (user_data)),
+                         "program-name", "CAML Workbench",
+                         "logo-icon-name", CAML_APP_ID,
+                         "version", CAML_VERSION,
+                         "comments", "Assemble context-aware layers, train them in the "
+                                     "background and watch the fit, after Yun Zeng's "
+                                     "Context Aware Machine Learning",
+                         "license-type", GTK_LICENSE_MIT_X11,
+                         "authors", authors,
+                         NULL);
+}
+
+static void
+on_open_response (GtkNativeDialog *dialog, int response, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      GFile *file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_application_open (G_APPLICATION (self), &file, 1, "");
+      g_object_unref (file);
+    }
+  g_object_unref (dialog);
+  g_object_unref (self);
+}
+
+static void
+action_open (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new ("Open Experiment",
+                                 gtk_application_get_active_window (GTK_APPLICATION (self)),
+                                 GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  GtkFileFilter *json = gtk_file_filter_new ();
+  GtkFileFilter *all = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (json, "Experiment files (*.json)");
+  gtk_file_filter_add_pattern (json, "*.json");
+  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), json);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
+  g_object_unref (json);
+  g_object_unref (all);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+action_preset (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+  const char *name = g_variant_get_string (param, NULL);
+  CamlWindow *win = active_window (self);
+  g_autoptr (GError) error = NULL;
+
+  /* Unsaved edits are not thrown away: they keep their window. */
+  if (win == NULL || caml_window_get_state (win) == CAML_TRAINER_RUNNING
+      || caml_window_get_state (win) == CAML_TRAINER_PAUSED || caml_window_is_modified (win))
+    {
+      caml_application_open_preset (self, name);
+      return;
+    }
+  CamlExperiment *exp = caml_presets_load (name, &error);
+  if (exp == NULL)
+    {
+      caml_window_show_error (win, error->message);
+      return;
+    }
+  g_autofree char *origin = g_strdup_printf ("preset %s", name);
+  caml_window_set_experiment (win, exp, NULL, origin);
+}
+
+static void
+action_style (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+
+  g_simple_action_set_state (action, value);
+  if (self->settings != NULL)
+    g_settings_set_string (self->settings, "style", g_variant_get_string (value, NULL));
+  apply_style (self);
+}
+
+static const GActionEntry app_entries[] = {
+  { "quit", action_quit },
+  { "about", action_about },
+  { "open", action_open },
+  { "preset", action_preset, "s" },
+  { "style", NULL, "s", "'system'", action_style },
+};
+
+static const struct {
+  const char *action;
+  const char *accels[3];
+} accels[] = {
+  { "app.quit", { "<Control>q", NULL } },
+  { "app.open", { "<Control>o", NULL } },
+  { "win.save", { "<Control>s", NULL } },
+  { "win.save-as", { "<Control><Shift>s", NULL } },
+  { "win.train", { "F5", "<Control>Return", NULL } },
+  { "win.pause", { "F6", NULL } },
+  { "win.step", { "F10", "F7", NULL } },
+  { "win.stop", { "<Shift>F5", NULL } },
+  { "win.reset", { "<Control>r", NULL } },
+  { "win.undo", { "<Control>z", NULL } },
+  { "win.redo", { "<Control><Shift>z", "<Control>y", NULL } },
+  { "win.export-metrics", { "<Control>e", NULL } },
+  { "window.close", { "<Control>w", NULL } },
+};
+
+static void
+caml_application_startup (GApplication *app)
+{
+  CamlApplication *self = CAML_APPLICATION (app);
+  GtkCssProvider *css;
+
+  G_APPLICATION_CLASS (caml_application_parent_class)->startup (app);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (self), app_entries,
+                                   G_N_ELEMENTS (app_entries), self);
+  for (gsize i = 0; i < G_N_ELEMENTS (accels); i++)
+    gtk_application_set_accels_for_action (GTK_APPLICATION (self), accels[i].action,
+                                           accels[i].accels);
+
+  css = gtk_css_provider_new ();
+  gtk_css_provider_load_from_resource (css, "/org/caml/Workbench/style.css");
+  gtk_style_context_add_provider_for_display (gdk_display_get_default (),
+                                              GTK_STYLE_PROVIDER (css),
+                                              GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+  g_object_unref (css);
+  gtk_window_set_default_icon_name (CAML_APP_ID);
+
+  self->settings = find_settings ();
+  if (self->settings != NULL)
+    g_signal_connect_swapped (self->settings, "changed::style", G_CALLBACK (apply_style), self);
+  build_presets_menu (self);
+  apply_style (self);
+  watch_system_style (self);
+}
+
+static void
+caml_application_activate (GApplication *app)
+{
+  CamlApplication *self = CAML_APPLICATION (app);
+  g_autofree char *preset = NULL;
+
+  if (self->initial_preset != NULL)
+    preset = g_strdup (self->initial_preset);
+  else if (self->settings != NULL)
+    preset = g_settings_get_string (self->settings, "default-preset");
+  caml_application_open_preset (self, preset);
+}
+
+static void
+caml_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
+{
+  CamlApplication *self = CAML_APPLICATION (app);
+
+  for (int i = 0; i < n_files; i++)
+    {
+      g_autofree char *path = g_file_get_path (files[i]);
+      g_autoptr (GError) error = NULL;
+      CamlExperiment *exp = path != NULL ? caml_experiment_load_file (path, &error) : NULL;
+      CamlWindow *win = active_window (self);
+
+      if (exp == NULL)
+        {
+          /* Nothing changes; the engine's message says why. */
+          if (win == NULL)
+            win = CAML_WINDOW (caml_application_open_preset (self, self->initial_preset));
+          caml_window_show_error (win, error != NULL ? error->message
+                                                     : "only local files can be opened");
+          gtk_window_present (GTK_WINDOW (win));
+          continue;
+        }
+      if (win == NULL || !caml_window_is_pristine (win))
+        win = caml_window_new (GTK_APPLICATION (self));
+      caml_window_set_experiment (win, exp, path, NULL);
+      gtk_window_present (GTK_WINDOW (win));
+    }
+}
+
+static int
+caml_application_handle_local_options (GApplication *app, GVariantDict *options)
+{
+  CamlApplication *self = CAML_APPLICATION (app);
+
+  if (g_variant_dict_contains (options, "version"))
+    {
+      g_print ("caml-workbench %s\n", CAML_VERSION);
+      return 0;
+    }
+  g_variant_dict_lookup (options, "preset", "s", &self->initial_preset);
+  return -1;
+}
+
+static void
+caml_application_dispose (GObject *object)
+{
+  CamlApplication *self = CAML_APPLICATION (object);
+
+  g_clear_object (&self->settings);
+  g_clear_object (&self->presets_menu);
+  g_clear_object (&self->portal);
+  g_clear_pointer (&self->initial_preset, g_free);
+  G_OBJECT_CLASS (caml_application_parent_class)->dispose (object);
+}
+
+static void
+caml_application_class_init (CamlApplicationClass *klass)
+{
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = caml_application_dispose;
+  app_class->startup = caml_application_startup;
+  app_class->activate = caml_application_activate;
+  app_class->open = caml_application_open;
+  app_class->handle_local_options = caml_application_handle_local_options;
+}
+
+static void
+caml_application_init (CamlApplication *self)
+{
+  static const GOptionEntry entries[] = {
+    { "preset", 'p', 0, G_OPTION_ARG_STRING, NULL,
+      "Open a built-in experiment (default " CAML_DEFAULT_PRESET ")", "NAME" },
+    { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },
+    { NULL }
+  };
+
+  g_application_add_main_option_entries (G_APPLICATION (self), entries);
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), "[FILE.json…]");
+  g_application_set_option_context_summary (G_APPLICATION (self),
+                                            "The CAML Workbench: build, train and watch "
+                                            "context-aware models.");
+}
+
+CamlApplication *
+caml_application_new (GApplicationFlags flags)
+{
+  return g_object_new (CAML_TYPE_APPLICATION,
+                       "application-id", CAML_APP_ID,
+                       "flags", G_APPLICATION_HANDLES_OPEN | flags,
+                       "resource-base-path", "/org/caml/Workbench",
+                       NULL);
+}
+
+GSettings *
+caml_application_get_settings (CamlApplication *self)
+{
+  return self->settings;
+}
+
+GMenuModel *
+caml_application_get_presets_menu (CamlApplication *self)
+{
+  return G_MENU_MODEL (self->presets_menu);
+}

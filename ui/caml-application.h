@@ -1,0 +1,24 @@
+/* caml-application.h — the GtkApplication (org.caml.Workbench). */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define CAML_APP_ID "org.caml.Workbench"
+#define CAML_DEFAULT_PRESET "surface-ca-nn-1"
+
+#define CAML_TYPE_APPLICATION (caml_application_get_type ())
+G_DECLARE_FINAL_TYPE (CamlApplication, caml_application, CAML, APPLICATION, GtkApplication)
+
+/* flags are added to G_APPLICATION_HANDLES_OPEN (tests pass NON_UNIQUE). */
+CamlApplication *caml_application_new (GApplicationFlags flags);
+/* The org.caml.Workbench settings, or NULL when the schema is not installed
+ * (and not found in the build tree either). */
+GSettings  *caml_application_get_settings (CamlApplication *self);
+/* One item per preset, "name — the paper's figure", activating app.preset. */
+GMenuModel *caml_application_get_presets_menu (CamlApplication *self);
+/* A new window showing the preset (the default one when name is NULL). */
+GtkWindow  *caml_application_open_preset (CamlApplication *self, const char *name);
+
+G_END_DECLS

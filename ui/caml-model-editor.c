@@ -1,0 +1,816 @@
+/* caml-model-editor.c — palette, model stack, inspector, undo/redo.
+ *
+ * The model is a GArray of CamlLayerSpec. After every edit the editor asks
+ * the engine to build it (caml_model_new on the data's input shape): when
+ * that fails, models of growing prefixes find the first layer that does not
+ * fit, and that row shows the engine's message. Undo/redo keep snapshots of
+ * the whole array (models are a handful of layers). */
+#include "caml-model-editor.h"
+#include "caml-layer-row.h"
+
+#include <math.h>
+
+#define MAX_UNDO 200
+
+struct _CamlModelEditor {
+  GtkBox parent_instance;
+
+  /* template widgets */
+  GtkListBox *palette;
+  GtkListBox *stack;
+  GtkLabel   *summary_label;
+  GtkLabel   *inspector_title;
+  GtkGrid    *inspector;
+
+  /* owned */
+  GArray    *layers;          /* CamlLayerSpec */
+  GPtrArray *undo;            /* GArray of CamlLayerSpec, oldest first */
+  GPtrArray *redo;
+  int        coalesce_layer;  /* last option edit, merged into one undo step */
+  char      *coalesce_key;
+  GPtrArray *shapes;          /* char *, per layer, NULL when unknown */
+  char      *error;           /* first error, or NULL */
+  int        error_layer;
+  size_t     n_weights;
+  CamlShape  input;
+  gboolean   has_input;
+  int        want_outputs;
+  char      *data_name;
+  char      *data_error;
+  int        selected;        /* -1: none */
+  gboolean   syncing;         /* programmatic widget changes */
+  GtkWidget *option_widgets[CAML_MAX_OPTIONS];
+  GRand     *rng;
+};
+
+G_DEFINE_FINAL_TYPE (CamlModelEditor, caml_model_editor, GTK_TYPE_BOX)
+
+enum {
+  SIGNAL_MODEL_CHANGED,
+  SIGNAL_SELECTION_CHANGED,
+  N_SIGNALS
+};
+static guint signals[N_SIGNALS];
+
+static GArray *
+copy_layers (GArray *layers)
+{
+  GArray *copy = g_array_sized_new (FALSE, TRUE, sizeof (CamlLayerSpec), layers->len);
+  g_array_append_vals (copy, layers->data, layers->len);
+  return copy;
+}
+
+static CamlLayerSpec *
+layer_at (CamlModelEditor *self, int i)
+{
+  return &g_array_index (self->layers, CamlLayerSpec, i);
+}
+
+/* ------------------------------------------------------------ validation */
+
+/* "layer 2 (dense), input shape (5): …" → "…": the row already says which. */
+static const char *
+strip_layer_prefix (const char *message)
+{
+  if (!g_str_has_prefix (message, "layer "))
+    return message;
+  const char *close = strchr (message, ')');
+  if (close == NULL)
+    return message;
+  close++;
+  if (g_str_has_prefix (close, ": ") || g_str_has_prefix (close, ", "))
+    return close + 2;
+  return message;
+}
+
+static void
+validate (CamlModelEditor *self)
+{
+  int n = (int) self->layers->len;
+  const CamlLayerSpec *specs = (const CamlLayerSpec *) self->layers->data;
+  g_autoptr (GError) error = NULL;
+
+  g_ptr_array_set_size (self->shapes, 0);
+  for (int i = 0; i < n; i++)
+    g_ptr_array_add (self->shapes, NULL);
+  g_clear_pointer (&self->error, g_free);
+  self->error_layer = -1;
+  self->n_weights = 0;
+
+  if (!self->has_input)
+    {
+      self->error = g_strdup_printf ("the %s data could not be read: %s",
+                                     self->data_name ? self->data_name : "",
+                                     self->data_error ? self->data_error : "unknown error");
+      return;
+    }
+  if (n == 0)
+    {
+      self->error = g_strdup ("the model has no layers: click a layer type above to add one");
+      return;
+    }
+
+  CamlModel *model = caml_model_new (&self->input, specs, n, self->rng, &error);
+  int good = n;
+  if (model == NULL)
+    {
+      /* The first prefix that fails ends at the offending layer. */
+      good = 0;
+      for (int k = 1; k <= n; k++)
+        {
+          g_autoptr (GError) local = NULL;
+          CamlModel *prefix = caml_model_new (&self->input, specs, k, self->rng, &local);
+          if (prefix == NULL)
+            {
+              g_clear_error (&error);
+              error = g_steal_pointer (&local);
+              good = k - 1;
+              break;
+            }
+          caml_model_free (prefix);
+        }
+      self->error_layer = good < n ? good : n - 1;
+      self->error = g_strdup (strip_layer_prefix (error->message));
+      if (good > 0)
+        model = caml_model_new (&self->input, specs, good, self->rng, NULL);
+    }
+  if (model != NULL)
+    {
+      for (int i = 0; i < model->n_layers; i++)
+        self->shapes->pdata[i] = caml_shape_to_string (&model->layers[i]->out);
+      self->n_weights = model->n_weights;
+      if (good == n && self->want_outputs > 0)
+        {
+          size_t outputs = caml_shape_size (caml_model_output_shape (model));
+          if ((int) outputs != self->want_outputs)
+            {
+              self->error_layer = n - 1;
+              self->error = g_strdup_printf ("the model ends with %zu output%s but the %s data "
+                                             "needs %d: make the last layer %d wide",
+                                             outputs, outputs == 1 ? "" : "s",
+                                             self->data_name ? self->data_name : "",
+                                             self->want_outputs, self->want_outputs);
+            }
+        }
+      caml_model_free (model);
+    }
+}
+
+/* ------------------------------------------------------------------ rows */
+
+static char *
+options_text (const CamlLayerSpec *spec)
+{
+  GString *s = g_string_new (NULL);
+  for (int o = 0; o < spec->ops->n_options; o++)
+    {
+      const CamlOptionSpec *opt = &spec->ops->options[o];
+      double v = spec->opt[o];
+      if (s->len > 0)
+        g_string_append (s, ", ");
+      switch (opt->type)
+        {
+        case CAML_OPT_ENUM:
+          g_string_append (s, opt->choices[(int) v]);
+          break;
+        case CAML_OPT_BOOL:
+          g_string_append_printf (s, "%s%s", v != 0 ? "" : "no ", opt->key);
+          break;
+        default:
+          g_string_append_printf (s, "%s %g", opt->key, v);
+          break;
+        }
+    }
+  return g_string_free (s, FALSE);
+}
+
+static void update_inspector (CamlModelEditor *self);
+static void add_drag_source (GtkWidget *row);
+
+static void
+update_rows (CamlModelEditor *self)
+{
+  int n = (int) self->layers->len;
+  int count = 0;
+
+  self->syncing = TRUE;
+  for (GtkWidget *w = gtk_widget_get_first_child (GTK_WIDGET (self->stack)); w != NULL;
+       w = gtk_widget_get_next_sibling (w))
+    if (CAML_IS_LAYER_ROW (w))
+      count++;
+  while (count > n)
+    {
+      GtkListBoxRow *last = gtk_list_box_get_row_at_index (self->stack, count - 1);
+      gtk_list_box_remove (self->stack, GTK_WIDGET (last));
+      count--;
+    }
+  while (count < n)
+    {
+      GtkWidget *row = caml_layer_row_new ();
+      add_drag_source (row);
+      gtk_list_box_append (self->stack, row);
+      count++;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      const CamlLayerSpec *spec = layer_at (self, i);
+      CamlLayerRow *row = CAML_LAYER_ROW (gtk_list_box_get_row_at_index (self->stack, i));
+      g_autofree char *opts = options_text (spec);
+      caml_layer_row_update (row, i, spec->ops->title, opts, self->shapes->pdata[i],
+                             i == self->error_layer ? self->error : NULL);
+    }
+  if (self->selected >= 0 && self->selected < n)
+    gtk_list_box_select_row (self->stack, gtk_list_box_get_row_at_index (self->stack,
+                                                                         self->selected));
+  else
+    gtk_list_box_unselect_all (self->stack);
+
+  if (self->error != NULL && self->error_layer < 0)
+    gtk_label_set_text (self->summary_label, self->error);
+  else if (self->error != NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("layer %d does not fit", self->error_layer);
+      gtk_label_set_text (self->summary_label, text);
+    }
+  else
+    {
+      g_autofree char *in = caml_shape_to_string (&self->input);
+      g_autofree char *text = g_strdup_printf ("%s → %s, %zu weights", in,
+                                               n > 0 ? (char *) self->shapes->pdata[n - 1] : "",
+                                               self->n_weights);
+      gtk_label_set_text (self->summary_label, text);
+    }
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->summary_label),
+                               gtk_label_get_text (self->summary_label));
+  self->syncing = FALSE;
+}
+
+/* After any edit: check, show, tell the window. */
+static void
+model_changed (CamlModelEditor *self, gboolean structure)
+{
+  validate (self);
+  update_rows (self);
+  if (structure)
+    update_inspector (self);
+  g_signal_emit (self, signals[SIGNAL_MODEL_CHANGED], 0);
+}
+
+/* ------------------------------------------------------------- inspector */
+
+static void
+activate_option (GtkWidget *widget, const char *key, double value)
+{
+  CamlModelEditor *self = CAML_MODEL_EDITOR (gtk_widget_get_ancestor (widget,
+                                                                      CAML_TYPE_MODEL_EDITOR));
+  if (self == NULL || self->syncing)
+    return;
+  gtk_widget_activate_action (widget, "win.layer-option", "(sd)", key, value);
+}
+
+static void
+on_spin_changed (GtkSpinButton *spin, gpointer unused)
+{
+  activate_option (GTK_WIDGET (spin), g_object_get_data (G_OBJECT (spin), "caml-key"),
+                   gtk_spin_button_get_value (spin));
+}
+
+static void
+on_drop_down_changed (GtkDropDown *drop, GParamSpec *pspec, gpointer unused)
+{
+  activate_option (GTK_WIDGET (drop), g_object_get_data (G_OBJECT (drop), "caml-key"),
+                   (double) gtk_drop_down_get_selected (drop));
+}
+
+static void
+on_switch_changed (GtkSwitch *sw, GParamSpec *pspec, gpointer unused)
+{
+  activate_option (GTK_WIDGET (sw), g_object_get_data (G_OBJECT (sw), "caml-key"),
+                   gtk_switch_get_active (sw) ? 1.0 : 0.0);
+}
+
+static void
+sync_inspector_values (CamlModelEditor *self)
+{
+  if (self->selected < 0 || self->selected >= (int) self->layers->len)
+    return;
+  const CamlLayerSpec *spec = layer_at (self, self->selected);
+  self->syncing = TRUE;
+  for (int o = 0; o < spec->ops->n_options && o < CAML_MAX_OPTIONS; o++)
+    {
+      GtkWidget *w = self->option_widgets[o];
+      if (w == NULL)
+        continue;
+      if (GTK_IS_SPIN_BUTTON (w))
+        {
+          if (gtk_spin_button_get_value (GTK_SPIN_BUTTON (w)) != spec->opt[o])
+            gtk_spin_button_set_value (GTK_SPIN_BUTTON (w), spec->opt[o]);
+        }
+      else if (GTK_IS_DROP_DOWN (w))
+        gtk_drop_down_set_selected (GTK_DROP_DOWN (w), (guint) spec->opt[o]);
+      else if (GTK_IS_SWITCH (w))
+        gtk_switch_set_active (GTK_SWITCH (w), spec->opt[o] != 0.0);
+    }
+  self->syncing = FALSE;
+}
+
+static void
+update_inspector (CamlModelEditor *self)
+{
+  GtkWidget *child;
+
+  self->syncing = TRUE;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->inspector))) != NULL)
+    gtk_grid_remove (self->inspector, child);
+  memset (self->option_widgets, 0, sizeof self->option_widgets);
+
+  if (self->selected < 0 || self->selected >= (int) self->layers->len)
+    {
+      GtkWidget *hint = gtk_label_new (self->layers->len > 0
+                                       ? "Select a layer to edit its options."
+                                       : "Add a layer from the palette above.");
+      gtk_widget_add_css_class (hint, "dim-label");
+      gtk_label_set_xalign (GTK_LABEL (hint), 0);
+      gtk_grid_attach (self->inspector, hint, 0, 0, 2, 1);
+      gtk_label_set_text (self->inspector_title, "Inspector");
+      self->syncing = FALSE;
+      return;
+    }
+
+  const CamlLayerSpec *spec = layer_at (self, self->selected);
+  g_autofree char *title = g_strdup_printf ("Layer %d · %s", self->selected, spec->ops->title);
+  gtk_label_set_text (self->inspector_title, title);
+
+  GtkWidget *desc = gtk_label_new (spec->ops->description);
+  gtk_label_set_wrap (GTK_LABEL (desc), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (desc), 0);
+  gtk_widget_add_css_class (desc, "dim-label");
+  gtk_grid_attach (self->inspector, desc, 0, 0, 2, 1);
+
+  for (int o = 0; o < spec->ops->n_options && o < CAML_MAX_OPTIONS; o++)
+    {
+      const CamlOptionSpec *opt = &spec->ops->options[o];
+      GtkWidget *label = gtk_label_new (opt->key);
+      GtkWidget *w;
+
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      gtk_widget_set_tooltip_text (label, opt->help);
+      switch (opt->type)
+        {
+        case CAML_OPT_INT:
+        case CAML_OPT_FLOAT:
+          {
+            gboolean is_int = opt->type == CAML_OPT_INT;
+            double step = is_int ? 1.0 : MAX ((opt->max - opt->min) / 1000.0, 1e-4);
+            GtkAdjustment *adj = gtk_adjustment_new (spec->opt[o], opt->min, opt->max, step,
+                                                     is_int ? 8 * step : 10 * step, 0);
+            w = gtk_spin_button_new (adj, 1, is_int ? 0 : 4);
+            gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (w), TRUE);
+            g_signal_connect (w, "value-changed", G_CALLBACK (on_spin_changed), NULL);
+            break;
+          }
+        case CAML_OPT_ENUM:
+          w = gtk_drop_down_new_from_strings ((const char *const *) opt->choices);
+          gtk_drop_down_set_selected (GTK_DROP_DOWN (w), (guint) spec->opt[o]);
+          g_signal_connect (w, "notify::selected", G_CALLBACK (on_drop_down_changed), NULL);
+          break;
+        case CAML_OPT_BOOL:
+        default:
+          w = gtk_switch_new ();
+          gtk_switch_set_active (GTK_SWITCH (w), spec->opt[o] != 0.0);
+          gtk_widget_set_halign (w, GTK_ALIGN_START);
+          g_signal_connect (w, "notify::active", G_CALLBACK (on_switch_changed), NULL);
+          break;
+        }
+      g_object_set_data_full (G_OBJECT (w), "caml-key", g_strdup (opt->key), g_free);
+      gtk_widget_set_tooltip_text (w, opt->help);
+      gtk_widget_set_hexpand (w, TRUE);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (w), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                      opt->key, -1);
+      gtk_grid_attach (self->inspector, label, 0, o + 1, 1, 1);
+      gtk_grid_attach (self->inspector, w, 1, o + 1, 1, 1);
+      self->option_widgets[o] = w;
+    }
+  if (spec->ops->n_options == 0)
+    {
+      GtkWidget *none = gtk_label_new ("This layer has no options.");
+      gtk_widget_add_css_class (none, "dim-label");
+      gtk_label_set_xalign (GTK_LABEL (none), 0);
+      gtk_grid_attach (self->inspector, none, 0, 1, 2, 1);
+    }
+  self->syncing = FALSE;
+}
+
+/* ------------------------------------------------------------- undo/redo */
+
+static void
+push_undo (CamlModelEditor *self)
+{
+  g_ptr_array_add (self->undo, copy_layers (self->layers));
+  if (self->undo->len > MAX_UNDO)
+    g_ptr_array_remove_index (self->undo, 0);
+  g_ptr_array_set_size (self->redo, 0);
+  g_clear_pointer (&self->coalesce_key, g_free);
+}
+
+static void
+restore (CamlModelEditor *self, GPtrArray *from, GPtrArray *to)
+{
+  if (from->len == 0)
+    return;
+  g_ptr_array_add (to, self->layers);
+  self->layers = g_ptr_array_steal_index (from, from->len - 1);
+  g_clear_pointer (&self->coalesce_key, g_free);
+  if (self->selected >= (int) self->layers->len)
+    self->selected = (int) self->layers->len - 1;
+  model_changed (self, TRUE);
+  g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+}
+
+void
+caml_model_editor_undo (CamlModelEditor *self)
+{
+  restore (self, self->undo, self->redo);
+}
+
+void
+caml_model_editor_redo (CamlModelEditor *self)
+{
+  restore (self, self->redo, self->undo);
+}
+
+gboolean
+caml_model_editor_can_undo (CamlModelEditor *self)
+{
+  return self->undo->len > 0;
+}
+
+gboolean
+caml_model_editor_can_redo (CamlModelEditor *self)
+{
+  return self->redo->len > 0;
+}
+
+/* ----------------------------------------------------------------- edits */
+
+void
+caml_model_editor_set_layers (CamlModelEditor *self, const CamlLayerSpec *specs, int n)
+{
+  g_array_set_size (self->layers, 0);
+  g_array_append_vals (self->layers, specs, n);
+  g_ptr_array_set_size (self->undo, 0);
+  g_ptr_array_set_size (self->redo, 0);
+  g_clear_pointer (&self->coalesce_key, g_free);
+  self->selected = n > 0 ? 0 : -1;
+  model_changed (self, TRUE);
+  g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+}
+
+const CamlLayerSpec *
+caml_model_editor_get_layers (CamlModelEditor *self, int *n)
+{
+  *n = (int) self->layers->len;
+  return (const CamlLayerSpec *) self->layers->data;
+}
+
+void
+caml_model_editor_set_data (CamlModelEditor *self, const CamlShape *input, int want_outputs,
+                            const char *data_name, const char *data_error)
+{
+  self->has_input = input != NULL;
+  if (input != NULL)
+    self->input = *input;
+  self->want_outputs = want_outputs;
+  g_free (self->data_name);
+  self->data_name = g_strdup (data_name);
+  g_free (self->data_error);
+  self->data_error = g_strdup (data_error);
+  validate (self);
+  update_rows (self);
+}
+
+void
+caml_model_editor_insert_layer (CamlModelEditor *self, const CamlLayerOps *ops, int index)
+{
+  CamlLayerSpec spec = { .ops = ops };
+
+  g_return_if_fail (ops != NULL);
+  if (index < 0 || index > (int) self->layers->len)
+    index = (int) self->layers->len;
+  push_undo (self);
+  caml_layer_ops_default_options (ops, spec.opt);
+  g_array_insert_val (self->layers, index, spec);
+  self->selected = index;
+  model_changed (self, TRUE);
+  g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+}
+
+void
+caml_model_editor_remove_selected (CamlModelEditor *self)
+{
+  if (self->selected < 0 || self->selected >= (int) self->layers->len)
+    return;
+  push_undo (self);
+  g_array_remove_index (self->layers, self->selected);
+  if (self->selected >= (int) self->layers->len)
+    self->selected = (int) self->layers->len - 1;
+  model_changed (self, TRUE);
+  g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+  if (self->selected >= 0)
+    gtk_widget_grab_focus (GTK_WIDGET (gtk_list_box_get_row_at_index (self->stack,
+                                                                      self->selected)));
+}
+
+void
+caml_model_editor_move_layer (CamlModelEditor *self, int from, int to)
+{
+  int n = (int) self->layers->len;
+
+  if (from < 0 || from >= n || to < 0 || to >= n || from == to)
+    return;
+  push_undo (self);
+  CamlLayerSpec spec = *layer_at (self, from);
+  g_array_remove_index (self->layers, from);
+  g_array_insert_val (self->layers, to, spec);
+  self->selected = to;
+  model_changed (self, TRUE);
+  g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+  gtk_widget_grab_focus (GTK_WIDGET (gtk_list_box_get_row_at_index (self->stack, to)));
+}
+
+void
+caml_model_editor_move_selected (CamlModelEditor *self, int delta)
+{
+  caml_model_editor_move_layer (self, self->selected, self->selected + delta);
+}
+
+void
+caml_model_editor_clear (CamlModelEditor *self)
+{
+  if (self->layers->len == 0)
+    return;
+  push_undo (self);
+  g_array_set_size (self->layers, 0);
+  self->selected = -1;
+  model_changed (self, TRUE);
+  g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+}
+
+gboolean
+caml_model_editor_set_option (CamlModelEditor *self, const char *key, double value,
+                              GError **error)
+{
+  if (self->selected < 0 || self->selected >= (int) self->layers->len)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "no layer is selected");
+      return FALSE;
+    }
+  CamlLayerSpec *spec = layer_at (self, self->selected);
+  int o = caml_layer_ops_option_index (spec->ops, key);
+  if (o < 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s has no option \"%s\"",
+                   spec->ops->title, key);
+      return FALSE;
+    }
+  g_autofree char *where = g_strdup_printf ("layer %d (%s): %s", self->selected,
+                                            spec->ops->name, key);
+  if (!caml_option_check (&spec->ops->options[o], value, where, error))
+    return FALSE;
+  if (spec->opt[o] == value)
+    return TRUE;
+
+  /* Typing 1, 2, 8 into a spin button is one edit, not three. */
+  if (self->coalesce_key == NULL || self->coalesce_layer != self->selected
+      || !g_str_equal (self->coalesce_key, key))
+    {
+      push_undo (self);
+      self->coalesce_key = g_strdup (key);
+      self->coalesce_layer = self->selected;
+    }
+  spec = layer_at (self, self->selected);
+  spec->opt[o] = value;
+  sync_inspector_values (self);
+  model_changed (self, FALSE);
+  return TRUE;
+}
+
+void
+caml_model_editor_select (CamlModelEditor *self, int index)
+{
+  if (index >= (int) self->layers->len)
+    index = (int) self->layers->len - 1;
+  if (index == self->selected)
+    return;
+  self->selected = index;
+  g_clear_pointer (&self->coalesce_key, g_free);
+  update_rows (self);
+  update_inspector (self);
+  g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+}
+
+int
+caml_model_editor_get_selected (CamlModelEditor *self)
+{
+  return self->selected;
+}
+
+gboolean
+caml_model_editor_is_valid (CamlModelEditor *self)
+{
+  return self->error == NULL;
+}
+
+const char *
+caml_model_editor_get_error (CamlModelEditor *self, int *layer)
+{
+  if (layer != NULL)
+    *layer = self->error_layer;
+  return self->error;
+}
+
+/* ----------------------------------------------------------- list events */
+
+static void
+on_row_selected (GtkListBox *box, GtkListBoxRow *row, CamlModelEditor *self)
+{
+  if (self->syncing)
+    return;
+  caml_model_editor_select (self, row != NULL ? gtk_list_box_row_get_index (row) : -1);
+}
+
+/* Drag and drop: palette rows carry "new:NAME", stack rows "move:INDEX". */
+static GdkContentProvider *
+on_drag_prepare (GtkDragSource *source, double x, double y, gpointer unused)
+{
+  GtkWidget *row = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source));
+  g_autofree char *payload = NULL;
+
+  if (CAML_IS_LAYER_ROW (row))
+    payload = g_strdup_printf ("move:%d", gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)));
+  else
+    payload = g_strdup_printf ("new:%s", (const char *) g_object_get_data (G_OBJECT (row),
+                                                                         "caml-layer"));
+  return gdk_content_provider_new_typed (G_TYPE_STRING, payload);
+}
+
+static gboolean
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y,
+         CamlModelEditor *self)
+{
+  const char *payload = g_value_get_string (value);
+  GtkListBoxRow *row = gtk_list_box_get_row_at_y (self->stack, (int) y);
+  int n = (int) self->layers->len;
+  int index = n;
+
+  if (row != NULL)
+    {
+      graphene_rect_t bounds;
+      index = gtk_list_box_row_get_index (row);
+      if (gtk_widget_compute_bounds (GTK_WIDGET (row), GTK_WIDGET (self->stack), &bounds)
+          && y > bounds.origin.y + bounds.size.height / 2)
+        index++;
+    }
+  if (payload == NULL)
+    return FALSE;
+  if (g_str_has_prefix (payload, "new:"))
+    {
+      const CamlLayerOps *ops = caml_layer_lookup (payload + 4);
+      if (ops == NULL)
+        return FALSE;
+      caml_model_editor_insert_layer (self, ops, index);
+      return TRUE;
+    }
+  if (g_str_has_prefix (payload, "move:"))
+    {
+      int from = atoi (payload + 5);
+      int to = index > from ? index - 1 : index;
+      caml_model_editor_move_layer (self, from, CLAMP (to, 0, MAX (n - 1, 0)));
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+add_drag_source (GtkWidget *row)
+{
+  GtkDragSource *source = gtk_drag_source_new ();
+  gtk_drag_source_set_actions (source, GDK_ACTION_COPY | GDK_ACTION_MOVE);
+  g_signal_connect (source, "prepare", G_CALLBACK (on_drag_prepare), NULL);
+  gtk_widget_add_controller (row, GTK_EVENT_CONTROLLER (source));
+}
+
+static void
+fill_palette (CamlModelEditor *self)
+{
+  int n_types = 0;
+  const CamlLayerOps *const *types = caml_layer_registry (&n_types);
+
+  for (int i = 0; i < n_types; i++)
+    {
+      const CamlLayerOps *ops = types[i];
+      GtkWidget *row = gtk_list_box_row_new ();
+      GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+      GtkWidget *title = gtk_label_new (ops->title);
+      GtkWidget *desc = gtk_label_new (ops->description);
+      g_autofree char *tip = g_strdup_printf ("Add a %s layer (\"%s\")", ops->title, ops->name);
+
+      gtk_widget_add_css_class (row, "palette-row");
+      gtk_widget_add_css_class (title, "layer-title");
+      gtk_widget_add_css_class (desc, "palette-description");
+      gtk_label_set_xalign (GTK_LABEL (title), 0);
+      gtk_label_set_xalign (GTK_LABEL (desc), 0);
+      gtk_label_set_wrap (GTK_LABEL (desc), TRUE);
+      gtk_widget_set_margin_start (box, 8);
+      gtk_widget_set_margin_end (box, 8);
+      gtk_widget_set_margin_top (box, 4);
+      gtk_widget_set_margin_bottom (box, 4);
+      gtk_box_append (GTK_BOX (box), title);
+      gtk_box_append (GTK_BOX (box), desc);
+      gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+      gtk_widget_set_tooltip_text (row, tip);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.add-layer");
+      gtk_actionable_set_action_target_value (GTK_ACTIONABLE (row),
+                                              g_variant_new_string (ops->name));
+      g_object_set_data (G_OBJECT (row), "caml-layer", (gpointer) ops->name);
+      add_drag_source (row);
+      gtk_list_box_append (self->palette, row);
+    }
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+static void
+caml_model_editor_dispose (GObject *object)
+{
+  CamlModelEditor *self = CAML_MODEL_EDITOR (object);
+
+  /* Removing the rows would report selection changes to a half-gone editor. */
+  if (self->stack != NULL)
+    g_signal_handlers_disconnect_by_data (self->stack, self);
+  gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_MODEL_EDITOR);
+  g_clear_pointer (&self->layers, g_array_unref);
+  g_clear_pointer (&self->undo, g_ptr_array_unref);
+  g_clear_pointer (&self->redo, g_ptr_array_unref);
+  g_clear_pointer (&self->shapes, g_ptr_array_unref);
+  g_clear_pointer (&self->coalesce_key, g_free);
+  g_clear_pointer (&self->error, g_free);
+  g_clear_pointer (&self->data_name, g_free);
+  g_clear_pointer (&self->data_error, g_free);
+  g_clear_pointer (&self->rng, g_rand_free);
+  G_OBJECT_CLASS (caml_model_editor_parent_class)->dispose (object);
+}
+
+static void
+caml_model_editor_class_init (CamlModelEditorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = caml_model_editor_dispose;
+
+  signals[SIGNAL_MODEL_CHANGED] =
+    g_signal_new ("model-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[SIGNAL_SELECTION_CHANGED] =
+    g_signal_new ("selection-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/caml/Workbench/ui/caml-model-editor.ui");
+  gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, palette);
+  gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, stack);
+  gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, summary_label);
+  gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, inspector_title);
+  gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, inspector);
+}
+
+static void
+caml_model_editor_init (CamlModelEditor *self)
+{
+  GtkDropTarget *drop;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->layers = g_array_new (FALSE, TRUE, sizeof (CamlLayerSpec));
+  self->undo = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  self->redo = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  self->shapes = g_ptr_array_new_with_free_func (g_free);
+  self->selected = -1;
+  self->error_layer = -1;
+  self->rng = g_rand_new_with_seed (0);
+  self->input = caml_shape_flat (2);
+  self->has_input = TRUE;
+
+  fill_palette (self);
+  g_signal_connect (self->stack, "row-selected", G_CALLBACK (on_row_selected), self);
+  drop = gtk_drop_target_new (G_TYPE_STRING, GDK_ACTION_COPY | GDK_ACTION_MOVE);
+  g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->stack), GTK_EVENT_CONTROLLER (drop));
+  model_changed (self, TRUE);
+}
+
+GtkWidget *
+caml_model_editor_new (void)
+{
+  return g_object_new (CAML_TYPE_MODEL_EDITOR, NULL);
+}

@@ -1,0 +1,53 @@
+/* caml-model-editor.h — the model builder: a palette of every layer type in
+ * the engine's registry, the model stack with live shape inference, an
+ * inspector generated from each type's option table, and undo/redo.
+ *
+ * Behaviour is reached through the window's actions (win.add-layer,
+ * win.remove-layer, win.move-layer-up/down, win.layer-option, win.undo,
+ * win.redo, win.clear-model), which call the functions below. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "caml.h"
+
+G_BEGIN_DECLS
+
+#define CAML_TYPE_MODEL_EDITOR (caml_model_editor_get_type ())
+G_DECLARE_FINAL_TYPE (CamlModelEditor, caml_model_editor, CAML, MODEL_EDITOR, GtkBox)
+
+GtkWidget *caml_model_editor_new (void);
+
+/* Replaces the model and forgets the undo history. */
+void  caml_model_editor_set_layers (CamlModelEditor *self, const CamlLayerSpec *specs, int n);
+const CamlLayerSpec *caml_model_editor_get_layers (CamlModelEditor *self, int *n);
+/* What the model is checked against: the data's per-sample input shape and
+ * the number of outputs its targets need (0: unknown). input NULL with
+ * data_error set: the data could not be read. */
+void  caml_model_editor_set_data (CamlModelEditor *self, const CamlShape *input,
+                                  int want_outputs, const char *data_name,
+                                  const char *data_error);
+
+/* Edits (each one undoable). index -1 appends. */
+void  caml_model_editor_insert_layer (CamlModelEditor *self, const CamlLayerOps *ops, int index);
+void  caml_model_editor_remove_selected (CamlModelEditor *self);
+void  caml_model_editor_move_layer (CamlModelEditor *self, int from, int to);
+void  caml_model_editor_move_selected (CamlModelEditor *self, int delta);
+void  caml_model_editor_clear (CamlModelEditor *self);
+/* Sets option key of the selected layer; FALSE with an error for an unknown
+ * key or a value outside the option's range. */
+gboolean caml_model_editor_set_option (CamlModelEditor *self, const char *key, double value,
+                                       GError **error);
+void  caml_model_editor_undo (CamlModelEditor *self);
+void  caml_model_editor_redo (CamlModelEditor *self);
+
+void  caml_model_editor_select (CamlModelEditor *self, int index);
+int   caml_model_editor_get_selected (CamlModelEditor *self);
+gboolean caml_model_editor_can_undo (CamlModelEditor *self);
+gboolean caml_model_editor_can_redo (CamlModelEditor *self);
+/* TRUE when every layer's shape fits (the model can be built and trained). */
+gboolean caml_model_editor_is_valid (CamlModelEditor *self);
+/* The first error, or NULL; and the index of its layer (-1: not a layer's). */
+const char *caml_model_editor_get_error (CamlModelEditor *self, int *layer);
+
+G_END_DECLS

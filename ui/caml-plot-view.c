@@ -1,0 +1,273 @@
+/* caml-plot-view.c — a GtkDrawingArea showing one prepared plot.
+ *
+ * The plot objects are built (all arithmetic done) by whoever calls
+ * caml_plot_view_set_*; the draw function only draws them onto a white card
+ * (the plots use dark ink, so they read the same in light and dark themes),
+ * plus the hover read-out whose text the motion handler prepared.
+ *
+ * This is a leaf widget without children, so it has no .ui template. */
+#include "caml-plot-view.h"
+
+#include <math.h>
+
+struct _CamlPlotView {
+  GtkDrawingArea parent_instance;
+
+  /* owned */
+  CamlPlotLine *line;
+  GPtrArray *maps;                /* CamlPlotHeatmap */
+  CamlPlotPanelCell *cells;       /* (maps->len) */
+  CamlPlotPanel panel;
+  char *placeholder;
+  char *hover_text;
+  double hover_x;                 /* pixels, < 0 when not hovering */
+  CamlPlotRect frame;             /* the line plot's data area, from the last draw */
+  guint n_updates;
+  guint n_draws;
+
+  /* borrowed */
+  CamlPlotViewHoverFunc hover_func;
+  gpointer hover_data;
+};
+
+G_DEFINE_FINAL_TYPE (CamlPlotView, caml_plot_view, GTK_TYPE_DRAWING_AREA)
+
+static void
+draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  CamlPlotView *self = user_data;
+
+  if (self->line != NULL)
+    caml_plot_line_draw (self->line, cr, width, height, &self->frame);
+  else if (self->maps != NULL && self->maps->len > 0)
+    caml_plot_panel_draw (&self->panel, cr, width, height);
+}
+
+static void
+rounded_rect (cairo_t *cr, double x, double y, double w, double h, double r)
+{
+  cairo_new_sub_path (cr);
+  cairo_arc (cr, x + w - r, y + r, r, -G_PI / 2, 0);
+  cairo_arc (cr, x + w - r, y + h - r, r, 0, G_PI / 2);
+  cairo_arc (cr, x + r, y + h - r, r, G_PI / 2, G_PI);
+  cairo_arc (cr, x + r, y + r, r, G_PI, 3 * G_PI / 2);
+  cairo_close_path (cr);
+}
+
+static void
+caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
+                     gpointer user_data)
+{
+  CamlPlotView *self = CAML_PLOT_VIEW (area);
+
+  self->n_draws++;
+  rounded_rect (cr, 0, 0, width, height, 8);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_fill_preserve (cr);
+  cairo_clip (cr);
+
+  if (caml_plot_view_has_plot (self))
+    draw_plot (cr, width, height, self);
+  else if (self->placeholder != NULL)
+    {
+      cairo_text_extents_t ext;
+      cairo_select_font_face (cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                              CAIRO_FONT_WEIGHT_NORMAL);
+      cairo_set_font_size (cr, 14);
+      cairo_text_extents (cr, self->placeholder, &ext);
+      cairo_set_source_rgb (cr, 0.45, 0.45, 0.45);
+      cairo_move_to (cr, (width - ext.width) / 2 - ext.x_bearing, height / 2.0);
+      cairo_show_text (cr, self->placeholder);
+    }
+
+  if (self->line != NULL && self->hover_text != NULL && self->hover_x >= 0)
+    {
+      cairo_text_extents_t ext;
+      double x = self->hover_x;
+      cairo_set_source_rgba (cr, 0.2, 0.2, 0.2, 0.6);
+      cairo_set_line_width (cr, 1);
+      cairo_move_to (cr, floor (x) + 0.5, self->frame.y);
+      cairo_line_to (cr, floor (x) + 0.5, self->frame.y + self->frame.height);
+      cairo_stroke (cr);
+
+      cairo_select_font_face (cr, "monospace", CAIRO_FONT_SLANT_NORMAL,
+                              CAIRO_FONT_WEIGHT_NORMAL);
+      cairo_set_font_size (cr, 12);
+      cairo_text_extents (cr, self->hover_text, &ext);
+      double bx = self->frame.x + 6, by = self->frame.y + self->frame.height - ext.height - 14;
+      cairo_set_source_rgba (cr, 1, 1, 1, 0.9);
+      cairo_rectangle (cr, bx, by, ext.x_advance + 12, ext.height + 10);
+      cairo_fill_preserve (cr);
+      cairo_set_source_rgb (cr, 0.3, 0.3, 0.3);
+      cairo_stroke (cr);
+      cairo_set_source_rgb (cr, 0, 0, 0);
+      cairo_move_to (cr, bx + 6 - ext.x_bearing, by + 5 - ext.y_bearing);
+      cairo_show_text (cr, self->hover_text);
+    }
+}
+
+static void
+on_motion (GtkEventControllerMotion *motion, double x, double y, CamlPlotView *self)
+{
+  g_clear_pointer (&self->hover_text, g_free);
+  self->hover_x = -1;
+  if (self->line != NULL && self->hover_func != NULL && self->frame.width > 0
+      && x >= self->frame.x && x <= self->frame.x + self->frame.width
+      && y >= self->frame.y && y <= self->frame.y + self->frame.height)
+    {
+      const CamlPlotAxis *xa = caml_plot_line_get_x_axis (self->line);
+      const CamlPlotAxis *ya = caml_plot_line_get_y_axis (self->line);
+      double dx = caml_plot_axis_unmap (xa, x, self->frame.x, self->frame.x + self->frame.width);
+      double dy = caml_plot_axis_unmap (ya, y, self->frame.y + self->frame.height,
+                                        self->frame.y);
+      self->hover_text = self->hover_func (self, dx, dy, self->hover_data);
+      self->hover_x = x;
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_leave (GtkEventControllerMotion *motion, CamlPlotView *self)
+{
+  g_clear_pointer (&self->hover_text, g_free);
+  self->hover_x = -1;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+caml_plot_view_dispose (GObject *object)
+{
+  CamlPlotView *self = CAML_PLOT_VIEW (object);
+
+  g_clear_pointer (&self->line, caml_plot_line_free);
+  g_clear_pointer (&self->maps, g_ptr_array_unref);
+  g_clear_pointer (&self->cells, g_free);
+  g_clear_pointer (&self->placeholder, g_free);
+  g_clear_pointer (&self->hover_text, g_free);
+  G_OBJECT_CLASS (caml_plot_view_parent_class)->dispose (object);
+}
+
+static void
+caml_plot_view_class_init (CamlPlotViewClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = caml_plot_view_dispose;
+  gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "plotview");
+}
+
+static void
+caml_plot_view_init (CamlPlotView *self)
+{
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+
+  self->hover_x = -1;
+  gtk_widget_add_css_class (GTK_WIDGET (self), "plot-card");
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self), caml_plot_view_draw, NULL, NULL);
+  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), motion);
+}
+
+GtkWidget *
+caml_plot_view_new (void)
+{
+  return g_object_new (CAML_TYPE_PLOT_VIEW, NULL);
+}
+
+void
+caml_plot_view_clear (CamlPlotView *self)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  g_clear_pointer (&self->line, caml_plot_line_free);
+  g_clear_pointer (&self->maps, g_ptr_array_unref);
+  g_clear_pointer (&self->cells, g_free);
+  g_clear_pointer (&self->hover_text, g_free);
+  self->frame = (CamlPlotRect) { 0 };
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  caml_plot_view_clear (self);
+  self->line = plot;
+  self->n_updates++;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  caml_plot_view_clear (self);
+  self->maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
+  self->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      g_ptr_array_add (self->maps, maps[i]);
+      self->cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
+    }
+  self->panel = (CamlPlotPanel) { NULL, self->cells, n, n };
+  self->n_updates++;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+caml_plot_view_set_placeholder (CamlPlotView *self, const char *text)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  g_free (self->placeholder);
+  self->placeholder = g_strdup (text);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
+                               gpointer user_data)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  self->hover_func = func;
+  self->hover_data = user_data;
+}
+
+gboolean
+caml_plot_view_has_plot (CamlPlotView *self)
+{
+  return self->line != NULL || (self->maps != NULL && self->maps->len > 0);
+}
+
+const CamlPlotLine *
+caml_plot_view_get_line (CamlPlotView *self)
+{
+  return self->line;
+}
+
+guint
+caml_plot_view_get_update_count (CamlPlotView *self)
+{
+  return self->n_updates;
+}
+
+guint
+caml_plot_view_get_draw_count (CamlPlotView *self)
+{
+  return self->n_draws;
+}
+
+gboolean
+caml_plot_view_write (CamlPlotView *self, const char *path, int width, int height,
+                      GError **error)
+{
+  g_return_val_if_fail (CAML_IS_PLOT_VIEW (self), FALSE);
+  if (!caml_plot_view_has_plot (self))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "there is no plot to export yet");
+      return FALSE;
+    }
+  CamlPlotRect saved = self->frame;
+  gboolean ok = g_str_has_suffix (path, ".svg") || g_str_has_suffix (path, ".SVG")
+                ? caml_plot_write_svg (path, width, height, draw_plot, self, error)
+                : caml_plot_write_png (path, width, height, draw_plot, self, error);
+  self->frame = saved;
+  return ok;
+}

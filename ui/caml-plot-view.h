@@ -1,0 +1,39 @@
+/* caml-plot-view.h — a GtkDrawingArea that shows one prepared Cairo plot
+ * (a line plot, or a row of heatmaps) from ui/plots. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "caml-plot.h"
+
+G_BEGIN_DECLS
+
+#define CAML_TYPE_PLOT_VIEW (caml_plot_view_get_type ())
+G_DECLARE_FINAL_TYPE (CamlPlotView, caml_plot_view, CAML, PLOT_VIEW, GtkDrawingArea)
+
+/* Text for the hover read-out at data coordinates (x, y) of a line plot, or
+ * NULL for none; the view frees it. */
+typedef char *(*CamlPlotViewHoverFunc) (CamlPlotView *view, double x, double y,
+                                        gpointer user_data);
+
+GtkWidget *caml_plot_view_new (void);
+/* Takes ownership of plot (may be NULL to clear). */
+void       caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot);
+/* Takes ownership of maps[0..n) (the array itself stays the caller's). */
+void       caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n);
+void       caml_plot_view_clear (CamlPlotView *self);
+/* Shown when there is no plot. */
+void       caml_plot_view_set_placeholder (CamlPlotView *self, const char *text);
+void       caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
+                                          gpointer user_data);
+gboolean   caml_plot_view_has_plot (CamlPlotView *self);
+/* The line plot shown, or NULL. */
+const CamlPlotLine *caml_plot_view_get_line (CamlPlotView *self);
+/* Plots set so far, and frames drawn so far (for tests). */
+guint      caml_plot_view_get_update_count (CamlPlotView *self);
+guint      caml_plot_view_get_draw_count (CamlPlotView *self);
+/* Writes the plot as SVG when path ends in ".svg", else as PNG. */
+gboolean   caml_plot_view_write (CamlPlotView *self, const char *path, int width, int height,
+                                 GError **error);
+
+G_END_DECLS

@@ -1,0 +1,60 @@
+/* caml-run.h — one training run of the workbench: the experiment it was
+ * started from, its data, model and trainer, and the snapshot of the fitted
+ * surface and χ maps that the trainer thread writes for the window.
+ *
+ * Plain C on the engine and GLib: no GTK, so tests can drive it headless. */
+#pragma once
+
+#include "caml.h"
+
+G_BEGIN_DECLS
+
+/* The data sets of an experiment, shared (reference counted) between the
+ * window's shape checks and the runs. */
+typedef struct {
+  CamlDataset *train;
+  CamlDataset *test;
+} CamlRunData;
+
+CamlRunData *caml_run_data_load (const CamlExperiment *exp, GError **error);
+CamlRunData *caml_run_data_ref (CamlRunData *data);
+void         caml_run_data_unref (CamlRunData *data);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlRunData, caml_run_data_unref)
+
+typedef struct _CamlRun CamlRun;
+
+/* Called on the trainer thread after each progress report (the snapshot may
+ * have changed). It must only hand the news to the main loop. */
+typedef void (*CamlRunNotify) (gpointer user_data);
+
+/* Copies exp, references data, builds the model (initialised from exp's
+ * seed) and a trainer that has not started. For 2-D → 1-D regression it
+ * samples the untrained surface at once. */
+CamlRun *caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
+                       CamlRunNotify notify, gpointer notify_data, GError **error);
+/* Stops and joins the trainer thread, then frees everything. */
+void     caml_run_free (CamlRun *run);
+
+CamlTrainer          *caml_run_get_trainer (CamlRun *run);
+const CamlExperiment *caml_run_get_experiment (CamlRun *run);
+const CamlDataset    *caml_run_get_train (CamlRun *run);
+size_t                caml_run_get_n_weights (CamlRun *run);
+
+/* Surface snapshot (2-D → 1-D regression only). */
+gboolean caml_run_has_surface (CamlRun *run);
+int      caml_run_get_grid (CamlRun *run);
+int      caml_run_get_n_chi (CamlRun *run);
+/* Layer index and title of the k-th χ map. */
+int      caml_run_get_chi_layer (CamlRun *run, int k, const char **title);
+/* If the snapshot is newer than *version: copies fit (grid, grid) and chi
+ * (n_chi, grid, grid), updates *version and returns TRUE. */
+gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi);
+/* The model's weights file (caml_weights_save), written between two steps. */
+gboolean caml_run_save_weights (CamlRun *run, const char *path, GError **error);
+/* Before the run starts: replaces the initial weights with a file's (the
+ * model must match it) and samples the surface again. */
+gboolean caml_run_load_weights (CamlRun *run, const char *path, GError **error);
+/* Seconds the trainer thread spent sampling surfaces so far. */
+double   caml_run_get_sample_seconds (CamlRun *run);
+
+G_END_DECLS

@@ -1,0 +1,1657 @@
+/* caml-window.c — the workbench window.
+ *
+ * The window owns the experiment being edited (exp) and at most one run
+ * (CamlRun: model, trainer, surface snapshot). Training happens on the
+ * trainer's thread; its progress function (caml-run.c) samples surfaces
+ * there and then calls on_run_notify, still on that thread, which only
+ * schedules one idle callback (an atomic flag keeps it to one, and the idle
+ * holds a reference on the window). The idle copies the snapshot — progress,
+ * evaluation rows, per-step losses, surface and χ grids — builds the plot
+ * objects (all arithmetic) and queues redraws; the plot views' draw
+ * functions only draw. The idle runs at most every UPDATE_INTERVAL_US: a
+ * sooner one re-arms itself as a timeout, still the one pending source.
+ */
+#include "caml-window.h"
+#include "caml-application.h"
+#include "caml-model-editor.h"
+#include "caml-run.h"
+#include "report.h"
+
+#include <math.h>
+
+#define SURFACE_GRID        61
+#define UPDATE_INTERVAL_US  100000   /* ≤ 10 plot updates per second */
+#define MAX_PLOT_POINTS     1000     /* per loss series */
+
+typedef struct {
+  long  step;
+  char *text;
+} Event;
+
+struct _CamlWindow {
+  GtkApplicationWindow parent_instance;
+
+  /* template widgets */
+  GtkLabel        *title_label;
+  GtkLabel        *subtitle_label;
+  GtkMenuButton   *presets_button;
+  GtkRevealer     *banner_revealer;
+  GtkLabel        *banner_label;
+  CamlModelEditor *model_editor;
+  GtkDropDown     *data_drop;
+  GtkLabel        *data_label;
+  GtkDropDown     *loss_drop;
+  GtkDropDown     *optimizer_drop;
+  GtkSpinButton   *lr_spin;
+  GtkSpinButton   *em_spin;
+  GtkSpinButton   *batch_spin;
+  GtkSpinButton   *steps_spin;
+  GtkSpinButton   *eval_spin;
+  GtkSpinButton   *seed_spin;
+  GtkScale        *smoothing_scale;
+  CamlPlotView    *loss_view;
+  CamlPlotView    *surface_view;
+  CamlPlotView    *chi_view;
+  CamlPlotView    *accuracy_view;
+  GtkGrid         *bottom_grid;
+  GtkProgressBar  *progress_bar;
+  GtkLabel        *status_label;
+
+  /* owned */
+  CamlExperiment *exp;
+  char           *path;
+  char           *origin;
+  gboolean        dirty;
+  CamlRunData    *data;          /* data sets of exp, NULL until loaded */
+  char           *data_error;
+  CamlRun        *run;           /* NULL, or built from exp */
+  gboolean        run_started;
+  CamlProgress    progress;      /* last copy */
+  CamlEvalRow    *rows;
+  int             n_rows;
+  float          *losses;
+  long            n_steps;
+  double         *smooth;        /* (n_steps) the smoothed losses */
+  GArray         *events;        /* Event */
+  guint64         surface_version;
+  float          *fit;           /* (grid, grid) */
+  float          *chi;           /* (n_chi, grid, grid) */
+  gboolean        log_scale;
+  double          smoothing;
+  gboolean        syncing;       /* widgets are being set from exp */
+  char           *error_text;
+  gint64          last_update_us;
+  gint            update_pending; /* atomic: one idle/timeout is queued */
+  gboolean        close_confirmed;
+
+  /* borrowed */
+  GSettings      *settings;      /* the application's, may be NULL */
+};
+
+G_DEFINE_FINAL_TYPE (CamlWindow, caml_window, GTK_TYPE_APPLICATION_WINDOW)
+
+static void update_actions (CamlWindow *self);
+static void prepare_run (CamlWindow *self);
+static void rebuild_loss_plot (CamlWindow *self);
+
+/* --------------------------------------------------------------- helpers */
+
+static void
+set_action_enabled (CamlWindow *self, const char *name, gboolean enabled)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), name);
+  if (action != NULL)
+    g_simple_action_set_enabled (G_SIMPLE_ACTION (action), enabled);
+}
+
+static gboolean
+run_active (CamlWindow *self)
+{
+  return self->run != NULL && self->run_started
+         && (self->progress.state == CAML_TRAINER_RUNNING
+             || self->progress.state == CAML_TRAINER_PAUSED);
+}
+
+static void
+update_title (CamlWindow *self)
+{
+  const char *name = self->exp->name != NULL ? self->exp->name : "untitled";
+  g_autofree char *title = g_strdup_printf ("%s%s", self->dirty ? "• " : "", name);
+  g_autofree char *base = self->path != NULL ? g_path_get_basename (self->path) : NULL;
+
+  gtk_label_set_text (self->title_label, title);
+  gtk_label_set_text (self->subtitle_label,
+                      base != NULL ? base : self->origin != NULL ? self->origin : "not saved");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->subtitle_label), self->path);
+  gtk_window_set_title (GTK_WINDOW (self), title);
+}
+
+static void
+add_recent (const char *path)
+{
+  g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
+  if (uri != NULL)
+    gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+}
+
+static void
+mark_dirty (CamlWindow *self)
+{
+  if (!self->dirty)
+    {
+      self->dirty = TRUE;
+      update_title (self);
+    }
+}
+
+void
+caml_window_show_error (CamlWindow *self, const char *message)
+{
+  g_free (self->error_text);
+  self->error_text = g_strdup (message);
+  gtk_label_set_text (self->banner_label, message);
+  gtk_revealer_set_reveal_child (self->banner_revealer, message != NULL);
+}
+
+const char *
+caml_window_get_error (CamlWindow *self)
+{
+  return self->error_text;
+}
+
+static void
+clear_error (CamlWindow *self)
+{
+  caml_window_show_error (self, NULL);
+}
+
+/* ------------------------------------------------------------------ data */
+
+/* The plot domain for a data kind: the engine's default for it (what an
+ * experiment file without "plot" gets), else the training inputs' range
+ * widened by a quarter on each side. */
+static void
+default_domain (CamlDataKind kind, const CamlDataset *set, double domain[4])
+{
+  g_autofree char *json = g_strdup_printf ("{ \"data\": { \"builtin\": \"%s\" } }",
+                                           caml_data_kind_names[kind]);
+  CamlExperiment *probe = caml_experiment_load_data (json, -1, "defaults", NULL);
+
+  if (probe != NULL)
+    {
+      memcpy (domain, probe->plot_domain, sizeof probe->plot_domain);
+      caml_experiment_free (probe);
+      return;
+    }
+  if (caml_shape_size (&set->x_shape) != 2 || set->n <= 0)
+    return;
+  for (int d = 0; d < 2; d++)
+    {
+      double lo = INFINITY, hi = -INFINITY;
+      for (int i = 0; i < set->n; i++)
+        {
+          lo = fmin (lo, set->x[2 * i + d]);
+          hi = fmax (hi, set->x[2 * i + d]);
+        }
+      double margin = hi > lo ? 0.25 * (hi - lo) : 1.0;
+      domain[2 * d] = lo - margin;
+      domain[2 * d + 1] = hi + margin;
+    }
+}
+
+/* Loads exp's data sets (once) and tells the model editor what to check the
+ * model against. */
+static void
+ensure_data (CamlWindow *self)
+{
+  g_autoptr (GError) error = NULL;
+  const char *kind = caml_data_kind_names[self->exp->data.kind];
+
+  if (self->data != NULL || self->data_error != NULL)
+    return;
+  self->data = caml_run_data_load (self->exp, &error);
+  if (self->data == NULL)
+    {
+      self->data_error = g_strdup (error->message);
+      g_autofree char *text = g_strdup_printf ("Cannot read the %s data: %s", kind,
+                                               error->message);
+      gtk_label_set_text (self->data_label, text);
+      caml_model_editor_set_data (self->model_editor, NULL, 0, kind, error->message);
+      return;
+    }
+
+  const CamlDataset *train = self->data->train, *test = self->data->test;
+  g_autofree char *shape = caml_shape_to_string (&train->x_shape);
+  int want = train->n_classes > 0 ? train->n_classes : train->y_width;
+  g_autofree char *text =
+    g_strdup_printf ("%d training and %d test samples, input %s, %s with %d %s",
+                     train->n, test != NULL ? test->n : 0, shape,
+                     train->n_classes > 0 ? "classification" : "regression", want,
+                     train->n_classes > 0 ? "classes" : want == 1 ? "output" : "outputs");
+  gtk_label_set_text (self->data_label, text);
+  caml_model_editor_set_data (self->model_editor, &train->x_shape, want, kind, NULL);
+}
+
+static void
+invalidate_data (CamlWindow *self)
+{
+  g_clear_pointer (&self->data, caml_run_data_unref);
+  g_clear_pointer (&self->data_error, g_free);
+}
+
+/* ------------------------------------------------------------------- run */
+
+static void
+clear_history (CamlWindow *self)
+{
+  g_clear_pointer (&self->rows, g_free);
+  g_clear_pointer (&self->losses, g_free);
+  g_clear_pointer (&self->smooth, g_free);
+  self->n_rows = 0;
+  self->n_steps = 0;
+  if (self->events != NULL)      /* NULL after dispose */
+    g_array_set_size (self->events, 0);
+  memset (&self->progress, 0, sizeof self->progress);
+  self->progress.state = CAML_TRAINER_IDLE;
+}
+
+static void
+discard_run (CamlWindow *self)
+{
+  g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
+  self->run_started = FALSE;
+  self->surface_version = 0;
+  g_clear_pointer (&self->fit, g_free);
+  g_clear_pointer (&self->chi, g_free);
+  clear_history (self);
+}
+
+/* Trainer thread: hand the news to the main loop, at most one source at a
+ * time, holding a reference on the window. */
+static gboolean on_update (gpointer data);
+
+static void
+on_run_notify (gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (g_atomic_int_compare_and_exchange (&self->update_pending, 0, 1))
+    g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, on_update, g_object_ref (self), g_object_unref);
+}
+
+static CamlPlotHeatmap *
+surface_heatmap (CamlWindow *self, const char *title, const char *value_label,
+                 const float *values, gboolean fixed, double vmin, double vmax,
+                 gboolean point_values)
+{
+  const CamlDataset *train = caml_run_get_train (self->run);
+  const double *domain = caml_run_get_experiment (self->run)->plot_domain;
+  int grid = caml_run_get_grid (self->run);
+  size_t n = train->n;
+  g_autofree double *v = caml_plot_doubles_from_floats (values, (size_t) grid * grid);
+  g_autofree double *px = g_new (double, MAX (n, 1));
+  g_autofree double *py = g_new (double, MAX (n, 1));
+  g_autofree double *pv = g_new (double, MAX (n, 1));
+
+  for (size_t i = 0; i < n; i++)
+    {
+      px[i] = train->x[2 * i];
+      py[i] = train->x[2 * i + 1];
+      pv[i] = train->y[i * train->y_width];
+    }
+  CamlPlotHeatmapOptions opts = {
+    .title = title, .x_label = "x", .y_label = "y", .value_label = value_label,
+    .colormap = CAML_PLOT_COLORMAP_VIRIDIS, .fixed_range = fixed, .vmin = vmin, .vmax = vmax,
+    .n_contours = 8, .colorbar = TRUE, .smooth = TRUE, .equal_aspect = TRUE,
+    .marker = CAML_PLOT_MARKER_DOT,
+  };
+  return caml_plot_heatmap_new (&opts, v, grid, grid, domain[0], domain[1], domain[2],
+                                domain[3], px, py, point_values ? pv : NULL, n);
+}
+
+/* Builds the surface and χ plots from the copied grids. */
+static void
+rebuild_surface_plots (CamlWindow *self)
+{
+  const CamlDataset *train = caml_run_get_train (self->run);
+  int n_chi = caml_run_get_n_chi (self->run);
+  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+  double vmin = INFINITY, vmax = -INFINITY;
+
+  /* Colours keep one meaning while training: the targets' range. */
+  for (int i = 0; i < train->n; i++)
+    {
+      vmin = fmin (vmin, train->y[i * train->y_width]);
+      vmax = fmax (vmax, train->y[i * train->y_width]);
+    }
+  if (!(vmax > vmin))
+    {
+      vmin -= 0.5;
+      vmax += 0.5;
+    }
+  g_autofree char *title = g_strdup_printf ("fitted surface, step %ld, %d training points",
+                                            self->progress.step, train->n);
+  CamlPlotHeatmap *fit = surface_heatmap (self, title, "output", self->fit, TRUE, vmin, vmax,
+                                          TRUE);
+  caml_plot_view_set_heatmaps (self->surface_view, &fit, 1);
+
+  if (n_chi == 0)
+    {
+      caml_plot_view_clear (self->chi_view);
+      caml_plot_view_set_placeholder (self->chi_view, "this model has no per-sample gate χ");
+      return;
+    }
+  CamlPlotHeatmap *maps[4];
+  for (int k = 0; k < n_chi && k < 4; k++)
+    {
+      const char *layer_title = NULL;
+      int layer = caml_run_get_chi_layer (self->run, k, &layer_title);
+      g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (%s)", layer, layer_title);
+      maps[k] = surface_heatmap (self, chi_title, "χ", self->chi + k * cells, TRUE, 0.0, 1.0,
+                                 FALSE);
+    }
+  caml_plot_view_set_heatmaps (self->chi_view, maps, MIN (n_chi, 4));
+}
+
+/* Every map gets the same width: the χ view spans one grid column per gate. */
+static void
+set_chi_columns (CamlWindow *self, int n)
+{
+  g_object_ref (self->chi_view);
+  gtk_grid_remove (self->bottom_grid, GTK_WIDGET (self->chi_view));
+  gtk_grid_attach (self->bottom_grid, GTK_WIDGET (self->chi_view), 1, 0, MAX (n, 1), 1);
+  g_object_unref (self->chi_view);
+}
+
+static void
+show_surface_placeholders (CamlWindow *self, const char *why)
+{
+  set_chi_columns (self, 1);
+  caml_plot_view_clear (self->surface_view);
+  caml_plot_view_clear (self->chi_view);
+  caml_plot_view_set_placeholder (self->surface_view, why);
+  caml_plot_view_set_placeholder (self->chi_view, why);
+}
+
+static char *
+format_duration (double s)
+{
+  if (!isfinite (s) || s < 0)
+    return g_strdup ("—");
+  if (s < 10)
+    return g_strdup_printf ("%.1f s", s);
+  if (s < 3600)
+    return g_strdup_printf ("%d:%02d", (int) s / 60, (int) s % 60);
+  return g_strdup_printf ("%d:%02d:%02d", (int) s / 3600, ((int) s / 60) % 60, (int) s % 60);
+}
+
+static void
+update_progress_widgets (CamlWindow *self)
+{
+  const CamlProgress *p = &self->progress;
+  static const char *const state_names[] = {
+    "ready", "training", "paused", "finished", "stopped", "failed",
+  };
+
+  if (self->run == NULL)
+    {
+      gtk_progress_bar_set_fraction (self->progress_bar, 0);
+      gtk_progress_bar_set_text (self->progress_bar, "no model to train");
+      gtk_label_set_text (self->status_label, "");
+      return;
+    }
+  long total = p->total_steps > 0 ? p->total_steps : self->exp->steps;
+  g_autofree char *text = g_strdup_printf ("%s — step %ld of %ld", state_names[p->state],
+                                           p->step, total);
+  gtk_progress_bar_set_fraction (self->progress_bar, total > 0 ? (double) p->step / total : 0);
+  gtk_progress_bar_set_text (self->progress_bar, text);
+
+  g_autofree char *elapsed = format_duration (p->seconds);
+  g_autofree char *left = format_duration (p->steps_per_second > 0
+                                           ? (total - p->step) / p->steps_per_second
+                                           : NAN);
+  g_autofree char *status = NULL;
+  if (p->state == CAML_TRAINER_RUNNING)
+    status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", p->steps_per_second,
+                              left, p->last_loss);
+  else if (p->n_rows > 0)
+    status = g_strdup_printf ("test %s %.4g · %s, %.0f steps/s",
+                              p->classification ? "accuracy" : "MSE",
+                              p->last_row.test_metric, elapsed,
+                              p->seconds > 0 ? p->step / p->seconds : 0.0);
+  else
+    status = g_strdup_printf ("%zu weights", caml_run_get_n_weights (self->run));
+  gtk_label_set_text (self->status_label, status);
+}
+
+/* Main thread: copy the snapshot and rebuild what changed. */
+static void
+update_from_run (CamlWindow *self)
+{
+  CamlTrainer *trainer;
+  CamlProgress p;
+  CamlTrainerState old_state = self->progress.state;
+
+  if (self->run == NULL)
+    return;
+  trainer = caml_run_get_trainer (self->run);
+  caml_trainer_get_progress (trainer, &p);
+  if (!self->run_started)
+    p.state = CAML_TRAINER_IDLE;
+
+  if (p.step != self->n_steps || p.n_rows != self->n_rows || self->losses == NULL)
+    {
+      g_free (self->rows);
+      g_free (self->losses);
+      self->rows = caml_trainer_copy_rows (trainer, &self->n_rows);
+      self->losses = caml_trainer_copy_losses (trainer, &self->n_steps);
+      self->progress = p;
+      rebuild_loss_plot (self);
+    }
+  self->progress = p;
+
+  if (caml_run_has_surface (self->run))
+    {
+      size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+      if (self->fit == NULL)
+        {
+          self->fit = g_new0 (float, cells);
+          self->chi = g_new0 (float, MAX (caml_run_get_n_chi (self->run), 1) * cells);
+        }
+      if (caml_run_copy_surface (self->run, &self->surface_version, self->fit, self->chi))
+        rebuild_surface_plots (self);
+    }
+
+  if (p.state == CAML_TRAINER_FAILED && old_state != CAML_TRAINER_FAILED)
+    {
+      g_autoptr (GError) error = caml_trainer_get_error (trainer);
+      g_autofree char *text = g_strdup_printf ("Training failed: %s (lower the learning rate, "
+                                               "then Reset and Train)",
+                                               error != NULL ? error->message : "unknown error");
+      caml_window_show_error (self, text);
+    }
+  update_progress_widgets (self);
+  if (p.state != old_state)
+    update_actions (self);
+}
+
+static gboolean
+on_update (gpointer data)
+{
+  CamlWindow *self = data;
+  gint64 now = g_get_monotonic_time ();
+
+  if (self->run != NULL && self->progress.state == CAML_TRAINER_RUNNING
+      && now - self->last_update_us < UPDATE_INTERVAL_US)
+    {
+      /* Too soon after the last update: come back later, still the one
+       * pending source. */
+      guint delay = (guint) ((UPDATE_INTERVAL_US - (now - self->last_update_us)) / 1000) + 1;
+      g_timeout_add_full (G_PRIORITY_DEFAULT_IDLE, delay, on_update, g_object_ref (self),
+                          g_object_unref);
+      return G_SOURCE_REMOVE;
+    }
+  /* Clear first: a report arriving while we copy schedules the next update. */
+  g_atomic_int_set (&self->update_pending, 0);
+  self->last_update_us = now;
+  update_from_run (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Builds a run from exp when the model and data allow it; shows the
+ * untrained surface. */
+static void
+prepare_run (CamlWindow *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (self->run != NULL)
+    return;
+  ensure_data (self);
+  if (self->data == NULL)
+    {
+      show_surface_placeholders (self, "the data could not be read");
+      update_actions (self);
+      return;
+    }
+  if (!caml_model_editor_is_valid (self->model_editor))
+    {
+      show_surface_placeholders (self, "fix the model to see its surface");
+      caml_plot_view_clear (self->loss_view);
+      caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  self->run = caml_run_new (self->exp, self->data, SURFACE_GRID, on_run_notify, self, &error);
+  if (self->run == NULL)
+    {
+      caml_window_show_error (self, error->message);
+      update_actions (self);
+      return;
+    }
+  clear_history (self);
+  caml_plot_view_clear (self->loss_view);
+  caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
+  caml_plot_view_clear (self->accuracy_view);
+  caml_plot_view_set_placeholder (self->accuracy_view, "test accuracy appears while training");
+  gboolean surface = caml_run_has_surface (self->run);
+  gtk_widget_set_visible (GTK_WIDGET (self->surface_view), surface);
+  gtk_widget_set_visible (GTK_WIDGET (self->chi_view), surface);
+  gtk_widget_set_visible (GTK_WIDGET (self->accuracy_view), !surface);
+  if (!surface)
+    show_surface_placeholders (self, "surfaces are drawn for 2-D → 1-D regression");
+  else
+    set_chi_columns (self, caml_run_get_n_chi (self->run));
+  self->last_update_us = 0;
+  update_from_run (self);
+  update_actions (self);
+}
+
+/* The experiment changed in a way the run depends on. */
+static void
+experiment_changed (CamlWindow *self)
+{
+  if (self->syncing)
+    return;
+  mark_dirty (self);
+  discard_run (self);
+  prepare_run (self);
+}
+
+/* ------------------------------------------------------------ loss plots */
+
+static void
+rebuild_loss_plot (CamlWindow *self)
+{
+  long n = self->n_steps;
+  int r = self->n_rows;
+
+  if (n == 0 && r == 0)
+    {
+      caml_plot_view_clear (self->loss_view);
+      caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
+      return;
+    }
+  /* Smooth over every step, then draw at most MAX_PLOT_POINTS of them: a
+   * long run's curve then costs the same to prepare and draw as a short
+   * one's. */
+  g_free (self->smooth);
+  self->smooth = caml_plot_doubles_from_floats (self->losses, n);
+  caml_plot_ema (self->smooth, self->smooth, n, self->smoothing);
+  long stride = n > MAX_PLOT_POINTS ? (n + MAX_PLOT_POINTS - 1) / MAX_PLOT_POINTS : 1;
+  long m = n > 0 ? (n - 1) / stride + 1 : 0;
+  g_autofree double *step_x = g_new (double, MAX (m + 1, 1));
+  g_autofree double *raw = g_new (double, MAX (m + 1, 1));
+  g_autofree double *smooth = g_new (double, MAX (m + 1, 1));
+  for (long j = 0; j < m; j++)
+    {
+      long i = j * stride;
+      step_x[j] = (double) (i + 1);
+      raw[j] = self->losses[i];
+      smooth[j] = self->smooth[i];
+    }
+  if (m > 0 && (m - 1) * stride != n - 1)
+    {
+      step_x[m] = (double) n;
+      raw[m] = self->losses[n - 1];
+      smooth[m] = self->smooth[n - 1];
+      m++;
+    }
+
+  g_autofree double *eval_x = g_new (double, MAX (r, 1));
+  g_autofree double *test = g_new (double, MAX (r, 1));
+  g_autofree double *metric = g_new (double, MAX (r, 1));
+  for (int i = 0; i < r; i++)
+    {
+      eval_x[i] = (double) self->rows[i].step;
+      test[i] = self->rows[i].test_loss;
+      metric[i] = self->rows[i].test_metric;
+    }
+  /* One train curve: the smoothed trend, or with smoothing off the raw
+   * per-step loss (the hover read-out always gives both). Drawing the raw
+   * zig-zag under the trend costs Cairo ~4× the rest of the plot. */
+  gboolean smoothed = self->smoothing > 0;
+  CamlPlotSeries series[] = {
+    { step_x, smoothed ? smooth : raw, m, "train loss", 0, FALSE },
+    { eval_x, test, r, "test loss", 1, FALSE },
+  };
+  g_autofree CamlPlotEvent *events = g_new0 (CamlPlotEvent, MAX (self->events->len, 1));
+  for (guint i = 0; i < self->events->len; i++)
+    {
+      Event *e = &g_array_index (self->events, Event, i);
+      events[i] = (CamlPlotEvent) { (double) e->step, e->text };
+    }
+  CamlPlotLineOptions opts = {
+    .title = "loss", .x_label = "step", .y_label = "loss", .log_y = self->log_scale,
+    .legend = TRUE, .grid = TRUE,
+  };
+  caml_plot_view_set_line (self->loss_view,
+                           caml_plot_line_new (&opts, series, 2, events, self->events->len));
+
+  if (self->progress.classification && r > 0)
+    {
+      CamlPlotSeries acc[] = { { eval_x, metric, r, "test accuracy", 2, FALSE } };
+      CamlPlotLineOptions acc_opts = {
+        .title = "test accuracy", .x_label = "step", .y_label = "accuracy",
+        .legend = TRUE, .grid = TRUE,
+      };
+      caml_plot_view_set_line (self->accuracy_view,
+                               caml_plot_line_new (&acc_opts, acc, 1, NULL, 0));
+    }
+}
+
+static char *
+loss_hover (CamlPlotView *view, double x, double y, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (self->n_steps <= 0 || caml_plot_view_get_line (view) == NULL)
+    return NULL;
+  long i = CLAMP (lround (x), 1, self->n_steps) - 1;
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "step %ld  train %.4g", i + 1, (double) self->losses[i]);
+  if (self->smooth != NULL && self->smoothing > 0)
+    g_string_append_printf (s, " (smoothed %.4g)", self->smooth[i]);
+  for (int r = self->n_rows - 1; r >= 0; r--)
+    if (self->rows[r].step <= i + 1)
+      {
+        g_string_append_printf (s, "  test %.4g at step %ld", self->rows[r].test_loss,
+                                self->rows[r].step);
+        break;
+      }
+  return g_string_free (s, FALSE);
+}
+
+/* --------------------------------------------------------------- actions */
+
+static void
+update_actions (CamlWindow *self)
+{
+  gboolean valid = caml_model_editor_is_valid (self->model_editor) && self->data != NULL;
+  CamlTrainerState state = self->run_started ? self->progress.state : CAML_TRAINER_IDLE;
+  gboolean active = run_active (self);
+  int selected = caml_model_editor_get_selected (self->model_editor);
+  int n_layers = 0;
+
+  caml_model_editor_get_layers (self->model_editor, &n_layers);
+  set_action_enabled (self, "train", valid && state != CAML_TRAINER_RUNNING);
+  set_action_enabled (self, "pause", state == CAML_TRAINER_RUNNING);
+  set_action_enabled (self, "step", valid && state != CAML_TRAINER_RUNNING);
+  set_action_enabled (self, "stop", active);
+  set_action_enabled (self, "reset", self->run_started && !active);
+
+  /* The model and the data stay as they are while a run is under way; the
+   * learning rate and em_steps can change live. */
+  set_action_enabled (self, "add-layer", !active);
+  set_action_enabled (self, "clear-model", !active && n_layers > 0);
+  set_action_enabled (self, "remove-layer", !active && selected >= 0);
+  set_action_enabled (self, "move-layer-up", !active && selected > 0);
+  set_action_enabled (self, "move-layer-down", !active && selected >= 0
+                                                && selected < n_layers - 1);
+  set_action_enabled (self, "layer-option", !active && selected >= 0);
+  set_action_enabled (self, "select-layer", !active);
+  set_action_enabled (self, "undo", !active && caml_model_editor_can_undo (self->model_editor));
+  set_action_enabled (self, "redo", !active && caml_model_editor_can_redo (self->model_editor));
+  set_action_enabled (self, "data", !active);
+  set_action_enabled (self, "export-metrics", self->n_rows > 0);
+  set_action_enabled (self, "save-weights", self->run != NULL);
+  set_action_enabled (self, "load-weights", valid && !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->model_editor), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->data_drop), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->loss_drop), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->optimizer_drop), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->batch_spin), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->steps_spin), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->eval_spin), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->seed_spin), !active);
+}
+
+static gboolean
+start_run (CamlWindow *self, gboolean paused)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (self->run != NULL && self->run_started)
+    discard_run (self);     /* finished, stopped or failed: start afresh */
+  prepare_run (self);
+  if (self->run == NULL)
+    return FALSE;
+  if (!caml_trainer_start (caml_run_get_trainer (self->run), paused, &error))
+    {
+      caml_window_show_error (self, error->message);
+      return FALSE;
+    }
+  clear_error (self);
+  self->run_started = TRUE;
+  self->progress.state = paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
+  update_actions (self);
+  update_progress_widgets (self);
+  return TRUE;
+}
+
+static void
+action_train (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
+    {
+      caml_trainer_resume (caml_run_get_trainer (self->run));
+      update_from_run (self);
+      return;
+    }
+  start_run (self, FALSE);
+}
+
+static void
+action_pause (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (self->run == NULL || !self->run_started)
+    return;
+  caml_trainer_pause (caml_run_get_trainer (self->run));
+  update_from_run (self);
+}
+
+static void
+action_step (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (!(self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
+      && !start_run (self, TRUE))
+    return;
+  caml_trainer_step (caml_run_get_trainer (self->run));
+}
+
+static void
+action_stop (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (self->run != NULL && self->run_started)
+    caml_trainer_stop (caml_run_get_trainer (self->run));
+}
+
+static void
+action_reset (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  discard_run (self);
+  clear_error (self);
+  prepare_run (self);
+}
+
+static void
+action_add_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  const char *name = g_variant_get_string (param, NULL);
+  const CamlLayerOps *ops = caml_layer_lookup (name);
+
+  if (ops == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("no layer type named \"%s\"", name);
+      caml_window_show_error (self, text);
+      return;
+    }
+  caml_model_editor_insert_layer (self->model_editor, ops, -1);
+}
+
+static void
+action_remove_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_remove_selected (CAML_WINDOW (user_data)->model_editor);
+}
+
+static void
+action_move_layer_up (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_move_selected (CAML_WINDOW (user_data)->model_editor, -1);
+}
+
+static void
+action_move_layer_down (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_move_selected (CAML_WINDOW (user_data)->model_editor, +1);
+}
+
+static void
+action_select_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_select (CAML_WINDOW (user_data)->model_editor, g_variant_get_int32 (param));
+}
+
+static void
+action_layer_option (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autoptr (GError) error = NULL;
+  const char *key = NULL;
+  double value = 0;
+
+  g_variant_get (param, "(&sd)", &key, &value);
+  if (!caml_model_editor_set_option (self->model_editor, key, value, &error))
+    caml_window_show_error (self, error->message);
+}
+
+static void
+action_clear_model (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_clear (CAML_WINDOW (user_data)->model_editor);
+}
+
+static void
+action_undo (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_undo (CAML_WINDOW (user_data)->model_editor);
+}
+
+static void
+action_redo (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_redo (CAML_WINDOW (user_data)->model_editor);
+}
+
+static void
+action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  const char *name = g_variant_get_string (value, NULL);
+  int kind = -1;
+
+  for (int i = 0; caml_data_kind_names[i] != NULL; i++)
+    if (g_str_equal (caml_data_kind_names[i], name))
+      kind = i;
+  if (kind < 0)
+    {
+      g_autofree char *text = g_strdup_printf ("no built-in data set named \"%s\"", name);
+      caml_window_show_error (self, text);
+      return;
+    }
+  g_simple_action_set_state (action, value);
+  if (!self->syncing)
+    {
+      self->syncing = TRUE;
+      gtk_drop_down_set_selected (self->data_drop, (guint) kind);
+      self->syncing = FALSE;
+    }
+  if ((int) self->exp->data.kind == kind)
+    return;
+  self->exp->data.kind = (CamlDataKind) kind;
+  invalidate_data (self);
+  ensure_data (self);
+  if (self->data != NULL)
+    {
+      /* Fit the plot domain and the loss to the new data. */
+      default_domain (self->exp->data.kind, self->data->train, self->exp->plot_domain);
+      CamlLossKind loss = self->data->train->n_classes > 0 ? CAML_LOSS_SOFTMAX_XENT
+                                                           : CAML_LOSS_MSE;
+      if (loss != self->exp->loss)
+        {
+          self->exp->loss = loss;
+          self->syncing = TRUE;
+          gtk_drop_down_set_selected (self->loss_drop, loss);
+          self->syncing = FALSE;
+        }
+    }
+  mark_dirty (self);
+  discard_run (self);
+  prepare_run (self);
+}
+
+static void
+record_event (CamlWindow *self, char *text)
+{
+  Event e = { self->progress.step, text };
+  g_array_append_val (self->events, e);
+  rebuild_loss_plot (self);
+}
+
+static void
+action_set_lr (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  double lr = g_variant_get_double (param);
+
+  if (!(lr > 0) || lr == self->exp->optimizer.lr)
+    return;
+  self->exp->optimizer.lr = lr;
+  if (!self->syncing && gtk_spin_button_get_value (self->lr_spin) != lr)
+    gtk_spin_button_set_value (self->lr_spin, lr);
+  if (run_active (self))
+    {
+      caml_trainer_set_lr (caml_run_get_trainer (self->run), lr);
+      record_event (self, g_strdup_printf ("lr %g", lr));
+      mark_dirty (self);
+    }
+  else
+    experiment_changed (self);
+}
+
+static void
+action_set_em_steps (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  int em = g_variant_get_int32 (param);
+
+  if (em < 0 || em == self->exp->optimizer.em_steps)
+    return;
+  self->exp->optimizer.em_steps = em;
+  if (!self->syncing && gtk_spin_button_get_value_as_int (self->em_spin) != em)
+    gtk_spin_button_set_value (self->em_spin, em);
+  if (run_active (self))
+    {
+      caml_trainer_set_em_steps (caml_run_get_trainer (self->run), em);
+      record_event (self, g_strdup_printf ("em %d", em));
+      mark_dirty (self);
+    }
+  else
+    experiment_changed (self);
+}
+
+static void
+action_log_scale (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  g_simple_action_set_state (action, value);
+  self->log_scale = g_variant_get_boolean (value);
+  if (self->settings != NULL)
+    g_settings_set_boolean (self->settings, "log-scale", self->log_scale);
+  rebuild_loss_plot (self);
+}
+
+static void
+action_dismiss_banner (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  clear_error (CAML_WINDOW (user_data));
+}
+
+/* -------------------------------------------------------- file dialogs */
+
+typedef void (*PathFunc) (CamlWindow *self, const char *path, gpointer data);
+
+typedef struct {
+  CamlWindow *self;
+  PathFunc    func;
+  char       *what;
+} SaveRequest;
+
+static void
+on_save_response (GtkNativeDialog *dialog, int response, gpointer user_data)
+{
+  SaveRequest *req = user_data;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = g_file_get_path (file);
+      if (path != NULL)
+        req->func (req->self, path, req->what);
+    }
+  g_object_unref (req->self);
+  g_free (req->what);
+  g_free (req);
+  g_object_unref (dialog);
+}
+
+static void
+ask_save_path (CamlWindow *self, const char *title, const char *suggested, PathFunc func,
+               const char *what)
+{
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new (title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                 "_Save", "_Cancel");
+  SaveRequest *req = g_new0 (SaveRequest, 1);
+
+  req->self = g_object_ref (self);
+  req->func = func;
+  req->what = g_strdup (what);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggested);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_save_response), req);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+save_experiment_to (CamlWindow *self, const char *path, gpointer unused)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!caml_window_save_to_path (self, path, &error))
+    caml_window_show_error (self, error->message);
+}
+
+static void
+action_save_as (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autofree char *name = g_strdup_printf ("%s.json", self->exp->name ? self->exp->name
+                                                                      : "experiment");
+  ask_save_path (self, "Save Experiment", name, save_experiment_to, NULL);
+}
+
+static void
+action_save (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (self->path != NULL)
+    save_experiment_to (self, self->path, NULL);
+  else
+    action_save_as (action, param, user_data);
+}
+
+static void
+export_plot_to (CamlWindow *self, const char *path, gpointer data)
+{
+  const char *what = data;
+  g_autoptr (GError) error = NULL;
+  CamlPlotView *view = caml_window_get_plot_view (self, what);
+  gboolean wide = g_str_equal (what, "loss") || g_str_equal (what, "accuracy");
+  int width = wide ? 1120 : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
+                                       ? caml_run_get_n_chi (self->run) : 1, 1);
+
+  if (view != NULL && !caml_plot_view_write (view, path, width, 500, &error))
+    caml_window_show_error (self, error->message);
+}
+
+static void
+action_export_plot (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  const char *what = g_variant_get_string (param, NULL);
+  CamlPlotView *view = caml_window_get_plot_view (self, what);
+  g_autofree char *name = g_strdup_printf ("%s-%s.png", self->exp->name ? self->exp->name
+                                                                        : "experiment", what);
+  if (view == NULL || !caml_plot_view_has_plot (view))
+    {
+      caml_window_show_error (self, "There is no such plot to export yet: train first.");
+      return;
+    }
+  ask_save_path (self, "Export Plot (.png or .svg)", name, export_plot_to, what);
+}
+
+static void
+export_metrics_to (CamlWindow *self, const char *path, gpointer unused)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!caml_report_write_metrics (path, self->rows, self->n_rows,
+                                  self->progress.classification, &error))
+    caml_window_show_error (self, error->message);
+}
+
+static void
+action_export_metrics (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autofree char *name = g_strdup_printf ("%s-metrics.csv", self->exp->name ? self->exp->name
+                                                                              : "experiment");
+  ask_save_path (self, "Export Metrics", name, export_metrics_to, NULL);
+}
+
+static void
+on_open_response (GtkNativeDialog *dialog, int response, gpointer user_data)
+{
+  on_save_response (dialog, response, user_data);
+}
+
+static void
+ask_open_path (CamlWindow *self, const char *title, PathFunc func)
+{
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new (title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
+                                 "_Open", "_Cancel");
+  SaveRequest *req = g_new0 (SaveRequest, 1);
+
+  req->self = g_object_ref (self);
+  req->func = func;
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), req);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+save_weights_to (CamlWindow *self, const char *path, gpointer unused)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (self->run == NULL)
+    caml_window_show_error (self, "There is no model to save yet.");
+  else if (!caml_run_save_weights (self->run, path, &error))
+    caml_window_show_error (self, error->message);
+}
+
+static void
+action_save_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autofree char *name = g_strdup_printf ("%s.weights", self->exp->name ? self->exp->name
+                                                                         : "model");
+  ask_save_path (self, "Save Weights", name, save_weights_to, NULL);
+}
+
+static void
+load_weights_from (CamlWindow *self, const char *path, gpointer unused)
+{
+  g_autoptr (GError) error = NULL;
+
+  /* Loaded into a fresh run: Train continues from these weights. */
+  discard_run (self);
+  prepare_run (self);
+  if (self->run == NULL)
+    return;
+  if (!caml_run_load_weights (self->run, path, &error))
+    {
+      caml_window_show_error (self, error->message);
+      discard_run (self);
+      prepare_run (self);
+      return;
+    }
+  clear_error (self);
+  update_from_run (self);
+}
+
+static void
+action_load_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  ask_open_path (CAML_WINDOW (user_data), "Load Weights", load_weights_from);
+}
+
+static const GActionEntry win_entries[] = {
+  { "save-weights", action_save_weights },
+  { "load-weights", action_load_weights },
+  { "train", action_train },
+  { "pause", action_pause },
+  { "step", action_step },
+  { "stop", action_stop },
+  { "reset", action_reset },
+  { "save", action_save },
+  { "save-as", action_save_as },
+  { "add-layer", action_add_layer, "s" },
+  { "remove-layer", action_remove_layer },
+  { "move-layer-up", action_move_layer_up },
+  { "move-layer-down", action_move_layer_down },
+  { "select-layer", action_select_layer, "i" },
+  { "layer-option", action_layer_option, "(sd)" },
+  { "clear-model", action_clear_model },
+  { "undo", action_undo },
+  { "redo", action_redo },
+  { "data", NULL, "s", "'xor'", action_data },
+  { "set-lr", action_set_lr, "d" },
+  { "set-em-steps", action_set_em_steps, "i" },
+  { "log-scale", NULL, NULL, "true", action_log_scale },
+  { "export-plot", action_export_plot, "s" },
+  { "export-metrics", action_export_metrics },
+  { "dismiss-banner", action_dismiss_banner },
+};
+
+/* --------------------------------------------------------- widget events */
+
+static void
+on_model_changed (CamlModelEditor *editor, CamlWindow *self)
+{
+  int n = 0;
+  const CamlLayerSpec *specs = caml_model_editor_get_layers (editor, &n);
+
+  if (self->syncing)
+    return;
+  g_free (self->exp->layers);
+  self->exp->layers = g_memdup2 (specs, sizeof *specs * MAX (n, 1));
+  self->exp->n_layers = n;
+  experiment_changed (self);
+  update_actions (self);
+}
+
+static void
+on_selection_changed (CamlModelEditor *editor, CamlWindow *self)
+{
+  update_actions (self);
+}
+
+static void
+on_data_selected (GtkDropDown *drop, GParamSpec *pspec, CamlWindow *self)
+{
+  guint i = gtk_drop_down_get_selected (drop);
+  if (self->syncing || i == GTK_INVALID_LIST_POSITION)
+    return;
+  self->syncing = TRUE;   /* the action need not set the drop-down back */
+  g_action_group_activate_action (G_ACTION_GROUP (self), "data",
+                                  g_variant_new_string (caml_data_kind_names[i]));
+  self->syncing = FALSE;
+}
+
+static void
+on_loss_selected (GtkDropDown *drop, GParamSpec *pspec, CamlWindow *self)
+{
+  guint i = gtk_drop_down_get_selected (drop);
+  if (self->syncing || i == GTK_INVALID_LIST_POSITION || (int) i == (int) self->exp->loss)
+    return;
+  self->exp->loss = (CamlLossKind) i;
+  experiment_changed (self);
+}
+
+static void
+on_optimizer_selected (GtkDropDown *drop, GParamSpec *pspec, CamlWindow *self)
+{
+  guint i = gtk_drop_down_get_selected (drop);
+  if (self->syncing || i == GTK_INVALID_LIST_POSITION || (int) i == (int) self->exp->optimizer.kind)
+    return;
+  double lr = self->exp->optimizer.lr;
+  int em = self->exp->optimizer.em_steps;
+  caml_optimizer_config_defaults (&self->exp->optimizer, (CamlOptimizerKind) i);
+  self->exp->optimizer.lr = lr;
+  self->exp->optimizer.em_steps = em;
+  experiment_changed (self);
+}
+
+static void
+on_lr_changed (GtkSpinButton *spin, CamlWindow *self)
+{
+  if (!self->syncing)
+    g_action_group_activate_action (G_ACTION_GROUP (self), "set-lr",
+                                    g_variant_new_double (gtk_spin_button_get_value (spin)));
+}
+
+static void
+on_em_changed (GtkSpinButton *spin, CamlWindow *self)
+{
+  if (!self->syncing)
+    g_action_group_activate_action (G_ACTION_GROUP (self), "set-em-steps",
+                                    g_variant_new_int32 (gtk_spin_button_get_value_as_int (spin)));
+}
+
+static void
+on_training_spin_changed (GtkSpinButton *spin, CamlWindow *self)
+{
+  int v = gtk_spin_button_get_value_as_int (spin);
+
+  if (self->syncing)
+    return;
+  if (spin == self->batch_spin)
+    self->exp->batch_size = v;
+  else if (spin == self->steps_spin)
+    self->exp->steps = v;
+  else if (spin == self->eval_spin)
+    self->exp->eval_every = v;
+  else if (spin == self->seed_spin)
+    {
+      self->exp->seed = (guint64) v;
+      invalidate_data (self);    /* the surface split follows the seed */
+    }
+  experiment_changed (self);
+}
+
+static void
+on_smoothing_changed (GtkRange *range, CamlWindow *self)
+{
+  self->smoothing = gtk_range_get_value (range);
+  if (self->settings != NULL)
+    g_settings_set_double (self->settings, "smoothing", self->smoothing);
+  rebuild_loss_plot (self);
+}
+
+/* Sets every widget from exp. */
+static void
+sync_widgets (CamlWindow *self)
+{
+  const CamlExperiment *exp = self->exp;
+  GAction *data_action = g_action_map_lookup_action (G_ACTION_MAP (self), "data");
+
+  self->syncing = TRUE;
+  gtk_drop_down_set_selected (self->data_drop, exp->data.kind);
+  g_simple_action_set_state (G_SIMPLE_ACTION (data_action),
+                             g_variant_new_string (caml_data_kind_names[exp->data.kind]));
+  gtk_drop_down_set_selected (self->loss_drop, exp->loss);
+  gtk_drop_down_set_selected (self->optimizer_drop, exp->optimizer.kind);
+  gtk_spin_button_set_value (self->lr_spin, exp->optimizer.lr);
+  gtk_spin_button_set_value (self->em_spin, exp->optimizer.em_steps);
+  gtk_spin_button_set_value (self->batch_spin, exp->batch_size);
+  gtk_spin_button_set_value (self->steps_spin, exp->steps);
+  gtk_spin_button_set_value (self->eval_spin, exp->eval_every);
+  gtk_spin_button_set_value (self->seed_spin, (double) exp->seed);
+  self->syncing = FALSE;
+}
+
+/* ---------------------------------------------------------------- public */
+
+void
+caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *path,
+                            const char *origin)
+{
+  g_return_if_fail (CAML_IS_WINDOW (self) && exp != NULL);
+
+  discard_run (self);
+  clear_error (self);
+  g_clear_pointer (&self->exp, caml_experiment_free);
+  self->exp = exp;
+  g_free (self->path);
+  self->path = g_strdup (path);
+  if (path != NULL)
+    add_recent (path);
+  g_free (self->origin);
+  self->origin = g_strdup (origin);
+  self->dirty = FALSE;
+  invalidate_data (self);
+
+  sync_widgets (self);
+  ensure_data (self);
+  self->syncing = TRUE;
+  caml_model_editor_set_layers (self->model_editor, exp->layers, exp->n_layers);
+  self->syncing = FALSE;
+  update_title (self);
+  prepare_run (self);
+  update_actions (self);
+}
+
+gboolean
+caml_window_load_file (CamlWindow *self, const char *path, GError **error)
+{
+  CamlExperiment *exp = caml_experiment_load_file (path, error);
+  if (exp == NULL)
+    return FALSE;
+  caml_window_set_experiment (self, exp, path, NULL);
+  return TRUE;
+}
+
+
+gboolean
+caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
+{
+  if (!caml_experiment_save_file (self->exp, path, error))
+    return FALSE;
+  if (g_strcmp0 (self->path, path) != 0)
+    {
+      g_free (self->path);
+      self->path = g_strdup (path);
+    }
+  self->dirty = FALSE;
+  add_recent (path);
+  update_title (self);
+  return TRUE;
+}
+
+gboolean
+caml_window_is_pristine (CamlWindow *self)
+{
+  return !self->dirty && !self->run_started;
+}
+
+gboolean
+caml_window_is_modified (CamlWindow *self)
+{
+  return self->dirty;
+}
+
+const CamlExperiment *
+caml_window_get_experiment (CamlWindow *self)
+{
+  return self->exp;
+}
+
+CamlTrainerState
+caml_window_get_state (CamlWindow *self)
+{
+  return self->run_started ? self->progress.state : CAML_TRAINER_IDLE;
+}
+
+gboolean
+caml_window_has_run (CamlWindow *self)
+{
+  return self->run_started;
+}
+
+const float *
+caml_window_get_losses (CamlWindow *self, long *n_steps)
+{
+  *n_steps = self->n_steps;
+  return self->losses;
+}
+
+const CamlEvalRow *
+caml_window_get_rows (CamlWindow *self, int *n_rows)
+{
+  *n_rows = self->n_rows;
+  return self->rows;
+}
+
+guint
+caml_window_get_n_events (CamlWindow *self)
+{
+  return self->events->len;
+}
+
+CamlPlotView *
+caml_window_get_plot_view (CamlWindow *self, const char *name)
+{
+  if (g_str_equal (name, "loss"))
+    return self->loss_view;
+  if (g_str_equal (name, "surface"))
+    return self->surface_view;
+  if (g_str_equal (name, "chi"))
+    return self->chi_view;
+  if (g_str_equal (name, "accuracy"))
+    return self->accuracy_view;
+  return NULL;
+}
+
+void
+caml_window_get_run_timing (CamlWindow *self, double *steps_per_second, double *sample_seconds)
+{
+  *steps_per_second = self->progress.seconds > 0
+                      ? self->progress.step / self->progress.seconds : 0;
+  *sample_seconds = self->run != NULL ? caml_run_get_sample_seconds (self->run) : 0;
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+static void
+save_window_size (CamlWindow *self)
+{
+  int width = 0, height = 0;
+
+  if (self->settings == NULL)
+    return;
+  gtk_window_get_default_size (GTK_WINDOW (self), &width, &height);
+  g_settings_set_int (self->settings, "window-width", width);
+  g_settings_set_int (self->settings, "window-height", height);
+  g_settings_set_boolean (self->settings, "window-maximized",
+                          gtk_window_is_maximized (GTK_WINDOW (self)));
+}
+
+enum { RESPONSE_DISCARD = 1, RESPONSE_SAVE = 2 };
+
+static void
+on_close_response (GtkDialog *dialog, int response, CamlWindow *self)
+{
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  if (response == RESPONSE_SAVE && self->path != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!caml_window_save_to_path (self, self->path, &error))
+        {
+          caml_window_show_error (self, error->message);
+          return;
+        }
+    }
+  else if (response == RESPONSE_SAVE)
+    {
+      /* Choose a file first; closing again then goes straight through. */
+      g_action_group_activate_action (G_ACTION_GROUP (self), "save-as", NULL);
+      return;
+    }
+  else if (response != RESPONSE_DISCARD)
+    return;
+  self->close_confirmed = TRUE;
+  gtk_window_close (GTK_WINDOW (self));
+}
+
+static gboolean
+caml_window_close_request (GtkWindow *window)
+{
+  CamlWindow *self = CAML_WINDOW (window);
+
+  if (self->dirty && !self->close_confirmed)
+    {
+      /* GtkAlertDialog is GTK 4.10; on 4.8 this is the message dialog. */
+      GtkWidget *dialog =
+        gtk_message_dialog_new (window, GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                "Save the changes to “%s” before closing?",
+                                self->exp->name != NULL ? self->exp->name : "untitled");
+      gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                                "Unsaved changes to the experiment are lost "
+                                                "otherwise.");
+      gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
+                              "_Discard", RESPONSE_DISCARD, "_Save", RESPONSE_SAVE, NULL);
+      gtk_dialog_set_default_response (GTK_DIALOG (dialog), RESPONSE_SAVE);
+      g_signal_connect (dialog, "response", G_CALLBACK (on_close_response), self);
+      gtk_window_present (GTK_WINDOW (dialog));
+      return TRUE;
+    }
+  save_window_size (self);
+  return GTK_WINDOW_CLASS (caml_window_parent_class)->close_request (window);
+}
+
+static void
+caml_window_dispose (GObject *object)
+{
+  CamlWindow *self = CAML_WINDOW (object);
+
+  discard_run (self);   /* joins the trainer thread: no more notifications */
+  invalidate_data (self);
+  g_clear_pointer (&self->exp, caml_experiment_free);
+  g_clear_pointer (&self->path, g_free);
+  g_clear_pointer (&self->origin, g_free);
+  g_clear_pointer (&self->error_text, g_free);
+  g_clear_pointer (&self->events, g_array_unref);
+  gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
+  G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);
+}
+
+static void
+clear_event (gpointer p)
+{
+  g_free (((Event *) p)->text);
+}
+
+static void
+caml_window_class_init (CamlWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = caml_window_dispose;
+  GTK_WINDOW_CLASS (klass)->close_request = caml_window_close_request;
+
+  g_type_ensure (CAML_TYPE_MODEL_EDITOR);
+  g_type_ensure (CAML_TYPE_PLOT_VIEW);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/caml/Workbench/ui/caml-window.ui");
+#define BIND(name) gtk_widget_class_bind_template_child (widget_class, CamlWindow, name)
+  BIND (title_label);
+  BIND (subtitle_label);
+  BIND (presets_button);
+  BIND (banner_revealer);
+  BIND (banner_label);
+  BIND (model_editor);
+  BIND (data_drop);
+  BIND (data_label);
+  BIND (loss_drop);
+  BIND (optimizer_drop);
+  BIND (lr_spin);
+  BIND (em_spin);
+  BIND (batch_spin);
+  BIND (steps_spin);
+  BIND (eval_spin);
+  BIND (seed_spin);
+  BIND (smoothing_scale);
+  BIND (loss_view);
+  BIND (surface_view);
+  BIND (chi_view);
+  BIND (accuracy_view);
+  BIND (bottom_grid);
+  BIND (progress_bar);
+  BIND (status_label);
+#undef BIND
+}
+
+static void
+set_strings (GtkDropDown *drop, const char *const *strings)
+{
+  GtkStringList *list = gtk_string_list_new (strings);
+  gtk_drop_down_set_model (drop, G_LIST_MODEL (list));
+  g_object_unref (list);
+}
+
+static void
+caml_window_init (CamlWindow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->events = g_array_new (FALSE, TRUE, sizeof (Event));
+  g_array_set_clear_func (self->events, clear_event);
+  self->log_scale = TRUE;
+  self->smoothing = gtk_range_get_value (GTK_RANGE (self->smoothing_scale));
+  self->progress.state = CAML_TRAINER_IDLE;
+  g_action_map_add_action_entries (G_ACTION_MAP (self), win_entries,
+                                   G_N_ELEMENTS (win_entries), self);
+
+  /* Every choice comes from the engine's own tables. */
+  set_strings (self->data_drop, caml_data_kind_names);
+  set_strings (self->loss_drop, caml_loss_names);
+  set_strings (self->optimizer_drop, caml_optimizer_names);
+
+  g_signal_connect (self->model_editor, "model-changed", G_CALLBACK (on_model_changed), self);
+  g_signal_connect (self->model_editor, "selection-changed",
+                    G_CALLBACK (on_selection_changed), self);
+  g_signal_connect (self->data_drop, "notify::selected", G_CALLBACK (on_data_selected), self);
+  g_signal_connect (self->loss_drop, "notify::selected", G_CALLBACK (on_loss_selected), self);
+  g_signal_connect (self->optimizer_drop, "notify::selected",
+                    G_CALLBACK (on_optimizer_selected), self);
+  g_signal_connect (self->lr_spin, "value-changed", G_CALLBACK (on_lr_changed), self);
+  g_signal_connect (self->em_spin, "value-changed", G_CALLBACK (on_em_changed), self);
+  g_signal_connect (self->batch_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
+  g_signal_connect (self->steps_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
+  g_signal_connect (self->eval_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
+  g_signal_connect (self->seed_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
+  g_signal_connect (self->smoothing_scale, "value-changed", G_CALLBACK (on_smoothing_changed),
+                    self);
+  caml_plot_view_set_hover_func (self->loss_view, loss_hover, self);
+
+  self->exp = caml_experiment_new_default ();
+}
+
+CamlWindow *
+caml_window_new (GtkApplication *app)
+{
+  CamlWindow *self = g_object_new (CAML_TYPE_WINDOW, "application", app, NULL);
+
+  if (CAML_IS_APPLICATION (app))
+    {
+      self->settings = caml_application_get_settings (CAML_APPLICATION (app));
+      gtk_menu_button_set_menu_model (self->presets_button,
+                                      caml_application_get_presets_menu (CAML_APPLICATION (app)));
+    }
+  if (self->settings != NULL)
+    {
+      GAction *log_action = g_action_map_lookup_action (G_ACTION_MAP (self), "log-scale");
+      gtk_window_set_default_size (GTK_WINDOW (self),
+                                   g_settings_get_int (self->settings, "window-width"),
+                                   g_settings_get_int (self->settings, "window-height"));
+      if (g_settings_get_boolean (self->settings, "window-maximized"))
+        gtk_window_maximize (GTK_WINDOW (self));
+      self->log_scale = g_settings_get_boolean (self->settings, "log-scale");
+      g_simple_action_set_state (G_SIMPLE_ACTION (log_action),
+                                 g_variant_new_boolean (self->log_scale));
+      gtk_range_set_value (GTK_RANGE (self->smoothing_scale),
+                           g_settings_get_double (self->settings, "smoothing"));
+    }
+  caml_window_set_experiment (self, caml_experiment_copy (self->exp), NULL, "new experiment");
+  return self;
+}

@@ -1,0 +1,50 @@
+/* caml-window.h — the workbench window: header bar with the training
+ * actions, the model builder, data and optimizer settings, live plots. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "caml.h"
+#include "caml-plot-view.h"
+
+G_BEGIN_DECLS
+
+#define CAML_TYPE_WINDOW (caml_window_get_type ())
+G_DECLARE_FINAL_TYPE (CamlWindow, caml_window, CAML, WINDOW, GtkApplicationWindow)
+
+CamlWindow *caml_window_new (GtkApplication *app);
+
+/* Shows exp (taking ownership), discarding any run. path: the file it came
+ * from, or NULL; origin: what the subtitle says when there is no path. */
+void  caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *path,
+                                  const char *origin);
+/* Loads an experiment file; on failure the window is unchanged and the
+ * error carries the engine's message. */
+gboolean caml_window_load_file (CamlWindow *self, const char *path, GError **error);
+gboolean caml_window_save_to_path (CamlWindow *self, const char *path, GError **error);
+/* No edits and no run started: an opened file may replace its contents. */
+gboolean caml_window_is_pristine (CamlWindow *self);
+/* Edited since it was opened or saved. */
+gboolean caml_window_is_modified (CamlWindow *self);
+
+void        caml_window_show_error (CamlWindow *self, const char *message);
+/* The message shown in the banner, or NULL. */
+const char *caml_window_get_error (CamlWindow *self);
+
+/* For tests and scripts: the state the window shows. */
+const CamlExperiment *caml_window_get_experiment (CamlWindow *self);
+CamlTrainerState      caml_window_get_state (CamlWindow *self);
+/* TRUE once a run was started and has not been reset. */
+gboolean              caml_window_has_run (CamlWindow *self);
+const float          *caml_window_get_losses (CamlWindow *self, long *n_steps);
+const CamlEvalRow    *caml_window_get_rows (CamlWindow *self, int *n_rows);
+/* Learning-rate / em_steps changes marked on the loss curve this run. */
+guint                 caml_window_get_n_events (CamlWindow *self);
+/* "loss", "surface", "chi" or "accuracy". */
+CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
+/* Throughput of the last run: steps per second of training time, and the
+ * seconds the trainer thread spent sampling surfaces for the plots. */
+void                  caml_window_get_run_timing (CamlWindow *self, double *steps_per_second,
+                                                  double *sample_seconds);
+
+G_END_DECLS
