@@ -147,6 +147,9 @@ ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, int worker)
           const float *g = s->dout + at, *v = s->v + at;
           float *dv = dy + j * ld + (size_t) i * P;
           float sw = 0.0f;
+          /* Sums over positions: vectorised reductions (-fopenmp-simd, no
+           * OpenMP runtime), which reorder the additions. */
+#pragma omp simd reduction(+:sw)
           for (int p = 0; p < P; p++)
             {
               dz[p] += g[p] * (v[p] - w0[j]);
@@ -156,11 +159,13 @@ ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, int worker)
           dw0[j] += sw;
           caml_activation_backward (s->act, dv, dv, v, P, FALSE);
           float sb = 0.0f;
+#pragma omp simd reduction(+:sb)
           for (int p = 0; p < P; p++)
             sb += dv[p];
           db[j] += sb;
         }
       float sz = 0.0f;
+#pragma omp simd reduction(+:sz)
       for (int p = 0; p < P; p++)
         {
           dz[p] *= chi[p] * (1.0f - chi[p]);

@@ -397,6 +397,7 @@ plain_prologue (gpointer data, float *dy, int n0, int nb, int worker)
         if (c->db[worker] != NULL)
           {
             float s = 0.0f;
+#pragma omp simd reduction(+:s)
             for (int p = 0; p < P; p++)
               s += dst[p];
             c->db[worker][j] += s;
@@ -466,6 +467,7 @@ caml_gate_mix_maps_backward (float *dv, float *dchi, float *dw0, const float *do
         {
           size_t at = ((size_t) i * u + j) * p;
           float s = 0.0f;
+#pragma omp simd reduction(+:s)
           for (int q = 0; q < p; q++)
             {
               float gq = dout[at + q];
