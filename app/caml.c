@@ -23,6 +23,7 @@ static const char *const usage =
   "\n"
   "Commands:\n"
   "  presets    list the built-in experiments, one line each\n"
+  "  layers     list the layer types and their options\n"
   "  train      train an experiment and write metrics, weights and plots\n"
   "  eval       evaluate saved weights on an experiment's test set\n"
   "  sweep      train a grid of layer options, each with its matched baseline\n"
@@ -113,6 +114,8 @@ main (int argc, char **argv)
     return caml_cli_train (argc - 1, argv + 1);
   if (g_str_equal (verb, "eval"))
     return caml_cli_eval (argc - 1, argv + 1);
+  if (g_str_equal (verb, "layers"))
+    return caml_cli_layers (argc - 1, argv + 1);
   if (g_str_equal (verb, "sweep"))
     return caml_cli_sweep (argc - 1, argv + 1);
   if (g_str_equal (verb, "bench"))

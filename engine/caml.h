@@ -130,6 +130,7 @@ struct _CamlLayer {
   CamlParam           params[CAML_MAX_PARAMS];
   int                 n_params;
   void               *state;                 /* private to the layer type */
+  gboolean            training;              /* set by the model for each forward */
 };
 
 /* A layer type: a small table of functions, registered by name.
@@ -162,6 +163,9 @@ struct _CamlLayerOps {
   /* optional: floating-point operations of one forward and one backward
    * pass over n samples (for the benchmark's GFLOP/s). */
   void         (*flops)    (CamlLayer *layer, int n, double *forward, double *backward);
+  /* optional: layers that draw random numbers while training (dropout) get
+   * their seed here, from the model's initialisation generator. */
+  void         (*seed)     (CamlLayer *layer, guint32 seed);
 };
 
 /* Registry. Layer types are listed in a fixed order (the palette order). */
@@ -202,6 +206,8 @@ struct _CamlModel {
   float     **acts;       /* acts[i] = output of layer i, (N, layers[i]->out) */
   float     **dacts;      /* gradients of the same */
   int         capacity;   /* N the buffers hold */
+  gboolean    training;   /* forward passes are training passes (dropout on);
+                           * FALSE by default: evaluation, plots, probes */
 };
 
 /* Infers every shape; on a mismatch the error names the layer (index and

@@ -52,6 +52,8 @@ caml_model_init_params (CamlModel *model, GRand *rng)
       CamlLayer *layer = model->layers[i];
       for (int j = 0; j < layer->n_params; j++)
         init_param (&layer->params[j], rng);
+      if (layer->ops->seed != NULL)
+        layer->ops->seed (layer, g_rand_int (rng));
     }
 }
 
@@ -187,6 +189,7 @@ caml_model_forward (CamlModel *model, const float *x, int n)
   for (int i = 0; i < model->n_layers; i++)
     {
       CamlLayer *layer = model->layers[i];
+      layer->training = model->training;
       layer->ops->forward (layer, model->acts[i], inp, n);
       inp = model->acts[i];
     }

