@@ -172,9 +172,6 @@ caml_conv_scratch_free (CamlConvScratch *scratch)
       g_clear_pointer (&k->dW, g_free);
       k->col_cap = k->y_cap = k->plane_cap = k->dW_cap = 0;
     }
-  g_clear_pointer (&scratch->cache, g_free);
-  scratch->cache_cap = 0;
-  scratch->cache_inp = NULL;
 }
 
 /* One worker's share of a forward or backward pass: sub-batches
@@ -194,8 +191,6 @@ typedef struct {
   float              *dWm;    /* (M, K) this worker accumulates into */
   float              *dinp;
   gpointer            ctx;
-  /* patches of all N samples, written by forward, read by backward; or NULL */
-  float              *cache;
 } Job;
 
 static void
@@ -217,10 +212,10 @@ forward_job (gpointer data)
       int nb = MIN (g->sub_batch, j->n - n0);
       size_t cols = (size_t) nb * g->p;
       reserve_work (j->work, g, j->m, cols);
-      float *col = j->cache ? j->cache + (size_t) n0 * g->p * g->kk : j->work->col;
-      caml_im2col (col, j->work->plane, j->inp + n0 * in_size, g, nb);
+      caml_im2col (j->work->col, j->work->plane, j->inp + n0 * in_size, g, nb);
       cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, j->m, (int) cols, g->kk,
-                   1.0f, j->Wm, g->kk, col, (int) cols, 0.0f, j->work->y, (int) cols);
+                   1.0f, j->Wm, g->kk, j->work->col, (int) cols, 0.0f, j->work->y,
+                   (int) cols);
       j->epilogue (j->ctx, j->work->y, n0, nb);
     }
   return NULL;
@@ -239,12 +234,12 @@ backward_job (gpointer data)
       CamlConvWork *k = j->work;
       reserve_work (k, g, j->m, cols);
       j->prologue (j->ctx, k->y, n0, nb, j->worker);
-      /* The patches of forward when they were kept, else taken again. */
-      const float *col = j->cache ? j->cache + (size_t) n0 * g->p * g->kk : k->col;
-      if (j->cache == NULL)
-        caml_im2col (k->col, k->plane, j->inp + n0 * in_size, g, nb);
+      /* The patches are taken again rather than kept from forward: the
+       * sub-batch stays in L2 both times, where keeping all N of them
+       * (20 MB for MNIST k8) went through memory and ran slower. */
+      caml_im2col (k->col, k->plane, j->inp + n0 * in_size, g, nb);
       cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, j->m, g->kk, (int) cols,
-                   1.0f, k->y, (int) cols, col, (int) cols, 1.0f, j->dWm, g->kk);
+                   1.0f, k->y, (int) cols, k->col, (int) cols, 1.0f, j->dWm, g->kk);
       if (j->dinp != NULL)
         {
           cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, g->kk, (int) cols, j->m,
@@ -296,26 +291,12 @@ caml_conv_forward (const CamlConvGeom *g, const float *Wm, int m, const float *i
                    gpointer ctx)
 {
   int workers = caml_conv_workers (g, n);
-  size_t cache_floats = (size_t) n * g->p * g->kk;
-  float *cache = NULL;
-  scratch->cache_inp = NULL;
-  if (cache_floats * sizeof (float) <= CAML_CONV_CACHE_BYTES)
-    {
-      caml_buffer_reserve (&scratch->cache, &scratch->cache_cap, cache_floats);
-      cache = scratch->cache;
-    }
   Job jobs[CAML_CONV_WORKERS];
   for (int w = 0; w < workers; w++)
     jobs[w] = (Job) { .g = g, .Wm = Wm, .m = m, .inp = inp, .n = n,
                       .work = &scratch->work[w], .worker = w, .workers = workers,
-                      .epilogue = epilogue, .ctx = ctx, .cache = cache };
+                      .epilogue = epilogue, .ctx = ctx };
   run_jobs (jobs, workers, forward_job);
-  if (cache != NULL)
-    {
-      scratch->cache_inp = inp;
-      scratch->cache_n = n;
-      scratch->cache_geom = *g;
-    }
 }
 
 void
@@ -327,10 +308,6 @@ caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float 
   if (dinp != NULL)
     memset (dinp, 0, (size_t) n * in_size * sizeof (float));
   int workers = caml_conv_workers (g, n);
-  /* The forward pass of the same batch kept its patches? */
-  float *cached = scratch->cache_inp == inp && scratch->cache_n == n
-                  && memcmp (&scratch->cache_geom, g, sizeof *g) == 0
-                  ? scratch->cache : NULL;
   Job jobs[CAML_CONV_WORKERS];
   for (int w = 0; w < workers; w++)
     {
@@ -344,7 +321,7 @@ caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float 
         }
       jobs[w] = (Job) { .g = g, .Wm = Wm, .m = m, .inp = inp, .n = n, .work = k,
                         .worker = w, .workers = workers, .prologue = prologue,
-                        .dWm = acc, .dinp = dinp, .ctx = ctx, .cache = cached };
+                        .dWm = acc, .dinp = dinp, .ctx = ctx };
     }
   run_jobs (jobs, workers, backward_job);
   for (int w = 1; w < workers; w++)

@@ -89,17 +89,7 @@ typedef struct {
 
 typedef struct {
   CamlConvWork work[CAML_CONV_WORKERS];
-  /* The patches of the last forward pass, kept for its backward pass when
-   * they fit in CAML_CONV_CACHE_BYTES (a training batch; never a large
-   * evaluation batch): (K, N·P) as consecutive sub-batch blocks. */
-  float       *cache;
-  size_t       cache_cap;
-  const float *cache_inp;   /* the input they were taken from, or NULL */
-  int          cache_n;
-  CamlConvGeom cache_geom;
 } CamlConvScratch;
-
-#define CAML_CONV_CACHE_BYTES ((size_t) 48 << 20)
 
 void caml_conv_scratch_free (CamlConvScratch *scratch);
 /* How many workers a pass over n samples uses (1 … CAML_CONV_WORKERS). */
