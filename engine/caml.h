@@ -279,8 +279,6 @@ const CamlOptimizerConfig *caml_optimizer_get_config (const CamlOptimizer *opt);
 gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long step);
 /* One update of model->w from model->dw at `step` (0-based). */
 void           caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
-/* The optimizer state as one block (for checkpoints): m then v, 2*n_weights. */
-float         *caml_optimizer_state (CamlOptimizer *opt, size_t *n_floats);
 
 /* ------------------------------------------------------------------- data */
 

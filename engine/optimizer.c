@@ -176,10 +176,3 @@ caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
         }
     }
 }
-
-float *
-caml_optimizer_state (CamlOptimizer *opt, size_t *n_floats)
-{
-  *n_floats = 2 * opt->n;
-  return opt->state;
-}
