@@ -239,6 +239,165 @@ test_xor_ca_nn (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ------------------------------------------------- σ-maps and baseline */
+
+static void
+write_be32 (GByteArray *b, guint32 v)
+{
+  guint32 be = GUINT32_TO_BE (v);
+  g_byte_array_append (b, (const guint8 *) &be, 4);
+}
+
+/* n synthetic 28×28 "digits": a bright bar whose place depends on the
+ * label, on a black background. */
+static void
+write_idx_pair (const char *images_path, const char *labels_path, int n, guint seed)
+{
+  GByteArray *img = g_byte_array_new (), *lab = g_byte_array_new ();
+  GRand *rand = g_rand_new_with_seed (seed);
+
+  write_be32 (img, 0x00000803);
+  write_be32 (img, n);
+  write_be32 (img, 28);
+  write_be32 (img, 28);
+  write_be32 (lab, 0x00000801);
+  write_be32 (lab, n);
+  for (int i = 0; i < n; i++)
+    {
+      guint8 label = (guint8) g_rand_int_range (rand, 0, 10);
+      guint8 px[28 * 28] = { 0 };
+      int x0 = 2 + 2 * label, y0 = 4 + g_rand_int_range (rand, 0, 6);
+      for (int y = y0; y < y0 + 14; y++)
+        for (int x = x0; x < x0 + 6; x++)
+          px[y * 28 + x] = 255;
+      g_byte_array_append (img, px, sizeof px);
+      g_byte_array_append (lab, &label, 1);
+    }
+  assert_true (g_file_set_contents (images_path, (const char *) img->data, img->len, NULL));
+  assert_true (g_file_set_contents (labels_path, (const char *) lab->data, lab->len, NULL));
+  g_byte_array_unref (img);
+  g_byte_array_unref (lab);
+  g_rand_free (rand);
+}
+
+static void
+test_sigma_maps (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-idx-XXXXXX", NULL);
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"idx-ca-cnn\", \"seed\": 0,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 30, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "idx.json", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, exp_path, &error));
+  assert_null (caml_window_get_error (win));
+  assert_true (enabled (win, "train"));
+
+  /* The untrained maps are there before training; image models show no
+   * surface. */
+  assert_false (gtk_widget_get_visible (GTK_WIDGET (caml_window_get_plot_view (win, "surface"))));
+  CamlPlotView *sigma = caml_window_get_plot_view (win, "sigma");
+  assert_true (gtk_widget_is_visible (GTK_WIDGET (sigma)));
+  assert_true (caml_window_get_sigma_snapshots (win, NULL) >= 1);
+  assert_true (caml_plot_view_has_plot (sigma));
+
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  iterate_until (always_false, NULL, 0.3);   /* the last report's update */
+  double upper = -1;
+  int n = caml_window_get_sigma_snapshots (win, &upper);
+  print_message ("σ-maps: %d snapshots, scrubber up to %g\n", n, upper);
+  assert_true (n >= 2);                       /* untrained + the final one at least */
+  assert_true (upper == n - 1);
+  assert_true (caml_plot_view_has_plot (sigma));
+  assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "sigma-auc")));
+  /* Scrubbing back shows the first snapshot again. */
+  guint updates = caml_plot_view_get_update_count (sigma);
+  gtk_range_set_value (caml_window_get_sigma_scrubber (win), 0);
+  assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  updates = caml_plot_view_get_update_count (sigma);
+  gtk_range_set_value (caml_window_get_sigma_scrubber (win), n - 1);
+  assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  g_autofree char *png = g_build_filename (dir, "sigma.png", NULL);
+  assert_true (caml_plot_view_write (sigma, png, 800, 300, &error));
+
+  g_unlink (png);
+  g_unlink (exp_path);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+static gboolean
+baseline_ended (gpointer data)
+{
+  return caml_window_baseline_ended (CAML_WINDOW (data)) && run_ended (data);
+}
+
+static void
+test_compare_baseline (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  activate (win, "data", g_variant_new_string ("xor"));
+  activate (win, "clear-model", NULL);
+  activate (win, "add-layer", g_variant_new_string ("ca_nn"));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+
+  long n_base = -1;
+  assert_null (caml_window_get_baseline_losses (win, &n_base));
+  activate (win, "compare-baseline", NULL);
+  assert_false (enabled (win, "compare-baseline"));
+  assert_true (iterate_until (baseline_ended, win, 120));
+  iterate_until (always_false, NULL, 0.3);
+  const float *base = caml_window_get_baseline_losses (win, &n_base);
+  assert_non_null (base);
+  assert_int_equal (n_base, caml_window_get_experiment (win)->steps);
+  const CamlPlotLine *plot = caml_plot_view_get_line (caml_window_get_plot_view (win, "loss"));
+  assert_non_null (plot);
+  size_t n_values = 0;
+  caml_plot_line_get_values (plot, 2, &n_values);   /* the dashed baseline train loss */
+  assert_true (n_values > 0);
+
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *shot = g_build_filename (out_dir != NULL ? out_dir : ".",
+                                            "gui-baseline-loss.png", NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_plot_view_write (caml_window_get_plot_view (win, "loss"), shot, 800, 400,
+                                     &error));
+
+  /* Reset drops the baseline; the action is available again. */
+  activate (win, "reset", NULL);
+  assert_null (caml_window_get_baseline_losses (win, &n_base));
+  assert_true (enabled (win, "compare-baseline"));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* ------------------------------------------------------- throughput */
 
 typedef struct {
@@ -353,6 +512,8 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_xor_ca_nn),
+    cmocka_unit_test (test_sigma_maps),
+    cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_throughput),
   };
   g_autoptr (GError) error = NULL;

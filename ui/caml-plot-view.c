@@ -15,6 +15,7 @@ struct _CamlPlotView {
 
   /* owned */
   CamlPlotLine *line;
+  CamlPlotTiles *tiles;
   GPtrArray *maps;                /* CamlPlotHeatmap */
   CamlPlotPanelCell *cells;       /* (maps->len) */
   CamlPlotPanel panel;
@@ -39,6 +40,8 @@ draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
 
   if (self->line != NULL)
     caml_plot_line_draw (self->line, cr, width, height, &self->frame);
+  else if (self->tiles != NULL)
+    caml_plot_tiles_draw (self->tiles, cr, width, height);
   else if (self->maps != NULL && self->maps->len > 0)
     caml_plot_panel_draw (&self->panel, cr, width, height);
 }
@@ -140,6 +143,7 @@ caml_plot_view_dispose (GObject *object)
   CamlPlotView *self = CAML_PLOT_VIEW (object);
 
   g_clear_pointer (&self->line, caml_plot_line_free);
+  g_clear_pointer (&self->tiles, caml_plot_tiles_free);
   g_clear_pointer (&self->maps, g_ptr_array_unref);
   g_clear_pointer (&self->cells, g_free);
   g_clear_pointer (&self->placeholder, g_free);
@@ -178,6 +182,7 @@ caml_plot_view_clear (CamlPlotView *self)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
   g_clear_pointer (&self->line, caml_plot_line_free);
+  g_clear_pointer (&self->tiles, caml_plot_tiles_free);
   g_clear_pointer (&self->maps, g_ptr_array_unref);
   g_clear_pointer (&self->cells, g_free);
   g_clear_pointer (&self->hover_text, g_free);
@@ -213,6 +218,16 @@ caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
 }
 
 void
+caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  caml_plot_view_clear (self);
+  self->tiles = tiles;
+  self->n_updates++;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
 caml_plot_view_set_placeholder (CamlPlotView *self, const char *text)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
@@ -233,7 +248,7 @@ caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
 gboolean
 caml_plot_view_has_plot (CamlPlotView *self)
 {
-  return self->line != NULL || (self->maps != NULL && self->maps->len > 0);
+  return self->line != NULL || self->tiles != NULL || (self->maps != NULL && self->maps->len > 0);
 }
 
 const CamlPlotLine *

@@ -21,6 +21,8 @@ GtkWidget *caml_plot_view_new (void);
 void       caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot);
 /* Takes ownership of maps[0..n) (the array itself stays the caller's). */
 void       caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n);
+/* Takes ownership of tiles (may be NULL to clear). */
+void       caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles);
 void       caml_plot_view_clear (CamlPlotView *self);
 /* Shown when there is no plot. */
 void       caml_plot_view_set_placeholder (CamlPlotView *self, const char *text);

@@ -7,14 +7,25 @@
  * into the snapshot the window reads. Sampling is throttled so it costs at
  * most ~2 % of the training time: at most 10 times a second, and never more
  * often than every 50× the time the last sample took. Reports while paused
- * (single steps) and the final report always sample. */
+ * (single steps) and the final report always sample.
+ *
+ * For image models with a convolutional CA layer it instead keeps σ-map
+ * snapshots (sample_sigma): at most two a second (and, like surfaces, at
+ * most ~2 % of the time), each with its step and the
+ * foreground/background AUC, a bounded history the window scrubs through. */
 #include "caml-run.h"
+#include "report.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MAX_CHI        4
 #define MIN_GAP_US     100000   /* ≤ 10 samples per second */
 #define COST_FACTOR    50       /* ≤ 2 % of the time */
+#define SIGMA_GAP_US   500000   /* ≤ 2 σ-map snapshots per second */
+#define SIGMA_SHOWN    24       /* test images shown beside their σ-maps */
+#define SIGMA_AUC_N    100      /* test images the AUC is measured on */
+#define SIGMA_KEEP     200      /* snapshots kept; every other is dropped when full */
 
 struct _CamlRun {
   /* owned */
@@ -31,7 +42,14 @@ struct _CamlRun {
   CamlRunNotify notify;
   gpointer      notify_data;
 
+  int      sigma_layer;         /* layer with σ-maps, or -1 */
+  const CamlDataset *sigma_set; /* test set, else train set (borrowed from data) */
+
   /* trainer thread only (or the creating thread before the start) */
+  long     sample_step;         /* the step the next σ sample belongs to */
+  gint64   last_sigma_us;
+  gint64   sigma_cost_us;
+  float   *auc_maps;            /* (SIGMA_AUC_N, map_h, map_w) */
   float   *work_fit;            /* (grid, grid) */
   float   *work_chi;            /* (n_chi, grid, grid) */
   float   *scratch;             /* (grid, grid) */
@@ -45,6 +63,9 @@ struct _CamlRun {
   float   *chi;                 /* (n_chi, grid, grid) */
   guint64  version;
   double   sample_seconds;
+  GPtrArray *sigma;             /* CamlSigmaSnapshot, oldest first */
+  GArray    *sigma_auc;         /* double, one per snapshot */
+  guint64    sigma_version;
 };
 
 /* ------------------------------------------------------------------ data */
@@ -120,10 +141,73 @@ sample_model (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
+/* Trainer thread: σ-maps of the first test images and the foreground /
+ * background AUC on a larger sample. */
+static void
+sample_sigma (CamlModel *model, gpointer user_data)
+{
+  CamlRun *run = user_data;
+  const CamlDataset *set = run->sigma_set;
+  gint64 start = g_get_monotonic_time ();
+  CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (model, run->sigma_layer, set,
+                                                     SIGMA_SHOWN, run->sample_step, NULL);
+  if (snap == NULL)
+    return;
+  int n_auc = MIN (SIGMA_AUC_N, set->n);
+  int map_h = snap->map_h, map_w = snap->map_w;
+  double auc = NAN;
+  if (run->auc_maps == NULL)
+    run->auc_maps = g_new (float, (size_t) n_auc * map_h * map_w);
+  if (caml_model_sigma_maps (model, run->sigma_layer, set, 0, n_auc, run->auc_maps,
+                             &map_h, &map_w, NULL))
+    auc = caml_sigma_auc (set->x, snap->height, snap->width, run->auc_maps, map_h, map_w,
+                          n_auc, NULL);
+  gint64 end = g_get_monotonic_time ();
+  run->last_sigma_us = end;
+  run->sigma_cost_us = end - start;
+  g_debug ("σ-maps at step %ld: %.1f ms (AUC %.3f)", snap->step, (end - start) / 1e3, auc);
+  run->sample_total_us += end - start;
+
+  g_mutex_lock (&run->lock);
+  if (run->sigma->len > 0
+      && ((CamlSigmaSnapshot *) g_ptr_array_index (run->sigma, run->sigma->len - 1))->step
+         == snap->step)
+    {
+      /* Same step again (a final report after the last step): replace. */
+      g_ptr_array_remove_index (run->sigma, run->sigma->len - 1);
+      g_array_remove_index (run->sigma_auc, run->sigma_auc->len - 1);
+    }
+  if (run->sigma->len >= SIGMA_KEEP)
+    {
+      /* Keep every other one (the oldest stays): the history thins evenly. */
+      for (guint i = 1; i < run->sigma->len; i++)
+        {
+          g_ptr_array_remove_index (run->sigma, i);
+          g_array_remove_index (run->sigma_auc, i);
+        }
+    }
+  g_ptr_array_add (run->sigma, snap);
+  g_array_append_val (run->sigma_auc, auc);
+  run->sigma_version++;
+  run->sample_seconds = run->sample_total_us / 1e6;
+  g_mutex_unlock (&run->lock);
+}
+
 static void
 run_progress (const CamlProgress *progress, gpointer user_data)
 {
   CamlRun *run = user_data;
+
+  if (run->sigma_layer >= 0)
+    {
+      gint64 now = g_get_monotonic_time ();
+      gint64 gap = MAX (SIGMA_GAP_US, COST_FACTOR * run->sigma_cost_us);
+      if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sigma_us >= gap)
+        {
+          run->sample_step = progress->step;
+          caml_trainer_with_model (run->trainer, sample_sigma, run);
+        }
+    }
 
   if (run->surface)
     {
@@ -170,6 +254,13 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   g_mutex_init (&run->lock);
   run->trainer = caml_trainer_new (run->exp, model, data->train, data->test);
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
+  run->sigma = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free);
+  run->sigma_auc = g_array_new (FALSE, FALSE, sizeof (double));
+  run->sigma_set = data->test != NULL && data->test->n > 0 ? data->test : data->train;
+  run->sigma_layer = data->train->x_shape.ndim == 3 && data->train->x_shape.dims[0] == 1
+                     ? caml_report_sigma_layer (model) : -1;
+  if (run->sigma_layer >= 0)
+    caml_trainer_with_model (run->trainer, sample_sigma, run);   /* the untrained maps */
 
   run->surface = caml_shape_size (&model->input) == 2
                  && caml_shape_size (caml_model_output_shape (model)) == 1
@@ -203,6 +294,9 @@ caml_run_free (CamlRun *run)
   g_free (run->scratch);
   g_free (run->fit);
   g_free (run->chi);
+  g_free (run->auc_maps);
+  g_ptr_array_unref (run->sigma);
+  g_array_unref (run->sigma_auc);
   g_mutex_clear (&run->lock);
   g_free (run);
 }
@@ -279,6 +373,67 @@ caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi)
   return fresh;
 }
 
+gboolean
+caml_run_has_sigma (CamlRun *run)
+{
+  return run->sigma_layer >= 0;
+}
+
+int
+caml_run_get_sigma_layer (CamlRun *run)
+{
+  return run->sigma_layer;
+}
+
+int
+caml_run_get_sigma_count (CamlRun *run, guint64 *version)
+{
+  g_mutex_lock (&run->lock);
+  int n = (int) run->sigma->len;
+  if (version != NULL)
+    *version = run->sigma_version;
+  g_mutex_unlock (&run->lock);
+  return n;
+}
+
+static CamlSigmaSnapshot *
+sigma_copy (const CamlSigmaSnapshot *src)
+{
+  CamlSigmaSnapshot *snap = g_memdup2 (src, sizeof *src);
+  snap->images = g_memdup2 (src->images,
+                            (size_t) src->count * src->height * src->width * sizeof (float));
+  snap->maps = g_memdup2 (src->maps, (size_t) src->count * src->map_h * src->map_w * sizeof (float));
+  return snap;
+}
+
+CamlSigmaSnapshot *
+caml_run_copy_sigma (CamlRun *run, int index)
+{
+  CamlSigmaSnapshot *snap = NULL;
+
+  g_mutex_lock (&run->lock);
+  if (index >= 0 && (guint) index < run->sigma->len)
+    snap = sigma_copy (g_ptr_array_index (run->sigma, index));
+  g_mutex_unlock (&run->lock);
+  return snap;
+}
+
+int
+caml_run_copy_sigma_auc (CamlRun *run, double **steps, double **auc)
+{
+  g_mutex_lock (&run->lock);
+  int n = (int) run->sigma->len;
+  *steps = g_new (double, MAX (n, 1));
+  *auc = g_new (double, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      (*steps)[i] = ((CamlSigmaSnapshot *) g_ptr_array_index (run->sigma, i))->step;
+      (*auc)[i] = g_array_index (run->sigma_auc, double, i);
+    }
+  g_mutex_unlock (&run->lock);
+  return n;
+}
+
 typedef struct {
   const char *path;
   GError    **error;
@@ -323,6 +478,8 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
   caml_trainer_with_model (run->trainer, load_weights_cb, &io);
   if (io.ok && run->surface)
     caml_trainer_with_model (run->trainer, sample_model, run);
+  if (io.ok && run->sigma_layer >= 0)
+    caml_trainer_with_model (run->trainer, sample_sigma, run);
   return io.ok;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "caml.h"
+#include "report.h"
 
 G_BEGIN_DECLS
 
@@ -49,12 +50,25 @@ int      caml_run_get_chi_layer (CamlRun *run, int k, const char **title);
 /* If the snapshot is newer than *version: copies fit (grid, grid) and chi
  * (n_chi, grid, grid), updates *version and returns TRUE. */
 gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi);
+/* σ-map snapshots (image models with a convolutional CA layer only):
+ * sampled at most twice a second on the trainer thread, each with its step
+ * and the foreground/background AUC over the first 100 test images; at most
+ * 200 kept (every other one is dropped when full). */
+gboolean caml_run_has_sigma (CamlRun *run);
+int      caml_run_get_sigma_layer (CamlRun *run);
+/* Number of snapshots kept; *version changes whenever they change. */
+int      caml_run_get_sigma_count (CamlRun *run, guint64 *version);
+/* A copy of snapshot index (0 = oldest), or NULL. */
+CamlSigmaSnapshot *caml_run_copy_sigma (CamlRun *run, int index);
+/* Steps and AUCs of every snapshot (new arrays, g_free them); returns the count. */
+int      caml_run_copy_sigma_auc (CamlRun *run, double **steps, double **auc);
+
 /* The model's weights file (caml_weights_save), written between two steps. */
 gboolean caml_run_save_weights (CamlRun *run, const char *path, GError **error);
 /* Before the run starts: replaces the initial weights with a file's (the
  * model must match it) and samples the surface again. */
 gboolean caml_run_load_weights (CamlRun *run, const char *path, GError **error);
-/* Seconds the trainer thread spent sampling surfaces so far. */
+/* Seconds the trainer thread spent sampling surfaces or σ-maps so far. */
 double   caml_run_get_sample_seconds (CamlRun *run);
 
 G_END_DECLS

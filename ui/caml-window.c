@@ -10,6 +10,12 @@
  * objects (all arithmetic) and queues redraws; the plot views' draw
  * functions only draw. The idle runs at most every UPDATE_INTERVAL_US: a
  * sooner one re-arms itself as a timeout, still the one pending source.
+ *
+ * For image models the run keeps σ-map snapshots instead of surfaces; the
+ * idle builds the tile grid of the one the scrubber selects (the latest
+ * while it sits at the right end) and the AUC curve. "Compare with baseline"
+ * adds a second run (the matched baseline) trained alongside, whose loss
+ * curves are overlaid dashed on the loss plot.
  */
 #include "caml-window.h"
 #include "caml-application.h"
@@ -53,6 +59,11 @@ struct _CamlWindow {
   CamlPlotView    *surface_view;
   CamlPlotView    *chi_view;
   CamlPlotView    *accuracy_view;
+  GtkBox          *sigma_box;
+  GtkBox          *sigma_side;
+  CamlPlotView    *sigma_view;
+  GtkScale        *sigma_scale;
+  CamlPlotView    *sigma_auc_view;
   GtkGrid         *bottom_grid;
   GtkProgressBar  *progress_bar;
   GtkLabel        *status_label;
@@ -76,6 +87,15 @@ struct _CamlWindow {
   guint64         surface_version;
   float          *fit;           /* (grid, grid) */
   float          *chi;           /* (n_chi, grid, grid) */
+  guint64         sigma_version;
+  int             n_sigma;       /* snapshots the scrubber spans */
+  int             sigma_shown;   /* index of the snapshot in the grid, -1 none */
+  gboolean        sigma_follow;  /* the scrubber sits at the latest snapshot */
+  CamlRun        *baseline;      /* NULL, or the matched baseline trained alongside */
+  float          *base_losses;
+  long            base_n_steps;
+  CamlEvalRow    *base_rows;
+  int             base_n_rows;
   gboolean        log_scale;
   double          smoothing;
   gboolean        syncing;       /* widgets are being set from exp */
@@ -247,6 +267,10 @@ clear_history (CamlWindow *self)
   g_clear_pointer (&self->rows, g_free);
   g_clear_pointer (&self->losses, g_free);
   g_clear_pointer (&self->smooth, g_free);
+  g_clear_pointer (&self->base_losses, g_free);
+  g_clear_pointer (&self->base_rows, g_free);
+  self->base_n_steps = 0;
+  self->base_n_rows = 0;
   self->n_rows = 0;
   self->n_steps = 0;
   if (self->events != NULL)      /* NULL after dispose */
@@ -258,8 +282,13 @@ clear_history (CamlWindow *self)
 static void
 discard_run (CamlWindow *self)
 {
+  g_clear_pointer (&self->baseline, caml_run_free);
   g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
   self->run_started = FALSE;
+  self->sigma_version = 0;
+  self->n_sigma = 0;
+  self->sigma_shown = -1;
+  self->sigma_follow = TRUE;
   self->surface_version = 0;
   g_clear_pointer (&self->fit, g_free);
   g_clear_pointer (&self->chi, g_free);
@@ -351,6 +380,113 @@ rebuild_surface_plots (CamlWindow *self)
                                  FALSE);
     }
   caml_plot_view_set_heatmaps (self->chi_view, maps, MIN (n_chi, 4));
+}
+
+/* The scrubber spans the snapshots kept; at its right end it follows the
+ * latest. Builds the grid of the selected snapshot and the AUC curve. */
+static void
+rebuild_sigma_plots (CamlWindow *self, gboolean new_data)
+{
+  GtkAdjustment *adj = gtk_range_get_adjustment (GTK_RANGE (self->sigma_scale));
+  int n = self->n_sigma;
+
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  gtk_adjustment_set_upper (adj, MAX (n - 1, 0));
+  if (self->sigma_follow || n == 0)
+    gtk_adjustment_set_value (adj, MAX (n - 1, 0));
+  self->syncing = was_syncing;
+  gtk_widget_set_sensitive (GTK_WIDGET (self->sigma_scale), n > 1);
+  if (n == 0)
+    {
+      caml_plot_view_clear (self->sigma_view);
+      caml_plot_view_set_placeholder (self->sigma_view, "σ-maps appear while training");
+      return;
+    }
+  int index = CLAMP ((int) lround (gtk_adjustment_get_value (adj)), 0, n - 1);
+
+  if (new_data || index != self->sigma_shown)
+    {
+      g_autoptr (CamlSigmaSnapshot) snap = caml_run_copy_sigma (self->run, index);
+      if (snap != NULL)
+        {
+          int count = MIN (snap->count, 32), h = snap->height, w = snap->width;
+          g_autofree float *tiles = g_new (float, (size_t) 2 * count * h * w);
+          for (int i = 0; i < count; i++)
+            {
+              float *img = tiles + (size_t) (2 * i) * h * w;
+              float *map = img + (size_t) h * w;
+              const float *src = snap->maps + (size_t) i * snap->map_h * snap->map_w;
+              memcpy (img, snap->images + (size_t) i * h * w, (size_t) h * w * sizeof (float));
+              /* A smaller map is shown at the image's size. */
+              for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                  {
+                    int my = MIN ((int) ((y + 0.5) * snap->map_h / h), snap->map_h - 1);
+                    int mx = MIN ((int) ((x + 0.5) * snap->map_w / w), snap->map_w - 1);
+                    map[y * w + x] = src[my * snap->map_w + mx];
+                  }
+            }
+          g_autofree char *title =
+            g_strdup_printf ("images | σ-maps of layer %d, step %ld (%d/%d)",
+                             caml_run_get_sigma_layer (self->run), snap->step, index + 1, n);
+          CamlPlotTilesOptions opts = {
+            .title = title, .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 8, .group = 2,
+          };
+          caml_plot_view_set_tiles (self->sigma_view,
+                                    caml_plot_tiles_new (&opts, tiles, 2 * count, h, w));
+          self->sigma_shown = index;
+        }
+    }
+
+  if (new_data)
+    {
+      g_autofree double *steps = NULL, *auc = NULL;
+      int m = caml_run_copy_sigma_auc (self->run, &steps, &auc);
+      CamlPlotSeries series[] = { { steps, auc, m, "foreground / background AUC", 3, FALSE } };
+      CamlPlotLineOptions opts = {
+        .title = "σ-map AUC", .x_label = "step", .y_label = "AUC", .legend = TRUE, .grid = TRUE,
+      };
+      caml_plot_view_set_line (self->sigma_auc_view, caml_plot_line_new (&opts, series, 1, NULL, 0));
+    }
+}
+
+static void
+on_sigma_scrubbed (GtkRange *range, CamlWindow *self)
+{
+  if (self->syncing || self->run == NULL || !caml_run_has_sigma (self->run))
+    return;
+  GtkAdjustment *adj = gtk_range_get_adjustment (range);
+  self->sigma_follow = gtk_adjustment_get_value (adj) >= gtk_adjustment_get_upper (adj) - 0.5;
+  rebuild_sigma_plots (self, FALSE);
+}
+
+/* Image models show the test accuracy beside the σ-maps, under their AUC;
+ * the others across the plot area's width. */
+static void
+place_accuracy (CamlWindow *self, gboolean beside_sigma)
+{
+  GtkWidget *acc = GTK_WIDGET (self->accuracy_view);
+  GtkWidget *parent = gtk_widget_get_parent (acc);
+
+  if ((parent == GTK_WIDGET (self->sigma_side)) == beside_sigma)
+    return;
+  g_object_ref (acc);
+  if (beside_sigma)
+    {
+      gtk_grid_remove (self->bottom_grid, acc);
+      gtk_widget_set_size_request (acc, -1, 150);
+      gtk_widget_set_hexpand (acc, FALSE);   /* the σ-maps take the width */
+      gtk_box_append (self->sigma_side, acc);
+    }
+  else
+    {
+      gtk_box_remove (self->sigma_side, acc);
+      gtk_widget_set_size_request (acc, -1, 280);
+      gtk_widget_set_hexpand (acc, TRUE);
+      gtk_grid_attach (self->bottom_grid, acc, 0, 1, 3, 1);
+    }
+  g_object_unref (acc);
 }
 
 /* Every map gets the same width: the χ view spans one grid column per gate. */
@@ -450,6 +586,33 @@ update_from_run (CamlWindow *self)
     }
   self->progress = p;
 
+  if (self->baseline != NULL)
+    {
+      CamlTrainer *bt = caml_run_get_trainer (self->baseline);
+      CamlProgress bp;
+      caml_trainer_get_progress (bt, &bp);
+      if (bp.step != self->base_n_steps || bp.n_rows != self->base_n_rows)
+        {
+          g_free (self->base_rows);
+          g_free (self->base_losses);
+          self->base_rows = caml_trainer_copy_rows (bt, &self->base_n_rows);
+          self->base_losses = caml_trainer_copy_losses (bt, &self->base_n_steps);
+          rebuild_loss_plot (self);
+        }
+    }
+
+  if (caml_run_has_sigma (self->run))
+    {
+      guint64 version;
+      int n = caml_run_get_sigma_count (self->run, &version);
+      if (version != self->sigma_version)
+        {
+          self->sigma_version = version;
+          self->n_sigma = n;
+          rebuild_sigma_plots (self, TRUE);
+        }
+    }
+
   if (caml_run_has_surface (self->run))
     {
       size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
@@ -481,8 +644,9 @@ on_update (gpointer data)
   CamlWindow *self = data;
   gint64 now = g_get_monotonic_time ();
 
-  if (self->run != NULL && self->progress.state == CAML_TRAINER_RUNNING
-      && now - self->last_update_us < UPDATE_INTERVAL_US)
+  gboolean busy = self->progress.state == CAML_TRAINER_RUNNING
+                  || (self->baseline != NULL && !caml_window_baseline_ended (self));
+  if (self->run != NULL && busy && now - self->last_update_us < UPDATE_INTERVAL_US)
     {
       /* Too soon after the last update: come back later, still the one
        * pending source. */
@@ -507,6 +671,7 @@ prepare_run (CamlWindow *self)
 
   if (self->run != NULL)
     return;
+  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);   /* until a run has σ-maps */
   ensure_data (self);
   if (self->data == NULL)
     {
@@ -539,6 +704,14 @@ prepare_run (CamlWindow *self)
   gtk_widget_set_visible (GTK_WIDGET (self->surface_view), surface);
   gtk_widget_set_visible (GTK_WIDGET (self->chi_view), surface);
   gtk_widget_set_visible (GTK_WIDGET (self->accuracy_view), !surface);
+  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), caml_run_has_sigma (self->run));
+  place_accuracy (self, caml_run_has_sigma (self->run));
+  caml_plot_view_clear (self->sigma_auc_view);
+  caml_plot_view_set_placeholder (self->sigma_auc_view, "AUC of χ: digit vs background");
+  self->sigma_version = 0;
+  self->n_sigma = 0;
+  self->sigma_shown = -1;
+  self->sigma_follow = TRUE;
   if (!surface)
     show_surface_placeholders (self, "surfaces are drawn for 2-D → 1-D regression");
   else
@@ -560,6 +733,31 @@ experiment_changed (CamlWindow *self)
 }
 
 /* ------------------------------------------------------------ loss plots */
+
+/* The baseline's train loss, smoothed like the run's and thinned to at most
+ * MAX_PLOT_POINTS points; returns the count. */
+static long
+baseline_curve (CamlWindow *self, double **x, double **y)
+{
+  long n = self->base_n_steps;
+  g_autofree double *smooth = caml_plot_doubles_from_floats (self->base_losses, n);
+  caml_plot_ema (smooth, smooth, n, self->smoothing);
+  long stride = n > MAX_PLOT_POINTS ? (n + MAX_PLOT_POINTS - 1) / MAX_PLOT_POINTS : 1;
+  long m = 0;
+  *x = g_new (double, MAX (n / stride + 2, 1));
+  *y = g_new (double, MAX (n / stride + 2, 1));
+  for (long i = 0; i < n; i += stride, m++)
+    {
+      (*x)[m] = (double) (i + 1);
+      (*y)[m] = smooth[i];
+    }
+  if (m > 0 && (*x)[m - 1] != (double) n)
+    {
+      (*x)[m] = (double) n;
+      (*y)[m++] = smooth[n - 1];
+    }
+  return m;
+}
 
 static void
 rebuild_loss_plot (CamlWindow *self)
@@ -612,10 +810,26 @@ rebuild_loss_plot (CamlWindow *self)
    * per-step loss (the hover read-out always gives both). Drawing the raw
    * zig-zag under the trend costs Cairo ~4× the rest of the plot. */
   gboolean smoothed = self->smoothing > 0;
+  g_autofree double *base_x = NULL, *base_y = NULL;
+  long base_m = self->base_n_steps > 0 ? baseline_curve (self, &base_x, &base_y) : 0;
+  int base_r = self->base_n_rows;
+  g_autofree double *base_eval_x = g_new (double, MAX (base_r, 1));
+  g_autofree double *base_test = g_new (double, MAX (base_r, 1));
+  for (int i = 0; i < base_r; i++)
+    {
+      base_eval_x[i] = (double) self->base_rows[i].step;
+      base_test[i] = self->base_rows[i].test_loss;
+    }
+  g_autofree double *base_metric = g_new (double, MAX (base_r, 1));
+  for (int i = 0; i < base_r; i++)
+    base_metric[i] = self->base_rows[i].test_metric;
   CamlPlotSeries series[] = {
     { step_x, smoothed ? smooth : raw, m, "train loss", 0, FALSE },
     { eval_x, test, r, "test loss", 1, FALSE },
+    { base_x, base_y, base_m, "baseline train loss", 0, TRUE },
+    { base_eval_x, base_test, base_r, "baseline test loss", 1, TRUE },
   };
+  size_t n_series = self->baseline != NULL ? 4 : 2;
   g_autofree CamlPlotEvent *events = g_new0 (CamlPlotEvent, MAX (self->events->len, 1));
   for (guint i = 0; i < self->events->len; i++)
     {
@@ -627,17 +841,22 @@ rebuild_loss_plot (CamlWindow *self)
     .legend = TRUE, .grid = TRUE,
   };
   caml_plot_view_set_line (self->loss_view,
-                           caml_plot_line_new (&opts, series, 2, events, self->events->len));
+                           caml_plot_line_new (&opts, series, n_series, events,
+                                               self->events->len));
 
   if (self->progress.classification && r > 0)
     {
-      CamlPlotSeries acc[] = { { eval_x, metric, r, "test accuracy", 2, FALSE } };
+      CamlPlotSeries acc[] = {
+        { eval_x, metric, r, "test accuracy", 2, FALSE },
+        { base_eval_x, base_metric, base_r, "baseline test accuracy", 2, TRUE },
+      };
       CamlPlotLineOptions acc_opts = {
         .title = "test accuracy", .x_label = "step", .y_label = "accuracy",
         .legend = TRUE, .grid = TRUE,
       };
       caml_plot_view_set_line (self->accuracy_view,
-                               caml_plot_line_new (&acc_opts, acc, 1, NULL, 0));
+                               caml_plot_line_new (&acc_opts, acc,
+                                                   self->baseline != NULL ? 2 : 1, NULL, 0));
     }
 }
 
@@ -680,6 +899,10 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "step", valid && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "stop", active);
   set_action_enabled (self, "reset", self->run_started && !active);
+  set_action_enabled (self, "compare-baseline", valid && self->baseline == NULL
+                                                 && state != CAML_TRAINER_FINISHED
+                                                 && state != CAML_TRAINER_STOPPED
+                                                 && state != CAML_TRAINER_FAILED);
 
   /* The model and the data stay as they are while a run is under way; the
    * learning rate and em_steps can change live. */
@@ -738,6 +961,8 @@ action_train (GSimpleAction *action, GVariant *param, gpointer user_data)
   if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
     {
       caml_trainer_resume (caml_run_get_trainer (self->run));
+      if (self->baseline != NULL)
+        caml_trainer_resume (caml_run_get_trainer (self->baseline));
       update_from_run (self);
       return;
     }
@@ -752,6 +977,8 @@ action_pause (GSimpleAction *action, GVariant *param, gpointer user_data)
   if (self->run == NULL || !self->run_started)
     return;
   caml_trainer_pause (caml_run_get_trainer (self->run));
+  if (self->baseline != NULL)
+    caml_trainer_pause (caml_run_get_trainer (self->baseline));
   update_from_run (self);
 }
 
@@ -764,6 +991,8 @@ action_step (GSimpleAction *action, GVariant *param, gpointer user_data)
       && !start_run (self, TRUE))
     return;
   caml_trainer_step (caml_run_get_trainer (self->run));
+  if (self->baseline != NULL)
+    caml_trainer_step (caml_run_get_trainer (self->baseline));
 }
 
 static void
@@ -773,6 +1002,40 @@ action_stop (GSimpleAction *action, GVariant *param, gpointer user_data)
 
   if (self->run != NULL && self->run_started)
     caml_trainer_stop (caml_run_get_trainer (self->run));
+  if (self->baseline != NULL)
+    caml_trainer_stop (caml_run_get_trainer (self->baseline));
+}
+
+/* Trains the matched baseline (every CA layer replaced by its plain
+ * counterpart; same data, seed and schedule) alongside, starting the run
+ * too when it has not started. */
+static void
+action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autoptr (GError) error = NULL;
+
+  if (self->baseline != NULL)
+    return;
+  if (!(self->run != NULL && self->run_started && run_active (self)) && !start_run (self, FALSE))
+    return;
+  CamlExperiment *base_exp = caml_experiment_make_baseline (caml_run_get_experiment (self->run));
+  self->baseline = caml_run_new (base_exp, self->data, 2, on_run_notify, self, &error);
+  caml_experiment_free (base_exp);
+  if (self->baseline == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("Cannot build the baseline: %s", error->message);
+      caml_window_show_error (self, text);
+      return;
+    }
+  if (!caml_trainer_start (caml_run_get_trainer (self->baseline),
+                           self->progress.state == CAML_TRAINER_PAUSED, &error))
+    {
+      caml_window_show_error (self, error->message);
+      g_clear_pointer (&self->baseline, caml_run_free);
+      return;
+    }
+  update_actions (self);
 }
 
 static void
@@ -925,6 +1188,8 @@ action_set_lr (GSimpleAction *action, GVariant *param, gpointer user_data)
   if (run_active (self))
     {
       caml_trainer_set_lr (caml_run_get_trainer (self->run), lr);
+      if (self->baseline != NULL)
+        caml_trainer_set_lr (caml_run_get_trainer (self->baseline), lr);
       record_event (self, g_strdup_printf ("lr %g", lr));
       mark_dirty (self);
     }
@@ -1171,6 +1436,7 @@ static const GActionEntry win_entries[] = {
   { "step", action_step },
   { "stop", action_stop },
   { "reset", action_reset },
+  { "compare-baseline", action_compare_baseline },
   { "save", action_save },
   { "save-as", action_save_as },
   { "add-layer", action_add_layer, "s" },
@@ -1437,7 +1703,43 @@ caml_window_get_plot_view (CamlWindow *self, const char *name)
     return self->chi_view;
   if (g_str_equal (name, "accuracy"))
     return self->accuracy_view;
+  if (g_str_equal (name, "sigma"))
+    return self->sigma_view;
+  if (g_str_equal (name, "sigma-auc"))
+    return self->sigma_auc_view;
   return NULL;
+}
+
+int
+caml_window_get_sigma_snapshots (CamlWindow *self, double *scrub_upper)
+{
+  if (scrub_upper != NULL)
+    *scrub_upper = gtk_adjustment_get_upper (gtk_range_get_adjustment (GTK_RANGE (self->sigma_scale)));
+  return self->n_sigma;
+}
+
+GtkRange *
+caml_window_get_sigma_scrubber (CamlWindow *self)
+{
+  return GTK_RANGE (self->sigma_scale);
+}
+
+const float *
+caml_window_get_baseline_losses (CamlWindow *self, long *n_steps)
+{
+  *n_steps = self->base_n_steps;
+  return self->base_losses;
+}
+
+gboolean
+caml_window_baseline_ended (CamlWindow *self)
+{
+  if (self->baseline == NULL)
+    return FALSE;
+  CamlProgress p;
+  caml_trainer_get_progress (caml_run_get_trainer (self->baseline), &p);
+  return p.state == CAML_TRAINER_FINISHED || p.state == CAML_TRAINER_STOPPED
+         || p.state == CAML_TRAINER_FAILED;
 }
 
 void
@@ -1575,6 +1877,11 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (surface_view);
   BIND (chi_view);
   BIND (accuracy_view);
+  BIND (sigma_box);
+  BIND (sigma_side);
+  BIND (sigma_view);
+  BIND (sigma_scale);
+  BIND (sigma_auc_view);
   BIND (bottom_grid);
   BIND (progress_bar);
   BIND (status_label);
@@ -1623,6 +1930,9 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->smoothing_scale, "value-changed", G_CALLBACK (on_smoothing_changed),
                     self);
   caml_plot_view_set_hover_func (self->loss_view, loss_hover, self);
+  g_signal_connect (self->sigma_scale, "value-changed", G_CALLBACK (on_sigma_scrubbed), self);
+  self->sigma_shown = -1;
+  self->sigma_follow = TRUE;
 
   self->exp = caml_experiment_new_default ();
 }

@@ -40,10 +40,18 @@ const float          *caml_window_get_losses (CamlWindow *self, long *n_steps);
 const CamlEvalRow    *caml_window_get_rows (CamlWindow *self, int *n_rows);
 /* Learning-rate / em_steps changes marked on the loss curve this run. */
 guint                 caml_window_get_n_events (CamlWindow *self);
-/* "loss", "surface", "chi" or "accuracy". */
+/* "loss", "surface", "chi", "accuracy", "sigma" or "sigma-auc". */
 CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
+/* σ-map snapshots the grid and scrubber span, and the scrubber's upper end. */
+int                   caml_window_get_sigma_snapshots (CamlWindow *self, double *scrub_upper);
+/* The step scrubber under the σ-map grid (value: snapshot index). */
+GtkRange             *caml_window_get_sigma_scrubber (CamlWindow *self);
+/* The matched baseline's per-step losses (Compare with baseline), or NULL. */
+const float          *caml_window_get_baseline_losses (CamlWindow *self, long *n_steps);
+/* A baseline is being compared and its trainer has ended. */
+gboolean              caml_window_baseline_ended (CamlWindow *self);
 /* Throughput of the last run: steps per second of training time, and the
- * seconds the trainer thread spent sampling surfaces for the plots. */
+ * seconds the trainer thread spent sampling surfaces or σ-maps for the plots. */
 void                  caml_window_get_run_timing (CamlWindow *self, double *steps_per_second,
                                                   double *sample_seconds);
 

@@ -114,7 +114,10 @@ caml_plot_line_new (const CamlPlotLineOptions *opts,
       ls->x = g_new (double, MAX (n, 1));
       for (size_t i = 0; i < n; i++)
         ls->x[i] = in->x != NULL ? in->x[i] : (double) i;
-      ls->raw = g_memdup2 (in->y, MAX (n, 1) * sizeof (double));
+      /* An empty series (no y yet) still gets buffers: draw loops see n = 0. */
+      ls->raw = g_new0 (double, MAX (n, 1));
+      if (n > 0)
+        memcpy (ls->raw, in->y, n * sizeof (double));
       ls->y = g_new (double, MAX (n, 1));
       if (smoothed (plot))
         caml_plot_ema (ls->y, ls->raw, n, plot->opts.smoothing);
