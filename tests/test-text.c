@@ -1,0 +1,89 @@
+/* test-text.c — the tokenizer and the vocabulary. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "caml.h"
+
+static void
+expect_tokens (const char *text, const char *expected)
+{
+  char **tokens = caml_tokenize_strv (text, -1);
+  char *joined = g_strjoinv ("|", tokens);
+  if (strcmp (joined, expected) != 0)
+    print_error ("tokenize(\"%s\") = \"%s\", expected \"%s\"\n", text, joined, expected);
+  assert_string_equal (joined, expected);
+  g_free (joined);
+  g_strfreev (tokens);
+}
+
+static void
+test_tokenize_rules (void **state)
+{
+  (void) state;
+  expect_tokens ("Hello, World!", "hello|,|world|!");
+  expect_tokens ("I don't like it's color", "i|do|n't|like|it|'s|color");
+  expect_tokens ("we're they've I'll he'd I'm", "we|'re|they|'ve|i|'ll|he|'d|i|'m");
+  expect_tokens ("it 's a well-known film , is n't it", "it|'s|a|well-known|film|,|is|n't|it");
+  expect_tokens ("Great movie.<br /><br />Terrible ending...", "great|movie|.|terrible|ending|...");
+  expect_tokens ("costs 3.5 dollars, or 10,000 yen.", "costs|3.5|dollars|,|or|10,000|yen|.");
+  expect_tokens ("Don\xe2\x80\x99t", "do|n't");
+  expect_tokens ("CAFÉ Über", "café|über");
+  expect_tokens ("a\xff" "b", "a|b");   /* an invalid byte separates */
+  expect_tokens ("  \t\n", "");
+  expect_tokens ("'quoted' -dash- end-", "'|quoted|'|-|dash|-|end|-");
+  expect_tokens ("wow!!! (really)", "wow|!!!|(|really|)");
+}
+
+static void
+test_tokenize_length (void **state)
+{
+  (void) state;
+  char **tokens = caml_tokenize_strv ("one two three", 7);
+  assert_int_equal (g_strv_length (tokens), 2);
+  assert_string_equal (tokens[1], "two");
+  g_strfreev (tokens);
+}
+
+static void
+test_vocab (void **state)
+{
+  (void) state;
+  CamlVocab *v = caml_vocab_new ();
+  assert_int_equal (caml_vocab_add (v, "the", 1), 0);
+  assert_int_equal (caml_vocab_add (v, "cat", 2), 1);
+  assert_int_equal (caml_vocab_add (v, "the", 5), 0);
+  assert_int_equal (caml_vocab_add_len (v, "catalog", 3, 1), 1);
+  assert_int_equal (caml_vocab_size (v), 2);
+  assert_int_equal (caml_vocab_lookup (v, "cat"), 1);
+  assert_int_equal (caml_vocab_lookup (v, "dog"), -1);
+  assert_string_equal (caml_vocab_word (v, 0), "the");
+  assert_int_equal (caml_vocab_count (v, 0), 6);
+  assert_int_equal (caml_vocab_count (v, 1), 3);
+
+  /* Many words: ids stay dense and stable. */
+  for (int i = 0; i < 10000; i++)
+    {
+      char w[32];
+      g_snprintf (w, sizeof w, "w%d", i);
+      assert_int_equal (caml_vocab_add (v, w, 1), i + 2);
+    }
+  assert_int_equal (caml_vocab_lookup (v, "w9999"), 10001);
+  CamlVocab *r = caml_vocab_ref (v);
+  caml_vocab_unref (v);
+  assert_string_equal (caml_vocab_word (r, 1), "cat");
+  caml_vocab_unref (r);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_tokenize_rules),
+    cmocka_unit_test (test_tokenize_length),
+    cmocka_unit_test (test_vocab),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
