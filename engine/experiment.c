@@ -16,13 +16,14 @@
 #include "caml.h"
 
 const char *const caml_data_kind_names[] = {
-  "xor", "surface", "mnist", "fashion_mnist", "idx", NULL
+  "xor", "surface", "mnist", "fashion_mnist", "sst", "rnn_sanity", "idx", "text", NULL
 };
+G_STATIC_ASSERT (G_N_ELEMENTS (caml_data_kind_names) == CAML_N_DATA_KINDS + 1);
 
-/* The values of data.builtin: every kind but idx, which is chosen by the
- * "idx" key instead. Indexed like CamlDataKind. */
+/* The values of data.builtin: every kind but idx and text, which are chosen
+ * by the "idx" and "text" keys instead. Indexed like CamlDataKind. */
 static const char *const builtin_names[] = {
-  "xor", "surface", "mnist", "fashion_mnist", NULL
+  "xor", "surface", "mnist", "fashion_mnist", "sst", "rnn_sanity", NULL
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (builtin_names) == CAML_DATA_IDX + 1);
 
@@ -31,11 +32,20 @@ static const char *const idx_keys[4] = {
   "train_images", "train_labels", "test_images", "test_labels"
 };
 
+/* The keys of data.text, in the order of CamlDataConfig.text_paths. */
+static const char *const text_keys[2] = { "train", "test" };
+
 static gboolean
 is_image_kind (CamlDataKind kind)
 {
   return kind == CAML_DATA_MNIST || kind == CAML_DATA_FASHION_MNIST
       || kind == CAML_DATA_IDX;
+}
+
+static gboolean
+is_text_kind (CamlDataKind kind)
+{
+  return kind == CAML_DATA_SST || kind == CAML_DATA_RNN_SANITY || kind == CAML_DATA_TEXT;
 }
 
 /* Ranges of the fields that are not layer options. */
@@ -109,6 +119,9 @@ caml_experiment_free (CamlExperiment *exp)
   g_free (exp->paper);
   for (int i = 0; i < 4; i++)
     g_free (exp->data.idx_paths[i]);
+  for (int i = 0; i < 2; i++)
+    g_free (exp->data.text_paths[i]);
+  g_free (exp->data.embeddings);
   g_free (exp->layers);
   g_free (exp);
 }
@@ -122,6 +135,9 @@ caml_experiment_copy (const CamlExperiment *exp)
   copy->paper = g_strdup (exp->paper);
   for (int i = 0; i < 4; i++)
     copy->data.idx_paths[i] = g_strdup (exp->data.idx_paths[i]);
+  for (int i = 0; i < 2; i++)
+    copy->data.text_paths[i] = g_strdup (exp->data.text_paths[i]);
+  copy->data.embeddings = g_strdup (exp->data.embeddings);
   copy->layers = g_memdup2 (exp->layers, sizeof *exp->layers * exp->n_layers);
   return copy;
 }
@@ -147,8 +163,13 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
       || a->data.has_split_seed != b->data.has_split_seed
       || (a->data.has_split_seed && a->data.split_seed != b->data.split_seed)
       || a->data.train_limit != b->data.train_limit
-      || a->data.test_limit != b->data.test_limit)
+      || a->data.test_limit != b->data.test_limit
+      || a->data.max_tokens != b->data.max_tokens
+      || g_strcmp0 (a->data.embeddings, b->data.embeddings) != 0)
     return FALSE;
+  for (int i = 0; i < 2; i++)
+    if (g_strcmp0 (a->data.text_paths[i], b->data.text_paths[i]) != 0)
+      return FALSE;
   for (int i = 0; i < 4; i++)
     if (g_strcmp0 (a->data.idx_paths[i], b->data.idx_paths[i]) != 0)
       return FALSE;
@@ -430,9 +451,85 @@ parse_idx (Parser *p, JsonNode *node, CamlDataConfig *data)
   return ok;
 }
 
+/* data.text: the train and test files, both required; relative paths as
+ * for data.idx. */
+static gboolean
+parse_text_paths (Parser *p, JsonNode *node, CamlDataConfig *data)
+{
+  JsonObject *obj = NULL;
+  if (!expect_object (p, node, "data.text", &obj)
+      || !check_keys (p, obj, "data.text", text_keys, G_N_ELEMENTS (text_keys), NULL))
+    return FALSE;
+  char *paths[2] = { NULL };
+  gboolean ok = TRUE;
+  for (int i = 0; i < 2 && ok; i++)
+    {
+      char *where = child_path ("data.text", text_keys[i]);
+      JsonNode *m = json_object_get_member (obj, text_keys[i]);
+      const char *s = NULL;
+      if (m == NULL)
+        ok = fail (p, CAML_ERROR_INVALID, where, "missing (the path of a text<TAB>label file)");
+      else if ((ok = get_string (p, m, where, &s)) && *s == '\0')
+        ok = fail (p, CAML_ERROR_INVALID, where, "the path is empty");
+      else if (ok)
+        paths[i] = p->base_dir != NULL && !g_path_is_absolute (s)
+                     ? g_canonicalize_filename (s, p->base_dir) : g_strdup (s);
+      g_free (where);
+    }
+  for (int i = 0; i < 2; i++)
+    {
+      if (ok)
+        {
+          g_free (data->text_paths[i]);
+          data->text_paths[i] = paths[i];
+        }
+      else
+        g_free (paths[i]);
+    }
+  return ok;
+}
+
+/* The keys every text kind takes. */
+static gboolean
+parse_text_options (Parser *p, JsonObject *obj, CamlDataConfig *data)
+{
+  JsonNode *m;
+  if ((m = json_object_get_member (obj, "train_limit")) != NULL
+      && !get_int32 (p, m, "data.train_limit", 0, G_MAXINT, &data->train_limit))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "test_limit")) != NULL
+      && !get_int32 (p, m, "data.test_limit", 0, G_MAXINT, &data->test_limit))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "max_tokens")) != NULL
+      && !get_int32 (p, m, "data.max_tokens", 0, 1000000, &data->max_tokens))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "embeddings")) != NULL)
+    {
+      const char *s = NULL;
+      if (JSON_NODE_HOLDS_NULL (m))
+        g_clear_pointer (&data->embeddings, g_free);
+      else if (!get_string (p, m, "data.embeddings", &s))
+        return FALSE;
+      else if (*s == '\0')
+        return fail (p, CAML_ERROR_INVALID, "data.embeddings",
+                     "empty (a path, \"wink\", or null)");
+      else
+        {
+          g_free (data->embeddings);
+          data->embeddings = g_str_equal (s, "wink") || p->base_dir == NULL
+                             || g_path_is_absolute (s)
+                             ? g_strdup (s) : g_canonicalize_filename (s, p->base_dir);
+        }
+    }
+  return TRUE;
+}
+
 static gboolean
 parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
 {
+  static const char *const text_data_keys[] = {
+    "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings"
+  };
   static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
   static const char *const image_keys[] = { "builtin", "train_limit", "test_limit" };
@@ -444,15 +541,17 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
     return FALSE;
   gboolean has_builtin = json_object_has_member (obj, "builtin");
   gboolean has_idx = json_object_has_member (obj, "idx");
-  if (has_builtin && has_idx)
+  gboolean has_text = json_object_has_member (obj, "text");
+  if (has_builtin + has_idx + has_text > 1)
     return fail (p, CAML_ERROR_INVALID, "data",
-                 "give either \"builtin\" or \"idx\", not both");
-  if (!has_builtin && !has_idx)
+                 "give one of \"builtin\", \"idx\" and \"text\", not several");
+  if (!has_builtin && !has_idx && !has_text)
     {
       char *kinds = join_names (builtin_names, -1);
       fail (p, CAML_ERROR_INVALID, "data.builtin",
             "missing (the built-in data set: one of %s; or \"idx\" with the paths "
-            "of four IDX files)", kinds);
+            "of four IDX files; or \"text\" with the paths of two text<TAB>label files)",
+            kinds);
       g_free (kinds);
       return FALSE;
     }
@@ -462,6 +561,12 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
           || !parse_idx (p, json_object_get_member (obj, "idx"), data))
         return FALSE;
       data->kind = CAML_DATA_IDX;
+    }
+  else if (has_text)
+    {
+      if (!parse_text_paths (p, json_object_get_member (obj, "text"), data))
+        return FALSE;
+      data->kind = CAML_DATA_TEXT;
     }
   else
     {
@@ -489,6 +594,11 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
           && !get_int32 (p, m, "data.test_limit", 0, G_MAXINT, &data->test_limit))
         return FALSE;
       return TRUE;
+    case CAML_DATA_SST:
+    case CAML_DATA_RNN_SANITY:
+    case CAML_DATA_TEXT:
+      return check_keys (p, obj, "data", text_data_keys, G_N_ELEMENTS (text_data_keys), NULL)
+          && parse_text_options (p, obj, data);
     case CAML_DATA_SURFACE:
     case CAML_N_DATA_KINDS:
       break;
@@ -1043,14 +1153,33 @@ caml_experiment_to_json (const CamlExperiment *exp)
         }
       g_string_append (s, "\n    }");
     }
+  else if (exp->data.kind == CAML_DATA_TEXT)
+    {
+      g_string_append (s, "\"text\": {");
+      for (int i = 0; i < 2; i++)
+        {
+          g_string_append_printf (s, "%s\n      \"%s\": ", i > 0 ? "," : "", text_keys[i]);
+          append_string (s, exp->data.text_paths[i] != NULL ? exp->data.text_paths[i] : "");
+        }
+      g_string_append (s, "\n    }");
+    }
   else
     {
       g_string_append (s, "\"builtin\": ");
       append_string (s, builtin_names[exp->data.kind]);
     }
-  if (is_image_kind (exp->data.kind))
+  if (is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
     g_string_append_printf (s, ",\n    \"train_limit\": %d,\n    \"test_limit\": %d",
                             exp->data.train_limit, exp->data.test_limit);
+  if (is_text_kind (exp->data.kind))
+    {
+      g_string_append_printf (s, ",\n    \"max_tokens\": %d,\n    \"embeddings\": ",
+                              exp->data.max_tokens);
+      if (exp->data.embeddings != NULL)
+        append_string (s, exp->data.embeddings);
+      else
+        g_string_append (s, "null");
+    }
   if (exp->data.kind == CAML_DATA_SURFACE)
     {
       g_string_append_printf (s, ",\n    \"grid\": %d,\n    \"train_fraction\": ",
@@ -1222,6 +1351,57 @@ load_image_datasets (const CamlDataConfig *data, CamlDataset **train,
   return ok;
 }
 
+static gboolean
+load_text_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset **test,
+                    GError **error)
+{
+  char *paths[2] = { NULL };
+  if (data->kind == CAML_DATA_SST)
+    {
+      paths[0] = g_build_filename (caml_shared_datasets_dir (), "sst", "sentiment-train", NULL);
+      paths[1] = g_build_filename (caml_shared_datasets_dir (), "sst", "sentiment-dev", NULL);
+      for (int i = 0; i < 2; i++)
+        if (!g_file_test (paths[i], G_FILE_TEST_EXISTS))
+          {
+            g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+                         "%s: no such file: SST is read from the shared data sets — set "
+                         "CAML_SHARED_DATASETS to the directory that holds sst/", paths[i]);
+            g_free (paths[0]);
+            g_free (paths[1]);
+            return FALSE;
+          }
+    }
+  else
+    for (int i = 0; i < 2; i++)
+      {
+        if (data->text_paths[i] == NULL)
+          {
+            g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                         "text data: the path of %s is not set", text_keys[i]);
+            g_free (paths[0]);
+            return FALSE;
+          }
+        paths[i] = g_strdup (data->text_paths[i]);
+      }
+
+  CamlVocab *vocab = caml_vocab_new ();
+  gboolean ok = (*train = caml_text_load_tsv (paths[0], vocab, TRUE, data->train_limit,
+                                              error)) != NULL
+             && (*test = caml_text_load_tsv (paths[1], vocab, FALSE, data->test_limit,
+                                             error)) != NULL;
+  if (ok)
+    caml_text_datasets_finish (*train, *test, data->max_tokens);
+  else
+    {
+      g_clear_pointer (train, caml_dataset_free);
+      g_clear_pointer (test, caml_dataset_free);
+    }
+  caml_vocab_unref (vocab);
+  g_free (paths[0]);
+  g_free (paths[1]);
+  return ok;
+}
+
 gboolean
 caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
                                CamlDataset **test, GError **error)
@@ -1229,6 +1409,12 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
   *train = *test = NULL;
   switch (exp->data.kind)
     {
+    case CAML_DATA_SST:
+    case CAML_DATA_TEXT:
+      return load_text_datasets (&exp->data, train, test, error);
+    case CAML_DATA_RNN_SANITY:
+      caml_data_rnn_sanity (train, test);
+      return TRUE;
     case CAML_DATA_MNIST:
     case CAML_DATA_FASHION_MNIST:
     case CAML_DATA_IDX:
@@ -1265,5 +1451,13 @@ caml_experiment_build_model (const CamlExperiment *exp, const CamlShape *input,
   GRand *rng = g_rand_new_with_seed_array (seed, G_N_ELEMENTS (seed));
   CamlModel *model = caml_model_new (input, exp->layers, exp->n_layers, rng, error);
   g_rand_free (rng);
+  if (model != NULL && caml_model_output_shape (model)->kind != CAML_SHAPE_DENSE)
+    {
+      g_autofree char *out = caml_shape_to_string (caml_model_output_shape (model));
+      g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                   "the model ends with %s: end it with layers that give one vector per "
+                   "sample (mean_pool, an RNN or attention, then dense)", out);
+      g_clear_pointer (&model, caml_model_free);
+    }
   return model;
 }

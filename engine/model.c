@@ -92,6 +92,23 @@ caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
             }
         }
 
+      guint accepts = ops->accepts != 0 ? ops->accepts : CAML_ACCEPTS_DENSE;
+      if (!(accepts & CAML_ACCEPTS (shape.kind)))
+        {
+          g_autofree char *in = caml_shape_to_string (&shape);
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "layer %d (%s) takes %s, but its input is %s%s", i, ops->name,
+                       (accepts & CAML_ACCEPTS (CAML_SHAPE_TOKENS)) ? "token ids"
+                       : (accepts & CAML_ACCEPTS (CAML_SHAPE_SEQUENCE)) ? "a sequence of vectors"
+                       : "vectors or images", in,
+                       shape.kind == CAML_SHAPE_TOKENS
+                       ? ": start a text model with embedding, average or ca_bsfe"
+                       : shape.kind == CAML_SHAPE_SEQUENCE
+                       ? ": reduce the sequence first (mean_pool, an RNN or attention)" : "");
+          g_free (layer);
+          goto fail;
+        }
+
       GError *local = NULL;
       if (!ops->setup (layer, &local))
         {
@@ -154,6 +171,7 @@ caml_model_free (CamlModel *model)
   g_free (model->layers);
   g_free (model->acts);
   g_free (model->dacts);
+  g_free (model->lengths);
   g_free (model->w);
   g_free (model->dw);
   g_free (model);
@@ -178,18 +196,45 @@ reserve (CamlModel *model, int n)
       model->acts[i] = g_new (float, size);
       model->dacts[i] = g_new (float, size);
     }
+  if (model->input.kind == CAML_SHAPE_TOKENS)
+    {
+      g_free (model->lengths);
+      model->lengths = g_new0 (int, n);
+    }
   model->capacity = n;
+}
+
+/* Token input: a sample's length is the position of its first padding id. */
+static const int *
+input_lengths (CamlModel *model, const float *x, int n)
+{
+  if (model->input.kind == CAML_SHAPE_SEQUENCE)
+    return model->seq_lengths;
+  if (model->input.kind != CAML_SHAPE_TOKENS)
+    return NULL;
+  int t_max = model->input.dims[0];
+  for (int i = 0; i < n; i++)
+    {
+      const float *row = x + (size_t) i * t_max;
+      int t = 0;
+      while (t < t_max && row[t] != (float) CAML_TOKEN_PAD)
+        t++;
+      model->lengths[i] = t;
+    }
+  return model->lengths;
 }
 
 const float *
 caml_model_forward (CamlModel *model, const float *x, int n)
 {
   reserve (model, n);
+  const int *lengths = input_lengths (model, x, n);
   const float *inp = x;
   for (int i = 0; i < model->n_layers; i++)
     {
       CamlLayer *layer = model->layers[i];
       layer->training = model->training;
+      layer->lengths = lengths;
       layer->ops->forward (layer, model->acts[i], inp, n);
       inp = model->acts[i];
     }
@@ -208,6 +253,12 @@ caml_model_backward (CamlModel *model, const float *x, const float *dout, int n)
       layer->ops->backward (layer, dinp, d, inp, model->acts[i], n);
       d = dinp;
     }
+}
+
+void
+caml_model_set_sequence_lengths (CamlModel *model, const int *lengths)
+{
+  model->seq_lengths = lengths;
 }
 
 void

@@ -14,7 +14,7 @@ struct _CamlOptimizer {
   CamlOptimizerConfig config;
   size_t n;
   float *state;          /* (2, n): m (or velocity, or accumulator), then v */
-  long   updates[3];     /* updates applied per CamlParamGroup (Adam bias correction) */
+  long   updates[CAML_N_GROUPS];     /* updates applied per CamlParamGroup (Adam bias correction) */
 };
 
 void
@@ -75,6 +75,8 @@ caml_optimizer_get_config (const CamlOptimizer *opt)
 gboolean
 caml_em_group_active (int em_steps, CamlParamGroup group, long step)
 {
+  if (group == CAML_GROUP_FROZEN)
+    return FALSE;
   if (em_steps <= 0 || group == CAML_GROUP_ALWAYS)
     return TRUE;
   gboolean gate_phase = (step / em_steps) % 2 == 0;
@@ -151,8 +153,8 @@ void
 caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
 {
   g_assert (model->n_weights == opt->n);
-  gboolean active[3];
-  for (int g = 0; g < 3; g++)
+  gboolean active[CAML_N_GROUPS];
+  for (int g = 0; g < CAML_N_GROUPS; g++)
     {
       active[g] = caml_em_group_active (opt->config.em_steps, (CamlParamGroup) g, step);
       if (active[g])

@@ -18,6 +18,10 @@ static const CamlLayerOps *const registry[] = {
   &caml_ca_res_ops,
   &caml_ca_cnn_ops,
   &caml_ca_res_conv_ops,
+  &caml_embedding_ops,
+  &caml_mean_pool_ops,
+  &caml_average_ops,
+  &caml_ca_bsfe_ops,
 };
 
 const CamlLayerOps *const *

@@ -15,6 +15,20 @@ caml_shape_image (int c, int h, int w)
   return s;
 }
 
+CamlShape
+caml_shape_tokens (int t, int vocab)
+{
+  CamlShape s = { 1, { t, 0, 0 }, CAML_SHAPE_TOKENS, vocab };
+  return s;
+}
+
+CamlShape
+caml_shape_sequence (int t, int d)
+{
+  CamlShape s = { 2, { t, d, 0 }, CAML_SHAPE_SEQUENCE, 0 };
+  return s;
+}
+
 size_t
 caml_shape_size (const CamlShape *shape)
 {
@@ -27,7 +41,7 @@ caml_shape_size (const CamlShape *shape)
 gboolean
 caml_shape_equal (const CamlShape *a, const CamlShape *b)
 {
-  if (a->ndim != b->ndim)
+  if (a->ndim != b->ndim || a->kind != b->kind || a->vocab != b->vocab)
     return FALSE;
   for (int i = 0; i < a->ndim; i++)
     if (a->dims[i] != b->dims[i])
@@ -38,6 +52,10 @@ caml_shape_equal (const CamlShape *a, const CamlShape *b)
 char *
 caml_shape_to_string (const CamlShape *shape)
 {
+  if (shape->kind == CAML_SHAPE_TOKENS)
+    return g_strdup_printf ("(%d tokens)", shape->dims[0]);
+  if (shape->kind == CAML_SHAPE_SEQUENCE)
+    return g_strdup_printf ("(%d steps, %d)", shape->dims[0], shape->dims[1]);
   GString *s = g_string_new ("(");
   for (int i = 0; i < shape->ndim; i++)
     g_string_append_printf (s, i ? ", %d" : "%d", shape->dims[i]);

@@ -113,10 +113,18 @@ caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
       return;
     }
 
-  for (int start = 0; start < set->n; start += CAML_EVAL_CHUNK)
+  /* Chunks small enough that the activations stay within ~64 MB (a text
+   * model's (T, D) sequences are large per sample). */
+  size_t per_sample = x_size;
+  for (int i = 0; i < model->n_layers; i++)
+    per_sample += caml_shape_size (&model->layers[i]->out);
+  int chunk = (int) CLAMP ((16u << 20) / MAX (per_sample, 1), 1, CAML_EVAL_CHUNK);
+  float *buf = set->x == NULL ? g_new (float, (size_t) chunk * x_size) : NULL;
+
+  for (int start = 0; start < set->n; start += chunk)
     {
-      int n = MIN (CAML_EVAL_CHUNK, set->n - start);
-      const float *x = set->x + (size_t) start * x_size;  /* (n, x_shape) */
+      int n = MIN (chunk, set->n - start);
+      const float *x = caml_dataset_rows (set, start, n, buf);  /* (n, x_shape) */
       const float *y = set->y + (size_t) start * yw;      /* (n, yw) */
       const float *pred = caml_model_forward (model, x, n); /* (n, d) */
 
@@ -149,6 +157,7 @@ caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
         }
     }
 
+  g_free (buf);
   if (mean_loss)
     *mean_loss = loss_sum / set->n;
   if (metric)
@@ -295,7 +304,7 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
   const CamlDataset *set = trainer->train;
   int b = trainer->batch;
 
-  if (b >= set->n)
+  if (b >= set->n && set->x != NULL)
     {
       *x = set->x;
       *y = set->y;

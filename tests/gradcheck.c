@@ -104,6 +104,33 @@ caml_gradcheck_layer (const CamlLayerSpec *spec, const CamlShape *shape, int n,
   float *dx = g_new0 (float, in_size);
   for (size_t i = 0; i < in_size; i++)
     x[i] = (float) g_rand_double_range (rng, -1, 1);
+
+  /* Sequences: random lengths (one of them 0 when n > 2, one full), padded
+   * steps zero. Tokens: ids of the vocabulary, some out of it, then padding. */
+  int *lengths = NULL;
+  if (shape->kind != CAML_SHAPE_DENSE)
+    {
+      int t_max = shape->dims[0];
+      size_t step = shape->kind == CAML_SHAPE_SEQUENCE ? (size_t) shape->dims[1] : 1;
+      lengths = g_new (int, n);
+      for (int i = 0; i < n; i++)
+        {
+          lengths[i] = i == 0 ? t_max : (i == 2 ? 0 : g_rand_int_range (rng, 1, t_max + 1));
+          for (int t = 0; t < t_max; t++)
+            for (size_t j = 0; j < step; j++)
+              {
+                float *v = &x[((size_t) i * t_max + t) * step + j];
+                if (t >= lengths[i])
+                  *v = shape->kind == CAML_SHAPE_TOKENS ? (float) CAML_TOKEN_PAD : 0.0f;
+                else if (shape->kind == CAML_SHAPE_TOKENS)
+                  *v = g_rand_int_range (rng, 0, 8) == 0
+                       ? (float) CAML_TOKEN_OOV
+                       : (float) g_rand_int_range (rng, 0, shape->vocab);
+              }
+        }
+      if (shape->kind == CAML_SHAPE_SEQUENCE)
+        caml_model_set_sequence_lengths (model, lengths);
+    }
   for (size_t i = 0; i < out_size; i++)
     r[i] = (float) g_rand_double_range (rng, -1, 1);
 
@@ -114,9 +141,11 @@ caml_gradcheck_layer (const CamlLayerSpec *spec, const CamlShape *shape, int n,
 
   for (size_t i = 0; i < model->n_weights; i++)
     check_one (model, &model->w[i], dw[i], x, r, n, out_size, "d(weight)", i);
-  for (size_t i = 0; i < in_size; i++)
-    check_one (model, &x[i], dx[i], x, r, n, out_size, "d(input)", i);
+  if (shape->kind != CAML_SHAPE_TOKENS)   /* ids have no gradient */
+    for (size_t i = 0; i < in_size; i++)
+      check_one (model, &x[i], dx[i], x, r, n, out_size, "d(input)", i);
 
+  g_free (lengths);
   g_free (dw);
   g_free (x);
   g_free (r);

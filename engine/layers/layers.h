@@ -13,6 +13,18 @@ extern const CamlLayerOps caml_dropout_ops;
 extern const CamlLayerOps caml_flatten_ops;
 extern const CamlLayerOps caml_ca_cnn_ops;
 extern const CamlLayerOps caml_ca_res_conv_ops;
+extern const CamlLayerOps caml_embedding_ops;
+extern const CamlLayerOps caml_mean_pool_ops;
+extern const CamlLayerOps caml_average_ops;
+extern const CamlLayerOps caml_ca_bsfe_ops;
+
+/* Token ids (N, T) to vectors (N, T, D) from E (V, D); OOV ids and steps at
+ * or after lengths[n] give zeros. */
+void caml_embedding_forward (float *out, const float *ids, const float *E, const int *lengths,
+                             int n, int t_max, int v, int d);
+/* dE (V, D) += the rows of dout (N, T, D) at each valid id. */
+void caml_embedding_backward (float *dE, const float *dout, const float *ids,
+                              const int *lengths, int n, int t_max, int v, int d);
 
 /* Row-major cblas_sgemm; large products run as two halves on two threads. */
 #include <cblas.h>

@@ -1,0 +1,211 @@
+/* text_data.c — labelled text as token-id data sets.
+ *
+ * A labelled file has one sample per line, `text<TAB>label` (SST's form),
+ * the label a class index 0…999. The text is split with caml_tokenize; the
+ * training set grows the vocabulary (every word seen in training gets an
+ * id: the models are dictionary-free), other sets map words outside it to
+ * CAML_TOKEN_OOV. Errors name the file and the line. */
+#include <string.h>
+
+#include <gio/gio.h>
+
+#include "caml.h"
+
+#ifndef CAML_DEFAULT_SHARED_DIR
+#define CAML_DEFAULT_SHARED_DIR "../shared/datasets"
+#endif
+
+#define MAX_LABEL 999
+
+const char *
+caml_shared_datasets_dir (void)
+{
+  const char *env = g_getenv ("CAML_SHARED_DATASETS");
+  return env != NULL && *env != '\0' ? env : CAML_DEFAULT_SHARED_DIR;
+}
+
+/* Collects one sample's ids. */
+typedef struct {
+  CamlVocab *vocab;
+  gboolean   grow;
+  GArray    *ids;   /* gint32, every sample back to back */
+} TokenSink;
+
+static void
+add_token (const char *token, gsize length, gpointer user_data)
+{
+  TokenSink *sink = user_data;
+  gint32 id;
+  if (sink->grow)
+    id = caml_vocab_add_len (sink->vocab, token, length, 1);
+  else
+    {
+      char stack[256];
+      char *key = length < sizeof stack ? stack : g_malloc (length + 1);
+      memcpy (key, token, length);
+      key[length] = '\0';
+      id = caml_vocab_lookup (sink->vocab, key);
+      if (id < 0)
+        id = CAML_TOKEN_OOV;
+      if (key != stack)
+        g_free (key);
+    }
+  g_array_append_val (sink->ids, id);
+}
+
+CamlDataset *
+caml_text_dataset_from_texts (char **texts, const float *labels, int n, int n_classes,
+                              CamlVocab *vocab, gboolean grow)
+{
+  TokenSink sink = { vocab, grow, g_array_sized_new (FALSE, FALSE, sizeof (gint32), 16 * n) };
+  gint64 *offsets = g_new (gint64, n + 1);
+  int t_max = 1;
+  for (int i = 0; i < n; i++)
+    {
+      offsets[i] = sink.ids->len;
+      caml_tokenize (texts[i], -1, add_token, &sink);
+      t_max = MAX (t_max, (int) (sink.ids->len - offsets[i]));
+    }
+  offsets[n] = sink.ids->len;
+
+  CamlShape shape = caml_shape_tokens (t_max, caml_vocab_size (vocab));
+  CamlDataset *set = caml_dataset_new (n, &shape, 1, n_classes);
+  memcpy (set->y, labels, (size_t) n * sizeof (float));
+  set->offsets = offsets;
+  set->tokens = (gint32 *) g_array_free (sink.ids, FALSE);
+  set->vocab = caml_vocab_ref (vocab);
+  set->texts = texts;
+  return set;
+}
+
+/* Splits "text<TAB>label" at the last tab. */
+static gboolean
+parse_labelled_line (char *line, const char *path, int lineno, char **text, int *label,
+                     GError **error)
+{
+  char *tab = strrchr (line, '\t');
+  if (tab == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s:%d: expected text<TAB>label, found no tab", path, lineno);
+      return FALSE;
+    }
+  *tab = '\0';
+  char *value = g_strstrip (tab + 1);
+  guint64 v;
+  if (!g_ascii_string_to_unsigned (value, 10, 0, MAX_LABEL, &v, NULL))
+    {
+      g_autofree char *shown = g_utf8_make_valid (value, MIN (strlen (value), 40));
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s:%d: the label \"%s\" is not a class index 0…%d", path, lineno,
+                   shown, MAX_LABEL);
+      return FALSE;
+    }
+  *text = line;
+  *label = (int) v;
+  return TRUE;
+}
+
+CamlDataset *
+caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow, int limit,
+                    GError **error)
+{
+  GFile *file = g_file_new_for_path (path);
+  char *contents = NULL;
+  gsize length = 0;
+  GError *local = NULL;
+  gboolean loaded = g_file_load_contents (file, NULL, &contents, &length, NULL, &local);
+  g_object_unref (file);
+  if (!loaded)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: %s", path, local->message);
+      g_error_free (local);
+      return NULL;
+    }
+  if (memchr (contents, '\0', length) != NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: a NUL byte at offset %zu: this is not a text file", path,
+                   (size_t) ((char *) memchr (contents, '\0', length) - contents));
+      g_free (contents);
+      return NULL;
+    }
+
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
+  GArray *labels = g_array_new (FALSE, FALSE, sizeof (float));
+  int max_label = 1, lineno = 0;
+  gboolean ok = TRUE;
+  char *line = contents, *end = contents + length;
+  while (line < end && ok && (limit <= 0 || (int) texts->len < limit))
+    {
+      char *nl = memchr (line, '\n', end - line);
+      char *stop = nl != NULL ? nl : end;
+      lineno++;
+      if (stop > line && stop[-1] == '\r')
+        stop--;
+      *stop = '\0';
+      if (*line != '\0')   /* blank lines are skipped */
+        {
+          char *text;
+          int label;
+          ok = parse_labelled_line (line, path, lineno, &text, &label, error);
+          if (ok)
+            {
+              float y = (float) label;
+              g_ptr_array_add (texts, g_strdup (text));
+              g_array_append_val (labels, y);
+              max_label = MAX (max_label, label);
+            }
+        }
+      line = nl != NULL ? nl + 1 : end;
+    }
+  g_free (contents);
+  if (ok && texts->len == 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s: no samples (the file is empty)",
+                   path);
+      ok = FALSE;
+    }
+
+  CamlDataset *set = NULL;
+  if (ok)
+    {
+      int n = (int) texts->len;
+      g_ptr_array_add (texts, NULL);
+      g_ptr_array_set_free_func (texts, NULL);
+      set = caml_text_dataset_from_texts ((char **) g_ptr_array_free (texts, FALSE),
+                                          (const float *) labels->data, n, max_label + 1,
+                                          vocab, grow);
+    }
+  else
+    g_ptr_array_free (texts, TRUE);
+  g_array_free (labels, TRUE);
+  return set;
+}
+
+void
+caml_text_datasets_finish (CamlDataset *train, CamlDataset *test, int max_tokens)
+{
+  int t_max = MAX (train->x_shape.dims[0], test->x_shape.dims[0]);
+  if (max_tokens > 0)
+    t_max = MIN (t_max, max_tokens);
+  int vocab = caml_vocab_size (train->vocab);
+  int n_classes = MAX (train->n_classes, test->n_classes);
+  train->x_shape = test->x_shape = caml_shape_tokens (t_max, vocab);
+  train->n_classes = test->n_classes = n_classes;
+}
+
+void
+caml_data_rnn_sanity (CamlDataset **train, CamlDataset **test)
+{
+  static const char *const train_texts[] = { "I am happy", "You are very angry", NULL };
+  static const char *const test_texts[] = { "I am very happy", "You look angry", NULL };
+  static const float labels[] = { 1, 0 };
+  CamlVocab *vocab = caml_vocab_new ();
+  *train = caml_text_dataset_from_texts (g_strdupv ((char **) train_texts), labels, 2, 2,
+                                         vocab, TRUE);
+  *test = caml_text_dataset_from_texts (g_strdupv ((char **) test_texts), labels, 2, 2,
+                                        vocab, FALSE);
+  caml_text_datasets_finish (*train, *test, 0);
+  caml_vocab_unref (vocab);
+}
