@@ -51,6 +51,13 @@ is_image_preset (const char *name)
   return g_str_has_prefix (name, "mnist") || g_str_has_prefix (name, "fashion");
 }
 
+static gboolean
+is_text_preset (const char *name)
+{
+  return g_str_has_prefix (name, "sst") || g_str_has_prefix (name, "imdb")
+      || g_str_has_prefix (name, "rnn");
+}
+
 static char *
 preset_path (const char *name)
 {
@@ -113,8 +120,8 @@ test_presets_content (void **state)
 {
   for (gsize i = 0; i < n_presets; i++)
     {
-      if (is_image_preset (preset_names[i]))
-        continue;  /* test_image_presets_content */
+      if (is_image_preset (preset_names[i]) || is_text_preset (preset_names[i]))
+        continue;  /* test_image_presets_content, test_text_presets_content */
       CamlExperiment *exp = load_preset (preset_names[i]);
       gboolean xor = g_str_has_prefix (preset_names[i], "xor");
       assert_int_equal (exp->data.kind, xor ? CAML_DATA_XOR : CAML_DATA_SURFACE);
@@ -424,7 +431,13 @@ static const Bad bad_documents[] = {
     { "data.builtin", "cifar10", "xor, surface, mnist, fashion_mnist" } },
   { "{ \"data\": { \"builtin\": \"idx\" } }", { "data.builtin", "\"idx\" is not one of" } },
   { "{ \"data\": { } }", { "data.builtin", "missing", "\"idx\"" } },
-  { "{ \"data\": { \"builtin\": \"mnist\", \"idx\": {} } }", { "data", "not both" } },
+  { "{ \"data\": { \"builtin\": \"mnist\", \"idx\": {} } }", { "data", "not several" } },
+  { "{ \"data\": { \"text\": { \"train\": \"a\" } } }", { "data.text.test", "missing" } },
+  { "{ \"data\": { \"text\": { \"train\": \"a\", \"test\": \"\" } } }", { "data.text.test", "empty" } },
+  { "{ \"data\": { \"builtin\": \"sst\", \"max_tokens\": -1 } }", { "data.max_tokens" } },
+  { "{ \"data\": { \"builtin\": \"sst\", \"grid\": 5 } }", { "data.grid: unknown key" } },
+  { "{ \"data\": { \"builtin\": \"sst\", \"embeddings\": \"\" } }", { "data.embeddings", "empty" } },
+  { "{ \"data\": { \"builtin\": \"xor\", \"max_tokens\": 5 } }", { "data.max_tokens: unknown key" } },
   { "{ \"data\": { \"builtin\": \"mnist\", \"grid\": 81 } }",
     { "data.grid: unknown key", "train_limit" } },
   { "{ \"data\": { \"builtin\": \"surface\", \"train_limit\": 5 } }",
@@ -515,6 +528,77 @@ test_truncated_documents (void **state)
     }
   g_free (contents);
   g_free (path);
+}
+
+/* ------------------------------------------------------------- text data */
+
+/* Text presets: token data, a model that builds on a small made-up
+ * vocabulary and ends in one vector. */
+static void
+test_text_presets_content (void **state)
+{
+  (void) state;
+  int n_text = 0;
+  for (gsize i = 0; i < n_presets; i++)
+    {
+      if (!is_text_preset (preset_names[i]))
+        continue;
+      n_text++;
+      CamlExperiment *exp = load_preset (preset_names[i]);
+      assert_true (exp->data.kind == CAML_DATA_SST || exp->data.kind == CAML_DATA_RNN_SANITY
+                   || exp->data.kind == CAML_DATA_TEXT || g_str_has_prefix (preset_names[i], "imdb"));
+      CamlShape in = caml_shape_tokens (12, 40);
+      GError *error = NULL;
+      CamlModel *model = caml_experiment_build_model (exp, &in, &error);
+      if (model == NULL)
+        fail_msg ("%s: %s", preset_names[i], error->message);
+      assert_int_equal (caml_model_output_shape (model)->kind, CAML_SHAPE_DENSE);
+      caml_model_free (model);
+      caml_experiment_free (exp);
+    }
+  assert_true (n_text >= 2);
+}
+
+static void
+test_text_data_round_trip (void **state)
+{
+  (void) state;
+  static const char *const docs[] = {
+    "{ \"data\": { \"builtin\": \"sst\" } }",
+    "{ \"data\": { \"builtin\": \"rnn_sanity\", \"max_tokens\": 3 } }",
+    "{ \"data\": { \"text\": { \"train\": \"/a/train.tsv\", \"test\": \"rel/test\" },"
+    "  \"train_limit\": 100, \"embeddings\": \"wink\" } }",
+  };
+  static const CamlDataKind kinds[] = { CAML_DATA_SST, CAML_DATA_RNN_SANITY, CAML_DATA_TEXT };
+  for (gsize i = 0; i < G_N_ELEMENTS (docs); i++)
+    {
+      GError *error = NULL;
+      CamlExperiment *exp = caml_experiment_load_data (docs[i], -1, "text.json", &error);
+      if (exp == NULL)
+        fail_msg ("%s: %s", docs[i], error->message);
+      assert_int_equal (exp->data.kind, kinds[i]);
+      char *json = caml_experiment_to_json (exp);
+      CamlExperiment *again = caml_experiment_load_data (json, -1, "again", &error);
+      if (again == NULL)
+        fail_msg ("%s\n%s", error->message, json);
+      assert_true (caml_experiment_equal (exp, again));
+      CamlExperiment *copy = caml_experiment_copy (exp);
+      assert_true (caml_experiment_equal (exp, copy));
+      if (kinds[i] == CAML_DATA_TEXT)
+        {
+          assert_string_equal (copy->data.text_paths[1], "rel/test");
+          assert_string_equal (copy->data.embeddings, "wink");
+          g_free (copy->data.text_paths[1]);
+          copy->data.text_paths[1] = g_strdup ("other");
+          assert_false (caml_experiment_equal (exp, copy));
+        }
+      if (kinds[i] == CAML_DATA_RNN_SANITY)
+        assert_int_equal (again->data.max_tokens, 3);
+      caml_experiment_free (copy);
+      caml_experiment_free (again);
+      caml_experiment_free (exp);
+      g_free (json);
+    }
 }
 
 /* ------------------------------------------------------------ image data */
@@ -817,6 +901,8 @@ main (void)
     cmocka_unit_test (test_round_trip_all_fields),
     cmocka_unit_test (test_file_name_default),
     cmocka_unit_test (test_malformed),
+    cmocka_unit_test (test_text_presets_content),
+    cmocka_unit_test (test_text_data_round_trip),
     cmocka_unit_test (test_truncated_documents),
     cmocka_unit_test (test_image_data_round_trip),
     cmocka_unit_test (test_idx_relative_paths),
