@@ -375,7 +375,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
              sigma_high_on_fg ? "foreground" : "background");
   g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
            "loss.png%s%s)\n", out_dir,
-           caml_shape_size (&train->x_shape) == 2 ? ", surface.png, chi.png" : "", files);
+           caml_shape_is_plane (&train->x_shape) ? ", surface.png, chi.png" : "", files);
   return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
 }
 

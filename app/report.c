@@ -108,7 +108,7 @@ gboolean
 caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlModel *model,
                             const CamlDataset *train, GError **error)
 {
-  if (caml_shape_size (&model->input) != 2
+  if (!caml_shape_is_plane (&model->input)
       || caml_shape_size (caml_model_output_shape (model)) != 1)
     return TRUE;
 

@@ -60,6 +60,8 @@ CamlShape caml_shape_image (int c, int h, int w);
 CamlShape caml_shape_tokens (int t, int vocab);
 CamlShape caml_shape_sequence (int t, int d);
 size_t    caml_shape_size (const CamlShape *shape);
+/* Two dense values: a point of the plane (the inputs surface plots take). */
+gboolean  caml_shape_is_plane (const CamlShape *shape);
 gboolean  caml_shape_equal (const CamlShape *a, const CamlShape *b);
 /* "(5)", "(8, 28, 28)", "(56 tokens)" or "(56 steps, 100)"; free with g_free. */
 char     *caml_shape_to_string (const CamlShape *shape);

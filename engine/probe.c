@@ -5,7 +5,7 @@ gboolean
 caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny,
                         float *out, int chi_layer, float *chi, GError **error)
 {
-  if (caml_shape_size (&model->input) != 2)
+  if (!caml_shape_is_plane (&model->input))
     {
       g_autofree char *shape = caml_shape_to_string (&model->input);
       g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,

@@ -39,6 +39,12 @@ caml_shape_size (const CamlShape *shape)
 }
 
 gboolean
+caml_shape_is_plane (const CamlShape *shape)
+{
+  return shape->kind == CAML_SHAPE_DENSE && caml_shape_size (shape) == 2;
+}
+
+gboolean
 caml_shape_equal (const CamlShape *a, const CamlShape *b)
 {
   if (a->ndim != b->ndim || a->kind != b->kind || a->vocab != b->vocab)

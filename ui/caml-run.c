@@ -262,7 +262,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   if (run->sigma_layer >= 0)
     caml_trainer_with_model (run->trainer, sample_sigma, run);   /* the untrained maps */
 
-  run->surface = caml_shape_size (&model->input) == 2
+  run->surface = caml_shape_is_plane (&model->input)
                  && caml_shape_size (caml_model_output_shape (model)) == 1
                  && data->train->n_classes == 0;
   if (run->surface)

@@ -203,7 +203,7 @@ default_domain (CamlDataKind kind, const CamlDataset *set, double domain[4])
       caml_experiment_free (probe);
       return;
     }
-  if (caml_shape_size (&set->x_shape) != 2 || set->n <= 0)
+  if (!caml_shape_is_plane (&set->x_shape) || set->n <= 0)
     return;
   for (int d = 0; d < 2; d++)
     {
