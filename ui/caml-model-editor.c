@@ -142,7 +142,9 @@ validate (CamlModelEditor *self)
       if (good == n && self->want_outputs > 0)
         {
           size_t outputs = caml_shape_size (caml_model_output_shape (model));
-          if ((int) outputs != self->want_outputs)
+          /* Two classes also fit one output: a logit under the sigmoid loss. */
+          if ((int) outputs != self->want_outputs
+              && !(self->want_outputs == 2 && outputs == 1))
             {
               self->error_layer = n - 1;
               self->error = g_strdup_printf ("the model ends with %zu output%s but the %s data "
