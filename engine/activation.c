@@ -33,6 +33,33 @@ expf_poly (float x)
   return p * scale.f;
 }
 
+/* tanh in plain float arithmetic (vectorisable; libm's tanhf is not, and
+ * was most of a recurrent layer's time): Eigen's rational approximation
+ * (generic_fast_tanh_float), a degree-13 odd polynomial over a degree-6 even
+ * one on x clamped to ±7.9053 (where tanh rounds to ±1 in float), and x
+ * itself below 4e-4. Relative error below 4e-7 over the whole line
+ * (tests/test-layers.c checks it against tanh in double). */
+static inline float
+tanhf_rational (float x)
+{
+  const float clamp = 7.90531110763549805f;
+  float xc = x > clamp ? clamp : (x < -clamp ? -clamp : x);
+  float x2 = xc * xc;
+  float p = -2.76076847742355e-16f;
+  p = p * x2 + 2.00018790482477e-13f;
+  p = p * x2 - 8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  float q = 1.19825839466702e-06f;
+  q = q * x2 + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  float r = xc * p / q;
+  return fabsf (x) < 4e-4f ? x : r;
+}
+
 void
 caml_activation_forward (CamlActivation act, float *y, const float *x, size_t n)
 {
@@ -43,8 +70,9 @@ caml_activation_forward (CamlActivation act, float *y, const float *x, size_t n)
         memcpy (y, x, n * sizeof *y);
       break;
     case CAML_ACT_TANH:
+#pragma GCC ivdep
       for (size_t i = 0; i < n; i++)
-        y[i] = tanhf (x[i]);
+        y[i] = tanhf_rational (x[i]);
       break;
     case CAML_ACT_RELU:
       /* in place (y == x) is fine: ivdep keeps the loop vectorised */

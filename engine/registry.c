@@ -22,6 +22,9 @@ static const CamlLayerOps *const registry[] = {
   &caml_mean_pool_ops,
   &caml_average_ops,
   &caml_ca_bsfe_ops,
+  &caml_ca_rnn_ops,
+  &caml_lstm_ops,
+  &caml_gru_ops,
 };
 
 const CamlLayerOps *const *

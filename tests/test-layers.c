@@ -53,6 +53,41 @@ test_activation_gradients (void **state)
     }
 }
 
+/* The activations against libm in double: tanh and sigmoid are computed
+ * in vectorisable float arithmetic, so check them everywhere that matters,
+ * from tiny to saturated arguments (relative error, 1e-6). */
+static void
+test_activation_accuracy (void **state)
+{
+  (void) state;
+  const size_t n = 400001;
+  float *x = g_new (float, n), *y = g_new (float, n);
+  for (size_t i = 0; i < n; i++)
+    {
+      double u = -1.0 + 2.0 * (double) i / (n - 1);           /* −1 … 1 */
+      x[i] = (float) (copysign (pow (10.0, 4.0 * fabs (u) - 5.0), u) * 2.0); /* ±2e-5 … ±20 */
+    }
+  x[n / 2] = 0.0f;
+  for (int act = CAML_ACT_TANH; act <= CAML_ACT_SIGMOID; act += CAML_ACT_SIGMOID - CAML_ACT_TANH)
+    {
+      caml_activation_forward (act, y, x, n);
+      for (size_t i = 0; i < n; i++)
+        {
+          double want = act == CAML_ACT_TANH ? tanh ((double) x[i])
+                                             : 1.0 / (1.0 + exp (-(double) x[i]));
+          double err = fabs (y[i] - want) / fmax (fabs (want), 1e-30);
+          if (err > 1e-6)
+            fail_msg ("%s(%.9g) = %.9g, want %.9g (relative error %.3g)",
+                      caml_activation_names[act], x[i], y[i], want, err);
+        }
+    }
+  float special[] = { INFINITY, -INFINITY, NAN };
+  caml_activation_forward (CAML_ACT_TANH, y, special, 3);
+  assert_true (y[0] == 1.0f && y[1] == -1.0f && isnan (y[2]));
+  g_free (x);
+  g_free (y);
+}
+
 static void
 test_ca_nn_gradients (void **state)
 {
@@ -248,6 +283,7 @@ main (void)
     cmocka_unit_test (test_registry_lists_every_layer),
     cmocka_unit_test (test_dense_gradients),
     cmocka_unit_test (test_activation_gradients),
+    cmocka_unit_test (test_activation_accuracy),
     cmocka_unit_test (test_ca_nn_gradients),
     cmocka_unit_test (test_ca_nn_matches_hand_computation),
     cmocka_unit_test (test_ca_nn_open_gate_is_dense),

@@ -17,6 +17,9 @@ extern const CamlLayerOps caml_embedding_ops;
 extern const CamlLayerOps caml_mean_pool_ops;
 extern const CamlLayerOps caml_average_ops;
 extern const CamlLayerOps caml_ca_bsfe_ops;
+extern const CamlLayerOps caml_ca_rnn_ops;
+extern const CamlLayerOps caml_lstm_ops;
+extern const CamlLayerOps caml_gru_ops;
 
 /* Token ids (N, T) to vectors (N, T, D) from E (V, D); OOV ids and steps at
  * or after lengths[n] give zeros. */
@@ -25,6 +28,53 @@ void caml_embedding_forward (float *out, const float *ids, const float *E, const
 /* dE (V, D) += the rows of dout (N, T, D) at each valid id. */
 void caml_embedding_backward (float *dE, const float *dout, const float *ids,
                               const int *lengths, int n, int t_max, int v, int d);
+
+/* ------------------------------------------------ recurrent layers (rnn.c) */
+
+/* A batch of N ragged sequences packed time-major, longest first: the
+ * samples running at step t are ranks 0 … active[t] − 1, their rows packed
+ * rows offset[t] + rank. Buffers grow on demand; clear with
+ * caml_rnn_pack_clear. */
+typedef struct {
+  int  n, t_max;
+  int  steps;      /* the longest length in the batch */
+  int  rows;       /* Σ lengths: the packed rows */
+  int *order;      /* (N) sample of each rank, longest first (stable) */
+  int *rank;       /* (N) rank of each sample */
+  int *length;     /* (N) length of each sample, clamped to 0 … T */
+  int *active;     /* (T + 1) samples longer than t */
+  int *offset;     /* (T + 1) first packed row of step t */
+  int  cap_n, cap_rank, cap_length, cap_t, cap_offset;
+} CamlRnnPack;
+
+/* lengths (N) or NULL for all T. */
+void caml_rnn_pack_set (CamlRnnPack *p, const int *lengths, int n, int t_max);
+void caml_rnn_pack_clear (CamlRnnPack *p);
+/* packed (rows, d) from the valid steps of seq (N, T, d). */
+void caml_rnn_gather (const CamlRnnPack *p, float *packed, const float *seq, int d);
+/* seq (N, T, d) from packed (rows, d), zeros at and after each length. */
+void caml_rnn_scatter (const CamlRnnPack *p, float *seq, const float *packed, int d);
+/* out (N, d): each sample's row at its last step; zeros for length 0. */
+void caml_rnn_gather_last (const CamlRnnPack *p, float *out, const float *packed, int d);
+/* dpacked (rows, d): each sample's row at its last step += dout (N, d). */
+void caml_rnn_add_last (const CamlRnnPack *p, float *dpacked, const float *dout, int d);
+/* The layer output from packed (rows, d): the whole sequence (N, T, d) or
+ * the last steps (N, d); and its gradient back to dpacked (overwritten). */
+void caml_rnn_emit (const CamlRnnPack *p, float *out, const float *packed, int d,
+                    gboolean sequences);
+void caml_rnn_emit_backward (const CamlRnnPack *p, float *dpacked, const float *dout, int d,
+                             gboolean sequences);
+/* chi (N, T) from column 0 of packed rows `stride` floats apart; 0 after
+ * each length. */
+void caml_rnn_chi (const CamlRnnPack *p, float *chi, const float *packed, int stride);
+/* prev (rows, d) at step t + 1 = the first active[t + 1] rows of cur (rows,
+ * d) at step t: the previous state each running sample reads. */
+void caml_rnn_shift_prev (const CamlRnnPack *p, float *prev, const float *cur, int t, int d);
+/* Setup: the input must be a SEQUENCE (T, D). */
+gboolean caml_rnn_check_input (const CamlLayer *layer, GError **error);
+/* The `emit` option: "output" (y_t) or "cell" (c_t). NULL-terminated. */
+extern const char *const caml_rnn_emit_names[];
+enum { CAML_RNN_EMIT_OUTPUT, CAML_RNN_EMIT_CELL };
 
 /* Row-major cblas_sgemm; large products run as two halves on two threads. */
 #include <cblas.h>
