@@ -239,6 +239,63 @@ test_xor_ca_nn (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ------------------------------------------------------ CA-NN parts */
+
+/* The parts page follows the selected CA-NN layer (falling back to the last
+ * CA-NN), and after training both shares vary over the plane. */
+static void
+test_ca_nn_parts (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  CamlPlotView *parts = caml_window_get_plot_view (win, "parts");
+  assert_non_null (parts);
+
+  activate (win, "select-layer", g_variant_new_int32 (1));
+  assert_int_equal (caml_window_get_parts_layer (win), 1);
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  assert_int_equal (caml_window_get_parts_layer (win), 0);
+  activate (win, "select-layer", g_variant_new_int32 (2));   /* dense: the last CA-NN */
+  assert_int_equal (caml_window_get_parts_layer (win), 1);
+
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  int n_maps = 0;
+  caml_plot_view_get_heatmap (parts, 0, &n_maps);
+  assert_int_equal (n_maps, 4);   /* χ, χ·f₁, (1 − χ)·f₀, the fit */
+  double lo, hi;
+  caml_plot_heatmap_get_range (caml_plot_view_get_heatmap (parts, 2, NULL), &lo, &hi);
+  print_message ("context-free share (1 − χ)·f₀ spans %.4g … %.4g\n", lo, hi);
+  assert_true (hi - lo > 1e-6);
+  size_t n_segments = 0;
+  caml_plot_heatmap_get_segments (caml_plot_view_get_heatmap (parts, 1, NULL), &n_segments);
+  assert_true (n_segments > 0);   /* χ·f₁ has contours: it is not flat */
+
+  /* Choosing the other CA-NN after training samples its parts at once. */
+  guint updates = caml_plot_view_get_update_count (parts);
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  assert_int_equal (caml_window_get_parts_layer (win), 0);
+  assert_true (caml_plot_view_get_update_count (parts) > updates);
+  activate (win, "select-layer", g_variant_new_int32 (1));
+
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *png = g_build_filename (out_dir != NULL ? out_dir : ".", "gui-parts.png",
+                                           NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_plot_view_write (parts, png, 4 * 400, 400, &error));
+
+  /* A model without a CA-NN has no parts. */
+  activate (win, "reset", NULL);
+  activate (win, "clear-model", NULL);
+  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  assert_true (enabled (win, "train"));
+  assert_int_equal (caml_window_get_parts_layer (win), -1);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* ------------------------------------------------- σ-maps and baseline */
 
 static void
@@ -512,6 +569,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_xor_ca_nn),
+    cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_throughput),

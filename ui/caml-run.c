@@ -43,6 +43,7 @@ struct _CamlRun {
   gpointer      notify_data;
 
   int      sigma_layer;         /* layer with σ-maps, or -1 */
+  gint     parts_layer;         /* atomic: CA-NN whose parts are sampled, or -1 */
   const CamlDataset *sigma_set; /* test set, else train set (borrowed from data) */
 
   /* trainer thread only (or the creating thread before the start) */
@@ -53,14 +54,25 @@ struct _CamlRun {
   float   *work_fit;            /* (grid, grid) */
   float   *work_chi;            /* (n_chi, grid, grid) */
   float   *scratch;             /* (grid, grid) */
+  float   *work_free;           /* (grid, grid) output with the parts layer's χ ≡ 0 */
+  float   *work_sensitive;      /* (grid, grid) … with χ ≡ 1 */
+  int      work_parts_layer;
   gint64   last_sample_us;
   gint64   sample_cost_us;
   gint64   sample_total_us;
+
+  /* Held while sampling: after the trainer thread marks itself done it
+   * still samples for its final report, and caml_trainer_with_model then
+   * runs a closure on the calling thread too. */
+  GMutex   sample_lock;
 
   /* protected by lock */
   GMutex   lock;
   float   *fit;                 /* (grid, grid) */
   float   *chi;                 /* (n_chi, grid, grid) */
+  float   *free;                /* (grid, grid) */
+  float   *sensitive;           /* (grid, grid) */
+  int      sampled_parts_layer; /* the layer free/sensitive belong to, or -1 */
   guint64  version;
   double   sample_seconds;
   GPtrArray *sigma;             /* CamlSigmaSnapshot, oldest first */
@@ -110,6 +122,7 @@ static void
 sample_model (CamlModel *model, gpointer user_data)
 {
   CamlRun *run = user_data;
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
   size_t cells = (size_t) run->grid * run->grid;
   gint64 start = g_get_monotonic_time ();
   gboolean ok;
@@ -126,6 +139,11 @@ sample_model (CamlModel *model, gpointer user_data)
                                      run->scratch, run->chi_layers[k],
                                      run->work_chi + k * cells, NULL);
     }
+  run->work_parts_layer = g_atomic_int_get (&run->parts_layer);
+  if (ok && run->work_parts_layer >= 0)
+    ok = caml_model_sample_grid_parts (model, run->exp->plot_domain, run->grid, run->grid,
+                                       run->work_parts_layer, run->work_free,
+                                       run->work_sensitive, NULL);
   gint64 end = g_get_monotonic_time ();
   run->sample_cost_us = end - start;
   run->sample_total_us += end - start;
@@ -136,6 +154,12 @@ sample_model (CamlModel *model, gpointer user_data)
   g_mutex_lock (&run->lock);
   memcpy (run->fit, run->work_fit, cells * sizeof (float));
   memcpy (run->chi, run->work_chi, run->n_chi * cells * sizeof (float));
+  if (run->work_parts_layer >= 0)
+    {
+      memcpy (run->free, run->work_free, cells * sizeof (float));
+      memcpy (run->sensitive, run->work_sensitive, cells * sizeof (float));
+    }
+  run->sampled_parts_layer = run->work_parts_layer;
   run->version++;
   run->sample_seconds = run->sample_total_us / 1e6;
   g_mutex_unlock (&run->lock);
@@ -147,6 +171,7 @@ static void
 sample_sigma (CamlModel *model, gpointer user_data)
 {
   CamlRun *run = user_data;
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
   const CamlDataset *set = run->sigma_set;
   gint64 start = g_get_monotonic_time ();
   CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (model, run->sigma_layer, set,
@@ -252,10 +277,13 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   run->notify = notify;
   run->notify_data = notify_data;
   g_mutex_init (&run->lock);
+  g_mutex_init (&run->sample_lock);
   run->trainer = caml_trainer_new (run->exp, model, data->train, data->test);
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
   run->sigma = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free);
   run->sigma_auc = g_array_new (FALSE, FALSE, sizeof (double));
+  run->parts_layer = -1;
+  run->sampled_parts_layer = -1;
   run->sigma_set = data->test != NULL && data->test->n > 0 ? data->test : data->train;
   run->sigma_layer = data->train->x_shape.ndim == 3 && data->train->x_shape.dims[0] == 1
                      ? caml_report_sigma_layer (model) : -1;
@@ -269,11 +297,16 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
     {
       size_t cells = (size_t) run->grid * run->grid;
       find_chi_layers (run);
+      run->parts_layer = caml_report_parts_layer (model, -1);
       run->work_fit = g_new0 (float, cells);
       run->scratch = g_new0 (float, cells);
       run->work_chi = g_new0 (float, MAX (run->n_chi, 1) * cells);
       run->fit = g_new0 (float, cells);
       run->chi = g_new0 (float, MAX (run->n_chi, 1) * cells);
+      run->work_free = g_new0 (float, cells);
+      run->work_sensitive = g_new0 (float, cells);
+      run->free = g_new0 (float, cells);
+      run->sensitive = g_new0 (float, cells);
       /* The untrained surface: the thread has not started, so this runs here. */
       caml_trainer_with_model (run->trainer, sample_model, run);
     }
@@ -294,10 +327,15 @@ caml_run_free (CamlRun *run)
   g_free (run->scratch);
   g_free (run->fit);
   g_free (run->chi);
+  g_free (run->work_free);
+  g_free (run->work_sensitive);
+  g_free (run->free);
+  g_free (run->sensitive);
   g_free (run->auc_maps);
   g_ptr_array_unref (run->sigma);
   g_array_unref (run->sigma_auc);
   g_mutex_clear (&run->lock);
+  g_mutex_clear (&run->sample_lock);
   g_free (run);
 }
 
@@ -353,7 +391,8 @@ caml_run_get_chi_layer (CamlRun *run, int k, const char **title)
 }
 
 gboolean
-caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi)
+caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
+                       float *free, float *sensitive, int *parts_layer)
 {
   size_t cells = (size_t) run->grid * run->grid;
   gboolean fresh;
@@ -367,10 +406,38 @@ caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi)
       memcpy (fit, run->fit, cells * sizeof (float));
       if (chi != NULL)
         memcpy (chi, run->chi, run->n_chi * cells * sizeof (float));
+      if (free != NULL && run->sampled_parts_layer >= 0)
+        memcpy (free, run->free, cells * sizeof (float));
+      if (sensitive != NULL && run->sampled_parts_layer >= 0)
+        memcpy (sensitive, run->sensitive, cells * sizeof (float));
+      if (parts_layer != NULL)
+        *parts_layer = run->sampled_parts_layer;
       *version = run->version;
     }
   g_mutex_unlock (&run->lock);
   return fresh;
+}
+
+int
+caml_run_set_parts_layer (CamlRun *run, int preferred)
+{
+  if (!run->surface)
+    return -1;
+  /* Layer types are fixed once the model is built: reading them here, on
+   * the main thread, races with nothing. */
+  int layer = caml_report_parts_layer (run->model, preferred);
+  if (g_atomic_int_get (&run->parts_layer) != layer)
+    {
+      g_atomic_int_set (&run->parts_layer, layer);
+      caml_trainer_with_model (run->trainer, sample_model, run);
+    }
+  return layer;
+}
+
+int
+caml_run_get_parts_layer (CamlRun *run)
+{
+  return g_atomic_int_get (&run->parts_layer);
 }
 
 gboolean

@@ -47,9 +47,19 @@ int      caml_run_get_grid (CamlRun *run);
 int      caml_run_get_n_chi (CamlRun *run);
 /* Layer index and title of the k-th χ map. */
 int      caml_run_get_chi_layer (CamlRun *run, int k, const char **title);
-/* If the snapshot is newer than *version: copies fit (grid, grid) and chi
- * (n_chi, grid, grid), updates *version and returns TRUE. */
-gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi);
+/* If the snapshot is newer than *version: copies fit (grid, grid), chi
+ * (n_chi, grid, grid) and, when the snapshot has them, the CA-NN parts free
+ * and sensitive (grid, grid) — the output with the parts layer's χ held at 0
+ * and at 1 — and sets *parts_layer to their layer (-1: none); updates
+ * *version and returns TRUE. Any of chi … parts_layer may be NULL. */
+gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
+                                float *free, float *sensitive, int *parts_layer);
+/* Chooses the CA-NN layer whose parts are sampled: `preferred` when it is
+ * one, else the last CA-NN (caml_report_parts_layer). A change samples the
+ * surface again between two steps. Returns the layer, or -1 (no CA-NN, or
+ * not a surface run). */
+int      caml_run_set_parts_layer (CamlRun *run, int preferred);
+int      caml_run_get_parts_layer (CamlRun *run);
 /* σ-map snapshots (image models with a convolutional CA layer only):
  * sampled at most twice a second on the trainer thread, each with its step
  * and the foreground/background AUC over the first 100 test images; at most

@@ -58,6 +58,7 @@ struct _CamlWindow {
   CamlPlotView    *loss_view;
   CamlPlotView    *surface_view;
   CamlPlotView    *chi_view;
+  CamlPlotView    *parts_view;
   CamlPlotView    *accuracy_view;
   GtkBox          *sigma_box;
   GtkBox          *sigma_side;
@@ -65,6 +66,8 @@ struct _CamlWindow {
   GtkScale        *sigma_scale;
   CamlPlotView    *sigma_auc_view;
   GtkGrid         *bottom_grid;
+  GtkStack        *plots_stack;
+  GtkStackSwitcher *plots_switcher;
   GtkProgressBar  *progress_bar;
   GtkLabel        *status_label;
 
@@ -87,6 +90,9 @@ struct _CamlWindow {
   guint64         surface_version;
   float          *fit;           /* (grid, grid) */
   float          *chi;           /* (n_chi, grid, grid) */
+  float          *free_part;     /* (grid, grid) output with the parts layer's χ ≡ 0 */
+  float          *sensitive_part;/* (grid, grid) … with χ ≡ 1 */
+  int             parts_layer;   /* the layer they belong to, or -1 */
   guint64         sigma_version;
   int             n_sigma;       /* snapshots the scrubber spans */
   int             sigma_shown;   /* index of the snapshot in the grid, -1 none */
@@ -292,6 +298,9 @@ discard_run (CamlWindow *self)
   self->surface_version = 0;
   g_clear_pointer (&self->fit, g_free);
   g_clear_pointer (&self->chi, g_free);
+  g_clear_pointer (&self->free_part, g_free);
+  g_clear_pointer (&self->sensitive_part, g_free);
+  self->parts_layer = -1;
   clear_history (self);
 }
 
@@ -371,6 +380,7 @@ rebuild_surface_plots (CamlWindow *self)
       return;
     }
   CamlPlotHeatmap *maps[4];
+  const float *parts_chi = NULL;
   for (int k = 0; k < n_chi && k < 4; k++)
     {
       const char *layer_title = NULL;
@@ -378,8 +388,37 @@ rebuild_surface_plots (CamlWindow *self)
       g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (%s)", layer, layer_title);
       maps[k] = surface_heatmap (self, chi_title, "χ", self->chi + k * cells, TRUE, 0.0, 1.0,
                                  FALSE);
+      if (layer == self->parts_layer)
+        parts_chi = self->chi + k * cells;
     }
   caml_plot_view_set_heatmaps (self->chi_view, maps, MIN (n_chi, 4));
+
+  /* The parts page: χ of the parts layer, its context-sensitive share χ·f₁
+   * on the fit's colour scale, its context-free share (1 − χ)·f₀ — often a
+   * small constant times 1 − χ — on its own, and the fit they add up to. */
+  if (parts_chi == NULL)
+    {
+      caml_plot_view_clear (self->parts_view);
+      caml_plot_view_set_placeholder (self->parts_view, "this model has no CA-NN layer");
+      return;
+    }
+  float f0 = self->free_part[0];
+  g_autofree float *free_share = g_new (float, cells);
+  g_autofree float *sensitive_share = g_new (float, cells);
+  double residual = caml_report_parts_shares (parts_chi, self->free_part, self->sensitive_part,
+                                              self->fit, cells, free_share, sensitive_share);
+  gboolean add_up = caml_report_parts_add_up (residual, self->fit, cells);
+  g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (CA-NN)", self->parts_layer);
+  g_autofree char *f_label = g_strdup_printf ("f₀ = %.3g", f0);
+  CamlPlotHeatmap *parts[4] = {
+    surface_heatmap (self, chi_title, "χ", parts_chi, TRUE, 0.0, 1.0, FALSE),
+    surface_heatmap (self, "context-sensitive χ·f₁", "output", sensitive_share, TRUE, vmin,
+                     vmax, FALSE),
+    surface_heatmap (self, "context-free (1 − χ)·f₀", f_label, free_share, FALSE, 0, 0, FALSE),
+    surface_heatmap (self, add_up ? "fit = the sum of the parts" : "fit ≠ sum (not affine after)",
+                     "output", self->fit, TRUE, vmin, vmax, TRUE),
+  };
+  caml_plot_view_set_heatmaps (self->parts_view, parts, 4);
 }
 
 /* The scrubber spans the snapshots kept; at its right end it follows the
@@ -489,20 +528,24 @@ place_accuracy (CamlWindow *self, gboolean beside_sigma)
   g_object_unref (acc);
 }
 
-/* Every map gets the same width: the χ view spans one grid column per gate. */
+/* Every map gets the same width: the χ view spans one grid column per gate.
+ * The CA-NN parts page is offered only when there are parts to show. */
 static void
-set_chi_columns (CamlWindow *self, int n)
+set_chi_columns (CamlWindow *self, int n, gboolean parts)
 {
   g_object_ref (self->chi_view);
   gtk_grid_remove (self->bottom_grid, GTK_WIDGET (self->chi_view));
   gtk_grid_attach (self->bottom_grid, GTK_WIDGET (self->chi_view), 1, 0, MAX (n, 1), 1);
   g_object_unref (self->chi_view);
+  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), parts);
+  if (!parts)
+    gtk_stack_set_visible_child_name (self->plots_stack, "main");
 }
 
 static void
 show_surface_placeholders (CamlWindow *self, const char *why)
 {
-  set_chi_columns (self, 1);
+  set_chi_columns (self, 1, FALSE);
   caml_plot_view_clear (self->surface_view);
   caml_plot_view_clear (self->chi_view);
   caml_plot_view_set_placeholder (self->surface_view, why);
@@ -620,8 +663,11 @@ update_from_run (CamlWindow *self)
         {
           self->fit = g_new0 (float, cells);
           self->chi = g_new0 (float, MAX (caml_run_get_n_chi (self->run), 1) * cells);
+          self->free_part = g_new0 (float, cells);
+          self->sensitive_part = g_new0 (float, cells);
         }
-      if (caml_run_copy_surface (self->run, &self->surface_version, self->fit, self->chi))
+      if (caml_run_copy_surface (self->run, &self->surface_version, self->fit, self->chi,
+                                 self->free_part, self->sensitive_part, &self->parts_layer))
         rebuild_surface_plots (self);
     }
 
@@ -715,7 +761,11 @@ prepare_run (CamlWindow *self)
   if (!surface)
     show_surface_placeholders (self, "surfaces are drawn for 2-D → 1-D regression");
   else
-    set_chi_columns (self, caml_run_get_n_chi (self->run));
+    {
+      int parts = caml_run_set_parts_layer (self->run,
+                                            caml_model_editor_get_selected (self->model_editor));
+      set_chi_columns (self, caml_run_get_n_chi (self->run), parts >= 0);
+    }
   self->last_update_us = 0;
   update_from_run (self);
   update_actions (self);
@@ -1318,8 +1368,9 @@ export_plot_to (CamlWindow *self, const char *path, gpointer data)
   g_autoptr (GError) error = NULL;
   CamlPlotView *view = caml_window_get_plot_view (self, what);
   gboolean wide = g_str_equal (what, "loss") || g_str_equal (what, "accuracy");
-  int width = wide ? 1120 : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
-                                       ? caml_run_get_n_chi (self->run) : 1, 1);
+  int width = wide ? 1120 : g_str_equal (what, "parts") ? 4 * 560
+              : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
+                           ? caml_run_get_n_chi (self->run) : 1, 1);
 
   if (view != NULL && !caml_plot_view_write (view, path, width, 500, &error))
     caml_window_show_error (self, error->message);
@@ -1478,6 +1529,13 @@ static void
 on_selection_changed (CamlModelEditor *editor, CamlWindow *self)
 {
   update_actions (self);
+  /* The parts shown follow the selected CA-NN layer. */
+  if (self->run != NULL && caml_run_has_surface (self->run))
+    {
+      int before = caml_run_get_parts_layer (self->run);
+      if (caml_run_set_parts_layer (self->run, caml_model_editor_get_selected (editor)) != before)
+        update_from_run (self);
+    }
 }
 
 static void
@@ -1692,6 +1750,12 @@ caml_window_get_n_events (CamlWindow *self)
   return self->events->len;
 }
 
+int
+caml_window_get_parts_layer (CamlWindow *self)
+{
+  return self->run != NULL ? self->parts_layer : -1;
+}
+
 CamlPlotView *
 caml_window_get_plot_view (CamlWindow *self, const char *name)
 {
@@ -1701,6 +1765,8 @@ caml_window_get_plot_view (CamlWindow *self, const char *name)
     return self->surface_view;
   if (g_str_equal (name, "chi"))
     return self->chi_view;
+  if (g_str_equal (name, "parts"))
+    return self->parts_view;
   if (g_str_equal (name, "accuracy"))
     return self->accuracy_view;
   if (g_str_equal (name, "sigma"))
@@ -1876,6 +1942,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (loss_view);
   BIND (surface_view);
   BIND (chi_view);
+  BIND (parts_view);
   BIND (accuracy_view);
   BIND (sigma_box);
   BIND (sigma_side);
@@ -1883,6 +1950,8 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (sigma_scale);
   BIND (sigma_auc_view);
   BIND (bottom_grid);
+  BIND (plots_stack);
+  BIND (plots_switcher);
   BIND (progress_bar);
   BIND (status_label);
 #undef BIND
@@ -1933,6 +2002,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->sigma_scale, "value-changed", G_CALLBACK (on_sigma_scrubbed), self);
   self->sigma_shown = -1;
   self->sigma_follow = TRUE;
+  self->parts_layer = -1;
 
   self->exp = caml_experiment_new_default ();
 }

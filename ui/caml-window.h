@@ -40,7 +40,9 @@ const float          *caml_window_get_losses (CamlWindow *self, long *n_steps);
 const CamlEvalRow    *caml_window_get_rows (CamlWindow *self, int *n_rows);
 /* Learning-rate / em_steps changes marked on the loss curve this run. */
 guint                 caml_window_get_n_events (CamlWindow *self);
-/* "loss", "surface", "chi", "accuracy", "sigma" or "sigma-auc". */
+/* The CA-NN layer whose parts the "parts" view shows, or -1. */
+int                   caml_window_get_parts_layer (CamlWindow *self);
+/* "loss", "surface", "chi", "parts", "accuracy", "sigma" or "sigma-auc". */
 CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
 /* σ-map snapshots the grid and scrubber span, and the scrubber's upper end. */
 int                   caml_window_get_sigma_snapshots (CamlWindow *self, double *scrub_upper);
