@@ -17,6 +17,7 @@
 #include "caml-application.h"
 #include "caml-window.h"
 #include "presets.h"
+#include "caml-data-source.h"
 
 static CamlApplication *app;
 
@@ -46,6 +47,12 @@ static gboolean
 is_mapped (gpointer data)
 {
   return gtk_widget_get_mapped (GTK_WIDGET (data));
+}
+
+static gboolean
+not_loading (gpointer data)
+{
+  return !caml_window_is_loading (CAML_WINDOW (data));
 }
 
 static gboolean
@@ -367,6 +374,11 @@ test_sigma_maps (void **state)
   assert_true (iterate_until (is_mapped, win, 10));
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, exp_path, &error));
+  /* Files load on a worker thread: the window says so and Train waits. */
+  assert_true (caml_window_is_loading (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "Loading"));
+  assert_false (enabled (win, "train"));
+  assert_true (iterate_until (not_loading, win, 60));
   assert_null (caml_window_get_error (win));
   assert_true (enabled (win, "train"));
 
@@ -407,6 +419,187 @@ test_sigma_maps (void **state)
       g_free (paths[i]);
     }
   g_rmdir (dir);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+typedef struct {
+  gint64 last;
+  gint64 max_gap;
+  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
+} Stall;
+
+static gboolean
+on_stall_tick (gpointer data)
+{
+  Stall *st = data;
+  gint64 now = g_get_monotonic_time ();
+  if (st->last != 0)
+    {
+      gint64 gap = now - st->last;
+      st->max_gap = MAX (st->max_gap, gap);
+      g_array_append_val (st->gaps, gap);
+    }
+  st->last = now;
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+no_jobs (gpointer data)
+{
+  return caml_window_get_jobs_in_flight () == 0;
+}
+
+/* The Data section: fetched sets that are not there change nothing and say
+ * which command fetches them; four IDX files chosen in any order load on a
+ * worker thread and become the data only when they load; a broken file
+ * changes nothing and shows the engine's message. */
+static void
+test_data_picker (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-data-XXXXXX", NULL);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  CamlExperiment *before = caml_experiment_copy (caml_window_get_experiment (win));
+
+  g_autofree char *saved_dir = g_strdup (g_getenv ("CAML_DATA_DIR"));
+  g_setenv ("CAML_DATA_DIR", dir, TRUE);
+  activate (win, "data", g_variant_new_string ("mnist"));
+  const char *msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "datasets/fetch mnist`"));
+  assert_true (caml_experiment_equal (before, caml_window_get_experiment (win)));
+  activate (win, "data", g_variant_new_string ("fashion_mnist"));
+  assert_non_null (strstr (caml_window_get_error (win), "datasets/fetch fashion-mnist`"));
+  assert_true (caml_experiment_equal (before, caml_window_get_experiment (win)));
+  assert_false (caml_window_is_modified (win));
+  assert_true (enabled (win, "train"));
+  if (saved_dir != NULL)
+    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
+  else
+    g_unsetenv ("CAML_DATA_DIR");
+
+  /* Four IDX files, in any order. */
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+  const char *shuffled[] = { paths[3], paths[0], paths[2], paths[1] };
+  caml_window_use_idx_files (win, shuffled, 4);
+  assert_true (caml_window_is_loading (win));
+  assert_true (caml_experiment_equal (before, caml_window_get_experiment (win)));
+  assert_true (iterate_until (not_loading, win, 60));
+  assert_null (caml_window_get_error (win));
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  assert_int_equal (exp->data.kind, CAML_DATA_IDX);
+  for (int i = 0; i < 4; i++)
+    assert_string_equal (exp->data.idx_paths[i], paths[i]);
+  assert_int_equal (exp->loss, CAML_LOSS_SOFTMAX_XENT);   /* the loss follows the data */
+  assert_true (caml_window_is_modified (win));
+  print_message ("data: %s\n", caml_window_get_data_text (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "200 training and 120 test"));
+
+  /* A truncated image file: the header says 200 images, the file holds 3. */
+  CamlExperiment *with_idx = caml_experiment_copy (exp);
+  g_autofree char *cut = g_build_filename (dir, "cut-train-images", NULL);
+  {
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    assert_true (g_file_get_contents (paths[0], &bytes, &len, NULL));
+    assert_true (g_file_set_contents (cut, bytes, 16 + 3 * 28 * 28, NULL));
+  }
+  const char *broken[] = { cut, paths[1], paths[2], paths[3] };
+  caml_window_use_idx_files (win, broken, 4);
+  assert_true (iterate_until (not_loading, win, 60));
+  msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "cut-train-images"));
+  assert_true (caml_experiment_equal (with_idx, caml_window_get_experiment (win)));
+  /* Three files: nothing is read, nothing changes. */
+  caml_window_use_idx_files (win, broken, 3);
+  assert_true (iterate_until (not_loading, win, 60));
+  assert_non_null (strstr (caml_window_get_error (win), "not 3"));
+  assert_true (caml_experiment_equal (with_idx, caml_window_get_experiment (win)));
+  caml_experiment_free (with_idx);
+  caml_experiment_free (before);
+
+  /* Train pressed while the model is being built starts it once built. */
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"idx-pending\", \"seed\": 0,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 20, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "idx.json", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, exp_path, &error));
+  assert_true (iterate_until (not_loading, win, 60));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "layer-option", g_variant_new ("(sd)", "depth", 3.0));
+  assert_true (caml_window_is_loading (win));      /* the new model is being built */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  long n_steps = 0;
+  caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, 20);
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  /* A window closed while its data loads: the job ends on its own and
+   * drops what it loaded. */
+  CamlWindow *gone = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (gone));
+  assert_true (caml_window_load_file (gone, exp_path, &error));
+  assert_true (caml_window_is_loading (gone));
+  assert_true (caml_window_get_jobs_in_flight () > 0);
+  gtk_window_destroy (GTK_WINDOW (gone));
+  assert_true (iterate_until (no_jobs, NULL, 60));
+
+  g_unlink (exp_path);
+  g_unlink (cut);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+}
+
+/* MNIST (when fetched) loads while the window keeps drawing: the main loop
+ * runs all along, and the window says what it is loading. */
+static void
+test_mnist_loading (void **state)
+{
+  g_autofree char *missing = caml_data_source_missing (CAML_DATA_MNIST);
+  if (missing != NULL)
+    {
+      print_message ("skipped: %s\n", missing);
+      skip ();
+    }
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "mnist-ca-cnn"));
+  assert_true (caml_window_is_loading (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "Loading MNIST"));
+  assert_false (enabled (win, "train"));
+  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+  guint tick = g_timeout_add (5, on_stall_tick, &stall);
+  assert_true (iterate_until (not_loading, win, 120));
+  g_source_remove (tick);
+  print_message ("MNIST loaded while the main loop ran %u times; longest gap %.1f ms\n",
+                 stall.gaps->len, stall.max_gap / 1000.0);
+  assert_true (stall.gaps->len > 0);
+  assert_null (caml_window_get_error (win));
+  assert_true (enabled (win, "train"));
+  assert_true (caml_window_get_sigma_snapshots (win, NULL) >= 1);   /* the untrained maps */
+  g_array_unref (stall.gaps);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -456,27 +649,6 @@ test_compare_baseline (void **state)
 }
 
 /* ------------------------------------------------------- throughput */
-
-typedef struct {
-  gint64 last;
-  gint64 max_gap;
-  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
-} Stall;
-
-static gboolean
-on_stall_tick (gpointer data)
-{
-  Stall *st = data;
-  gint64 now = g_get_monotonic_time ();
-  if (st->last != 0)
-    {
-      gint64 gap = now - st->last;
-      st->max_gap = MAX (st->max_gap, gap);
-      g_array_append_val (st->gaps, gap);
-    }
-  st->last = now;
-  return G_SOURCE_CONTINUE;
-}
 
 static int
 compare_gaps (gconstpointer a, gconstpointer b)
@@ -572,6 +744,8 @@ main (void)
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
+    cmocka_unit_test (test_data_picker),
+    cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_throughput),
   };
   g_autoptr (GError) error = NULL;

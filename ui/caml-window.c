@@ -21,6 +21,7 @@
 #include "caml-application.h"
 #include "caml-model-editor.h"
 #include "caml-run.h"
+#include "caml-data-source.h"
 #include "report.h"
 
 #include <math.h>
@@ -33,6 +34,21 @@ typedef struct {
   long  step;
   char *text;
 } Event;
+
+/* Work done on a worker thread (GTask). */
+typedef enum {
+  JOB_DATA,   /* load exp's data sets, then build the run when the model fits */
+  JOB_RUN,    /* build the run (model, trainer, untrained snapshot) from loaded data */
+  JOB_IDX,    /* order and load four chosen IDX files; commit only when they load */
+} JobKind;
+
+/* What to do once the run being built is there. */
+typedef enum {
+  PENDING_NONE,
+  PENDING_TRAIN,
+  PENDING_STEP,
+  PENDING_COMPARE,
+} Pending;
 
 struct _CamlWindow {
   GtkApplicationWindow parent_instance;
@@ -70,6 +86,7 @@ struct _CamlWindow {
   GtkStackSwitcher *plots_switcher;
   GtkProgressBar  *progress_bar;
   GtkLabel        *status_label;
+  GtkSpinner      *load_spinner;
 
   /* owned */
   CamlExperiment *exp;
@@ -78,6 +95,15 @@ struct _CamlWindow {
   gboolean        dirty;
   CamlRunData    *data;          /* data sets of exp, NULL until loaded */
   char           *data_error;
+  gboolean        data_loading;  /* a JOB_DATA for data_serial is under way */
+  gboolean        adapt_pending; /* fit the domain and loss to the data once loaded */
+  guint           data_serial;   /* changes whenever exp's data config does */
+  gboolean        idx_loading;   /* a JOB_IDX for data_serial is under way */
+  gboolean        run_building;  /* a job builds the run for run_serial */
+  guint           run_serial;    /* changes whenever the run is discarded */
+  Pending         pending;       /* what to do when the run being built arrives */
+  char           *pending_weights; /* weights file to load into it, or NULL */
+  GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
   gboolean        run_started;
   CamlProgress    progress;      /* last copy */
@@ -117,6 +143,8 @@ struct _CamlWindow {
 G_DEFINE_FINAL_TYPE (CamlWindow, caml_window, GTK_TYPE_APPLICATION_WINDOW)
 
 static void update_actions (CamlWindow *self);
+static void set_strings (GtkDropDown *drop, const char *const *strings);
+static void update_from_run (CamlWindow *self);
 static void prepare_run (CamlWindow *self);
 static void rebuild_loss_plot (CamlWindow *self);
 
@@ -225,27 +253,27 @@ default_domain (CamlDataKind kind, const CamlDataset *set, double domain[4])
     }
 }
 
-/* Loads exp's data sets (once) and tells the model editor what to check the
- * model against. */
-static void
-ensure_data (CamlWindow *self)
+/* Whether a data kind is read from files: loaded on a worker thread, and
+ * its runs built there too (a CA-CNN's untrained σ-maps take a forward pass
+ * over 124 images). The built-in sets are computed in microseconds, on the
+ * spot: no frame in which Train is greyed out. */
+static gboolean
+kind_from_files (CamlDataKind kind)
 {
-  g_autoptr (GError) error = NULL;
-  const char *kind = caml_data_kind_names[self->exp->data.kind];
+  return kind == CAML_DATA_MNIST || kind == CAML_DATA_FASHION_MNIST || kind == CAML_DATA_IDX;
+}
 
-  if (self->data != NULL || self->data_error != NULL)
-    return;
-  self->data = caml_run_data_load (self->exp, &error);
-  if (self->data == NULL)
-    {
-      self->data_error = g_strdup (error->message);
-      g_autofree char *text = g_strdup_printf ("Cannot read the %s data: %s", kind,
-                                               error->message);
-      gtk_label_set_text (self->data_label, text);
-      caml_model_editor_set_data (self->model_editor, NULL, 0, kind, error->message);
-      return;
-    }
+static const char *
+data_title (CamlWindow *self)
+{
+  return self->exp->data.kind == CAML_DATA_IDX ? "IDX"
+         : caml_data_source_title (self->exp->data.kind);
+}
 
+/* Tells the data label and the model editor about self->data. */
+static void
+show_data (CamlWindow *self)
+{
   const CamlDataset *train = self->data->train, *test = self->data->test;
   g_autofree char *shape = caml_shape_to_string (&train->x_shape);
   int want = train->n_classes > 0 ? train->n_classes : train->y_width;
@@ -254,15 +282,106 @@ ensure_data (CamlWindow *self)
                      train->n, test != NULL ? test->n : 0, shape,
                      train->n_classes > 0 ? "classification" : "regression", want,
                      train->n_classes > 0 ? "classes" : want == 1 ? "output" : "outputs");
-  gtk_label_set_text (self->data_label, text);
-  caml_model_editor_set_data (self->model_editor, &train->x_shape, want, kind, NULL);
+  if (self->exp->data.kind == CAML_DATA_IDX && self->exp->data.idx_paths[0] != NULL)
+    {
+      g_autofree char *dir = g_path_get_dirname (self->exp->data.idx_paths[0]);
+      g_autofree char *with_dir = g_strdup_printf ("%s, from %s", text, dir);
+      gtk_label_set_text (self->data_label, with_dir);
+    }
+  else
+    gtk_label_set_text (self->data_label, text);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->data_label), "error");
+  caml_model_editor_set_data (self->model_editor, &train->x_shape, want, data_title (self),
+                              NULL);
 }
 
+/* After the data kind changed through the picker: the plot domain and the
+ * loss follow the new data. */
+static void
+adapt_to_data (CamlWindow *self)
+{
+  default_domain (self->exp->data.kind, self->data->train, self->exp->plot_domain);
+  CamlLossKind loss = self->data->train->n_classes > 0 ? CAML_LOSS_SOFTMAX_XENT : CAML_LOSS_MSE;
+  if (loss != self->exp->loss)
+    {
+      self->exp->loss = loss;
+      gboolean was_syncing = self->syncing;
+      self->syncing = TRUE;
+      gtk_drop_down_set_selected (self->loss_drop, loss);
+      self->syncing = was_syncing;
+    }
+}
+
+static void
+install_data (CamlWindow *self, CamlRunData *data)
+{
+  self->data = data;
+  self->data_loading = FALSE;
+  show_data (self);
+  if (self->adapt_pending)
+    {
+      self->adapt_pending = FALSE;
+      adapt_to_data (self);
+    }
+}
+
+static void
+set_data_error (CamlWindow *self, const char *message)
+{
+  self->data_error = g_strdup (message);
+  self->data_loading = FALSE;
+  self->adapt_pending = FALSE;
+  g_autofree char *text = g_strdup_printf ("Cannot read the %s data: %s", data_title (self),
+                                           message);
+  gtk_label_set_text (self->data_label, message != NULL && strstr (message, "not fetched")
+                                        ? message : text);
+  gtk_widget_add_css_class (GTK_WIDGET (self->data_label), "error");
+  caml_model_editor_set_data (self->model_editor, NULL, 0, data_title (self), message);
+  caml_window_show_error (self, gtk_label_get_text (self->data_label));
+}
+
+static void start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files);
+
+/* Makes sure exp's data sets are loaded or being loaded: at once for the
+ * built-in sets, on a worker thread for files. A fetched set that is not on
+ * this computer is reported with the command that fetches it, before any
+ * attempt to read it. */
+static void
+request_data (CamlWindow *self)
+{
+  CamlDataKind kind = self->exp->data.kind;
+
+  if (self->data != NULL || self->data_error != NULL || self->data_loading)
+    return;
+  g_autofree char *missing = caml_data_source_missing (kind);
+  if (missing != NULL)
+    {
+      set_data_error (self, missing);
+      return;
+    }
+  if (kind_from_files (kind))
+    {
+      start_job (self, JOB_DATA, NULL, 0);
+      return;
+    }
+  g_autoptr (GError) error = NULL;
+  CamlRunData *data = caml_run_data_load (self->exp, &error);
+  if (data != NULL)
+    install_data (self, data);
+  else
+    set_data_error (self, error->message);
+}
+
+/* The data sets no longer match exp: forget them (a load under way is
+ * dropped when it ends). */
 static void
 invalidate_data (CamlWindow *self)
 {
   g_clear_pointer (&self->data, caml_run_data_unref);
   g_clear_pointer (&self->data_error, g_free);
+  self->data_loading = FALSE;
+  self->idx_loading = FALSE;
+  self->data_serial++;
 }
 
 /* ------------------------------------------------------------------- run */
@@ -291,6 +410,8 @@ discard_run (CamlWindow *self)
   g_clear_pointer (&self->baseline, caml_run_free);
   g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
   self->run_started = FALSE;
+  self->run_building = FALSE;   /* a run being built is dropped when it arrives */
+  self->run_serial++;
   self->sigma_version = 0;
   self->n_sigma = 0;
   self->sigma_shown = -1;
@@ -572,11 +693,20 @@ update_progress_widgets (CamlWindow *self)
     "ready", "training", "paused", "finished", "stopped", "failed",
   };
 
+  gboolean loading = caml_window_is_loading (self);
+  gtk_widget_set_visible (GTK_WIDGET (self->load_spinner), loading);
+  gtk_spinner_set_spinning (self->load_spinner, loading);
   if (self->run == NULL)
     {
+      g_autofree char *text = self->data_loading || self->idx_loading
+                              ? g_strdup_printf ("loading %s…", self->idx_loading
+                                                 ? "the IDX files" : data_title (self))
+                              : self->run_building ? g_strdup ("building the model…")
+                              : g_strdup ("no model to train");
       gtk_progress_bar_set_fraction (self->progress_bar, 0);
-      gtk_progress_bar_set_text (self->progress_bar, "no model to train");
-      gtk_label_set_text (self->status_label, "");
+      gtk_progress_bar_set_text (self->progress_bar, text);
+      gtk_label_set_text (self->status_label,
+                          self->pending != PENDING_NONE ? "starts when the model is built" : "");
       return;
     }
   long total = p->total_steps > 0 ? p->total_steps : self->exp->steps;
@@ -708,39 +838,24 @@ on_update (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-/* Builds a run from exp when the model and data allow it; shows the
- * untrained surface. */
+/* What the plots say while there is no run. */
 static void
-prepare_run (CamlWindow *self)
+show_waiting (CamlWindow *self, const char *why)
 {
-  g_autoptr (GError) error = NULL;
+  show_surface_placeholders (self, why);
+  caml_plot_view_clear (self->loss_view);
+  caml_plot_view_set_placeholder (self->loss_view, why);
+  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);
+}
 
-  if (self->run != NULL)
-    return;
-  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);   /* until a run has σ-maps */
-  ensure_data (self);
-  if (self->data == NULL)
-    {
-      show_surface_placeholders (self, "the data could not be read");
-      update_actions (self);
-      return;
-    }
-  if (!caml_model_editor_is_valid (self->model_editor))
-    {
-      show_surface_placeholders (self, "fix the model to see its surface");
-      caml_plot_view_clear (self->loss_view);
-      caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
-      update_progress_widgets (self);
-      update_actions (self);
-      return;
-    }
-  self->run = caml_run_new (self->exp, self->data, SURFACE_GRID, on_run_notify, self, &error);
-  if (self->run == NULL)
-    {
-      caml_window_show_error (self, error->message);
-      update_actions (self);
-      return;
-    }
+static void do_pending (CamlWindow *self);
+
+/* Takes ownership of run and shows its untrained surface or σ-maps. */
+static void
+install_run (CamlWindow *self, CamlRun *run)
+{
+  self->run = run;
+  self->run_building = FALSE;
   clear_history (self);
   caml_plot_view_clear (self->loss_view);
   caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
@@ -769,6 +884,315 @@ prepare_run (CamlWindow *self)
   self->last_update_us = 0;
   update_from_run (self);
   update_actions (self);
+  do_pending (self);
+}
+
+/* Builds a run from exp when the model and data allow it (for data from
+ * files on a worker thread; the run arrives later); shows the untrained
+ * surface. */
+static void
+prepare_run (CamlWindow *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (self->run != NULL)
+    return;
+  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);   /* until a run has σ-maps */
+  request_data (self);
+  if (self->data_loading || self->run_building)
+    {
+      g_autofree char *text = self->data_loading
+                              ? g_strdup_printf ("Loading %s…", data_title (self))
+                              : g_strdup ("Building the model…");
+      show_waiting (self, text);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  if (self->data == NULL)
+    {
+      const char *fetch = caml_data_source_fetch_name (self->exp->data.kind);
+      g_autofree char *why = self->data_error != NULL && fetch != NULL
+                             && strstr (self->data_error, "not fetched") != NULL
+                             ? g_strdup_printf ("%s is not fetched: datasets/fetch %s gets it",
+                                                data_title (self), fetch)
+                             : g_strdup ("the data could not be read (see above)");
+      show_waiting (self, why);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  if (!caml_model_editor_is_valid (self->model_editor))
+    {
+      show_surface_placeholders (self, "fix the model to see its surface");
+      caml_plot_view_clear (self->loss_view);
+      caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  if (kind_from_files (self->exp->data.kind))
+    {
+      start_job (self, JOB_RUN, NULL, 0);
+      show_waiting (self, "Building the model…");
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  CamlRun *run = caml_run_new (self->exp, self->data, SURFACE_GRID, on_run_notify, self, &error);
+  if (run == NULL)
+    {
+      caml_window_show_error (self, error->message);
+      update_actions (self);
+      return;
+    }
+  install_run (self, run);
+}
+
+/* ------------------------------------------------------------------ jobs */
+
+/* Jobs under way in every window (tests wait for them). */
+static gint jobs_in_flight;
+
+typedef struct {
+  JobKind         kind;
+  CamlExperiment *exp;          /* a copy: what to load and build */
+  char           *files[4];     /* JOB_IDX: the chosen files, in any order */
+  int             n_files;
+  gboolean        build_run;    /* JOB_DATA: build the run too */
+  guint           data_serial;
+  guint           run_serial;
+  GApplication   *app;          /* held while the job runs, so the process waits for it */
+  /* results */
+  CamlRunData    *data;         /* JOB_RUN: given; others: loaded */
+  CamlRun        *run;
+  char           *data_error;
+  char           *run_error;
+} Job;
+
+static void
+job_free (gpointer p)
+{
+  Job *job = p;
+  caml_run_free (job->run);           /* a run never installed: not started */
+  caml_run_data_unref (job->data);
+  caml_experiment_free (job->exp);
+  for (int i = 0; i < 4; i++)
+    g_free (job->files[i]);
+  g_free (job->data_error);
+  g_free (job->run_error);
+  if (job->app != NULL)
+    {
+      g_application_release (job->app);
+      g_object_unref (job->app);
+    }
+  g_free (job);
+}
+
+/* Worker thread: engine calls only, on the job's own copies. The run is
+ * built with the window as its notify data; nothing notifies before its
+ * trainer starts, which happens on the main thread. */
+static void
+job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Job *job = task_data;
+  g_autoptr (GError) error = NULL;
+
+  if (job->kind == JOB_IDX)
+    {
+      char *ordered[4];
+      if (!caml_data_source_order_idx ((const char *const *) job->files, job->n_files, ordered,
+                                       &error))
+        {
+          job->data_error = g_strdup (error->message);
+          g_task_return_boolean (task, TRUE);
+          return;
+        }
+      job->exp->data.kind = CAML_DATA_IDX;
+      for (int i = 0; i < 4; i++)
+        {
+          g_free (job->exp->data.idx_paths[i]);
+          job->exp->data.idx_paths[i] = ordered[i];
+        }
+    }
+  if (job->kind != JOB_RUN)
+    {
+      gint64 start = g_get_monotonic_time ();
+      job->data = caml_run_data_load (job->exp, &error);
+      g_debug ("loaded the %s data in %.2f s", caml_data_kind_names[job->exp->data.kind],
+               (g_get_monotonic_time () - start) / 1e6);
+      if (job->data == NULL)
+        {
+          job->data_error = g_strdup (error->message);
+          g_task_return_boolean (task, TRUE);
+          return;
+        }
+    }
+  if ((job->kind == JOB_RUN || job->build_run) && !g_cancellable_is_cancelled (cancellable))
+    {
+      job->run = caml_run_new (job->exp, job->data, SURFACE_GRID, on_run_notify, source, &error);
+      if (job->run == NULL)
+        job->run_error = g_strdup (error->message);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+commit_idx (CamlWindow *self, Job *job)
+{
+  for (int i = 0; i < 4; i++)
+    {
+      g_free (self->exp->data.idx_paths[i]);
+      self->exp->data.idx_paths[i] = g_strdup (job->exp->data.idx_paths[i]);
+    }
+  self->exp->data.kind = CAML_DATA_IDX;
+  discard_run (self);
+  invalidate_data (self);
+  install_data (self, g_steal_pointer (&job->data));
+  adapt_to_data (self);
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  gtk_drop_down_set_selected (self->data_drop, CAML_DATA_IDX);
+  g_simple_action_set_state (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self),
+                                                                          "data")),
+                             g_variant_new_string ("idx"));
+  self->syncing = was_syncing;
+  clear_error (self);
+  mark_dirty (self);
+  prepare_run (self);
+}
+
+/* Main thread, when a job has ended. Results for a data config or a run that
+ * has changed since are dropped (freed with the job). */
+static void
+on_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CamlWindow *self = CAML_WINDOW (source);
+  Job *job = g_task_get_task_data (G_TASK (result));
+
+  g_atomic_int_add (&jobs_in_flight, -1);
+  if (self->cancellable == NULL || g_cancellable_is_cancelled (self->cancellable))
+    return;   /* the window is gone */
+
+  if (job->kind == JOB_IDX)
+    {
+      if (job->data_serial != self->data_serial)
+        return;
+      self->idx_loading = FALSE;
+      if (job->data == NULL)
+        {
+          /* Nothing changes; the engine's message says why. */
+          g_autofree char *text = g_strdup_printf ("Cannot use these IDX files: %s",
+                                                   job->data_error);
+          caml_window_show_error (self, text);
+        }
+      else
+        commit_idx (self, job);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+
+  if (job->kind == JOB_DATA)
+    {
+      if (job->data_serial != self->data_serial)
+        return;
+      if (job->data == NULL)
+        {
+          set_data_error (self, job->data_error);
+          self->run_building = FALSE;
+          self->pending = PENDING_NONE;
+          show_waiting (self, "the data could not be read");
+          update_progress_widgets (self);
+          update_actions (self);
+          return;
+        }
+      install_data (self, g_steal_pointer (&job->data));
+    }
+
+  if (job->run_serial != self->run_serial || self->run != NULL)
+    {
+      /* The model changed while this one was built: build the current one. */
+      if (self->run == NULL && !self->run_building)
+        prepare_run (self);
+      return;
+    }
+  self->run_building = FALSE;
+  if (job->run != NULL && caml_model_editor_is_valid (self->model_editor))
+    install_run (self, g_steal_pointer (&job->run));
+  else if (job->run == NULL && job->run_error == NULL)
+    prepare_run (self);     /* not built yet (the data came first): build it now */
+  else
+    {
+      if (job->run_error != NULL && caml_model_editor_is_valid (self->model_editor))
+        caml_window_show_error (self, job->run_error);
+      self->pending = PENDING_NONE;
+      g_clear_pointer (&self->pending_weights, g_free);
+      prepare_run (self);   /* shows why there is no run */
+    }
+  update_progress_widgets (self);
+}
+
+static void
+start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files)
+{
+  Job *job = g_new0 (Job, 1);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+
+  job->kind = kind;
+  job->exp = caml_experiment_copy (self->exp);
+  job->data_serial = self->data_serial;
+  job->run_serial = self->run_serial;
+  for (int i = 0; i < n_files && i < 4; i++)
+    job->files[i] = g_strdup (files[i]);
+  job->n_files = n_files;
+  if (app != NULL)
+    {
+      job->app = G_APPLICATION (g_object_ref (app));
+      g_application_hold (job->app);
+    }
+  switch (kind)
+    {
+    case JOB_DATA:
+      self->data_loading = TRUE;
+      /* The run waits when the loss and domain are still to follow the data. */
+      job->build_run = !self->adapt_pending;
+      self->run_building = job->build_run;
+      {
+        g_autofree char *text = g_strdup_printf ("Loading %s…", data_title (self));
+        gtk_label_set_text (self->data_label, text);
+        gtk_widget_remove_css_class (GTK_WIDGET (self->data_label), "error");
+        caml_model_editor_set_data (self->model_editor, NULL, 0, data_title (self), NULL);
+      }
+      break;
+    case JOB_RUN:
+      job->data = caml_run_data_ref (self->data);
+      self->run_building = TRUE;
+      break;
+    case JOB_IDX:
+      self->idx_loading = TRUE;
+      break;
+    }
+
+  g_atomic_int_add (&jobs_in_flight, 1);
+  GTask *task = g_task_new (self, self->cancellable, on_job_done, NULL);
+  g_task_set_name (task, "caml-window-job");
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, job_thread);
+  g_object_unref (task);
+  update_progress_widgets (self);
+}
+
+int
+caml_window_get_jobs_in_flight (void)
+{
+  return g_atomic_int_get (&jobs_in_flight);
+}
+
+gboolean
+caml_window_is_loading (CamlWindow *self)
+{
+  return self->data_loading || self->run_building || self->idx_loading;
 }
 
 /* The experiment changed in a way the run depends on. */
@@ -980,8 +1404,10 @@ update_actions (CamlWindow *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->seed_spin), !active);
 }
 
+/* Starts a fresh run. When the run is still being built, `then` says what
+ * to do once it is there, and this returns FALSE. */
 static gboolean
-start_run (CamlWindow *self, gboolean paused)
+start_run (CamlWindow *self, gboolean paused, Pending then)
 {
   g_autoptr (GError) error = NULL;
 
@@ -989,7 +1415,14 @@ start_run (CamlWindow *self, gboolean paused)
     discard_run (self);     /* finished, stopped or failed: start afresh */
   prepare_run (self);
   if (self->run == NULL)
-    return FALSE;
+    {
+      if (self->run_building || self->data_loading)
+        {
+          self->pending = then;
+          update_progress_widgets (self);
+        }
+      return FALSE;
+    }
   if (!caml_trainer_start (caml_run_get_trainer (self->run), paused, &error))
     {
       caml_window_show_error (self, error->message);
@@ -1016,7 +1449,7 @@ action_train (GSimpleAction *action, GVariant *param, gpointer user_data)
       update_from_run (self);
       return;
     }
-  start_run (self, FALSE);
+  start_run (self, FALSE, PENDING_TRAIN);
 }
 
 static void
@@ -1038,7 +1471,7 @@ action_step (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlWindow *self = user_data;
 
   if (!(self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
-      && !start_run (self, TRUE))
+      && !start_run (self, TRUE, PENDING_STEP))
     return;
   caml_trainer_step (caml_run_get_trainer (self->run));
   if (self->baseline != NULL)
@@ -1067,7 +1500,8 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
 
   if (self->baseline != NULL)
     return;
-  if (!(self->run != NULL && self->run_started && run_active (self)) && !start_run (self, FALSE))
+  if (!(self->run != NULL && self->run_started && run_active (self))
+      && !start_run (self, FALSE, PENDING_COMPARE))
     return;
   CamlExperiment *base_exp = caml_experiment_make_baseline (caml_run_get_experiment (self->run));
   self->baseline = caml_run_new (base_exp, self->data, 2, on_run_notify, self, &error);
@@ -1086,6 +1520,36 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
       return;
     }
   update_actions (self);
+}
+
+static void load_weights_into_run (CamlWindow *self, const char *path);
+
+/* The run that was being built is there: do what was asked meanwhile. */
+static void
+do_pending (CamlWindow *self)
+{
+  Pending what = self->pending;
+  g_autofree char *weights = g_steal_pointer (&self->pending_weights);
+
+  self->pending = PENDING_NONE;
+  if (weights != NULL)
+    load_weights_into_run (self, weights);
+  switch (what)
+    {
+    case PENDING_TRAIN:
+      start_run (self, FALSE, PENDING_NONE);
+      break;
+    case PENDING_STEP:
+      if (start_run (self, TRUE, PENDING_NONE))
+        caml_trainer_step (caml_run_get_trainer (self->run));
+      break;
+    case PENDING_COMPARE:
+      if (g_action_group_get_action_enabled (G_ACTION_GROUP (self), "compare-baseline"))
+        g_action_group_activate_action (G_ACTION_GROUP (self), "compare-baseline", NULL);
+      break;
+    case PENDING_NONE:
+      break;
+    }
 }
 
 static void
@@ -1169,6 +1633,47 @@ action_redo (GSimpleAction *action, GVariant *param, gpointer user_data)
   caml_model_editor_redo (CAML_WINDOW (user_data)->model_editor);
 }
 
+/* The data drop-down and the data action's state show exp's kind. */
+static void
+sync_data_choice (CamlWindow *self)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "data");
+  gboolean was_syncing = self->syncing;
+
+  self->syncing = TRUE;
+  gtk_drop_down_set_selected (self->data_drop, self->exp->data.kind);
+  g_simple_action_set_state (G_SIMPLE_ACTION (action),
+                             g_variant_new_string (caml_data_kind_names[self->exp->data.kind]));
+  self->syncing = was_syncing;
+}
+
+/* The drop-down's titles, each fetched set marked when it is not there. */
+static void
+refresh_data_titles (CamlWindow *self)
+{
+  const char *titles[CAML_N_DATA_KINDS + 1];
+  char *owned[CAML_N_DATA_KINDS] = { NULL };
+
+  for (int k = 0; k < CAML_N_DATA_KINDS; k++)
+    {
+      g_autofree char *missing = caml_data_source_missing ((CamlDataKind) k);
+      titles[k] = missing == NULL ? caml_data_source_title ((CamlDataKind) k)
+                  : (owned[k] = g_strdup_printf ("%s — not fetched",
+                                                 caml_data_source_title ((CamlDataKind) k)));
+    }
+  titles[CAML_N_DATA_KINDS] = NULL;
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  set_strings (self->data_drop, titles);
+  gtk_drop_down_set_selected (self->data_drop, self->exp != NULL ? self->exp->data.kind : 0);
+  self->syncing = was_syncing;
+  for (int k = 0; k < CAML_N_DATA_KINDS; k++)
+    g_free (owned[k]);
+}
+
+/* Picks a data set. "idx" opens the file chooser for four IDX files (the
+ * data changes once they load). A fetched set that is not there changes
+ * nothing: the banner says which command fetches it. */
 static void
 action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
 {
@@ -1183,36 +1688,107 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
     {
       g_autofree char *text = g_strdup_printf ("no built-in data set named \"%s\"", name);
       caml_window_show_error (self, text);
+      sync_data_choice (self);
       return;
     }
-  g_simple_action_set_state (action, value);
-  if (!self->syncing)
+  if (kind == CAML_DATA_IDX)
     {
-      self->syncing = TRUE;
-      gtk_drop_down_set_selected (self->data_drop, (guint) kind);
-      self->syncing = FALSE;
+      sync_data_choice (self);
+      g_action_group_activate_action (G_ACTION_GROUP (self), "choose-idx", NULL);
+      return;
+    }
+  g_autofree char *missing = caml_data_source_missing ((CamlDataKind) kind);
+  if (missing != NULL)
+    {
+      sync_data_choice (self);
+      caml_window_show_error (self, missing);
+      return;
     }
   if ((int) self->exp->data.kind == kind)
-    return;
-  self->exp->data.kind = (CamlDataKind) kind;
-  invalidate_data (self);
-  ensure_data (self);
-  if (self->data != NULL)
     {
-      /* Fit the plot domain and the loss to the new data. */
-      default_domain (self->exp->data.kind, self->data->train, self->exp->plot_domain);
-      CamlLossKind loss = self->data->train->n_classes > 0 ? CAML_LOSS_SOFTMAX_XENT
-                                                           : CAML_LOSS_MSE;
-      if (loss != self->exp->loss)
-        {
-          self->exp->loss = loss;
-          self->syncing = TRUE;
-          gtk_drop_down_set_selected (self->loss_drop, loss);
-          self->syncing = FALSE;
-        }
+      sync_data_choice (self);
+      return;
     }
+  self->exp->data.kind = (CamlDataKind) kind;
+  sync_data_choice (self);
+  clear_error (self);
+  invalidate_data (self);
+  self->adapt_pending = TRUE;    /* the plot domain and the loss follow the data */
   mark_dirty (self);
   discard_run (self);
+  prepare_run (self);
+}
+
+static void
+on_idx_chosen (GtkNativeDialog *dialog, int response, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (response == GTK_RESPONSE_ACCEPT && self->cancellable != NULL)
+    {
+      g_autoptr (GListModel) files = gtk_file_chooser_get_files (GTK_FILE_CHOOSER (dialog));
+      g_autoptr (GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+      for (guint i = 0; i < g_list_model_get_n_items (files); i++)
+        {
+          g_autoptr (GFile) file = g_list_model_get_item (files, i);
+          char *path = g_file_get_path (file);
+          if (path != NULL)
+            g_ptr_array_add (paths, path);
+        }
+      caml_window_use_idx_files (self, (const char *const *) paths->pdata, (int) paths->len);
+    }
+  g_object_unref (dialog);
+  g_object_unref (self);
+}
+
+/* GtkFileDialog is GTK 4.10; on 4.8 this is the native file chooser, as
+ * for Open and the weights. */
+static void
+action_choose_idx (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new ("Choose Four IDX Files: Training and Test Images and Labels",
+                                 GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Use",
+                                 "_Cancel");
+  GtkFileFilter *idx = gtk_file_filter_new ();
+  GtkFileFilter *all = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (idx, "IDX files (*-ubyte, *.idx, and gzipped)");
+  gtk_file_filter_add_pattern (idx, "*-ubyte");
+  gtk_file_filter_add_pattern (idx, "*-ubyte.gz");
+  gtk_file_filter_add_pattern (idx, "*.idx*");
+  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), idx);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
+  g_object_unref (idx);
+  g_object_unref (all);
+  gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (dialog), TRUE);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_idx_chosen), g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+void
+caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths)
+{
+  g_return_if_fail (CAML_IS_WINDOW (self));
+  clear_error (self);
+  start_job (self, JOB_IDX, paths, n_paths);
+  update_actions (self);
+}
+
+/* Reads the data again (after `datasets/fetch`, or a file changed). */
+static void
+action_reload_data (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  refresh_data_titles (self);
+  clear_error (self);
+  discard_run (self);
+  invalidate_data (self);
   prepare_run (self);
 }
 
@@ -1453,15 +2029,10 @@ action_save_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static void
-load_weights_from (CamlWindow *self, const char *path, gpointer unused)
+load_weights_into_run (CamlWindow *self, const char *path)
 {
   g_autoptr (GError) error = NULL;
 
-  /* Loaded into a fresh run: Train continues from these weights. */
-  discard_run (self);
-  prepare_run (self);
-  if (self->run == NULL)
-    return;
   if (!caml_run_load_weights (self->run, path, &error))
     {
       caml_window_show_error (self, error->message);
@@ -1471,6 +2042,22 @@ load_weights_from (CamlWindow *self, const char *path, gpointer unused)
     }
   clear_error (self);
   update_from_run (self);
+}
+
+static void
+load_weights_from (CamlWindow *self, const char *path, gpointer unused)
+{
+  /* Loaded into a fresh run: Train continues from these weights. A run
+   * still being built takes them when it arrives. */
+  discard_run (self);
+  prepare_run (self);
+  if (self->run != NULL)
+    load_weights_into_run (self, path);
+  else if (self->run_building)
+    {
+      g_free (self->pending_weights);
+      self->pending_weights = g_strdup (path);
+    }
 }
 
 static void
@@ -1500,6 +2087,8 @@ static const GActionEntry win_entries[] = {
   { "undo", action_undo },
   { "redo", action_redo },
   { "data", NULL, "s", "'xor'", action_data },
+  { "choose-idx", action_choose_idx },
+  { "reload-data", action_reload_data },
   { "set-lr", action_set_lr, "d" },
   { "set-em-steps", action_set_em_steps, "i" },
   { "log-scale", NULL, NULL, "true", action_log_scale },
@@ -1606,7 +2195,8 @@ on_training_spin_changed (GtkSpinButton *spin, CamlWindow *self)
   else if (spin == self->seed_spin)
     {
       self->exp->seed = (guint64) v;
-      invalidate_data (self);    /* the surface split follows the seed */
+      if (self->exp->data.kind == CAML_DATA_SURFACE && !self->exp->data.has_split_seed)
+        invalidate_data (self);    /* the surface split follows the seed */
     }
   experiment_changed (self);
 }
@@ -1625,12 +2215,8 @@ static void
 sync_widgets (CamlWindow *self)
 {
   const CamlExperiment *exp = self->exp;
-  GAction *data_action = g_action_map_lookup_action (G_ACTION_MAP (self), "data");
-
+  sync_data_choice (self);
   self->syncing = TRUE;
-  gtk_drop_down_set_selected (self->data_drop, exp->data.kind);
-  g_simple_action_set_state (G_SIMPLE_ACTION (data_action),
-                             g_variant_new_string (caml_data_kind_names[exp->data.kind]));
   gtk_drop_down_set_selected (self->loss_drop, exp->loss);
   gtk_drop_down_set_selected (self->optimizer_drop, exp->optimizer.kind);
   gtk_spin_button_set_value (self->lr_spin, exp->optimizer.lr);
@@ -1662,9 +2248,12 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   self->origin = g_strdup (origin);
   self->dirty = FALSE;
   invalidate_data (self);
+  self->adapt_pending = FALSE;
+  self->pending = PENDING_NONE;
+  g_clear_pointer (&self->pending_weights, g_free);
 
   sync_widgets (self);
-  ensure_data (self);
+  request_data (self);
   self->syncing = TRUE;
   caml_model_editor_set_layers (self->model_editor, exp->layers, exp->n_layers);
   self->syncing = FALSE;
@@ -1748,6 +2337,12 @@ guint
 caml_window_get_n_events (CamlWindow *self)
 {
   return self->events->len;
+}
+
+const char *
+caml_window_get_data_text (CamlWindow *self)
+{
+  return gtk_label_get_text (self->data_label);
 }
 
 int
@@ -1891,8 +2486,13 @@ caml_window_dispose (GObject *object)
 {
   CamlWindow *self = CAML_WINDOW (object);
 
+  /* Jobs still under way end without touching the window. */
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
   discard_run (self);   /* joins the trainer thread: no more notifications */
   invalidate_data (self);
+  g_clear_pointer (&self->pending_weights, g_free);
   g_clear_pointer (&self->exp, caml_experiment_free);
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->origin, g_free);
@@ -1954,6 +2554,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (plots_switcher);
   BIND (progress_bar);
   BIND (status_label);
+  BIND (load_spinner);
 #undef BIND
 }
 
@@ -1979,7 +2580,8 @@ caml_window_init (CamlWindow *self)
                                    G_N_ELEMENTS (win_entries), self);
 
   /* Every choice comes from the engine's own tables. */
-  set_strings (self->data_drop, caml_data_kind_names);
+  self->cancellable = g_cancellable_new ();
+  refresh_data_titles (self);
   set_strings (self->loss_drop, caml_loss_names);
   set_strings (self->optimizer_drop, caml_optimizer_names);
 

@@ -22,6 +22,18 @@ void  caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const c
  * error carries the engine's message. */
 gboolean caml_window_load_file (CamlWindow *self, const char *path, GError **error);
 gboolean caml_window_save_to_path (CamlWindow *self, const char *path, GError **error);
+/* Uses four IDX files (any order: caml_data_source_order_idx tells them
+ * apart) as the data, loaded on a worker thread. Only when they load does
+ * the experiment change; otherwise the banner shows the engine's message and
+ * nothing changes. What the IDX file chooser calls. */
+void     caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths);
+/* Data being loaded, or a run being built, on a worker thread. */
+gboolean caml_window_is_loading (CamlWindow *self);
+/* Jobs under way on worker threads, in every window (a window closed while
+ * loading leaves its job to finish and drop its results). */
+int      caml_window_get_jobs_in_flight (void);
+/* What the Data section says about the data (loading, sizes, or an error). */
+const char *caml_window_get_data_text (CamlWindow *self);
 /* No edits and no run started: an opened file may replace its contents. */
 gboolean caml_window_is_pristine (CamlWindow *self);
 /* Edited since it was opened or saved. */
