@@ -5,6 +5,7 @@
  *
  * Run by `meson test gui` through xvfb-run, with GSETTINGS_SCHEMA_DIR set to
  * the schema compiled in the build tree and GSETTINGS_BACKEND=memory. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -620,9 +621,30 @@ test_compare_baseline (void **state)
   activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
 
   long n_base = -1;
+  double base_lr = 0;
+  int base_em = -1;
   assert_null (caml_window_get_baseline_losses (win, &n_base));
+  assert_false (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
+
+  /* One step, then a live learning-rate change: a baseline started now
+   * trains at the rate the run has now. */
+  activate (win, "step", NULL);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+  activate (win, "set-lr", g_variant_new_double (0.05));
   activate (win, "compare-baseline", NULL);
   assert_false (enabled (win, "compare-baseline"));
+  assert_true (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
+  assert_true (base_lr == 0.05);
+  /* Later changes reach both runs. */
+  activate (win, "set-lr", g_variant_new_double (0.02));
+  activate (win, "set-em-steps", g_variant_new_int32 (3));
+  assert_true (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
+  assert_true (base_lr == 0.02);
+  assert_int_equal (base_em, 3);
+  assert_int_equal (caml_window_get_n_events (win), 3);
+  activate (win, "set-em-steps", g_variant_new_int32 (0));
+  activate (win, "set-lr", g_variant_new_double (0.1));
+  activate (win, "train", NULL);   /* resumes both */
   assert_true (iterate_until (baseline_ended, win, 120));
   iterate_until (always_false, NULL, 0.3);
   const float *base = caml_window_get_baseline_losses (win, &n_base);
@@ -646,6 +668,91 @@ test_compare_baseline (void **state)
   assert_null (caml_window_get_baseline_losses (win, &n_base));
   assert_true (enabled (win, "compare-baseline"));
   gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* ------------------------------------------------------- divergence */
+
+static gboolean
+run_failed_or_finished (gpointer data)
+{
+  CamlTrainerState s = caml_window_get_state (CAML_WINDOW (data));
+  return s == CAML_TRAINER_FAILED || s == CAML_TRAINER_FINISHED;
+}
+
+/* Plain SGD at lr 10 on a linear readout overflows within a few steps. The
+ * banner names the step and offers to continue from the last evaluation at
+ * a tenth of the rate; the loss history up to there is kept. */
+static void
+test_divergence (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-div-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "div.json", NULL);
+  const char *json =
+    "{ \"name\": \"diverges\", \"seed\": 0, \"data\": { \"builtin\": \"surface\" },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 },"
+    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"sgd\", \"lr\": 10 },"
+    "  \"training\": { \"steps\": 400, \"eval_every\": 2 } }";
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, path, &error));
+  assert_false (enabled (win, "continue-diverged"));
+
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_failed_or_finished, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);
+  const char *msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("banner: %s\n", msg);
+  assert_non_null (strstr (msg, "diverged"));
+  assert_non_null (strstr (msg, "step "));
+  assert_true (enabled (win, "continue-diverged"));
+
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *shot = g_build_filename (out_dir != NULL ? out_dir : ".",
+                                            "gui-divergence.png", NULL);
+  iterate_until (always_false, NULL, 0.3);
+  save_screenshot (GTK_WIDGET (win), shot);
+
+  /* Continue, a tenth of the rate each time, until a run gets through. */
+  int tries = 0;
+  double lr = 10;
+  while (caml_window_get_state (win) == CAML_TRAINER_FAILED && tries < 6)
+    {
+      long n_before = 0;
+      const float *before = caml_window_get_losses (win, &n_before);
+      g_autofree float *kept = g_memdup2 (before, MAX (n_before, 1) * sizeof (float));
+      long from = caml_window_get_resume_step (win);
+      assert_true (from >= 0 && from <= n_before);
+      activate (win, "continue-diverged", NULL);
+      lr /= 10;
+      tries++;
+      assert_null (caml_window_get_error (win));
+      assert_true (fabs (caml_window_get_experiment (win)->optimizer.lr - lr) < 1e-12 * lr);
+      assert_true (iterate_until (run_failed_or_finished, win, 60));
+      iterate_until (always_false, NULL, 0.2);
+      /* The steps up to the checkpoint are kept as they were. */
+      long n_after = 0;
+      const float *after = caml_window_get_losses (win, &n_after);
+      print_message ("continued from step %ld at lr %g: %ld steps, %s\n", from, lr, n_after,
+                     caml_window_get_state (win) == CAML_TRAINER_FAILED ? "failed" : "finished");
+      assert_true (n_after >= from);
+      for (long i = 0; i < from; i++)
+        assert_true (after[i] == kept[i]);
+    }
+  print_message ("finished after %d continuation(s), at lr %g\n", tries, lr);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  long n_steps = 0;
+  const float *losses = caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, 400);
+  assert_true (isfinite (losses[n_steps - 1]));
+  assert_true (caml_window_is_modified (win));   /* the experiment keeps the new rate */
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (path);
+  g_rmdir (dir);
 }
 
 /* ------------------------------------------------------- throughput */
@@ -745,6 +852,7 @@ main (void)
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_data_picker),
+    cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_throughput),
   };

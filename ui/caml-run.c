@@ -33,6 +33,23 @@ struct _CamlRun {
   CamlRunData    *data;
   CamlModel      *model;
   CamlTrainer    *trainer;
+  CamlExperiment *cont_exp;     /* what a continued trainer runs (it borrows it), or NULL */
+
+  /* main thread: the live optimizer settings, and what came before the
+   * current trainer when the run was continued after a divergence */
+  double   lr;
+  int      em_steps;
+  long     step_offset;         /* steps done by earlier trainers (kept) */
+  double   seconds_offset;
+  GArray  *past_losses;         /* float, step_offset of them */
+  GArray  *past_rows;           /* CamlEvalRow, steps absolute */
+
+  /* trainer thread while it runs, main thread once it has ended: the
+   * weights of the last healthy evaluation, where a continued run starts */
+  float   *checkpoint;          /* (n_weights) */
+  long     checkpoint_step;     /* absolute */
+  double   best_loss;           /* lowest evaluated loss so far */
+  int      seen_rows;           /* rows of the current trainer seen so far */
 
   /* fixed at creation */
   gboolean surface;
@@ -218,10 +235,36 @@ sample_sigma (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
+/* Trainer thread, right after a healthy evaluation: keep these weights. */
+static void
+take_checkpoint (CamlModel *model, gpointer user_data)
+{
+  CamlRun *run = user_data;
+  memcpy (run->checkpoint, model->w, model->n_weights * sizeof (float));
+}
+
 static void
 run_progress (const CamlProgress *progress, gpointer user_data)
 {
   CamlRun *run = user_data;
+
+  /* A healthy evaluation: its loss (test, else train) is finite and within
+   * twice the best so far. A run blowing up leaves the rows before it. */
+  if (progress->n_rows > run->seen_rows && progress->state != CAML_TRAINER_FAILED)
+    {
+      run->seen_rows = progress->n_rows;
+      double loss = isfinite (progress->last_row.test_loss) ? progress->last_row.test_loss
+                                                            : progress->last_row.train_loss;
+      if (isfinite (loss))
+        {
+          run->best_loss = fmin (run->best_loss, loss);
+          if (loss <= 2 * run->best_loss)
+            {
+              run->checkpoint_step = run->step_offset + progress->last_row.step;
+              caml_trainer_with_model (run->trainer, take_checkpoint, run);
+            }
+        }
+    }
 
   if (run->sigma_layer >= 0)
     {
@@ -229,7 +272,7 @@ run_progress (const CamlProgress *progress, gpointer user_data)
       gint64 gap = MAX (SIGMA_GAP_US, COST_FACTOR * run->sigma_cost_us);
       if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sigma_us >= gap)
         {
-          run->sample_step = progress->step;
+          run->sample_step = run->step_offset + progress->step;
           caml_trainer_with_model (run->trainer, sample_sigma, run);
         }
     }
@@ -280,6 +323,12 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   g_mutex_init (&run->sample_lock);
   run->trainer = caml_trainer_new (run->exp, model, data->train, data->test);
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
+  run->lr = exp->optimizer.lr;
+  run->em_steps = exp->optimizer.em_steps;
+  run->past_losses = g_array_new (FALSE, FALSE, sizeof (float));
+  run->past_rows = g_array_new (FALSE, FALSE, sizeof (CamlEvalRow));
+  run->checkpoint = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
+  run->best_loss = INFINITY;
   run->sigma = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free);
   run->sigma_auc = g_array_new (FALSE, FALSE, sizeof (double));
   run->parts_layer = -1;
@@ -319,6 +368,10 @@ caml_run_free (CamlRun *run)
   if (run == NULL)
     return;
   caml_trainer_free (run->trainer);   /* stops and joins */
+  caml_experiment_free (run->cont_exp);
+  g_array_unref (run->past_losses);
+  g_array_unref (run->past_rows);
+  g_free (run->checkpoint);
   caml_model_free (run->model);
   caml_run_data_unref (run->data);
   caml_experiment_free (run->exp);
@@ -543,6 +596,8 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
       return FALSE;
     }
   caml_trainer_with_model (run->trainer, load_weights_cb, &io);
+  if (io.ok)
+    memcpy (run->checkpoint, run->model->w, run->model->n_weights * sizeof (float));
   if (io.ok && run->surface)
     caml_trainer_with_model (run->trainer, sample_model, run);
   if (io.ok && run->sigma_layer >= 0)
@@ -557,4 +612,146 @@ caml_run_get_sample_seconds (CamlRun *run)
   double s = run->sample_seconds;
   g_mutex_unlock (&run->lock);
   return s;
+}
+
+/* ------------------------------------------------- live settings, history */
+
+void
+caml_run_set_lr (CamlRun *run, double lr)
+{
+  run->lr = lr;
+  caml_trainer_set_lr (run->trainer, lr);
+}
+
+void
+caml_run_set_em_steps (CamlRun *run, int em_steps)
+{
+  run->em_steps = em_steps;
+  caml_trainer_set_em_steps (run->trainer, em_steps);
+}
+
+double
+caml_run_get_lr (CamlRun *run)
+{
+  return run->lr;
+}
+
+int
+caml_run_get_em_steps (CamlRun *run)
+{
+  return run->em_steps;
+}
+
+void
+caml_run_get_progress (CamlRun *run, CamlProgress *p)
+{
+  caml_trainer_get_progress (run->trainer, p);
+  p->step += run->step_offset;
+  p->total_steps += run->step_offset;
+  p->seconds += run->seconds_offset;
+  if (p->n_rows > 0)
+    p->last_row.step += run->step_offset;
+  else if (run->past_rows->len > 0)
+    p->last_row = g_array_index (run->past_rows, CamlEvalRow, run->past_rows->len - 1);
+  p->n_rows += (int) run->past_rows->len;
+}
+
+float *
+caml_run_copy_losses (CamlRun *run, long *n_steps)
+{
+  long n = 0;
+  g_autofree float *now = caml_trainer_copy_losses (run->trainer, &n);
+  long past = (long) run->past_losses->len;
+  float *all = g_new (float, MAX (past + n, 1));
+  memcpy (all, run->past_losses->data, (size_t) past * sizeof (float));
+  memcpy (all + past, now, (size_t) n * sizeof (float));
+  *n_steps = past + n;
+  return all;
+}
+
+CamlEvalRow *
+caml_run_copy_rows (CamlRun *run, int *n_rows)
+{
+  int n = 0;
+  g_autofree CamlEvalRow *now = caml_trainer_copy_rows (run->trainer, &n);
+  int past = (int) run->past_rows->len;
+  CamlEvalRow *all = g_new (CamlEvalRow, MAX (past + n, 1));
+  memcpy (all, run->past_rows->data, (size_t) past * sizeof (CamlEvalRow));
+  for (int i = 0; i < n; i++)
+    {
+      all[past + i] = now[i];
+      all[past + i].step += run->step_offset;
+      all[past + i].seconds += run->seconds_offset;
+    }
+  *n_rows = past + n;
+  return all;
+}
+
+GError *
+caml_run_get_error (CamlRun *run)
+{
+  return caml_trainer_get_error (run->trainer);
+}
+
+long
+caml_run_get_checkpoint_step (CamlRun *run)
+{
+  return run->checkpoint_step;
+}
+
+gboolean
+caml_run_continue (CamlRun *run, double lr, GError **error)
+{
+  CamlProgress p;
+
+  caml_trainer_get_progress (run->trainer, &p);
+  if (p.state != CAML_TRAINER_FAILED)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "only a run that diverged can be continued");
+      return FALSE;
+    }
+  if (!(lr > 0))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "the learning rate must be positive");
+      return FALSE;
+    }
+  caml_trainer_join (run->trainer);   /* ended already: no more reports */
+
+  /* Keep the history up to the checkpoint; the steps after it are redone. */
+  long n = 0;
+  int n_rows = 0;
+  g_autofree float *losses = caml_trainer_copy_losses (run->trainer, &n);
+  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n_rows);
+  long keep = CLAMP (run->checkpoint_step - run->step_offset, 0, n);
+  g_array_append_vals (run->past_losses, losses, (guint) keep);
+  for (int i = 0; i < n_rows; i++)
+    if (rows[i].step <= keep)
+      {
+        CamlEvalRow row = rows[i];
+        row.step += run->step_offset;
+        row.seconds += run->seconds_offset;
+        g_array_append_val (run->past_rows, row);
+      }
+  run->step_offset += keep;
+  run->seconds_offset += p.seconds;
+  memcpy (run->model->w, run->checkpoint, run->model->n_weights * sizeof (float));
+
+  /* A new trainer for the steps left, at the new learning rate. Its
+   * optimizer starts afresh (Adam's moments, Adagrad's sums) and so does its
+   * em_steps phase and batch order. */
+  caml_trainer_free (run->trainer);
+  caml_experiment_free (run->cont_exp);
+  run->cont_exp = caml_experiment_copy (run->exp);
+  run->cont_exp->steps = (int) MAX (run->exp->steps - run->step_offset, 0);
+  run->cont_exp->optimizer.lr = lr;
+  run->cont_exp->optimizer.em_steps = run->em_steps;
+  run->lr = lr;
+  run->seen_rows = 0;
+  const CamlRunData *data = run->data;
+  run->trainer = caml_trainer_new (run->cont_exp, run->model, data->train, data->test);
+  caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
+  if (run->surface)
+    caml_trainer_with_model (run->trainer, sample_model, run);
+  return caml_trainer_start (run->trainer, FALSE, error);
 }

@@ -59,6 +59,7 @@ struct _CamlWindow {
   GtkMenuButton   *presets_button;
   GtkRevealer     *banner_revealer;
   GtkLabel        *banner_label;
+  GtkButton       *banner_button;
   CamlModelEditor *model_editor;
   GtkDropDown     *data_drop;
   GtkLabel        *data_label;
@@ -124,6 +125,7 @@ struct _CamlWindow {
   int             sigma_shown;   /* index of the snapshot in the grid, -1 none */
   gboolean        sigma_follow;  /* the scrubber sits at the latest snapshot */
   CamlRun        *baseline;      /* NULL, or the matched baseline trained alongside */
+  CamlTrainerState base_state;   /* its state at the last update */
   float          *base_losses;
   long            base_n_steps;
   CamlEvalRow    *base_rows;
@@ -156,6 +158,17 @@ set_action_enabled (CamlWindow *self, const char *name, gboolean enabled)
   GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), name);
   if (action != NULL)
     g_simple_action_set_enabled (G_SIMPLE_ACTION (action), enabled);
+}
+
+static gboolean
+baseline_active (CamlWindow *self)
+{
+  if (self->baseline == NULL)
+    return FALSE;
+  CamlProgress p;
+  caml_trainer_get_progress (caml_run_get_trainer (self->baseline), &p);
+  return p.state == CAML_TRAINER_RUNNING || p.state == CAML_TRAINER_PAUSED
+         || p.state == CAML_TRAINER_IDLE;
 }
 
 static gboolean
@@ -201,6 +214,9 @@ mark_dirty (CamlWindow *self)
 void
 caml_window_show_error (CamlWindow *self, const char *message)
 {
+  /* The Continue button belongs to a divergence message only. */
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), FALSE);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
   g_free (self->error_text);
   self->error_text = g_strdup (message);
   gtk_label_set_text (self->banner_label, message);
@@ -733,18 +749,38 @@ update_progress_widgets (CamlWindow *self)
   gtk_label_set_text (self->status_label, status);
 }
 
+/* The run diverged: the banner says where (the engine's message names the
+ * step, and the layer when a gradient or weight overflowed) and offers to
+ * go on from the last evaluation at a tenth of the learning rate. */
+static void
+show_divergence (CamlWindow *self)
+{
+  g_autoptr (GError) error = caml_run_get_error (self->run);
+  double lr = caml_run_get_lr (self->run) / 10;
+  long from = caml_run_get_checkpoint_step (self->run);
+  g_autofree char *text =
+    g_strdup_printf ("Training diverged: %s. Continue from step %ld (the last evaluation "
+                     "whose loss was in bounds) with the learning rate ÷ 10, or change the "
+                     "model or the optimizer and Train again.",
+                     error != NULL ? error->message : "unknown error", from);
+  g_autofree char *label = g_strdup_printf ("_Continue at lr %g", lr);
+
+  caml_window_show_error (self, text);
+  gtk_button_set_label (self->banner_button, label);
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
+}
+
 /* Main thread: copy the snapshot and rebuild what changed. */
 static void
 update_from_run (CamlWindow *self)
 {
-  CamlTrainer *trainer;
   CamlProgress p;
   CamlTrainerState old_state = self->progress.state;
 
   if (self->run == NULL)
     return;
-  trainer = caml_run_get_trainer (self->run);
-  caml_trainer_get_progress (trainer, &p);
+  caml_run_get_progress (self->run, &p);
   if (!self->run_started)
     p.state = CAML_TRAINER_IDLE;
 
@@ -752,8 +788,8 @@ update_from_run (CamlWindow *self)
     {
       g_free (self->rows);
       g_free (self->losses);
-      self->rows = caml_trainer_copy_rows (trainer, &self->n_rows);
-      self->losses = caml_trainer_copy_losses (trainer, &self->n_steps);
+      self->rows = caml_run_copy_rows (self->run, &self->n_rows);
+      self->losses = caml_run_copy_losses (self->run, &self->n_steps);
       self->progress = p;
       rebuild_loss_plot (self);
     }
@@ -761,17 +797,24 @@ update_from_run (CamlWindow *self)
 
   if (self->baseline != NULL)
     {
-      CamlTrainer *bt = caml_run_get_trainer (self->baseline);
       CamlProgress bp;
-      caml_trainer_get_progress (bt, &bp);
+      caml_run_get_progress (self->baseline, &bp);
       if (bp.step != self->base_n_steps || bp.n_rows != self->base_n_rows)
         {
           g_free (self->base_rows);
           g_free (self->base_losses);
-          self->base_rows = caml_trainer_copy_rows (bt, &self->base_n_rows);
-          self->base_losses = caml_trainer_copy_losses (bt, &self->base_n_steps);
+          self->base_rows = caml_run_copy_rows (self->baseline, &self->base_n_rows);
+          self->base_losses = caml_run_copy_losses (self->baseline, &self->base_n_steps);
           rebuild_loss_plot (self);
         }
+      if (bp.state == CAML_TRAINER_FAILED && self->base_state != CAML_TRAINER_FAILED)
+        {
+          g_autoptr (GError) error = caml_run_get_error (self->baseline);
+          g_autofree char *text = g_strdup_printf ("The baseline diverged: %s",
+                                                   error != NULL ? error->message : "?");
+          caml_window_show_error (self, text);
+        }
+      self->base_state = bp.state;
     }
 
   if (caml_run_has_sigma (self->run))
@@ -802,13 +845,7 @@ update_from_run (CamlWindow *self)
     }
 
   if (p.state == CAML_TRAINER_FAILED && old_state != CAML_TRAINER_FAILED)
-    {
-      g_autoptr (GError) error = caml_trainer_get_error (trainer);
-      g_autofree char *text = g_strdup_printf ("Training failed: %s (lower the learning rate, "
-                                               "then Reset and Train)",
-                                               error != NULL ? error->message : "unknown error");
-      caml_window_show_error (self, text);
-    }
+    show_divergence (self);
   update_progress_widgets (self);
   if (p.state != old_state)
     update_actions (self);
@@ -1373,6 +1410,8 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "step", valid && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "stop", active);
   set_action_enabled (self, "reset", self->run_started && !active);
+  set_action_enabled (self, "continue-diverged", self->run_started
+                                                 && state == CAML_TRAINER_FAILED);
   set_action_enabled (self, "compare-baseline", valid && self->baseline == NULL
                                                  && state != CAML_TRAINER_FINISHED
                                                  && state != CAML_TRAINER_STOPPED
@@ -1504,6 +1543,10 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
       && !start_run (self, FALSE, PENDING_COMPARE))
     return;
   CamlExperiment *base_exp = caml_experiment_make_baseline (caml_run_get_experiment (self->run));
+  /* With the learning rate and em_steps the run has now, not those it
+   * started with. */
+  base_exp->optimizer.lr = caml_run_get_lr (self->run);
+  base_exp->optimizer.em_steps = caml_run_get_em_steps (self->run);
   self->baseline = caml_run_new (base_exp, self->data, 2, on_run_notify, self, &error);
   caml_experiment_free (base_exp);
   if (self->baseline == NULL)
@@ -1512,6 +1555,7 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
       caml_window_show_error (self, text);
       return;
     }
+  self->base_state = CAML_TRAINER_IDLE;
   if (!caml_trainer_start (caml_run_get_trainer (self->baseline),
                            self->progress.state == CAML_TRAINER_PAUSED, &error))
     {
@@ -1811,11 +1855,13 @@ action_set_lr (GSimpleAction *action, GVariant *param, gpointer user_data)
   self->exp->optimizer.lr = lr;
   if (!self->syncing && gtk_spin_button_get_value (self->lr_spin) != lr)
     gtk_spin_button_set_value (self->lr_spin, lr);
-  if (run_active (self))
+  gboolean live = run_active (self), base_live = baseline_active (self);
+  if (live)
+    caml_run_set_lr (self->run, lr);
+  if (base_live)
+    caml_run_set_lr (self->baseline, lr);   /* the comparison stays like for like */
+  if (live || base_live)
     {
-      caml_trainer_set_lr (caml_run_get_trainer (self->run), lr);
-      if (self->baseline != NULL)
-        caml_trainer_set_lr (caml_run_get_trainer (self->baseline), lr);
       record_event (self, g_strdup_printf ("lr %g", lr));
       mark_dirty (self);
     }
@@ -1834,9 +1880,13 @@ action_set_em_steps (GSimpleAction *action, GVariant *param, gpointer user_data)
   self->exp->optimizer.em_steps = em;
   if (!self->syncing && gtk_spin_button_get_value_as_int (self->em_spin) != em)
     gtk_spin_button_set_value (self->em_spin, em);
-  if (run_active (self))
+  gboolean live = run_active (self), base_live = baseline_active (self);
+  if (live)
+    caml_run_set_em_steps (self->run, em);
+  if (base_live)
+    caml_run_set_em_steps (self->baseline, em);
+  if (live || base_live)
     {
-      caml_trainer_set_em_steps (caml_run_get_trainer (self->run), em);
       record_event (self, g_strdup_printf ("em %d", em));
       mark_dirty (self);
     }
@@ -1854,6 +1904,42 @@ action_log_scale (GSimpleAction *action, GVariant *value, gpointer user_data)
   if (self->settings != NULL)
     g_settings_set_boolean (self->settings, "log-scale", self->log_scale);
   rebuild_loss_plot (self);
+}
+
+/* After a divergence: on from the last evaluation at a tenth of the
+ * learning rate, keeping the loss history up to there. */
+static void
+action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autoptr (GError) error = NULL;
+
+  if (self->run == NULL || !self->run_started || self->progress.state != CAML_TRAINER_FAILED)
+    return;
+  double lr = caml_run_get_lr (self->run) / 10;
+  long from = caml_run_get_checkpoint_step (self->run);
+  if (!caml_run_continue (self->run, lr, &error))
+    {
+      caml_window_show_error (self, error->message);
+      return;
+    }
+  if (baseline_active (self))
+    caml_run_set_lr (self->baseline, lr);
+  /* The experiment keeps the learning rate it goes on with. */
+  self->exp->optimizer.lr = lr;
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  gtk_spin_button_set_value (self->lr_spin, lr);
+  self->syncing = was_syncing;
+  mark_dirty (self);
+  clear_error (self);
+  /* Marks on the steps that were dropped go with them. */
+  for (guint i = self->events->len; i-- > 0;)
+    if (g_array_index (self->events, Event, i).step > from)
+      g_array_remove_index (self->events, i);
+  update_from_run (self);
+  record_event (self, g_strdup_printf ("lr %g after divergence", lr));
+  update_actions (self);
 }
 
 static void
@@ -2095,6 +2181,7 @@ static const GActionEntry win_entries[] = {
   { "export-plot", action_export_plot, "s" },
   { "export-metrics", action_export_metrics },
   { "dismiss-banner", action_dismiss_banner },
+  { "continue-diverged", action_continue_diverged },
 };
 
 /* --------------------------------------------------------- widget events */
@@ -2392,6 +2479,22 @@ caml_window_get_baseline_losses (CamlWindow *self, long *n_steps)
   return self->base_losses;
 }
 
+long
+caml_window_get_resume_step (CamlWindow *self)
+{
+  return self->run != NULL ? caml_run_get_checkpoint_step (self->run) : -1;
+}
+
+gboolean
+caml_window_get_baseline_optimizer (CamlWindow *self, double *lr, int *em_steps)
+{
+  if (self->baseline == NULL)
+    return FALSE;
+  *lr = caml_run_get_lr (self->baseline);
+  *em_steps = caml_run_get_em_steps (self->baseline);
+  return TRUE;
+}
+
 gboolean
 caml_window_baseline_ended (CamlWindow *self)
 {
@@ -2527,6 +2630,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (presets_button);
   BIND (banner_revealer);
   BIND (banner_label);
+  BIND (banner_button);
   BIND (model_editor);
   BIND (data_drop);
   BIND (data_label);

@@ -62,6 +62,13 @@ int                   caml_window_get_sigma_snapshots (CamlWindow *self, double 
 GtkRange             *caml_window_get_sigma_scrubber (CamlWindow *self);
 /* The matched baseline's per-step losses (Compare with baseline), or NULL. */
 const float          *caml_window_get_baseline_losses (CamlWindow *self, long *n_steps);
+/* The step a run that diverged continues from (win.continue-diverged), or
+ * -1 without a run. */
+long                  caml_window_get_resume_step (CamlWindow *self);
+/* The learning rate and em_steps the baseline trains with now; FALSE when
+ * there is no baseline. */
+gboolean              caml_window_get_baseline_optimizer (CamlWindow *self, double *lr,
+                                                          int *em_steps);
 /* A baseline is being compared and its trainer has ended. */
 gboolean              caml_window_baseline_ended (CamlWindow *self);
 /* Throughput of the last run: steps per second of training time, and the
