@@ -670,6 +670,89 @@ test_compare_baseline (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ----------------------------------------------------- recent files */
+
+static char *
+recent_target (GMenuModel *menu, int i)
+{
+  g_autoptr (GVariant) v = g_menu_model_get_item_attribute_value (menu, i,
+                                                                  G_MENU_ATTRIBUTE_TARGET,
+                                                                  G_VARIANT_TYPE_STRING);
+  return v != NULL ? g_variant_dup_string (v, NULL) : NULL;
+}
+
+static CamlWindow *
+window_with_lr (double lr)
+{
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (CAML_IS_WINDOW (l->data)
+        && fabs (caml_window_get_experiment (l->data)->optimizer.lr - lr) < 1e-12)
+      return CAML_WINDOW (l->data);
+  return NULL;
+}
+
+/* Saved and opened experiments go first in Open Recent (eight at most);
+ * opening one goes the way of Open — a window with changes keeps them — and
+ * a file that is gone leaves the list. */
+static void
+test_recent_files (void **state)
+{
+  GSettings *settings = caml_application_get_settings (app);
+  assert_non_null (settings);
+  g_settings_set_strv (settings, "recent-files", NULL);
+  GMenuModel *menu = caml_application_get_recent_menu (app);
+  assert_int_equal (g_menu_model_get_n_items (menu), 1);   /* "No Recent Experiments" */
+  assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (app), "no-recent"));
+
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-recent-XXXXXX", NULL);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  char *paths[10];
+  for (int i = 0; i < 10; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("e%d.json", i);
+      paths[i] = g_build_filename (dir, name, NULL);
+      activate (win, "set-lr", g_variant_new_double (0.01 * (i + 1)));
+      g_autoptr (GError) error = NULL;
+      assert_true (caml_window_save_to_path (win, paths[i], &error));
+    }
+  assert_int_equal (g_menu_model_get_n_items (menu), CAML_MAX_RECENT);
+  g_autofree char *first = recent_target (menu, 0);
+  g_autofree char *last = recent_target (menu, CAML_MAX_RECENT - 1);
+  assert_string_equal (first, paths[9]);
+  assert_string_equal (last, paths[2]);
+
+  /* Open e3 with unsaved changes in the window: they stay in it. */
+  activate (win, "set-lr", g_variant_new_double (0.5));
+  assert_true (caml_window_is_modified (win));
+  g_action_group_activate_action (G_ACTION_GROUP (app), "open-recent",
+                                  g_variant_new_string (paths[3]));
+  CamlWindow *opened = window_with_lr (0.04);
+  assert_non_null (opened);
+  assert_true (opened != win);
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.5);
+  g_autofree char *now_first = recent_target (menu, 0);
+  assert_string_equal (now_first, paths[3]);
+  gtk_window_destroy (GTK_WINDOW (opened));
+
+  /* A file that is gone. */
+  g_unlink (paths[5]);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "open-recent",
+                                  g_variant_new_string (paths[5]));
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "no longer there"));
+  g_auto (GStrv) left = g_settings_get_strv (settings, "recent-files");
+  assert_false (g_strv_contains ((const char *const *) left, paths[5]));
+  assert_int_equal (g_strv_length (left), CAML_MAX_RECENT - 1);
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  for (int i = 0; i < 10; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+}
+
 /* ------------------------------------------------------- divergence */
 
 static gboolean
@@ -853,6 +936,7 @@ main (void)
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
+    cmocka_unit_test (test_recent_files),
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_throughput),
   };

@@ -57,6 +57,7 @@ struct _CamlWindow {
   GtkLabel        *title_label;
   GtkLabel        *subtitle_label;
   GtkMenuButton   *presets_button;
+  GMenu           *recent_submenu;
   GtkRevealer     *banner_revealer;
   GtkLabel        *banner_label;
   GtkButton       *banner_button;
@@ -194,11 +195,11 @@ update_title (CamlWindow *self)
 }
 
 static void
-add_recent (const char *path)
+add_recent (CamlWindow *self, const char *path)
 {
-  g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
-  if (uri != NULL)
-    gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  if (CAML_IS_APPLICATION (app))
+    caml_application_note_recent (CAML_APPLICATION (app), path);
 }
 
 static void
@@ -2330,7 +2331,7 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   g_free (self->path);
   self->path = g_strdup (path);
   if (path != NULL)
-    add_recent (path);
+    add_recent (self, path);
   g_free (self->origin);
   self->origin = g_strdup (origin);
   self->dirty = FALSE;
@@ -2371,7 +2372,7 @@ caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
       self->path = g_strdup (path);
     }
   self->dirty = FALSE;
-  add_recent (path);
+  add_recent (self, path);
   update_title (self);
   return TRUE;
 }
@@ -2628,6 +2629,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (title_label);
   BIND (subtitle_label);
   BIND (presets_button);
+  BIND (recent_submenu);
   BIND (banner_revealer);
   BIND (banner_label);
   BIND (banner_button);
@@ -2723,6 +2725,8 @@ caml_window_new (GtkApplication *app)
       self->settings = caml_application_get_settings (CAML_APPLICATION (app));
       gtk_menu_button_set_menu_model (self->presets_button,
                                       caml_application_get_presets_menu (CAML_APPLICATION (app)));
+      g_menu_append_section (self->recent_submenu, NULL,
+                             caml_application_get_recent_menu (CAML_APPLICATION (app)));
     }
   if (self->settings != NULL)
     {
