@@ -670,6 +670,198 @@ test_compare_baseline (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ----------------------------------------------------- drag and drop */
+
+typedef gboolean (*WidgetTest) (GtkWidget *widget, gpointer data);
+
+static GtkWidget *
+find_widget (GtkWidget *root, WidgetTest test, gpointer data)
+{
+  if (test (root, data))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, test, data);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The widget's first controller of type `type`, or NULL. */
+static gpointer
+controller_of (GtkWidget *widget, GType type)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (c, type))
+        return c;   /* still held by the widget */
+    }
+  return NULL;
+}
+
+static gboolean
+has_drop_target (GtkWidget *widget, gpointer unused)
+{
+  return GTK_IS_LIST_BOX (widget) && controller_of (widget, GTK_TYPE_DROP_TARGET) != NULL;
+}
+
+static gboolean
+is_palette_row (GtkWidget *widget, gpointer name)
+{
+  return GTK_IS_LIST_BOX_ROW (widget)
+         && g_strcmp0 (g_object_get_data (G_OBJECT (widget), "caml-layer"), name) == 0;
+}
+
+/* What a drag from `row` carries: its GtkDragSource's "prepare". */
+static char *
+drag_payload (GtkWidget *row)
+{
+  GtkDragSource *source = controller_of (row, GTK_TYPE_DRAG_SOURCE);
+  GdkContentProvider *provider = NULL;
+  GValue value = G_VALUE_INIT;
+
+  assert_non_null (source);
+  g_signal_emit_by_name (source, "prepare", 4.0, 4.0, &provider);
+  assert_non_null (provider);
+  g_value_init (&value, G_TYPE_STRING);
+  assert_true (gdk_content_provider_get_value (provider, &value, NULL));
+  char *payload = g_value_dup_string (&value);
+  g_value_unset (&value);
+  g_object_unref (provider);
+  return payload;
+}
+
+/* Drops payload on the model stack, a quarter of the way into row `index`
+ * (above its middle: before it), or below the last row when index is -1. */
+static gboolean
+drop_on_stack (GtkWidget *stack, const char *payload, int index)
+{
+  GtkDropTarget *target = controller_of (stack, GTK_TYPE_DROP_TARGET);
+  GValue value = G_VALUE_INIT;
+  gboolean accepted = FALSE;
+  double y;
+
+  if (index >= 0)
+    {
+      graphene_rect_t bounds;
+      GtkListBoxRow *row = gtk_list_box_get_row_at_index (GTK_LIST_BOX (stack), index);
+      assert_non_null (row);
+      assert_true (gtk_widget_compute_bounds (GTK_WIDGET (row), stack, &bounds));
+      y = bounds.origin.y + bounds.size.height / 4;
+    }
+  else
+    y = gtk_widget_get_height (stack) - 2;
+  g_value_init (&value, G_TYPE_STRING);
+  g_value_set_string (&value, payload);
+  g_signal_emit_by_name (target, "drop", &value, 10.0, y, &accepted);
+  g_value_unset (&value);
+  return accepted;
+}
+
+static void
+assert_layers (CamlWindow *win, const char *const *names)
+{
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  int n = (int) g_strv_length ((char **) names);
+  assert_int_equal (exp->n_layers, n);
+  for (int i = 0; i < n; i++)
+    assert_string_equal (exp->layers[i].ops->name, names[i]);
+}
+
+/* Activates the stack's keyboard shortcut whose trigger reads `trigger`. */
+static void
+press_shortcut (GtkWidget *stack, const char *trigger)
+{
+  GtkShortcutController *keys = controller_of (stack, GTK_TYPE_SHORTCUT_CONTROLLER);
+  assert_non_null (keys);
+  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (keys)); i++)
+    {
+      g_autoptr (GtkShortcut) shortcut = g_list_model_get_item (G_LIST_MODEL (keys), i);
+      g_autofree char *text = gtk_shortcut_trigger_to_string (gtk_shortcut_get_trigger (shortcut));
+      if (strstr (text, trigger) != NULL)
+        {
+          assert_true (gtk_shortcut_action_activate (gtk_shortcut_get_action (shortcut), 0, stack,
+                                                     NULL));
+          return;
+        }
+    }
+  fail_msg ("no shortcut %s on the model stack", trigger);
+}
+
+/* The palette → stack drag and the reorder-by-drag, through the real drag
+ * source and drop target handlers; undo brings the model back. Then the
+ * keyboard: Alt+Up/Down move the selected layer, Delete removes it. */
+static void
+test_drag_and_drop (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  iterate_until (always_false, NULL, 0.3);   /* rows get their allocation */
+  GtkWidget *stack = find_widget (GTK_WIDGET (win), has_drop_target, NULL);
+  assert_non_null (stack);
+  const char *start[] = { "ca_nn", "ca_nn", "dense", NULL };
+  assert_layers (win, start);
+
+  /* Palette → between layers 0 and 1. */
+  GtkWidget *palette_dense = find_widget (GTK_WIDGET (win), is_palette_row, (gpointer) "dense");
+  assert_non_null (palette_dense);
+  g_autofree char *new_dense = drag_payload (palette_dense);
+  assert_string_equal (new_dense, "new:dense");
+  assert_true (drop_on_stack (stack, new_dense, 1));
+  const char *inserted[] = { "ca_nn", "dense", "ca_nn", "dense", NULL };
+  assert_layers (win, inserted);
+  assert_true (caml_window_is_modified (win));
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+
+  /* Palette → below the last layer appends. */
+  GtkWidget *palette_ca = find_widget (GTK_WIDGET (win), is_palette_row, (gpointer) "ca_nn");
+  g_autofree char *new_ca = drag_payload (palette_ca);
+  assert_true (drop_on_stack (stack, new_ca, -1));
+  const char *appended[] = { "ca_nn", "ca_nn", "dense", "ca_nn", NULL };
+  assert_layers (win, appended);
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+
+  /* Reorder: the dense layer (row 2) dragged above row 0. */
+  iterate_until (always_false, NULL, 0.1);
+  GtkWidget *row2 = GTK_WIDGET (gtk_list_box_get_row_at_index (GTK_LIST_BOX (stack), 2));
+  g_autofree char *move = drag_payload (row2);
+  assert_string_equal (move, "move:2");
+  assert_true (drop_on_stack (stack, move, 0));
+  const char *moved[] = { "dense", "ca_nn", "ca_nn", NULL };
+  assert_layers (win, moved);
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+  assert_false (drop_on_stack (stack, "nonsense", 0));   /* unknown payloads are refused */
+  assert_false (drop_on_stack (stack, "new:no_such_layer", 0));
+  assert_layers (win, start);
+
+  /* Keyboard. */
+  activate (win, "select-layer", g_variant_new_int32 (2));
+  press_shortcut (stack, "<Alt>Up");
+  const char *up[] = { "ca_nn", "dense", "ca_nn", NULL };
+  assert_layers (win, up);
+  press_shortcut (stack, "<Alt>Up");
+  const char *top[] = { "dense", "ca_nn", "ca_nn", NULL };
+  assert_layers (win, top);
+  press_shortcut (stack, "<Alt>Down");
+  assert_layers (win, up);
+  press_shortcut (stack, "Delete");
+  const char *removed[] = { "ca_nn", "ca_nn", NULL };
+  assert_layers (win, removed);
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* ----------------------------------------------------- recent files */
 
 static char *
@@ -937,6 +1129,7 @@ main (void)
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_recent_files),
+    cmocka_unit_test (test_drag_and_drop),
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_throughput),
   };
