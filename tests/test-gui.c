@@ -122,6 +122,24 @@ other_window (CamlWindow *win)
   return NULL;
 }
 
+/* What tools/run opens (caml-workbench --preset surface-ca-nn-2): the
+ * preset, ready to train at once — no loading, Train enabled, and F5 and
+ * Ctrl+Return bound to it. */
+static void
+test_ready_to_train (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_string_equal (caml_window_get_experiment (win)->name, "surface-ca-nn-2");
+  assert_false (caml_window_is_loading (win));
+  assert_true (enabled (win, "train"));
+  assert_null (caml_window_get_error (win));
+  g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                 "win.train");
+  assert_true (g_strv_contains ((const char *const *) accels, "F5"));
+  assert_true (g_strv_contains ((const char *const *) accels, "<Control>Return"));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static void
 test_xor_ca_nn (void **state)
 {
@@ -1122,6 +1140,7 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_sigma_maps),
