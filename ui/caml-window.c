@@ -1431,6 +1431,8 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "undo", !active && caml_model_editor_can_undo (self->model_editor));
   set_action_enabled (self, "redo", !active && caml_model_editor_can_redo (self->model_editor));
   set_action_enabled (self, "data", !active);
+  set_action_enabled (self, "choose-idx", !active);
+  set_action_enabled (self, "reload-data", !active);
   set_action_enabled (self, "export-metrics", self->n_rows > 0);
   set_action_enabled (self, "save-weights", self->run != NULL);
   set_action_enabled (self, "load-weights", valid && !active);
