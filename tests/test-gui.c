@@ -288,6 +288,10 @@ test_ca_nn_parts (void **state)
   assert_true (iterate_until (run_ended, win, 120));
   iterate_until (always_false, NULL, 0.3);
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  /* The page is prepared when it is shown. */
+  guint before_page = caml_plot_view_get_update_count (parts);
+  activate (win, "plots-page", g_variant_new_string ("parts"));
+  assert_true (caml_plot_view_get_update_count (parts) > before_page);
   int n_maps = 0;
   caml_plot_view_get_heatmap (parts, 0, &n_maps);
   assert_int_equal (n_maps, 4);   /* χ, χ·f₁, (1 − χ)·f₀, the fit */

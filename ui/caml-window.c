@@ -85,7 +85,7 @@ struct _CamlWindow {
   CamlPlotView    *sigma_auc_view;
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
-  GtkStackSwitcher *plots_switcher;
+  GtkBox          *plots_switcher;
   GtkProgressBar  *progress_bar;
   GtkLabel        *status_label;
   GtkSpinner      *load_spinner;
@@ -485,16 +485,13 @@ surface_heatmap (CamlWindow *self, const char *title, const char *value_label,
                                 domain[3], px, py, point_values ? pv : NULL, n);
 }
 
-/* Builds the surface and χ plots from the copied grids. */
+/* Colours keep one meaning while training: the targets' range. */
 static void
-rebuild_surface_plots (CamlWindow *self)
+target_range (CamlWindow *self, double *lo, double *hi)
 {
   const CamlDataset *train = caml_run_get_train (self->run);
-  int n_chi = caml_run_get_n_chi (self->run);
-  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
   double vmin = INFINITY, vmax = -INFINITY;
 
-  /* Colours keep one meaning while training: the targets' range. */
   for (int i = 0; i < train->n; i++)
     {
       vmin = fmin (vmin, train->y[i * train->y_width]);
@@ -505,6 +502,22 @@ rebuild_surface_plots (CamlWindow *self)
       vmin -= 0.5;
       vmax += 0.5;
     }
+  *lo = vmin;
+  *hi = vmax;
+}
+
+static void rebuild_parts_plots (CamlWindow *self, double vmin, double vmax);
+
+/* Builds the surface and χ plots from the copied grids. */
+static void
+rebuild_surface_plots (CamlWindow *self)
+{
+  const CamlDataset *train = caml_run_get_train (self->run);
+  int n_chi = caml_run_get_n_chi (self->run);
+  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+  double vmin, vmax;
+
+  target_range (self, &vmin, &vmax);
   g_autofree char *title = g_strdup_printf ("fitted surface, step %ld, %d training points",
                                             self->progress.step, train->n);
   CamlPlotHeatmap *fit = surface_heatmap (self, title, "output", self->fit, TRUE, vmin, vmax,
@@ -518,7 +531,6 @@ rebuild_surface_plots (CamlWindow *self)
       return;
     }
   CamlPlotHeatmap *maps[4];
-  const float *parts_chi = NULL;
   for (int k = 0; k < n_chi && k < 4; k++)
     {
       const char *layer_title = NULL;
@@ -526,10 +538,24 @@ rebuild_surface_plots (CamlWindow *self)
       g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (%s)", layer, layer_title);
       maps[k] = surface_heatmap (self, chi_title, "χ", self->chi + k * cells, TRUE, 0.0, 1.0,
                                  FALSE);
-      if (layer == self->parts_layer)
-        parts_chi = self->chi + k * cells;
     }
   caml_plot_view_set_heatmaps (self->chi_view, maps, MIN (n_chi, 4));
+  /* The parts page is prepared only while it is shown (four more maps
+   * each update): switching to it, or exporting it, prepares it. */
+  if (g_str_equal (gtk_stack_get_visible_child_name (self->plots_stack), "parts"))
+    rebuild_parts_plots (self, vmin, vmax);
+}
+
+static void
+rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
+{
+  int n_chi = caml_run_get_n_chi (self->run);
+  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+  const float *parts_chi = NULL;
+
+  for (int k = 0; k < n_chi && k < 4; k++)
+    if (caml_run_get_chi_layer (self->run, k, NULL) == self->parts_layer)
+      parts_chi = self->chi + k * cells;
 
   /* The parts page: χ of the parts layer, its context-sensitive share χ·f₁
    * on the fit's colour scale, its context-free share (1 − χ)·f₀ — often a
@@ -677,7 +703,8 @@ set_chi_columns (CamlWindow *self, int n, gboolean parts)
   g_object_unref (self->chi_view);
   gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), parts);
   if (!parts)
-    gtk_stack_set_visible_child_name (self->plots_stack, "main");
+    g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
+                                    g_variant_new_string ("main"));
 }
 
 static void
@@ -1946,6 +1973,25 @@ action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_
 }
 
 static void
+action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  const char *page = g_variant_get_string (value, NULL);
+
+  if (!g_str_equal (page, "main") && !g_str_equal (page, "parts"))
+    return;
+  g_simple_action_set_state (action, value);
+  gtk_stack_set_visible_child_name (self->plots_stack, page);
+  if (g_str_equal (page, "parts") && self->run != NULL && self->fit != NULL
+      && self->surface_version != 0)
+    {
+      double vmin, vmax;
+      target_range (self, &vmin, &vmax);
+      rebuild_parts_plots (self, vmin, vmax);
+    }
+}
+
+static void
 action_dismiss_banner (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   clear_error (CAML_WINDOW (user_data));
@@ -2049,6 +2095,13 @@ action_export_plot (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlPlotView *view = caml_window_get_plot_view (self, what);
   g_autofree char *name = g_strdup_printf ("%s-%s.png", self->exp->name ? self->exp->name
                                                                         : "experiment", what);
+  if (g_str_equal (what, "parts") && self->run != NULL && self->fit != NULL
+      && self->surface_version != 0)
+    {
+      double vmin, vmax;   /* prepared only while shown: prepare it now */
+      target_range (self, &vmin, &vmax);
+      rebuild_parts_plots (self, vmin, vmax);
+    }
   if (view == NULL || !caml_plot_view_has_plot (view))
     {
       caml_window_show_error (self, "There is no such plot to export yet: train first.");
@@ -2184,6 +2237,7 @@ static const GActionEntry win_entries[] = {
   { "export-plot", action_export_plot, "s" },
   { "export-metrics", action_export_metrics },
   { "dismiss-banner", action_dismiss_banner },
+  { "plots-page", NULL, "s", "'main'", action_plots_page },
   { "continue-diverged", action_continue_diverged },
 };
 
