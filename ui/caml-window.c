@@ -1035,22 +1035,31 @@ typedef struct {
   char           *run_error;
 } Job;
 
+/* Main thread, when the job's results have been used (or dropped): the
+ * task itself may be finalised on the worker thread, so nothing that
+ * belongs to the main thread waits for job_free. */
+static void
+job_release (Job *job)
+{
+  g_clear_pointer (&job->run, caml_run_free);   /* a run never installed: not started */
+  g_clear_pointer (&job->data, caml_run_data_unref);
+  if (job->app != NULL)
+    {
+      g_application_release (job->app);
+      g_clear_object (&job->app);
+    }
+}
+
 static void
 job_free (gpointer p)
 {
   Job *job = p;
-  caml_run_free (job->run);           /* a run never installed: not started */
-  caml_run_data_unref (job->data);
+  job_release (job);   /* nothing left when the job was done */
   caml_experiment_free (job->exp);
   for (int i = 0; i < 4; i++)
     g_free (job->files[i]);
   g_free (job->data_error);
   g_free (job->run_error);
-  if (job->app != NULL)
-    {
-      g_application_release (job->app);
-      g_object_unref (job->app);
-    }
   g_free (job);
 }
 
@@ -1127,8 +1136,10 @@ commit_idx (CamlWindow *self, Job *job)
   prepare_run (self);
 }
 
+static void job_done (CamlWindow *self, Job *job);
+
 /* Main thread, when a job has ended. Results for a data config or a run that
- * has changed since are dropped (freed with the job). */
+ * has changed since are dropped. */
 static void
 on_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -1136,9 +1147,14 @@ on_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
   Job *job = g_task_get_task_data (G_TASK (result));
 
   g_atomic_int_add (&jobs_in_flight, -1);
-  if (self->cancellable == NULL || g_cancellable_is_cancelled (self->cancellable))
-    return;   /* the window is gone */
+  if (self->cancellable != NULL && !g_cancellable_is_cancelled (self->cancellable))
+    job_done (self, job);   /* else the window is gone */
+  job_release (job);
+}
 
+static void
+job_done (CamlWindow *self, Job *job)
+{
   if (job->kind == JOB_IDX)
     {
       if (job->data_serial != self->data_serial)
