@@ -663,8 +663,10 @@ caml_run_copy_losses (CamlRun *run, long *n_steps)
   g_autofree float *now = caml_trainer_copy_losses (run->trainer, &n);
   long past = (long) run->past_losses->len;
   float *all = g_new (float, MAX (past + n, 1));
-  memcpy (all, run->past_losses->data, (size_t) past * sizeof (float));
-  memcpy (all + past, now, (size_t) n * sizeof (float));
+  if (past > 0)
+    memcpy (all, run->past_losses->data, (size_t) past * sizeof (float));
+  if (n > 0)
+    memcpy (all + past, now, (size_t) n * sizeof (float));
   *n_steps = past + n;
   return all;
 }
@@ -676,7 +678,8 @@ caml_run_copy_rows (CamlRun *run, int *n_rows)
   g_autofree CamlEvalRow *now = caml_trainer_copy_rows (run->trainer, &n);
   int past = (int) run->past_rows->len;
   CamlEvalRow *all = g_new (CamlEvalRow, MAX (past + n, 1));
-  memcpy (all, run->past_rows->data, (size_t) past * sizeof (CamlEvalRow));
+  if (past > 0)
+    memcpy (all, run->past_rows->data, (size_t) past * sizeof (CamlEvalRow));
   for (int i = 0; i < n; i++)
     {
       all[past + i] = now[i];
