@@ -57,6 +57,7 @@ struct _CamlWindow {
   GtkLabel        *title_label;
   GtkLabel        *subtitle_label;
   GtkMenuButton   *presets_button;
+  GtkButton       *train_button;
   GMenu           *recent_submenu;
   GtkRevealer     *banner_revealer;
   GtkLabel        *banner_label;
@@ -2701,6 +2702,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (title_label);
   BIND (subtitle_label);
   BIND (presets_button);
+  BIND (train_button);
   BIND (recent_submenu);
   BIND (banner_revealer);
   BIND (banner_label);
@@ -2748,6 +2750,10 @@ static void
 caml_window_init (CamlWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* The banner's text can be selected with the mouse (to copy a command)
+   * but never takes the keyboard focus: a focused selectable label selects
+   * all of its text. (GtkLabel:selectable turns focusable on.) */
+  gtk_widget_set_focusable (GTK_WIDGET (self->banner_label), FALSE);
 
   self->events = g_array_new (FALSE, TRUE, sizeof (Event));
   g_array_set_clear_func (self->events, clear_event);
@@ -2815,5 +2821,7 @@ caml_window_new (GtkApplication *app)
                            g_settings_get_double (self->settings, "smoothing"));
     }
   caml_window_set_experiment (self, caml_experiment_copy (self->exp), NULL, "new experiment");
+  /* Train has the focus at first: Enter trains. */
+  gtk_window_set_focus (GTK_WINDOW (self), GTK_WIDGET (self->train_button));
   return self;
 }
