@@ -375,7 +375,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
              sigma_high_on_fg ? "foreground" : "background");
   g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
            "loss.png%s%s)\n", out_dir,
-           caml_shape_is_plane (&train->x_shape) ? ", surface.png, chi.png" : "", files);
+           !caml_shape_is_plane (&train->x_shape) ? ""
+           : caml_report_parts_layer (model, -1) >= 0 ? ", surface.png, chi.png, parts.png"
+           : caml_model_find_chi_layer (model, 0) >= 0 ? ", surface.png, chi.png"
+           : ", surface.png", files);
   return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
 }
 
@@ -450,6 +453,9 @@ caml_cli_train (int argc, char **argv)
     "  surface.png      for 2-D → 1-D regression: ground truth and fitted surface\n"
     "                   with the training points, over the experiment's plot domain\n"
     "  chi.png          the χ surface of every context-aware layer\n"
+    "  parts.png        with a CA-NN layer: its χ, the context-sensitive share\n"
+    "                   χ·f₁ and the context-free share (1 − χ)·f₀ (f₁, f₀: the\n"
+    "                   output with the gate held at 1 and at 0) beside the fit\n"
     "  sigma-stepN.png  for convolutional CA layers: 64 test images, each beside\n"
     "                   its σ-map (χ per pixel), at the --sigma-steps; and\n"
     "                   summary.json gains sigma_auc (ROC AUC of χ between digit\n"

@@ -104,6 +104,103 @@ free_heatmaps (GPtrArray *maps)
   g_ptr_array_free (maps, TRUE);
 }
 
+int
+caml_report_parts_layer (const CamlModel *model, int preferred)
+{
+  if (preferred >= 0 && preferred < model->n_layers
+      && model->layers[preferred]->ops->force_chi != NULL)
+    return preferred;
+  for (int l = model->n_layers - 1; l >= 0; l--)
+    if (model->layers[l]->ops->force_chi != NULL)
+      return l;
+  return -1;
+}
+
+double
+caml_report_parts_shares (const float *chi, const float *free, const float *sensitive,
+                          const float *fit, size_t n, float *free_share, float *sensitive_share)
+{
+  double residual = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      float s = chi[i] * sensitive[i];
+      float f = (1.0f - chi[i]) * free[i];
+      residual = fmax (residual, fabs ((double) fit[i] - ((double) s + f)));
+      sensitive_share[i] = s;
+      free_share[i] = f;
+    }
+  return residual;
+}
+
+gboolean
+caml_report_parts_add_up (double residual, const float *fit, size_t n)
+{
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < n; i++)
+    {
+      lo = fminf (lo, fit[i]);
+      hi = fmaxf (hi, fit[i]);
+    }
+  return residual <= fmax (1e-3 * (hi - lo), 1e-5);
+}
+
+/* parts.png: χ of the last CA-NN, its two shares and the fit they add up to. */
+static gboolean
+write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
+             const CamlDataset *train, float *fit, GError **error)
+{
+  int layer = caml_report_parts_layer (model, -1);
+  if (layer < 0)
+    return TRUE;
+  const double *domain = exp->plot_domain;
+  const size_t cells = SURFACE_GRID * SURFACE_GRID;
+  g_autofree float *chi = g_new (float, cells);
+  g_autofree float *free = g_new (float, cells);
+  g_autofree float *sensitive = g_new (float, cells);
+  if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, layer, chi, error)
+      || !caml_model_sample_grid_parts (model, domain, SURFACE_GRID, SURFACE_GRID, layer, free,
+                                        sensitive, error))
+    return FALSE;
+  float f0 = free[0];
+  double residual = caml_report_parts_shares (chi, free, sensitive, fit, cells, free, sensitive);
+  gboolean add_up = caml_report_parts_add_up (residual, fit, cells);
+  /* The context-sensitive share and the fit on one colour scale; the
+   * context-free share, often a small constant times 1 − χ, on its own. */
+  double vmin = INFINITY, vmax = -INFINITY;
+  for (size_t i = 0; i < cells; i++)
+    {
+      vmin = fmin (vmin, fmin (fit[i], sensitive[i]));
+      vmax = fmax (vmax, fmax (fit[i], sensitive[i]));
+    }
+  const char *title = model->layers[layer]->ops->title;
+  g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (%s)", layer, title);
+  g_autofree char *s_title = g_strdup_printf ("context-sensitive part χ·f₁ (layer %d)", layer);
+  g_autofree char *f_title = g_strdup_printf ("context-free part (1 − χ)·f₀, f₀ = %.3g", f0);
+  const char *fit_title = add_up ? "fitted surface = the sum of the two parts"
+                                 : "fitted surface (the parts do not add up: "
+                                   "the layers after are not affine)";
+  CamlPlotHeatmap *maps[] = {
+    surface_heatmap (chi_title, "χ", chi, domain, TRUE, 0.0, 1.0, CAML_PLOT_COLORMAP_VIRIDIS,
+                     train, FALSE),
+    surface_heatmap (s_title, "output", sensitive, domain, TRUE, vmin, vmax,
+                     CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
+    surface_heatmap (f_title, "output", free, domain, FALSE, 0, 0,
+                     CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
+    surface_heatmap (fit_title, "output", fit, domain, TRUE, vmin, vmax,
+                     CAML_PLOT_COLORMAP_VIRIDIS, train, TRUE),
+  };
+  CamlPlotPanelCell cells_draw[G_N_ELEMENTS (maps)];
+  for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
+    cells_draw[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
+  CamlPlotPanel panel = { NULL, cells_draw, G_N_ELEMENTS (maps), G_N_ELEMENTS (maps) };
+  g_autofree char *path = g_build_filename (dir, "parts.png", NULL);
+  gboolean ok = caml_plot_write_png (path, CELL_WIDTH * (int) G_N_ELEMENTS (maps), CELL_HEIGHT,
+                                     caml_plot_panel_draw_cb, &panel, error);
+  for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
+    caml_plot_heatmap_free (maps[i]);
+  return ok;
+}
+
 gboolean
 caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlModel *model,
                             const CamlDataset *train, GError **error)
@@ -189,7 +286,9 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
       g_free (panel_cells);
     }
   free_heatmaps (maps);
-  return ok;
+  if (!ok)
+    return FALSE;
+  return write_parts (dir, exp, model, train, fit, error);
 }
 
 gboolean

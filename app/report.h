@@ -12,12 +12,32 @@ gboolean caml_report_write_loss (const char *path, const CamlEvalRow *rows, int 
                                  GError **error);
 
 /* For models with 2 inputs and 1 output: surface.png (ground truth when the
- * data has one, the fitted surface with the training points) and chi.png
- * (χ of every gated layer), over exp->plot_domain. Writes nothing and
- * returns TRUE for other models. */
+ * data has one, the fitted surface with the training points), chi.png
+ * (χ of every gated layer) and, when a layer is a CA-NN, parts.png (the last
+ * CA-NN's χ, its context-sensitive share χ·f₁, its context-free share
+ * (1 − χ)·f₀ and the fit), over exp->plot_domain. Writes nothing and returns
+ * TRUE for other models. */
 gboolean caml_report_write_surfaces (const char *dir, const CamlExperiment *exp,
                                      CamlModel *model, const CamlDataset *train,
                                      GError **error);
+
+/* The CA-NN layer whose parts are drawn: `preferred` when it is one (a layer
+ * whose gate can be held, see caml_model_sample_grid_parts), else the last
+ * one, else -1. */
+int caml_report_parts_layer (const CamlModel *model, int preferred);
+
+/* The shares of the two parts in the fit, over n grid values: sensitive_share
+ * = χ·f₁ and free_share = (1 − χ)·f₀, where f₁ and f₀ are the outputs with
+ * the gate held at 1 and at 0 (outputs may alias inputs). Returns the largest
+ * |fit − (sensitive_share + free_share)|: zero up to rounding when the layers
+ * after the gate are affine, so the two maps add up to the fitted surface. */
+double caml_report_parts_shares (const float *chi, const float *free, const float *sensitive,
+                                 const float *fit, size_t n, float *free_share,
+                                 float *sensitive_share);
+
+/* Whether the shares add up to the fit (the residual above is below a
+ * thousandth of the fit's range, or 1e-5). */
+gboolean caml_report_parts_add_up (double residual, const float *fit, size_t n);
 
 /* σ-maps of some test images at one step of a run. */
 typedef struct {

@@ -200,6 +200,10 @@ struct _CamlLayerOps {
   /* optional, for text models: the χ̃ of each token of the vocabulary
    * (vocab values into chi); FALSE when the layer has no per-word gate. */
   gboolean     (*word_chi) (CamlLayer *layer, float *chi, int vocab);
+  /* optional, for probes: hold the per-sample gate at `value` (0 … 1) in
+   * every later forward pass, or with a negative value compute it again.
+   * Backward after a forced forward is undefined. CA-NN has it. */
+  void         (*force_chi) (CamlLayer *layer, float value);
 };
 
 /* Registry. Layer types are listed in a fixed order (the palette order). */
@@ -616,6 +620,20 @@ void     caml_trainer_with_model (CamlTrainer *trainer,
  * does not take 2 inputs or chi_layer has no per-sample gate. */
 gboolean caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny,
                                  float *out, int chi_layer, float *chi, GError **error);
+
+/* The two parts of a CA-NN layer's output (out = χ·v(c) + (1 − χ)·w0),
+ * each taken through the rest of the network, on the grid of
+ * caml_model_sample_grid: `free` (ny, nx) receives the model's first output
+ * with layer's gate held at χ = 0 — the layer emits its context-free default
+ * w0 for every input, so in a sequential model this is one constant — and
+ * `sensitive` (ny, nx) the output with χ held at 1, the layer emitting the
+ * context-sensitive value v(c). When the layers after `layer` are affine in
+ * its output (a linear readout), out = χ·sensitive + (1 − χ)·free exactly.
+ * Either may be NULL. FALSE with an error when the model does not take 2
+ * inputs or the layer's gate cannot be forced (only CA-NN's can). */
+gboolean caml_model_sample_grid_parts (CamlModel *model, const double domain[4], int nx,
+                                       int ny, int layer, float *free, float *sensitive,
+                                       GError **error);
 
 /* σ-maps: the gate maps of a convolutional CA layer (chi_per_sample > 1)
  * for images [first, first + count) of set, as (count, map_h, map_w) in

@@ -54,6 +54,41 @@ caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny
 }
 
 gboolean
+caml_model_sample_grid_parts (CamlModel *model, const double domain[4], int nx, int ny,
+                              int layer_index, float *free, float *sensitive, GError **error)
+{
+  if (layer_index < 0 || layer_index >= model->n_layers)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "layer %d: the model has layers 0…%d", layer_index, model->n_layers - 1);
+      return FALSE;
+    }
+  if (model->layers[layer_index]->ops->force_chi == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "layer %d (%s) has no gate that can be held at 0 or 1 (CA-NN layers do)",
+                   layer_index, model->layers[layer_index]->ops->name);
+      return FALSE;
+    }
+  CamlLayer *layer = model->layers[layer_index];
+  gboolean ok = TRUE;
+  /* The gate is released again whatever happens: later forward passes
+   * (training, plots) must see the real χ. */
+  if (free != NULL)
+    {
+      layer->ops->force_chi (layer, 0.0f);
+      ok = caml_model_sample_grid (model, domain, nx, ny, free, -1, NULL, error);
+    }
+  if (ok && sensitive != NULL)
+    {
+      layer->ops->force_chi (layer, 1.0f);
+      ok = caml_model_sample_grid (model, domain, nx, ny, sensitive, -1, NULL, error);
+    }
+  layer->ops->force_chi (layer, -1.0f);
+  return ok;
+}
+
+gboolean
 caml_model_sigma_maps (CamlModel *model, int layer_index, const CamlDataset *set,
                        int first, int count, float *maps, int *map_h, int *map_w,
                        GError **error)

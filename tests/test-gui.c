@@ -5,6 +5,7 @@
  *
  * Run by `meson test gui` through xvfb-run, with GSETTINGS_SCHEMA_DIR set to
  * the schema compiled in the build tree and GSETTINGS_BACKEND=memory. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include "caml-application.h"
 #include "caml-window.h"
 #include "presets.h"
+#include "caml-data-source.h"
 
 static CamlApplication *app;
 
@@ -46,6 +48,12 @@ static gboolean
 is_mapped (gpointer data)
 {
   return gtk_widget_get_mapped (GTK_WIDGET (data));
+}
+
+static gboolean
+not_loading (gpointer data)
+{
+  return !caml_window_is_loading (CAML_WINDOW (data));
 }
 
 static gboolean
@@ -112,6 +120,24 @@ other_window (CamlWindow *win)
     if (l->data != win && CAML_IS_WINDOW (l->data))
       return CAML_WINDOW (l->data);
   return NULL;
+}
+
+/* What tools/run opens (caml-workbench --preset surface-ca-nn-2): the
+ * preset, ready to train at once — no loading, Train enabled, and F5 and
+ * Ctrl+Return bound to it. */
+static void
+test_ready_to_train (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_string_equal (caml_window_get_experiment (win)->name, "surface-ca-nn-2");
+  assert_false (caml_window_is_loading (win));
+  assert_true (enabled (win, "train"));
+  assert_null (caml_window_get_error (win));
+  g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                 "win.train");
+  assert_true (g_strv_contains ((const char *const *) accels, "F5"));
+  assert_true (g_strv_contains ((const char *const *) accels, "<Control>Return"));
+  gtk_window_destroy (GTK_WINDOW (win));
 }
 
 static void
@@ -239,6 +265,67 @@ test_xor_ca_nn (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ------------------------------------------------------ CA-NN parts */
+
+/* The parts page follows the selected CA-NN layer (falling back to the last
+ * CA-NN), and after training both shares vary over the plane. */
+static void
+test_ca_nn_parts (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  CamlPlotView *parts = caml_window_get_plot_view (win, "parts");
+  assert_non_null (parts);
+
+  activate (win, "select-layer", g_variant_new_int32 (1));
+  assert_int_equal (caml_window_get_parts_layer (win), 1);
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  assert_int_equal (caml_window_get_parts_layer (win), 0);
+  activate (win, "select-layer", g_variant_new_int32 (2));   /* dense: the last CA-NN */
+  assert_int_equal (caml_window_get_parts_layer (win), 1);
+
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  /* The page is prepared when it is shown. */
+  guint before_page = caml_plot_view_get_update_count (parts);
+  activate (win, "plots-page", g_variant_new_string ("parts"));
+  assert_true (caml_plot_view_get_update_count (parts) > before_page);
+  int n_maps = 0;
+  caml_plot_view_get_heatmap (parts, 0, &n_maps);
+  assert_int_equal (n_maps, 4);   /* χ, χ·f₁, (1 − χ)·f₀, the fit */
+  double lo, hi;
+  caml_plot_heatmap_get_range (caml_plot_view_get_heatmap (parts, 2, NULL), &lo, &hi);
+  print_message ("context-free share (1 − χ)·f₀ spans %.4g … %.4g\n", lo, hi);
+  assert_true (hi - lo > 1e-6);
+  size_t n_segments = 0;
+  caml_plot_heatmap_get_segments (caml_plot_view_get_heatmap (parts, 1, NULL), &n_segments);
+  assert_true (n_segments > 0);   /* χ·f₁ has contours: it is not flat */
+
+  /* Choosing the other CA-NN after training samples its parts at once. */
+  guint updates = caml_plot_view_get_update_count (parts);
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  assert_int_equal (caml_window_get_parts_layer (win), 0);
+  assert_true (caml_plot_view_get_update_count (parts) > updates);
+  activate (win, "select-layer", g_variant_new_int32 (1));
+
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *png = g_build_filename (out_dir != NULL ? out_dir : ".", "gui-parts.png",
+                                           NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_plot_view_write (parts, png, 4 * 400, 400, &error));
+
+  /* A model without a CA-NN has no parts. */
+  activate (win, "reset", NULL);
+  activate (win, "clear-model", NULL);
+  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  assert_true (enabled (win, "train"));
+  assert_int_equal (caml_window_get_parts_layer (win), -1);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* ------------------------------------------------- σ-maps and baseline */
 
 static void
@@ -310,6 +397,11 @@ test_sigma_maps (void **state)
   assert_true (iterate_until (is_mapped, win, 10));
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, exp_path, &error));
+  /* Files load on a worker thread: the window says so and Train waits. */
+  assert_true (caml_window_is_loading (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "Loading"));
+  assert_false (enabled (win, "train"));
+  assert_true (iterate_until (not_loading, win, 60));
   assert_null (caml_window_get_error (win));
   assert_true (enabled (win, "train"));
 
@@ -353,6 +445,187 @@ test_sigma_maps (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+typedef struct {
+  gint64 last;
+  gint64 max_gap;
+  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
+} Stall;
+
+static gboolean
+on_stall_tick (gpointer data)
+{
+  Stall *st = data;
+  gint64 now = g_get_monotonic_time ();
+  if (st->last != 0)
+    {
+      gint64 gap = now - st->last;
+      st->max_gap = MAX (st->max_gap, gap);
+      g_array_append_val (st->gaps, gap);
+    }
+  st->last = now;
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+no_jobs (gpointer data)
+{
+  return caml_window_get_jobs_in_flight () == 0;
+}
+
+/* The Data section: fetched sets that are not there change nothing and say
+ * which command fetches them; four IDX files chosen in any order load on a
+ * worker thread and become the data only when they load; a broken file
+ * changes nothing and shows the engine's message. */
+static void
+test_data_picker (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-data-XXXXXX", NULL);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  CamlExperiment *before = caml_experiment_copy (caml_window_get_experiment (win));
+
+  g_autofree char *saved_dir = g_strdup (g_getenv ("CAML_DATA_DIR"));
+  g_setenv ("CAML_DATA_DIR", dir, TRUE);
+  activate (win, "data", g_variant_new_string ("mnist"));
+  const char *msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "datasets/fetch mnist`"));
+  assert_true (caml_experiment_equal (before, caml_window_get_experiment (win)));
+  activate (win, "data", g_variant_new_string ("fashion_mnist"));
+  assert_non_null (strstr (caml_window_get_error (win), "datasets/fetch fashion-mnist`"));
+  assert_true (caml_experiment_equal (before, caml_window_get_experiment (win)));
+  assert_false (caml_window_is_modified (win));
+  assert_true (enabled (win, "train"));
+  if (saved_dir != NULL)
+    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
+  else
+    g_unsetenv ("CAML_DATA_DIR");
+
+  /* Four IDX files, in any order. */
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+  const char *shuffled[] = { paths[3], paths[0], paths[2], paths[1] };
+  caml_window_use_idx_files (win, shuffled, 4);
+  assert_true (caml_window_is_loading (win));
+  assert_true (caml_experiment_equal (before, caml_window_get_experiment (win)));
+  assert_true (iterate_until (not_loading, win, 60));
+  assert_null (caml_window_get_error (win));
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  assert_int_equal (exp->data.kind, CAML_DATA_IDX);
+  for (int i = 0; i < 4; i++)
+    assert_string_equal (exp->data.idx_paths[i], paths[i]);
+  assert_int_equal (exp->loss, CAML_LOSS_SOFTMAX_XENT);   /* the loss follows the data */
+  assert_true (caml_window_is_modified (win));
+  print_message ("data: %s\n", caml_window_get_data_text (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "200 training and 120 test"));
+
+  /* A truncated image file: the header says 200 images, the file holds 3. */
+  CamlExperiment *with_idx = caml_experiment_copy (exp);
+  g_autofree char *cut = g_build_filename (dir, "cut-train-images", NULL);
+  {
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    assert_true (g_file_get_contents (paths[0], &bytes, &len, NULL));
+    assert_true (g_file_set_contents (cut, bytes, 16 + 3 * 28 * 28, NULL));
+  }
+  const char *broken[] = { cut, paths[1], paths[2], paths[3] };
+  caml_window_use_idx_files (win, broken, 4);
+  assert_true (iterate_until (not_loading, win, 60));
+  msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "cut-train-images"));
+  assert_true (caml_experiment_equal (with_idx, caml_window_get_experiment (win)));
+  /* Three files: nothing is read, nothing changes. */
+  caml_window_use_idx_files (win, broken, 3);
+  assert_true (iterate_until (not_loading, win, 60));
+  assert_non_null (strstr (caml_window_get_error (win), "not 3"));
+  assert_true (caml_experiment_equal (with_idx, caml_window_get_experiment (win)));
+  caml_experiment_free (with_idx);
+  caml_experiment_free (before);
+
+  /* Train pressed while the model is being built starts it once built. */
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"idx-pending\", \"seed\": 0,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 20, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "idx.json", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, exp_path, &error));
+  assert_true (iterate_until (not_loading, win, 60));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "layer-option", g_variant_new ("(sd)", "depth", 3.0));
+  assert_true (caml_window_is_loading (win));      /* the new model is being built */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  long n_steps = 0;
+  caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, 20);
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  /* A window closed while its data loads: the job ends on its own and
+   * drops what it loaded. */
+  CamlWindow *gone = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (gone));
+  assert_true (caml_window_load_file (gone, exp_path, &error));
+  assert_true (caml_window_is_loading (gone));
+  assert_true (caml_window_get_jobs_in_flight () > 0);
+  gtk_window_destroy (GTK_WINDOW (gone));
+  assert_true (iterate_until (no_jobs, NULL, 60));
+
+  g_unlink (exp_path);
+  g_unlink (cut);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+}
+
+/* MNIST (when fetched) loads while the window keeps drawing: the main loop
+ * runs all along, and the window says what it is loading. */
+static void
+test_mnist_loading (void **state)
+{
+  g_autofree char *missing = caml_data_source_missing (CAML_DATA_MNIST);
+  if (missing != NULL)
+    {
+      print_message ("skipped: %s\n", missing);
+      skip ();
+    }
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "mnist-ca-cnn"));
+  assert_true (caml_window_is_loading (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "Loading MNIST"));
+  assert_false (enabled (win, "train"));
+  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+  guint tick = g_timeout_add (5, on_stall_tick, &stall);
+  assert_true (iterate_until (not_loading, win, 120));
+  g_source_remove (tick);
+  print_message ("MNIST loaded while the main loop ran %u times; longest gap %.1f ms\n",
+                 stall.gaps->len, stall.max_gap / 1000.0);
+  assert_true (stall.gaps->len > 0);
+  assert_null (caml_window_get_error (win));
+  assert_true (enabled (win, "train"));
+  assert_true (caml_window_get_sigma_snapshots (win, NULL) >= 1);   /* the untrained maps */
+  g_array_unref (stall.gaps);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static gboolean
 baseline_ended (gpointer data)
 {
@@ -370,9 +643,30 @@ test_compare_baseline (void **state)
   activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
 
   long n_base = -1;
+  double base_lr = 0;
+  int base_em = -1;
   assert_null (caml_window_get_baseline_losses (win, &n_base));
+  assert_false (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
+
+  /* One step, then a live learning-rate change: a baseline started now
+   * trains at the rate the run has now. */
+  activate (win, "step", NULL);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+  activate (win, "set-lr", g_variant_new_double (0.05));
   activate (win, "compare-baseline", NULL);
   assert_false (enabled (win, "compare-baseline"));
+  assert_true (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
+  assert_true (base_lr == 0.05);
+  /* Later changes reach both runs. */
+  activate (win, "set-lr", g_variant_new_double (0.02));
+  activate (win, "set-em-steps", g_variant_new_int32 (3));
+  assert_true (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
+  assert_true (base_lr == 0.02);
+  assert_int_equal (base_em, 3);
+  assert_int_equal (caml_window_get_n_events (win), 3);
+  activate (win, "set-em-steps", g_variant_new_int32 (0));
+  activate (win, "set-lr", g_variant_new_double (0.1));
+  activate (win, "train", NULL);   /* resumes both */
   assert_true (iterate_until (baseline_ended, win, 120));
   iterate_until (always_false, NULL, 0.3);
   const float *base = caml_window_get_baseline_losses (win, &n_base);
@@ -398,28 +692,367 @@ test_compare_baseline (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* ------------------------------------------------------- throughput */
+/* ----------------------------------------------------- drag and drop */
 
-typedef struct {
-  gint64 last;
-  gint64 max_gap;
-  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
-} Stall;
+typedef gboolean (*WidgetTest) (GtkWidget *widget, gpointer data);
+
+static GtkWidget *
+find_widget (GtkWidget *root, WidgetTest test, gpointer data)
+{
+  if (test (root, data))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, test, data);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The widget's first controller of type `type`, or NULL. */
+static gpointer
+controller_of (GtkWidget *widget, GType type)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (c, type))
+        return c;   /* still held by the widget */
+    }
+  return NULL;
+}
 
 static gboolean
-on_stall_tick (gpointer data)
+has_drop_target (GtkWidget *widget, gpointer unused)
 {
-  Stall *st = data;
-  gint64 now = g_get_monotonic_time ();
-  if (st->last != 0)
-    {
-      gint64 gap = now - st->last;
-      st->max_gap = MAX (st->max_gap, gap);
-      g_array_append_val (st->gaps, gap);
-    }
-  st->last = now;
-  return G_SOURCE_CONTINUE;
+  return GTK_IS_LIST_BOX (widget) && controller_of (widget, GTK_TYPE_DROP_TARGET) != NULL;
 }
+
+static gboolean
+is_palette_row (GtkWidget *widget, gpointer name)
+{
+  return GTK_IS_LIST_BOX_ROW (widget)
+         && g_strcmp0 (g_object_get_data (G_OBJECT (widget), "caml-layer"), name) == 0;
+}
+
+/* What a drag from `row` carries: its GtkDragSource's "prepare". */
+static char *
+drag_payload (GtkWidget *row)
+{
+  GtkDragSource *source = controller_of (row, GTK_TYPE_DRAG_SOURCE);
+  GdkContentProvider *provider = NULL;
+  GValue value = G_VALUE_INIT;
+
+  assert_non_null (source);
+  g_signal_emit_by_name (source, "prepare", 4.0, 4.0, &provider);
+  assert_non_null (provider);
+  g_value_init (&value, G_TYPE_STRING);
+  assert_true (gdk_content_provider_get_value (provider, &value, NULL));
+  char *payload = g_value_dup_string (&value);
+  g_value_unset (&value);
+  g_object_unref (provider);
+  return payload;
+}
+
+/* Drops payload on the model stack, a quarter of the way into row `index`
+ * (above its middle: before it), or below the last row when index is -1. */
+static gboolean
+drop_on_stack (GtkWidget *stack, const char *payload, int index)
+{
+  GtkDropTarget *target = controller_of (stack, GTK_TYPE_DROP_TARGET);
+  GValue value = G_VALUE_INIT;
+  gboolean accepted = FALSE;
+  double y;
+
+  if (index >= 0)
+    {
+      graphene_rect_t bounds;
+      GtkListBoxRow *row = gtk_list_box_get_row_at_index (GTK_LIST_BOX (stack), index);
+      assert_non_null (row);
+      assert_true (gtk_widget_compute_bounds (GTK_WIDGET (row), stack, &bounds));
+      y = bounds.origin.y + bounds.size.height / 4;
+    }
+  else
+    y = gtk_widget_get_height (stack) - 2;
+  g_value_init (&value, G_TYPE_STRING);
+  g_value_set_string (&value, payload);
+  g_signal_emit_by_name (target, "drop", &value, 10.0, y, &accepted);
+  g_value_unset (&value);
+  return accepted;
+}
+
+static void
+assert_layers (CamlWindow *win, const char *const *names)
+{
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  int n = (int) g_strv_length ((char **) names);
+  assert_int_equal (exp->n_layers, n);
+  for (int i = 0; i < n; i++)
+    assert_string_equal (exp->layers[i].ops->name, names[i]);
+}
+
+/* Activates the stack's keyboard shortcut whose trigger reads `trigger`. */
+static void
+press_shortcut (GtkWidget *stack, const char *trigger)
+{
+  GtkShortcutController *keys = controller_of (stack, GTK_TYPE_SHORTCUT_CONTROLLER);
+  assert_non_null (keys);
+  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (keys)); i++)
+    {
+      g_autoptr (GtkShortcut) shortcut = g_list_model_get_item (G_LIST_MODEL (keys), i);
+      g_autofree char *text = gtk_shortcut_trigger_to_string (gtk_shortcut_get_trigger (shortcut));
+      if (strstr (text, trigger) != NULL)
+        {
+          assert_true (gtk_shortcut_action_activate (gtk_shortcut_get_action (shortcut), 0, stack,
+                                                     NULL));
+          return;
+        }
+    }
+  fail_msg ("no shortcut %s on the model stack", trigger);
+}
+
+/* The palette → stack drag and the reorder-by-drag, through the real drag
+ * source and drop target handlers; undo brings the model back. Then the
+ * keyboard: Alt+Up/Down move the selected layer, Delete removes it. */
+static void
+test_drag_and_drop (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  iterate_until (always_false, NULL, 0.3);   /* rows get their allocation */
+  GtkWidget *stack = find_widget (GTK_WIDGET (win), has_drop_target, NULL);
+  assert_non_null (stack);
+  const char *start[] = { "ca_nn", "ca_nn", "dense", NULL };
+  assert_layers (win, start);
+
+  /* Palette → between layers 0 and 1. */
+  GtkWidget *palette_dense = find_widget (GTK_WIDGET (win), is_palette_row, (gpointer) "dense");
+  assert_non_null (palette_dense);
+  g_autofree char *new_dense = drag_payload (palette_dense);
+  assert_string_equal (new_dense, "new:dense");
+  assert_true (drop_on_stack (stack, new_dense, 1));
+  const char *inserted[] = { "ca_nn", "dense", "ca_nn", "dense", NULL };
+  assert_layers (win, inserted);
+  assert_true (caml_window_is_modified (win));
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+
+  /* Palette → below the last layer appends. */
+  GtkWidget *palette_ca = find_widget (GTK_WIDGET (win), is_palette_row, (gpointer) "ca_nn");
+  g_autofree char *new_ca = drag_payload (palette_ca);
+  assert_true (drop_on_stack (stack, new_ca, -1));
+  const char *appended[] = { "ca_nn", "ca_nn", "dense", "ca_nn", NULL };
+  assert_layers (win, appended);
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+
+  /* Reorder: the dense layer (row 2) dragged above row 0. */
+  iterate_until (always_false, NULL, 0.1);
+  GtkWidget *row2 = GTK_WIDGET (gtk_list_box_get_row_at_index (GTK_LIST_BOX (stack), 2));
+  g_autofree char *move = drag_payload (row2);
+  assert_string_equal (move, "move:2");
+  assert_true (drop_on_stack (stack, move, 0));
+  const char *moved[] = { "dense", "ca_nn", "ca_nn", NULL };
+  assert_layers (win, moved);
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+  assert_false (drop_on_stack (stack, "nonsense", 0));   /* unknown payloads are refused */
+  assert_false (drop_on_stack (stack, "new:no_such_layer", 0));
+  assert_layers (win, start);
+
+  /* Keyboard. */
+  activate (win, "select-layer", g_variant_new_int32 (2));
+  press_shortcut (stack, "<Alt>Up");
+  const char *up[] = { "ca_nn", "dense", "ca_nn", NULL };
+  assert_layers (win, up);
+  press_shortcut (stack, "<Alt>Up");
+  const char *top[] = { "dense", "ca_nn", "ca_nn", NULL };
+  assert_layers (win, top);
+  press_shortcut (stack, "<Alt>Down");
+  assert_layers (win, up);
+  press_shortcut (stack, "Delete");
+  const char *removed[] = { "ca_nn", "ca_nn", NULL };
+  assert_layers (win, removed);
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  assert_layers (win, start);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* ----------------------------------------------------- recent files */
+
+static char *
+recent_target (GMenuModel *menu, int i)
+{
+  g_autoptr (GVariant) v = g_menu_model_get_item_attribute_value (menu, i,
+                                                                  G_MENU_ATTRIBUTE_TARGET,
+                                                                  G_VARIANT_TYPE_STRING);
+  return v != NULL ? g_variant_dup_string (v, NULL) : NULL;
+}
+
+static CamlWindow *
+window_with_lr (double lr)
+{
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (CAML_IS_WINDOW (l->data)
+        && fabs (caml_window_get_experiment (l->data)->optimizer.lr - lr) < 1e-12)
+      return CAML_WINDOW (l->data);
+  return NULL;
+}
+
+/* Saved and opened experiments go first in Open Recent (eight at most);
+ * opening one goes the way of Open — a window with changes keeps them — and
+ * a file that is gone leaves the list. */
+static void
+test_recent_files (void **state)
+{
+  GSettings *settings = caml_application_get_settings (app);
+  assert_non_null (settings);
+  g_settings_set_strv (settings, "recent-files", NULL);
+  GMenuModel *menu = caml_application_get_recent_menu (app);
+  assert_int_equal (g_menu_model_get_n_items (menu), 1);   /* "No Recent Experiments" */
+  assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (app), "no-recent"));
+
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-recent-XXXXXX", NULL);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  char *paths[10];
+  for (int i = 0; i < 10; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("e%d.json", i);
+      paths[i] = g_build_filename (dir, name, NULL);
+      activate (win, "set-lr", g_variant_new_double (0.01 * (i + 1)));
+      g_autoptr (GError) error = NULL;
+      assert_true (caml_window_save_to_path (win, paths[i], &error));
+    }
+  assert_int_equal (g_menu_model_get_n_items (menu), CAML_MAX_RECENT);
+  g_autofree char *first = recent_target (menu, 0);
+  g_autofree char *last = recent_target (menu, CAML_MAX_RECENT - 1);
+  assert_string_equal (first, paths[9]);
+  assert_string_equal (last, paths[2]);
+
+  /* Open e3 with unsaved changes in the window: they stay in it. */
+  activate (win, "set-lr", g_variant_new_double (0.5));
+  assert_true (caml_window_is_modified (win));
+  g_action_group_activate_action (G_ACTION_GROUP (app), "open-recent",
+                                  g_variant_new_string (paths[3]));
+  CamlWindow *opened = window_with_lr (0.04);
+  assert_non_null (opened);
+  assert_true (opened != win);
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.5);
+  g_autofree char *now_first = recent_target (menu, 0);
+  assert_string_equal (now_first, paths[3]);
+  gtk_window_destroy (GTK_WINDOW (opened));
+
+  /* A file that is gone. */
+  g_unlink (paths[5]);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "open-recent",
+                                  g_variant_new_string (paths[5]));
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "no longer there"));
+  g_auto (GStrv) left = g_settings_get_strv (settings, "recent-files");
+  assert_false (g_strv_contains ((const char *const *) left, paths[5]));
+  assert_int_equal (g_strv_length (left), CAML_MAX_RECENT - 1);
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  for (int i = 0; i < 10; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+}
+
+/* ------------------------------------------------------- divergence */
+
+static gboolean
+run_failed_or_finished (gpointer data)
+{
+  CamlTrainerState s = caml_window_get_state (CAML_WINDOW (data));
+  return s == CAML_TRAINER_FAILED || s == CAML_TRAINER_FINISHED;
+}
+
+/* Plain SGD at lr 10 on a linear readout overflows within a few steps. The
+ * banner names the step and offers to continue from the last evaluation at
+ * a tenth of the rate; the loss history up to there is kept. */
+static void
+test_divergence (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-div-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "div.json", NULL);
+  const char *json =
+    "{ \"name\": \"diverges\", \"seed\": 0, \"data\": { \"builtin\": \"surface\" },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 },"
+    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"sgd\", \"lr\": 10 },"
+    "  \"training\": { \"steps\": 400, \"eval_every\": 2 } }";
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, path, &error));
+  assert_false (enabled (win, "continue-diverged"));
+
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_failed_or_finished, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);
+  const char *msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("banner: %s\n", msg);
+  assert_non_null (strstr (msg, "diverged"));
+  assert_non_null (strstr (msg, "step "));
+  assert_true (enabled (win, "continue-diverged"));
+
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *shot = g_build_filename (out_dir != NULL ? out_dir : ".",
+                                            "gui-divergence.png", NULL);
+  iterate_until (always_false, NULL, 0.3);
+  save_screenshot (GTK_WIDGET (win), shot);
+
+  /* Continue, a tenth of the rate each time, until a run gets through. */
+  int tries = 0;
+  double lr = 10;
+  while (caml_window_get_state (win) == CAML_TRAINER_FAILED && tries < 6)
+    {
+      long n_before = 0;
+      const float *before = caml_window_get_losses (win, &n_before);
+      g_autofree float *kept = g_memdup2 (before, MAX (n_before, 1) * sizeof (float));
+      long from = caml_window_get_resume_step (win);
+      assert_true (from >= 0 && from <= n_before);
+      activate (win, "continue-diverged", NULL);
+      lr /= 10;
+      tries++;
+      assert_null (caml_window_get_error (win));
+      assert_true (fabs (caml_window_get_experiment (win)->optimizer.lr - lr) < 1e-12 * lr);
+      assert_true (iterate_until (run_failed_or_finished, win, 60));
+      iterate_until (always_false, NULL, 0.2);
+      /* The steps up to the checkpoint are kept as they were. */
+      long n_after = 0;
+      const float *after = caml_window_get_losses (win, &n_after);
+      print_message ("continued from step %ld at lr %g: %ld steps, %s\n", from, lr, n_after,
+                     caml_window_get_state (win) == CAML_TRAINER_FAILED ? "failed" : "finished");
+      assert_true (n_after >= from);
+      for (long i = 0; i < from; i++)
+        assert_true (after[i] == kept[i]);
+    }
+  print_message ("finished after %d continuation(s), at lr %g\n", tries, lr);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  long n_steps = 0;
+  const float *losses = caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, 400);
+  assert_true (isfinite (losses[n_steps - 1]));
+  assert_true (caml_window_is_modified (win));   /* the experiment keeps the new rate */
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* ------------------------------------------------------- throughput */
 
 static int
 compare_gaps (gconstpointer a, gconstpointer b)
@@ -511,9 +1144,16 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_xor_ca_nn),
+    cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
+    cmocka_unit_test (test_data_picker),
+    cmocka_unit_test (test_divergence),
+    cmocka_unit_test (test_recent_files),
+    cmocka_unit_test (test_drag_and_drop),
+    cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_throughput),
   };
   g_autoptr (GError) error = NULL;

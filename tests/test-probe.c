@@ -39,6 +39,83 @@ test_sample_grid_matches_forward (void **state)
   g_rand_free (rng);
 }
 
+static const float *
+param (const CamlLayer *layer, const char *name)
+{
+  for (int i = 0; i < layer->n_params; i++)
+    if (g_str_equal (layer->params[i].name, name))
+      return layer->params[i].w;
+  fail_msg ("layer %s has no parameter %s", layer->ops->name, name);
+  return NULL;
+}
+
+/* The parts of a CA-NN under a dense readout, against the formula worked by
+ * hand from the weights: with χ held at 1 the output is the dense sublayer
+ * path readout(tanh(W c + b)); with χ held at 0 it is readout(w0); and with
+ * an affine readout the fit is χ·sensitive + (1 − χ)·free. */
+static void
+test_sample_grid_parts (void **state)
+{
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("ca_nn", "units", 3.0, NULL),
+    caml_test_spec ("dense", "units", 1.0, "activation", (double) CAML_ACT_IDENTITY, NULL),
+  };
+  GRand *rng = g_rand_new_with_seed (5);
+  CamlModel *model = caml_model_new (&in, specs, 2, rng, NULL);
+  assert_non_null (model);
+  /* Move w0 and the biases away from their initial values. */
+  for (size_t k = 0; k < model->n_weights; k++)
+    model->w[k] += 0.3f * (float) g_rand_double_range (rng, -1, 1);
+  const CamlLayer *ca = model->layers[0], *dense = model->layers[1];
+  const float *W = param (ca, "W"), *b = param (ca, "b"), *w0 = param (ca, "w0");
+  const float *Wd = param (dense, "W"), *bd = param (dense, "b");
+
+  enum { NX = 7, NY = 5 };
+  const double domain[4] = { -2, 2, -1.5, 1 };
+  float out[NX * NY], chi[NX * NY], free_part[NX * NY], sensitive[NX * NY], again[NX * NY];
+  assert_true (caml_model_sample_grid (model, domain, NX, NY, out, 0, chi, NULL));
+  assert_true (caml_model_sample_grid_parts (model, domain, NX, NY, 0, free_part, sensitive,
+                                             NULL));
+  double f0 = bd[0];
+  for (int j = 0; j < 3; j++)
+    f0 += Wd[j] * w0[j];
+  gboolean varies = FALSE;
+  for (int r = 0; r < NY; r++)
+    for (int c = 0; c < NX; c++)
+      {
+        double x = domain[0] + (domain[1] - domain[0]) * c / (NX - 1);
+        double y = domain[2] + (domain[3] - domain[2]) * r / (NY - 1);
+        double f1 = bd[0];
+        for (int j = 0; j < 3; j++)
+          f1 += Wd[j] * tanh (W[2 * j] * x + W[2 * j + 1] * y + b[j]);
+        int k = r * NX + c;
+        assert_float_equal (sensitive[k], f1, 1e-5);
+        assert_float_equal (free_part[k], f0, 1e-5);
+        assert_float_equal (out[k], chi[k] * sensitive[k] + (1 - chi[k]) * free_part[k], 1e-5);
+        varies |= fabsf (sensitive[k] - sensitive[0]) > 1e-3f;
+      }
+  assert_true (varies);
+  /* The gate is released: the model computes the same fit as before. */
+  assert_true (caml_model_sample_grid (model, domain, NX, NY, again, -1, NULL, NULL));
+  for (int k = 0; k < NX * NY; k++)
+    assert_float_equal (again[k], out[k], 1e-7);
+  /* Only null outputs: nothing to do, still fine. */
+  assert_true (caml_model_sample_grid_parts (model, domain, NX, NY, 0, NULL, NULL, NULL));
+
+  /* A dense layer has no gate to hold; neither has a layer that is not there. */
+  GError *error = NULL;
+  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 1, free_part, NULL,
+                                              &error));
+  assert_non_null (strstr (error->message, "layer 1 (dense)"));
+  g_clear_error (&error);
+  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 7, free_part, NULL,
+                                              &error));
+  g_clear_error (&error);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
 static void
 test_sigma_auc_known_cases (void **state)
 {
@@ -123,6 +200,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_sample_grid_matches_forward),
+    cmocka_unit_test (test_sample_grid_parts),
     cmocka_unit_test (test_sigma_auc_known_cases),
     cmocka_unit_test (test_sigma_auc_maps_smaller_than_images),
     cmocka_unit_test (test_baseline_replaces_ca_layers),

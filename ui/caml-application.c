@@ -7,12 +7,15 @@
 #include "caml-window.h"
 #include "presets.h"
 
+#include <string.h>
+
 struct _CamlApplication {
   GtkApplication parent_instance;
 
   /* owned */
   GSettings *settings;        /* NULL without an installed schema */
   GMenu     *presets_menu;
+  GMenu     *recent_menu;
   char      *initial_preset;  /* --preset */
   GDBusProxy *portal;         /* org.freedesktop.portal.Settings, may be NULL */
   gboolean   system_dark;
@@ -166,6 +169,83 @@ build_presets_menu (CamlApplication *self)
     }
 }
 
+/* ---------------------------------------------------------- recent files
+ *
+ * A GSettings string list rather than GtkRecentManager for the menu: GTK 4
+ * has no recent-chooser menu to build on, and the recent manager's store is
+ * the desktop's (shared by every application, written lazily, in the
+ * user's home even under tests), so the menu would filter someone else's
+ * list. The setting is this application's own, and the memory backend makes
+ * it testable. The desktop still hears of each file (GtkRecentManager), so
+ * file choosers list it under Recent. */
+
+static void
+rebuild_recent_menu (CamlApplication *self)
+{
+  g_auto (GStrv) paths = self->settings != NULL
+                         ? g_settings_get_strv (self->settings, "recent-files") : NULL;
+  g_autofree char *home = g_strdup (g_get_home_dir ());
+
+  g_menu_remove_all (self->recent_menu);
+  for (int i = 0; paths != NULL && paths[i] != NULL; i++)
+    {
+      g_autofree char *base = g_path_get_basename (paths[i]);
+      g_autofree char *dir = g_path_get_dirname (paths[i]);
+      g_autofree char *short_dir = home != NULL && g_str_has_prefix (dir, home)
+                                   ? g_strconcat ("~", dir + strlen (home), NULL)
+                                   : g_strdup (dir);
+      g_autofree char *label = g_strdup_printf ("%s — %s", base, short_dir);
+      g_autoptr (GString) escaped = g_string_new (label);
+      g_string_replace (escaped, "_", "__", 0);   /* not mnemonics */
+      g_autoptr (GMenuItem) item = g_menu_item_new (escaped->str, NULL);
+      g_menu_item_set_action_and_target_value (item, "app.open-recent",
+                                               g_variant_new_string (paths[i]));
+      g_menu_append_item (self->recent_menu, item);
+    }
+  if (paths == NULL || paths[0] == NULL)
+    g_menu_append (self->recent_menu, "No Recent Experiments", "app.no-recent");
+}
+
+static void
+set_recent (CamlApplication *self, const char *first, const char *drop)
+{
+  if (self->settings == NULL)
+    return;
+  g_auto (GStrv) old = g_settings_get_strv (self->settings, "recent-files");
+  g_autoptr (GStrvBuilder) builder = g_strv_builder_new ();
+  int n = 0;
+  if (first != NULL)
+    {
+      g_strv_builder_add (builder, first);
+      n++;
+    }
+  for (int i = 0; old[i] != NULL && n < CAML_MAX_RECENT; i++)
+    if (g_strcmp0 (old[i], first) != 0 && g_strcmp0 (old[i], drop) != 0)
+      {
+        g_strv_builder_add (builder, old[i]);
+        n++;
+      }
+  g_auto (GStrv) paths = g_strv_builder_end (builder);
+  g_settings_set_strv (self->settings, "recent-files", (const char *const *) paths);
+}
+
+void
+caml_application_note_recent (CamlApplication *self, const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  g_autofree char *uri = g_filename_to_uri (abs, NULL, NULL);
+
+  if (uri != NULL)
+    gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+  set_recent (self, abs, NULL);
+}
+
+GMenuModel *
+caml_application_get_recent_menu (CamlApplication *self)
+{
+  return G_MENU_MODEL (self->recent_menu);
+}
+
 static CamlWindow *
 active_window (CamlApplication *self)
 {
@@ -262,6 +342,29 @@ action_open (GSimpleAction *action, GVariant *param, gpointer user_data)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
+/* The same path as Open: a window with changes keeps them (the file opens
+ * in a new window). A file that is gone leaves the list. */
+static void
+action_open_recent (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+  const char *path = g_variant_get_string (param, NULL);
+
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      CamlWindow *win = active_window (self);
+      g_autofree char *text = g_strdup_printf ("%s is no longer there; it has been taken off "
+                                               "the recent experiments", path);
+      set_recent (self, NULL, path);
+      if (win == NULL)
+        win = CAML_WINDOW (caml_application_open_preset (self, NULL));
+      caml_window_show_error (win, text);
+      return;
+    }
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_application_open (G_APPLICATION (self), &file, 1, "");
+}
+
 static void
 action_preset (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
@@ -303,6 +406,7 @@ static const GActionEntry app_entries[] = {
   { "about", action_about },
   { "open", action_open },
   { "preset", action_preset, "s" },
+  { "open-recent", action_open_recent, "s" },
   { "style", NULL, "s", "'system'", action_style },
 };
 
@@ -351,6 +455,15 @@ caml_application_startup (GApplication *app)
   if (self->settings != NULL)
     g_signal_connect_swapped (self->settings, "changed::style", G_CALLBACK (apply_style), self);
   build_presets_menu (self);
+  self->recent_menu = g_menu_new ();
+  if (self->settings != NULL)
+    g_signal_connect_swapped (self->settings, "changed::recent-files",
+                              G_CALLBACK (rebuild_recent_menu), self);
+  rebuild_recent_menu (self);
+  /* The placeholder item of an empty list: never enabled. */
+  g_autoptr (GSimpleAction) none = g_simple_action_new ("no-recent", NULL);
+  g_simple_action_set_enabled (none, FALSE);
+  g_action_map_add_action (G_ACTION_MAP (self), G_ACTION (none));
   apply_style (self);
   watch_system_style (self);
 }
@@ -418,6 +531,7 @@ caml_application_dispose (GObject *object)
 
   g_clear_object (&self->settings);
   g_clear_object (&self->presets_menu);
+  g_clear_object (&self->recent_menu);
   g_clear_object (&self->portal);
   g_clear_pointer (&self->initial_preset, g_free);
   G_OBJECT_CLASS (caml_application_parent_class)->dispose (object);

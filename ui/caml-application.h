@@ -18,6 +18,14 @@ CamlApplication *caml_application_new (GApplicationFlags flags);
 GSettings  *caml_application_get_settings (CamlApplication *self);
 /* One item per preset, "name — the paper's figure", activating app.preset. */
 GMenuModel *caml_application_get_presets_menu (CamlApplication *self);
+/* Open Recent: one item per recently opened or saved experiment (the
+ * "recent-files" setting, most recent first), activating app.open-recent;
+ * shared by every window's header bar menu. */
+GMenuModel *caml_application_get_recent_menu (CamlApplication *self);
+/* Puts path first in the recent experiments (at most CAML_MAX_RECENT), and
+ * tells the desktop's recent-files list too. */
+void        caml_application_note_recent (CamlApplication *self, const char *path);
+#define CAML_MAX_RECENT 8
 /* A new window showing the preset (the default one when name is NULL). */
 GtkWindow  *caml_application_open_preset (CamlApplication *self, const char *name);
 

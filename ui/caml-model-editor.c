@@ -97,11 +97,17 @@ validate (CamlModelEditor *self)
   self->error_layer = -1;
   self->n_weights = 0;
 
+  if (!self->has_input && self->data_error == NULL)
+    {
+      self->error = g_strdup_printf ("waiting for the %s data to load",
+                                     self->data_name ? self->data_name : "");
+      return;
+    }
   if (!self->has_input)
     {
       self->error = g_strdup_printf ("the %s data could not be read: %s",
                                      self->data_name ? self->data_name : "",
-                                     self->data_error ? self->data_error : "unknown error");
+                                     self->data_error);
       return;
     }
   if (n == 0)

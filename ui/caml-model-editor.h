@@ -23,7 +23,8 @@ void  caml_model_editor_set_layers (CamlModelEditor *self, const CamlLayerSpec *
 const CamlLayerSpec *caml_model_editor_get_layers (CamlModelEditor *self, int *n);
 /* What the model is checked against: the data's per-sample input shape and
  * the number of outputs its targets need (0: unknown). input NULL with
- * data_error set: the data could not be read. */
+ * data_error set: the data could not be read; with data_error NULL: the
+ * data is still loading. */
 void  caml_model_editor_set_data (CamlModelEditor *self, const CamlShape *input,
                                   int want_outputs, const char *data_name,
                                   const char *data_error);

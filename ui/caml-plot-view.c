@@ -217,6 +217,15 @@ caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+const CamlPlotHeatmap *
+caml_plot_view_get_heatmap (CamlPlotView *self, int index, int *n_maps)
+{
+  int n = self->maps != NULL ? (int) self->maps->len : 0;
+  if (n_maps != NULL)
+    *n_maps = n;
+  return index >= 0 && index < n ? g_ptr_array_index (self->maps, index) : NULL;
+}
+
 void
 caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles)
 {

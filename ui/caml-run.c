@@ -33,6 +33,23 @@ struct _CamlRun {
   CamlRunData    *data;
   CamlModel      *model;
   CamlTrainer    *trainer;
+  CamlExperiment *cont_exp;     /* what a continued trainer runs (it borrows it), or NULL */
+
+  /* main thread: the live optimizer settings, and what came before the
+   * current trainer when the run was continued after a divergence */
+  double   lr;
+  int      em_steps;
+  long     step_offset;         /* steps done by earlier trainers (kept) */
+  double   seconds_offset;
+  GArray  *past_losses;         /* float, step_offset of them */
+  GArray  *past_rows;           /* CamlEvalRow, steps absolute */
+
+  /* trainer thread while it runs, main thread once it has ended: the
+   * weights of the last healthy evaluation, where a continued run starts */
+  float   *checkpoint;          /* (n_weights) */
+  long     checkpoint_step;     /* absolute */
+  double   best_loss;           /* lowest evaluated loss so far */
+  int      seen_rows;           /* rows of the current trainer seen so far */
 
   /* fixed at creation */
   gboolean surface;
@@ -43,6 +60,7 @@ struct _CamlRun {
   gpointer      notify_data;
 
   int      sigma_layer;         /* layer with σ-maps, or -1 */
+  gint     parts_layer;         /* atomic: CA-NN whose parts are sampled, or -1 */
   const CamlDataset *sigma_set; /* test set, else train set (borrowed from data) */
 
   /* trainer thread only (or the creating thread before the start) */
@@ -53,14 +71,25 @@ struct _CamlRun {
   float   *work_fit;            /* (grid, grid) */
   float   *work_chi;            /* (n_chi, grid, grid) */
   float   *scratch;             /* (grid, grid) */
+  float   *work_free;           /* (grid, grid) output with the parts layer's χ ≡ 0 */
+  float   *work_sensitive;      /* (grid, grid) … with χ ≡ 1 */
+  int      work_parts_layer;
   gint64   last_sample_us;
   gint64   sample_cost_us;
   gint64   sample_total_us;
+
+  /* Held while sampling: after the trainer thread marks itself done it
+   * still samples for its final report, and caml_trainer_with_model then
+   * runs a closure on the calling thread too. */
+  GMutex   sample_lock;
 
   /* protected by lock */
   GMutex   lock;
   float   *fit;                 /* (grid, grid) */
   float   *chi;                 /* (n_chi, grid, grid) */
+  float   *free;                /* (grid, grid) */
+  float   *sensitive;           /* (grid, grid) */
+  int      sampled_parts_layer; /* the layer free/sensitive belong to, or -1 */
   guint64  version;
   double   sample_seconds;
   GPtrArray *sigma;             /* CamlSigmaSnapshot, oldest first */
@@ -110,6 +139,7 @@ static void
 sample_model (CamlModel *model, gpointer user_data)
 {
   CamlRun *run = user_data;
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
   size_t cells = (size_t) run->grid * run->grid;
   gint64 start = g_get_monotonic_time ();
   gboolean ok;
@@ -126,6 +156,11 @@ sample_model (CamlModel *model, gpointer user_data)
                                      run->scratch, run->chi_layers[k],
                                      run->work_chi + k * cells, NULL);
     }
+  run->work_parts_layer = g_atomic_int_get (&run->parts_layer);
+  if (ok && run->work_parts_layer >= 0)
+    ok = caml_model_sample_grid_parts (model, run->exp->plot_domain, run->grid, run->grid,
+                                       run->work_parts_layer, run->work_free,
+                                       run->work_sensitive, NULL);
   gint64 end = g_get_monotonic_time ();
   run->sample_cost_us = end - start;
   run->sample_total_us += end - start;
@@ -136,6 +171,12 @@ sample_model (CamlModel *model, gpointer user_data)
   g_mutex_lock (&run->lock);
   memcpy (run->fit, run->work_fit, cells * sizeof (float));
   memcpy (run->chi, run->work_chi, run->n_chi * cells * sizeof (float));
+  if (run->work_parts_layer >= 0)
+    {
+      memcpy (run->free, run->work_free, cells * sizeof (float));
+      memcpy (run->sensitive, run->work_sensitive, cells * sizeof (float));
+    }
+  run->sampled_parts_layer = run->work_parts_layer;
   run->version++;
   run->sample_seconds = run->sample_total_us / 1e6;
   g_mutex_unlock (&run->lock);
@@ -147,6 +188,7 @@ static void
 sample_sigma (CamlModel *model, gpointer user_data)
 {
   CamlRun *run = user_data;
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
   const CamlDataset *set = run->sigma_set;
   gint64 start = g_get_monotonic_time ();
   CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (model, run->sigma_layer, set,
@@ -193,10 +235,36 @@ sample_sigma (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
+/* Trainer thread, right after a healthy evaluation: keep these weights. */
+static void
+take_checkpoint (CamlModel *model, gpointer user_data)
+{
+  CamlRun *run = user_data;
+  memcpy (run->checkpoint, model->w, model->n_weights * sizeof (float));
+}
+
 static void
 run_progress (const CamlProgress *progress, gpointer user_data)
 {
   CamlRun *run = user_data;
+
+  /* A healthy evaluation: its loss (test, else train) is finite and within
+   * twice the best so far. A run blowing up leaves the rows before it. */
+  if (progress->n_rows > run->seen_rows && progress->state != CAML_TRAINER_FAILED)
+    {
+      run->seen_rows = progress->n_rows;
+      double loss = isfinite (progress->last_row.test_loss) ? progress->last_row.test_loss
+                                                            : progress->last_row.train_loss;
+      if (isfinite (loss))
+        {
+          run->best_loss = fmin (run->best_loss, loss);
+          if (loss <= 2 * run->best_loss)
+            {
+              run->checkpoint_step = run->step_offset + progress->last_row.step;
+              caml_trainer_with_model (run->trainer, take_checkpoint, run);
+            }
+        }
+    }
 
   if (run->sigma_layer >= 0)
     {
@@ -204,7 +272,7 @@ run_progress (const CamlProgress *progress, gpointer user_data)
       gint64 gap = MAX (SIGMA_GAP_US, COST_FACTOR * run->sigma_cost_us);
       if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sigma_us >= gap)
         {
-          run->sample_step = progress->step;
+          run->sample_step = run->step_offset + progress->step;
           caml_trainer_with_model (run->trainer, sample_sigma, run);
         }
     }
@@ -252,10 +320,19 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   run->notify = notify;
   run->notify_data = notify_data;
   g_mutex_init (&run->lock);
+  g_mutex_init (&run->sample_lock);
   run->trainer = caml_trainer_new (run->exp, model, data->train, data->test);
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
+  run->lr = exp->optimizer.lr;
+  run->em_steps = exp->optimizer.em_steps;
+  run->past_losses = g_array_new (FALSE, FALSE, sizeof (float));
+  run->past_rows = g_array_new (FALSE, FALSE, sizeof (CamlEvalRow));
+  run->checkpoint = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
+  run->best_loss = INFINITY;
   run->sigma = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free);
   run->sigma_auc = g_array_new (FALSE, FALSE, sizeof (double));
+  run->parts_layer = -1;
+  run->sampled_parts_layer = -1;
   run->sigma_set = data->test != NULL && data->test->n > 0 ? data->test : data->train;
   run->sigma_layer = data->train->x_shape.ndim == 3 && data->train->x_shape.dims[0] == 1
                      ? caml_report_sigma_layer (model) : -1;
@@ -269,11 +346,16 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
     {
       size_t cells = (size_t) run->grid * run->grid;
       find_chi_layers (run);
+      run->parts_layer = caml_report_parts_layer (model, -1);
       run->work_fit = g_new0 (float, cells);
       run->scratch = g_new0 (float, cells);
       run->work_chi = g_new0 (float, MAX (run->n_chi, 1) * cells);
       run->fit = g_new0 (float, cells);
       run->chi = g_new0 (float, MAX (run->n_chi, 1) * cells);
+      run->work_free = g_new0 (float, cells);
+      run->work_sensitive = g_new0 (float, cells);
+      run->free = g_new0 (float, cells);
+      run->sensitive = g_new0 (float, cells);
       /* The untrained surface: the thread has not started, so this runs here. */
       caml_trainer_with_model (run->trainer, sample_model, run);
     }
@@ -286,6 +368,10 @@ caml_run_free (CamlRun *run)
   if (run == NULL)
     return;
   caml_trainer_free (run->trainer);   /* stops and joins */
+  caml_experiment_free (run->cont_exp);
+  g_array_unref (run->past_losses);
+  g_array_unref (run->past_rows);
+  g_free (run->checkpoint);
   caml_model_free (run->model);
   caml_run_data_unref (run->data);
   caml_experiment_free (run->exp);
@@ -294,10 +380,15 @@ caml_run_free (CamlRun *run)
   g_free (run->scratch);
   g_free (run->fit);
   g_free (run->chi);
+  g_free (run->work_free);
+  g_free (run->work_sensitive);
+  g_free (run->free);
+  g_free (run->sensitive);
   g_free (run->auc_maps);
   g_ptr_array_unref (run->sigma);
   g_array_unref (run->sigma_auc);
   g_mutex_clear (&run->lock);
+  g_mutex_clear (&run->sample_lock);
   g_free (run);
 }
 
@@ -353,7 +444,8 @@ caml_run_get_chi_layer (CamlRun *run, int k, const char **title)
 }
 
 gboolean
-caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi)
+caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
+                       float *free, float *sensitive, int *parts_layer)
 {
   size_t cells = (size_t) run->grid * run->grid;
   gboolean fresh;
@@ -367,10 +459,38 @@ caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi)
       memcpy (fit, run->fit, cells * sizeof (float));
       if (chi != NULL)
         memcpy (chi, run->chi, run->n_chi * cells * sizeof (float));
+      if (free != NULL && run->sampled_parts_layer >= 0)
+        memcpy (free, run->free, cells * sizeof (float));
+      if (sensitive != NULL && run->sampled_parts_layer >= 0)
+        memcpy (sensitive, run->sensitive, cells * sizeof (float));
+      if (parts_layer != NULL)
+        *parts_layer = run->sampled_parts_layer;
       *version = run->version;
     }
   g_mutex_unlock (&run->lock);
   return fresh;
+}
+
+int
+caml_run_set_parts_layer (CamlRun *run, int preferred)
+{
+  if (!run->surface)
+    return -1;
+  /* Layer types are fixed once the model is built: reading them here, on
+   * the main thread, races with nothing. */
+  int layer = caml_report_parts_layer (run->model, preferred);
+  if (g_atomic_int_get (&run->parts_layer) != layer)
+    {
+      g_atomic_int_set (&run->parts_layer, layer);
+      caml_trainer_with_model (run->trainer, sample_model, run);
+    }
+  return layer;
+}
+
+int
+caml_run_get_parts_layer (CamlRun *run)
+{
+  return g_atomic_int_get (&run->parts_layer);
 }
 
 gboolean
@@ -476,6 +596,8 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
       return FALSE;
     }
   caml_trainer_with_model (run->trainer, load_weights_cb, &io);
+  if (io.ok)
+    memcpy (run->checkpoint, run->model->w, run->model->n_weights * sizeof (float));
   if (io.ok && run->surface)
     caml_trainer_with_model (run->trainer, sample_model, run);
   if (io.ok && run->sigma_layer >= 0)
@@ -490,4 +612,149 @@ caml_run_get_sample_seconds (CamlRun *run)
   double s = run->sample_seconds;
   g_mutex_unlock (&run->lock);
   return s;
+}
+
+/* ------------------------------------------------- live settings, history */
+
+void
+caml_run_set_lr (CamlRun *run, double lr)
+{
+  run->lr = lr;
+  caml_trainer_set_lr (run->trainer, lr);
+}
+
+void
+caml_run_set_em_steps (CamlRun *run, int em_steps)
+{
+  run->em_steps = em_steps;
+  caml_trainer_set_em_steps (run->trainer, em_steps);
+}
+
+double
+caml_run_get_lr (CamlRun *run)
+{
+  return run->lr;
+}
+
+int
+caml_run_get_em_steps (CamlRun *run)
+{
+  return run->em_steps;
+}
+
+void
+caml_run_get_progress (CamlRun *run, CamlProgress *p)
+{
+  caml_trainer_get_progress (run->trainer, p);
+  p->step += run->step_offset;
+  p->total_steps += run->step_offset;
+  p->seconds += run->seconds_offset;
+  if (p->n_rows > 0)
+    p->last_row.step += run->step_offset;
+  else if (run->past_rows->len > 0)
+    p->last_row = g_array_index (run->past_rows, CamlEvalRow, run->past_rows->len - 1);
+  p->n_rows += (int) run->past_rows->len;
+}
+
+float *
+caml_run_copy_losses (CamlRun *run, long *n_steps)
+{
+  long n = 0;
+  g_autofree float *now = caml_trainer_copy_losses (run->trainer, &n);
+  long past = (long) run->past_losses->len;
+  float *all = g_new (float, MAX (past + n, 1));
+  if (past > 0)
+    memcpy (all, run->past_losses->data, (size_t) past * sizeof (float));
+  if (n > 0)
+    memcpy (all + past, now, (size_t) n * sizeof (float));
+  *n_steps = past + n;
+  return all;
+}
+
+CamlEvalRow *
+caml_run_copy_rows (CamlRun *run, int *n_rows)
+{
+  int n = 0;
+  g_autofree CamlEvalRow *now = caml_trainer_copy_rows (run->trainer, &n);
+  int past = (int) run->past_rows->len;
+  CamlEvalRow *all = g_new (CamlEvalRow, MAX (past + n, 1));
+  if (past > 0)
+    memcpy (all, run->past_rows->data, (size_t) past * sizeof (CamlEvalRow));
+  for (int i = 0; i < n; i++)
+    {
+      all[past + i] = now[i];
+      all[past + i].step += run->step_offset;
+      all[past + i].seconds += run->seconds_offset;
+    }
+  *n_rows = past + n;
+  return all;
+}
+
+GError *
+caml_run_get_error (CamlRun *run)
+{
+  return caml_trainer_get_error (run->trainer);
+}
+
+long
+caml_run_get_checkpoint_step (CamlRun *run)
+{
+  return run->checkpoint_step;
+}
+
+gboolean
+caml_run_continue (CamlRun *run, double lr, GError **error)
+{
+  CamlProgress p;
+
+  caml_trainer_get_progress (run->trainer, &p);
+  if (p.state != CAML_TRAINER_FAILED)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "only a run that diverged can be continued");
+      return FALSE;
+    }
+  if (!(lr > 0))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "the learning rate must be positive");
+      return FALSE;
+    }
+  caml_trainer_join (run->trainer);   /* ended already: no more reports */
+
+  /* Keep the history up to the checkpoint; the steps after it are redone. */
+  long n = 0;
+  int n_rows = 0;
+  g_autofree float *losses = caml_trainer_copy_losses (run->trainer, &n);
+  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n_rows);
+  long keep = CLAMP (run->checkpoint_step - run->step_offset, 0, n);
+  g_array_append_vals (run->past_losses, losses, (guint) keep);
+  for (int i = 0; i < n_rows; i++)
+    if (rows[i].step <= keep)
+      {
+        CamlEvalRow row = rows[i];
+        row.step += run->step_offset;
+        row.seconds += run->seconds_offset;
+        g_array_append_val (run->past_rows, row);
+      }
+  run->step_offset += keep;
+  run->seconds_offset += p.seconds;
+  memcpy (run->model->w, run->checkpoint, run->model->n_weights * sizeof (float));
+
+  /* A new trainer for the steps left, at the new learning rate. Its
+   * optimizer starts afresh (Adam's moments, Adagrad's sums) and so does its
+   * em_steps phase and batch order. */
+  caml_trainer_free (run->trainer);
+  caml_experiment_free (run->cont_exp);
+  run->cont_exp = caml_experiment_copy (run->exp);
+  run->cont_exp->steps = (int) MAX (run->exp->steps - run->step_offset, 0);
+  run->cont_exp->optimizer.lr = lr;
+  run->cont_exp->optimizer.em_steps = run->em_steps;
+  run->lr = lr;
+  run->seen_rows = 0;
+  const CamlRunData *data = run->data;
+  run->trainer = caml_trainer_new (run->cont_exp, run->model, data->train, data->test);
+  caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
+  if (run->surface)
+    caml_trainer_with_model (run->trainer, sample_model, run);
+  return caml_trainer_start (run->trainer, FALSE, error);
 }

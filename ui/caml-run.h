@@ -47,9 +47,19 @@ int      caml_run_get_grid (CamlRun *run);
 int      caml_run_get_n_chi (CamlRun *run);
 /* Layer index and title of the k-th χ map. */
 int      caml_run_get_chi_layer (CamlRun *run, int k, const char **title);
-/* If the snapshot is newer than *version: copies fit (grid, grid) and chi
- * (n_chi, grid, grid), updates *version and returns TRUE. */
-gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi);
+/* If the snapshot is newer than *version: copies fit (grid, grid), chi
+ * (n_chi, grid, grid) and, when the snapshot has them, the CA-NN parts free
+ * and sensitive (grid, grid) — the output with the parts layer's χ held at 0
+ * and at 1 — and sets *parts_layer to their layer (-1: none); updates
+ * *version and returns TRUE. Any of chi … parts_layer may be NULL. */
+gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
+                                float *free, float *sensitive, int *parts_layer);
+/* Chooses the CA-NN layer whose parts are sampled: `preferred` when it is
+ * one, else the last CA-NN (caml_report_parts_layer). A change samples the
+ * surface again between two steps. Returns the layer, or -1 (no CA-NN, or
+ * not a surface run). */
+int      caml_run_set_parts_layer (CamlRun *run, int preferred);
+int      caml_run_get_parts_layer (CamlRun *run);
 /* σ-map snapshots (image models with a convolutional CA layer only):
  * sampled at most twice a second on the trainer thread, each with its step
  * and the foreground/background AUC over the first 100 test images; at most
@@ -70,5 +80,33 @@ gboolean caml_run_save_weights (CamlRun *run, const char *path, GError **error);
 gboolean caml_run_load_weights (CamlRun *run, const char *path, GError **error);
 /* Seconds the trainer thread spent sampling surfaces or σ-maps so far. */
 double   caml_run_get_sample_seconds (CamlRun *run);
+
+/* Live optimizer changes, passed to the trainer and remembered (a baseline
+ * started later, or a continued run, starts from them). */
+void     caml_run_set_lr (CamlRun *run, double lr);
+void     caml_run_set_em_steps (CamlRun *run, int em_steps);
+double   caml_run_get_lr (CamlRun *run);
+int      caml_run_get_em_steps (CamlRun *run);
+
+/* The run as a whole — across a continuation after a divergence — rather
+ * than its current trainer: steps, rows and seconds count from the run's
+ * start, and the history holds what came before. */
+void         caml_run_get_progress (CamlRun *run, CamlProgress *progress);
+float       *caml_run_copy_losses (CamlRun *run, long *n_steps);
+CamlEvalRow *caml_run_copy_rows (CamlRun *run, int *n_rows);
+/* The current trainer's error (a copy, or NULL). */
+GError      *caml_run_get_error (CamlRun *run);
+
+/* The run keeps the weights of its last healthy evaluation — one whose
+ * loss (test, else train) was finite and at most twice the lowest so far —
+ * or the initial weights before there is one: the step they belong to. */
+long     caml_run_get_checkpoint_step (CamlRun *run);
+/* After a divergence (the trainer FAILED): goes back to the checkpoint,
+ * drops the history after it, and trains the steps left with a new trainer
+ * at learning rate lr. (The engine's own rollback undoes only the failing
+ * step; when the loss overflowed, the weights before it overflow it too.)
+ * The new trainer's optimizer state, em_steps phase and batch order start
+ * afresh. */
+gboolean caml_run_continue (CamlRun *run, double lr, GError **error);
 
 G_END_DECLS

@@ -21,6 +21,7 @@
 #include "caml-application.h"
 #include "caml-model-editor.h"
 #include "caml-run.h"
+#include "caml-data-source.h"
 #include "report.h"
 
 #include <math.h>
@@ -34,6 +35,21 @@ typedef struct {
   char *text;
 } Event;
 
+/* Work done on a worker thread (GTask). */
+typedef enum {
+  JOB_DATA,   /* load exp's data sets, then build the run when the model fits */
+  JOB_RUN,    /* build the run (model, trainer, untrained snapshot) from loaded data */
+  JOB_IDX,    /* order and load four chosen IDX files; commit only when they load */
+} JobKind;
+
+/* What to do once the run being built is there. */
+typedef enum {
+  PENDING_NONE,
+  PENDING_TRAIN,
+  PENDING_STEP,
+  PENDING_COMPARE,
+} Pending;
+
 struct _CamlWindow {
   GtkApplicationWindow parent_instance;
 
@@ -41,8 +57,11 @@ struct _CamlWindow {
   GtkLabel        *title_label;
   GtkLabel        *subtitle_label;
   GtkMenuButton   *presets_button;
+  GtkButton       *train_button;
+  GMenu           *recent_submenu;
   GtkRevealer     *banner_revealer;
   GtkLabel        *banner_label;
+  GtkButton       *banner_button;
   CamlModelEditor *model_editor;
   GtkDropDown     *data_drop;
   GtkLabel        *data_label;
@@ -58,6 +77,7 @@ struct _CamlWindow {
   CamlPlotView    *loss_view;
   CamlPlotView    *surface_view;
   CamlPlotView    *chi_view;
+  CamlPlotView    *parts_view;
   CamlPlotView    *accuracy_view;
   GtkBox          *sigma_box;
   GtkBox          *sigma_side;
@@ -65,8 +85,11 @@ struct _CamlWindow {
   GtkScale        *sigma_scale;
   CamlPlotView    *sigma_auc_view;
   GtkGrid         *bottom_grid;
+  GtkStack        *plots_stack;
+  GtkBox          *plots_switcher;
   GtkProgressBar  *progress_bar;
   GtkLabel        *status_label;
+  GtkSpinner      *load_spinner;
 
   /* owned */
   CamlExperiment *exp;
@@ -75,6 +98,15 @@ struct _CamlWindow {
   gboolean        dirty;
   CamlRunData    *data;          /* data sets of exp, NULL until loaded */
   char           *data_error;
+  gboolean        data_loading;  /* a JOB_DATA for data_serial is under way */
+  gboolean        adapt_pending; /* fit the domain and loss to the data once loaded */
+  guint           data_serial;   /* changes whenever exp's data config does */
+  gboolean        idx_loading;   /* a JOB_IDX for data_serial is under way */
+  gboolean        run_building;  /* a job builds the run for run_serial */
+  guint           run_serial;    /* changes whenever the run is discarded */
+  Pending         pending;       /* what to do when the run being built arrives */
+  char           *pending_weights; /* weights file to load into it, or NULL */
+  GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
   gboolean        run_started;
   CamlProgress    progress;      /* last copy */
@@ -87,11 +119,15 @@ struct _CamlWindow {
   guint64         surface_version;
   float          *fit;           /* (grid, grid) */
   float          *chi;           /* (n_chi, grid, grid) */
+  float          *free_part;     /* (grid, grid) output with the parts layer's χ ≡ 0 */
+  float          *sensitive_part;/* (grid, grid) … with χ ≡ 1 */
+  int             parts_layer;   /* the layer they belong to, or -1 */
   guint64         sigma_version;
   int             n_sigma;       /* snapshots the scrubber spans */
   int             sigma_shown;   /* index of the snapshot in the grid, -1 none */
   gboolean        sigma_follow;  /* the scrubber sits at the latest snapshot */
   CamlRun        *baseline;      /* NULL, or the matched baseline trained alongside */
+  CamlTrainerState base_state;   /* its state at the last update */
   float          *base_losses;
   long            base_n_steps;
   CamlEvalRow    *base_rows;
@@ -111,6 +147,8 @@ struct _CamlWindow {
 G_DEFINE_FINAL_TYPE (CamlWindow, caml_window, GTK_TYPE_APPLICATION_WINDOW)
 
 static void update_actions (CamlWindow *self);
+static void set_strings (GtkDropDown *drop, const char *const *strings);
+static void update_from_run (CamlWindow *self);
 static void prepare_run (CamlWindow *self);
 static void rebuild_loss_plot (CamlWindow *self);
 
@@ -122,6 +160,17 @@ set_action_enabled (CamlWindow *self, const char *name, gboolean enabled)
   GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), name);
   if (action != NULL)
     g_simple_action_set_enabled (G_SIMPLE_ACTION (action), enabled);
+}
+
+static gboolean
+baseline_active (CamlWindow *self)
+{
+  if (self->baseline == NULL)
+    return FALSE;
+  CamlProgress p;
+  caml_trainer_get_progress (caml_run_get_trainer (self->baseline), &p);
+  return p.state == CAML_TRAINER_RUNNING || p.state == CAML_TRAINER_PAUSED
+         || p.state == CAML_TRAINER_IDLE;
 }
 
 static gboolean
@@ -147,11 +196,11 @@ update_title (CamlWindow *self)
 }
 
 static void
-add_recent (const char *path)
+add_recent (CamlWindow *self, const char *path)
 {
-  g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
-  if (uri != NULL)
-    gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  if (CAML_IS_APPLICATION (app))
+    caml_application_note_recent (CAML_APPLICATION (app), path);
 }
 
 static void
@@ -167,6 +216,9 @@ mark_dirty (CamlWindow *self)
 void
 caml_window_show_error (CamlWindow *self, const char *message)
 {
+  /* The Continue button belongs to a divergence message only. */
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), FALSE);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
   g_free (self->error_text);
   self->error_text = g_strdup (message);
   gtk_label_set_text (self->banner_label, message);
@@ -219,27 +271,27 @@ default_domain (CamlDataKind kind, const CamlDataset *set, double domain[4])
     }
 }
 
-/* Loads exp's data sets (once) and tells the model editor what to check the
- * model against. */
-static void
-ensure_data (CamlWindow *self)
+/* Whether a data kind is read from files: loaded on a worker thread, and
+ * its runs built there too (a CA-CNN's untrained σ-maps take a forward pass
+ * over 124 images). The built-in sets are computed in microseconds, on the
+ * spot: no frame in which Train is greyed out. */
+static gboolean
+kind_from_files (CamlDataKind kind)
 {
-  g_autoptr (GError) error = NULL;
-  const char *kind = caml_data_kind_names[self->exp->data.kind];
+  return kind == CAML_DATA_MNIST || kind == CAML_DATA_FASHION_MNIST || kind == CAML_DATA_IDX;
+}
 
-  if (self->data != NULL || self->data_error != NULL)
-    return;
-  self->data = caml_run_data_load (self->exp, &error);
-  if (self->data == NULL)
-    {
-      self->data_error = g_strdup (error->message);
-      g_autofree char *text = g_strdup_printf ("Cannot read the %s data: %s", kind,
-                                               error->message);
-      gtk_label_set_text (self->data_label, text);
-      caml_model_editor_set_data (self->model_editor, NULL, 0, kind, error->message);
-      return;
-    }
+static const char *
+data_title (CamlWindow *self)
+{
+  return self->exp->data.kind == CAML_DATA_IDX ? "IDX"
+         : caml_data_source_title (self->exp->data.kind);
+}
 
+/* Tells the data label and the model editor about self->data. */
+static void
+show_data (CamlWindow *self)
+{
   const CamlDataset *train = self->data->train, *test = self->data->test;
   g_autofree char *shape = caml_shape_to_string (&train->x_shape);
   int want = train->n_classes > 0 ? train->n_classes : train->y_width;
@@ -248,15 +300,106 @@ ensure_data (CamlWindow *self)
                      train->n, test != NULL ? test->n : 0, shape,
                      train->n_classes > 0 ? "classification" : "regression", want,
                      train->n_classes > 0 ? "classes" : want == 1 ? "output" : "outputs");
-  gtk_label_set_text (self->data_label, text);
-  caml_model_editor_set_data (self->model_editor, &train->x_shape, want, kind, NULL);
+  if (self->exp->data.kind == CAML_DATA_IDX && self->exp->data.idx_paths[0] != NULL)
+    {
+      g_autofree char *dir = g_path_get_dirname (self->exp->data.idx_paths[0]);
+      g_autofree char *with_dir = g_strdup_printf ("%s, from %s", text, dir);
+      gtk_label_set_text (self->data_label, with_dir);
+    }
+  else
+    gtk_label_set_text (self->data_label, text);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->data_label), "error");
+  caml_model_editor_set_data (self->model_editor, &train->x_shape, want, data_title (self),
+                              NULL);
 }
 
+/* After the data kind changed through the picker: the plot domain and the
+ * loss follow the new data. */
+static void
+adapt_to_data (CamlWindow *self)
+{
+  default_domain (self->exp->data.kind, self->data->train, self->exp->plot_domain);
+  CamlLossKind loss = self->data->train->n_classes > 0 ? CAML_LOSS_SOFTMAX_XENT : CAML_LOSS_MSE;
+  if (loss != self->exp->loss)
+    {
+      self->exp->loss = loss;
+      gboolean was_syncing = self->syncing;
+      self->syncing = TRUE;
+      gtk_drop_down_set_selected (self->loss_drop, loss);
+      self->syncing = was_syncing;
+    }
+}
+
+static void
+install_data (CamlWindow *self, CamlRunData *data)
+{
+  self->data = data;
+  self->data_loading = FALSE;
+  show_data (self);
+  if (self->adapt_pending)
+    {
+      self->adapt_pending = FALSE;
+      adapt_to_data (self);
+    }
+}
+
+static void
+set_data_error (CamlWindow *self, const char *message)
+{
+  self->data_error = g_strdup (message);
+  self->data_loading = FALSE;
+  self->adapt_pending = FALSE;
+  g_autofree char *text = g_strdup_printf ("Cannot read the %s data: %s", data_title (self),
+                                           message);
+  gtk_label_set_text (self->data_label, message != NULL && strstr (message, "not fetched")
+                                        ? message : text);
+  gtk_widget_add_css_class (GTK_WIDGET (self->data_label), "error");
+  caml_model_editor_set_data (self->model_editor, NULL, 0, data_title (self), message);
+  caml_window_show_error (self, gtk_label_get_text (self->data_label));
+}
+
+static void start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files);
+
+/* Makes sure exp's data sets are loaded or being loaded: at once for the
+ * built-in sets, on a worker thread for files. A fetched set that is not on
+ * this computer is reported with the command that fetches it, before any
+ * attempt to read it. */
+static void
+request_data (CamlWindow *self)
+{
+  CamlDataKind kind = self->exp->data.kind;
+
+  if (self->data != NULL || self->data_error != NULL || self->data_loading)
+    return;
+  g_autofree char *missing = caml_data_source_missing (kind);
+  if (missing != NULL)
+    {
+      set_data_error (self, missing);
+      return;
+    }
+  if (kind_from_files (kind))
+    {
+      start_job (self, JOB_DATA, NULL, 0);
+      return;
+    }
+  g_autoptr (GError) error = NULL;
+  CamlRunData *data = caml_run_data_load (self->exp, &error);
+  if (data != NULL)
+    install_data (self, data);
+  else
+    set_data_error (self, error->message);
+}
+
+/* The data sets no longer match exp: forget them (a load under way is
+ * dropped when it ends). */
 static void
 invalidate_data (CamlWindow *self)
 {
   g_clear_pointer (&self->data, caml_run_data_unref);
   g_clear_pointer (&self->data_error, g_free);
+  self->data_loading = FALSE;
+  self->idx_loading = FALSE;
+  self->data_serial++;
 }
 
 /* ------------------------------------------------------------------- run */
@@ -285,6 +428,8 @@ discard_run (CamlWindow *self)
   g_clear_pointer (&self->baseline, caml_run_free);
   g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
   self->run_started = FALSE;
+  self->run_building = FALSE;   /* a run being built is dropped when it arrives */
+  self->run_serial++;
   self->sigma_version = 0;
   self->n_sigma = 0;
   self->sigma_shown = -1;
@@ -292,6 +437,9 @@ discard_run (CamlWindow *self)
   self->surface_version = 0;
   g_clear_pointer (&self->fit, g_free);
   g_clear_pointer (&self->chi, g_free);
+  g_clear_pointer (&self->free_part, g_free);
+  g_clear_pointer (&self->sensitive_part, g_free);
+  self->parts_layer = -1;
   clear_history (self);
 }
 
@@ -338,16 +486,13 @@ surface_heatmap (CamlWindow *self, const char *title, const char *value_label,
                                 domain[3], px, py, point_values ? pv : NULL, n);
 }
 
-/* Builds the surface and χ plots from the copied grids. */
+/* Colours keep one meaning while training: the targets' range. */
 static void
-rebuild_surface_plots (CamlWindow *self)
+target_range (CamlWindow *self, double *lo, double *hi)
 {
   const CamlDataset *train = caml_run_get_train (self->run);
-  int n_chi = caml_run_get_n_chi (self->run);
-  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
   double vmin = INFINITY, vmax = -INFINITY;
 
-  /* Colours keep one meaning while training: the targets' range. */
   for (int i = 0; i < train->n; i++)
     {
       vmin = fmin (vmin, train->y[i * train->y_width]);
@@ -358,6 +503,22 @@ rebuild_surface_plots (CamlWindow *self)
       vmin -= 0.5;
       vmax += 0.5;
     }
+  *lo = vmin;
+  *hi = vmax;
+}
+
+static void rebuild_parts_plots (CamlWindow *self, double vmin, double vmax);
+
+/* Builds the surface and χ plots from the copied grids. */
+static void
+rebuild_surface_plots (CamlWindow *self)
+{
+  const CamlDataset *train = caml_run_get_train (self->run);
+  int n_chi = caml_run_get_n_chi (self->run);
+  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+  double vmin, vmax;
+
+  target_range (self, &vmin, &vmax);
   g_autofree char *title = g_strdup_printf ("fitted surface, step %ld, %d training points",
                                             self->progress.step, train->n);
   CamlPlotHeatmap *fit = surface_heatmap (self, title, "output", self->fit, TRUE, vmin, vmax,
@@ -380,6 +541,49 @@ rebuild_surface_plots (CamlWindow *self)
                                  FALSE);
     }
   caml_plot_view_set_heatmaps (self->chi_view, maps, MIN (n_chi, 4));
+  /* The parts page is prepared only while it is shown (four more maps
+   * each update): switching to it, or exporting it, prepares it. */
+  if (g_str_equal (gtk_stack_get_visible_child_name (self->plots_stack), "parts"))
+    rebuild_parts_plots (self, vmin, vmax);
+}
+
+static void
+rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
+{
+  int n_chi = caml_run_get_n_chi (self->run);
+  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+  const float *parts_chi = NULL;
+
+  for (int k = 0; k < n_chi && k < 4; k++)
+    if (caml_run_get_chi_layer (self->run, k, NULL) == self->parts_layer)
+      parts_chi = self->chi + k * cells;
+
+  /* The parts page: χ of the parts layer, its context-sensitive share χ·f₁
+   * on the fit's colour scale, its context-free share (1 − χ)·f₀ — often a
+   * small constant times 1 − χ — on its own, and the fit they add up to. */
+  if (parts_chi == NULL)
+    {
+      caml_plot_view_clear (self->parts_view);
+      caml_plot_view_set_placeholder (self->parts_view, "this model has no CA-NN layer");
+      return;
+    }
+  float f0 = self->free_part[0];
+  g_autofree float *free_share = g_new (float, cells);
+  g_autofree float *sensitive_share = g_new (float, cells);
+  double residual = caml_report_parts_shares (parts_chi, self->free_part, self->sensitive_part,
+                                              self->fit, cells, free_share, sensitive_share);
+  gboolean add_up = caml_report_parts_add_up (residual, self->fit, cells);
+  g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (CA-NN)", self->parts_layer);
+  g_autofree char *f_label = g_strdup_printf ("f₀ = %.3g", f0);
+  CamlPlotHeatmap *parts[4] = {
+    surface_heatmap (self, chi_title, "χ", parts_chi, TRUE, 0.0, 1.0, FALSE),
+    surface_heatmap (self, "context-sensitive χ·f₁", "output", sensitive_share, TRUE, vmin,
+                     vmax, FALSE),
+    surface_heatmap (self, "context-free (1 − χ)·f₀", f_label, free_share, FALSE, 0, 0, FALSE),
+    surface_heatmap (self, add_up ? "fit = the sum of the parts" : "fit ≠ sum (not affine after)",
+                     "output", self->fit, TRUE, vmin, vmax, TRUE),
+  };
+  caml_plot_view_set_heatmaps (self->parts_view, parts, 4);
 }
 
 /* The scrubber spans the snapshots kept; at its right end it follows the
@@ -489,20 +693,25 @@ place_accuracy (CamlWindow *self, gboolean beside_sigma)
   g_object_unref (acc);
 }
 
-/* Every map gets the same width: the χ view spans one grid column per gate. */
+/* Every map gets the same width: the χ view spans one grid column per gate.
+ * The CA-NN parts page is offered only when there are parts to show. */
 static void
-set_chi_columns (CamlWindow *self, int n)
+set_chi_columns (CamlWindow *self, int n, gboolean parts)
 {
   g_object_ref (self->chi_view);
   gtk_grid_remove (self->bottom_grid, GTK_WIDGET (self->chi_view));
   gtk_grid_attach (self->bottom_grid, GTK_WIDGET (self->chi_view), 1, 0, MAX (n, 1), 1);
   g_object_unref (self->chi_view);
+  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), parts);
+  if (!parts)
+    g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
+                                    g_variant_new_string ("main"));
 }
 
 static void
 show_surface_placeholders (CamlWindow *self, const char *why)
 {
-  set_chi_columns (self, 1);
+  set_chi_columns (self, 1, FALSE);
   caml_plot_view_clear (self->surface_view);
   caml_plot_view_clear (self->chi_view);
   caml_plot_view_set_placeholder (self->surface_view, why);
@@ -529,11 +738,20 @@ update_progress_widgets (CamlWindow *self)
     "ready", "training", "paused", "finished", "stopped", "failed",
   };
 
+  gboolean loading = caml_window_is_loading (self);
+  gtk_widget_set_visible (GTK_WIDGET (self->load_spinner), loading);
+  gtk_spinner_set_spinning (self->load_spinner, loading);
   if (self->run == NULL)
     {
+      g_autofree char *text = self->data_loading || self->idx_loading
+                              ? g_strdup_printf ("loading %s…", self->idx_loading
+                                                 ? "the IDX files" : data_title (self))
+                              : self->run_building ? g_strdup ("building the model…")
+                              : g_strdup ("no model to train");
       gtk_progress_bar_set_fraction (self->progress_bar, 0);
-      gtk_progress_bar_set_text (self->progress_bar, "no model to train");
-      gtk_label_set_text (self->status_label, "");
+      gtk_progress_bar_set_text (self->progress_bar, text);
+      gtk_label_set_text (self->status_label,
+                          self->pending != PENDING_NONE ? "starts when the model is built" : "");
       return;
     }
   long total = p->total_steps > 0 ? p->total_steps : self->exp->steps;
@@ -560,18 +778,38 @@ update_progress_widgets (CamlWindow *self)
   gtk_label_set_text (self->status_label, status);
 }
 
+/* The run diverged: the banner says where (the engine's message names the
+ * step, and the layer when a gradient or weight overflowed) and offers to
+ * go on from the last evaluation at a tenth of the learning rate. */
+static void
+show_divergence (CamlWindow *self)
+{
+  g_autoptr (GError) error = caml_run_get_error (self->run);
+  double lr = caml_run_get_lr (self->run) / 10;
+  long from = caml_run_get_checkpoint_step (self->run);
+  g_autofree char *text =
+    g_strdup_printf ("Training diverged: %s. Continue from step %ld (the last evaluation "
+                     "whose loss was in bounds) with the learning rate ÷ 10, or change the "
+                     "model or the optimizer and Train again.",
+                     error != NULL ? error->message : "unknown error", from);
+  g_autofree char *label = g_strdup_printf ("_Continue at lr %g", lr);
+
+  caml_window_show_error (self, text);
+  gtk_button_set_label (self->banner_button, label);
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
+}
+
 /* Main thread: copy the snapshot and rebuild what changed. */
 static void
 update_from_run (CamlWindow *self)
 {
-  CamlTrainer *trainer;
   CamlProgress p;
   CamlTrainerState old_state = self->progress.state;
 
   if (self->run == NULL)
     return;
-  trainer = caml_run_get_trainer (self->run);
-  caml_trainer_get_progress (trainer, &p);
+  caml_run_get_progress (self->run, &p);
   if (!self->run_started)
     p.state = CAML_TRAINER_IDLE;
 
@@ -579,8 +817,8 @@ update_from_run (CamlWindow *self)
     {
       g_free (self->rows);
       g_free (self->losses);
-      self->rows = caml_trainer_copy_rows (trainer, &self->n_rows);
-      self->losses = caml_trainer_copy_losses (trainer, &self->n_steps);
+      self->rows = caml_run_copy_rows (self->run, &self->n_rows);
+      self->losses = caml_run_copy_losses (self->run, &self->n_steps);
       self->progress = p;
       rebuild_loss_plot (self);
     }
@@ -588,17 +826,24 @@ update_from_run (CamlWindow *self)
 
   if (self->baseline != NULL)
     {
-      CamlTrainer *bt = caml_run_get_trainer (self->baseline);
       CamlProgress bp;
-      caml_trainer_get_progress (bt, &bp);
+      caml_run_get_progress (self->baseline, &bp);
       if (bp.step != self->base_n_steps || bp.n_rows != self->base_n_rows)
         {
           g_free (self->base_rows);
           g_free (self->base_losses);
-          self->base_rows = caml_trainer_copy_rows (bt, &self->base_n_rows);
-          self->base_losses = caml_trainer_copy_losses (bt, &self->base_n_steps);
+          self->base_rows = caml_run_copy_rows (self->baseline, &self->base_n_rows);
+          self->base_losses = caml_run_copy_losses (self->baseline, &self->base_n_steps);
           rebuild_loss_plot (self);
         }
+      if (bp.state == CAML_TRAINER_FAILED && self->base_state != CAML_TRAINER_FAILED)
+        {
+          g_autoptr (GError) error = caml_run_get_error (self->baseline);
+          g_autofree char *text = g_strdup_printf ("The baseline diverged: %s",
+                                                   error != NULL ? error->message : "?");
+          caml_window_show_error (self, text);
+        }
+      self->base_state = bp.state;
     }
 
   if (caml_run_has_sigma (self->run))
@@ -620,19 +865,16 @@ update_from_run (CamlWindow *self)
         {
           self->fit = g_new0 (float, cells);
           self->chi = g_new0 (float, MAX (caml_run_get_n_chi (self->run), 1) * cells);
+          self->free_part = g_new0 (float, cells);
+          self->sensitive_part = g_new0 (float, cells);
         }
-      if (caml_run_copy_surface (self->run, &self->surface_version, self->fit, self->chi))
+      if (caml_run_copy_surface (self->run, &self->surface_version, self->fit, self->chi,
+                                 self->free_part, self->sensitive_part, &self->parts_layer))
         rebuild_surface_plots (self);
     }
 
   if (p.state == CAML_TRAINER_FAILED && old_state != CAML_TRAINER_FAILED)
-    {
-      g_autoptr (GError) error = caml_trainer_get_error (trainer);
-      g_autofree char *text = g_strdup_printf ("Training failed: %s (lower the learning rate, "
-                                               "then Reset and Train)",
-                                               error != NULL ? error->message : "unknown error");
-      caml_window_show_error (self, text);
-    }
+    show_divergence (self);
   update_progress_widgets (self);
   if (p.state != old_state)
     update_actions (self);
@@ -662,39 +904,24 @@ on_update (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-/* Builds a run from exp when the model and data allow it; shows the
- * untrained surface. */
+/* What the plots say while there is no run. */
 static void
-prepare_run (CamlWindow *self)
+show_waiting (CamlWindow *self, const char *why)
 {
-  g_autoptr (GError) error = NULL;
+  show_surface_placeholders (self, why);
+  caml_plot_view_clear (self->loss_view);
+  caml_plot_view_set_placeholder (self->loss_view, why);
+  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);
+}
 
-  if (self->run != NULL)
-    return;
-  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);   /* until a run has σ-maps */
-  ensure_data (self);
-  if (self->data == NULL)
-    {
-      show_surface_placeholders (self, "the data could not be read");
-      update_actions (self);
-      return;
-    }
-  if (!caml_model_editor_is_valid (self->model_editor))
-    {
-      show_surface_placeholders (self, "fix the model to see its surface");
-      caml_plot_view_clear (self->loss_view);
-      caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
-      update_progress_widgets (self);
-      update_actions (self);
-      return;
-    }
-  self->run = caml_run_new (self->exp, self->data, SURFACE_GRID, on_run_notify, self, &error);
-  if (self->run == NULL)
-    {
-      caml_window_show_error (self, error->message);
-      update_actions (self);
-      return;
-    }
+static void do_pending (CamlWindow *self);
+
+/* Takes ownership of run and shows its untrained surface or σ-maps. */
+static void
+install_run (CamlWindow *self, CamlRun *run)
+{
+  self->run = run;
+  self->run_building = FALSE;
   clear_history (self);
   caml_plot_view_clear (self->loss_view);
   caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
@@ -715,10 +942,339 @@ prepare_run (CamlWindow *self)
   if (!surface)
     show_surface_placeholders (self, "surfaces are drawn for 2-D → 1-D regression");
   else
-    set_chi_columns (self, caml_run_get_n_chi (self->run));
+    {
+      int parts = caml_run_set_parts_layer (self->run,
+                                            caml_model_editor_get_selected (self->model_editor));
+      set_chi_columns (self, caml_run_get_n_chi (self->run), parts >= 0);
+    }
   self->last_update_us = 0;
   update_from_run (self);
   update_actions (self);
+  do_pending (self);
+}
+
+/* Builds a run from exp when the model and data allow it (for data from
+ * files on a worker thread; the run arrives later); shows the untrained
+ * surface. */
+static void
+prepare_run (CamlWindow *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (self->run != NULL)
+    return;
+  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);   /* until a run has σ-maps */
+  request_data (self);
+  if (self->data_loading || self->run_building)
+    {
+      g_autofree char *text = self->data_loading
+                              ? g_strdup_printf ("Loading %s…", data_title (self))
+                              : g_strdup ("Building the model…");
+      show_waiting (self, text);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  if (self->data == NULL)
+    {
+      const char *fetch = caml_data_source_fetch_name (self->exp->data.kind);
+      g_autofree char *why = self->data_error != NULL && fetch != NULL
+                             && strstr (self->data_error, "not fetched") != NULL
+                             ? g_strdup_printf ("%s is not fetched: datasets/fetch %s gets it",
+                                                data_title (self), fetch)
+                             : g_strdup ("the data could not be read (see above)");
+      show_waiting (self, why);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  if (!caml_model_editor_is_valid (self->model_editor))
+    {
+      show_surface_placeholders (self, "fix the model to see its surface");
+      caml_plot_view_clear (self->loss_view);
+      caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  if (kind_from_files (self->exp->data.kind))
+    {
+      start_job (self, JOB_RUN, NULL, 0);
+      show_waiting (self, "Building the model…");
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+  CamlRun *run = caml_run_new (self->exp, self->data, SURFACE_GRID, on_run_notify, self, &error);
+  if (run == NULL)
+    {
+      caml_window_show_error (self, error->message);
+      update_actions (self);
+      return;
+    }
+  install_run (self, run);
+}
+
+/* ------------------------------------------------------------------ jobs */
+
+/* Jobs under way in every window (tests wait for them). */
+static gint jobs_in_flight;
+
+typedef struct {
+  JobKind         kind;
+  CamlExperiment *exp;          /* a copy: what to load and build */
+  char           *files[4];     /* JOB_IDX: the chosen files, in any order */
+  int             n_files;
+  gboolean        build_run;    /* JOB_DATA: build the run too */
+  guint           data_serial;
+  guint           run_serial;
+  GApplication   *app;          /* held while the job runs, so the process waits for it */
+  /* results */
+  CamlRunData    *data;         /* JOB_RUN: given; others: loaded */
+  CamlRun        *run;
+  char           *data_error;
+  char           *run_error;
+} Job;
+
+/* Main thread, when the job's results have been used (or dropped): the
+ * task itself may be finalised on the worker thread, so nothing that
+ * belongs to the main thread waits for job_free. */
+static void
+job_release (Job *job)
+{
+  g_clear_pointer (&job->run, caml_run_free);   /* a run never installed: not started */
+  g_clear_pointer (&job->data, caml_run_data_unref);
+  if (job->app != NULL)
+    {
+      g_application_release (job->app);
+      g_clear_object (&job->app);
+    }
+}
+
+static void
+job_free (gpointer p)
+{
+  Job *job = p;
+  job_release (job);   /* nothing left when the job was done */
+  caml_experiment_free (job->exp);
+  for (int i = 0; i < 4; i++)
+    g_free (job->files[i]);
+  g_free (job->data_error);
+  g_free (job->run_error);
+  g_free (job);
+}
+
+/* Worker thread: engine calls only, on the job's own copies. The run is
+ * built with the window as its notify data; nothing notifies before its
+ * trainer starts, which happens on the main thread. */
+static void
+job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Job *job = task_data;
+  g_autoptr (GError) error = NULL;
+
+  if (job->kind == JOB_IDX)
+    {
+      char *ordered[4];
+      if (!caml_data_source_order_idx ((const char *const *) job->files, job->n_files, ordered,
+                                       &error))
+        {
+          job->data_error = g_strdup (error->message);
+          g_task_return_boolean (task, TRUE);
+          return;
+        }
+      job->exp->data.kind = CAML_DATA_IDX;
+      for (int i = 0; i < 4; i++)
+        {
+          g_free (job->exp->data.idx_paths[i]);
+          job->exp->data.idx_paths[i] = ordered[i];
+        }
+    }
+  if (job->kind != JOB_RUN)
+    {
+      gint64 start = g_get_monotonic_time ();
+      job->data = caml_run_data_load (job->exp, &error);
+      g_debug ("loaded the %s data in %.2f s", caml_data_kind_names[job->exp->data.kind],
+               (g_get_monotonic_time () - start) / 1e6);
+      if (job->data == NULL)
+        {
+          job->data_error = g_strdup (error->message);
+          g_task_return_boolean (task, TRUE);
+          return;
+        }
+    }
+  if ((job->kind == JOB_RUN || job->build_run) && !g_cancellable_is_cancelled (cancellable))
+    {
+      job->run = caml_run_new (job->exp, job->data, SURFACE_GRID, on_run_notify, source, &error);
+      if (job->run == NULL)
+        job->run_error = g_strdup (error->message);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+commit_idx (CamlWindow *self, Job *job)
+{
+  for (int i = 0; i < 4; i++)
+    {
+      g_free (self->exp->data.idx_paths[i]);
+      self->exp->data.idx_paths[i] = g_strdup (job->exp->data.idx_paths[i]);
+    }
+  self->exp->data.kind = CAML_DATA_IDX;
+  discard_run (self);
+  invalidate_data (self);
+  install_data (self, g_steal_pointer (&job->data));
+  adapt_to_data (self);
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  gtk_drop_down_set_selected (self->data_drop, CAML_DATA_IDX);
+  g_simple_action_set_state (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self),
+                                                                          "data")),
+                             g_variant_new_string ("idx"));
+  self->syncing = was_syncing;
+  clear_error (self);
+  mark_dirty (self);
+  prepare_run (self);
+}
+
+static void job_done (CamlWindow *self, Job *job);
+
+/* Main thread, when a job has ended. Results for a data config or a run that
+ * has changed since are dropped. */
+static void
+on_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CamlWindow *self = CAML_WINDOW (source);
+  Job *job = g_task_get_task_data (G_TASK (result));
+
+  g_atomic_int_add (&jobs_in_flight, -1);
+  if (self->cancellable != NULL && !g_cancellable_is_cancelled (self->cancellable))
+    job_done (self, job);   /* else the window is gone */
+  job_release (job);
+}
+
+static void
+job_done (CamlWindow *self, Job *job)
+{
+  if (job->kind == JOB_IDX)
+    {
+      if (job->data_serial != self->data_serial)
+        return;
+      self->idx_loading = FALSE;
+      if (job->data == NULL)
+        {
+          /* Nothing changes; the engine's message says why. */
+          g_autofree char *text = g_strdup_printf ("Cannot use these IDX files: %s",
+                                                   job->data_error);
+          caml_window_show_error (self, text);
+        }
+      else
+        commit_idx (self, job);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+
+  if (job->kind == JOB_DATA)
+    {
+      if (job->data_serial != self->data_serial)
+        return;
+      if (job->data == NULL)
+        {
+          set_data_error (self, job->data_error);
+          self->run_building = FALSE;
+          self->pending = PENDING_NONE;
+          show_waiting (self, "the data could not be read");
+          update_progress_widgets (self);
+          update_actions (self);
+          return;
+        }
+      install_data (self, g_steal_pointer (&job->data));
+    }
+
+  if (job->run_serial != self->run_serial || self->run != NULL)
+    {
+      /* The model changed while this one was built: build the current one. */
+      if (self->run == NULL && !self->run_building)
+        prepare_run (self);
+      return;
+    }
+  self->run_building = FALSE;
+  if (job->run != NULL && caml_model_editor_is_valid (self->model_editor))
+    install_run (self, g_steal_pointer (&job->run));
+  else if (job->run == NULL && job->run_error == NULL)
+    prepare_run (self);     /* not built yet (the data came first): build it now */
+  else
+    {
+      if (job->run_error != NULL && caml_model_editor_is_valid (self->model_editor))
+        caml_window_show_error (self, job->run_error);
+      self->pending = PENDING_NONE;
+      g_clear_pointer (&self->pending_weights, g_free);
+      prepare_run (self);   /* shows why there is no run */
+    }
+  update_progress_widgets (self);
+}
+
+static void
+start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files)
+{
+  Job *job = g_new0 (Job, 1);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+
+  job->kind = kind;
+  job->exp = caml_experiment_copy (self->exp);
+  job->data_serial = self->data_serial;
+  job->run_serial = self->run_serial;
+  for (int i = 0; i < n_files && i < 4; i++)
+    job->files[i] = g_strdup (files[i]);
+  job->n_files = n_files;
+  if (app != NULL)
+    {
+      job->app = G_APPLICATION (g_object_ref (app));
+      g_application_hold (job->app);
+    }
+  switch (kind)
+    {
+    case JOB_DATA:
+      self->data_loading = TRUE;
+      /* The run waits when the loss and domain are still to follow the data. */
+      job->build_run = !self->adapt_pending;
+      self->run_building = job->build_run;
+      {
+        g_autofree char *text = g_strdup_printf ("Loading %s…", data_title (self));
+        gtk_label_set_text (self->data_label, text);
+        gtk_widget_remove_css_class (GTK_WIDGET (self->data_label), "error");
+        caml_model_editor_set_data (self->model_editor, NULL, 0, data_title (self), NULL);
+      }
+      break;
+    case JOB_RUN:
+      job->data = caml_run_data_ref (self->data);
+      self->run_building = TRUE;
+      break;
+    case JOB_IDX:
+      self->idx_loading = TRUE;
+      break;
+    }
+
+  g_atomic_int_add (&jobs_in_flight, 1);
+  GTask *task = g_task_new (self, self->cancellable, on_job_done, NULL);
+  g_task_set_name (task, "caml-window-job");
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, job_thread);
+  g_object_unref (task);
+  update_progress_widgets (self);
+}
+
+int
+caml_window_get_jobs_in_flight (void)
+{
+  return g_atomic_int_get (&jobs_in_flight);
+}
+
+gboolean
+caml_window_is_loading (CamlWindow *self)
+{
+  return self->data_loading || self->run_building || self->idx_loading;
 }
 
 /* The experiment changed in a way the run depends on. */
@@ -899,6 +1455,8 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "step", valid && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "stop", active);
   set_action_enabled (self, "reset", self->run_started && !active);
+  set_action_enabled (self, "continue-diverged", self->run_started
+                                                 && state == CAML_TRAINER_FAILED);
   set_action_enabled (self, "compare-baseline", valid && self->baseline == NULL
                                                  && state != CAML_TRAINER_FINISHED
                                                  && state != CAML_TRAINER_STOPPED
@@ -917,6 +1475,8 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "undo", !active && caml_model_editor_can_undo (self->model_editor));
   set_action_enabled (self, "redo", !active && caml_model_editor_can_redo (self->model_editor));
   set_action_enabled (self, "data", !active);
+  set_action_enabled (self, "choose-idx", !active);
+  set_action_enabled (self, "reload-data", !active);
   set_action_enabled (self, "export-metrics", self->n_rows > 0);
   set_action_enabled (self, "save-weights", self->run != NULL);
   set_action_enabled (self, "load-weights", valid && !active);
@@ -930,8 +1490,10 @@ update_actions (CamlWindow *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->seed_spin), !active);
 }
 
+/* Starts a fresh run. When the run is still being built, `then` says what
+ * to do once it is there, and this returns FALSE. */
 static gboolean
-start_run (CamlWindow *self, gboolean paused)
+start_run (CamlWindow *self, gboolean paused, Pending then)
 {
   g_autoptr (GError) error = NULL;
 
@@ -939,7 +1501,14 @@ start_run (CamlWindow *self, gboolean paused)
     discard_run (self);     /* finished, stopped or failed: start afresh */
   prepare_run (self);
   if (self->run == NULL)
-    return FALSE;
+    {
+      if (self->run_building || self->data_loading)
+        {
+          self->pending = then;
+          update_progress_widgets (self);
+        }
+      return FALSE;
+    }
   if (!caml_trainer_start (caml_run_get_trainer (self->run), paused, &error))
     {
       caml_window_show_error (self, error->message);
@@ -966,7 +1535,7 @@ action_train (GSimpleAction *action, GVariant *param, gpointer user_data)
       update_from_run (self);
       return;
     }
-  start_run (self, FALSE);
+  start_run (self, FALSE, PENDING_TRAIN);
 }
 
 static void
@@ -988,7 +1557,7 @@ action_step (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlWindow *self = user_data;
 
   if (!(self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
-      && !start_run (self, TRUE))
+      && !start_run (self, TRUE, PENDING_STEP))
     return;
   caml_trainer_step (caml_run_get_trainer (self->run));
   if (self->baseline != NULL)
@@ -1017,9 +1586,14 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
 
   if (self->baseline != NULL)
     return;
-  if (!(self->run != NULL && self->run_started && run_active (self)) && !start_run (self, FALSE))
+  if (!(self->run != NULL && self->run_started && run_active (self))
+      && !start_run (self, FALSE, PENDING_COMPARE))
     return;
   CamlExperiment *base_exp = caml_experiment_make_baseline (caml_run_get_experiment (self->run));
+  /* With the learning rate and em_steps the run has now, not those it
+   * started with. */
+  base_exp->optimizer.lr = caml_run_get_lr (self->run);
+  base_exp->optimizer.em_steps = caml_run_get_em_steps (self->run);
   self->baseline = caml_run_new (base_exp, self->data, 2, on_run_notify, self, &error);
   caml_experiment_free (base_exp);
   if (self->baseline == NULL)
@@ -1028,6 +1602,7 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
       caml_window_show_error (self, text);
       return;
     }
+  self->base_state = CAML_TRAINER_IDLE;
   if (!caml_trainer_start (caml_run_get_trainer (self->baseline),
                            self->progress.state == CAML_TRAINER_PAUSED, &error))
     {
@@ -1036,6 +1611,36 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
       return;
     }
   update_actions (self);
+}
+
+static void load_weights_into_run (CamlWindow *self, const char *path);
+
+/* The run that was being built is there: do what was asked meanwhile. */
+static void
+do_pending (CamlWindow *self)
+{
+  Pending what = self->pending;
+  g_autofree char *weights = g_steal_pointer (&self->pending_weights);
+
+  self->pending = PENDING_NONE;
+  if (weights != NULL)
+    load_weights_into_run (self, weights);
+  switch (what)
+    {
+    case PENDING_TRAIN:
+      start_run (self, FALSE, PENDING_NONE);
+      break;
+    case PENDING_STEP:
+      if (start_run (self, TRUE, PENDING_NONE))
+        caml_trainer_step (caml_run_get_trainer (self->run));
+      break;
+    case PENDING_COMPARE:
+      if (g_action_group_get_action_enabled (G_ACTION_GROUP (self), "compare-baseline"))
+        g_action_group_activate_action (G_ACTION_GROUP (self), "compare-baseline", NULL);
+      break;
+    case PENDING_NONE:
+      break;
+    }
 }
 
 static void
@@ -1119,6 +1724,47 @@ action_redo (GSimpleAction *action, GVariant *param, gpointer user_data)
   caml_model_editor_redo (CAML_WINDOW (user_data)->model_editor);
 }
 
+/* The data drop-down and the data action's state show exp's kind. */
+static void
+sync_data_choice (CamlWindow *self)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "data");
+  gboolean was_syncing = self->syncing;
+
+  self->syncing = TRUE;
+  gtk_drop_down_set_selected (self->data_drop, self->exp->data.kind);
+  g_simple_action_set_state (G_SIMPLE_ACTION (action),
+                             g_variant_new_string (caml_data_kind_names[self->exp->data.kind]));
+  self->syncing = was_syncing;
+}
+
+/* The drop-down's titles, each fetched set marked when it is not there. */
+static void
+refresh_data_titles (CamlWindow *self)
+{
+  const char *titles[CAML_N_DATA_KINDS + 1];
+  char *owned[CAML_N_DATA_KINDS] = { NULL };
+
+  for (int k = 0; k < CAML_N_DATA_KINDS; k++)
+    {
+      g_autofree char *missing = caml_data_source_missing ((CamlDataKind) k);
+      titles[k] = missing == NULL ? caml_data_source_title ((CamlDataKind) k)
+                  : (owned[k] = g_strdup_printf ("%s — not fetched",
+                                                 caml_data_source_title ((CamlDataKind) k)));
+    }
+  titles[CAML_N_DATA_KINDS] = NULL;
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  set_strings (self->data_drop, titles);
+  gtk_drop_down_set_selected (self->data_drop, self->exp != NULL ? self->exp->data.kind : 0);
+  self->syncing = was_syncing;
+  for (int k = 0; k < CAML_N_DATA_KINDS; k++)
+    g_free (owned[k]);
+}
+
+/* Picks a data set. "idx" opens the file chooser for four IDX files (the
+ * data changes once they load). A fetched set that is not there changes
+ * nothing: the banner says which command fetches it. */
 static void
 action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
 {
@@ -1133,36 +1779,107 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
     {
       g_autofree char *text = g_strdup_printf ("no built-in data set named \"%s\"", name);
       caml_window_show_error (self, text);
+      sync_data_choice (self);
       return;
     }
-  g_simple_action_set_state (action, value);
-  if (!self->syncing)
+  if (kind == CAML_DATA_IDX)
     {
-      self->syncing = TRUE;
-      gtk_drop_down_set_selected (self->data_drop, (guint) kind);
-      self->syncing = FALSE;
+      sync_data_choice (self);
+      g_action_group_activate_action (G_ACTION_GROUP (self), "choose-idx", NULL);
+      return;
+    }
+  g_autofree char *missing = caml_data_source_missing ((CamlDataKind) kind);
+  if (missing != NULL)
+    {
+      sync_data_choice (self);
+      caml_window_show_error (self, missing);
+      return;
     }
   if ((int) self->exp->data.kind == kind)
-    return;
-  self->exp->data.kind = (CamlDataKind) kind;
-  invalidate_data (self);
-  ensure_data (self);
-  if (self->data != NULL)
     {
-      /* Fit the plot domain and the loss to the new data. */
-      default_domain (self->exp->data.kind, self->data->train, self->exp->plot_domain);
-      CamlLossKind loss = self->data->train->n_classes > 0 ? CAML_LOSS_SOFTMAX_XENT
-                                                           : CAML_LOSS_MSE;
-      if (loss != self->exp->loss)
-        {
-          self->exp->loss = loss;
-          self->syncing = TRUE;
-          gtk_drop_down_set_selected (self->loss_drop, loss);
-          self->syncing = FALSE;
-        }
+      sync_data_choice (self);
+      return;
     }
+  self->exp->data.kind = (CamlDataKind) kind;
+  sync_data_choice (self);
+  clear_error (self);
+  invalidate_data (self);
+  self->adapt_pending = TRUE;    /* the plot domain and the loss follow the data */
   mark_dirty (self);
   discard_run (self);
+  prepare_run (self);
+}
+
+static void
+on_idx_chosen (GtkNativeDialog *dialog, int response, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  if (response == GTK_RESPONSE_ACCEPT && self->cancellable != NULL)
+    {
+      g_autoptr (GListModel) files = gtk_file_chooser_get_files (GTK_FILE_CHOOSER (dialog));
+      g_autoptr (GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+      for (guint i = 0; i < g_list_model_get_n_items (files); i++)
+        {
+          g_autoptr (GFile) file = g_list_model_get_item (files, i);
+          char *path = g_file_get_path (file);
+          if (path != NULL)
+            g_ptr_array_add (paths, path);
+        }
+      caml_window_use_idx_files (self, (const char *const *) paths->pdata, (int) paths->len);
+    }
+  g_object_unref (dialog);
+  g_object_unref (self);
+}
+
+/* GtkFileDialog is GTK 4.10; on 4.8 this is the native file chooser, as
+ * for Open and the weights. */
+static void
+action_choose_idx (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new ("Choose Four IDX Files: Training and Test Images and Labels",
+                                 GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Use",
+                                 "_Cancel");
+  GtkFileFilter *idx = gtk_file_filter_new ();
+  GtkFileFilter *all = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (idx, "IDX files (*-ubyte, *.idx, and gzipped)");
+  gtk_file_filter_add_pattern (idx, "*-ubyte");
+  gtk_file_filter_add_pattern (idx, "*-ubyte.gz");
+  gtk_file_filter_add_pattern (idx, "*.idx*");
+  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), idx);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
+  g_object_unref (idx);
+  g_object_unref (all);
+  gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (dialog), TRUE);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_idx_chosen), g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+void
+caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths)
+{
+  g_return_if_fail (CAML_IS_WINDOW (self));
+  clear_error (self);
+  start_job (self, JOB_IDX, paths, n_paths);
+  update_actions (self);
+}
+
+/* Reads the data again (after `datasets/fetch`, or a file changed). */
+static void
+action_reload_data (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  refresh_data_titles (self);
+  clear_error (self);
+  discard_run (self);
+  invalidate_data (self);
   prepare_run (self);
 }
 
@@ -1185,11 +1902,13 @@ action_set_lr (GSimpleAction *action, GVariant *param, gpointer user_data)
   self->exp->optimizer.lr = lr;
   if (!self->syncing && gtk_spin_button_get_value (self->lr_spin) != lr)
     gtk_spin_button_set_value (self->lr_spin, lr);
-  if (run_active (self))
+  gboolean live = run_active (self), base_live = baseline_active (self);
+  if (live)
+    caml_run_set_lr (self->run, lr);
+  if (base_live)
+    caml_run_set_lr (self->baseline, lr);   /* the comparison stays like for like */
+  if (live || base_live)
     {
-      caml_trainer_set_lr (caml_run_get_trainer (self->run), lr);
-      if (self->baseline != NULL)
-        caml_trainer_set_lr (caml_run_get_trainer (self->baseline), lr);
       record_event (self, g_strdup_printf ("lr %g", lr));
       mark_dirty (self);
     }
@@ -1208,9 +1927,13 @@ action_set_em_steps (GSimpleAction *action, GVariant *param, gpointer user_data)
   self->exp->optimizer.em_steps = em;
   if (!self->syncing && gtk_spin_button_get_value_as_int (self->em_spin) != em)
     gtk_spin_button_set_value (self->em_spin, em);
-  if (run_active (self))
+  gboolean live = run_active (self), base_live = baseline_active (self);
+  if (live)
+    caml_run_set_em_steps (self->run, em);
+  if (base_live)
+    caml_run_set_em_steps (self->baseline, em);
+  if (live || base_live)
     {
-      caml_trainer_set_em_steps (caml_run_get_trainer (self->run), em);
       record_event (self, g_strdup_printf ("em %d", em));
       mark_dirty (self);
     }
@@ -1228,6 +1951,61 @@ action_log_scale (GSimpleAction *action, GVariant *value, gpointer user_data)
   if (self->settings != NULL)
     g_settings_set_boolean (self->settings, "log-scale", self->log_scale);
   rebuild_loss_plot (self);
+}
+
+/* After a divergence: on from the last evaluation at a tenth of the
+ * learning rate, keeping the loss history up to there. */
+static void
+action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autoptr (GError) error = NULL;
+
+  if (self->run == NULL || !self->run_started || self->progress.state != CAML_TRAINER_FAILED)
+    return;
+  double lr = caml_run_get_lr (self->run) / 10;
+  long from = caml_run_get_checkpoint_step (self->run);
+  if (!caml_run_continue (self->run, lr, &error))
+    {
+      caml_window_show_error (self, error->message);
+      return;
+    }
+  if (baseline_active (self))
+    caml_run_set_lr (self->baseline, lr);
+  /* The experiment keeps the learning rate it goes on with. */
+  self->exp->optimizer.lr = lr;
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  gtk_spin_button_set_value (self->lr_spin, lr);
+  self->syncing = was_syncing;
+  mark_dirty (self);
+  clear_error (self);
+  /* Marks on the steps that were dropped go with them. */
+  for (guint i = self->events->len; i-- > 0;)
+    if (g_array_index (self->events, Event, i).step > from)
+      g_array_remove_index (self->events, i);
+  update_from_run (self);
+  record_event (self, g_strdup_printf ("lr %g after divergence", lr));
+  update_actions (self);
+}
+
+static void
+action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  const char *page = g_variant_get_string (value, NULL);
+
+  if (!g_str_equal (page, "main") && !g_str_equal (page, "parts"))
+    return;
+  g_simple_action_set_state (action, value);
+  gtk_stack_set_visible_child_name (self->plots_stack, page);
+  if (g_str_equal (page, "parts") && self->run != NULL && self->fit != NULL
+      && self->surface_version != 0)
+    {
+      double vmin, vmax;
+      target_range (self, &vmin, &vmax);
+      rebuild_parts_plots (self, vmin, vmax);
+    }
 }
 
 static void
@@ -1318,8 +2096,9 @@ export_plot_to (CamlWindow *self, const char *path, gpointer data)
   g_autoptr (GError) error = NULL;
   CamlPlotView *view = caml_window_get_plot_view (self, what);
   gboolean wide = g_str_equal (what, "loss") || g_str_equal (what, "accuracy");
-  int width = wide ? 1120 : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
-                                       ? caml_run_get_n_chi (self->run) : 1, 1);
+  int width = wide ? 1120 : g_str_equal (what, "parts") ? 4 * 560
+              : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
+                           ? caml_run_get_n_chi (self->run) : 1, 1);
 
   if (view != NULL && !caml_plot_view_write (view, path, width, 500, &error))
     caml_window_show_error (self, error->message);
@@ -1333,6 +2112,13 @@ action_export_plot (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlPlotView *view = caml_window_get_plot_view (self, what);
   g_autofree char *name = g_strdup_printf ("%s-%s.png", self->exp->name ? self->exp->name
                                                                         : "experiment", what);
+  if (g_str_equal (what, "parts") && self->run != NULL && self->fit != NULL
+      && self->surface_version != 0)
+    {
+      double vmin, vmax;   /* prepared only while shown: prepare it now */
+      target_range (self, &vmin, &vmax);
+      rebuild_parts_plots (self, vmin, vmax);
+    }
   if (view == NULL || !caml_plot_view_has_plot (view))
     {
       caml_window_show_error (self, "There is no such plot to export yet: train first.");
@@ -1402,15 +2188,10 @@ action_save_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static void
-load_weights_from (CamlWindow *self, const char *path, gpointer unused)
+load_weights_into_run (CamlWindow *self, const char *path)
 {
   g_autoptr (GError) error = NULL;
 
-  /* Loaded into a fresh run: Train continues from these weights. */
-  discard_run (self);
-  prepare_run (self);
-  if (self->run == NULL)
-    return;
   if (!caml_run_load_weights (self->run, path, &error))
     {
       caml_window_show_error (self, error->message);
@@ -1420,6 +2201,22 @@ load_weights_from (CamlWindow *self, const char *path, gpointer unused)
     }
   clear_error (self);
   update_from_run (self);
+}
+
+static void
+load_weights_from (CamlWindow *self, const char *path, gpointer unused)
+{
+  /* Loaded into a fresh run: Train continues from these weights. A run
+   * still being built takes them when it arrives. */
+  discard_run (self);
+  prepare_run (self);
+  if (self->run != NULL)
+    load_weights_into_run (self, path);
+  else if (self->run_building)
+    {
+      g_free (self->pending_weights);
+      self->pending_weights = g_strdup (path);
+    }
 }
 
 static void
@@ -1449,12 +2246,16 @@ static const GActionEntry win_entries[] = {
   { "undo", action_undo },
   { "redo", action_redo },
   { "data", NULL, "s", "'xor'", action_data },
+  { "choose-idx", action_choose_idx },
+  { "reload-data", action_reload_data },
   { "set-lr", action_set_lr, "d" },
   { "set-em-steps", action_set_em_steps, "i" },
   { "log-scale", NULL, NULL, "true", action_log_scale },
   { "export-plot", action_export_plot, "s" },
   { "export-metrics", action_export_metrics },
   { "dismiss-banner", action_dismiss_banner },
+  { "plots-page", NULL, "s", "'main'", action_plots_page },
+  { "continue-diverged", action_continue_diverged },
 };
 
 /* --------------------------------------------------------- widget events */
@@ -1478,6 +2279,13 @@ static void
 on_selection_changed (CamlModelEditor *editor, CamlWindow *self)
 {
   update_actions (self);
+  /* The parts shown follow the selected CA-NN layer. */
+  if (self->run != NULL && caml_run_has_surface (self->run))
+    {
+      int before = caml_run_get_parts_layer (self->run);
+      if (caml_run_set_parts_layer (self->run, caml_model_editor_get_selected (editor)) != before)
+        update_from_run (self);
+    }
 }
 
 static void
@@ -1548,7 +2356,8 @@ on_training_spin_changed (GtkSpinButton *spin, CamlWindow *self)
   else if (spin == self->seed_spin)
     {
       self->exp->seed = (guint64) v;
-      invalidate_data (self);    /* the surface split follows the seed */
+      if (self->exp->data.kind == CAML_DATA_SURFACE && !self->exp->data.has_split_seed)
+        invalidate_data (self);    /* the surface split follows the seed */
     }
   experiment_changed (self);
 }
@@ -1567,12 +2376,8 @@ static void
 sync_widgets (CamlWindow *self)
 {
   const CamlExperiment *exp = self->exp;
-  GAction *data_action = g_action_map_lookup_action (G_ACTION_MAP (self), "data");
-
+  sync_data_choice (self);
   self->syncing = TRUE;
-  gtk_drop_down_set_selected (self->data_drop, exp->data.kind);
-  g_simple_action_set_state (G_SIMPLE_ACTION (data_action),
-                             g_variant_new_string (caml_data_kind_names[exp->data.kind]));
   gtk_drop_down_set_selected (self->loss_drop, exp->loss);
   gtk_drop_down_set_selected (self->optimizer_drop, exp->optimizer.kind);
   gtk_spin_button_set_value (self->lr_spin, exp->optimizer.lr);
@@ -1599,14 +2404,17 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   g_free (self->path);
   self->path = g_strdup (path);
   if (path != NULL)
-    add_recent (path);
+    add_recent (self, path);
   g_free (self->origin);
   self->origin = g_strdup (origin);
   self->dirty = FALSE;
   invalidate_data (self);
+  self->adapt_pending = FALSE;
+  self->pending = PENDING_NONE;
+  g_clear_pointer (&self->pending_weights, g_free);
 
   sync_widgets (self);
-  ensure_data (self);
+  request_data (self);
   self->syncing = TRUE;
   caml_model_editor_set_layers (self->model_editor, exp->layers, exp->n_layers);
   self->syncing = FALSE;
@@ -1637,7 +2445,7 @@ caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
       self->path = g_strdup (path);
     }
   self->dirty = FALSE;
-  add_recent (path);
+  add_recent (self, path);
   update_title (self);
   return TRUE;
 }
@@ -1692,6 +2500,18 @@ caml_window_get_n_events (CamlWindow *self)
   return self->events->len;
 }
 
+const char *
+caml_window_get_data_text (CamlWindow *self)
+{
+  return gtk_label_get_text (self->data_label);
+}
+
+int
+caml_window_get_parts_layer (CamlWindow *self)
+{
+  return self->run != NULL ? self->parts_layer : -1;
+}
+
 CamlPlotView *
 caml_window_get_plot_view (CamlWindow *self, const char *name)
 {
@@ -1701,6 +2521,8 @@ caml_window_get_plot_view (CamlWindow *self, const char *name)
     return self->surface_view;
   if (g_str_equal (name, "chi"))
     return self->chi_view;
+  if (g_str_equal (name, "parts"))
+    return self->parts_view;
   if (g_str_equal (name, "accuracy"))
     return self->accuracy_view;
   if (g_str_equal (name, "sigma"))
@@ -1729,6 +2551,22 @@ caml_window_get_baseline_losses (CamlWindow *self, long *n_steps)
 {
   *n_steps = self->base_n_steps;
   return self->base_losses;
+}
+
+long
+caml_window_get_resume_step (CamlWindow *self)
+{
+  return self->run != NULL ? caml_run_get_checkpoint_step (self->run) : -1;
+}
+
+gboolean
+caml_window_get_baseline_optimizer (CamlWindow *self, double *lr, int *em_steps)
+{
+  if (self->baseline == NULL)
+    return FALSE;
+  *lr = caml_run_get_lr (self->baseline);
+  *em_steps = caml_run_get_em_steps (self->baseline);
+  return TRUE;
 }
 
 gboolean
@@ -1825,8 +2663,13 @@ caml_window_dispose (GObject *object)
 {
   CamlWindow *self = CAML_WINDOW (object);
 
+  /* Jobs still under way end without touching the window. */
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
   discard_run (self);   /* joins the trainer thread: no more notifications */
   invalidate_data (self);
+  g_clear_pointer (&self->pending_weights, g_free);
   g_clear_pointer (&self->exp, caml_experiment_free);
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->origin, g_free);
@@ -1859,8 +2702,11 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (title_label);
   BIND (subtitle_label);
   BIND (presets_button);
+  BIND (train_button);
+  BIND (recent_submenu);
   BIND (banner_revealer);
   BIND (banner_label);
+  BIND (banner_button);
   BIND (model_editor);
   BIND (data_drop);
   BIND (data_label);
@@ -1876,6 +2722,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (loss_view);
   BIND (surface_view);
   BIND (chi_view);
+  BIND (parts_view);
   BIND (accuracy_view);
   BIND (sigma_box);
   BIND (sigma_side);
@@ -1883,8 +2730,11 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (sigma_scale);
   BIND (sigma_auc_view);
   BIND (bottom_grid);
+  BIND (plots_stack);
+  BIND (plots_switcher);
   BIND (progress_bar);
   BIND (status_label);
+  BIND (load_spinner);
 #undef BIND
 }
 
@@ -1900,6 +2750,10 @@ static void
 caml_window_init (CamlWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* The banner's text can be selected with the mouse (to copy a command)
+   * but never takes the keyboard focus: a focused selectable label selects
+   * all of its text. (GtkLabel:selectable turns focusable on.) */
+  gtk_widget_set_focusable (GTK_WIDGET (self->banner_label), FALSE);
 
   self->events = g_array_new (FALSE, TRUE, sizeof (Event));
   g_array_set_clear_func (self->events, clear_event);
@@ -1910,7 +2764,8 @@ caml_window_init (CamlWindow *self)
                                    G_N_ELEMENTS (win_entries), self);
 
   /* Every choice comes from the engine's own tables. */
-  set_strings (self->data_drop, caml_data_kind_names);
+  self->cancellable = g_cancellable_new ();
+  refresh_data_titles (self);
   set_strings (self->loss_drop, caml_loss_names);
   set_strings (self->optimizer_drop, caml_optimizer_names);
 
@@ -1933,6 +2788,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->sigma_scale, "value-changed", G_CALLBACK (on_sigma_scrubbed), self);
   self->sigma_shown = -1;
   self->sigma_follow = TRUE;
+  self->parts_layer = -1;
 
   self->exp = caml_experiment_new_default ();
 }
@@ -1947,6 +2803,8 @@ caml_window_new (GtkApplication *app)
       self->settings = caml_application_get_settings (CAML_APPLICATION (app));
       gtk_menu_button_set_menu_model (self->presets_button,
                                       caml_application_get_presets_menu (CAML_APPLICATION (app)));
+      g_menu_append_section (self->recent_submenu, NULL,
+                             caml_application_get_recent_menu (CAML_APPLICATION (app)));
     }
   if (self->settings != NULL)
     {
@@ -1963,5 +2821,7 @@ caml_window_new (GtkApplication *app)
                            g_settings_get_double (self->settings, "smoothing"));
     }
   caml_window_set_experiment (self, caml_experiment_copy (self->exp), NULL, "new experiment");
+  /* Train has the focus at first: Enter trains. */
+  gtk_window_set_focus (GTK_WINDOW (self), GTK_WIDGET (self->train_button));
   return self;
 }

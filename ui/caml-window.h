@@ -22,6 +22,18 @@ void  caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const c
  * error carries the engine's message. */
 gboolean caml_window_load_file (CamlWindow *self, const char *path, GError **error);
 gboolean caml_window_save_to_path (CamlWindow *self, const char *path, GError **error);
+/* Uses four IDX files (any order: caml_data_source_order_idx tells them
+ * apart) as the data, loaded on a worker thread. Only when they load does
+ * the experiment change; otherwise the banner shows the engine's message and
+ * nothing changes. What the IDX file chooser calls. */
+void     caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths);
+/* Data being loaded, or a run being built, on a worker thread. */
+gboolean caml_window_is_loading (CamlWindow *self);
+/* Jobs under way on worker threads, in every window (a window closed while
+ * loading leaves its job to finish and drop its results). */
+int      caml_window_get_jobs_in_flight (void);
+/* What the Data section says about the data (loading, sizes, or an error). */
+const char *caml_window_get_data_text (CamlWindow *self);
 /* No edits and no run started: an opened file may replace its contents. */
 gboolean caml_window_is_pristine (CamlWindow *self);
 /* Edited since it was opened or saved. */
@@ -40,7 +52,9 @@ const float          *caml_window_get_losses (CamlWindow *self, long *n_steps);
 const CamlEvalRow    *caml_window_get_rows (CamlWindow *self, int *n_rows);
 /* Learning-rate / em_steps changes marked on the loss curve this run. */
 guint                 caml_window_get_n_events (CamlWindow *self);
-/* "loss", "surface", "chi", "accuracy", "sigma" or "sigma-auc". */
+/* The CA-NN layer whose parts the "parts" view shows, or -1. */
+int                   caml_window_get_parts_layer (CamlWindow *self);
+/* "loss", "surface", "chi", "parts", "accuracy", "sigma" or "sigma-auc". */
 CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
 /* σ-map snapshots the grid and scrubber span, and the scrubber's upper end. */
 int                   caml_window_get_sigma_snapshots (CamlWindow *self, double *scrub_upper);
@@ -48,6 +62,13 @@ int                   caml_window_get_sigma_snapshots (CamlWindow *self, double 
 GtkRange             *caml_window_get_sigma_scrubber (CamlWindow *self);
 /* The matched baseline's per-step losses (Compare with baseline), or NULL. */
 const float          *caml_window_get_baseline_losses (CamlWindow *self, long *n_steps);
+/* The step a run that diverged continues from (win.continue-diverged), or
+ * -1 without a run. */
+long                  caml_window_get_resume_step (CamlWindow *self);
+/* The learning rate and em_steps the baseline trains with now; FALSE when
+ * there is no baseline. */
+gboolean              caml_window_get_baseline_optimizer (CamlWindow *self, double *lr,
+                                                          int *em_steps);
 /* A baseline is being compared and its trainer has ended. */
 gboolean              caml_window_baseline_ended (CamlWindow *self);
 /* Throughput of the last run: steps per second of training time, and the

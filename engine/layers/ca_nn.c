@@ -26,6 +26,7 @@ typedef struct {
   float         *chi;         /* (N) */
   float         *dv;          /* (N, U) scratch */
   float         *dz;          /* (N) scratch */
+  float          forced_chi;  /* probes: χ held at this value when ≥ 0 */
 } CaNn;
 
 static gboolean
@@ -35,6 +36,7 @@ ca_nn_setup (CamlLayer *layer, GError **error)
   s->d = (int) caml_shape_size (&layer->in);
   s->u = (int) layer->opt[OPT_UNITS];
   s->act = (CamlActivation) layer->opt[OPT_ACTIVATION];
+  s->forced_chi = -1.0f;
   s->W = caml_layer_add_param (layer, "W", CAML_GROUP_VALUE,
                                s->act == CAML_ACT_RELU ? CAML_INIT_HE : CAML_INIT_GLOROT,
                                s->d, s->u, (size_t) s->u * s->d);
@@ -71,8 +73,14 @@ ca_nn_forward (CamlLayer *layer, float *out, const float *inp, int n)
   ca_nn_reserve (s, n);
   caml_linear_forward (s->v, inp, s->W->w, s->b->w, n, s->d, s->u);
   caml_activation_forward (s->act, s->v, s->v, (size_t) n * s->u);
-  caml_linear_forward (s->chi, inp, s->u_chi->w, s->b_chi->w, n, s->d, 1);
-  caml_activation_forward (CAML_ACT_SIGMOID, s->chi, s->chi, n);
+  if (s->forced_chi >= 0.0f)
+    for (int i = 0; i < n; i++)
+      s->chi[i] = s->forced_chi;
+  else
+    {
+      caml_linear_forward (s->chi, inp, s->u_chi->w, s->b_chi->w, n, s->d, 1);
+      caml_activation_forward (CAML_ACT_SIGMOID, s->chi, s->chi, n);
+    }
   caml_gate_mix_forward (out, s->chi, s->v, s->w0->w, n, s->u);
 }
 
@@ -98,6 +106,13 @@ ca_nn_chi (CamlLayer *layer, int *chi_per_sample)
   CaNn *s = layer->state;
   *chi_per_sample = 1;
   return s->chi;
+}
+
+static void
+ca_nn_force_chi (CamlLayer *layer, float value)
+{
+  CaNn *s = layer->state;
+  s->forced_chi = value >= 0.0f ? MIN (value, 1.0f) : -1.0f;
 }
 
 static void
@@ -131,4 +146,5 @@ const CamlLayerOps caml_ca_nn_ops = {
   .chi = ca_nn_chi,
   .free = ca_nn_free,
   .flops = ca_nn_flops,
+  .force_chi = ca_nn_force_chi,
 };
