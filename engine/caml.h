@@ -587,4 +587,35 @@ double caml_sigma_auc (const float *images, int height, int width, const float *
 void caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
                     double *mean_loss, double *metric);
 
+/* ---------------------------------------------------- sentence embeddings */
+
+/* The files `caml sem` reads (sem_data.c). Lines end in \n or \r\n, blank
+ * lines are skipped, text is UTF-8; errors name the file and the line. The
+ * _data forms parse memory; `source` names it in errors. */
+
+/* Sentence pairs with a gold score: `sentence<TAB>sentence<TAB>score` (SICK). */
+typedef struct {
+  int     n;
+  char  **a;       /* (n) first sentences, NULL-terminated */
+  char  **b;       /* (n) second sentences, NULL-terminated */
+  double *score;   /* (n) */
+} CamlSentencePairs;
+
+CamlSentencePairs *caml_sentence_pairs_load (const char *path, GError **error);
+CamlSentencePairs *caml_sentence_pairs_load_data (const char *data, gsize length,
+                                                  const char *source, GError **error);
+void               caml_sentence_pairs_free (CamlSentencePairs *pairs);
+
+/* Every field of a tab-separated file that is not a number, in order (SICK's
+ * two sentences, SST's sentence without its label), surrounding spaces
+ * dropped. NULL-terminated; free with g_strfreev. */
+char **caml_text_columns_load (const char *path, GError **error);
+char **caml_text_columns_load_data (const char *data, gsize length, const char *source,
+                                    GError **error);
+
+/* `word count` per line (enwiki_vocab_min200.txt) as a vocabulary with counts. */
+CamlVocab *caml_word_counts_load (const char *path, GError **error);
+CamlVocab *caml_word_counts_load_data (const char *data, gsize length, const char *source,
+                                       GError **error);
+
 G_END_DECLS
