@@ -618,4 +618,99 @@ CamlVocab *caml_word_counts_load (const char *path, GError **error);
 CamlVocab *caml_word_counts_load_data (const char *data, gsize length, const char *source,
                                        GError **error);
 
+/* CA-SEM (sem.c; Eq. 16–18 and Algorithm 1 of the paper, docs/sem.md): the
+ * corpus words' vectors w, with their counts n_w, are decomposed as
+ *
+ *     w ≈ χ̃(w) v0 + (1 − χ̃(w)) w',   w' = w − (w·v0) v0 / ‖v0‖²,  χ̃ ∈ [0, 1]
+ *
+ * minimising E = Σ_w n_w ‖w − χ̃(w) v0 − (1 − χ̃(w)) w'‖² by block-coordinate
+ * steps in closed form. Everything follows from v0. */
+typedef struct _CamlSem CamlSem;
+
+typedef enum {
+  CAML_SEM_FULL,     /* s = v0 Σ χ̃(w) + Σ (1 − χ̃(w)) w'   (Eq. 18) */
+  CAML_SEM_CONTEXT,  /* s = Σ (1 − χ̃(w)) w'               (its context-sensitive part) */
+} CamlSemForm;
+
+typedef enum {
+  CAML_SEM_NOT_FITTED,
+  CAML_SEM_CONVERGED,  /* an iteration did not lower E: its v0 was not kept */
+  CAML_SEM_CAP,        /* the iteration cap was reached */
+  CAML_SEM_STOPPED,    /* the progress function asked to stop */
+} CamlSemStop;
+
+/* Called with the energy E at iteration 0 (the initial v0) and after each
+ * iteration (v0 by least squares, then w' and χ̃ from it). Return FALSE to
+ * stop after this iteration. */
+typedef gboolean (*CamlSemProgressFunc) (int iteration, double energy, gpointer user_data);
+
+/* The words of `corpus` (a vocabulary whose counts are the occurrences n_w in
+ * the corpus) that have a vector in emb; the others are out of vocabulary
+ * (χ̃ = 1). emb is borrowed and must outlive the CamlSem. NULL with an error
+ * when no corpus word has a vector. v0 is zero until set. */
+CamlSem    *caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error);
+void        caml_sem_free (CamlSem *sem);
+/* Algorithm 1: caml_sem_init, then caml_sem_iterate. */
+gboolean    caml_sem_fit (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
+                          gpointer user_data, GError **error);
+/* v0 = the first principal component of all word occurrences (the top
+ * eigenvector of Σ n_w w wᵀ, not mean-centred), oriented and scaled to the
+ * occurrences' mean projection on it. */
+void        caml_sem_init (CamlSem *sem);
+/* v0 given (D), e.g. a stored one: w' and χ̃ follow from it. */
+void        caml_sem_set_v0 (CamlSem *sem, const double *v0);
+/* From the current v0: up to max_iterations rounds of least-squares v0, then
+ * w' and χ̃, until E stops decreasing. Fails only when the least-squares v0
+ * is undefined (every χ̃ = 0). */
+gboolean    caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
+                              gpointer user_data, GError **error);
+int         caml_sem_dim (const CamlSem *sem);
+int         caml_sem_n_words (const CamlSem *sem);        /* corpus words with a vector */
+double      caml_sem_occurrences (const CamlSem *sem);    /* Σ n_w over them */
+const double *caml_sem_v0 (const CamlSem *sem);           /* (D) */
+/* The iterations whose v0 was kept, why the fit stopped, and every energy
+ * computed: energies[0] at the initial v0, energies[k] after iteration k (the
+ * last one may be the rejected iteration that did not lower E). */
+int         caml_sem_iterations (const CamlSem *sem);
+CamlSemStop caml_sem_stop_reason (const CamlSem *sem);
+const double *caml_sem_energies (const CamlSem *sem, int *n);
+/* E at the current v0. */
+double      caml_sem_energy (const CamlSem *sem);
+/* χ̃(word) from v0: 1 for a word without a vector. Words outside the corpus
+ * but in the embeddings get the same closed form. */
+double      caml_sem_chi (const CamlSem *sem, const char *word);
+/* w'(word) into out (D); FALSE (out untouched) without a vector. */
+gboolean    caml_sem_word_prime (const CamlSem *sem, const char *word, float *out);
+/* A sentence (its tokens) into out (D). */
+void        caml_sem_embed (const CamlSem *sem, const char *const *tokens, int n_tokens,
+                            CamlSemForm form, float *out);
+
+/* Baselines. The average of the tokens' vectors into out (D) (tokens
+ * without a vector are left out; zeros when none has one). Returns how many
+ * tokens had a vector. */
+int      caml_embeddings_average (const CamlEmbeddings *emb, const char *const *tokens,
+                                  int n_tokens, float *out);
+
+/* SIF (Arora, Liang and Ma 2017): the average of a/(a + p(w)) · w over the
+ * tokens with a vector, p(w) = count(w) / Σ counts from `frequencies`; a
+ * word missing from it gets weight 1 (p = 0), as in the authors' code.
+ * Both are borrowed. Then remove the first principal component of a set of
+ * such sentence vectors with caml_remove_first_pc. */
+typedef struct _CamlSif CamlSif;
+
+CamlSif *caml_sif_new (const CamlEmbeddings *emb, const CamlVocab *frequencies, double a);
+void     caml_sif_free (CamlSif *sif);
+double   caml_sif_weight (const CamlSif *sif, const char *word);
+int      caml_sif_embed (const CamlSif *sif, const char *const *tokens, int n_tokens,
+                         float *out);
+/* x (N, D) minus each row's projection on the first principal component of
+ * the rows (the top right singular vector, not mean-centred: TruncatedSVD as
+ * in SIF's code), in place. pc (D) receives the unit component if non-NULL. */
+void     caml_remove_first_pc (float *x, int n, int d, float *pc);
+
+/* Cosine similarity; 0 when either vector is zero. */
+double   caml_cosine (const float *a, const float *b, int d);
+/* Pearson's r of x and y (N); NaN when N < 2 or either is constant. */
+double   caml_pearson (const double *x, const double *y, int n);
+
 G_END_DECLS
