@@ -6,5 +6,6 @@ int caml_cli_eval (int argc, char **argv);
 int caml_cli_sweep (int argc, char **argv);
 int caml_cli_bench (int argc, char **argv);
 int caml_cli_layers (int argc, char **argv);
+int caml_cli_sem (int argc, char **argv);
 /* docs/layers.md as generated from the registry; free with g_free. */
 char *caml_layers_markdown (void);

@@ -295,3 +295,24 @@ caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
   return caml_plot_write_png (path, 3 * gw + 12, 3 * gh + 50, caml_plot_tiles_draw_cb, plot,
                               error);
 }
+
+gboolean
+caml_report_write_energy (const char *path, const double *energies, int n,
+                          double occurrences, const char *title, GError **error)
+{
+  g_autofree double *x = g_new (double, MAX (n, 1));
+  g_autofree double *y = g_new (double, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      x[i] = i;
+      y[i] = energies[i] / occurrences;
+    }
+  CamlPlotSeries series[] = { { x, y, (size_t) n, "E / occurrences", 0, FALSE } };
+  CamlPlotLineOptions opts = {
+    .title = title, .x_label = "iteration", .y_label = "energy per word occurrence",
+    .log_y = TRUE, .legend = TRUE, .grid = TRUE,
+  };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, series, 1, NULL, 0);
+  return caml_plot_write_png (path, CELL_WIDTH + 160, CELL_HEIGHT, caml_plot_line_draw_cb,
+                              plot, error);
+}

@@ -46,3 +46,8 @@ gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot
 /* metrics.csv: step, train_loss, test_loss, test_mse or test_accuracy, seconds. */
 gboolean caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,
                                     gboolean classification, GError **error);
+
+/* energy.png: CA-SEM's energy per word occurrence (E / Σ n_w) after each
+ * iteration (0 = the initial v0), log scale. */
+gboolean caml_report_write_energy (const char *path, const double *energies, int n,
+                                   double occurrences, const char *title, GError **error);
