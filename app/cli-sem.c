@@ -27,47 +27,6 @@ shared_datasets_dir (void)
   return env != NULL && *env != '\0' ? env : CAML_DEFAULT_SHARED_DIR;
 }
 
-/* ------------------------------------------------------------- progress */
-
-typedef struct {
-  gboolean tty, quiet;
-  int      total;
-  gint64   last_draw;   /* µs */
-} Progress;
-
-static void
-draw_bar (int iteration, int total, double energy)
-{
-  const int width = 30;
-  double frac = total > 0 ? (double) iteration / total : 1.0;
-  char bar[64];
-  for (int i = 0; i < width; i++)
-    bar[i] = i < (int) (frac * width) ? '#' : '-';
-  bar[width] = '\0';
-  g_printerr ("\r[%s] %3.0f%% iteration %d/%d  energy %.6g   ", bar, 100 * frac, iteration,
-              total, energy);
-}
-
-static gboolean
-on_iteration (int iteration, double energy, gpointer user_data)
-{
-  Progress *p = user_data;
-  if (p->quiet)
-    return TRUE;
-  if (p->tty)
-    {
-      gint64 now = g_get_monotonic_time ();
-      if (now - p->last_draw > 50000 || iteration == p->total)
-        {
-          draw_bar (iteration, p->total, energy);
-          p->last_draw = now;
-        }
-    }
-  else if (iteration % MAX (1, p->total / 10) == 0)
-    g_print ("iteration %d  energy %.9g\n", iteration, energy);
-  return TRUE;
-}
-
 /* ---------------------------------------------------------------- corpus */
 
 typedef struct {
@@ -200,6 +159,61 @@ evaluate (int method, const PairTokens *t, const CamlSentencePairs *pairs,
   return r;
 }
 
+/* ------------------------------------------------------------- progress */
+
+/* Follows the fit: a progress bar (or a line every tenth of the way), and
+ * both CA-SEM forms scored on the pairs after every kept iteration — the
+ * paper's Fig. 7(b) and 8(b). The time spent here is not the fit's. */
+typedef struct {
+  gboolean                 tty, quiet;
+  int                      total;
+  gint64                   last_draw;      /* µs */
+  gint64                   spent;          /* µs inside the callback */
+  const CamlSem           *sem;
+  const PairTokens        *tokens;
+  const CamlSentencePairs *pairs;
+  const CamlEmbeddings    *emb;
+  GArray                  *full, *context; /* double per iteration; NaN when rejected */
+} Progress;
+
+static void
+draw_bar (int iteration, int total, double energy, double context)
+{
+  const int width = 30;
+  double frac = total > 0 ? (double) iteration / total : 1.0;
+  char bar[64];
+  for (int i = 0; i < width; i++)
+    bar[i] = i < (int) (frac * width) ? '#' : '-';
+  bar[width] = '\0';
+  g_printerr ("\r[%s] %3.0f%% iteration %d/%d  energy %.6g  CA-SEM context r %.1f   ", bar,
+              100 * frac, iteration, total, energy, context);
+}
+
+static gboolean
+on_iteration (int iteration, double energy, gpointer user_data)
+{
+  Progress *p = user_data;
+  gint64 start = g_get_monotonic_time ();
+  double full = NAN, context = NAN;
+  if (caml_sem_iterations (p->sem) == iteration)   /* kept: score it */
+    {
+      full = evaluate (CA_SEM, p->tokens, p->pairs, p->emb, NULL, p->sem);
+      context = evaluate (CA_SEM_CONTEXT, p->tokens, p->pairs, p->emb, NULL, p->sem);
+    }
+  g_array_append_val (p->full, full);
+  g_array_append_val (p->context, context);
+  if (!p->quiet && p->tty && (start - p->last_draw > 50000 || iteration == p->total))
+    {
+      draw_bar (iteration, p->total, energy, context);
+      p->last_draw = start;
+    }
+  else if (!p->quiet && !p->tty && iteration % MAX (1, p->total / 10) == 0)
+    g_print ("iteration %d  energy %.9g  Pearson × 100: CA-SEM %.1f, context %.1f\n",
+             iteration, energy, full, context);
+  p->spent += g_get_monotonic_time () - start;
+  return TRUE;
+}
+
 /* ---------------------------------------------------------------- output */
 
 static const char *
@@ -225,16 +239,32 @@ write_text (const char *path, GString *text, GError **error)
   return ok;
 }
 
+static void
+append_number (GString *csv, double v)
+{
+  if (isfinite (v))
+    g_string_append_printf (csv, ",%.4f", v);
+  else
+    g_string_append_c (csv, ',');
+}
+
 static gboolean
-write_energy_csv (const char *path, const CamlSem *sem, GError **error)
+write_energy_csv (const char *path, const CamlSem *sem, const Progress *p, GError **error)
 {
   int n = 0;
   const double *energies = caml_sem_energies (sem, &n);
-  GString *csv = g_string_new ("iteration,energy,energy_per_occurrence,kept\n");
+  GString *csv = g_string_new ("iteration,energy,energy_per_occurrence,kept,"
+                               "pearson_ca_sem,pearson_ca_sem_context\n");
   for (int i = 0; i < n; i++)
-    g_string_append_printf (csv, "%d,%.9g,%.9g,%d\n", i, energies[i],
-                            energies[i] / caml_sem_occurrences (sem),
-                            i <= caml_sem_iterations (sem));
+    {
+      g_string_append_printf (csv, "%d,%.9g,%.9g,%d", i, energies[i],
+                              energies[i] / caml_sem_occurrences (sem),
+                              i <= caml_sem_iterations (sem));
+      append_number (csv, (guint) i < p->full->len ? g_array_index (p->full, double, i) : NAN);
+      append_number (csv, (guint) i < p->context->len ? g_array_index (p->context, double, i)
+                                                      : NAN);
+      g_string_append_c (csv, '\n');
+    }
   return write_text (path, csv, error);
 }
 
@@ -359,7 +389,8 @@ write_summary (const char *path, const Summary *s, const CamlSem *sem, GError **
 
 /* Every file of the results directory. */
 static gboolean
-write_results (const char *dir, const Summary *s, const CamlSem *sem, GError **error)
+write_results (const char *dir, const Summary *s, const CamlSem *sem, const Progress *p,
+               GError **error)
 {
   g_autofree char *energy_csv = g_build_filename (dir, "energy.csv", NULL);
   g_autofree char *energy_png = g_build_filename (dir, "energy.png", NULL);
@@ -369,9 +400,12 @@ write_results (const char *dir, const Summary *s, const CamlSem *sem, GError **e
                                             caml_sem_n_words (sem), s->dim);
   int n = 0;
   const double *energies = caml_sem_energies (sem, &n);
-  return write_energy_csv (energy_csv, sem, error)
-         && caml_report_write_energy (energy_png, energies, n, caml_sem_occurrences (sem),
-                                      title, error)
+  g_assert ((int) p->full->len == n && (int) p->context->len == n);
+  return write_energy_csv (energy_csv, sem, p, error)
+         && caml_report_write_sem_curves (energy_png, energies, n, caml_sem_occurrences (sem),
+                                          (const double *) p->full->data,
+                                          (const double *) p->context->data,
+                                          s->pearson[AVERAGE], s->pearson[SIF], title, error)
          && write_chi_csv (chi_csv, s->corpus, s->emb, sem, error)
          && write_summary (summary, s, sem, error);
 }
@@ -419,7 +453,8 @@ caml_cli_sem (int argc, char **argv)
   g_option_context_set_description (ctx,
     "Tokenizes the corpus files (every field that is not a number is a sentence),\n"
     "counts each word's occurrences n_w, and fits CA-SEM (the paper's Algorithm 1)\n"
-    "on the corpus words that have a vector, with a progress bar on a terminal.\n"
+    "on the corpus words that have a vector, with a progress bar on a terminal;\n"
+    "the seconds reported are the fit's alone (loading and scoring excluded).\n"
     "Then embeds both sentences of every pair four ways and prints Pearson's r ×\n"
     "100 between the cosine similarities and the pairs' scores:\n"
     "  average          the mean of the words' vectors\n"
@@ -432,8 +467,10 @@ caml_cli_sem (int argc, char **argv)
     "\n"
     "Writes into DIR:\n"
     "  energy.csv    iteration, energy E, E per word occurrence, kept (1 when that\n"
-    "                iteration's v0 was kept)\n"
-    "  energy.png    E per word occurrence by iteration\n"
+    "                iteration's v0 was kept), Pearson r × 100 of both CA-SEM forms\n"
+    "                at that iteration (as the paper's Fig. 7b/8b)\n"
+    "  energy.png    E per word occurrence by iteration, and both forms' Pearson\n"
+    "                beside the average's and SIF's\n"
     "  chi.csv       every corpus word: count, has_vector, χ̃\n"
     "  summary.json  the inputs, corpus statistics, iterations, fit seconds, energies\n"
     "                and the four Pearson r × 100\n"
@@ -489,6 +526,7 @@ caml_cli_sem (int argc, char **argv)
   CamlSem *sem = NULL;
   CamlSif *sif = NULL;
   PairTokens tokens = { 0 };
+  Progress progress = { 0 };
 
   /* Everything is read first, so a bad file fails before any work. */
   gint64 t0 = g_get_monotonic_time ();
@@ -550,23 +588,32 @@ caml_cli_sem (int argc, char **argv)
       g_printerr ("caml sem: %s\n", error->message);
       goto out;
     }
-  Progress progress = {
+
+  /* The baselines, then the fit, scored as it goes. */
+  sif = caml_sif_new (emb, freq, sif_a);
+  pair_tokens_init (&tokens, pairs);
+  double pearson[N_METHODS];
+  pearson[AVERAGE] = evaluate (AVERAGE, &tokens, pairs, emb, sif, sem);
+  pearson[SIF] = evaluate (SIF, &tokens, pairs, emb, sif, sem);
+  progress = (Progress) {
     .tty = isatty (STDERR_FILENO) && !plain, .quiet = quiet, .total = (int) iterations,
+    .sem = sem, .tokens = &tokens, .pairs = pairs, .emb = emb,
+    .full = g_array_new (FALSE, FALSE, sizeof (double)),
+    .context = g_array_new (FALSE, FALSE, sizeof (double)),
   };
   t0 = g_get_monotonic_time ();
   gboolean fitted = caml_sem_fit (sem, (int) iterations, on_iteration, &progress, &error);
-  double seconds = (g_get_monotonic_time () - t0) / 1e6;
+  double seconds = (g_get_monotonic_time () - t0 - progress.spent) / 1e6;
   if (progress.tty && !quiet)
-    {
-      draw_bar (caml_sem_iterations (sem), (int) iterations, caml_sem_energy (sem));
-      g_printerr ("\n");
-    }
+    g_printerr ("\n");
   if (!fitted)
     {
       g_array_free (oov, TRUE);
       g_printerr ("caml sem: %s\n", error->message);
       goto out;
     }
+  pearson[CA_SEM] = evaluate (CA_SEM, &tokens, pairs, emb, sif, sem);
+  pearson[CA_SEM_CONTEXT] = evaluate (CA_SEM_CONTEXT, &tokens, pairs, emb, sif, sem);
   int n_energies = 0;
   const double *energies = caml_sem_energies (sem, &n_energies);
   g_print ("CA-SEM      %d word%s with a vector; %d iteration%s in %.3f s (%s); "
@@ -574,13 +621,6 @@ caml_cli_sem (int argc, char **argv)
            caml_sem_n_words (sem) == 1 ? "" : "s", caml_sem_iterations (sem),
            caml_sem_iterations (sem) == 1 ? "" : "s", seconds,
            stop_name (caml_sem_stop_reason (sem)), energies[0], caml_sem_energy (sem));
-
-  /* The four sentence embeddings on the pairs. */
-  sif = caml_sif_new (emb, freq, sif_a);
-  pair_tokens_init (&tokens, pairs);
-  double pearson[N_METHODS];
-  for (int m = 0; m < N_METHODS; m++)
-    pearson[m] = evaluate (m, &tokens, pairs, emb, sif, sem);
   g_print ("pairs       %s: %d pairs; Pearson r × 100 of the cosine similarities:\n",
            pairs_path, pairs->n);
   g_print ("  average            %5.1f\n", pearson[AVERAGE]);
@@ -597,7 +637,7 @@ caml_cli_sem (int argc, char **argv)
     .pearson = pearson,
   };
   g_array_free (oov, TRUE);
-  if (!write_results (out_dir, &s, sem, &error))
+  if (!write_results (out_dir, &s, sem, &progress, &error))
     {
       g_printerr ("caml sem: %s\n", error->message);
       goto out;
@@ -606,6 +646,10 @@ caml_cli_sem (int argc, char **argv)
   status = 0;
 
 out:
+  if (progress.full != NULL)
+    g_array_free (progress.full, TRUE);
+  if (progress.context != NULL)
+    g_array_free (progress.context, TRUE);
   if (tokens.n > 0)
     pair_tokens_clear (&tokens);
   caml_sif_free (sif);

@@ -640,8 +640,11 @@ typedef enum {
 } CamlSemStop;
 
 /* Called with the energy E at iteration 0 (the initial v0) and after each
- * iteration (v0 by least squares, then w' and χ̃ from it). Return FALSE to
- * stop after this iteration. */
+ * iteration (v0 by least squares, then w' and χ̃ from it), once that
+ * iteration's v0 has been kept — or rejected, when E did not fall: then
+ * caml_sem_iterations is below `iteration` and this is the last call.
+ * During the call the CamlSem holds the v0 kept so far (it may be queried,
+ * e.g. to embed sentences). Return FALSE to stop after this iteration. */
 typedef gboolean (*CamlSemProgressFunc) (int iteration, double energy, gpointer user_data);
 
 /* The words of `corpus` (a vocabulary whose counts are the occurrences n_w in

@@ -42,6 +42,7 @@
 #include <cblas.h>
 
 #include "caml.h"
+#include "parallel.h"
 
 #define PC_MAX_ITERATIONS 20000
 #define PC_TOLERANCE      1e-12
@@ -111,6 +112,9 @@ CamlSem *
 caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error)
 {
   g_return_val_if_fail (emb != NULL && corpus != NULL, NULL);
+  /* The products here are small: OpenBLAS on one thread, as everywhere in
+   * the engine (parallel.c). */
+  caml_parallel_parts ();
   int size = caml_vocab_size (corpus), V = 0, D = emb->dim;
   for (int i = 0; i < size; i++)
     if (caml_vocab_count (corpus, i) > 0
@@ -304,10 +308,11 @@ caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
         return FALSE;
       double e = evaluate (sem, sem->v0_new, sem->a_new, sem->chi_new);
       g_array_append_val (sem->energies, e);
-      go_on = func == NULL || func (k, e, user_data);
       if (!(e < sem->energy))
         {
           sem->stop = CAML_SEM_CONVERGED;
+          if (func != NULL)
+            func (k, e, user_data);
           return TRUE;
         }
       double *t;
@@ -319,6 +324,7 @@ caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
         sem->u[d] = sem->v0[d] / sem->b;
       sem->energy = e;
       sem->iterations = k;
+      go_on = func == NULL || func (k, e, user_data);
     }
   sem->stop = go_on ? CAML_SEM_CAP : CAML_SEM_STOPPED;
   return TRUE;
@@ -526,6 +532,7 @@ void
 caml_remove_first_pc (float *x, int n, int d, float *pc)
 {
   /* The top right singular vector of x = the top eigenvector of xᵀx. */
+  caml_parallel_parts ();
   double *Y = g_new (double, (gsize) n * d);
   double *mean = g_new0 (double, d);
   for (gsize i = 0; i < (gsize) n * d; i++)

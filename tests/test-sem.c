@@ -489,8 +489,9 @@ test_energy_bookkeeping (void **state)
 
 /* The progress function sees every energy and can stop the fit. */
 typedef struct {
-  int     calls, stop_at;
-  GArray *seen;
+  int            calls, stop_at;
+  GArray        *seen;
+  const CamlSem *sem;
 } Watch;
 
 static gboolean
@@ -500,6 +501,11 @@ watch (int iteration, double energy, gpointer user_data)
   assert_int_equal (iteration, w->calls);
   w->calls++;
   g_array_append_val (w->seen, energy);
+  /* A kept iteration is the current state during the call. */
+  if (caml_sem_iterations (w->sem) == iteration)
+    assert_close (caml_sem_energy (w->sem), energy, 0);
+  else
+    assert_int_equal (caml_sem_iterations (w->sem), iteration - 1);
   return iteration < w->stop_at;
 }
 
@@ -511,7 +517,7 @@ test_progress (void **state)
   synthetic_init (&s, 50, 5, 21);
   GError *error = NULL;
   CamlSem *sem = caml_sem_new (s.emb, s.corpus, &error);
-  Watch w = { .stop_at = 3, .seen = g_array_new (FALSE, FALSE, sizeof (double)) };
+  Watch w = { .stop_at = 3, .seen = g_array_new (FALSE, FALSE, sizeof (double)), .sem = sem };
   assert_true (caml_sem_fit (sem, 50, watch, &w, &error));
   int n = 0;
   const double *energies = caml_sem_energies (sem, &n);
