@@ -528,7 +528,16 @@ caml_cli_sem (int argc, char **argv)
   PairTokens tokens = { 0 };
   Progress progress = { 0 };
 
-  /* Everything is read first, so a bad file fails before any work. */
+  /* Everything is read first, the small files before the vectors, so a bad
+   * file fails before any long work. */
+  if (!load_corpus (&corpus, corpus_files, &error)
+      || !(pairs = caml_sentence_pairs_load (pairs_path, &error))
+      || !(freq = caml_word_counts_load (word_freq_path, &error))
+      || !caml_cli_ensure_dir (out_dir, &error))
+    {
+      g_printerr ("caml sem: %s\n", error->message);
+      goto out;
+    }
   gint64 t0 = g_get_monotonic_time ();
   emb = caml_embeddings_load_full (embeddings_path,
                                    no_cache ? CAML_EMBEDDINGS_NO_CACHE
@@ -548,15 +557,6 @@ caml_cli_sem (int argc, char **argv)
            : info.cache_written ? "parsed; cache written" : "parsed");
   if (info.cache_note != NULL)
     g_printerr ("caml sem: note: %s\n", info.cache_note);
-
-  if (!load_corpus (&corpus, corpus_files, &error)
-      || !(pairs = caml_sentence_pairs_load (pairs_path, &error))
-      || !(freq = caml_word_counts_load (word_freq_path, &error))
-      || !caml_cli_ensure_dir (out_dir, &error))
-    {
-      g_printerr ("caml sem: %s\n", error->message);
-      goto out;
-    }
   if (pairs->n < 2)
     {
       g_printerr ("caml sem: %s: Pearson's r needs at least 2 pairs, the file has %d\n",

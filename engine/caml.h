@@ -671,9 +671,10 @@ int         caml_sem_dim (const CamlSem *sem);
 int         caml_sem_n_words (const CamlSem *sem);        /* corpus words with a vector */
 double      caml_sem_occurrences (const CamlSem *sem);    /* Σ n_w over them */
 const double *caml_sem_v0 (const CamlSem *sem);           /* (D) */
-/* The iterations whose v0 was kept, why the fit stopped, and every energy
- * computed: energies[0] at the initial v0, energies[k] after iteration k (the
- * last one may be the rejected iteration that did not lower E). */
+/* Of the last caml_sem_fit or caml_sem_iterate: the iterations whose v0 was
+ * kept, why it stopped, and every energy computed — energies[0] at the v0 it
+ * started from, energies[k] after iteration k (the last one may be the
+ * rejected iteration that did not lower E). */
 int         caml_sem_iterations (const CamlSem *sem);
 CamlSemStop caml_sem_stop_reason (const CamlSem *sem);
 const double *caml_sem_energies (const CamlSem *sem, int *n);

@@ -32,6 +32,10 @@
  * guaranteed to fall at every iteration, which is why the stopping rule
  * keeps the last v0 that lowered it. The χ̃ step and the v0 step are exact
  * minimisers of E given the other variables (tests/test-sem.c checks both).
+ * And E(v0) has no minimiser at finite ‖v0‖: a word with a > 0 contributes
+ * n a² c² / (b² + c²) → 0 as b grows, so in practice E keeps falling while
+ * ‖v0‖ grows and every χ̃ shrinks; the iteration cap ends the fit
+ * (docs/sem.md, "CA-SEM").
  *
  * SIF. s = Σ_w a/(a + p(w)) w / |{tokens with a vector}|, then the first
  * principal component of the set's sentence vectors is removed (see
