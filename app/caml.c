@@ -6,6 +6,7 @@
  *   caml sweep (--preset NAME | FILE.json) --grid KEY=V1,V2,… [--grid …]
  *   caml bench [--preset NAME | FILE.json] [--kernel K] [--depth D]
  *   caml rnn-sanity [--runs N] [--steps N] [--units N] [--out DIR]
+ *   caml sem   --pairs FILE [--corpus FILE…] [--embeddings FILE] [--iterations N]
  */
 #include <locale.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ static const char *const usage =
   "  sweep      train a grid of layer options, each with its matched baseline\n"
   "  bench      time training of a convolutional preset, layer by layer\n"
   "  rnn-sanity the paper's CA-RNN sanity test (Fig. 13): CA-RNN, LSTM, GRU\n"
+  "  sem        CA-SEM sentence embeddings vs. average and SIF on sentence pairs\n"
   "  help       show this help, or `caml help COMMAND` for a command's\n"
   "\n"
   "Run `caml COMMAND --help` for the options of a command. Experiment files\n"
@@ -124,6 +126,8 @@ main (int argc, char **argv)
     return caml_cli_bench (argc - 1, argv + 1);
   if (g_str_equal (verb, "rnn-sanity"))
     return caml_cli_rnn_sanity (argc - 1, argv + 1);
+  if (g_str_equal (verb, "sem"))
+    return caml_cli_sem (argc - 1, argv + 1);
 
   g_printerr ("caml: unknown command \"%s\"\n\n%s", verb, usage);
   return 2;

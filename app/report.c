@@ -394,3 +394,52 @@ caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
   return caml_plot_write_png (path, 3 * gw + 12, 3 * gh + 50, caml_plot_tiles_draw_cb, plot,
                               error);
 }
+
+gboolean
+caml_report_write_sem_curves (const char *path, const double *energies, int n,
+                              double occurrences, const double *pearson_full,
+                              const double *pearson_context, double average, double sif,
+                              const char *title, GError **error)
+{
+  g_autofree double *x = g_new (double, MAX (n, 1));
+  g_autofree double *y = g_new (double, MAX (n, 1));
+  g_autofree double *flat_average = g_new (double, MAX (n, 1));
+  g_autofree double *flat_sif = g_new (double, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      x[i] = i;
+      y[i] = energies[i] / occurrences;
+      flat_average[i] = average;
+      flat_sif[i] = sif;
+    }
+  CamlPlotSeries energy_series[] = { { x, y, (size_t) n, "E / occurrences", 0, FALSE } };
+  CamlPlotLineOptions energy_opts = {
+    .title = title, .x_label = "iteration", .y_label = "energy per word occurrence",
+    .log_y = TRUE, .legend = TRUE, .grid = TRUE,
+  };
+  g_autoptr (CamlPlotLine) energy_plot = caml_plot_line_new (&energy_opts, energy_series, 1,
+                                                             NULL, 0);
+  if (pearson_full == NULL)
+    return caml_plot_write_png (path, CELL_WIDTH + 160, CELL_HEIGHT, caml_plot_line_draw_cb,
+                                energy_plot, error);
+
+  CamlPlotSeries pearson_series[] = {
+    { x, pearson_full, (size_t) n, "CA-SEM", 1, FALSE },
+    { x, pearson_context, (size_t) n, "CA-SEM context", 2, FALSE },
+    { x, flat_sif, (size_t) n, "SIF", 3, TRUE },
+    { x, flat_average, (size_t) n, "average", 4, TRUE },
+  };
+  CamlPlotLineOptions pearson_opts = {
+    .title = "sentence similarity", .x_label = "iteration", .y_label = "Pearson r × 100",
+    .legend = TRUE, .grid = TRUE,
+  };
+  g_autoptr (CamlPlotLine) pearson_plot = caml_plot_line_new (&pearson_opts, pearson_series,
+                                                              4, NULL, 0);
+  CamlPlotPanelCell cells[] = {
+    { caml_plot_line_draw_cb, energy_plot },
+    { caml_plot_line_draw_cb, pearson_plot },
+  };
+  CamlPlotPanel panel = { NULL, cells, 2, 2 };
+  return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT, caml_plot_panel_draw_cb,
+                              &panel, error);
+}

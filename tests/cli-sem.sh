@@ -1,0 +1,42 @@
+#!/bin/sh
+# cli-sem.sh CAML — `caml sem` end to end on small synthetic files: the
+# report, the result files, and the exit statuses of bad input.
+set -eu
+caml=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-sem.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+cat >"$dir/vectors.txt" <<'V'
+the 1.0 0.9 0.1
+a 0.9 1.0 0.0
+dog 0.2 -0.8 0.9
+cat 0.1 -0.7 1.0
+runs -0.9 0.3 0.2
+sleeps -0.8 0.4 -0.1
+V
+printf 'the dog runs\tthe cat runs\t4.5\na dog sleeps\tthe cat runs\t2.0\nthe dog\ta cat sleeps\t3.0\na zebra runs\tthe dog runs\t3.5\n' >"$dir/pairs.tsv"
+printf 'the 1000\na 900\ndog 10\ncat 12\nruns 5\nsleeps 4\n' >"$dir/freq.txt"
+
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/pairs.tsv" --word-freq "$dir/freq.txt" \
+  --iterations 20 --out "$dir/out" --plain >"$dir/stdout"
+for f in energy.csv energy.png chi.csv summary.json; do
+  [ -s "$dir/out/$f" ] || { echo "missing $f"; cat "$dir/stdout"; exit 1; }
+done
+for key in average sif ca_sem ca_sem_context; do
+  grep -q "\"$key\" :" "$dir/out/summary.json" || { echo "summary.json lacks $key"; exit 1; }
+done
+grep -q '^  CA-SEM context ' "$dir/stdout" || { echo "no CA-SEM line"; cat "$dir/stdout"; exit 1; }
+grep -q '"zebra",1,0,1.000000' "$dir/out/chi.csv" || { echo "OOV word not χ̃ = 1"; exit 1; }
+[ -f "$dir/vectors.txt.cache" ] || { echo "no cache beside the GloVe file"; exit 1; }
+
+# Missing --pairs: a usage error (2). A malformed pairs file: 1, naming file and line.
+status=0
+"$caml" sem --embeddings "$dir/vectors.txt" 2>"$dir/err" || status=$?
+[ $status -eq 2 ] || { echo "missing --pairs gave $status"; exit 1; }
+printf 'a\tb\t1\nc\td\n' >"$dir/bad.tsv"
+status=0
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/bad.tsv" --word-freq "$dir/freq.txt" \
+  --out "$dir/out2" >/dev/null 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "a malformed pairs file gave $status"; exit 1; }
+grep -q "bad.tsv:2: expected 3 tab-separated fields" "$dir/err" || { cat "$dir/err"; exit 1; }
+echo ok

