@@ -53,7 +53,9 @@
 #include <glib/gstdio.h>
 
 #include "caml.h"
-#include "xxh64.h"
+/* XXH64 from libxxhash: 10× faster than SHA-256 over a 140 MB cache. */
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
 
 #define CHUNK          (1 << 16)
 #define MAX_DIM        100000
@@ -79,7 +81,7 @@ typedef struct {
   guint64       base;      /* input offset of buf[0] */
   gint64        size;      /* total input bytes, −1 when unknown */
   GError       *io_error;  /* a failed read: reported instead of "the end" */
-  CamlXxh64    *hash;      /* when set, reader_read hashes what it copies */
+  XXH64_state_t    *hash;      /* when set, reader_read hashes what it copies */
 } Reader;
 
 static void
@@ -149,7 +151,7 @@ reader_read (Reader *r, void *dst, gsize n)
           r->base += r->len + got;
           r->len = r->pos = 0;
           if (r->hash != NULL)
-            caml_xxh64_update (r->hash, out + done, got);
+            XXH64_update (r->hash, out + done, got);
           done += got;
           break;
         }
@@ -158,7 +160,7 @@ reader_read (Reader *r, void *dst, gsize n)
       gsize take = MIN (n - done, r->len - r->pos);
       memcpy (out + done, r->buf + r->pos, take);
       if (r->hash != NULL)
-        caml_xxh64_update (r->hash, r->buf + r->pos, take);
+        XXH64_update (r->hash, r->buf + r->pos, take);
       r->pos += take;
       done += take;
     }
@@ -1166,8 +1168,8 @@ le64 (const guint8 *p)
 static CamlEmbeddings *
 parse_cache (Reader *r, const Stamp *expect, gboolean *stale, GError **error)
 {
-  CamlXxh64 hash;
-  caml_xxh64_init (&hash, 0);
+  XXH64_state_t hash;
+  XXH64_reset (&hash, 0);
   r->hash = &hash;
   guint8 head[CACHE_HEADER];
   Table t = { 0 };
@@ -1261,7 +1263,7 @@ parse_cache (Reader *r, const Stamp *expect, gboolean *stale, GError **error)
       memcpy (&t.vectors[i], &bits, sizeof bits);
     }
 #endif
-  guint64 computed = caml_xxh64_digest (&hash);
+  guint64 computed = XXH64_digest (&hash);
   r->hash = NULL;
   guint8 digest[8], extra;
   if (reader_read (r, digest, 8) < 8)
@@ -1300,7 +1302,7 @@ typedef struct {
   int       fd;
   guint8   *buf;
   gsize     len;
-  CamlXxh64 hash;
+  XXH64_state_t hash;
   int       errsv;     /* errno of the first failed write, 0 if none */
 } Writer;
 
@@ -1326,7 +1328,7 @@ writer_put (Writer *w, const void *data, gsize n, gboolean hash)
 {
   const guint8 *p = data;
   if (hash)
-    caml_xxh64_update (&w->hash, p, n);
+    XXH64_update (&w->hash, p, n);
   while (n > 0)
     {
       gsize take = MIN (n, CHUNK - w->len);
@@ -1368,7 +1370,7 @@ cache_write (const CamlEmbeddings *emb, CamlEmbeddingsFormat source_format,
       return FALSE;
     }
   Writer w = { .fd = fd, .buf = g_malloc (CHUNK) };
-  caml_xxh64_init (&w.hash, 0);
+  XXH64_reset (&w.hash, 0);
   int n = caml_vocab_size (emb->vocab);
 
   writer_put (&w, CACHE_MAGIC, 8, TRUE);
@@ -1395,7 +1397,7 @@ cache_write (const CamlEmbeddings *emb, CamlEmbeddingsFormat source_format,
       writer_u32 (&w, bits);
     }
 #endif
-  guint64 digest = GUINT64_TO_LE (caml_xxh64_digest (&w.hash));
+  guint64 digest = GUINT64_TO_LE (XXH64_digest (&w.hash));
   writer_put (&w, &digest, sizeof digest, FALSE);
   writer_flush (&w);
   g_free (w.buf);

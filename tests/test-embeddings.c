@@ -9,7 +9,6 @@
 #include <glib/gstdio.h>
 
 #include "caml.h"
-#include "xxh64.h"
 
 /* A fresh temporary directory per test, removed with its files. */
 static int
@@ -453,34 +452,6 @@ test_missing_file (void **state)
   g_free (path);
 }
 
-/* ----------------------------------------------------------------- xxh64 */
-
-static void
-test_xxh64 (void **state)
-{
-  (void) state;
-  /* Reference values from xxh64sum 0.8.1. */
-  guint8 bytes[805];
-  for (int i = 0; i < 805; i++)
-    bytes[i] = (guint8) (i < 768 ? i % 256 : i - 768);
-  char xs[1000];
-  memset (xs, 'x', sizeof xs);
-  assert_true (caml_xxh64 ("", 0, 0) == G_GUINT64_CONSTANT (0xef46db3751d8e999));
-  assert_true (caml_xxh64 ("a", 1, 0) == G_GUINT64_CONSTANT (0xd24ec4f1a98c6e5b));
-  assert_true (caml_xxh64 ("abc", 3, 0) == G_GUINT64_CONSTANT (0x44bc2cf5ad770999));
-  assert_true (caml_xxh64 (xs, sizeof xs, 0) == G_GUINT64_CONSTANT (0x4cb9a3b69cb700e1));
-  assert_true (caml_xxh64 (bytes, sizeof bytes, 0) == G_GUINT64_CONSTANT (0x01532e07f9468316));
-  /* Streaming in uneven pieces gives the same digest. */
-  for (gsize piece = 1; piece < 70; piece += 3)
-    {
-      CamlXxh64 s;
-      caml_xxh64_init (&s, 0);
-      for (gsize i = 0; i < sizeof bytes; i += piece)
-        caml_xxh64_update (&s, bytes + i, MIN (piece, sizeof bytes - i));
-      assert_true (caml_xxh64_digest (&s) == G_GUINT64_CONSTANT (0x01532e07f9468316));
-    }
-}
-
 /* ------------------------------------------------------- the fetched file */
 
 static void
@@ -520,7 +491,6 @@ main (void)
     cmocka_unit_test (test_wink_errors),
     cmocka_unit_test_setup_teardown (test_cache, setup_dir, teardown_dir),
     cmocka_unit_test_setup_teardown (test_missing_file, setup_dir, teardown_dir),
-    cmocka_unit_test (test_xxh64),
     cmocka_unit_test (test_wink_file),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
