@@ -191,7 +191,7 @@ caml_cli_bench (int argc, char **argv)
       train = synthetic_images (10000, 1);
       test = synthetic_images (100, 2);
     }
-  model = caml_experiment_build_model (exp, &train->x_shape, &error);
+  model = caml_experiment_build_model_for (exp, train, &error);
   if (model == NULL)
     {
       g_printerr ("caml bench: %s\n", error->message);

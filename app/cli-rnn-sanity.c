@@ -92,7 +92,7 @@ run_one (const CamlExperiment *exp, RunResult *r, CellResult *cell, GError **err
   CamlTrainer *trainer = NULL;
   gboolean ok = FALSE;
   if (caml_experiment_load_datasets (exp, &train, &test, error)
-      && (model = caml_experiment_build_model (exp, &train->x_shape, error)) != NULL)
+      && (model = caml_experiment_build_model_for (exp, train, error)) != NULL)
     {
       trainer = caml_trainer_new (exp, model, train, test);
       if (caml_trainer_start (trainer, FALSE, error))

@@ -392,7 +392,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *ou
   int status = 1;
   if (!caml_cli_ensure_dir (out_dir, &error)
       || !caml_experiment_load_datasets (exp, &train, &test, &error)
-      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error)))
+      || !(model = caml_experiment_build_model_for (exp, train, &error)))
     g_printerr ("caml: %s\n", error->message);
   else
     status = run_and_report (exp, preset, out_dir, model, train, test, sigma_steps,
@@ -554,7 +554,7 @@ caml_cli_eval (int argc, char **argv)
   CamlModel *model = NULL;
   int status = 1;
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
-      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error))
+      || !(model = caml_experiment_build_model_for (exp, train, &error))
       || !caml_weights_load (model, weights, &error)
       || (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
                       || !caml_report_write_surfaces (out_dir, exp, model, train, &error))))

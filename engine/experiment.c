@@ -1461,3 +1461,97 @@ caml_experiment_build_model (const CamlExperiment *exp, const CamlShape *input,
     }
   return model;
 }
+
+/* Layers that take pre-trained word vectors: an option "pretrained" that is
+ * on, and a table "E" (V, D). */
+static CamlParam *
+pretrained_table (CamlLayer *layer)
+{
+  int k = caml_layer_ops_option_index (layer->ops, "pretrained");
+  if (k < 0 || layer->opt[k] == 0.0)
+    return NULL;
+  for (int j = 0; j < layer->n_params; j++)
+    if (g_str_equal (layer->params[j].name, "E"))
+      return &layer->params[j];
+  return NULL;
+}
+
+gboolean
+caml_model_set_word_vectors (CamlModel *model, const CamlVocab *vocab,
+                             const CamlEmbeddings *emb, int *n_found, GError **error)
+{
+  int found = 0, v = caml_vocab_size (vocab);
+  for (int i = 0; i < model->n_layers; i++)   /* check all before changing any */
+    {
+      CamlLayer *layer = model->layers[i];
+      CamlParam *E = pretrained_table (layer);
+      size_t d = E != NULL ? E->count / (size_t) MAX (layer->in.vocab, 1) : 0;
+      if (E != NULL && (int) d != emb->dim)
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "layer %d (%s): pretrained vectors are %d wide but the layer's are "
+                       "%zu (set its dim to %d)", i, layer->ops->name, emb->dim, d, emb->dim);
+          return FALSE;
+        }
+      if (E != NULL && layer->in.vocab != v)
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "layer %d (%s): the model's vocabulary has %d words, the data's %d",
+                       i, layer->ops->name, layer->in.vocab, v);
+          return FALSE;
+        }
+    }
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      CamlLayer *layer = model->layers[i];
+      CamlParam *E = pretrained_table (layer);
+      if (E == NULL)
+        continue;
+      size_t d = (size_t) emb->dim;
+      found = 0;
+      for (int id = 0; id < v; id++)
+        {
+          const float *vec = caml_embeddings_lookup (emb, caml_vocab_word (vocab, id));
+          if (vec == NULL)
+            continue;
+          memcpy (E->w + (size_t) id * d, vec, d * sizeof (float));
+          found++;
+        }
+    }
+  if (n_found != NULL)
+    *n_found = found;
+  return TRUE;
+}
+
+CamlModel *
+caml_experiment_build_model_for (const CamlExperiment *exp, const CamlDataset *train,
+                                 GError **error)
+{
+  CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, error);
+  if (model == NULL)
+    return NULL;
+
+  gboolean wants = FALSE;
+  for (int i = 0; i < model->n_layers; i++)
+    wants |= pretrained_table (model->layers[i]) != NULL;
+  if (!wants)
+    return model;
+
+  if (train->vocab == NULL || exp->data.embeddings == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "an embedding layer is pretrained but %s",
+                   train->vocab == NULL ? "the data is not text"
+                   : "data.embeddings is not set (a path to word vectors, or \"wink\")");
+      caml_model_free (model);
+      return NULL;
+    }
+  g_autofree char *path = g_str_equal (exp->data.embeddings, "wink")
+                          ? caml_embeddings_wink_path () : g_strdup (exp->data.embeddings);
+  CamlEmbeddings *emb = caml_embeddings_load (path, error);
+  if (emb == NULL
+      || !caml_model_set_word_vectors (model, train->vocab, emb, NULL, error))
+    g_clear_pointer (&model, caml_model_free);
+  caml_embeddings_free (emb);
+  return model;
+}

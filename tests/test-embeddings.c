@@ -1,3 +1,4 @@
+#include <math.h>
 /* test-embeddings.c — word vectors: GloVe text, the wink JSON layout, the
  * binary cache (round trip, stale, damaged), exact error messages, and the
  * fetched wink file when it is there. */
@@ -481,6 +482,61 @@ test_wink_file (void **state)
   g_free (path);
 }
 
+/* ------------------------------------------------- pretrained embeddings */
+
+static char *
+pretrained_doc (const char *train, const char *test, const char *vectors, int dim)
+{
+  return g_strdup_printf (
+    "{ \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" }, \"embeddings\": \"%s\" },"
+    "  \"model\": [ { \"layer\": \"embedding\", \"dim\": %d, \"pretrained\": true },"
+    "             { \"layer\": \"mean_pool\" }, { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"loss\": \"sigmoid_cross_entropy\" }", train, test, vectors, dim);
+}
+
+/* An experiment whose embedding layer is pretrained gets the vectors of the
+ * training words that have one; the others keep their random start. */
+static void
+test_pretrained_layer (void **state)
+{
+  const char *dir = *state;
+  g_autofree char *train = write_file (dir, "train.tsv", "good film\t1\nbad plot\t0\n", -1);
+  g_autofree char *test = write_file (dir, "test.tsv", "good plot\t1\n", -1);
+  g_autofree char *glove = write_file (dir, "v.txt", "film 1 2 3\ngood 4 5 6\nplot 7 8 9\n", -1);
+  GError *error = NULL;
+  g_autofree char *good = pretrained_doc (train, test, glove, 3);
+  CamlExperiment *exp = caml_experiment_load_data (good, -1, "pre.json", &error);
+  assert_non_null (exp);
+  CamlDataset *tr, *te;
+  assert_true (caml_experiment_load_datasets (exp, &tr, &te, &error));
+  CamlModel *model = caml_experiment_build_model_for (exp, tr, &error);
+  if (model == NULL)
+    fail_msg ("%s", error->message);
+  const float *E = model->layers[0]->params[0].w;   /* (V, 3): good film bad plot */
+  const float want_good[] = { 4, 5, 6 }, want_plot[] = { 7, 8, 9 };
+  assert_memory_equal (E + 0, want_good, sizeof want_good);
+  assert_memory_equal (E + 9, want_plot, sizeof want_plot);
+  for (int j = 0; j < 3; j++)
+    assert_true (fabsf (E[6 + j]) <= 0.1f);   /* "bad" has no vector: random start */
+  caml_model_free (model);
+
+  /* Widths that differ, and no vectors named: errors, no model. */
+  g_autofree char *wide = pretrained_doc (train, test, glove, 4);
+  CamlExperiment *exp4 = caml_experiment_load_data (wide, -1, "pre.json", NULL);
+  assert_null (caml_experiment_build_model_for (exp4, tr, &error));
+  assert_non_null (strstr (error->message, "pretrained vectors are 3 wide but the layer's are 4"));
+  g_clear_error (&error);
+  g_clear_pointer (&exp4->data.embeddings, g_free);
+  assert_null (caml_experiment_build_model_for (exp4, tr, &error));
+  assert_non_null (strstr (error->message, "data.embeddings is not set"));
+  g_clear_error (&error);
+
+  caml_experiment_free (exp4);
+  caml_experiment_free (exp);
+  caml_dataset_free (tr);
+  caml_dataset_free (te);
+}
+
 int
 main (void)
 {
@@ -492,6 +548,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_cache, setup_dir, teardown_dir),
     cmocka_unit_test_setup_teardown (test_missing_file, setup_dir, teardown_dir),
     cmocka_unit_test (test_wink_file),
+    cmocka_unit_test_setup_teardown (test_pretrained_layer, setup_dir, teardown_dir),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -308,7 +308,7 @@ CamlRun *
 caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
               CamlRunNotify notify, gpointer notify_data, GError **error)
 {
-  CamlModel *model = caml_experiment_build_model (exp, &data->train->x_shape, error);
+  CamlModel *model = caml_experiment_build_model_for (exp, data->train, error);
   if (model == NULL)
     return NULL;
 
