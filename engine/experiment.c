@@ -1546,8 +1546,17 @@ caml_experiment_build_model_for (const CamlExperiment *exp, const CamlDataset *t
       caml_model_free (model);
       return NULL;
     }
-  g_autofree char *path = g_str_equal (exp->data.embeddings, "wink")
-                          ? caml_embeddings_wink_path () : g_strdup (exp->data.embeddings);
+  gboolean wink = g_str_equal (exp->data.embeddings, "wink");
+  g_autofree char *path = wink ? caml_embeddings_wink_path () : g_strdup (exp->data.embeddings);
+  if (wink && !g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+                   "%s: no such file: the wink word vectors are not fetched — run "
+                   "`datasets/fetch embeddings` in the source tree, or set CAML_DATA_DIR "
+                   "to the directory that holds embeddings/", path);
+      caml_model_free (model);
+      return NULL;
+    }
   CamlEmbeddings *emb = caml_embeddings_load (path, error);
   if (emb == NULL
       || !caml_model_set_word_vectors (model, train->vocab, emb, NULL, error))
