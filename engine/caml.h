@@ -30,6 +30,18 @@ typedef enum {
   CAML_ERROR_CANCELLED,   /* the run was stopped */
 } CamlErrorCode;
 
+/* ------------------------------------------------------------------- files */
+
+/* Replaces the file at path with length bytes of data, crash-safely: a
+ * temporary file in the same directory, fsync, rename over path, fsync of the
+ * directory. Whatever happens (a crash, SIGKILL, a full disk), path holds the
+ * old contents or the new, never a part. An interrupted save leaves at most
+ * one hidden temporary ".<name>.XXXXXX.tmp" beside path, removed by the next
+ * save to path. Every save of the engine, the CLI and the plots goes through
+ * here. Errors are CAML_ERROR_IO and name path. */
+gboolean caml_file_replace (const char *path, const void *data, gsize length,
+                            GError **error);
+
 /* ------------------------------------------------------------------ shapes */
 
 #define CAML_MAX_DIMS 3
@@ -374,7 +386,7 @@ CamlExperiment *caml_experiment_load_data (const char *data, gssize length,
 CamlExperiment *caml_experiment_load_file (const char *path, GError **error);
 /* Canonical, pretty-printed JSON; free with g_free. */
 char           *caml_experiment_to_json (const CamlExperiment *exp);
-/* Atomic: temporary file, fsync, rename. */
+/* Atomic (caml_file_replace). */
 gboolean        caml_experiment_save_file (const CamlExperiment *exp,
                                            const char *path, GError **error);
 
@@ -396,7 +408,8 @@ CamlExperiment *caml_experiment_make_baseline (const CamlExperiment *exp);
 #define CAML_WEIGHTS_VERSION 1
 
 /* Binary: magic, version, layer table (type names and parameter counts),
- * the parameter block, a SHA-256 of everything before it. Atomic write. */
+ * the parameter block, a SHA-256 of everything before it. Written with
+ * caml_file_replace. */
 gboolean caml_weights_save (const CamlModel *model, const char *path, GError **error);
 /* Loads into model only when the file is whole and matches the model's
  * layers; otherwise model is untouched and the error says why. */

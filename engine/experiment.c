@@ -1109,16 +1109,7 @@ gboolean
 caml_experiment_save_file (const CamlExperiment *exp, const char *path, GError **error)
 {
   char *json = caml_experiment_to_json (exp);
-  GError *io_error = NULL;
-  gboolean ok = g_file_set_contents_full (path, json, -1,
-                                          G_FILE_SET_CONTENTS_CONSISTENT
-                                          | G_FILE_SET_CONTENTS_DURABLE,
-                                          0644, &io_error);
-  if (!ok)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
-      g_error_free (io_error);
-    }
+  gboolean ok = caml_file_replace (path, json, strlen (json), error);
   g_free (json);
   return ok;
 }

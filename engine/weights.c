@@ -12,7 +12,7 @@
  *   32 bytes  SHA-256 of every byte before it
  *
  * Writing builds the whole file in memory and replaces the target atomically
- * (temporary file, fsync, rename). Reading checks everything — the magic, the
+ * (caml_file_replace: temporary file, fsync, rename). Reading checks everything — the magic, the
  * version, every length against the bytes left, the checksum, and the layer
  * table against the model — before one memcpy into model->w, so a file that
  * fails leaves the model as it was. */
@@ -96,16 +96,7 @@ caml_weights_save (const CamlModel *model, const char *path, GError **error)
     }
   append_digest (b);
 
-  GError *io_error = NULL;
-  gboolean ok = g_file_set_contents_full (path, (const char *) b->data, b->len,
-                                          G_FILE_SET_CONTENTS_CONSISTENT
-                                          | G_FILE_SET_CONTENTS_DURABLE,
-                                          0644, &io_error);
-  if (!ok)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
-      g_error_free (io_error);
-    }
+  gboolean ok = caml_file_replace (path, b->data, b->len, error);
   g_byte_array_unref (b);
   return ok;
 }
