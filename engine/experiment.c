@@ -863,6 +863,49 @@ parse_root (Parser *p, JsonNode *node, CamlExperiment *exp)
   return TRUE;
 }
 
+/* json-glib parses recursively, so a document nested deeply enough (a few
+ * hundred thousand brackets) overflows the stack. Experiment files nest four
+ * levels: anything beyond MAX_NESTING is rejected before parsing, with the
+ * line and column (in bytes) of the bracket that went too deep. */
+#define MAX_NESTING 64
+
+static gboolean
+check_nesting (Parser *p, const char *data, gsize length)
+{
+  int depth = 0, line = 1, column = 1;
+  gboolean in_string = FALSE, escaped = FALSE;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      char c = data[i];
+      if (in_string)
+        {
+          if (escaped)
+            escaped = FALSE;
+          else if (c == '\\')
+            escaped = TRUE;
+          else if (c == '"')
+            in_string = FALSE;
+        }
+      else if (c == '"')
+        in_string = TRUE;
+      else if ((c == '[' || c == '{') && ++depth > MAX_NESTING)
+        return fail (p, CAML_ERROR_PARSE, NULL,
+                     "line %d:%d: nested deeper than %d levels", line, column,
+                     MAX_NESTING);
+      else if (c == ']' || c == '}')
+        depth--;
+      if (c == '\n')
+        {
+          line++;
+          column = 1;
+        }
+      else
+        column++;
+    }
+  return TRUE;
+}
+
 static CamlExperiment *
 load_data (const char *data, gssize length, const char *source,
            const char *default_name, const char *base_dir, GError **error)
@@ -872,6 +915,9 @@ load_data (const char *data, gssize length, const char *source,
 
   Parser p = { .source = source != NULL ? source : "<experiment>",
                .base_dir = base_dir, .error = error };
+  if (!check_nesting (&p, data, length >= 0 ? (gsize) length : strlen (data)))
+    return NULL;
+
   JsonParser *parser = json_parser_new_immutable ();
   GError *json_error = NULL;
 

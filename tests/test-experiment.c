@@ -517,6 +517,57 @@ test_truncated_documents (void **state)
   g_free (path);
 }
 
+/* Nesting deep enough to overflow json-glib's recursive parser (a crash
+ * before the nesting check) is an error naming the line and column of the
+ * bracket that goes too deep. Brackets inside strings do not count. */
+static void
+test_deep_nesting (void **state)
+{
+  const int depth = 200000;
+  const char *openers[] = { "[", "{\"a\":" };
+  for (gsize k = 0; k < G_N_ELEMENTS (openers); k++)
+    {
+      GString *doc = g_string_new (NULL);
+      for (int i = 0; i < depth; i++)
+        g_string_append (doc, openers[k]);
+      g_string_append (doc, "1");
+      for (int i = 0; i < depth; i++)
+        g_string_append_c (doc, k == 0 ? ']' : '}');
+      GError *error = NULL;
+      assert_null (caml_experiment_load_data (doc->str, (gssize) doc->len, "deep.json",
+                                              &error));
+      assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_PARSE));
+      char *expected = g_strdup_printf ("deep.json: line 1:%d: nested deeper than 64 levels",
+                                        k == 0 ? 65 : 1 + 64 * 5);
+      assert_string_equal (error->message, expected);
+      g_free (expected);
+      g_clear_error (&error);
+      g_string_free (doc, TRUE);
+    }
+
+  /* 64 levels pass the check (and fail as what they are); brackets in a
+   * string are text. */
+  GString *doc = g_string_new ("{\"seed\": ");
+  for (int i = 0; i < 63; i++)
+    g_string_append_c (doc, '[');
+  for (int i = 0; i < 63; i++)
+    g_string_append_c (doc, ']');
+  g_string_append (doc, "}");
+  GError *error = NULL;
+  assert_null (caml_experiment_load_data (doc->str, -1, "deep.json", &error));
+  assert_non_null (strstr (error->message, "deep.json: seed: expected an integer"));
+  g_clear_error (&error);
+  g_string_assign (doc, "{\"name\": \"");
+  for (int i = 0; i < 1000; i++)
+    g_string_append (doc, "[{\\\"");
+  g_string_append (doc, "\"}");
+  CamlExperiment *exp = caml_experiment_load_data (doc->str, -1, "deep.json", &error);
+  assert_non_null (exp);
+  assert_int_equal (strlen (exp->name), 3000);
+  caml_experiment_free (exp);
+  g_string_free (doc, TRUE);
+}
+
 /* ------------------------------------------------------------ image data */
 
 static void
@@ -818,6 +869,7 @@ main (void)
     cmocka_unit_test (test_file_name_default),
     cmocka_unit_test (test_malformed),
     cmocka_unit_test (test_truncated_documents),
+    cmocka_unit_test (test_deep_nesting),
     cmocka_unit_test (test_image_data_round_trip),
     cmocka_unit_test (test_idx_relative_paths),
     cmocka_unit_test (test_builtin_not_fetched),
