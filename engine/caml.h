@@ -451,6 +451,23 @@ typedef struct {
   CamlEvalRow last_row;   /* valid when n_rows > 0 */
 } CamlProgress;
 
+/* Where a run diverged: what was not finite first. */
+typedef enum {
+  CAML_DIVERGED_DATA,      /* a training sample's input or target */
+  CAML_DIVERGED_OUTPUT,    /* the output of `layer` (the first in forward order) */
+  CAML_DIVERGED_LOSS,      /* the loss, though every output was finite (too large for it) */
+  CAML_DIVERGED_GRADIENT,  /* the gradient of `param` of `layer` (first in backward order) */
+  CAML_DIVERGED_UPDATE,    /* `param` of `layer` after the optimizer's update */
+} CamlDivergenceKind;
+
+typedef struct {
+  CamlDivergenceKind kind;
+  long        step;            /* the step that failed, counted from 1 */
+  long        rolled_back_to;  /* steps done now: the weights are those after this many */
+  int         layer;           /* model index; -1 for DATA; the output layer for LOSS */
+  const char *param;           /* GRADIENT, UPDATE: "W", "u", … (static); else NULL */
+} CamlDivergence;
+
 typedef struct _CamlTrainer CamlTrainer;
 
 /* Called on the trainer thread after every `every` steps, after each
@@ -464,7 +481,12 @@ CamlTrainer *caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
 void     caml_trainer_free (CamlTrainer *trainer);   /* stops and joins */
 void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
                                          gpointer user_data, int every);
-/* Start the thread. With start_paused the thread waits for resume/step. */
+/* Start the thread. With start_paused the thread waits for resume/step.
+ * A trainer runs once — except after a divergence (FAILED): started again, it
+ * continues from the rolled-back step with the current settings, e.g. after
+ * caml_trainer_set_lr with a lower rate (the optimizer's momentum and
+ * moment estimates are kept). caml_trainer_stop after the failure makes it
+ * final. */
 gboolean caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error);
 void     caml_trainer_pause (CamlTrainer *trainer);
 void     caml_trainer_resume (CamlTrainer *trainer);
@@ -482,8 +504,19 @@ float   *caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps);
 /* Live changes, applied before the next step. */
 void     caml_trainer_set_lr (CamlTrainer *trainer, double lr);
 void     caml_trainer_set_em_steps (CamlTrainer *trainer, int em_steps);
-/* Set when the state is FAILED; a copy, free with g_error_free. */
+/* Set when the state is FAILED; a copy, free with g_error_free. A divergence
+ * (CAML_ERROR_DIVERGED) names the step, what was not finite and where, and
+ * the step the weights were rolled back to:
+ *   "step 412: gradient of layer 2 (ca_nn) parameter u is not finite;
+ *    weights rolled back to step 410"
+ * The weights go back to the last ones whose loss and gradient were finite:
+ * those before the failed step when its update overflowed, those before the
+ * previous step's update when the loss or the gradient did (the previous
+ * update made them). The step count, losses and rows are cut back to match. */
 GError  *caml_trainer_get_error (CamlTrainer *trainer);
+/* After a divergence (FAILED with CAML_ERROR_DIVERGED): where, for a GUI to
+ * point at the layer and offer a lower learning rate. FALSE otherwise. */
+gboolean caml_trainer_get_divergence (CamlTrainer *trainer, CamlDivergence *divergence);
 /* Run a closure on the trainer thread while it holds the model between two
  * steps (or at once when not running): for reading weights safely. */
 void     caml_trainer_with_model (CamlTrainer *trainer,
