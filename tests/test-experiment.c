@@ -347,6 +347,24 @@ test_file_name_default (void **state)
   assert_int_equal (exp->seed, 3);
   caml_experiment_free (exp);
 
+  /* A broken file: the message names the file, the position and the
+   * problem — a syntax error by line and column, a bad value by key path. */
+  assert_true (g_file_set_contents (path, "{\n  \"seed\": 1,\n  \"loss\" \"mse\"\n}", -1,
+                                    &error));
+  assert_null (caml_experiment_load_file (path, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_PARSE));
+  char *where = g_strdup_printf ("%s: line 3:", path);
+  assert_true (g_str_has_prefix (error->message, where));
+  g_free (where);
+  g_clear_error (&error);
+  assert_true (g_file_set_contents (path, "{ \"model\": [ { \"layer\": \"dense\", "
+                                    "\"units\": 0 } ] }", -1, &error));
+  assert_null (caml_experiment_load_file (path, &error));
+  where = g_strdup_printf ("%s: model[0].units: 0 is out of range", path);
+  assert_true (g_str_has_prefix (error->message, where));
+  g_free (where);
+  g_clear_error (&error);
+
   /* A missing file is an IO error naming it. */
   g_unlink (path);
   assert_null (caml_experiment_load_file (path, &error));
