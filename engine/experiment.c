@@ -249,13 +249,15 @@ check_keys (Parser *p, JsonObject *obj, const char *path,
         known = g_str_equal (key, allowed[i]);
       if (!known)
         {
-          char *where = child_path (path, key);
+          char *shown = g_utf8_make_valid (key, -1);   /* messages are UTF-8 */
+          char *where = child_path (path, shown);
           char *expected = listed != NULL ? join_names (listed, -1)
                                           : join_names (allowed, n);
           ok = fail (p, CAML_ERROR_INVALID, where,
                      "unknown key (expected one of %s)", expected);
           g_free (expected);
           g_free (where);
+          g_free (shown);
         }
     }
   g_list_free (members);
@@ -335,13 +337,23 @@ get_int32 (Parser *p, JsonNode *node, const char *path, int min, int max, int *o
   return TRUE;
 }
 
+/* Strings must be valid UTF-8. JSON text is, but json-glib 1.6 turns some
+ * escapes into bytes that are not ("\777" into 0xff, a lone "\udc00" into a
+ * surrogate): such a string could not be written back as JSON, nor shown. */
 static gboolean
 get_string (Parser *p, JsonNode *node, const char *path, const char **out)
 {
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
     return fail (p, CAML_ERROR_INVALID, path, "expected a string, found %s",
                  describe_node (node));
-  *out = json_node_get_string (node);
+  const char *s = json_node_get_string (node);
+  const char *bad = NULL;
+  if (!g_utf8_validate (s, -1, &bad))
+    return fail (p, CAML_ERROR_INVALID, path,
+                 "not valid UTF-8 text (byte 0x%02x at offset %d of the string; an "
+                 "escape such as \\777 or a lone \\udc00?)",
+                 (guint8) *bad, (int) (bad - s));
+  *out = s;
   return TRUE;
 }
 

@@ -29,7 +29,7 @@ fuzz_init (void)
 }
 
 /* A rejected input: a CAML_ERROR whose message names `source` (the name the
- * target gave the input). Frees the error. */
+ * target gave the input) and is valid UTF-8. Frees the error. */
 static inline void
 fuzz_check_error (GError *error, const char *source)
 {
@@ -37,5 +37,7 @@ fuzz_check_error (GError *error, const char *source)
   FUZZ_CHECK (error->domain == CAML_ERROR, "error outside CAML_ERROR: %s", error->message);
   FUZZ_CHECK (strstr (error->message, source) != NULL,
               "the message does not name %s: %s", source, error->message);
+  FUZZ_CHECK (g_utf8_validate (error->message, -1, NULL),
+              "the message is not UTF-8 (a GUI shows it): %s", error->message);
   g_error_free (error);
 }

@@ -35,6 +35,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       FUZZ_CHECK (strstr (error->message, "images.idx") != NULL
                   || strstr (error->message, "labels.idx") != NULL,
                   "the message names neither file: %s", error->message);
+      FUZZ_CHECK (g_utf8_validate (error->message, -1, NULL),
+                  "the message is not UTF-8: %s", error->message);
       g_error_free (error);
     }
   else

@@ -63,6 +63,8 @@ write('experiment', 'idx-data', json.dumps({
 write('experiment', 'empty-object', b'{}')
 write('experiment', 'syntax-error', b'{"seed": 1, "loss" "mse"}')
 write('experiment', 'too-deep', b'{"plot":' + b'[' * 70 + b']' * 70 + b'}')
+# found by fuzz-experiment: json-glib decodes \777 to a byte that is not UTF-8
+write('experiment', 'bad-utf8', b'{"name":"\\777","description":"\\udc00x"}')
 
 # -------------------------------------------------------------- weights
 model = [{'layer': 'ca_nn', 'units': 3},
