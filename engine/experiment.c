@@ -189,10 +189,15 @@ fail (Parser *p, CamlErrorCode code, const char *path, const char *format, ...)
   va_start (args, format);
   char *message = g_strdup_vprintf (format, args);
   va_end (args);
-  if (path != NULL && *path != '\0')
-    g_set_error (p->error, CAML_ERROR, code, "%s: %s: %s", p->source, path, message);
-  else
-    g_set_error (p->error, CAML_ERROR, code, "%s: %s", p->source, message);
+  char *full = path != NULL && *path != '\0'
+               ? g_strdup_printf ("%s: %s: %s", p->source, path, message)
+               : g_strdup_printf ("%s: %s", p->source, message);
+  /* Messages are UTF-8 (a GUI shows them); json-glib's quote the document's
+   * bytes, which need not be. */
+  char *valid = g_utf8_make_valid (full, -1);
+  g_set_error_literal (p->error, CAML_ERROR, code, valid);
+  g_free (valid);
+  g_free (full);
   g_free (message);
   return FALSE;
 }

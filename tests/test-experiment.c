@@ -491,6 +491,8 @@ static const Bad bad_documents[] = {
     { "bad.json: description: not valid UTF-8", "offset 3" } },
   { "{ \"data\": { \"builtin\": \"\\777\" } }", { "data.builtin: not valid UTF-8" } },
   { "{ \"\\777\": 1 }", { "bad.json: \xef\xbf\xbd: unknown key" } },
+  /* json-glib quotes the offending bytes, which need not be UTF-8 */
+  { "{ \"name\": \"\\777\"x }", { "bad.json: line 1:", "\xef\xbf\xbd" } },
   { "{ \"plot\": { \"domain\": [0, 1, 2] } }", { "plot.domain" } },
   { "{ \"plot\": { \"domain\": [1, 0, 0, 1] } }", { "plot.domain", "x0 < x1" } },
   { "{ \"plot\": { \"domain\": [0, 1, 0, \"a\"] } }", { "plot.domain[3]" } },
