@@ -11,7 +11,8 @@
  * exclusive flock(2) on its temporary until the rename; the kernel drops the
  * lock when the writer dies. So every save first removes the temporaries of
  * the same target that nobody holds: at most one stale temporary per target
- * exists at any time, whatever the number of interrupted saves.
+ * exists at any time, whatever the number of interrupted saves. (On a file
+ * system without flock nobody can lock, and temporaries are left alone.)
  *
  * The race between a writer creating its temporary and locking it, and a
  * cleaner removing it in between, is closed on the writer's side: after
@@ -127,9 +128,15 @@ create_temp (const char *dir_path, const char *prefix, char **temp_path, GError 
           g_free (path);
           return -1;
         }
+      /* Where the file system has no flock (some network file systems) the
+       * temporary stays unlocked; cleaners there cannot lock it either, so
+       * they leave it alone. */
+      int locked;
+      do
+        locked = flock (fd, LOCK_EX);
+      while (locked != 0 && errno == EINTR);
       struct stat held, named;
-      if (flock (fd, LOCK_EX) == 0 && fstat (fd, &held) == 0
-          && lstat (path, &named) == 0 && same_file (&held, &named))
+      if (fstat (fd, &held) == 0 && lstat (path, &named) == 0 && same_file (&held, &named))
         {
           *temp_path = path;
           return fd;
