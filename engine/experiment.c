@@ -14,6 +14,7 @@
 #include <json-glib/json-glib.h>
 
 #include "caml.h"
+#include "json-check.h"
 
 const char *const caml_data_kind_names[] = {
   "xor", "surface", "mnist", "fashion_mnist", "idx", NULL
@@ -880,48 +881,8 @@ parse_root (Parser *p, JsonNode *node, CamlExperiment *exp)
   return TRUE;
 }
 
-/* json-glib parses recursively, so a document nested deeply enough (a few
- * hundred thousand brackets) overflows the stack. Experiment files nest four
- * levels: anything beyond MAX_NESTING is rejected before parsing, with the
- * line and column (in bytes) of the bracket that went too deep. */
+/* Experiment files nest four levels; json-check.c explains the limit. */
 #define MAX_NESTING 64
-
-static gboolean
-check_nesting (Parser *p, const char *data, gsize length)
-{
-  int depth = 0, line = 1, column = 1;
-  gboolean in_string = FALSE, escaped = FALSE;
-
-  for (gsize i = 0; i < length; i++)
-    {
-      char c = data[i];
-      if (in_string)
-        {
-          if (escaped)
-            escaped = FALSE;
-          else if (c == '\\')
-            escaped = TRUE;
-          else if (c == '"')
-            in_string = FALSE;
-        }
-      else if (c == '"')
-        in_string = TRUE;
-      else if ((c == '[' || c == '{') && ++depth > MAX_NESTING)
-        return fail (p, CAML_ERROR_PARSE, NULL,
-                     "line %d:%d: nested deeper than %d levels", line, column,
-                     MAX_NESTING);
-      else if (c == ']' || c == '}')
-        depth--;
-      if (c == '\n')
-        {
-          line++;
-          column = 1;
-        }
-      else
-        column++;
-    }
-  return TRUE;
-}
 
 static CamlExperiment *
 load_data (const char *data, gssize length, const char *source,
@@ -932,8 +893,15 @@ load_data (const char *data, gssize length, const char *source,
 
   Parser p = { .source = source != NULL ? source : "<experiment>",
                .base_dir = base_dir, .error = error };
-  if (!check_nesting (&p, data, length >= 0 ? (gsize) length : strlen (data)))
-    return NULL;
+  /* json-glib only ever sees well-formed JSON (json-check.c). */
+  char *problem = NULL;
+  if (!caml_json_check (data, length >= 0 ? (gsize) length : strlen (data), MAX_NESTING,
+                        &problem))
+    {
+      fail (&p, CAML_ERROR_PARSE, NULL, "%s", problem);
+      g_free (problem);
+      return NULL;
+    }
 
   JsonParser *parser = json_parser_new_immutable ();
   GError *json_error = NULL;

@@ -65,6 +65,9 @@ write('experiment', 'syntax-error', b'{"seed": 1, "loss" "mse"}')
 write('experiment', 'too-deep', b'{"plot":' + b'[' * 70 + b']' * 70 + b'}')
 # found by fuzz-experiment: json-glib decodes \777 to a byte that is not UTF-8
 write('experiment', 'bad-utf8', b'{"name":"\\777","description":"\\udc00x"}')
+# found by fuzz-experiment under G_SLICE=always-malloc: json-glib leaks on these
+write('experiment', 'trailing-value', b'.14{}')
+write('experiment', 'bad-u-escape', b'{"n\\udca"\\udc:{"}')
 
 # -------------------------------------------------------------- weights
 model = [{'layer': 'ca_nn', 'units': 3},
