@@ -113,10 +113,8 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
     }
   g_autofree char *csv_path = g_build_filename (out_dir, "sweep.csv", NULL);
   g_autofree char *md_path = g_build_filename (out_dir, "sweep.md", NULL);
-  gboolean ok = g_file_set_contents_full (csv_path, csv->str, (gssize) csv->len,
-                                          G_FILE_SET_CONTENTS_CONSISTENT, 0644, error)
-                && g_file_set_contents_full (md_path, md->str, (gssize) md->len,
-                                             G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+  gboolean ok = caml_file_replace (csv_path, csv->str, csv->len, error)
+                && caml_file_replace (md_path, md->str, md->len, error);
   g_string_free (csv, TRUE);
   g_string_free (md, TRUE);
   if (!ok)

@@ -156,9 +156,7 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   json_generator_set_pretty (gen, TRUE);
   gsize length = 0;
   g_autofree char *text = json_generator_to_data (gen, &length);
-  return g_file_set_contents_full (path, text, (gssize) length,
-                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
-                                   0644, error);
+  return caml_file_replace (path, text, length, error);
 }
 
 /* σ-map snapshots, taken on the trainer thread between two steps. */

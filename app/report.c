@@ -302,9 +302,7 @@ caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows
     g_string_append_printf (csv, "%ld,%.9g,%.9g,%.9g,%.3f\n", rows[i].step,
                             rows[i].train_loss, rows[i].test_loss, rows[i].test_metric,
                             rows[i].seconds);
-  gboolean ok = g_file_set_contents_full (path, csv->str, (gssize) csv->len,
-                                          G_FILE_SET_CONTENTS_CONSISTENT
-                                          | G_FILE_SET_CONTENTS_DURABLE, 0644, error);
+  gboolean ok = caml_file_replace (path, csv->str, csv->len, error);
   g_string_free (csv, TRUE);
   return ok;
 }

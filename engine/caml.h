@@ -30,6 +30,18 @@ typedef enum {
   CAML_ERROR_CANCELLED,   /* the run was stopped */
 } CamlErrorCode;
 
+/* ------------------------------------------------------------------- files */
+
+/* Replaces the file at path with length bytes of data, crash-safely: a
+ * temporary file in the same directory, fsync, rename over path, fsync of the
+ * directory. Whatever happens (a crash, SIGKILL, a full disk), path holds the
+ * old contents or the new, never a part. An interrupted save leaves at most
+ * one hidden temporary ".<name>.XXXXXX.tmp" beside path, removed by the next
+ * save to path. Every save of the engine, the CLI and the plots goes through
+ * here. Errors are CAML_ERROR_IO and name path. */
+gboolean caml_file_replace (const char *path, const void *data, gsize length,
+                            GError **error);
+
 /* ------------------------------------------------------------------ shapes */
 
 #define CAML_MAX_DIMS 3
@@ -543,7 +555,7 @@ CamlExperiment *caml_experiment_load_data (const char *data, gssize length,
 CamlExperiment *caml_experiment_load_file (const char *path, GError **error);
 /* Canonical, pretty-printed JSON; free with g_free. */
 char           *caml_experiment_to_json (const CamlExperiment *exp);
-/* Atomic: temporary file, fsync, rename. */
+/* Atomic (caml_file_replace). */
 gboolean        caml_experiment_save_file (const CamlExperiment *exp,
                                            const char *path, GError **error);
 
@@ -579,7 +591,8 @@ CamlExperiment *caml_experiment_make_baseline (const CamlExperiment *exp);
 #define CAML_WEIGHTS_VERSION 1
 
 /* Binary: magic, version, layer table (type names and parameter counts),
- * the parameter block, a SHA-256 of everything before it. Atomic write. */
+ * the parameter block, a SHA-256 of everything before it. Written with
+ * caml_file_replace. */
 gboolean caml_weights_save (const CamlModel *model, const char *path, GError **error);
 /* Loads into model only when the file is whole and matches the model's
  * layers; otherwise model is untouched and the error says why. */
@@ -621,6 +634,23 @@ typedef struct {
   CamlEvalRow last_row;   /* valid when n_rows > 0 */
 } CamlProgress;
 
+/* Where a run diverged: what was not finite first. */
+typedef enum {
+  CAML_DIVERGED_DATA,      /* a training sample's input or target */
+  CAML_DIVERGED_OUTPUT,    /* the output of `layer` (the first in forward order) */
+  CAML_DIVERGED_LOSS,      /* the loss, though every output was finite (too large for it) */
+  CAML_DIVERGED_GRADIENT,  /* the gradient of `param` of `layer` (first in backward order) */
+  CAML_DIVERGED_UPDATE,    /* `param` of `layer` after the optimizer's update */
+} CamlDivergenceKind;
+
+typedef struct {
+  CamlDivergenceKind kind;
+  long        step;            /* the step that failed, counted from 1 */
+  long        rolled_back_to;  /* steps done now: the weights are those after this many */
+  int         layer;           /* model index; -1 for DATA; the output layer for LOSS */
+  const char *param;           /* GRADIENT, UPDATE: "W", "u", … (static); else NULL */
+} CamlDivergence;
+
 typedef struct _CamlTrainer CamlTrainer;
 
 /* Called on the trainer thread after every `every` steps, after each
@@ -634,7 +664,12 @@ CamlTrainer *caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
 void     caml_trainer_free (CamlTrainer *trainer);   /* stops and joins */
 void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
                                          gpointer user_data, int every);
-/* Start the thread. With start_paused the thread waits for resume/step. */
+/* Start the thread. With start_paused the thread waits for resume/step.
+ * A trainer runs once — except after a divergence (FAILED): started again, it
+ * continues from the rolled-back step with the current settings, e.g. after
+ * caml_trainer_set_lr with a lower rate (the optimizer's momentum and
+ * moment estimates are kept). caml_trainer_stop after the failure makes it
+ * final. */
 gboolean caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error);
 void     caml_trainer_pause (CamlTrainer *trainer);
 void     caml_trainer_resume (CamlTrainer *trainer);
@@ -652,8 +687,19 @@ float   *caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps);
 /* Live changes, applied before the next step. */
 void     caml_trainer_set_lr (CamlTrainer *trainer, double lr);
 void     caml_trainer_set_em_steps (CamlTrainer *trainer, int em_steps);
-/* Set when the state is FAILED; a copy, free with g_error_free. */
+/* Set when the state is FAILED; a copy, free with g_error_free. A divergence
+ * (CAML_ERROR_DIVERGED) names the step, what was not finite and where, and
+ * the step the weights were rolled back to:
+ *   "step 412: gradient of layer 2 (ca_nn) parameter u is not finite;
+ *    weights rolled back to step 410"
+ * The weights go back to the last ones whose loss and gradient were finite:
+ * those before the failed step when its update overflowed, those before the
+ * previous step's update when the loss or the gradient did (the previous
+ * update made them). The step count, losses and rows are cut back to match. */
 GError  *caml_trainer_get_error (CamlTrainer *trainer);
+/* After a divergence (FAILED with CAML_ERROR_DIVERGED): where, for a GUI to
+ * point at the layer and offer a lower learning rate. FALSE otherwise. */
+gboolean caml_trainer_get_divergence (CamlTrainer *trainer, CamlDivergence *divergence);
 /* Run a closure on the trainer thread while it holds the model between two
  * steps (or at once when not running): for reading weights safely. */
 void     caml_trainer_with_model (CamlTrainer *trainer,

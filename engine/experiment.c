@@ -14,6 +14,7 @@
 #include <json-glib/json-glib.h>
 
 #include "caml.h"
+#include "json-check.h"
 
 const char *const caml_data_kind_names[] = {
   "xor", "surface", "mnist", "fashion_mnist", "sst", "rnn_sanity", "idx", "text", NULL
@@ -210,10 +211,15 @@ fail (Parser *p, CamlErrorCode code, const char *path, const char *format, ...)
   va_start (args, format);
   char *message = g_strdup_vprintf (format, args);
   va_end (args);
-  if (path != NULL && *path != '\0')
-    g_set_error (p->error, CAML_ERROR, code, "%s: %s: %s", p->source, path, message);
-  else
-    g_set_error (p->error, CAML_ERROR, code, "%s: %s", p->source, message);
+  char *full = path != NULL && *path != '\0'
+               ? g_strdup_printf ("%s: %s: %s", p->source, path, message)
+               : g_strdup_printf ("%s: %s", p->source, message);
+  /* Messages are UTF-8 (a GUI shows them); json-glib's quote the document's
+   * bytes, which need not be. */
+  char *valid = g_utf8_make_valid (full, -1);
+  g_set_error_literal (p->error, CAML_ERROR, code, valid);
+  g_free (valid);
+  g_free (full);
   g_free (message);
   return FALSE;
 }
@@ -270,13 +276,15 @@ check_keys (Parser *p, JsonObject *obj, const char *path,
         known = g_str_equal (key, allowed[i]);
       if (!known)
         {
-          char *where = child_path (path, key);
+          char *shown = g_utf8_make_valid (key, -1);   /* messages are UTF-8 */
+          char *where = child_path (path, shown);
           char *expected = listed != NULL ? join_names (listed, -1)
                                           : join_names (allowed, n);
           ok = fail (p, CAML_ERROR_INVALID, where,
                      "unknown key (expected one of %s)", expected);
           g_free (expected);
           g_free (where);
+          g_free (shown);
         }
     }
   g_list_free (members);
@@ -356,13 +364,23 @@ get_int32 (Parser *p, JsonNode *node, const char *path, int min, int max, int *o
   return TRUE;
 }
 
+/* Strings must be valid UTF-8. JSON text is, but json-glib 1.6 turns some
+ * escapes into bytes that are not ("\777" into 0xff, a lone "\udc00" into a
+ * surrogate): such a string could not be written back as JSON, nor shown. */
 static gboolean
 get_string (Parser *p, JsonNode *node, const char *path, const char **out)
 {
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
     return fail (p, CAML_ERROR_INVALID, path, "expected a string, found %s",
                  describe_node (node));
-  *out = json_node_get_string (node);
+  const char *s = json_node_get_string (node);
+  const char *bad = NULL;
+  if (!g_utf8_validate (s, -1, &bad))
+    return fail (p, CAML_ERROR_INVALID, path,
+                 "not valid UTF-8 text (byte 0x%02x at offset %d of the string; an "
+                 "escape such as \\777 or a lone \\udc00?)",
+                 (guint8) *bad, (int) (bad - s));
+  *out = s;
   return TRUE;
 }
 
@@ -973,6 +991,9 @@ parse_root (Parser *p, JsonNode *node, CamlExperiment *exp)
   return TRUE;
 }
 
+/* Experiment files nest four levels; json-check.c explains the limit. */
+#define MAX_NESTING 64
+
 static CamlExperiment *
 load_data (const char *data, gssize length, const char *source,
            const char *default_name, const char *base_dir, GError **error)
@@ -982,6 +1003,16 @@ load_data (const char *data, gssize length, const char *source,
 
   Parser p = { .source = source != NULL ? source : "<experiment>",
                .base_dir = base_dir, .error = error };
+  /* json-glib only ever sees well-formed JSON (json-check.c). */
+  char *problem = NULL;
+  if (!caml_json_check (data, length >= 0 ? (gsize) length : strlen (data), MAX_NESTING,
+                        &problem))
+    {
+      fail (&p, CAML_ERROR_PARSE, NULL, "%s", problem);
+      g_free (problem);
+      return NULL;
+    }
+
   JsonParser *parser = json_parser_new_immutable ();
   GError *json_error = NULL;
 
@@ -1238,16 +1269,7 @@ gboolean
 caml_experiment_save_file (const CamlExperiment *exp, const char *path, GError **error)
 {
   char *json = caml_experiment_to_json (exp);
-  GError *io_error = NULL;
-  gboolean ok = g_file_set_contents_full (path, json, -1,
-                                          G_FILE_SET_CONTENTS_CONSISTENT
-                                          | G_FILE_SET_CONTENTS_DURABLE,
-                                          0644, &io_error);
-  if (!ok)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
-      g_error_free (io_error);
-    }
+  gboolean ok = caml_file_replace (path, json, strlen (json), error);
   g_free (json);
   return ok;
 }

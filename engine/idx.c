@@ -11,7 +11,8 @@
  * follows the header (no short read, no trailing byte) and that both files
  * hold the same number of items. Errors name the file and what was wrong.
  *
- * Files are read through GIO; one that starts with the gzip magic (1f 8b) is
+ * Files are read through GIO (caml_idx_load_bytes, for the fuzz targets and
+ * tests, reads the same way from memory); one that starts with the gzip magic (1f 8b) is
  * read through a GZlibDecompressor. The decision is made on the content, not
  * the name, so a raw file named .gz (or an HTML error page saved as one)
  * still gets the precise message. Pixels are converted to floats as they are
@@ -23,6 +24,7 @@
 #include <gio/gio.h>
 
 #include "caml.h"
+#include "idx-private.h"
 
 #ifndef CAML_DEFAULT_DATA_DIR
 #define CAML_DEFAULT_DATA_DIR "datasets/data"
@@ -87,6 +89,43 @@ idx_read (IdxFile *f, void *buf, gsize n, gsize *got, GError **error)
   return FALSE;
 }
 
+/* Takes over `in` (seekable), of `size` bytes or -1 when unknown: peeks at
+ * the first two bytes and, behind the gzip magic, reads through a
+ * decompressor instead. */
+static gboolean
+idx_init (IdxFile *f, GInputStream *in, gint64 size, const char *path, GError **error)
+{
+  GError *io_error = NULL;
+  guint8 head[2] = { 0, 0 };
+  gsize got = 0;
+
+  *f = (IdxFile) { .path = path, .in = in, .file_size = -1 };
+  if (!idx_read (f, head, sizeof head, &got, error))
+    {
+      idx_close (f);
+      return FALSE;
+    }
+  if (!g_seekable_seek (G_SEEKABLE (in), 0, G_SEEK_SET, NULL, &io_error))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: cannot seek: %s", path,
+                   io_error->message);
+      g_error_free (io_error);
+      idx_close (f);
+      return FALSE;
+    }
+  if (got == 2 && head[0] == 0x1f && head[1] == 0x8b)
+    {
+      GZlibDecompressor *z = g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+      f->in = g_converter_input_stream_new (in, G_CONVERTER (z));
+      f->gz = TRUE;
+      g_object_unref (z);
+      g_object_unref (in);
+    }
+  else
+    f->file_size = size;
+  return TRUE;
+}
+
 static gboolean
 idx_open (IdxFile *f, const char *path, GError **error)
 {
@@ -111,35 +150,14 @@ idx_open (IdxFile *f, const char *path, GError **error)
                                                     NULL, NULL);
   gint64 size = info != NULL ? g_file_info_get_size (info) : -1;
   g_clear_object (&info);
+  return idx_init (f, G_INPUT_STREAM (fin), size, path, error);
+}
 
-  /* Peek at the first two bytes, then rewind. */
-  guint8 head[2] = { 0, 0 };
-  gsize got = 0;
-  f->in = G_INPUT_STREAM (fin);
-  if (!idx_read (f, head, sizeof head, &got, error))
-    {
-      idx_close (f);
-      return FALSE;
-    }
-  if (!g_seekable_seek (G_SEEKABLE (fin), 0, G_SEEK_SET, NULL, &io_error))
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: cannot seek: %s", path,
-                   io_error->message);
-      g_error_free (io_error);
-      idx_close (f);
-      return FALSE;
-    }
-  if (got == 2 && head[0] == 0x1f && head[1] == 0x8b)
-    {
-      GZlibDecompressor *z = g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP);
-      f->in = g_converter_input_stream_new (G_INPUT_STREAM (fin), G_CONVERTER (z));
-      f->gz = TRUE;
-      g_object_unref (z);
-      g_object_unref (fin);
-    }
-  else
-    f->file_size = size;
-  return TRUE;
+static gboolean
+idx_open_bytes (IdxFile *f, GBytes *bytes, const char *name, GError **error)
+{
+  GInputStream *in = g_memory_input_stream_new_from_bytes (bytes);
+  return idx_init (f, in, (gint64) g_bytes_get_size (bytes), name, error);
 }
 
 static guint32
@@ -321,22 +339,32 @@ idx_read_payload (IdxFile *f, gsize keep, const float value[256], float **out,
   return TRUE;
 }
 
-CamlDataset *
-caml_idx_load (const char *images_path, const char *labels_path, int limit,
-               GError **error)
-{
-  g_return_val_if_fail (images_path != NULL && labels_path != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+/* Where the two files come from: paths, or bytes in memory. */
+typedef struct {
+  const char *images_name, *labels_name;  /* paths, or names for errors */
+  GBytes     *images_bytes, *labels_bytes; /* NULL: read the paths */
+} IdxSource;
 
+static gboolean
+idx_open_source (IdxFile *f, const char *name, GBytes *bytes, GError **error)
+{
+  return bytes != NULL ? idx_open_bytes (f, bytes, name, error)
+                       : idx_open (f, name, error);
+}
+
+static CamlDataset *
+idx_load (const IdxSource *src, int limit, GError **error)
+{
+  const char *images_path = src->images_name, *labels_path = src->labels_name;
   IdxFile images = { 0 }, labels = { 0 };
   float *x = NULL, *y = NULL;
   int max_pixel, max_label;
   CamlDataset *set = NULL;
 
   /* Both headers first, so a mismatch is found before any payload is read. */
-  if (!idx_open (&images, images_path, error)
+  if (!idx_open_source (&images, images_path, src->images_bytes, error)
       || !idx_read_header (&images, IDX_MAGIC_IMAGES, error)
-      || !idx_open (&labels, labels_path, error)
+      || !idx_open_source (&labels, labels_path, src->labels_bytes, error)
       || !idx_read_header (&labels, IDX_MAGIC_LABELS, error))
     goto out;
   if (images.dims[0] != labels.dims[0])
@@ -378,4 +406,28 @@ out:
   idx_close (&images);
   idx_close (&labels);
   return set;
+}
+
+CamlDataset *
+caml_idx_load (const char *images_path, const char *labels_path, int limit,
+               GError **error)
+{
+  g_return_val_if_fail (images_path != NULL && labels_path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  IdxSource src = { .images_name = images_path, .labels_name = labels_path };
+  return idx_load (&src, limit, error);
+}
+
+CamlDataset *
+caml_idx_load_bytes (GBytes *images, const char *images_name, GBytes *labels,
+                     const char *labels_name, int limit, GError **error)
+{
+  g_return_val_if_fail (images != NULL && labels != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  IdxSource src = {
+    .images_name = images_name != NULL ? images_name : "<images>",
+    .labels_name = labels_name != NULL ? labels_name : "<labels>",
+    .images_bytes = images, .labels_bytes = labels,
+  };
+  return idx_load (&src, limit, error);
 }

@@ -15,6 +15,19 @@
  *
  * Step numbers in error messages count from 1 ("step 1" is the first update);
  * CamlProgress.step and CamlEvalRow.step count the steps done.
+ *
+ * Divergence: every step checks the loss, the gradient block and the weights
+ * after the update for NaN/Inf (branch-free passes over the blocks). On a
+ * failure the diagnosis looks for the culprit — the batch's data, the first
+ * layer whose output is not finite (forward order), or the first parameter
+ * block whose gradient or update is not finite (backward order: the layer
+ * where backpropagation met it first) — and the weights go back to the last
+ * ones whose loss and gradient were finite: the weights before the step when
+ * the update overflowed, the weights before the previous step's update when
+ * the loss or the gradient did (those weights are what the previous update
+ * produced). `backup` holds the weights before the latest update for this;
+ * the step count, losses and rows are cut back with them, so a FAILED
+ * trainer can be started again (with a lower learning rate) from there.
  */
 #include <math.h>
 #include <string.h>
@@ -45,8 +58,10 @@ struct _CamlTrainer {
   float         *bx;          /* (batch, x_shape) */
   float         *by;          /* (batch, y_width) */
   float         *dpred;       /* (batch, out) */
-  float         *backup;      /* (n_weights) weights before the update */
+  float         *backup;      /* (n_weights) weights before the latest update */
+  long           backup_step; /* steps done when backup was taken; -1: none */
   size_t         out_size;    /* D of the model output */
+  CamlDivergence divergence;  /* of the step that failed (trainer thread) */
 
   GThread *thread;            /* to join; cleared by the joiner */
   GThread *loop_thread;       /* the same, never cleared: who runs the loop */
@@ -67,6 +82,8 @@ struct _CamlTrainer {
   GArray   *losses;           /* float, one per step */
   GArray   *rows;             /* CamlEvalRow */
   GError   *error;
+  gboolean  diverged;         /* error is CAML_ERROR_DIVERGED; failure says where */
+  CamlDivergence failure;
   double    seconds_base;     /* active time before active_since */
   gint64    active_since;     /* monotonic µs, 0 while waiting */
   double    rate_seconds;     /* window start for steps_per_second */
@@ -240,25 +257,6 @@ trainer_serve_model_locked (CamlTrainer *trainer)
     }
 }
 
-/* The layer (and parameter) holding weight index k. */
-static void
-trainer_locate (const CamlModel *model, size_t k, int *layer, const char **param)
-{
-  *layer = -1;
-  *param = "?";
-  for (int i = 0; i < model->n_layers; i++)
-    {
-      const CamlLayer *l = model->layers[i];
-      for (int j = 0; j < l->n_params; j++)
-        if (k >= l->params[j].offset && k < l->params[j].offset + l->params[j].count)
-          {
-            *layer = i;
-            *param = l->params[j].name;
-            return;
-          }
-    }
-}
-
 /* Whether every value is finite: an exponent of all ones is Inf or NaN.
  * Branch-free over the bits, so it vectorises (this runs twice a step over
  * every weight). */
@@ -275,26 +273,86 @@ all_finite (const float *v, size_t n)
   return bad == 0;
 }
 
+/* The first parameter block, layers in backward order, holding a non-finite
+ * value of `block` (model->w or model->dw). FALSE when there is none. */
 static gboolean
-trainer_check_finite (CamlTrainer *trainer, const float *v, long step_number,
-                      const char *what, GError **error)
+find_bad_param (const CamlModel *model, const float *block, int *layer, const char **param)
+{
+  for (int i = model->n_layers - 1; i >= 0; i--)
+    {
+      const CamlLayer *l = model->layers[i];
+      for (int j = 0; j < l->n_params; j++)
+        if (!all_finite (block + l->params[j].offset, l->params[j].count))
+          {
+            *layer = i;
+            *param = l->params[j].name;
+            return TRUE;
+          }
+    }
+  return FALSE;
+}
+
+static const char *
+describe_float (float v)
+{
+  return isnan (v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+/* The row of the first non-finite value among n rows of width w, or -1. */
+static int
+first_bad_row (const float *v, int n, size_t w)
+{
+  for (int i = 0; i < n; i++)
+    if (!all_finite (v + (size_t) i * w, w))
+      return i;
+  return -1;
+}
+
+/* Why the loss of the batch (x, y) is not finite: the data, the first layer
+ * whose output is not, or outputs too large for the loss. Fills
+ * trainer->divergence and returns the explanation (without the step). */
+static char *
+diagnose_loss (CamlTrainer *trainer, const float *x, const float *y, float loss)
 {
   const CamlModel *model = trainer->model;
-  if (all_finite (v, model->n_weights))
-    return TRUE;
-  for (size_t k = 0; k < model->n_weights; k++)
-    if (!isfinite (v[k]))
-      {
-        int layer;
-        const char *param;
-        trainer_locate (model, k, &layer, &param);
-        g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED,
-                     "step %ld: non-finite %s in layer %d (%s), parameter %s",
-                     step_number, what, layer,
-                     layer >= 0 ? model->layers[layer]->ops->name : "?", param);
-        return FALSE;
-      }
-  return TRUE;
+  const CamlDataset *set = trainer->train;
+  CamlDivergence *d = &trainer->divergence;
+  int b = trainer->batch;
+  int bad_x = first_bad_row (x, b, caml_shape_size (&set->x_shape));
+  int bad_y = bad_x < 0 ? first_bad_row (y, b, (size_t) set->y_width) : -1;
+
+  if (bad_x >= 0 || bad_y >= 0)
+    {
+      int row = bad_x >= 0 ? bad_x : bad_y;
+      /* Which sample of the training set that batch row is. */
+      int sample = b >= set->n ? row : trainer->order[trainer->order_pos - b + row];
+      d->kind = CAML_DIVERGED_DATA;
+      return g_strdup_printf ("the training set holds a non-finite %s (sample %d)",
+                              bad_x >= 0 ? "input" : "target", sample);
+    }
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      const CamlLayer *l = model->layers[i];
+      if (!all_finite (model->acts[i], (size_t) b * caml_shape_size (&l->out)))
+        {
+          d->kind = CAML_DIVERGED_OUTPUT;
+          d->layer = i;
+          return g_strdup_printf ("output of layer %d (%s) is not finite (the loss is %s)",
+                                  i, l->ops->name, describe_float (loss));
+        }
+    }
+  /* Every output finite: too large for the loss (a square that overflows). */
+  int last = model->n_layers - 1;
+  const float *out = model->acts[last];
+  size_t n_out = (size_t) b * trainer->out_size;
+  float largest = 0.0f;
+  for (size_t k = 0; k < n_out; k++)
+    largest = MAX (largest, fabsf (out[k]));
+  d->kind = CAML_DIVERGED_LOSS;
+  d->layer = last;
+  return g_strdup_printf ("the loss is %s: the outputs of layer %d (%s) reach %.3g",
+                          describe_float (loss), last, model->layers[last]->ops->name,
+                          (double) largest);
 }
 
 /* Next minibatch: pointers to (batch, ·) inputs and targets. */
@@ -329,12 +387,38 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
   *y = trainer->by;
 }
 
-/* One optimisation step `step` (0-based). On divergence the weights are
- * those before the step and the error names step + 1. */
+/* Puts the weights back after a failure at `step` (0-based) and finishes the
+ * error: `before_update` when the loss or the gradient failed (the weights
+ * are those the previous update produced: undo it too, when the backup holds
+ * the weights before it), else the update itself failed (undo it). */
+static void
+trainer_roll_back (CamlTrainer *trainer, long step, gboolean before_update,
+                   char *why, GError **error)
+{
+  CamlModel *model = trainer->model;
+  long to = step;
+
+  if (!before_update || (step > 0 && trainer->backup_step == step - 1))
+    {
+      memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
+      to = trainer->backup_step;
+    }
+  trainer->backup_step = -1;
+  trainer->divergence.step = step + 1;
+  trainer->divergence.rolled_back_to = to;
+  g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED,
+               "step %ld: %s; weights rolled back to step %ld", step + 1, why, to);
+  g_free (why);
+}
+
+/* One optimisation step `step` (0-based). On divergence the weights are the
+ * last finite ones (trainer_roll_back), trainer->divergence says where, and
+ * the error names step + 1 and the culprit. */
 static gboolean
 trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **error)
 {
   CamlModel *model = trainer->model;
+  CamlDivergence *d = &trainer->divergence;
   const float *x, *y, *pred;
   int b = trainer->batch;
   float loss;
@@ -347,21 +431,35 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **erro
   loss = caml_loss_compute (trainer->loss, trainer->dpred, pred, y, b,
                             (int) trainer->out_size);
   *loss_out = loss;
+  *d = (CamlDivergence) { .layer = -1 };
   if (!isfinite (loss))
     {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED, "step %ld: the loss is %s",
-                   step + 1, isnan (loss) ? "nan" : (loss > 0 ? "inf" : "-inf"));
+      trainer_roll_back (trainer, step, TRUE, diagnose_loss (trainer, x, y, loss), error);
       return FALSE;
     }
   caml_model_backward (model, x, trainer->dpred, b);
-  if (!trainer_check_finite (trainer, model->dw, step + 1, "gradient", error))
-    return FALSE;
+  if (!all_finite (model->dw, model->n_weights)
+      && find_bad_param (model, model->dw, &d->layer, &d->param))
+    {
+      d->kind = CAML_DIVERGED_GRADIENT;
+      trainer_roll_back (trainer, step, TRUE,
+                         g_strdup_printf ("gradient of layer %d (%s) parameter %s is not finite",
+                                          d->layer, model->layers[d->layer]->ops->name,
+                                          d->param), error);
+      return FALSE;
+    }
 
   memcpy (trainer->backup, model->w, model->n_weights * sizeof *model->w);
+  trainer->backup_step = step;
   caml_optimizer_step (trainer->opt, model, step);
-  if (!trainer_check_finite (trainer, model->w, step + 1, "weight after the update", error))
+  if (!all_finite (model->w, model->n_weights)
+      && find_bad_param (model, model->w, &d->layer, &d->param))
     {
-      memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
+      d->kind = CAML_DIVERGED_UPDATE;
+      trainer_roll_back (trainer, step, FALSE,
+                         g_strdup_printf ("update of layer %d (%s) parameter %s is not finite",
+                                          d->layer, model->layers[d->layer]->ops->name,
+                                          d->param), error);
       return FALSE;
     }
   return TRUE;
@@ -466,6 +564,19 @@ trainer_thread (gpointer data)
       if (!ok)
         {
           trainer->error = error;
+          trainer->diverged = g_error_matches (error, CAML_ERROR, CAML_ERROR_DIVERGED);
+          if (trainer->diverged)
+            {
+              /* The weights went back: so do the count, the losses and rows. */
+              long to = trainer->divergence.rolled_back_to;
+              trainer->failure = trainer->divergence;
+              trainer->step = to;
+              g_array_set_size (trainer->losses, (guint) to);
+              while (trainer->rows->len > 0
+                     && g_array_index (trainer->rows, CamlEvalRow,
+                                       trainer->rows->len - 1).step > to)
+                g_array_set_size (trainer->rows, trainer->rows->len - 1);
+            }
           end = CAML_TRAINER_FAILED;
           break;
         }
@@ -536,6 +647,7 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
   trainer->by = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (train->y_width, 1));
   trainer->dpred = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (trainer->out_size, 1));
   trainer->backup = g_new (float, MAX (model->n_weights, 1));
+  trainer->backup_step = -1;
   trainer->opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
 
   g_mutex_init (&trainer->lock);
@@ -622,6 +734,15 @@ trainer_check (CamlTrainer *trainer, GError **error)
   return TRUE;
 }
 
+/* A run that diverged, whose thread is done and that nobody stopped, may be
+ * started again. */
+static gboolean
+trainer_can_restart_locked (CamlTrainer *trainer)
+{
+  return trainer->state == CAML_TRAINER_FAILED && trainer->done
+         && !trainer->stop_requested;
+}
+
 gboolean
 caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
 {
@@ -631,18 +752,39 @@ caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
     return FALSE;
 
   g_mutex_lock (&trainer->lock);
-  if (trainer->state != CAML_TRAINER_IDLE || trainer->thread != NULL)
+  gboolean again = trainer_can_restart_locked (trainer);
+  if (again && trainer->thread != NULL)
+    {
+      /* The failed run's thread has ended: join it first. */
+      GThread *old = g_steal_pointer (&trainer->thread);
+      g_mutex_unlock (&trainer->lock);
+      g_thread_join (old);
+      g_mutex_lock (&trainer->lock);
+      again = trainer_can_restart_locked (trainer);  /* unless another caller was quicker */
+    }
+  if (again && trainer->thread == NULL)
+    {
+      g_clear_error (&trainer->error);
+      trainer->diverged = FALSE;
+      trainer->done = FALSE;
+      trainer->step_budget = 0;
+    }
+  else if (trainer->state != CAML_TRAINER_IDLE || trainer->thread != NULL)
     {
       g_mutex_unlock (&trainer->lock);
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "the trainer has already run; create a new one");
+                   trainer->state == CAML_TRAINER_FAILED
+                   ? "the trainer was stopped after it failed; create a new one"
+                   : "the trainer has already run; create a new one");
       return FALSE;
     }
+  CamlTrainerState before = trainer->state;
   trainer->state = start_paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
   thread = g_thread_try_new ("caml-trainer", trainer_thread, trainer, error);
   if (thread == NULL)
     {
-      trainer->state = CAML_TRAINER_IDLE;
+      trainer->state = before;
+      trainer->done = before != CAML_TRAINER_IDLE;
       g_mutex_unlock (&trainer->lock);
       return FALSE;
     }
@@ -773,6 +915,17 @@ caml_trainer_set_em_steps (CamlTrainer *trainer, int em_steps)
   g_mutex_unlock (&trainer->lock);
 }
 
+gboolean
+caml_trainer_get_divergence (CamlTrainer *trainer, CamlDivergence *divergence)
+{
+  g_mutex_lock (&trainer->lock);
+  gboolean diverged = trainer->state == CAML_TRAINER_FAILED && trainer->diverged;
+  if (diverged)
+    *divergence = trainer->failure;
+  g_mutex_unlock (&trainer->lock);
+  return diverged;
+}
+
 GError *
 caml_trainer_get_error (CamlTrainer *trainer)
 {
@@ -793,10 +946,14 @@ caml_trainer_with_model (CamlTrainer *trainer,
 
   g_mutex_lock (&trainer->lock);
   /* Not running, or called from the trainer thread (a progress function):
-   * the model is free. */
+   * the model is free. A closure run while the trainer is not running may
+   * change the weights (load a file before a restart): the next rollback
+   * then cannot go back past them. */
   if (trainer->loop_thread == NULL || trainer->done
       || g_thread_self () == trainer->loop_thread)
     {
+      if (trainer->loop_thread == NULL || trainer->done)
+        trainer->backup_step = -1;
       g_mutex_unlock (&trainer->lock);
       func (trainer->model, user_data);
       return;
@@ -807,6 +964,7 @@ caml_trainer_with_model (CamlTrainer *trainer,
     g_cond_wait (&trainer->cond, &trainer->lock);
   if (trainer->done)
     {
+      trainer->backup_step = -1;
       g_mutex_unlock (&trainer->lock);
       func (trainer->model, user_data);
       return;

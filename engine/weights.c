@@ -12,7 +12,7 @@
  *   32 bytes  SHA-256 of every byte before it
  *
  * Writing builds the whole file in memory and replaces the target atomically
- * (temporary file, fsync, rename). Reading checks everything — the magic, the
+ * (caml_file_replace: temporary file, fsync, rename). Reading checks everything — the magic, the
  * version, every length against the bytes left, the checksum, and the layer
  * table against the model — before one memcpy into model->w, so a file that
  * fails leaves the model as it was. */
@@ -96,16 +96,7 @@ caml_weights_save (const CamlModel *model, const char *path, GError **error)
     }
   append_digest (b);
 
-  GError *io_error = NULL;
-  gboolean ok = g_file_set_contents_full (path, (const char *) b->data, b->len,
-                                          G_FILE_SET_CONTENTS_CONSISTENT
-                                          | G_FILE_SET_CONTENTS_DURABLE,
-                                          0644, &io_error);
-  if (!ok)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
-      g_error_free (io_error);
-    }
+  gboolean ok = caml_file_replace (path, b->data, b->len, error);
   g_byte_array_unref (b);
   return ok;
 }
@@ -202,13 +193,15 @@ read_header (Reader *r)
     return FALSE;
 
   guint32 version;
+  gsize at = r->pos;
   if (!take_u32 (r, "the version", &version))
     return FALSE;
   if (version != CAML_WEIGHTS_VERSION)
     {
       g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
-                   "%s: weights file version %u is not supported (this build reads "
-                   "version %d)", r->source, version, CAML_WEIGHTS_VERSION);
+                   "%s: byte %" G_GSIZE_FORMAT ": weights file version %u is not "
+                   "supported (this build reads version %d)", r->source, at, version,
+                   CAML_WEIGHTS_VERSION);
       return FALSE;
     }
   return TRUE;
@@ -221,13 +214,14 @@ static gboolean
 read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_floats)
 {
   guint32 n_layers;
+  gsize at = r->pos;
   if (!take_u32 (r, "the layer count", &n_layers))
     return FALSE;
   if (model != NULL && n_layers != (guint32) model->n_layers)
     {
       g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "%s: the file has %u layers but the model has %d",
-                   r->source, n_layers, model->n_layers);
+                   "%s: byte %" G_GSIZE_FORMAT ": the file has %u layers but the model "
+                   "has %d", r->source, at, n_layers, model->n_layers);
       return FALSE;
     }
 
@@ -241,10 +235,12 @@ read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_
       if (!take_u16 (r, what, &name_len))
         return FALSE;
       g_snprintf (what, sizeof what, "the name of layer %u", i);
+      gsize name_at = r->pos;
       const guint8 *name = take (r, name_len, what);
       if (name == NULL)
         return FALSE;
       g_snprintf (what, sizeof what, "the parameter count of layer %u", i);
+      gsize count_at = r->pos;
       if (!take_u64 (r, what, &count))
         return FALSE;
 
@@ -256,28 +252,31 @@ read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_
         {
           char *found = escape_bytes (name, name_len);
           g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
-                       "%s: layer %u is %s in the file but %s in the model",
-                       r->source, i, found, expected);
+                       "%s: byte %" G_GSIZE_FORMAT ": layer %u is %s in the file but %s "
+                       "in the model", r->source, name_at, i, found, expected);
           g_free (found);
           return FALSE;
         }
       if (count != layer_param_count (layer))
         {
           g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
-                       "%s: layer %u (%s) has %" G_GUINT64_FORMAT " parameters in "
-                       "the file but %" G_GSIZE_FORMAT " in the model (other options?)",
-                       r->source, i, expected, count, layer_param_count (layer));
+                       "%s: byte %" G_GSIZE_FORMAT ": layer %u (%s) has %" G_GUINT64_FORMAT
+                       " parameters in the file but %" G_GSIZE_FORMAT " in the model "
+                       "(other options?)", r->source, count_at, i, expected, count,
+                       layer_param_count (layer));
           return FALSE;
         }
     }
 
+  at = r->pos;
   if (!take_u64 (r, "the float count", n_floats))
     return FALSE;
   if (model != NULL && *n_floats != model->n_weights)
     {
       g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "%s: the file holds %" G_GUINT64_FORMAT " floats but the model "
-                   "has %" G_GSIZE_FORMAT, r->source, *n_floats, model->n_weights);
+                   "%s: byte %" G_GSIZE_FORMAT ": the file holds %" G_GUINT64_FORMAT
+                   " floats but the model has %" G_GSIZE_FORMAT, r->source, at, *n_floats,
+                   model->n_weights);
       return FALSE;
     }
   if (*n_floats > (r->length - r->pos) / sizeof (float))
@@ -331,7 +330,9 @@ caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
   if (memcmp (computed, digest, DIGEST_LEN) != 0)
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
-                   "%s: checksum mismatch: the file is damaged", r.source);
+                   "%s: byte %" G_GSIZE_FORMAT ": checksum mismatch: the SHA-256 of "
+                   "the %" G_GSIZE_FORMAT " bytes before it differs, the file is damaged",
+                   r.source, body_end, body_end);
       return FALSE;
     }
 

@@ -1,7 +1,9 @@
 /* test-idx.c — the IDX loader: values, raw and gzipped files, and every way a
  * file can be wrong (truncated anywhere, wrong magic, wrong dimension count,
  * sizes that disagree with the header, images and labels that disagree, a
- * missing file). Every error must name the file. */
+ * missing file). Every error must name the file. The in-memory loader the
+ * fuzz target uses (caml_idx_load_bytes) must agree with caml_idx_load on
+ * every file here: the same data, or the same message. */
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <glib/gstdio.h>
 
 #include "caml.h"
+#include "idx-private.h"
 
 /* The synthetic set: N images of H×W with labels. */
 #define N 3
@@ -141,8 +144,52 @@ put_array (const Fixture *f, const char *name, GByteArray *b, gboolean gz)
   return path;
 }
 
+/* Both files in memory, when both are regular files (else NULL). */
+static CamlDataset *
+load_bytes (const char *images, const char *labels, int limit, GError **error,
+            gboolean *tried)
+{
+  char *img = NULL, *lab = NULL;
+  gsize img_n, lab_n;
+  *tried = g_file_get_contents (images, &img, &img_n, NULL)
+           && g_file_get_contents (labels, &lab, &lab_n, NULL);
+  CamlDataset *set = NULL;
+  if (*tried)
+    {
+      GBytes *ib = g_bytes_new_take (img, img_n), *lb = g_bytes_new_take (lab, lab_n);
+      img = lab = NULL;
+      set = caml_idx_load_bytes (ib, images, lb, labels, limit, error);
+      g_bytes_unref (ib);
+      g_bytes_unref (lb);
+    }
+  g_free (img);
+  g_free (lab);
+  return set;
+}
+
+/* caml_idx_load_bytes gives the same data set as caml_idx_load. */
+static void
+check_same_from_memory (const CamlDataset *set, const char *images, const char *labels,
+                        int limit)
+{
+  GError *error = NULL;
+  gboolean tried;
+  CamlDataset *mem = load_bytes (images, labels, limit, &error, &tried);
+  assert_true (tried);
+  if (mem == NULL)
+    fail_msg ("from memory: %s", error->message);
+  assert_int_equal (mem->n, set->n);
+  assert_true (caml_shape_equal (&mem->x_shape, &set->x_shape));
+  assert_int_equal (mem->n_classes, set->n_classes);
+  assert_memory_equal (mem->x, set->x, (size_t) set->n * caml_shape_size (&set->x_shape)
+                                       * sizeof (float));
+  assert_memory_equal (mem->y, set->y, (size_t) set->n * sizeof (float));
+  caml_dataset_free (mem);
+}
+
 /* The load must fail with a CAML_ERROR whose message holds every needle
- * (NULL-terminated) and, always, the base name of `file`. */
+ * (NULL-terminated) and, always, the base name of `file` — from the paths,
+ * and with the same message from memory. */
 static void
 expect_failure (const char *images, const char *labels, int limit, const char *file,
                 ...)
@@ -152,6 +199,17 @@ expect_failure (const char *images, const char *labels, int limit, const char *f
   if (set != NULL)
     fail_msg ("loaded %s + %s, expected an error", images, labels);
   assert_non_null (error);
+  GError *mem_error = NULL;
+  gboolean tried;
+  CamlDataset *mem = load_bytes (images, labels, limit, &mem_error, &tried);
+  if (tried)
+    {
+      if (mem != NULL)
+        fail_msg ("loaded %s + %s from memory, expected an error", images, labels);
+      assert_true (g_error_matches (mem_error, error->domain, error->code));
+      assert_string_equal (mem_error->message, error->message);
+      g_error_free (mem_error);
+    }
   assert_true (error->domain == CAML_ERROR);
   char *base = g_path_get_basename (file);
   if (strstr (error->message, base) == NULL)
@@ -223,12 +281,14 @@ test_round_trip (void **state)
       if (set == NULL)
         fail_msg ("case %zu: %s", c, error->message);
       check_values (set, N);
+      check_same_from_memory (set, images, labels, 0);
       caml_dataset_free (set);
 
       /* limit keeps the first items; a limit beyond N keeps N. */
       set = caml_idx_load (images, labels, 2, &error);
       assert_non_null (set);
       check_values (set, 2);
+      check_same_from_memory (set, images, labels, 2);
       caml_dataset_free (set);
       set = caml_idx_load (images, labels, 1000, &error);
       assert_non_null (set);

@@ -363,6 +363,56 @@ run_from (CamlExperiment *exp, CamlModel *model, const float *w0,
 }
 
 static void
+count_progress_cb (const CamlProgress *progress, gpointer user_data)
+{
+  g_atomic_int_inc ((gint *) user_data);
+}
+
+/* 100 trainers created, started, stopped, joined and freed on one model:
+ * no thread, buffer or error may leak (LeakSanitizer in the ASan build,
+ * ThreadSanitizer in the TSan build). Some start paused, some stop before
+ * their first step, some after a few, one with a with_model closure in
+ * flight; each ends STOPPED and the weights stay finite. */
+static void
+test_start_stop_cycles (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 1000000, 2, 0, 5);
+  CamlModel *model = make_mlp (4, 6);
+  float *w = g_new (float, model->n_weights);
+  gint reports = 0;
+
+  caml_data_xor (&train, &test);
+  for (int cycle = 0; cycle < 100; cycle++)
+    {
+      CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+      GError *error = NULL;
+      gboolean paused = cycle % 3 == 1;
+      caml_trainer_set_progress_func (trainer, count_progress_cb, &reports, 1);
+      assert_true (caml_trainer_start (trainer, paused, &error));
+      assert_null (error);
+      if (paused)
+        caml_trainer_step (trainer);
+      if (cycle % 4 == 2)
+        wait_for_step (trainer, 1);
+      if (cycle % 10 == 5)
+        caml_trainer_with_model (trainer, copy_weights_cb, w);
+      caml_trainer_stop (trainer);
+      assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_STOPPED);
+      assert_null (caml_trainer_get_error (trainer));
+      caml_trainer_free (trainer);
+    }
+  assert_true (g_atomic_int_get (&reports) >= 100);   /* every run reports its end */
+  assert_true (all_finite (model->w, model->n_weights));
+
+  g_free (w);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+static void
 test_determinism (void **state)
 {
   CamlDataset *train, *test;
@@ -415,16 +465,18 @@ test_determinism (void **state)
   g_free (exp);
 }
 
-/* Runs to failure and checks the error; returns the message (free it). */
+/* Runs to failure and checks the error; returns the message (free it) and
+ * where the run diverged. */
 static char *
 run_to_failure (CamlExperiment *exp, CamlModel *model, const CamlDataset *train,
-                const CamlDataset *test, long *steps_done)
+                const CamlDataset *test, long *steps_done, CamlDivergence *where)
 {
   CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   GError *error;
   CamlProgress p;
   char *message;
 
+  assert_false (caml_trainer_get_divergence (trainer, where));
   assert_true (caml_trainer_start (trainer, FALSE, NULL));
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
   error = caml_trainer_get_error (trainer);
@@ -433,6 +485,8 @@ run_to_failure (CamlExperiment *exp, CamlModel *model, const CamlDataset *train,
   caml_trainer_get_progress (trainer, &p);
   assert_int_equal (p.state, CAML_TRAINER_FAILED);
   *steps_done = p.step;
+  assert_true (caml_trainer_get_divergence (trainer, where));
+  assert_int_equal (where->rolled_back_to, p.step);
   message = g_strdup (error->message);
   g_error_free (error);
   caml_trainer_free (trainer);
@@ -440,53 +494,236 @@ run_to_failure (CamlExperiment *exp, CamlModel *model, const CamlDataset *train,
   return message;
 }
 
+/* A run whose progress function (called on the trainer thread after every
+ * step) logs the weights: history holds (steps done + 1, n_weights). */
+typedef struct {
+  CamlTrainer *trainer;
+  size_t       n_weights;
+  GArray      *history;   /* float */
+} LoggedRun;
+
 static void
-test_divergence (void **state)
+append_weights_cb (CamlModel *model, gpointer user_data)
+{
+  LoggedRun *run = user_data;
+  g_array_append_vals (run->history, model->w, (guint) model->n_weights);
+}
+
+static void
+logged_progress_cb (const CamlProgress *progress, gpointer user_data)
+{
+  LoggedRun *run = user_data;
+  if (progress->state != CAML_TRAINER_RUNNING)
+    return;
+  assert_int_equal (run->history->len, (guint) (progress->step * run->n_weights));
+  caml_trainer_with_model (run->trainer, append_weights_cb, run);
+}
+
+static void
+assert_message_ends (const char *message, long rolled_back_to)
+{
+  char *end = g_strdup_printf ("; weights rolled back to step %ld", rolled_back_to);
+  if (!g_str_has_suffix (message, end))
+    fail_msg ("\"%s\" does not end in \"%s\"", message, end);
+  g_free (end);
+}
+
+/* A learning rate of 1e30 blows the surface model up within a few steps.
+ * The error names the step and the layer, the weights are the last ones
+ * whose loss and gradient were finite (logged after every step), and after
+ * caml_trainer_set_lr with a sane rate the same trainer trains on from
+ * there to the end. */
+static void
+test_divergence_and_resume (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 1e30, 300, 0, 10, 1);
+  CamlModel *model = make_mlp (5, 3);
+  size_t nw = model->n_weights, bytes = nw * sizeof (float);
+  LoggedRun run = { .n_weights = nw };
+  CamlDivergence where;
+  CamlProgress p;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  run.history = g_array_new (FALSE, FALSE, sizeof (float));
+  g_array_append_vals (run.history, model->w, (guint) nw);   /* step 0 */
+  run.trainer = caml_trainer_new (exp, model, train, test);
+  caml_trainer_set_progress_func (run.trainer, logged_progress_cb, &run, 1);
+
+  assert_true (caml_trainer_start (run.trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (run.trainer), CAML_TRAINER_FAILED);
+  GError *error = caml_trainer_get_error (run.trainer);
+  assert_error (error, CAML_ERROR, CAML_ERROR_DIVERGED);
+  assert_true (caml_trainer_get_divergence (run.trainer, &where));
+  caml_trainer_get_progress (run.trainer, &p);
+  print_message ("diverged: %s\n", error->message);
+
+  /* The message: the step, a layer, the step rolled back to. */
+  char *prefix = g_strdup_printf ("step %ld: ", where.step);
+  assert_true (g_str_has_prefix (error->message, prefix));
+  g_free (prefix);
+  assert_true (where.layer >= 0 && where.layer < model->n_layers);
+  char *layer = g_strdup_printf ("layer %d (%s)", where.layer,
+                                 model->layers[where.layer]->ops->name);
+  assert_non_null (strstr (error->message, layer));
+  g_free (layer);
+  assert_message_ends (error->message, where.rolled_back_to);
+  g_clear_error (&error);
+
+  /* The loss or an output went first here: the update that led to it is
+   * undone too. Step count, losses and rows agree with the weights. */
+  assert_true (where.kind == CAML_DIVERGED_OUTPUT || where.kind == CAML_DIVERGED_LOSS);
+  assert_true (where.step >= 2);
+  assert_int_equal (where.rolled_back_to, where.step - 2);
+  assert_int_equal (p.step, where.rolled_back_to);
+  assert_true (run.history->len >= (where.rolled_back_to + 1) * nw);
+  assert_memory_equal (model->w, &g_array_index (run.history, float,
+                                                 where.rolled_back_to * nw), bytes);
+  long n_losses;
+  float *losses = caml_trainer_copy_losses (run.trainer, &n_losses);
+  assert_int_equal (n_losses, where.rolled_back_to);
+  assert_true (all_finite (losses, (size_t) n_losses));
+  g_free (losses);
+  int n_rows;
+  CamlEvalRow *rows = caml_trainer_copy_rows (run.trainer, &n_rows);
+  for (int i = 0; i < n_rows; i++)
+    assert_true (rows[i].step <= where.rolled_back_to);
+  g_free (rows);
+
+  /* A lower rate, and the same trainer runs to the end from there. */
+  caml_trainer_set_progress_func (run.trainer, NULL, NULL, 0);
+  caml_trainer_set_lr (run.trainer, 0.01);
+  assert_true (caml_trainer_start (run.trainer, FALSE, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (run.trainer), CAML_TRAINER_FINISHED);
+  assert_null (caml_trainer_get_error (run.trainer));
+  assert_false (caml_trainer_get_divergence (run.trainer, &where));
+  caml_trainer_get_progress (run.trainer, &p);
+  assert_int_equal (p.step, 300);
+  losses = caml_trainer_copy_losses (run.trainer, &n_losses);
+  assert_int_equal (n_losses, 300);
+  assert_true (all_finite (losses, 300));
+  assert_true (losses[299] < losses[where.rolled_back_to]);
+  g_free (losses);
+  rows = caml_trainer_copy_rows (run.trainer, &n_rows);
+  assert_true (n_rows > 0);
+  assert_int_equal (rows[n_rows - 1].step, 300);
+  for (int i = 1; i < n_rows; i++)
+    assert_true (rows[i].step > rows[i - 1].step);
+  g_free (rows);
+  assert_true (all_finite (model->w, nw));
+
+  /* Finished now: no third start. */
+  assert_false (caml_trainer_start (run.trainer, FALSE, &error));
+  assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
+  g_clear_error (&error);
+
+  caml_trainer_free (run.trainer);
+  g_array_unref (run.history);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+/* Each kind of divergence, with the exact message. */
+static void
+test_divergence_kinds (void **state)
 {
   CamlDataset *train, *test, *bad;
-  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 1e30, 1000, 0, 100, 1);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 1000, 0, 100, 1);
   CamlModel *model = make_mlp (5, 3);
   size_t bytes = model->n_weights * sizeof (float);
   float *w0 = g_memdup2 (model->w, bytes);
-  char *message, *expected;
+  CamlDivergence where;
+  char *message;
   long done;
 
-  /* A huge learning rate on the surface model. */
   caml_data_surface (81, 0.01, 1, &train, &test);
-  message = run_to_failure (exp, model, train, test, &done);
-  expected = g_strdup_printf ("step %ld: ", done + 1);
-  assert_true (g_str_has_prefix (message, expected));
-  assert_true (done < 1000);
-  g_free (expected);
-  g_free (message);
 
-  /* NaN in the data: the first loss is nan, no update is applied. */
-  memcpy (model->w, w0, bytes);
-  exp->optimizer.lr = 0.1;
+  /* NaN in the data: the data is named, not a layer; nothing to undo. */
   bad = caml_dataset_new (train->n, &train->x_shape, train->y_width, 0);
   memcpy (bad->x, train->x, (size_t) train->n * 2 * sizeof (float));
   memcpy (bad->y, train->y, (size_t) train->n * sizeof (float));
-  bad->x[3] = NAN;
-  message = run_to_failure (exp, model, bad, test, &done);
-  assert_string_equal (message, "step 1: the loss is nan");
+  bad->x[3] = NAN;   /* sample 1, second input */
+  message = run_to_failure (exp, model, bad, test, &done, &where);
+  assert_string_equal (message, "step 1: the training set holds a non-finite input "
+                                "(sample 1); weights rolled back to step 0");
+  assert_int_equal (where.kind, CAML_DIVERGED_DATA);
+  assert_int_equal (where.layer, -1);
   assert_int_equal (done, 0);
   assert_memory_equal (model->w, w0, bytes);
   g_free (message);
 
   /* Finite loss and gradients, but the update overflows: the weights are
-   * put back. */
+   * put back. Backward order: the output layer is named first. */
   memcpy (bad->x, train->x, (size_t) train->n * 2 * sizeof (float));
   for (int i = 0; i < bad->n; i++)
     bad->y[i] = 1e6f;
   exp->optimizer.lr = 1e38;
-  message = run_to_failure (exp, model, bad, test, &done);
-  assert_true (g_str_has_prefix (message, "step 1: non-finite weight"));
-  assert_non_null (strstr (message, "(dense)"));
+  message = run_to_failure (exp, model, bad, test, &done, &where);
+  assert_int_equal (where.kind, CAML_DIVERGED_UPDATE);
+  assert_int_equal (where.layer, 1);
+  char *expected = g_strdup_printf ("step 1: update of layer 1 (dense) parameter %s is not "
+                                    "finite; weights rolled back to step 0", where.param);
+  assert_string_equal (message, expected);
+  g_free (expected);
   assert_int_equal (done, 0);
   assert_memory_equal (model->w, w0, bytes);
   g_free (message);
-
   caml_dataset_free (bad);
+
+  /* A finite loss whose gradient overflows: one linear layer with tiny
+   * weights on huge inputs (loss ≈ 1e30, dW ≈ 2e40). */
+  CamlLayerSpec spec;
+  CamlShape input = caml_shape_flat (2);
+  dense_spec (&spec, 1, CAML_ACT_IDENTITY);
+  CamlModel *linear = caml_model_new (&input, &spec, 1, NULL, NULL);
+  assert_non_null (linear);
+  CamlParam *w = &linear->layers[0]->params[0];
+  assert_string_equal (w->name, "W");
+  for (size_t k = 0; k < linear->n_weights; k++)
+    linear->w[k] = 0.0f;
+  for (size_t k = 0; k < w->count; k++)
+    w->w[k] = 1e-10f;
+  float *lw0 = g_memdup2 (linear->w, linear->n_weights * sizeof (float));
+  bad = caml_dataset_new (4, &input, 1, 0);
+  for (int i = 0; i < 8; i++)
+    bad->x[i] = 1e25f;
+  for (int i = 0; i < 4; i++)
+    bad->y[i] = 0.0f;
+  exp->optimizer.lr = 0.1;
+  message = run_to_failure (exp, linear, bad, bad, &done, &where);
+  assert_string_equal (message, "step 1: gradient of layer 0 (dense) parameter W is not "
+                                "finite; weights rolled back to step 0");
+  assert_int_equal (where.kind, CAML_DIVERGED_GRADIENT);
+  assert_int_equal (where.layer, 0);
+  assert_string_equal (where.param, "W");
+  assert_memory_equal (linear->w, lw0, linear->n_weights * sizeof (float));
+  g_free (message);
+  g_free (lw0);
+  caml_dataset_free (bad);
+  caml_model_free (linear);
+
+  /* A trainer stopped after its failure stays failed. */
+  bad = caml_dataset_new (train->n, &train->x_shape, train->y_width, 0);
+  memcpy (bad->x, train->x, (size_t) train->n * 2 * sizeof (float));
+  memcpy (bad->y, train->y, (size_t) train->n * sizeof (float));
+  bad->y[0] = INFINITY;
+  CamlTrainer *trainer = caml_trainer_new (exp, model, bad, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  GError *error = caml_trainer_get_error (trainer);
+  assert_string_equal (error->message, "step 1: the training set holds a non-finite target "
+                                       "(sample 0); weights rolled back to step 0");
+  g_clear_error (&error);
+  caml_trainer_stop (trainer);
+  assert_false (caml_trainer_start (trainer, FALSE, &error));
+  assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
+  g_clear_error (&error);
+  caml_trainer_free (trainer);
+  caml_dataset_free (bad);
+
   g_free (w0);
   caml_model_free (model);
   caml_dataset_free (train);
@@ -791,8 +1028,10 @@ main (void)
     cmocka_unit_test (test_pause_and_step),
     cmocka_unit_test (test_stop_is_prompt),
     cmocka_unit_test (test_free_while_running),
+    cmocka_unit_test (test_start_stop_cycles),
     cmocka_unit_test (test_determinism),
-    cmocka_unit_test (test_divergence),
+    cmocka_unit_test (test_divergence_and_resume),
+    cmocka_unit_test (test_divergence_kinds),
     cmocka_unit_test (test_set_lr_live),
     cmocka_unit_test (test_progress_callback),
     cmocka_unit_test (test_with_model_while_running),

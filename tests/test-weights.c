@@ -186,7 +186,7 @@ test_version (void **state)
   guint8 *data = read_file (f->path, &length);
   guint32 v = GUINT32_TO_LE (CAML_WEIGHTS_VERSION + 1);
   memcpy (data + 8, &v, 4);
-  expect_rejected (f->model, data, length, "version 2 is not supported");
+  expect_rejected (f->model, data, length, "byte 8: weights file version 2 is not supported");
   g_free (data);
 }
 
@@ -223,7 +223,8 @@ test_wrong_layers (void **state)
   GError *error = NULL;
   float *before = g_memdup2 (swapped->w, swapped->n_weights * sizeof (float));
   assert_false (caml_weights_load (swapped, f->path, &error));
-  assert_non_null (strstr (error->message, "layer 0 is ca_nn in the file but dense in the model"));
+  assert_non_null (strstr (error->message,
+                           "byte 18: layer 0 is ca_nn in the file but dense in the model"));
   assert_memory_equal (before, swapped->w, swapped->n_weights * sizeof (float));
   g_clear_error (&error);
   g_free (before);
@@ -235,7 +236,7 @@ test_wrong_layers (void **state)
     "               { \"layer\": \"ca_res\", \"units\": 5, \"sublayers\": 2 },"
     "               { \"layer\": \"dense\", \"units\": 1 } ] }", 1);
   assert_false (caml_weights_load (wider, f->path, &error));
-  assert_non_null (strstr (error->message, "layer 0 (ca_nn) has"));
+  assert_non_null (strstr (error->message, "byte 23: layer 0 (ca_nn) has"));
   g_clear_error (&error);
   caml_model_free (wider);
 
@@ -244,9 +245,105 @@ test_wrong_layers (void **state)
     "{ \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 },"
     "               { \"layer\": \"dense\", \"units\": 1 } ] }", 1);
   assert_false (caml_weights_load (shorter, f->path, &error));
-  assert_non_null (strstr (error->message, "3 layers but the model has 2"));
+  assert_non_null (strstr (error->message, "byte 12: the file has 3 layers but the model has 2"));
   g_clear_error (&error);
   caml_model_free (shorter);
+}
+
+/* caml_weights_load from disk: every damaged file fails with a message that
+ * names the file, the byte and the problem, and leaves every weight of the
+ * model bit for bit as it was (no half-applied load). */
+static void
+test_failed_load_from_disk (void **state)
+{
+  Fixture *f = *state;
+  CamlModel *model = f->model;
+  size_t bytes = model->n_weights * sizeof (float);
+  gsize length;
+  guint8 *good = read_file (f->path, &length);
+
+  /* The model holds other weights than the file: any partial copy shows. */
+  for (size_t i = 0; i < model->n_weights; i++)
+    model->w[i] = -1.0f - (float) i;
+  float *before = g_memdup2 (model->w, bytes);
+
+  gsize table = 0;
+  for (int i = 0; i < model->n_layers; i++)
+    table += 2 + strlen (model->layers[i]->ops->name) + 8;
+  gsize floats_at = 16 + table + 8;
+  gsize digest_at = length - 32;
+
+  typedef struct {
+    const char *name;
+    gsize       cut;        /* keep this many bytes (G_MAXSIZE: all) */
+    gsize       flip;       /* xor 0x40 into this byte (G_MAXSIZE: none) */
+    gboolean    extra;      /* append a byte */
+    char       *needles[2];
+  } Damage;
+  Damage damages[] = {
+    { "empty", 0, G_MAXSIZE, FALSE, { g_strdup ("truncated at byte 0"), g_strdup ("magic") } },
+    { "in the table", 20, G_MAXSIZE, FALSE,
+      { g_strdup ("truncated at byte 18"), g_strdup ("the name of layer 0") } },
+    { "in the floats", length - 100, G_MAXSIZE, FALSE,
+      { g_strdup_printf ("truncated at byte %zu", floats_at), g_strdup ("parameters") } },
+    { "in the checksum", length - 1, G_MAXSIZE, FALSE,
+      { g_strdup_printf ("truncated at byte %zu", digest_at), g_strdup ("SHA-256") } },
+    { "a flipped bit", G_MAXSIZE, floats_at + 7, FALSE,
+      { g_strdup_printf ("byte %zu: checksum mismatch", digest_at), g_strdup ("damaged") } },
+    { "the version", G_MAXSIZE, 8, FALSE,
+      { g_strdup ("byte 8: weights file version 65 is not supported"), NULL } },
+    { "the magic", G_MAXSIZE, 0, FALSE,
+      { g_strdup ("not a CAML weights file (magic \"\\x03AMLWGT1\""), NULL } },
+    { "a byte too many", G_MAXSIZE, G_MAXSIZE, TRUE,
+      { g_strdup_printf ("1 unexpected bytes after the checksum at byte %zu", length),
+        NULL } },
+  };
+
+  for (gsize k = 0; k < G_N_ELEMENTS (damages); k++)
+    {
+      Damage *d = &damages[k];
+      gsize n = MIN (d->cut, length);
+      guint8 *data = g_malloc (length + 1);
+      memcpy (data, good, length);
+      if (d->flip != G_MAXSIZE)
+        data[d->flip] ^= 0x40;
+      if (d->extra)
+        data[n++] = 0;
+      char *path = g_build_filename (f->dir, "damaged.weights", NULL);
+      assert_true (g_file_set_contents (path, (const char *) data, (gssize) n, NULL));
+
+      GError *error = NULL;
+      if (caml_weights_load (model, path, &error))
+        fail_msg ("%s: loaded a damaged file", d->name);
+      assert_true (error->domain == CAML_ERROR);
+      if (!g_str_has_prefix (error->message, path))
+        fail_msg ("%s: \"%s\" does not start with the file", d->name, error->message);
+      for (int i = 0; i < 2 && d->needles[i] != NULL; i++)
+        if (strstr (error->message, d->needles[i]) == NULL)
+          fail_msg ("%s: \"%s\" lacks \"%s\"", d->name, error->message, d->needles[i]);
+      assert_memory_equal (before, model->w, bytes);
+
+      g_clear_error (&error);
+      g_unlink (path);
+      g_free (path);
+      g_free (data);
+      g_free (d->needles[0]);
+      g_free (d->needles[1]);
+    }
+
+  /* Not a file at all: a directory, a missing file. */
+  GError *error = NULL;
+  assert_false (caml_weights_load (model, f->dir, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_non_null (strstr (error->message, f->dir));
+  g_clear_error (&error);
+  assert_memory_equal (before, model->w, bytes);
+
+  /* And the good file still loads over them. */
+  assert_true (caml_weights_load (model, f->path, &error));
+  assert_memory_not_equal (before, model->w, bytes);
+  g_free (before);
+  g_free (good);
 }
 
 static void
@@ -280,6 +377,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_version, setup, teardown),
     cmocka_unit_test_setup_teardown (test_checksum, setup, teardown),
     cmocka_unit_test_setup_teardown (test_wrong_layers, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_failed_load_from_disk, setup, teardown),
     cmocka_unit_test_setup_teardown (test_missing_file, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

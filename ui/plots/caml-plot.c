@@ -1,6 +1,7 @@
 /* caml-plot.c — shared drawing helpers (text, axes), the panel layout and
  * PNG/SVG output. */
 #include "caml-plot-private.h"
+#include "caml.h"   /* caml_file_replace: exports are written crash-safely */
 
 #include <math.h>
 #include <cairo-svg.h>
@@ -337,9 +338,7 @@ render (cairo_surface_t *surface, int width, int height,
 static gboolean
 save_bytes (const char *path, GByteArray *bytes, GError **error)
 {
-  return g_file_set_contents_full (path, (const char *) bytes->data, bytes->len,
-                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
-                                   0644, error);
+  return caml_file_replace (path, bytes->data, bytes->len, error);
 }
 
 static gboolean

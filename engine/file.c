@@ -1,0 +1,237 @@
+/* file.c — crash-safe replacement of a file's contents.
+ *
+ * caml_file_replace writes the new contents to a temporary file in the
+ * target's directory, fsyncs it, renames it over the target and fsyncs the
+ * directory. rename(2) is atomic, so a reader — or the next start after a
+ * crash, a power cut or a SIGKILL — finds the old file or the new one, never
+ * a mix or a prefix.
+ *
+ * A writer killed before its rename leaves its temporary behind. Temporaries
+ * are named ".<name>.XXXXXX.tmp" after their target, and a writer holds an
+ * exclusive flock(2) on its temporary until the rename; the kernel drops the
+ * lock when the writer dies. So every save first removes the temporaries of
+ * the same target that nobody holds: at most one stale temporary per target
+ * exists at any time, whatever the number of interrupted saves. (On a file
+ * system without flock nobody can lock, and temporaries are left alone.)
+ *
+ * The race between a writer creating its temporary and locking it, and a
+ * cleaner removing it in between, is closed on the writer's side: after
+ * taking the lock it checks that the name still leads to its file, and
+ * starts over with a new name if not. A cleaner only removes a file it has
+ * locked itself and that the name still leads to. */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "caml.h"
+
+#define TEMP_SUFFIX      ".tmp"
+#define TEMP_RANDOM      6      /* the XXXXXX of g_mkstemp */
+#define TEMP_MAX_BASE    200    /* bytes of the target's name kept in the prefix */
+#define TEMP_ATTEMPTS    16
+
+G_GNUC_PRINTF (4, 5) static gboolean
+fail_errno (GError **error, int saved_errno, const char *path, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *what = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: %s: %s", path, what,
+               g_strerror (saved_errno));
+  g_free (what);
+  return FALSE;
+}
+
+/* ".<base>." with base cut to TEMP_MAX_BASE bytes (names have a length limit). */
+static char *
+temp_prefix (const char *base)
+{
+  return g_strdup_printf (".%.*s.", (int) MIN (strlen (base), TEMP_MAX_BASE), base);
+}
+
+static gboolean
+is_temp_name (const char *name, const char *prefix)
+{
+  size_t np = strlen (prefix);
+  if (strlen (name) != np + TEMP_RANDOM + strlen (TEMP_SUFFIX)
+      || strncmp (name, prefix, np) != 0
+      || strcmp (name + np + TEMP_RANDOM, TEMP_SUFFIX) != 0)
+    return FALSE;
+  for (size_t i = 0; i < TEMP_RANDOM; i++)
+    if (!g_ascii_isalnum (name[np + i]))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Removes the temporaries of earlier saves of the same target whose writers
+ * are gone (their lock is free). Best effort: errors are ignored. */
+static void
+remove_stale_temps (int dir_fd, const char *prefix)
+{
+  int list_fd = dup (dir_fd);
+  if (list_fd < 0)
+    return;
+  DIR *dir = fdopendir (list_fd);
+  if (dir == NULL)
+    {
+      close (list_fd);
+      return;
+    }
+  struct dirent *entry;
+  while ((entry = readdir (dir)) != NULL)
+    {
+      if (!is_temp_name (entry->d_name, prefix))
+        continue;
+      int fd = openat (dir_fd, entry->d_name,
+                       O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+      if (fd < 0)
+        continue;
+      struct stat held, named;
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0
+          && fstat (fd, &held) == 0
+          && fstatat (dir_fd, entry->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0
+          && same_file (&held, &named))
+        unlinkat (dir_fd, entry->d_name, 0);
+      close (fd);   /* drops the lock */
+    }
+  closedir (dir);
+}
+
+/* Creates and locks a fresh temporary; returns its descriptor or -1. */
+static int
+create_temp (const char *dir_path, const char *prefix, char **temp_path, GError **error)
+{
+  for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++)
+    {
+      char *name = g_strconcat (prefix, "XXXXXX", TEMP_SUFFIX, NULL);
+      char *path = g_build_filename (dir_path, name, NULL);
+      g_free (name);
+      int fd = g_mkstemp_full (path, O_WRONLY | O_CLOEXEC, 0644);
+      if (fd < 0)
+        {
+          int saved = errno;
+          fail_errno (error, saved, path, "cannot create a temporary file");
+          g_free (path);
+          return -1;
+        }
+      /* Where the file system has no flock (some network file systems) the
+       * temporary stays unlocked; cleaners there cannot lock it either, so
+       * they leave it alone. */
+      int locked;
+      do
+        locked = flock (fd, LOCK_EX);
+      while (locked != 0 && errno == EINTR);
+      struct stat held, named;
+      if (fstat (fd, &held) == 0 && lstat (path, &named) == 0 && same_file (&held, &named))
+        {
+          *temp_path = path;
+          return fd;
+        }
+      /* A cleaner took it between creation and lock: try another name. */
+      close (fd);
+      g_free (path);
+    }
+  g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+               "%s: cannot create a temporary file that stays put", dir_path);
+  return -1;
+}
+
+static gboolean
+write_all (int fd, const guint8 *data, gsize length)
+{
+  while (length > 0)
+    {
+      ssize_t n = write (fd, data, MIN (length, (gsize) G_MAXSSIZE));
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return FALSE;
+        }
+      data += n;
+      length -= (gsize) n;
+    }
+  return TRUE;
+}
+
+gboolean
+caml_file_replace (const char *path, const void *data, gsize length, GError **error)
+{
+  g_return_val_if_fail (path != NULL && (data != NULL || length == 0), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  char *dir_path = g_path_get_dirname (path);
+  char *base = g_path_get_basename (path);
+  char *prefix = temp_prefix (base);
+  char *temp_path = NULL;
+  gboolean ok = FALSE;
+  int fd = -1;
+
+  int dir_fd = open (dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0)
+    {
+      int saved = errno;
+      fail_errno (error, saved, path, "cannot save into %s", dir_path);
+      goto out;
+    }
+  remove_stale_temps (dir_fd, prefix);
+
+  fd = create_temp (dir_path, prefix, &temp_path, error);
+  if (fd < 0)
+    goto out;
+  if (!write_all (fd, data, length))
+    {
+      int saved = errno;
+      fail_errno (error, saved, path, "cannot write");
+      goto out;
+    }
+  if (fsync (fd) != 0)
+    {
+      int saved = errno;
+      fail_errno (error, saved, path, "cannot flush to disk");
+      goto out;
+    }
+  if (rename (temp_path, path) != 0)
+    {
+      int saved = errno;
+      fail_errno (error, saved, path, "cannot replace");
+      goto out;
+    }
+  g_clear_pointer (&temp_path, g_free);   /* it is the target now */
+  /* The rename itself reaches the disk with the directory. Some file systems
+   * cannot fsync a directory (EINVAL): the data is safe, the name may lag. */
+  if (fsync (dir_fd) != 0 && errno != EINVAL && errno != EROFS)
+    {
+      int saved = errno;
+      fail_errno (error, saved, path, "cannot flush the directory %s", dir_path);
+      goto out;
+    }
+  ok = TRUE;
+
+out:
+  if (temp_path != NULL)
+    g_unlink (temp_path);
+  if (fd >= 0)
+    close (fd);   /* drops the lock */
+  if (dir_fd >= 0)
+    close (dir_fd);
+  g_free (temp_path);
+  g_free (prefix);
+  g_free (base);
+  g_free (dir_path);
+  return ok;
+}

@@ -1,0 +1,344 @@
+/* json-check.c — strict JSON (RFC 8259) validation before json-glib parses.
+ *
+ * json-glib 1.6 is lenient and, on some malformed documents, unsafe: it
+ * parses recursively (a few hundred thousand brackets overflow the stack),
+ * accepts what JSON does not ("{}{}", ".14", octal escapes such as "\777"
+ * that decode to bytes which are not UTF-8, lone surrogates), and leaks what
+ * it has built on several error paths (found by fuzz-experiment with
+ * G_SLICE=always-malloc). Everything json-glib is given has passed this
+ * check first, so it only ever sees well-formed JSON, and the user gets one
+ * kind of message: "line L:C: <problem>", columns counted in characters.
+ *
+ * The checker is a recursive descent over the grammar, bounded by max_depth,
+ * and stricter than JSON in two ways that keep strings safe to use as C
+ * strings and UTF-8: no "\u0000", no unpaired UTF-16 surrogates. */
+#include <string.h>
+
+#include "json-check.h"
+
+typedef struct {
+  const char *data;
+  gsize       length;
+  gsize       pos;
+  int         max_depth;
+  char       *message;   /* the first error */
+} Checker;
+
+G_GNUC_PRINTF (3, 4) static gboolean
+error_at (Checker *c, gsize pos, const char *format, ...)
+{
+  int line = 1;
+  gsize line_start = 0;
+  for (gsize i = 0; i < pos && i < c->length; i++)
+    if (c->data[i] == '\n')
+      {
+        line++;
+        line_start = i + 1;
+      }
+  /* The document is valid UTF-8 up to here (checked first). */
+  glong column = g_utf8_strlen (c->data + line_start, (gssize) (pos - line_start)) + 1;
+  va_list args;
+  va_start (args, format);
+  char *what = g_strdup_vprintf (format, args);
+  va_end (args);
+  c->message = g_strdup_printf ("line %d:%ld: %s", line, column, what);
+  g_free (what);
+  return FALSE;
+}
+
+/* What is at pos, for messages: "'x'", "byte 0x01" or "the end". */
+static char *
+describe_at (const Checker *c, gsize pos)
+{
+  if (pos >= c->length)
+    return g_strdup ("the end of the document");
+  guchar b = (guchar) c->data[pos];
+  if (b == '<')
+    return g_strdup ("'<' — is this an HTML page?");
+  if (g_ascii_isprint (b))
+    return g_strdup_printf ("'%c'", b);
+  if (b >= 0x80)
+    {
+      gunichar u = g_utf8_get_char (c->data + pos);
+      char buf[8] = { 0 };
+      g_unichar_to_utf8 (u, buf);
+      return g_strdup_printf ("'%s'", buf);
+    }
+  return g_strdup_printf ("byte 0x%02x", b);
+}
+
+G_GNUC_PRINTF (2, 3) static gboolean
+expected (Checker *c, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *want = g_strdup_vprintf (format, args);
+  va_end (args);
+  char *found = describe_at (c, c->pos);
+  error_at (c, c->pos, "expected %s, found %s", want, found);
+  g_free (found);
+  g_free (want);
+  return FALSE;
+}
+
+static void
+skip_space (Checker *c)
+{
+  while (c->pos < c->length)
+    {
+      char ch = c->data[c->pos];
+      if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+        return;
+      c->pos++;
+    }
+}
+
+static gboolean
+at (const Checker *c, char ch)
+{
+  return c->pos < c->length && c->data[c->pos] == ch;
+}
+
+static int
+hex_value (char ch)
+{
+  if (ch >= '0' && ch <= '9')
+    return ch - '0';
+  if (ch >= 'a' && ch <= 'f')
+    return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F')
+    return ch - 'A' + 10;
+  return -1;
+}
+
+/* \uXXXX at pos (pointing at the backslash): its code unit, or -1. */
+static int
+read_u_escape (const Checker *c, gsize pos)
+{
+  if (pos + 6 > c->length || c->data[pos] != '\\' || c->data[pos + 1] != 'u')
+    return -1;
+  int v = 0;
+  for (int k = 0; k < 4; k++)
+    {
+      int h = hex_value (c->data[pos + 2 + k]);
+      if (h < 0)
+        return -1;
+      v = v * 16 + h;
+    }
+  return v;
+}
+
+static gboolean
+check_string (Checker *c)
+{
+  gsize start = c->pos;
+  c->pos++;   /* the opening quote */
+  for (;;)
+    {
+      if (c->pos >= c->length)
+        return error_at (c, start, "a string that does not end");
+      guchar ch = (guchar) c->data[c->pos];
+      if (ch == '"')
+        {
+          c->pos++;
+          return TRUE;
+        }
+      if (ch < 0x20)
+        return error_at (c, c->pos, "control character 0x%02x in a string (write it "
+                         "as an escape such as \\n)", ch);
+      if (ch != '\\')
+        {
+          c->pos++;
+          continue;
+        }
+      if (c->pos + 1 >= c->length)
+        return error_at (c, start, "a string that does not end");
+      char e = c->data[c->pos + 1];
+      if (strchr ("\"\\/bfnrt", e) != NULL && e != '\0')
+        {
+          c->pos += 2;
+          continue;
+        }
+      if (e != 'u')
+        {
+          char *found = g_ascii_isprint (e) ? g_strdup_printf ("\\%c", e)
+                                            : g_strdup_printf ("\\ before byte 0x%02x",
+                                                               (guchar) e);
+          error_at (c, c->pos, "invalid escape %s in a string (JSON has \\\" \\\\ \\/ "
+                    "\\b \\f \\n \\r \\t \\uXXXX)", found);
+          g_free (found);
+          return FALSE;
+        }
+      int unit = read_u_escape (c, c->pos);
+      if (unit < 0)
+        return error_at (c, c->pos, "\\u must be followed by four hexadecimal digits");
+      if (unit == 0)
+        return error_at (c, c->pos, "\\u0000 (a NUL character) is not allowed in strings");
+      if (unit >= 0xdc00 && unit <= 0xdfff)
+        return error_at (c, c->pos, "\\u%04x is half of a UTF-16 surrogate pair without "
+                         "its first half", unit);
+      if (unit >= 0xd800 && unit <= 0xdbff)
+        {
+          int low = read_u_escape (c, c->pos + 6);
+          if (low < 0xdc00 || low > 0xdfff)
+            return error_at (c, c->pos, "\\u%04x is half of a UTF-16 surrogate pair "
+                             "without its second half", unit);
+          c->pos += 6;
+        }
+      c->pos += 6;
+    }
+}
+
+static gboolean
+check_number (Checker *c)
+{
+  gsize start = c->pos;
+  if (at (c, '-'))
+    c->pos++;
+  if (at (c, '0'))
+    c->pos++;
+  else if (c->pos < c->length && c->data[c->pos] >= '1' && c->data[c->pos] <= '9')
+    while (c->pos < c->length && g_ascii_isdigit (c->data[c->pos]))
+      c->pos++;
+  else
+    return error_at (c, start, "a malformed number");
+  if (at (c, '.'))
+    {
+      c->pos++;
+      if (!(c->pos < c->length && g_ascii_isdigit (c->data[c->pos])))
+        return error_at (c, start, "a malformed number (digits must follow '.')");
+      while (c->pos < c->length && g_ascii_isdigit (c->data[c->pos]))
+        c->pos++;
+    }
+  if (at (c, 'e') || at (c, 'E'))
+    {
+      c->pos++;
+      if (at (c, '+') || at (c, '-'))
+        c->pos++;
+      if (!(c->pos < c->length && g_ascii_isdigit (c->data[c->pos])))
+        return error_at (c, start, "a malformed number (digits must follow the exponent)");
+      while (c->pos < c->length && g_ascii_isdigit (c->data[c->pos]))
+        c->pos++;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_literal (Checker *c, const char *word)
+{
+  gsize n = strlen (word);
+  if (c->length - c->pos < n || memcmp (c->data + c->pos, word, n) != 0)
+    return expected (c, "a value");
+  c->pos += n;
+  return TRUE;
+}
+
+static gboolean check_value (Checker *c, int depth);
+
+static gboolean
+check_container (Checker *c, int depth)
+{
+  gboolean object = c->data[c->pos] == '{';
+  char close = object ? '}' : ']';
+  if (depth >= c->max_depth)
+    return error_at (c, c->pos, "nested deeper than %d levels", c->max_depth);
+  c->pos++;
+  skip_space (c);
+  if (at (c, close))
+    {
+      c->pos++;
+      return TRUE;
+    }
+  for (;;)
+    {
+      if (object)
+        {
+          if (!at (c, '"'))
+            return expected (c, "a key in quotes");
+          if (!check_string (c))
+            return FALSE;
+          skip_space (c);
+          if (!at (c, ':'))
+            return expected (c, "':' after the key");
+          c->pos++;
+          skip_space (c);
+        }
+      if (!check_value (c, depth + 1))
+        return FALSE;
+      skip_space (c);
+      if (at (c, close))
+        {
+          c->pos++;
+          return TRUE;
+        }
+      if (!at (c, ','))
+        return expected (c, object ? "',' or '}' in an object" : "',' or ']' in an array");
+      c->pos++;
+      skip_space (c);
+    }
+}
+
+static gboolean
+check_value (Checker *c, int depth)
+{
+  if (c->pos >= c->length)
+    return expected (c, "a value");
+  switch (c->data[c->pos])
+    {
+    case '{':
+    case '[':
+      return check_container (c, depth);
+    case '"':
+      return check_string (c);
+    case 't':
+      return check_literal (c, "true");
+    case 'f':
+      return check_literal (c, "false");
+    case 'n':
+      return check_literal (c, "null");
+    default:
+      if (c->data[c->pos] == '-' || g_ascii_isdigit (c->data[c->pos]))
+        return check_number (c);
+      return expected (c, "a value");
+    }
+}
+
+gboolean
+caml_json_check (const char *data, gsize length, int max_depth, char **message)
+{
+  Checker c = { .data = data, .length = length, .max_depth = max_depth };
+  const char *bad = NULL;
+
+  if (!g_utf8_validate (data, (gssize) length, &bad))
+    {
+      /* Position of the first bad byte; what precedes it is UTF-8. */
+      c.length = (gsize) (bad - data);
+      if (*bad == '\0')
+        error_at (&c, c.length, "a NUL byte in the document");
+      else
+        error_at (&c, c.length, "byte 0x%02x is not UTF-8 text", (guchar) *bad);
+      *message = c.message;
+      return FALSE;
+    }
+  if (length >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
+    c.pos = 3;   /* a byte-order mark, which json-glib skips too */
+  skip_space (&c);
+  if (c.pos >= c.length)
+    {
+      *message = g_strdup ("the document is empty");
+      return FALSE;
+    }
+  gboolean ok = check_value (&c, 0);
+  if (ok)
+    {
+      skip_space (&c);
+      if (c.pos < c.length)
+        {
+          char *found = describe_at (&c, c.pos);
+          ok = error_at (&c, c.pos, "%s after the end of the document", found);
+          g_free (found);
+        }
+    }
+  *message = c.message;
+  return ok;
+}

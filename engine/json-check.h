@@ -1,0 +1,16 @@
+/* json-check.h — private to the engine: strict JSON validation, run before
+ * json-glib parses a document from outside (json-check.c says why). */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Whether data (length bytes, not necessarily NUL-terminated) is exactly one
+ * well-formed JSON value (RFC 8259; optional byte-order mark and white space
+ * around it), UTF-8, nested at most max_depth arrays/objects deep, with no
+ * "\u0000" and no unpaired surrogate escapes. Otherwise *message (free it)
+ * says "line L:C: <problem>" ("the document is empty" for nothing at all). */
+gboolean caml_json_check (const char *data, gsize length, int max_depth, char **message);
+
+G_END_DECLS

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora in tests/fuzz/corpus/ (small, synthetic; run from
+the repository root with a built build/: the weights seeds come from
+`build/app/caml train`). The seeds are committed; rerun this only to change
+them."""
+import gzip, hashlib, json, os, shutil, struct, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(ROOT, 'tests', 'fuzz', 'corpus')
+CAML = os.path.join(ROOT, sys.argv[1] if len(sys.argv) > 1 else 'build', 'app', 'caml')
+
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(data)
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+# ------------------------------------------------------------------ idx
+def images(n, h, w):
+    return struct.pack('>IIII', 0x803, n, h, w) + bytes((i * 37) % 256 for i in range(n * h * w))
+
+
+def labels(n, top=10):
+    return struct.pack('>II', 0x801, n) + bytes(i % top for i in range(n))
+
+
+def idx_input(img, lab, limit=0):
+    return bytes([limit]) + struct.pack('<H', len(lab)) + lab + img
+
+
+write('idx', 'raw', idx_input(images(3, 4, 5), labels(3)))
+write('idx', 'raw-limit-2', idx_input(images(3, 4, 5), labels(3), limit=2))
+write('idx', 'many-classes', idx_input(images(2, 2, 2), labels(2, 200) + b'', 0))
+write('idx', 'gzip-images', idx_input(gz(images(3, 3, 3)), labels(3)))
+write('idx', 'gzip-both', idx_input(gz(images(2, 4, 4)), gz(labels(2))))
+write('idx', 'count-mismatch', idx_input(images(3, 2, 2), labels(2)))
+write('idx', 'truncated', idx_input(images(3, 4, 5)[:-7], labels(3)))
+write('idx', 'trailing', idx_input(images(1, 2, 2) + b'\0\0', labels(1)))
+write('idx', 'swapped', idx_input(labels(3), images(3, 2, 2)))
+write('idx', 'html', idx_input(b'<!DOCTYPE html><html></html>', labels(1)))
+
+# ----------------------------------------------------------- experiment
+for preset in ['xor-ca-nn', 'ca-res-surface', 'mnist-ca-cnn', 'fashion-ca-res']:
+    with open(os.path.join(ROOT, 'resources', 'presets', preset + '.json')) as f:
+        doc = json.load(f)
+    write('experiment', preset, json.dumps(doc, separators=(',', ':')).encode())
+write('experiment', 'idx-data', json.dumps({
+    'data': {'idx': {'train_images': 'a', 'train_labels': 'b',
+                     'test_images': 'c', 'test_labels': 'd'},
+             'train_limit': 10, 'test_limit': 5},
+    'model': [{'layer': 'conv2d', 'kernel': 3, 'depth': 2}, {'layer': 'flatten'},
+              {'layer': 'dropout', 'rate': 0.5}, {'layer': 'dense', 'units': 10}],
+    'loss': 'softmax_cross_entropy',
+    'optimizer': {'type': 'sgd', 'lr': 0.1, 'momentum': 0.9},
+    'training': {'steps': 3, 'batch_size': 2, 'eval_every': 1},
+}, separators=(',', ':')).encode())
+write('experiment', 'empty-object', b'{}')
+write('experiment', 'syntax-error', b'{"seed": 1, "loss" "mse"}')
+write('experiment', 'too-deep', b'{"plot":' + b'[' * 70 + b']' * 70 + b'}')
+# found by fuzz-experiment: json-glib decodes \777 to a byte that is not UTF-8
+write('experiment', 'bad-utf8', b'{"name":"\\777","description":"\\udc00x"}')
+# found by fuzz-experiment under G_SLICE=always-malloc: json-glib leaks on these
+write('experiment', 'trailing-value', b'.14{}')
+write('experiment', 'bad-u-escape', b'{"n\\udca"\\udc:{"}')
+
+# -------------------------------------------------------------- weights
+model = [{'layer': 'ca_nn', 'units': 3},
+         {'layer': 'ca_res', 'units': 3, 'sublayers': 1},
+         {'layer': 'dense', 'units': 1}]  # the model of fuzz-weights.c
+tmp = tempfile.mkdtemp()
+try:
+    exp = os.path.join(tmp, 'w.json')
+    with open(exp, 'w') as f:
+        json.dump({'data': {'builtin': 'xor'}, 'model': model,
+                   'training': {'steps': 1, 'eval_every': 1}}, f)
+    subprocess.run([CAML, 'train', exp, '--out', tmp, '-q'], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(os.path.join(tmp, 'model.weights'), 'rb') as f:
+        good = f.read()
+finally:
+    shutil.rmtree(tmp)
+body = good[:-32]
+write('weights', 'whole', b'\0' + good)
+write('weights', 'sealed', b'\1' + body)
+write('weights', 'truncated', b'\0' + good[:len(good) // 2])
+write('weights', 'bad-checksum', b'\0' + good[:-1] + bytes([good[-1] ^ 1]))
+# Sealed (valid checksum) but not this model: layer 0 named dense, 2 layers.
+write('weights', 'sealed-other-layer', b'\1' + body.replace(b'ca_nn', b'dense'))
+write('weights', 'sealed-two-layers', b'\1' + body[:12] + struct.pack('<I', 2) + body[16:])
+write('weights', 'html', b'\0<!DOCTYPE html><html></html>')

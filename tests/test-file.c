@@ -1,0 +1,388 @@
+/* test-file.c — crash-safe saves (caml_file_replace and everything written
+ * through it): contents replaced whole, stale temporaries of interrupted
+ * saves removed by the next save (but never a live writer's), errors that
+ * name the file, and a child process killed with SIGKILL at random points
+ * while it saves a weights file and an experiment over and over: every time,
+ * the files on disk load and equal one of the two versions being written. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <glib/gstdio.h>
+
+#include "caml.h"
+
+#define KILL_RUNS 100
+
+typedef struct {
+  char *dir;   /* a fresh temporary directory per test */
+} Fixture;
+
+static int
+setup (void **state)
+{
+  Fixture *f = g_new0 (Fixture, 1);
+  f->dir = g_dir_make_tmp ("caml-file-XXXXXX", NULL);
+  assert_non_null (f->dir);
+  *state = f;
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  Fixture *f = *state;
+  GDir *dir = g_dir_open (f->dir, 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      char *path = g_build_filename (f->dir, name, NULL);
+      g_unlink (path);
+      g_free (path);
+    }
+  if (dir != NULL)
+    g_dir_close (dir);
+  g_rmdir (f->dir);
+  g_free (f->dir);
+  g_free (f);
+  return 0;
+}
+
+/* Names in dir that start with '.' (the temporaries), sorted. */
+static GPtrArray *
+hidden_files (const char *dir_path)
+{
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  GDir *dir = g_dir_open (dir_path, 0, NULL);
+  assert_non_null (dir);
+  const char *name;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (name[0] == '.')
+      g_ptr_array_add (names, g_strdup (name));
+  g_dir_close (dir);
+  return names;
+}
+
+static int
+count_entries (const char *dir_path)
+{
+  int n = 0;
+  GDir *dir = g_dir_open (dir_path, 0, NULL);
+  assert_non_null (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  g_dir_close (dir);
+  return n;
+}
+
+static void
+assert_file_equals (const char *path, const char *expected)
+{
+  char *contents;
+  gsize length;
+  assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  assert_int_equal (length, strlen (expected));
+  assert_memory_equal (contents, expected, length);
+  g_free (contents);
+}
+
+/* --------------------------------------------------------------- replace */
+
+static void
+test_replace (void **state)
+{
+  Fixture *f = *state;
+  char *path = g_build_filename (f->dir, "notes.txt", NULL);
+  GError *error = NULL;
+
+  assert_true (caml_file_replace (path, "first", 5, &error));
+  assert_file_equals (path, "first");
+  assert_true (caml_file_replace (path, "the second", 10, &error));
+  assert_file_equals (path, "the second");
+  assert_true (caml_file_replace (path, "", 0, &error));
+  assert_file_equals (path, "");
+  assert_null (error);
+  /* Nothing else is left in the directory. */
+  assert_int_equal (count_entries (f->dir), 1);
+
+  /* A directory that does not exist: an IO error naming the file. */
+  char *bad = g_build_filename (f->dir, "no", "such", "notes.txt", NULL);
+  assert_false (caml_file_replace (bad, "x", 1, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_non_null (strstr (error->message, bad));
+  g_clear_error (&error);
+
+  /* A target that is a directory: rename fails, the temporary is removed. */
+  char *sub = g_build_filename (f->dir, "sub", NULL);
+  assert_int_equal (g_mkdir (sub, 0755), 0);
+  assert_false (caml_file_replace (sub, "x", 1, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_non_null (strstr (error->message, sub));
+  g_clear_error (&error);
+  GPtrArray *hidden = hidden_files (f->dir);
+  assert_int_equal (hidden->len, 0);
+  g_ptr_array_unref (hidden);
+  g_rmdir (sub);
+
+  g_free (sub);
+  g_free (bad);
+  g_free (path);
+}
+
+/* Temporaries of interrupted saves go with the next save of the same target;
+ * a temporary whose writer still holds its lock, the temporaries of other
+ * targets and look-alike names stay. */
+static void
+test_stale_temporaries (void **state)
+{
+  Fixture *f = *state;
+  char *path = g_build_filename (f->dir, "model.weights", NULL);
+  const char *stale[] = { ".model.weights.a1B2c3.tmp", ".model.weights.ZZZZZZ.tmp" };
+  const char *kept[] = {
+    ".model.weights.live00.tmp",   /* locked below: a writer at work */
+    ".other.weights.a1B2c3.tmp",   /* another target's */
+    ".model.weights.a1B2c.tmp",    /* five random characters: not ours */
+    ".model.weights.a1B2c3.tmpx",
+    "model.weights.a1B2c3",        /* GLib's naming, not ours */
+  };
+  GError *error = NULL;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (stale); i++)
+    {
+      char *p = g_build_filename (f->dir, stale[i], NULL);
+      assert_true (g_file_set_contents (p, "partial", -1, NULL));
+      g_free (p);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (kept); i++)
+    {
+      char *p = g_build_filename (f->dir, kept[i], NULL);
+      assert_true (g_file_set_contents (p, "keep", -1, NULL));
+      g_free (p);
+    }
+  char *live = g_build_filename (f->dir, kept[0], NULL);
+  int live_fd = open (live, O_RDONLY | O_CLOEXEC);
+  assert_true (live_fd >= 0);
+  assert_int_equal (flock (live_fd, LOCK_EX), 0);
+
+  assert_true (caml_file_replace (path, "whole", 5, &error));
+  assert_null (error);
+  assert_file_equals (path, "whole");
+  for (gsize i = 0; i < G_N_ELEMENTS (stale); i++)
+    {
+      char *p = g_build_filename (f->dir, stale[i], NULL);
+      assert_false (g_file_test (p, G_FILE_TEST_EXISTS));
+      g_free (p);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (kept); i++)
+    {
+      char *p = g_build_filename (f->dir, kept[i], NULL);
+      assert_true (g_file_test (p, G_FILE_TEST_EXISTS));
+      g_free (p);
+    }
+
+  /* Once its writer is gone, the next save removes it too. */
+  close (live_fd);
+  assert_true (caml_file_replace (path, "again", 5, &error));
+  assert_false (g_file_test (live, G_FILE_TEST_EXISTS));
+  assert_int_equal (count_entries (f->dir), 1 + (int) G_N_ELEMENTS (kept) - 1);
+
+  g_free (live);
+  g_free (path);
+}
+
+/* ----------------------------------------------------- kill during save */
+
+/* Two versions of each file the child alternates between. */
+typedef struct {
+  char           *weights_path;
+  char           *exp_path;
+  CamlModel      *model[2];
+  CamlExperiment *exp[2];
+} Versions;
+
+static const char *big_model =
+  "{ \"name\": \"kill-test\","
+  "  \"model\": [ { \"layer\": \"dense\", \"units\": 512, \"activation\": \"tanh\" },"
+  "               { \"layer\": \"ca_nn\", \"units\": 512 },"
+  "               { \"layer\": \"dense\", \"units\": 1 } ] }";
+
+static void
+versions_init (Versions *v, const char *dir)
+{
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (big_model, -1, "kill-test", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  CamlShape input = caml_shape_flat (2);
+  for (int k = 0; k < 2; k++)
+    {
+      v->exp[k] = caml_experiment_copy (exp);
+      v->exp[k]->seed = (guint64) k + 1;
+      v->exp[k]->steps = 1000 + k;
+      v->model[k] = caml_experiment_build_model (v->exp[k], &input, &error);
+      if (v->model[k] == NULL)
+        fail_msg ("%s", error->message);
+    }
+  caml_experiment_free (exp);
+  assert_memory_not_equal (v->model[0]->w, v->model[1]->w,
+                           v->model[0]->n_weights * sizeof (float));
+  assert_false (caml_experiment_equal (v->exp[0], v->exp[1]));
+  v->weights_path = g_build_filename (dir, "model.weights", NULL);
+  v->exp_path = g_build_filename (dir, "experiment.json", NULL);
+}
+
+static void
+versions_clear (Versions *v)
+{
+  for (int k = 0; k < 2; k++)
+    {
+      caml_model_free (v->model[k]);
+      caml_experiment_free (v->exp[k]);
+    }
+  g_free (v->weights_path);
+  g_free (v->exp_path);
+}
+
+static void
+save_version (const Versions *v, int k)
+{
+  GError *error = NULL;
+  if (!caml_weights_save (v->model[k], v->weights_path, &error)
+      || !caml_experiment_save_file (v->exp[k], v->exp_path, &error))
+    fail_msg ("%s", error->message);
+}
+
+/* The child: announce the start, then save the two versions in turn until
+ * killed. Never returns. */
+G_GNUC_NORETURN static void
+child_main (const Versions *v, int ready_fd, int first)
+{
+  char byte = 1;
+  if (write (ready_fd, &byte, 1) != 1)
+    _exit (3);
+  for (int k = first;; k ^= 1)
+    {
+      if (!caml_weights_save (v->model[k], v->weights_path, NULL)
+          || !caml_experiment_save_file (v->exp[k], v->exp_path, NULL))
+        _exit (2);
+    }
+}
+
+/* Which version the files on disk are: 0 or 1; fails the test otherwise.
+ * `scratch` is a model of the same layout to load into. */
+static int
+check_files (const Versions *v, CamlModel *scratch)
+{
+  GError *error = NULL;
+  size_t bytes = scratch->n_weights * sizeof (float);
+
+  memset (scratch->w, 0, bytes);
+  if (!caml_weights_load (scratch, v->weights_path, &error))
+    fail_msg ("the weights file does not load after a kill: %s", error->message);
+  int wk = memcmp (scratch->w, v->model[0]->w, bytes) == 0 ? 0
+           : memcmp (scratch->w, v->model[1]->w, bytes) == 0 ? 1 : -1;
+  if (wk < 0)
+    fail_msg ("the weights file loads but holds neither version");
+
+  CamlExperiment *exp = caml_experiment_load_file (v->exp_path, &error);
+  if (exp == NULL)
+    fail_msg ("the experiment does not load after a kill: %s", error->message);
+  int ek = caml_experiment_equal (exp, v->exp[0]) ? 0
+           : caml_experiment_equal (exp, v->exp[1]) ? 1 : -1;
+  caml_experiment_free (exp);
+  if (ek < 0)
+    fail_msg ("the experiment loads but is neither version");
+  return wk;
+}
+
+static void
+test_kill_during_save (void **state)
+{
+  Fixture *f = *state;
+  Versions v = { 0 };
+  versions_init (&v, f->dir);
+
+  /* How long one round of saves takes here: kills land within a few. */
+  save_version (&v, 0);
+  gint64 t0 = g_get_monotonic_time ();
+  save_version (&v, 1);
+  save_version (&v, 0);
+  gint64 round_us = MAX ((g_get_monotonic_time () - t0) / 2, 1000);
+
+  /* A model of the same layout to load into. */
+  GError *error = NULL;
+  CamlShape input = caml_shape_flat (2);
+  CamlModel *into = caml_experiment_build_model (v.exp[0], &input, &error);
+  assert_non_null (into);
+
+  GRand *rng = g_rand_new_with_seed (20240611);
+  int intact = 0, mid_write = 0, changes = 0, last = check_files (&v, into);
+  for (int run = 0; run < KILL_RUNS; run++)
+    {
+      int pipe_fd[2];
+      assert_int_equal (pipe (pipe_fd), 0);
+      pid_t pid = fork ();
+      assert_true (pid >= 0);
+      if (pid == 0)
+        {
+          close (pipe_fd[0]);
+          child_main (&v, pipe_fd[1], last ^ 1);
+        }
+      close (pipe_fd[1]);
+      char byte;
+      assert_int_equal (read (pipe_fd[0], &byte, 1), 1);
+      close (pipe_fd[0]);
+
+      /* Anywhere in the first three rounds: before, inside or between writes. */
+      g_usleep ((gulong) g_rand_int_range (rng, 0, (gint32) MIN (3 * round_us, G_MAXINT32)));
+      assert_int_equal (kill (pid, SIGKILL), 0);
+      int status;
+      assert_int_equal (waitpid (pid, &status, 0), pid);
+      if (!(WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL))
+        fail_msg ("the child ended by itself (status %d): a save failed", status);
+
+      /* Killed in the middle of a write: its temporary is still there. At
+       * most one per target — the next save removes the previous one. */
+      GPtrArray *hidden = hidden_files (f->dir);
+      assert_true (hidden->len <= 2);
+      mid_write += hidden->len > 0;
+      g_ptr_array_unref (hidden);
+
+      int now = check_files (&v, into);
+      changes += now != last;
+      last = now;
+      intact++;
+    }
+  print_message ("kill during save: %d of %d runs left both files intact "
+                 "(%d killed mid-write, %d saw a new version)\n",
+                 intact, KILL_RUNS, mid_write, changes);
+  assert_int_equal (intact, KILL_RUNS);
+
+  /* One more save of each: the leftovers are gone. */
+  save_version (&v, 0);
+  assert_int_equal (count_entries (f->dir), 2);
+
+  g_rand_free (rng);
+  caml_model_free (into);
+  versions_clear (&v);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_replace, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_stale_temporaries, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_kill_during_save, setup, teardown),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

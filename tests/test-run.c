@@ -1,0 +1,277 @@
+/* test-run.c — the hand-off between the trainer thread and the main loop,
+ * without a display: the workbench's CamlRun (ui/caml-run.c, plain C) with a
+ * stand-in for the window that does what CamlWindow does — the notify
+ * function (trainer thread) schedules at most one idle, the idle (main
+ * thread) copies the progress, rows, losses and the surface/σ-map snapshots.
+ * Meanwhile the main thread pauses, single-steps, resumes and saves the
+ * weights through caml_trainer_with_model. Runs in every build, and in the
+ * ThreadSanitizer build (suite "threads"). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <glib/gstdio.h>
+
+#include "caml-run.h"
+
+/* What the window holds. */
+typedef struct {
+  GMainContext *context;
+  CamlRun      *run;
+  gint          pending;        /* atomic: an idle is scheduled */
+  /* main thread only */
+  int           idles;
+  long          last_step;
+  guint64       surface_version;
+  int           surfaces;
+  guint64       sigma_version;
+  int           sigma_seen;
+  float        *fit, *chi;
+  gboolean      ended;
+  CamlTrainerState end_state;
+} Window;
+
+static gboolean
+all_finite (const float *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite (v[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* Main thread: copy everything the window shows. */
+static gboolean
+on_idle (gpointer user_data)
+{
+  Window *w = user_data;
+  CamlTrainer *trainer = caml_run_get_trainer (w->run);
+  CamlProgress p;
+
+  g_atomic_int_set (&w->pending, 0);   /* before reading: a later notify schedules anew */
+  caml_trainer_get_progress (trainer, &p);
+  assert_true (p.step >= w->last_step);
+  w->last_step = p.step;
+
+  int n_rows;
+  CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+  for (int i = 1; i < n_rows; i++)
+    assert_true (rows[i].step > rows[i - 1].step);
+  g_free (rows);
+  long n_losses;
+  float *losses = caml_trainer_copy_losses (trainer, &n_losses);
+  assert_true (n_losses >= p.step);
+  assert_true (all_finite (losses, (size_t) n_losses));
+  g_free (losses);
+
+  if (caml_run_has_surface (w->run))
+    {
+      int grid = caml_run_get_grid (w->run);
+      if (caml_run_copy_surface (w->run, &w->surface_version, w->fit, w->chi, NULL, NULL, NULL))
+        {
+          w->surfaces++;
+          assert_true (all_finite (w->fit, (size_t) grid * grid));
+          assert_true (all_finite (w->chi, (size_t) caml_run_get_n_chi (w->run) * grid * grid));
+        }
+    }
+  if (caml_run_has_sigma (w->run))
+    {
+      guint64 version;
+      int n = caml_run_get_sigma_count (w->run, &version);
+      if (version != w->sigma_version && n > 0)
+        {
+          w->sigma_version = version;
+          w->sigma_seen++;
+          CamlSigmaSnapshot *snap = caml_run_copy_sigma (w->run, n - 1);
+          assert_non_null (snap);
+          assert_true (all_finite (snap->maps, (size_t) snap->count * snap->map_h * snap->map_w));
+          caml_sigma_snapshot_free (snap);
+          double *steps, *auc;
+          int m = caml_run_copy_sigma_auc (w->run, &steps, &auc);
+          for (int i = 1; i < m; i++)
+            assert_true (steps[i] >= steps[i - 1]);
+          for (int i = 0; i < m; i++)
+            assert_true (auc[i] >= 0.5 && auc[i] <= 1.0);
+          g_free (steps);
+          g_free (auc);
+        }
+    }
+
+  w->idles++;
+  if (p.state == CAML_TRAINER_FINISHED || p.state == CAML_TRAINER_STOPPED
+      || p.state == CAML_TRAINER_FAILED)
+    {
+      w->ended = TRUE;
+      w->end_state = p.state;
+    }
+  return G_SOURCE_REMOVE;
+}
+
+/* Trainer thread: hand the news to the main loop, at most one idle pending. */
+static void
+notify (gpointer user_data)
+{
+  Window *w = user_data;
+  if (g_atomic_int_compare_and_exchange (&w->pending, 0, 1))
+    {
+      GSource *source = g_idle_source_new ();
+      g_source_set_callback (source, on_idle, w, NULL);
+      g_source_attach (source, w->context);
+      g_source_unref (source);
+    }
+}
+
+static void
+iterate_until_step (Window *w, long step)
+{
+  while (w->last_step < step && !w->ended)
+    g_main_context_iteration (w->context, TRUE);
+}
+
+/* Runs exp through a CamlRun with the window stand-in; returns it ended. */
+static void
+run_with_window (const CamlExperiment *exp, Window *w, const char *dir)
+{
+  GError *error = NULL;
+  CamlRunData *data = caml_run_data_load (exp, &error);
+  if (data == NULL)
+    fail_msg ("%s", error->message);
+  w->context = g_main_context_new ();
+  w->run = caml_run_new (exp, data, 24, notify, w, &error);
+  if (w->run == NULL)
+    fail_msg ("%s", error->message);
+  caml_run_data_unref (data);
+  w->fit = g_new0 (float, 24 * 24);
+  w->chi = g_new0 (float, 4 * 24 * 24);
+  CamlTrainer *trainer = caml_run_get_trainer (w->run);
+
+  /* Paused start, three single steps, then run. */
+  assert_true (caml_trainer_start (trainer, TRUE, &error));
+  for (int i = 0; i < 3; i++)
+    caml_trainer_step (trainer);
+  iterate_until_step (w, 3);
+  assert_int_equal (w->last_step, 3);
+  caml_trainer_resume (trainer);
+
+  /* Save the weights while it trains: handed to the trainer thread. */
+  iterate_until_step (w, 20);
+  char *path = g_build_filename (dir, "mid-run.weights", NULL);
+  if (!caml_run_save_weights (w->run, path, &error))
+    fail_msg ("%s", error->message);
+  g_unlink (path);
+  g_free (path);
+
+  while (!w->ended)
+    g_main_context_iteration (w->context, TRUE);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_int_equal (w->end_state, CAML_TRAINER_FINISHED);
+  assert_int_equal (w->last_step, exp->steps);
+  assert_true (w->idles >= 2);
+
+  /* The thread is joined: no more notifications. Let a pending idle run
+   * before the run goes (the window holds a reference for this). */
+  while (g_atomic_int_get (&w->pending))
+    g_main_context_iteration (w->context, TRUE);
+  caml_run_free (w->run);
+  g_main_context_unref (w->context);
+  g_free (w->fit);
+  g_free (w->chi);
+}
+
+static void
+test_surface_run (void **state)
+{
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (
+    "{ \"data\": { \"builtin\": \"surface\", \"grid\": 21, \"train_fraction\": 0.2 },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 }, { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"optimizer\": { \"type\": \"adam\", \"lr\": 0.05 },"
+    "  \"training\": { \"steps\": 300, \"eval_every\": 50 } }", -1, "surface", &error);
+  assert_non_null (exp);
+  char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
+  Window w = { 0 };
+  run_with_window (exp, &w, dir);
+  assert_true (w.surfaces >= 1);
+  g_rmdir (dir);
+  g_free (dir);
+  caml_experiment_free (exp);
+}
+
+/* An IDX file of n items (3 dims for images of 8×8, 1 for labels). */
+static char *
+write_idx (const char *dir, const char *name, int n, gboolean images)
+{
+  GByteArray *b = g_byte_array_new ();
+  guint32 header[4] = { GUINT32_TO_BE (images ? 0x803 : 0x801), GUINT32_TO_BE (n),
+                        GUINT32_TO_BE (8), GUINT32_TO_BE (8) };
+  g_byte_array_append (b, (const guint8 *) header, images ? 16 : 8);
+  for (int i = 0; i < n; i++)
+    if (images)
+      for (int p = 0; p < 64; p++)
+        {
+          /* a bright square whose place depends on the label */
+          int r = p / 8, c = p % 8, k = i % 10;
+          guint8 v = (r >= k % 4 && r < k % 4 + 4 && c >= k / 4 && c < k / 4 + 4) ? 255 : 0;
+          g_byte_array_append (b, &v, 1);
+        }
+    else
+      {
+        guint8 label = (guint8) (i % 10);
+        g_byte_array_append (b, &label, 1);
+      }
+  char *path = g_build_filename (dir, name, NULL);
+  assert_true (g_file_set_contents (path, (const char *) b->data, b->len, NULL));
+  g_byte_array_unref (b);
+  return path;
+}
+
+static void
+test_sigma_run (void **state)
+{
+  char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
+  char *paths[4] = {
+    write_idx (dir, "train-images", 128, TRUE), write_idx (dir, "train-labels", 128, FALSE),
+    write_idx (dir, "test-images", 128, TRUE), write_idx (dir, "test-labels", 128, FALSE),
+  };
+  char *doc = g_strdup_printf (
+    "{ \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                         \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" }, { \"layer\": \"dense\", \"units\": 10 } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.05 },"
+    "  \"training\": { \"steps\": 100, \"batch_size\": 16, \"eval_every\": 50 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (doc, -1, "sigma", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+
+  Window w = { 0 };
+  run_with_window (exp, &w, dir);
+  assert_true (w.sigma_seen >= 1);
+
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+  g_free (dir);
+  g_free (doc);
+  caml_experiment_free (exp);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_surface_run),
+    cmocka_unit_test (test_sigma_run),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
