@@ -433,6 +433,10 @@ const char  *caml_shared_datasets_dir (void);
  * longest sample; see caml_text_datasets_finish. Errors name file and line. */
 CamlDataset *caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow,
                                  int limit, GError **error);
+/* The same from bytes in memory; `path` names them in errors. */
+CamlDataset *caml_text_load_tsv_data (const char *data, gsize length, const char *path,
+                                      CamlVocab *vocab, gboolean grow, int limit,
+                                      GError **error);
 /* The same from texts in memory (takes texts, a NULL-terminated array of n). */
 CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, int n,
                                            int n_classes, CamlVocab *vocab, gboolean grow);

@@ -122,14 +122,24 @@ caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow, int limit
       g_error_free (local);
       return NULL;
     }
-  if (memchr (contents, '\0', length) != NULL)
+  CamlDataset *set = caml_text_load_tsv_data (contents, length, path, vocab, grow, limit,
+                                              error);
+  g_free (contents);
+  return set;
+}
+
+CamlDataset *
+caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlVocab *vocab,
+                         gboolean grow, int limit, GError **error)
+{
+  if (memchr (data, '\0', length) != NULL)
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
                    "%s: a NUL byte at offset %zu: this is not a text file", path,
-                   (size_t) ((char *) memchr (contents, '\0', length) - contents));
-      g_free (contents);
+                   (size_t) ((const char *) memchr (data, '\0', length) - data));
       return NULL;
     }
+  char *contents = g_strndup (data, length);
 
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
   GArray *labels = g_array_new (FALSE, FALSE, sizeof (float));

@@ -77,6 +77,101 @@ test_vocab (void **state)
   caml_vocab_unref (r);
 }
 
+/* ----------------------------------------------------- labelled text files */
+
+static CamlDataset *
+load_tsv (const char *text, CamlVocab *vocab, gboolean grow, GError **error)
+{
+  return caml_text_load_tsv_data (text, strlen (text), "t.tsv", vocab, grow, 0, error);
+}
+
+static void
+test_tsv (void **state)
+{
+  (void) state;
+  CamlVocab *vocab = caml_vocab_new ();
+  GError *error = NULL;
+  CamlDataset *train = load_tsv ("a good film \t1\r\n\nit 's bad\t0\n", vocab, TRUE, &error);
+  assert_non_null (train);
+  assert_int_equal (train->n, 2);
+  assert_int_equal (train->n_classes, 2);
+  assert_int_equal (caml_vocab_size (vocab), 6);   /* a good film it 's bad */
+  assert_int_equal (caml_dataset_length (train, 0), 3);
+  assert_int_equal (caml_dataset_length (train, 1), 3);
+  assert_float_equal (train->y[0], 1.0, 0);
+  assert_string_equal (train->texts[1], "it 's bad");
+
+  /* The test set maps unseen words to OOV and does not grow the vocabulary. */
+  CamlDataset *test = load_tsv ("a terrible film ! extra words\t0\n", vocab, FALSE, &error);
+  assert_non_null (test);
+  assert_int_equal (caml_vocab_size (vocab), 6);
+  caml_text_datasets_finish (train, test, 4);
+  assert_int_equal (train->x_shape.dims[0], 4);          /* capped by max_tokens */
+  assert_int_equal (train->x_shape.vocab, 6);
+  float row[2 * 4];
+  const float *x = caml_dataset_rows (test, 0, 1, row);
+  const float expect[] = { 0, CAML_TOKEN_OOV, 2, CAML_TOKEN_OOV };
+  assert_memory_equal (x, expect, sizeof expect);          /* truncated to T */
+  int idx[] = { 1 };
+  float y;
+  caml_dataset_gather (train, idx, 1, row, &y);
+  const float expect1[] = { 3, 4, 5, CAML_TOKEN_PAD };
+  assert_memory_equal (row, expect1, sizeof expect1);
+  caml_dataset_free (test);
+  caml_dataset_free (train);
+  caml_vocab_unref (vocab);
+}
+
+static void
+test_tsv_errors (void **state)
+{
+  (void) state;
+  static const struct { const char *text, *message; } bad[] = {
+    { "good\t1\nno tab here\n", "t.tsv:2: expected text<TAB>label, found no tab" },
+    { "good\tyes\n", "t.tsv:1: the label \"yes\" is not a class index 0…999" },
+    { "good\t-1\n", "t.tsv:1: the label \"-1\" is not a class index" },
+    { "good\t1000\n", "t.tsv:1: the label \"1000\" is not a class index" },
+    { "\n\n", "t.tsv: no samples (the file is empty)" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      CamlVocab *vocab = caml_vocab_new ();
+      GError *error = NULL;
+      assert_null (load_tsv (bad[i].text, vocab, TRUE, &error));
+      assert_non_null (error);
+      if (strstr (error->message, bad[i].message) == NULL)
+        fail_msg ("\"%s\" lacks \"%s\"", error->message, bad[i].message);
+      assert_int_equal (caml_vocab_size (vocab), 0);   /* a failed load adds no word */
+      g_error_free (error);
+      caml_vocab_unref (vocab);
+    }
+  CamlVocab *vocab = caml_vocab_new ();
+  GError *error = NULL;
+  assert_null (caml_text_load_tsv_data ("a\t1\n\0b\t0\n", 10, "t.tsv", vocab, TRUE, 0, &error));
+  assert_non_null (strstr (error->message, "t.tsv: a NUL byte at offset 4"));
+  g_error_free (error);
+  assert_null (caml_text_load_tsv ("/nonexistent/t.tsv", vocab, TRUE, 0, &error));
+  assert_non_null (strstr (error->message, "/nonexistent/t.tsv"));
+  g_error_free (error);
+  caml_vocab_unref (vocab);
+}
+
+/* The paper's sanity sentences: "look" is not in the training vocabulary. */
+static void
+test_rnn_sanity_data (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  caml_data_rnn_sanity (&train, &test);
+  assert_int_equal (train->n, 2);
+  assert_int_equal (test->x_shape.dims[0], 4);
+  int look = (int) test->tokens[test->offsets[1] + 1];
+  assert_int_equal (look, CAML_TOKEN_OOV);
+  assert_int_equal (caml_vocab_lookup (train->vocab, "very"), 5);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
 int
 main (void)
 {
@@ -84,6 +179,9 @@ main (void)
     cmocka_unit_test (test_tokenize_rules),
     cmocka_unit_test (test_tokenize_length),
     cmocka_unit_test (test_vocab),
+    cmocka_unit_test (test_tsv),
+    cmocka_unit_test (test_tsv_errors),
+    cmocka_unit_test (test_rnn_sanity_data),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
