@@ -149,7 +149,7 @@ test_tsv_errors (void **state)
   GError *error = NULL;
   assert_null (caml_text_load_tsv_data ("a\t1\n\0b\t0\n", 10, "t.tsv", vocab, TRUE, 0, &error));
   assert_non_null (strstr (error->message, "t.tsv: a NUL byte at offset 4"));
-  g_error_free (error);
+  g_clear_error (&error);
   assert_null (caml_text_load_tsv ("/nonexistent/t.tsv", vocab, TRUE, 0, &error));
   assert_non_null (strstr (error->message, "/nonexistent/t.tsv"));
   g_error_free (error);
