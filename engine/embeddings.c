@@ -367,7 +367,9 @@ line_fail (const Reader *r, GError **error, guint64 line, const char *format, ..
 {
   va_list args;
   va_start (args, format);
-  char *message = g_strdup_vprintf (format, args);
+  char *raw = g_strdup_vprintf (format, args);
+  char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
+  g_free (raw);
   va_end (args);
   g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%" G_GUINT64_FORMAT ": %s",
                r->source, line, message);
@@ -573,7 +575,9 @@ json_fail_at (Json *j, guint64 offset, const char *format, ...)
     }
   va_list args;
   va_start (args, format);
-  char *message = g_strdup_vprintf (format, args);
+  char *raw = g_strdup_vprintf (format, args);
+  char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
+  g_free (raw);
   va_end (args);
   g_set_error (j->error, CAML_ERROR, CAML_ERROR_PARSE, "%s: byte %" G_GUINT64_FORMAT ": %s",
                j->r->source, offset, message);
@@ -1140,7 +1144,9 @@ cache_fail (const Reader *r, GError **error, const char *format, ...)
     }
   va_list args;
   va_start (args, format);
-  char *message = g_strdup_vprintf (format, args);
+  char *raw = g_strdup_vprintf (format, args);
+  char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
+  g_free (raw);
   va_end (args);
   g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s: %s", r->source, message);
   g_free (message);

@@ -72,7 +72,9 @@ lines_fail (const Lines *l, GError **error, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  char *message = g_strdup_vprintf (format, args);
+  char *raw = g_strdup_vprintf (format, args);
+  char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
+  g_free (raw);
   va_end (args);
   g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d: %s", l->source, l->line_no,
                message);

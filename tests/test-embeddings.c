@@ -484,6 +484,25 @@ test_wink_file (void **state)
 
 /* ------------------------------------------------- pretrained embeddings */
 
+/* Found by fuzz-embeddings: a value quoted in the message may not be UTF-8;
+ * the message must be (a GUI shows it). */
+static void
+test_error_messages_are_utf8 (void **state)
+{
+  (void) state;
+  static const char *const docs[] = { "a 1 4\xff\n", "{\"precision\":8,\"x\xfe\":1}" };
+  for (gsize i = 0; i < G_N_ELEMENTS (docs); i++)
+    {
+      GError *error = NULL;
+      assert_null (caml_embeddings_load_data ((const guint8 *) docs[i], strlen (docs[i]),
+                                              "bad.vec", &error));
+      assert_non_null (error);
+      assert_true (g_utf8_validate (error->message, -1, NULL));
+      assert_non_null (strstr (error->message, "bad.vec"));
+      g_error_free (error);
+    }
+}
+
 static char *
 pretrained_doc (const char *train, const char *test, const char *vectors, int dim)
 {
@@ -548,6 +567,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_cache, setup_dir, teardown_dir),
     cmocka_unit_test_setup_teardown (test_missing_file, setup_dir, teardown_dir),
     cmocka_unit_test (test_wink_file),
+    cmocka_unit_test (test_error_messages_are_utf8),
     cmocka_unit_test_setup_teardown (test_pretrained_layer, setup_dir, teardown_dir),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
