@@ -22,6 +22,8 @@ static const CamlLayerOps *const registry[] = {
   &caml_mean_pool_ops,
   &caml_average_ops,
   &caml_ca_bsfe_ops,
+  &caml_attention_ops,
+  &caml_ca_att_ops,
 };
 
 const CamlLayerOps *const *
