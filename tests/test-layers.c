@@ -53,6 +53,37 @@ test_activation_gradients (void **state)
     }
 }
 
+/* The engine's own tanh and sigmoid (vectorised, from a polynomial e^x)
+ * against libm in double: a few float ulps everywhere, exact limits. */
+static void
+test_activations_match_libm (void **state)
+{
+  enum { N = 200001 };
+  float *x = g_new (float, N + 6), *y = g_new (float, N + 6);
+  for (int i = 0; i < N; i++)
+    x[i] = -20.0f + 40.0f * (float) i / (N - 1);
+  const float special[6] = { 0.0f, -0.0f, 1e-30f, 0.25f, 1e30f, -INFINITY };
+  memcpy (x + N, special, sizeof special);
+  for (int act = CAML_ACT_TANH; act <= CAML_ACT_SIGMOID; act += CAML_ACT_SIGMOID - CAML_ACT_TANH)
+    {
+      caml_activation_forward ((CamlActivation) act, y, x, N + 6);
+      for (int i = 0; i < N + 6; i++)
+        {
+          double ref = act == CAML_ACT_TANH ? tanh ((double) x[i])
+                                            : 1.0 / (1.0 + exp (-(double) x[i]));
+          double err = fabs (y[i] - ref) / fmax (fabs (ref), 1e-30);
+          if (err > 4e-7)
+            fail_msg ("%s(%.9g) = %.9g, libm %.9g (relative error %.3g)",
+                      caml_activation_names[act], x[i], y[i], ref, err);
+        }
+    }
+  caml_activation_forward (CAML_ACT_TANH, y, special, 6);
+  assert_true (y[1] == 0.0f && signbit (y[1]));
+  assert_true (y[4] == 1.0f && y[5] == -1.0f);
+  g_free (x);
+  g_free (y);
+}
+
 static void
 test_ca_nn_gradients (void **state)
 {
@@ -248,6 +279,7 @@ main (void)
     cmocka_unit_test (test_registry_lists_every_layer),
     cmocka_unit_test (test_dense_gradients),
     cmocka_unit_test (test_activation_gradients),
+    cmocka_unit_test (test_activations_match_libm),
     cmocka_unit_test (test_ca_nn_gradients),
     cmocka_unit_test (test_ca_nn_matches_hand_computation),
     cmocka_unit_test (test_ca_nn_open_gate_is_dense),
