@@ -51,9 +51,11 @@ member_double (JsonObject *obj, const char *key)
   return JSON_NODE_HOLDS_VALUE (node) ? json_node_get_double (node) : NAN;
 }
 
-/* Reads the figures of one run back from its summary.json. */
+/* Reads the figures of one run back from its summary.json. A run on a
+ * classification data set (softmax or sigmoid loss) wrote test_accuracy,
+ * any other test_mse: *classification says which it found. */
 static void
-read_summary (const char *dir, gboolean classification, Result *r)
+read_summary (const char *dir, gboolean *classification, Result *r)
 {
   g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
   g_autoptr (JsonParser) parser = json_parser_new ();
@@ -61,7 +63,8 @@ read_summary (const char *dir, gboolean classification, Result *r)
   if (!json_parser_load_from_file (parser, path, NULL))
     return;
   JsonObject *obj = json_node_get_object (json_parser_get_root (parser));
-  r->metric = member_double (obj, classification ? "test_accuracy" : "test_mse");
+  *classification = json_object_has_member (obj, "test_accuracy");
+  r->metric = member_double (obj, *classification ? "test_accuracy" : "test_mse");
   r->test_loss = member_double (obj, "test_loss");
   r->sigma_auc = member_double (obj, "sigma_auc");
   r->seconds = member_double (obj, "seconds");
@@ -291,7 +294,7 @@ caml_cli_sweep (int argc, char **argv)
           g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, base ? "baseline" : "context-aware");
           Result r = { { index[0], index[1] }, base };
           r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE);
-          read_summary (dir, classification, &r);
+          read_summary (dir, &classification, &r);
           g_print ("        %s %.4f\n", classification ? "test_accuracy" : "test_mse", r.metric);
           g_array_append_val (results, r);
           if (base)

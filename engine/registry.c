@@ -25,6 +25,8 @@ static const CamlLayerOps *const registry[] = {
   &caml_ca_rnn_ops,
   &caml_lstm_ops,
   &caml_gru_ops,
+  &caml_attention_ops,
+  &caml_ca_att_ops,
 };
 
 const CamlLayerOps *const *

@@ -21,6 +21,9 @@ extern const CamlLayerOps caml_ca_rnn_ops;
 extern const CamlLayerOps caml_lstm_ops;
 extern const CamlLayerOps caml_gru_ops;
 
+extern const CamlLayerOps caml_attention_ops;
+extern const CamlLayerOps caml_ca_att_ops;
+
 /* Token ids (N, T) to vectors (N, T, D) from E (V, D); OOV ids and steps at
  * or after lengths[n] give zeros. */
 void caml_embedding_forward (float *out, const float *ids, const float *E, const int *lengths,
@@ -75,6 +78,73 @@ gboolean caml_rnn_check_input (const CamlLayer *layer, GError **error);
 /* The `emit` option: "output" (y_t) or "cell" (c_t). NULL-terminated. */
 extern const char *const caml_rnn_emit_names[];
 enum { CAML_RNN_EMIT_OUTPUT, CAML_RNN_EMIT_CELL };
+
+/* ------------------------------------------- attention memory (attention.c) */
+
+/* The score f(s_i, c) of a memory step s_i under the query c. The order is
+ * the order of the `score` option's choices in both attention layers, so a
+ * matched baseline (options carried over by key and index) keeps it. */
+typedef enum {
+  CAML_ATT_SCORE_BAHDANAU,   /* vᵀ tanh(W1 c + W2 s_i)       (Eq. 43) */
+  CAML_ATT_SCORE_LUONG,      /* cᵀ W s_i                     (Eq. 43) */
+  CAML_ATT_SCORE_LINEAR,     /* w_g · s_i + u_g · c          (Eq. 26, CA-ATT only) */
+} CamlAttScore;
+
+/* Where the query c comes from: a sentence classifier has no decoder state. */
+typedef enum {
+  CAML_ATT_QUERY_LEARNED,    /* a trained vector of width query_dim, the same for
+                              * every sample (the context vector of hierarchical
+                              * attention networks) */
+  CAML_ATT_QUERY_MEAN,       /* the mean of the sample's valid steps (Q = D) */
+} CamlAttQuery;
+
+extern const char *const caml_att_query_names[]; /* "learned", "mean"; NULL-terminated */
+
+/* What the two attention layers share: the memory of the last forward packed
+ * to its valid steps, the queries, the scores and their backward. Letters: M
+ * the valid steps of the whole batch (Σ lengths), Q the query width, A the
+ * Bahdanau hidden width. Sample n owns the packed rows off[n] … off[n + 1). */
+typedef struct {
+  int           t, d, q, a;
+  CamlAttScore  score;
+  CamlAttQuery  query;
+  CamlParam    *c;            /* (Q) learned query, or NULL */
+  CamlParam    *W1, *W2, *v;  /* Bahdanau: (A, Q), (A, D), (A) */
+  CamlParam    *W;            /* Luong: (Q, D) */
+  CamlParam    *w_g, *u_g;    /* linear: (D), (Q) */
+  CamlParam    *b;            /* (1) added to every score, or NULL */
+
+  int           n, m;         /* the last forward's batch and its valid steps */
+  int          *off;          /* (N + 1) */
+  size_t        off_cap;
+  float        *S;    size_t S_cap;    /* (M, D) the valid steps */
+  float        *C;    size_t C_cap;    /* (N, Q) queries */
+  float        *z;    size_t z_cap;    /* (M) scores */
+  float        *P;    size_t P_cap;    /* (N, A) Bahdanau: W1 c */
+  float        *H;    size_t H_cap;    /* (M, A) Bahdanau: tanh(W1 c + W2 s_i) */
+  float        *K;    size_t K_cap;    /* (N, D) Luong: Wᵀ c */
+  /* backward: the layer fills dS and dC with the gradients that reach S and
+   * C directly, and dz with the gradient of the scores */
+  float        *dS;   size_t dS_cap;   /* (M, D) */
+  float        *dC;   size_t dC_cap;   /* (N, Q) */
+  float        *dz;   size_t dz_cap;   /* (M) */
+  float        *dH;   size_t dH_cap;   /* (M, A) scratch */
+  float        *dP;   size_t dP_cap;   /* (N, A) or (N, D) scratch */
+} CamlAttMemory;
+
+/* Declares the parameters of the score in `group` (with `bias`, a scalar b
+ * added to every score) and a learned query in CAML_GROUP_ALWAYS. */
+void caml_att_memory_setup (CamlAttMemory *mem, CamlLayer *layer, CamlAttScore score,
+                            CamlAttQuery query, int query_dim, int att_dim,
+                            CamlParamGroup group, gboolean bias);
+void caml_att_memory_clear (CamlAttMemory *mem);
+/* Packs the valid steps of inp (N, T, D) (lengths NULL: all T), computes the
+ * queries C and the scores z, and makes room for the backward buffers. */
+void caml_att_memory_forward (CamlAttMemory *mem, const float *inp, const int *lengths, int n);
+/* With dS, dC and dz filled by the layer: adds what flows back through the
+ * scores and the query, accumulates the parameter gradients, and writes
+ * dinp (N, T, D) (zeros at padding) when it is non-NULL. */
+void caml_att_memory_backward (CamlAttMemory *mem, float *dinp);
 
 /* Row-major cblas_sgemm; large products run as two halves on two threads. */
 #include <cblas.h>
