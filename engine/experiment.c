@@ -16,14 +16,14 @@
 #include "caml.h"
 
 const char *const caml_data_kind_names[] = {
-  "xor", "surface", "mnist", "fashion_mnist", "sst", "rnn_sanity", "idx", "text", NULL
+  "xor", "surface", "mnist", "fashion_mnist", "sst", "imdb", "rnn_sanity", "idx", "text", NULL
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (caml_data_kind_names) == CAML_N_DATA_KINDS + 1);
 
 /* The values of data.builtin: every kind but idx and text, which are chosen
  * by the "idx" and "text" keys instead. Indexed like CamlDataKind. */
 static const char *const builtin_names[] = {
-  "xor", "surface", "mnist", "fashion_mnist", "sst", "rnn_sanity", NULL
+  "xor", "surface", "mnist", "fashion_mnist", "sst", "imdb", "rnn_sanity", NULL
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (builtin_names) == CAML_DATA_IDX + 1);
 
@@ -45,7 +45,8 @@ is_image_kind (CamlDataKind kind)
 static gboolean
 is_text_kind (CamlDataKind kind)
 {
-  return kind == CAML_DATA_SST || kind == CAML_DATA_RNN_SANITY || kind == CAML_DATA_TEXT;
+  return kind == CAML_DATA_SST || kind == CAML_DATA_IMDB || kind == CAML_DATA_RNN_SANITY
+      || kind == CAML_DATA_TEXT;
 }
 
 /* Ranges of the fields that are not layer options. */
@@ -165,6 +166,7 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
       || a->data.train_limit != b->data.train_limit
       || a->data.test_limit != b->data.test_limit
       || a->data.max_tokens != b->data.max_tokens
+      || a->data.split != b->data.split
       || g_strcmp0 (a->data.embeddings, b->data.embeddings) != 0)
     return FALSE;
   for (int i = 0; i < 2; i++)
@@ -525,10 +527,28 @@ parse_text_options (Parser *p, JsonObject *obj, CamlDataConfig *data)
 }
 
 static gboolean
+parse_split_seed (Parser *p, JsonObject *obj, CamlDataConfig *data)
+{
+  JsonNode *m = json_object_get_member (obj, "split_seed");
+  if (m != NULL)
+    {
+      gint64 seed;
+      if (!get_int (p, m, "data.split_seed", 0, G_MAXINT64, &seed))
+        return FALSE;
+      data->has_split_seed = TRUE;
+      data->split_seed = (guint64) seed;
+    }
+  return TRUE;
+}
+
+static gboolean
 parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
 {
   static const char *const text_data_keys[] = {
     "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings"
+  };
+  static const char *const imdb_keys[] = {
+    "builtin", "train_limit", "test_limit", "max_tokens", "embeddings", "split", "split_seed"
   };
   static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
@@ -599,6 +619,18 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
     case CAML_DATA_TEXT:
       return check_keys (p, obj, "data", text_data_keys, G_N_ELEMENTS (text_data_keys), NULL)
           && parse_text_options (p, obj, data);
+    case CAML_DATA_IMDB:
+      if (!check_keys (p, obj, "data", imdb_keys, G_N_ELEMENTS (imdb_keys), NULL)
+          || !parse_text_options (p, obj, data))
+        return FALSE;
+      if ((m = json_object_get_member (obj, "split")) != NULL)
+        {
+          int split;
+          if (!get_enum (p, m, "data.split", caml_data_split_names, &split))
+            return FALSE;
+          data->split = split;
+        }
+      return parse_split_seed (p, obj, data);
     case CAML_DATA_SURFACE:
     case CAML_N_DATA_KINDS:
       break;
@@ -613,15 +645,7 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
       && !get_ranged (p, m, "data.train_fraction", 0, TRUE, 1, TRUE,
                       "in (0, 1)", &data->train_fraction))
     return FALSE;
-  if ((m = json_object_get_member (obj, "split_seed")) != NULL)
-    {
-      gint64 seed;
-      if (!get_int (p, m, "data.split_seed", 0, G_MAXINT64, &seed))
-        return FALSE;
-      data->has_split_seed = TRUE;
-      data->split_seed = (guint64) seed;
-    }
-  return TRUE;
+  return parse_split_seed (p, obj, data);
 }
 
 /* --- model */
@@ -1180,6 +1204,14 @@ caml_experiment_to_json (const CamlExperiment *exp)
       else
         g_string_append (s, "null");
     }
+  if (exp->data.kind == CAML_DATA_IMDB)
+    {
+      g_string_append (s, ",\n    \"split\": ");
+      append_string (s, caml_data_split_names[exp->data.split]);
+      if (exp->data.has_split_seed)
+        g_string_append_printf (s, ",\n    \"split_seed\": %" G_GUINT64_FORMAT,
+                                exp->data.split_seed);
+    }
   if (exp->data.kind == CAML_DATA_SURFACE)
     {
       g_string_append_printf (s, ",\n    \"grid\": %d,\n    \"train_fraction\": ",
@@ -1351,6 +1383,27 @@ load_image_datasets (const CamlDataConfig *data, CamlDataset **train,
   return ok;
 }
 
+/* IMDB from <data dir>/imdb/reviews.json; a missing file says how to fetch it. */
+static gboolean
+load_imdb_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset **test,
+                    GError **error)
+{
+  g_autofree char *path = g_build_filename (caml_data_dir (), "imdb", "reviews.json", NULL);
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+                   "%s: no such file: IMDB is not fetched — run `datasets/fetch imdb` in "
+                   "the source tree, or set CAML_DATA_DIR to the directory that holds imdb/",
+                   path);
+      return FALSE;
+    }
+  if (!caml_imdb_load (path, data->split, data->has_split_seed ? data->split_seed : 0,
+                       data->train_limit, data->test_limit, train, test, error))
+    return FALSE;
+  caml_text_datasets_finish (*train, *test, data->max_tokens);
+  return TRUE;
+}
+
 static gboolean
 load_text_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset **test,
                     GError **error)
@@ -1412,6 +1465,8 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
     case CAML_DATA_SST:
     case CAML_DATA_TEXT:
       return load_text_datasets (&exp->data, train, test, error);
+    case CAML_DATA_IMDB:
+      return load_imdb_datasets (&exp->data, train, test, error);
     case CAML_DATA_RNN_SANITY:
       caml_data_rnn_sanity (train, test);
       return TRUE;
