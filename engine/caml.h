@@ -134,6 +134,10 @@ typedef struct {
   CamlInit       init;
   int            fan_in, fan_out;
   size_t         count;
+  int            token_rows; /* > 0: a table of one row of token_rows values per
+                            * token id (count = vocab × token_rows), set by the
+                            * layer after declaring it; backward writes gradients
+                            * only into the rows of the ids in its input */
   size_t         offset;   /* into the model's parameter block */
   float         *w;        /* set by the model: value */
   float         *dw;       /* set by the model: gradient, same layout */
@@ -243,6 +247,17 @@ struct _CamlModel {
                            * caml_model_set_sequence_lengths */
   gboolean    training;   /* forward passes are training passes (dropout on);
                            * FALSE by default: evaluation, plots, probes */
+  gboolean    sparse_grads; /* token input: zero, check and update token tables
+                             * (CamlParam.token_rows) only in the rows of the ids
+                             * seen by caml_model_backward since the last
+                             * caml_model_zero_grad; FALSE by default, set by the
+                             * trainer (every gradient then comes from
+                             * caml_model_backward, none from a layer's own) */
+  /* owned: the distinct token ids seen by caml_model_backward since the
+   * last caml_model_zero_grad */
+  int        *touched;    /* (n_touched) */
+  int         n_touched;
+  guint8     *touched_mark; /* (input.vocab) 1 for the ids in touched */
 };
 
 /* Infers every shape; on a mismatch the error names the layer (index and
@@ -259,6 +274,13 @@ const float *caml_model_forward (CamlModel *model, const float *x, int n);
 void       caml_model_backward (CamlModel *model, const float *x,
                                 const float *dout, int n);
 void       caml_model_zero_grad (CamlModel *model);
+/* The parts of the parameter block that gradients can have reached since
+ * the last caml_model_zero_grad: func (offset, count) for each (the whole
+ * block unless model->sparse_grads; then every parameter whole but the token
+ * tables, which give only the touched rows). Adjacent parts may come apart. */
+typedef void (*CamlRangeFunc) (size_t offset, size_t count, gpointer user_data);
+void       caml_model_foreach_grad_range (const CamlModel *model, CamlRangeFunc func,
+                                          gpointer user_data);
 /* For models whose input is a SEQUENCE (T, D): the valid steps of each
  * sample for the following forward and backward calls (borrowed; NULL means
  * all T). Token inputs need none: their padding ids say it. */
@@ -316,6 +338,10 @@ void           caml_optimizer_set_em_steps (CamlOptimizer *opt, int em_steps);
 const CamlOptimizerConfig *caml_optimizer_get_config (const CamlOptimizer *opt);
 /* Is `group` updated at `step` (0-based) under em_steps = E? */
 gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long step);
+/* Whether an update leaves a weight whose gradient is zero exactly as it was
+ * (Adagrad; SGD without momentum): such an optimizer updates only the ranges
+ * of caml_model_foreach_grad_range. */
+gboolean       caml_optimizer_is_sparse (const CamlOptimizer *opt);
 /* One update of model->w from model->dw at `step` (0-based). */
 void           caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
 

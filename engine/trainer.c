@@ -275,13 +275,39 @@ all_finite (const float *v, size_t n)
   return bad == 0;
 }
 
+/* Walks ranges of the parameter block (caml_model_foreach_grad_range). */
+typedef struct {
+  const float *src;
+  float       *dst;     /* copy src → dst, or NULL to check src */
+  gboolean     finite;
+} RangeWalk;
+
+static void
+walk_range (size_t offset, size_t count, gpointer user_data)
+{
+  RangeWalk *walk = user_data;
+  if (walk->dst != NULL)
+    memcpy (walk->dst + offset, walk->src + offset, count * sizeof (float));
+  else if (walk->finite)
+    walk->finite = all_finite (walk->src + offset, count);
+}
+
+/* Whether every value of v is finite: with `dense` the whole block, else
+ * only the ranges gradients can have reached (the rest did not change). */
 static gboolean
-trainer_check_finite (CamlTrainer *trainer, const float *v, long step_number,
+trainer_check_finite (CamlTrainer *trainer, const float *v, gboolean dense, long step_number,
                       const char *what, GError **error)
 {
   const CamlModel *model = trainer->model;
-  if (all_finite (v, model->n_weights))
+  if (dense && all_finite (v, model->n_weights))
     return TRUE;
+  if (!dense)
+    {
+      RangeWalk walk = { v, NULL, TRUE };
+      caml_model_foreach_grad_range (model, walk_range, &walk);
+      if (walk.finite)
+        return TRUE;
+    }
   for (size_t k = 0; k < model->n_weights; k++)
     if (!isfinite (v[k]))
       {
@@ -354,14 +380,26 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **erro
       return FALSE;
     }
   caml_model_backward (model, x, trainer->dpred, b);
-  if (!trainer_check_finite (trainer, model->dw, step + 1, "gradient", error))
+  if (!trainer_check_finite (trainer, model->dw, FALSE, step + 1, "gradient", error))
     return FALSE;
 
-  memcpy (trainer->backup, model->w, model->n_weights * sizeof *model->w);
+  /* A sparse optimizer changes only the weights that have gradients: only
+   * those need a backup and a check. */
+  gboolean dense = !caml_optimizer_is_sparse (trainer->opt);
+  RangeWalk save = { model->w, trainer->backup, TRUE };
+  if (dense)
+    memcpy (trainer->backup, model->w, model->n_weights * sizeof *model->w);
+  else
+    caml_model_foreach_grad_range (model, walk_range, &save);
   caml_optimizer_step (trainer->opt, model, step);
-  if (!trainer_check_finite (trainer, model->w, step + 1, "weight after the update", error))
+  if (!trainer_check_finite (trainer, model->w, dense, step + 1, "weight after the update",
+                             error))
     {
-      memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
+      RangeWalk restore = { trainer->backup, model->w, TRUE };
+      if (dense)
+        memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
+      else
+        caml_model_foreach_grad_range (model, walk_range, &restore);
       return FALSE;
     }
   return TRUE;
@@ -530,6 +568,10 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
     trainer->order[i] = i;
   trainer->order_pos = train->n;  /* shuffle before the first batch */
 
+  /* The trainer is the model's only user while it runs, and all its
+   * gradients come from caml_model_backward: token tables can be handled
+   * row by row. */
+  model->sparse_grads = TRUE;
   trainer->out_size = caml_shape_size (caml_model_output_shape (model));
   trainer->bx = g_new (float, (size_t) MAX (trainer->batch, 1)
                               * MAX (caml_shape_size (&train->x_shape), 1));
