@@ -55,7 +55,10 @@ print_bar (const CamlProgress *p, gboolean classification)
               p->total_steps, p->last_loss);
   if (p->n_rows > 0)
     g_printerr ("  test %s %.4g", classification ? "acc" : "mse", p->last_row.test_metric);
-  g_printerr ("  %.0f steps/s  eta %.0fs   ", p->steps_per_second, eta);
+  g_printerr ("  %.0f steps/s", p->steps_per_second);
+  if (p->tokens > 0)
+    g_printerr ("  %.0f tokens/s", p->tokens_per_second);
+  g_printerr ("  eta %.0fs   ", eta);
 }
 
 static gboolean
@@ -74,10 +77,16 @@ on_tick (gpointer user_data)
       int n = 0;
       g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n);
       for (int i = run->rows_printed; i < n; i++)
-        g_print ("step %ld  train_loss %.6g  test_loss %.6g  test_%s %.6g  %.1fs\n",
-                 rows[i].step, rows[i].train_loss, rows[i].test_loss,
-                 p.classification ? "accuracy" : "mse", rows[i].test_metric,
-                 rows[i].seconds);
+        {
+          g_print ("step %ld  train_loss %.6g  test_loss %.6g  test_%s %.6g  %.1fs",
+                   rows[i].step, rows[i].train_loss, rows[i].test_loss,
+                   p.classification ? "accuracy" : "mse", rows[i].test_metric,
+                   rows[i].seconds);
+          /* Text: the mean rate so far (evaluations take no training time). */
+          if (rows[i].tokens > 0 && rows[i].seconds > 0)
+            g_print ("  %.0f tokens/s", rows[i].tokens / rows[i].seconds);
+          g_print ("\n");
+        }
       run->rows_printed = n;
     }
   if (done)
@@ -137,6 +146,12 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
               last ? last->test_metric : NAN);
   add_number (b, "seconds", p->seconds);
   add_number (b, "steps_per_second", p->seconds > 0 ? p->step / p->seconds : NAN);
+  if (p->tokens > 0)
+    {
+      json_builder_set_member_name (b, "tokens");
+      json_builder_add_int_value (b, p->tokens);
+      add_number (b, "tokens_per_second", p->seconds > 0 ? p->tokens / p->seconds : NAN);
+    }
   if (!isnan (sigma_auc))
     {
       add_number (b, "sigma_auc", sigma_auc);
@@ -363,8 +378,11 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
 
   if (run_error)
     g_printerr ("caml train: %s\n", run_error->message);
-  g_print ("%s after %ld steps in %.1fs (%.0f steps/s)\n", state_name (p.state), p.step,
+  g_print ("%s after %ld steps in %.1fs (%.0f steps/s", state_name (p.state), p.step,
            p.seconds, p.seconds > 0 ? p.step / p.seconds : 0.0);
+  if (p.tokens > 0)
+    g_print (", %.0f tokens/s", p.seconds > 0 ? p.tokens / p.seconds : 0.0);
+  g_print (")\n");
   if (last)
     g_print ("train_loss %.6g  test_loss %.6g  train_%s %.6g  test_%s %.6g\n",
              last->train_loss, last->test_loss,
@@ -443,7 +461,8 @@ caml_cli_train (int argc, char **argv)
     "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
     "                   test_mse or test_accuracy, seconds\n"
     "  summary.json     preset, seed, steps, train_loss, test_loss, test_mse or\n"
-    "                   test_accuracy, seconds, steps_per_second\n"
+    "                   test_accuracy, seconds, steps_per_second; for text data\n"
+    "                   also tokens (valid tokens trained on) and tokens_per_second\n"
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
     "  loss.png         training and test loss per step\n"

@@ -608,6 +608,8 @@ typedef struct {
   double test_loss;
   double test_metric;
   double seconds;       /* wall time spent training so far (pauses excluded) */
+  gint64 tokens;        /* text data: valid tokens in the batches trained on so
+                         * far (each sample's length, at most T); 0 otherwise */
 } CamlEvalRow;
 
 /* A consistent picture of the run, copied under the trainer's lock. */
@@ -617,6 +619,8 @@ typedef struct {
   long   total_steps;
   double last_loss;       /* loss of the latest batch */
   double steps_per_second;/* recent rate */
+  gint64 tokens;          /* text data: valid tokens trained on so far; 0 otherwise */
+  double tokens_per_second;/* recent rate of the same */
   double seconds;
   gboolean classification;
   int    n_rows;

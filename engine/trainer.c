@@ -72,6 +72,9 @@ struct _CamlTrainer {
   double    rate_seconds;     /* window start for steps_per_second */
   long      rate_step;
   double    steps_per_second;
+  gint64    tokens;           /* valid tokens of the text batches trained on */
+  gint64    rate_tokens;      /* tokens at the window start */
+  double    tokens_per_second;
   CamlProgressFunc progress_func;
   gpointer  progress_data;
   int       progress_every;
@@ -198,6 +201,8 @@ trainer_snapshot_locked (CamlTrainer *trainer, CamlProgress *p)
   p->total_steps = trainer->total_steps;
   p->last_loss = trainer->last_loss;
   p->steps_per_second = trainer->steps_per_second;
+  p->tokens = trainer->tokens;
+  p->tokens_per_second = trainer->tokens_per_second;
   p->seconds = trainer_seconds_locked (trainer);
   p->classification = trainer->train->n_classes > 0;
   p->n_rows = (int) trainer->rows->len;
@@ -323,13 +328,28 @@ trainer_check_finite (CamlTrainer *trainer, const float *v, gboolean dense, long
   return TRUE;
 }
 
-/* Next minibatch: pointers to (batch, ·) inputs and targets. */
+/* Valid tokens of samples idx[0..n) of a text set, each at most T. */
+static gint64
+batch_tokens (const CamlDataset *set, const int *idx, int n)
+{
+  if (set->offsets == NULL)
+    return 0;
+  gint64 sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += MIN (caml_dataset_length (set, idx[i]), set->x_shape.dims[0]);
+  return sum;
+}
+
+/* Next minibatch: pointers to (batch, ·) inputs and targets, and the
+ * number of valid tokens in it (text data). */
 static void
-trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
+trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y,
+                    gint64 *tokens)
 {
   const CamlDataset *set = trainer->train;
   int b = trainer->batch;
 
+  *tokens = 0;
   if (b >= set->n && set->x != NULL)
     {
       *x = set->x;
@@ -350,6 +370,7 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
     }
   caml_dataset_gather (set, trainer->order + trainer->order_pos, b,
                        trainer->bx, trainer->by);
+  *tokens = batch_tokens (set, trainer->order + trainer->order_pos, b);
   trainer->order_pos += b;
   *x = trainer->bx;
   *y = trainer->by;
@@ -358,14 +379,15 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
 /* One optimisation step `step` (0-based). On divergence the weights are
  * those before the step and the error names step + 1. */
 static gboolean
-trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **error)
+trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *tokens,
+                 GError **error)
 {
   CamlModel *model = trainer->model;
   const float *x, *y, *pred;
   int b = trainer->batch;
   float loss;
 
-  trainer_next_batch (trainer, &x, &y);
+  trainer_next_batch (trainer, &x, &y, tokens);
   caml_model_zero_grad (model);
   model->training = TRUE;     /* dropout on for this pass only */
   pred = caml_model_forward (model, x, b);
@@ -419,6 +441,7 @@ trainer_evaluate_locked (CamlTrainer *trainer)
   for (long i = from; i < (long) trainer->losses->len; i++)
     sum += g_array_index (trainer->losses, float, i);
   row.step = trainer->step;
+  row.tokens = trainer->tokens;
   row.train_loss = (long) trainer->losses->len > from
                    ? sum / ((long) trainer->losses->len - from) : NAN;
 
@@ -445,11 +468,16 @@ trainer_update_rate_locked (CamlTrainer *trainer)
   if (span >= CAML_RATE_WINDOW)
     {
       trainer->steps_per_second = (trainer->step - trainer->rate_step) / span;
+      trainer->tokens_per_second = (trainer->tokens - trainer->rate_tokens) / span;
       trainer->rate_seconds = now;
       trainer->rate_step = trainer->step;
+      trainer->rate_tokens = trainer->tokens;
     }
   else if (trainer->rate_step == 0 && now > 0.0)
-    trainer->steps_per_second = trainer->step / now;  /* first window */
+    {
+      trainer->steps_per_second = trainer->step / now;  /* first window */
+      trainer->tokens_per_second = trainer->tokens / now;
+    }
 }
 
 static gpointer
@@ -462,6 +490,7 @@ trainer_thread (gpointer data)
   for (;;)
     {
       long step;
+      gint64 tokens = 0;
       float loss = NAN;
       GError *error = NULL;
       gboolean ok, eval, report;
@@ -497,7 +526,7 @@ trainer_thread (gpointer data)
       step = trainer->step;
 
       g_mutex_unlock (&trainer->lock);
-      ok = trainer_do_step (trainer, step, &loss, &error);
+      ok = trainer_do_step (trainer, step, &loss, &tokens, &error);
       g_mutex_lock (&trainer->lock);
 
       trainer->last_loss = loss;
@@ -509,6 +538,7 @@ trainer_thread (gpointer data)
         }
       g_array_append_val (trainer->losses, loss);
       trainer->step = step + 1;
+      trainer->tokens += tokens;
       trainer_update_rate_locked (trainer);
 
       eval = trainer->step == trainer->total_steps
