@@ -275,8 +275,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     {
       g_autofree char *in = caml_shape_to_string (&train->x_shape);
       g_print ("training %s (seed %" G_GUINT64_FORMAT ", %d steps, %zu weights, input %s, "
-               "%d train / %d test samples)\n", exp->name ? exp->name : "experiment",
-               exp->seed, exp->steps, model->n_weights, in, train->n, test->n);
+               "%d train / %d %s samples)\n", exp->name ? exp->name : "experiment",
+               exp->seed, exp->steps, model->n_weights, in, train->n, test->n,
+               exp->data.validation_fraction > 0
+               ? "validation (held out of training; test_* columns are theirs)" : "test");
     }
   if (!caml_trainer_start (trainer, FALSE, &error))
     {

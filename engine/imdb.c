@@ -33,6 +33,7 @@
 #include <gio/gio.h>
 
 #include "caml.h"
+#include "shuffle.h"
 
 const char *const caml_data_split_names[] = { "original", "random", NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (caml_data_split_names) == CAML_N_SPLITS + 1);
@@ -407,27 +408,6 @@ parse_reviews (const char *data, gsize length, const char *source, char ***texts
 
 /* ----------------------------------------------------------------- split */
 
-static guint64
-splitmix64 (guint64 *state)
-{
-  guint64 z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static void
-shuffle (int *v, int n, guint64 *state)
-{
-  for (int i = n - 1; i > 0; i--)
-    {
-      int j = (int) (splitmix64 (state) % (guint64) (i + 1));
-      int t = v[i];
-      v[i] = v[j];
-      v[j] = t;
-    }
-}
-
 /* Record indices of the training and the test set, in their final order. */
 static gboolean
 split_records (const float *labels, int n, CamlDataSplit split, guint64 seed,
@@ -475,14 +455,14 @@ split_records (const float *labels, int n, CamlDataSplit split, guint64 seed,
             if (labels[i] == (float) label)
               g_array_append_val (ids, i);
           int *v = (int *) ids->data, k = (int) ids->len;
-          shuffle (v, k, &state);
+          caml_shuffle_ints (v, k, &state);
           g_array_append_vals (train, v, (guint) ((k + 1) / 2));
           g_array_append_vals (test, v + (k + 1) / 2, (guint) (k - (k + 1) / 2));
           g_array_free (ids, TRUE);
         }
     }
-  shuffle ((int *) train->data, (int) train->len, &state);
-  shuffle ((int *) test->data, (int) test->len, &state);
+  caml_shuffle_ints ((int *) train->data, (int) train->len, &state);
+  caml_shuffle_ints ((int *) test->data, (int) test->len, &state);
   return TRUE;
 }
 

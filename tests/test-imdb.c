@@ -2,6 +2,7 @@
  * member order), the original and the seeded random split, limits, the
  * vocabulary grown from training only, every way a document can be
  * malformed (exact messages with line and column), the `imdb` data kind,
+ * a validation set held out of the training set (data.validation_fraction),
  * and the fetched file when it is present. */
 #include <stdarg.h>
 #include <setjmp.h>
@@ -449,6 +450,116 @@ test_data_kind (void **state)
     g_unsetenv ("CAML_DATA_DIR");
 }
 
+/* caml_dataset_hold_out: a seeded partition; text is tokenized again so
+ * that held-out words unseen in the rest are OOV. */
+static void
+test_hold_out (void **state)
+{
+  (void) state;
+  g_autofree char *doc = layout_document (40);
+  CamlDataset *train, *test, *rest, *held, *rest2, *held2;
+  load_ok (doc, CAML_SPLIT_ORIGINAL, 0, 0, 0, &train, &test);
+  GError *error = NULL;
+  assert_true (caml_dataset_hold_out (train, 0.1, 3, &rest, &held, &error));
+  assert_int_equal (held->n, 2);
+  assert_int_equal (rest->n, 18);
+  assert_true (rest->vocab == held->vocab);
+  assert_true (rest->vocab != train->vocab);
+  for (int i = 0; i < held->n; i++)
+    {
+      /* "neg"/"pos" are in the rest; the number is a word of its own. */
+      assert_true (find_text (train, held->texts[i]) >= 0);
+      assert_int_equal (find_text (rest, held->texts[i]), -1);
+      assert_true (held->y[i] == train->y[find_text (train, held->texts[i])]);
+      g_autofree char *words = sample_words (held, i);
+      const char *number = strchr (held->texts[i], ' ') + 1;
+      gboolean number_in_rest = FALSE;
+      for (int k = 0; k < rest->n; k++)
+        number_in_rest |= g_str_equal (strchr (rest->texts[k], ' ') + 1, number);
+      g_autofree char *want = g_strdup_printf ("%.3s %s", held->texts[i],
+                                               number_in_rest ? number : "?");
+      assert_string_equal (words, want);
+    }
+  /* The same seed, the same partition. */
+  assert_true (caml_dataset_hold_out (train, 0.1, 3, &rest2, &held2, &error));
+  for (int i = 0; i < held->n; i++)
+    assert_string_equal (held->texts[i], held2->texts[i]);
+  caml_dataset_free (rest2);
+  caml_dataset_free (held2);
+  caml_dataset_free (rest);
+  caml_dataset_free (held);
+
+  /* At least one sample out and one kept; bad fractions are errors. */
+  assert_true (caml_dataset_hold_out (train, 0.999, 3, &rest, &held, &error));
+  assert_int_equal (rest->n, 1);
+  assert_int_equal (held->n, 19);
+  caml_dataset_free (rest);
+  caml_dataset_free (held);
+  assert_false (caml_dataset_hold_out (train, 1.0, 3, &rest, &held, &error));
+  assert_string_equal (error->message, "a held-out fraction of 1 is not in (0, 1)");
+  g_clear_error (&error);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+
+  /* Dense sets: rows copied. */
+  CamlDataset *xor_train, *xor_test;
+  caml_data_xor (&xor_train, &xor_test);
+  assert_true (caml_dataset_hold_out (xor_train, 0.25, 0, &rest, &held, &error));
+  assert_int_equal (rest->n, 3);
+  assert_int_equal (held->n, 1);
+  gboolean found = FALSE;
+  for (int i = 0; i < 4; i++)
+    found |= xor_train->x[2 * i] == held->x[0] && xor_train->x[2 * i + 1] == held->x[1]
+             && xor_train->y[i] == held->y[0];
+  assert_true (found);
+  caml_dataset_free (rest);
+  caml_dataset_free (held);
+  caml_dataset_free (xor_train);
+  caml_dataset_free (xor_test);
+
+  /* Through an experiment: the held-out part replaces the test set. */
+  g_autofree char *old = g_strdup (g_getenv ("CAML_DATA_DIR"));
+  g_autofree char *dir = g_dir_make_tmp ("caml-imdb-XXXXXX", NULL);
+  g_autofree char *sub = g_build_filename (dir, "imdb", NULL);
+  g_autofree char *path = g_build_filename (sub, "reviews.json", NULL);
+  assert_int_equal (g_mkdir (sub, 0755), 0);
+  assert_true (g_file_set_contents (path, doc, -1, NULL));
+  g_setenv ("CAML_DATA_DIR", dir, TRUE);
+  CamlExperiment *exp = caml_experiment_load_data (
+    "{ \"data\": { \"builtin\": \"imdb\", \"validation_fraction\": 0.25, \"split_seed\": 4,"
+    " \"max_tokens\": 1 } }", -1, "v.json", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  g_autofree char *json = caml_experiment_to_json (exp);
+  CamlExperiment *again = caml_experiment_load_data (json, -1, "again", &error);
+  assert_non_null (again);
+  assert_true (caml_experiment_equal (exp, again));
+  assert_true (again->data.validation_fraction == 0.25);
+  caml_experiment_free (again);
+  if (!caml_experiment_load_datasets (exp, &train, &test, &error))
+    fail_msg ("%s", error->message);
+  assert_int_equal (train->n, 15);
+  assert_int_equal (test->n, 5);
+  assert_int_equal (test->x_shape.dims[0], 1);
+  for (int i = 0; i < test->n; i++)   /* training reviews only: K ≥ 10 */
+    assert_true (atoi (test->texts[i] + 4) >= 10);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_experiment_free (exp);
+  exp = caml_experiment_load_data ("{ \"data\": { \"builtin\": \"xor\", "
+                                   "\"validation_fraction\": 0.5 } }", -1, "v.json", &error);
+  assert_null (exp);
+  assert_non_null (strstr (error->message, "data.validation_fraction: unknown key"));
+  g_clear_error (&error);
+  g_unlink (path);
+  g_rmdir (sub);
+  g_rmdir (dir);
+  if (old != NULL)
+    g_setenv ("CAML_DATA_DIR", old, TRUE);
+  else
+    g_unsetenv ("CAML_DATA_DIR");
+}
+
 /* The fetched reviews.json: 50,000 reviews, the published split. */
 static void
 test_fetched (void **state)
@@ -493,6 +604,7 @@ main (void)
     cmocka_unit_test (test_split_errors),
     cmocka_unit_test (test_file),
     cmocka_unit_test (test_data_kind),
+    cmocka_unit_test (test_hold_out),
     cmocka_unit_test (test_fetched),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
