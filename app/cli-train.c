@@ -188,6 +188,12 @@ typedef struct {
   GError            *error;
 } SigmaRecorder;
 
+/* words.html: test samples shown, and the lists of the most and least
+ * context-free words among those seen at least WORDS_MIN_COUNT times. */
+#define WORDS_SAMPLES   20
+#define WORDS_MIN_COUNT 20
+#define WORDS_TOP       50
+
 #define SIGMA_GRID_IMAGES 64
 #define SIGMA_AUC_IMAGES  1000
 
@@ -377,6 +383,14 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
       g_printerr ("caml train: %s\n", error->message);
       return 1;
     }
+  g_autofree char *words_path = g_build_filename (out_dir, "words.html", NULL);
+  gboolean words = FALSE;
+  if (!caml_report_write_words (words_path, title, model, exp->loss, train, test,
+                                WORDS_SAMPLES, WORDS_MIN_COUNT, WORDS_TOP, &words, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      return 1;
+    }
 
   if (run_error)
     g_printerr ("caml train: %s\n", run_error->message);
@@ -394,8 +408,9 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     g_print ("sigma_auc %.4f (χ higher on the %s)\n", sigma_auc,
              sigma_high_on_fg ? "foreground" : "background");
   g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
-           "loss.png%s%s)\n", out_dir,
-           caml_shape_size (&train->x_shape) == 2 ? ", surface.png, chi.png" : "", files);
+           "loss.png%s%s%s)\n", out_dir,
+           caml_shape_size (&train->x_shape) == 2 ? ", surface.png, chi.png" : "", files,
+           words ? ", words.html" : "");
   return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
 }
 
@@ -476,6 +491,11 @@ caml_cli_train (int argc, char **argv)
     "                   summary.json gains sigma_auc (ROC AUC of χ between digit\n"
     "                   pixels > 0.5 and background pixels = 0, first 1000 test\n"
     "                   images) and sigma_high_on (foreground or background)\n"
+    "  words.html       for text models with a per-word gate (CA-BSFE): 20 test\n"
+    "                   samples with every word shaded by its χ̃ (light: context-\n"
+    "                   free, χ̃ → 1; dark: context-sensitive, χ̃ → 0), and the 50\n"
+    "                   most and least context-free words seen ≥ 20 times in\n"
+    "                   training (docs/text-classification.md)\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged) or could\n"
     "not start, 2 for bad command-line options, 130 when interrupted.");

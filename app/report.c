@@ -3,6 +3,7 @@
 #include <gio/gio.h>
 
 #include "report.h"
+#include "words-page.h"
 #include "caml-plot.h"
 
 #define SURFACE_GRID 121
@@ -294,4 +295,57 @@ caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
   /* Three screen pixels per value, plus room for the title. */
   return caml_plot_write_png (path, 3 * gw + 12, 3 * gh + 50, caml_plot_tiles_draw_cb, plot,
                               error);
+}
+
+/* P(class 1) of test samples [0, n) under the model, or NULL when the output
+ * is not one logit (sigmoid) or two classes (softmax). */
+static float *
+class1_probabilities (CamlModel *model, CamlLossKind loss, const CamlDataset *set, int n)
+{
+  int d = (int) caml_shape_size (caml_model_output_shape (model));
+  if (!((d == 1 && loss == CAML_LOSS_SIGMOID_XENT) || (d == 2 && loss == CAML_LOSS_SOFTMAX_XENT)))
+    return NULL;
+  g_autofree float *buf = g_new (float, (size_t) MAX (n, 1) * caml_shape_size (&set->x_shape));
+  const float *out = caml_model_forward (model, caml_dataset_rows (set, 0, n, buf), n);
+  float *p = g_new (float, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    p[i] = d == 1 ? caml_sigmoidf (out[i])
+                  : 1.0f / (1.0f + expf (out[2 * i] - out[2 * i + 1]));
+  return p;
+}
+
+gboolean
+caml_report_write_words (const char *path, const char *title, CamlModel *model,
+                         CamlLossKind loss, const CamlDataset *train,
+                         const CamlDataset *test, int n_samples, int min_count, int n_top,
+                         gboolean *written, GError **error)
+{
+  *written = FALSE;
+  if (train->vocab == NULL || model->input.kind != CAML_SHAPE_TOKENS)
+    return TRUE;
+  int vocab = caml_vocab_size (train->vocab);
+  g_autofree float *chi = g_new (float, MAX (vocab, 1));
+  int layer = -1;
+  for (int l = 0; l < model->n_layers && layer < 0; l++)
+    if (model->layers[l]->ops->word_chi != NULL
+        && model->layers[l]->ops->word_chi (model->layers[l], chi, vocab))
+      layer = l;
+  if (layer < 0)
+    return TRUE;
+
+  n_samples = test->texts != NULL ? MIN (n_samples, test->n) : 0;
+  g_autofree float *probabilities = class1_probabilities (model, loss, test, n_samples);
+  g_autofree char *layer_name = g_strdup_printf ("layer %d (%s)", layer,
+                                                 model->layers[layer]->ops->title);
+  CamlWordsPage page = {
+    .title = title, .layer = layer_name, .vocab = train->vocab, .chi = chi,
+    .min_count = min_count, .n_top = n_top,
+    .texts = test->texts, .labels = test->n_classes > 0 ? test->y : NULL,
+    .probabilities = probabilities, .n_samples = n_samples, .max_words = 200,
+  };
+  g_autofree char *html = caml_words_page_html (&page);
+  if (!g_file_set_contents_full (path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
+    return FALSE;
+  *written = TRUE;
+  return TRUE;
 }
