@@ -453,6 +453,11 @@ CamlDataset *caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean gr
 /* The same from texts in memory (takes texts, a NULL-terminated array of n). */
 CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, int n,
                                            int n_classes, CamlVocab *vocab, gboolean grow);
+/* Keeps the first occurrence of every word of each sample, in order: the
+ * sample becomes a set of words (out-of-vocabulary tokens, which share one
+ * id, are all kept). T becomes the longest result; call
+ * caml_text_datasets_finish after. */
+void         caml_text_dataset_unique (CamlDataset *set);
 /* Give a training and a test set one shape: T = the longer of the two (at
  * most max_tokens when > 0; longer samples are truncated when batched), the
  * vocabulary's final size, one class count. */
@@ -533,6 +538,7 @@ typedef struct {
   /* text data */
   char        *text_paths[2];   /* text: train and test files (owned) */
   int          max_tokens;      /* truncate samples to this many tokens, 0 = no limit */
+  gboolean     unique_tokens;   /* each sample a set of words (caml_text_dataset_unique) */
   double       validation_fraction; /* image and text data, > 0: hold this seeded
                                  * fraction of the training set out (split_seed,
                                  * else 0) and evaluate on it instead of the test

@@ -167,6 +167,7 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
       || a->data.test_limit != b->data.test_limit
       || a->data.max_tokens != b->data.max_tokens
       || a->data.split != b->data.split
+      || a->data.unique_tokens != b->data.unique_tokens
       || a->data.validation_fraction != b->data.validation_fraction
       || g_strcmp0 (a->data.embeddings, b->data.embeddings) != 0)
     return FALSE;
@@ -506,6 +507,9 @@ parse_text_options (Parser *p, JsonObject *obj, CamlDataConfig *data)
   if ((m = json_object_get_member (obj, "max_tokens")) != NULL
       && !get_int32 (p, m, "data.max_tokens", 0, 1000000, &data->max_tokens))
     return FALSE;
+  if ((m = json_object_get_member (obj, "unique_tokens")) != NULL
+      && !get_bool (p, m, "data.unique_tokens", &data->unique_tokens))
+    return FALSE;
   if ((m = json_object_get_member (obj, "embeddings")) != NULL)
     {
       const char *s = NULL;
@@ -547,11 +551,11 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
 {
   static const char *const text_data_keys[] = {
     "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings",
-    "validation_fraction", "split_seed"
+    "validation_fraction", "split_seed", "unique_tokens"
   };
   static const char *const imdb_keys[] = {
     "builtin", "train_limit", "test_limit", "max_tokens", "embeddings", "split", "split_seed",
-    "validation_fraction"
+    "validation_fraction", "unique_tokens"
   };
   static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
@@ -1215,6 +1219,8 @@ caml_experiment_to_json (const CamlExperiment *exp)
       else
         g_string_append (s, "null");
     }
+  if (is_text_kind (exp->data.kind) && exp->data.unique_tokens)
+    g_string_append (s, ",\n    \"unique_tokens\": true");
   if (exp->data.kind == CAML_DATA_IMDB)
     {
       g_string_append (s, ",\n    \"split\": ");
@@ -1511,8 +1517,15 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
   if (!load_datasets (exp, train, test, error))
     return FALSE;
   if (exp->data.validation_fraction > 0
-      && (is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind)))
-    return hold_out_validation (&exp->data, train, test, error);
+      && (is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
+      && !hold_out_validation (&exp->data, train, test, error))
+    return FALSE;
+  if (exp->data.unique_tokens && is_text_kind (exp->data.kind))
+    {
+      caml_text_dataset_unique (*train);
+      caml_text_dataset_unique (*test);
+      caml_text_datasets_finish (*train, *test, exp->data.max_tokens);
+    }
   return TRUE;
 }
 

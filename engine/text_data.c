@@ -184,6 +184,38 @@ caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow, int limit
 }
 
 void
+caml_text_dataset_unique (CamlDataset *set)
+{
+  int vocab = MAX (caml_vocab_size (set->vocab), 1);
+  guint8 *seen = g_new0 (guint8, vocab);
+  gint64 out = 0;
+  int t_max = 1;
+  for (int i = 0; i < set->n; i++)
+    {
+      gint64 start = set->offsets[i], end = set->offsets[i + 1], first = out;
+      for (gint64 k = start; k < end; k++)
+        {
+          gint32 id = set->tokens[k];
+          if (id >= 0 && id < vocab)
+            {
+              if (seen[id])
+                continue;
+              seen[id] = 1;
+            }
+          set->tokens[out++] = id;
+        }
+      for (gint64 k = first; k < out; k++)   /* clear this sample's marks */
+        if (set->tokens[k] >= 0 && set->tokens[k] < vocab)
+          seen[set->tokens[k]] = 0;
+      set->offsets[i] = first;
+      t_max = MAX (t_max, (int) (out - first));
+    }
+  set->offsets[set->n] = out;
+  set->x_shape.dims[0] = t_max;
+  g_free (seen);
+}
+
+void
 caml_text_datasets_finish (CamlDataset *train, CamlDataset *test, int max_tokens)
 {
   int t_max = MAX (train->x_shape.dims[0], test->x_shape.dims[0]);

@@ -366,7 +366,8 @@ test_data_kind (void **state)
   static const char *const docs[] = {
     "{ \"data\": { \"builtin\": \"imdb\" } }",
     "{ \"data\": { \"builtin\": \"imdb\", \"split\": \"random\", \"split_seed\": 7,"
-    "  \"train_limit\": 100, \"test_limit\": 50, \"max_tokens\": 400 } }",
+    "  \"train_limit\": 100, \"test_limit\": 50, \"max_tokens\": 400,"
+    "  \"unique_tokens\": true } }",
   };
   for (gsize i = 0; i < G_N_ELEMENTS (docs); i++)
     {
@@ -389,6 +390,7 @@ test_data_kind (void **state)
           assert_true (exp->data.has_split_seed);
           assert_int_equal (exp->data.split_seed, 7);
           assert_int_equal (exp->data.max_tokens, 400);
+          assert_true (exp->data.unique_tokens);
         }
       caml_experiment_free (again);
       caml_experiment_free (exp);
