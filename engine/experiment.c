@@ -84,7 +84,7 @@ caml_experiment_new_default (void)
   exp->description = g_strdup ("");
   exp->paper = NULL;
   exp->data = (CamlDataConfig) {
-    .kind = CAML_DATA_XOR, .grid = 81, .train_fraction = 0.01,
+    .kind = CAML_DATA_XOR, .grid = 81, .train_fraction = 0.01, .ngrams = 1,
   };
 
   /* The smallest model that fits the default data: one CA-NN of width 1. */
@@ -168,6 +168,7 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
       || a->data.max_tokens != b->data.max_tokens
       || a->data.split != b->data.split
       || a->data.unique_tokens != b->data.unique_tokens
+      || a->data.ngrams != b->data.ngrams
       || a->data.validation_fraction != b->data.validation_fraction
       || g_strcmp0 (a->data.embeddings, b->data.embeddings) != 0)
     return FALSE;
@@ -510,6 +511,9 @@ parse_text_options (Parser *p, JsonObject *obj, CamlDataConfig *data)
   if ((m = json_object_get_member (obj, "unique_tokens")) != NULL
       && !get_bool (p, m, "data.unique_tokens", &data->unique_tokens))
     return FALSE;
+  if ((m = json_object_get_member (obj, "ngrams")) != NULL
+      && !get_int32 (p, m, "data.ngrams", 1, 2, &data->ngrams))
+    return FALSE;
   if ((m = json_object_get_member (obj, "embeddings")) != NULL)
     {
       const char *s = NULL;
@@ -551,11 +555,11 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
 {
   static const char *const text_data_keys[] = {
     "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings",
-    "validation_fraction", "split_seed", "unique_tokens"
+    "validation_fraction", "split_seed", "unique_tokens", "ngrams"
   };
   static const char *const imdb_keys[] = {
     "builtin", "train_limit", "test_limit", "max_tokens", "embeddings", "split", "split_seed",
-    "validation_fraction", "unique_tokens"
+    "validation_fraction", "unique_tokens", "ngrams"
   };
   static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
@@ -1221,6 +1225,8 @@ caml_experiment_to_json (const CamlExperiment *exp)
     }
   if (is_text_kind (exp->data.kind) && exp->data.unique_tokens)
     g_string_append (s, ",\n    \"unique_tokens\": true");
+  if (is_text_kind (exp->data.kind) && exp->data.ngrams > 1)
+    g_string_append_printf (s, ",\n    \"ngrams\": %d", exp->data.ngrams);
   if (exp->data.kind == CAML_DATA_IMDB)
     {
       g_string_append (s, ",\n    \"split\": ");
@@ -1520,12 +1526,20 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
       && (is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
       && !hold_out_validation (&exp->data, train, test, error))
     return FALSE;
-  if (exp->data.unique_tokens && is_text_kind (exp->data.kind))
+  if (!is_text_kind (exp->data.kind))
+    return TRUE;
+  if (exp->data.ngrams == 2)
+    {
+      caml_text_dataset_add_bigrams (*train, TRUE);
+      caml_text_dataset_add_bigrams (*test, FALSE);
+    }
+  if (exp->data.unique_tokens)
     {
       caml_text_dataset_unique (*train);
       caml_text_dataset_unique (*test);
-      caml_text_datasets_finish (*train, *test, exp->data.max_tokens);
     }
+  if (exp->data.ngrams == 2 || exp->data.unique_tokens)
+    caml_text_datasets_finish (*train, *test, exp->data.max_tokens);
   return TRUE;
 }
 

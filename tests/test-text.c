@@ -116,6 +116,44 @@ test_unique_tokens (void **state)
   caml_vocab_unref (vocab);
 }
 
+/* caml_text_dataset_add_bigrams: "w1 w2" after the words; new bigrams only
+ * from the training set; with an OOV word or unseen, a bigram is OOV. */
+static void
+test_bigrams (void **state)
+{
+  (void) state;
+  static const char *const train_texts[] = { "a b a", "c", NULL };
+  static const char *const test_texts[] = { "a b c x b a", NULL };
+  static const float labels[] = { 0, 1 };
+  CamlVocab *vocab = caml_vocab_new ();
+  CamlDataset *train = caml_text_dataset_from_texts (g_strdupv ((char **) train_texts),
+                                                     labels, 2, 2, vocab, TRUE);
+  CamlDataset *test = caml_text_dataset_from_texts (g_strdupv ((char **) test_texts),
+                                                    labels, 1, 2, vocab, FALSE);
+  caml_text_dataset_add_bigrams (train, TRUE);
+  caml_text_dataset_add_bigrams (test, FALSE);
+  caml_text_datasets_finish (train, test, 0);
+  int a = caml_vocab_lookup (vocab, "a"), b = caml_vocab_lookup (vocab, "b");
+  int c = caml_vocab_lookup (vocab, "c");
+  int ab = caml_vocab_lookup (vocab, "a b"), ba = caml_vocab_lookup (vocab, "b a");
+  assert_true (ab >= 0 && ba >= 0);
+  assert_int_equal (caml_vocab_lookup (vocab, "b c"), -1);
+  assert_int_equal (caml_vocab_size (vocab), 5);
+  assert_int_equal (caml_vocab_count (vocab, ab), 1);
+  assert_int_equal (caml_dataset_length (train, 0), 5);
+  assert_int_equal (caml_dataset_length (train, 1), 1);
+  const gint32 want_train[] = { a, b, a, ab, ba, c };
+  assert_memory_equal (train->tokens, want_train, sizeof want_train);
+  const gint32 oov = CAML_TOKEN_OOV;
+  const gint32 want_test[] = { a, b, c, oov, b, a, ab, oov, oov, oov, ba };
+  assert_memory_equal (test->tokens, want_test, sizeof want_test);
+  assert_int_equal (train->x_shape.dims[0], 11);
+  assert_int_equal (train->x_shape.vocab, 5);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_vocab_unref (vocab);
+}
+
 int
 main (void)
 {
@@ -124,6 +162,7 @@ main (void)
     cmocka_unit_test (test_tokenize_length),
     cmocka_unit_test (test_vocab),
     cmocka_unit_test (test_unique_tokens),
+    cmocka_unit_test (test_bigrams),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
