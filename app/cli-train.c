@@ -281,10 +281,11 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     {
       g_autofree char *in = caml_shape_to_string (&train->x_shape);
       g_print ("training %s (seed %" G_GUINT64_FORMAT ", %d steps, %zu weights, input %s, "
-               "%d train / %d %s samples)\n", exp->name ? exp->name : "experiment",
+               "%d train / %d %s)\n", exp->name ? exp->name : "experiment",
                exp->seed, exp->steps, model->n_weights, in, train->n, test->n,
                exp->data.validation_fraction > 0
-               ? "validation (held out of training; test_* columns are theirs)" : "test");
+               ? "validation samples held out of the training set — the test_* figures "
+                 "below are theirs" : "test samples");
     }
   if (!caml_trainer_start (trainer, FALSE, &error))
     {
@@ -442,6 +443,7 @@ caml_cli_train (int argc, char **argv)
   g_auto (GStrv) layer_options = NULL;
   gint64 seed = -1, steps = -1;
   int kernel = 0, depth = 0;
+  double validation = -1;
   gboolean quiet = FALSE, plain = FALSE;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
@@ -460,6 +462,9 @@ caml_cli_train (int argc, char **argv)
     { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
       "Set a layer option on every layer that has it (KEY=VALUE) or on layer N only "
       "(N.KEY=VALUE), e.g. -O 0.units=8 -O activation=relu; repeatable", "[N.]KEY=VALUE" },
+    { "validation", 'V', 0, G_OPTION_ARG_DOUBLE, &validation,
+      "Hold this fraction of the training set out and evaluate on it instead of the "
+      "test set (data.validation_fraction), e.g. 0.1 to choose a step count", "F" },
     { "sigma-steps", 0, 0, G_OPTION_ARG_STRING, &sigma_steps,
       "Steps at which to draw σ-maps, e.g. 1000,5000,last (default: 1000,last)", "LIST" },
     { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
@@ -510,6 +515,11 @@ caml_cli_train (int argc, char **argv)
       g_printerr ("caml train: --seed must be ≥ 0 and --steps in 1…1000000000\n");
       return 2;
     }
+  if (validation != -1 && !(validation >= 0 && validation < 1))
+    {
+      g_printerr ("caml train: --validation must be in [0, 1)\n");
+      return 2;
+    }
 
   CamlExperiment *exp = caml_cli_load_experiment ("train", preset, args, &error);
   if (exp == NULL)
@@ -522,6 +532,8 @@ caml_cli_train (int argc, char **argv)
     exp->seed = (guint64) seed;
   if (steps > 0)
     exp->steps = (int) steps;
+  if (validation >= 0)
+    exp->data.validation_fraction = validation;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
     {
       g_printerr ("caml train: %s\n", error->message);

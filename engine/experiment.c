@@ -1520,6 +1520,14 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
                                CamlDataset **test, GError **error)
 {
   *train = *test = NULL;
+  if (exp->data.validation_fraction > 0
+      && !(is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind)))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "data.validation_fraction: %s data has no validation split (only image "
+                   "and text data sets do)", caml_data_kind_names[exp->data.kind]);
+      return FALSE;
+    }
   if (!load_datasets (exp, train, test, error))
     return FALSE;
   if (exp->data.validation_fraction > 0
