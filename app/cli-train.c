@@ -82,9 +82,10 @@ on_tick (gpointer user_data)
                    rows[i].step, rows[i].train_loss, rows[i].test_loss,
                    p.classification ? "accuracy" : "mse", rows[i].test_metric,
                    rows[i].seconds);
-          /* Text: the mean rate so far (evaluations take no training time). */
-          if (rows[i].tokens > 0 && rows[i].seconds > 0)
-            g_print ("  %.0f tokens/s", rows[i].tokens / rows[i].seconds);
+          /* Text: the mean rate so far, over the time spent training. */
+          double training = rows[i].seconds - rows[i].eval_seconds;
+          if (rows[i].tokens > 0 && training > 0)
+            g_print ("  %.0f tokens/s", rows[i].tokens / training);
           g_print ("\n");
         }
       run->rows_printed = n;
@@ -145,12 +146,15 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   add_number (b, classification ? "test_accuracy" : "test_mse",
               last ? last->test_metric : NAN);
   add_number (b, "seconds", p->seconds);
-  add_number (b, "steps_per_second", p->seconds > 0 ? p->step / p->seconds : NAN);
+  /* Rates over the time spent training, evaluations excluded. */
+  double training = p->seconds - p->eval_seconds;
+  add_number (b, "eval_seconds", p->eval_seconds);
+  add_number (b, "steps_per_second", training > 0 ? p->step / training : NAN);
   if (p->tokens > 0)
     {
       json_builder_set_member_name (b, "tokens");
       json_builder_add_int_value (b, p->tokens);
-      add_number (b, "tokens_per_second", p->seconds > 0 ? p->tokens / p->seconds : NAN);
+      add_number (b, "tokens_per_second", training > 0 ? p->tokens / training : NAN);
     }
   if (!isnan (sigma_auc))
     {
@@ -395,11 +399,13 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
 
   if (run_error)
     g_printerr ("caml train: %s\n", run_error->message);
-  g_print ("%s after %ld steps in %.1fs (%.0f steps/s", state_name (p.state), p.step,
-           p.seconds, p.seconds > 0 ? p.step / p.seconds : 0.0);
+  double training = p.seconds - p.eval_seconds;
+  g_print ("%s after %ld steps in %.1fs (%.1fs of them evaluating; %.0f steps/s",
+           state_name (p.state), p.step, p.seconds, p.eval_seconds,
+           training > 0 ? p.step / training : 0.0);
   if (p.tokens > 0)
-    g_print (", %.0f tokens/s", p.seconds > 0 ? p.tokens / p.seconds : 0.0);
-  g_print (")\n");
+    g_print (", %.0f tokens/s", training > 0 ? p.tokens / training : 0.0);
+  g_print (" while training)\n");
   if (last)
     g_print ("train_loss %.6g  test_loss %.6g  train_%s %.6g  test_%s %.6g\n",
              last->train_loss, last->test_loss,
@@ -483,8 +489,10 @@ caml_cli_train (int argc, char **argv)
     "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
     "                   test_mse or test_accuracy, seconds\n"
     "  summary.json     preset, seed, steps, train_loss, test_loss, test_mse or\n"
-    "                   test_accuracy, seconds, steps_per_second; for text data\n"
-    "                   also tokens (valid tokens trained on) and tokens_per_second\n"
+    "                   test_accuracy, seconds, eval_seconds (of them spent\n"
+    "                   evaluating), steps_per_second over the rest; for text\n"
+    "                   data also tokens (valid tokens trained on) and\n"
+    "                   tokens_per_second\n"
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
     "  loss.png         training and test loss per step\n"

@@ -636,6 +636,8 @@ typedef struct {
   double test_loss;
   double test_metric;
   double seconds;       /* wall time spent training so far (pauses excluded) */
+  double eval_seconds;  /* of seconds, the part spent evaluating (this row's
+                         * evaluation included) */
   gint64 tokens;        /* text data: valid tokens in the batches trained on so
                          * far (each sample's length, at most T); 0 otherwise */
 } CamlEvalRow;
@@ -646,10 +648,11 @@ typedef struct {
   long   step;            /* steps done */
   long   total_steps;
   double last_loss;       /* loss of the latest batch */
-  double steps_per_second;/* recent rate */
+  double steps_per_second;/* recent rate (evaluation time excluded) */
   gint64 tokens;          /* text data: valid tokens trained on so far; 0 otherwise */
   double tokens_per_second;/* recent rate of the same */
   double seconds;
+  double eval_seconds;    /* of seconds, the part spent evaluating */
   gboolean classification;
   int    n_rows;
   CamlEvalRow last_row;   /* valid when n_rows > 0 */

@@ -69,7 +69,9 @@ struct _CamlTrainer {
   GError   *error;
   double    seconds_base;     /* active time before active_since */
   gint64    active_since;     /* monotonic µs, 0 while waiting */
-  double    rate_seconds;     /* window start for steps_per_second */
+  double    eval_seconds;     /* of the active time, spent evaluating */
+  double    rate_seconds;     /* window start for steps_per_second (training
+                               * time: evaluations excluded) */
   long      rate_step;
   double    steps_per_second;
   gint64    tokens;           /* valid tokens of the text batches trained on */
@@ -204,6 +206,7 @@ trainer_snapshot_locked (CamlTrainer *trainer, CamlProgress *p)
   p->tokens = trainer->tokens;
   p->tokens_per_second = trainer->tokens_per_second;
   p->seconds = trainer_seconds_locked (trainer);
+  p->eval_seconds = trainer->eval_seconds;
   p->classification = trainer->train->n_classes > 0;
   p->n_rows = (int) trainer->rows->len;
   if (p->n_rows > 0)
@@ -446,6 +449,7 @@ trainer_evaluate_locked (CamlTrainer *trainer)
                    ? sum / ((long) trainer->losses->len - from) : NAN;
 
   g_mutex_unlock (&trainer->lock);
+  gint64 start = g_get_monotonic_time ();
   if (isnan (row.train_loss))  /* no step since the last row: measure it */
     caml_evaluate (trainer->model, trainer->loss, trainer->train, &row.train_loss, NULL);
   if (trainer->test != NULL)
@@ -453,16 +457,19 @@ trainer_evaluate_locked (CamlTrainer *trainer)
                    &row.test_loss, &row.test_metric);
   else
     row.test_loss = row.test_metric = NAN;
+  double spent = (g_get_monotonic_time () - start) / 1e6;
   g_mutex_lock (&trainer->lock);
 
+  trainer->eval_seconds += spent;
   row.seconds = trainer_seconds_locked (trainer);
+  row.eval_seconds = trainer->eval_seconds;
   g_array_append_val (trainer->rows, row);
 }
 
 static void
 trainer_update_rate_locked (CamlTrainer *trainer)
 {
-  double now = trainer_seconds_locked (trainer);
+  double now = trainer_seconds_locked (trainer) - trainer->eval_seconds;
   double span = now - trainer->rate_seconds;
 
   if (span >= CAML_RATE_WINDOW)

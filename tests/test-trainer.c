@@ -170,8 +170,10 @@ test_run_to_completion (void **state)
         mean += losses[k];
       assert_near (rows[i].train_loss, mean / 100, 1e-6);
       assert_true (rows[i].seconds > 0.0);
+      assert_true (rows[i].eval_seconds >= 0.0 && rows[i].eval_seconds <= rows[i].seconds);
       if (i > 0)
-        assert_true (rows[i].seconds >= rows[i - 1].seconds);
+        assert_true (rows[i].seconds >= rows[i - 1].seconds
+                     && rows[i].eval_seconds >= rows[i - 1].eval_seconds);
     }
 
   /* The last row is an evaluation of the final weights. */
@@ -188,6 +190,7 @@ test_run_to_completion (void **state)
   assert_false (p.classification);
   assert_near (p.last_loss, losses[399], 0.0);
   assert_true (p.steps_per_second > 0.0);
+  assert_true (p.eval_seconds == rows[3].eval_seconds && p.eval_seconds <= p.seconds);
   assert_int_equal (p.tokens, 0);   /* not text */
   assert_true (p.tokens_per_second == 0.0);
 
