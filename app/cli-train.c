@@ -389,8 +389,9 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
       return 1;
     }
   g_autofree char *words_path = g_build_filename (out_dir, "words.html", NULL);
+  g_autofree char *words_png = g_build_filename (out_dir, "words.png", NULL);
   gboolean words = FALSE;
-  if (!caml_report_write_words (words_path, title, model, exp->loss, train, test,
+  if (!caml_report_write_words (words_path, words_png, title, model, exp->loss, train, test,
                                 WORDS_SAMPLES, WORDS_MIN_COUNT, WORDS_TOP, &words, &error))
     {
       g_printerr ("caml train: %s\n", error->message);
@@ -417,7 +418,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
   g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
            "loss.png%s%s%s)\n", out_dir,
            caml_shape_size (&train->x_shape) == 2 ? ", surface.png, chi.png" : "", files,
-           words ? ", words.html" : "");
+           words ? ", words.html, words.png" : "");
   return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
 }
 
@@ -509,6 +510,7 @@ caml_cli_train (int argc, char **argv)
     "                   free, χ̃ → 1; dark: context-sensitive, χ̃ → 0), and the 50\n"
     "                   most and least context-free words seen ≥ 20 times in\n"
     "                   training (docs/text-classification.md)\n"
+    "  words.png        the same two lists as bars\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged) or could\n"
     "not start, 2 for bad command-line options, 130 when interrupted.");

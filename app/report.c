@@ -315,7 +315,8 @@ class1_probabilities (CamlModel *model, CamlLossKind loss, const CamlDataset *se
 }
 
 gboolean
-caml_report_write_words (const char *path, const char *title, CamlModel *model,
+caml_report_write_words (const char *path, const char *png_path, const char *title,
+                         CamlModel *model,
                          CamlLossKind loss, const CamlDataset *train,
                          const CamlDataset *test, int n_samples, int min_count, int n_top,
                          gboolean *written, GError **error)
@@ -347,5 +348,38 @@ caml_report_write_words (const char *path, const char *title, CamlModel *model,
   if (!g_file_set_contents_full (path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
     return FALSE;
   *written = TRUE;
-  return TRUE;
+  if (png_path == NULL)
+    return TRUE;
+
+  /* The two lists as bars, χ̃ on [0, 1] in the page's colours. */
+  int n = 0;
+  g_autofree CamlWordGate *gates = caml_words_rank (train->vocab, chi, min_count, &n);
+  int shown = MIN (n, n_top);
+  g_autofree const char **labels = g_new (const char *, MAX (2 * shown, 1));
+  g_autofree double *values = g_new (double, MAX (2 * shown, 1));
+  for (int k = 0; k < shown; k++)
+    {
+      labels[k] = gates[k].word;
+      values[k] = gates[k].chi;
+      labels[shown + k] = gates[n - 1 - k].word;
+      values[shown + k] = gates[n - 1 - k].chi;
+    }
+  g_autofree char *free_title = g_strdup_printf ("most context-free (χ̃ highest), seen ≥ %d×",
+                                                 min_count);
+  g_autofree char *sensitive_title = g_strdup_printf ("most context-sensitive (χ̃ lowest), "
+                                                      "seen ≥ %d×", min_count);
+  CamlPlotBarsOptions free_opts = { free_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  CamlPlotBarsOptions sensitive_opts = { sensitive_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  g_autoptr (CamlPlotBars) most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
+  g_autoptr (CamlPlotBars) most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + shown,
+                                                                values + shown, shown);
+  CamlPlotPanelCell cells[] = {
+    { caml_plot_bars_draw_cb, most_free },
+    { caml_plot_bars_draw_cb, most_sensitive },
+  };
+  g_autofree char *panel_title = g_strdup_printf ("%s: χ̃ of %s", title ? title : "",
+                                                  layer_name);
+  CamlPlotPanel panel = { panel_title, cells, 2, 2 };
+  return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),
+                              caml_plot_panel_draw_cb, &panel, error);
 }
