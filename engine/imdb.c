@@ -28,6 +28,7 @@
  * pairs, UTF-8) in one pass over the bytes, without building a tree; a
  * malformed file is an error naming the source, the line and column, the
  * record (reviews[i]) and what was expected. */
+#include <stdarg.h>
 #include <string.h>
 
 #include <gio/gio.h>
@@ -274,6 +275,7 @@ read_label (Parser *p, float *label)
 static gboolean
 read_review (Parser *p, GPtrArray *texts, GArray *labels)
 {
+  skip_space (p);
   gsize start = p->pos;
   if (!expect (p, '{', "'{' (a review object)"))
     return FALSE;
@@ -327,8 +329,7 @@ read_review (Parser *p, GPtrArray *texts, GArray *labels)
           p->pos++;
           continue;
         }
-      if (!(ok = expect (p, '}', "',' or '}' after a member")))
-        break;
+      ok = expect (p, '}', "',' or '}' after a member");
       break;
     }
   if (ok && (text == NULL || label < 0))
