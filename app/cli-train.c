@@ -55,7 +55,10 @@ print_bar (const CamlProgress *p, gboolean classification)
               p->total_steps, p->last_loss);
   if (p->n_rows > 0)
     g_printerr ("  test %s %.4g", classification ? "acc" : "mse", p->last_row.test_metric);
-  g_printerr ("  %.0f steps/s  eta %.0fs   ", p->steps_per_second, eta);
+  g_printerr ("  %.0f steps/s", p->steps_per_second);
+  if (p->tokens > 0)
+    g_printerr ("  %.0f tokens/s", p->tokens_per_second);
+  g_printerr ("  eta %.0fs   ", eta);
 }
 
 static gboolean
@@ -74,10 +77,17 @@ on_tick (gpointer user_data)
       int n = 0;
       g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n);
       for (int i = run->rows_printed; i < n; i++)
-        g_print ("step %ld  train_loss %.6g  test_loss %.6g  test_%s %.6g  %.1fs\n",
-                 rows[i].step, rows[i].train_loss, rows[i].test_loss,
-                 p.classification ? "accuracy" : "mse", rows[i].test_metric,
-                 rows[i].seconds);
+        {
+          g_print ("step %ld  train_loss %.6g  test_loss %.6g  test_%s %.6g  %.1fs",
+                   rows[i].step, rows[i].train_loss, rows[i].test_loss,
+                   p.classification ? "accuracy" : "mse", rows[i].test_metric,
+                   rows[i].seconds);
+          /* Text: the mean rate so far, over the time spent training. */
+          double training = rows[i].seconds - rows[i].eval_seconds;
+          if (rows[i].tokens > 0 && training > 0)
+            g_print ("  %.0f tokens/s", rows[i].tokens / training);
+          g_print ("\n");
+        }
       run->rows_printed = n;
     }
   if (done)
@@ -136,7 +146,16 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   add_number (b, classification ? "test_accuracy" : "test_mse",
               last ? last->test_metric : NAN);
   add_number (b, "seconds", p->seconds);
-  add_number (b, "steps_per_second", p->seconds > 0 ? p->step / p->seconds : NAN);
+  /* Rates over the time spent training, evaluations excluded. */
+  double training = p->seconds - p->eval_seconds;
+  add_number (b, "eval_seconds", p->eval_seconds);
+  add_number (b, "steps_per_second", training > 0 ? p->step / training : NAN);
+  if (p->tokens > 0)
+    {
+      json_builder_set_member_name (b, "tokens");
+      json_builder_add_int_value (b, p->tokens);
+      add_number (b, "tokens_per_second", training > 0 ? p->tokens / training : NAN);
+    }
   if (!isnan (sigma_auc))
     {
       add_number (b, "sigma_auc", sigma_auc);
@@ -170,6 +189,12 @@ typedef struct {
   long               last_taken;
   GError            *error;
 } SigmaRecorder;
+
+/* words.html: test samples shown, and the lists of the most and least
+ * context-free words among those seen at least WORDS_MIN_COUNT times. */
+#define WORDS_SAMPLES   20
+#define WORDS_MIN_COUNT 20
+#define WORDS_TOP       50
 
 #define SIGMA_GRID_IMAGES 64
 #define SIGMA_AUC_IMAGES  1000
@@ -258,8 +283,11 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     {
       g_autofree char *in = caml_shape_to_string (&train->x_shape);
       g_print ("training %s (seed %" G_GUINT64_FORMAT ", %d steps, %zu weights, input %s, "
-               "%d train / %d test samples)\n", exp->name ? exp->name : "experiment",
-               exp->seed, exp->steps, model->n_weights, in, train->n, test->n);
+               "%d train / %d %s)\n", exp->name ? exp->name : "experiment",
+               exp->seed, exp->steps, model->n_weights, in, train->n, test->n,
+               exp->data.validation_fraction > 0
+               ? "validation samples held out of the training set — the test_* figures "
+                 "below are theirs" : "test samples");
     }
   if (!caml_trainer_start (trainer, FALSE, &error))
     {
@@ -358,11 +386,25 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
       g_printerr ("caml train: %s\n", error->message);
       return 1;
     }
+  g_autofree char *words_path = g_build_filename (out_dir, "words.html", NULL);
+  g_autofree char *words_png = g_build_filename (out_dir, "words.png", NULL);
+  gboolean words = FALSE;
+  if (!caml_report_write_words (words_path, words_png, title, model, exp->loss, train, test,
+                                WORDS_SAMPLES, WORDS_MIN_COUNT, WORDS_TOP, &words, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      return 1;
+    }
 
   if (run_error)
     g_printerr ("caml train: %s\n", run_error->message);
-  g_print ("%s after %ld steps in %.1fs (%.0f steps/s)\n", state_name (p.state), p.step,
-           p.seconds, p.seconds > 0 ? p.step / p.seconds : 0.0);
+  double training = p.seconds - p.eval_seconds;
+  g_print ("%s after %ld steps in %.1fs (%.1fs of them evaluating; %.0f steps/s",
+           state_name (p.state), p.step, p.seconds, p.eval_seconds,
+           training > 0 ? p.step / training : 0.0);
+  if (p.tokens > 0)
+    g_print (", %.0f tokens/s", training > 0 ? p.tokens / training : 0.0);
+  g_print (" while training)\n");
   if (last)
     g_print ("train_loss %.6g  test_loss %.6g  train_%s %.6g  test_%s %.6g\n",
              last->train_loss, last->test_loss,
@@ -372,11 +414,11 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     g_print ("sigma_auc %.4f (χ higher on the %s)\n", sigma_auc,
              sigma_high_on_fg ? "foreground" : "background");
   g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
-           "loss.png%s%s)\n", out_dir,
+           "loss.png%s%s%s)\n", out_dir,
            !caml_shape_is_plane (&train->x_shape) ? ""
            : caml_report_parts_layer (model, -1) >= 0 ? ", surface.png, chi.png, parts.png"
            : caml_model_find_chi_layer (model, 0) >= 0 ? ", surface.png, chi.png"
-           : ", surface.png", files);
+           : ", surface.png", files, words ? ", words.html, words.png" : "");
   return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
 }
 
@@ -408,6 +450,7 @@ caml_cli_train (int argc, char **argv)
   g_auto (GStrv) layer_options = NULL;
   gint64 seed = -1, steps = -1;
   int kernel = 0, depth = 0;
+  double validation = -1;
   gboolean quiet = FALSE, plain = FALSE;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
@@ -426,6 +469,9 @@ caml_cli_train (int argc, char **argv)
     { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
       "Set a layer option on every layer that has it (KEY=VALUE) or on layer N only "
       "(N.KEY=VALUE), e.g. -O 0.units=8 -O activation=relu; repeatable", "[N.]KEY=VALUE" },
+    { "validation", 'V', 0, G_OPTION_ARG_DOUBLE, &validation,
+      "Hold this fraction of the training set out and evaluate on it instead of the "
+      "test set (data.validation_fraction), e.g. 0.1 to choose a step count", "F" },
     { "sigma-steps", 0, 0, G_OPTION_ARG_STRING, &sigma_steps,
       "Steps at which to draw σ-maps, e.g. 1000,5000,last (default: 1000,last)", "LIST" },
     { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
@@ -444,7 +490,10 @@ caml_cli_train (int argc, char **argv)
     "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
     "                   test_mse or test_accuracy, seconds\n"
     "  summary.json     preset, seed, steps, train_loss, test_loss, test_mse or\n"
-    "                   test_accuracy, seconds, steps_per_second\n"
+    "                   test_accuracy, seconds, eval_seconds (of them spent\n"
+    "                   evaluating), steps_per_second over the rest; for text\n"
+    "                   data also tokens (valid tokens trained on) and\n"
+    "                   tokens_per_second\n"
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
     "  loss.png         training and test loss per step\n"
@@ -459,6 +508,12 @@ caml_cli_train (int argc, char **argv)
     "                   summary.json gains sigma_auc (ROC AUC of χ between digit\n"
     "                   pixels > 0.5 and background pixels = 0, first 1000 test\n"
     "                   images) and sigma_high_on (foreground or background)\n"
+    "  words.html       for text models with a per-word gate (CA-BSFE): 20 test\n"
+    "                   samples with every word shaded by its χ̃ (light: context-\n"
+    "                   free, χ̃ → 1; dark: context-sensitive, χ̃ → 0), and the 50\n"
+    "                   most and least context-free words seen ≥ 20 times in\n"
+    "                   training (docs/text-classification.md)\n"
+    "  words.png        the same two lists as bars\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged) or could\n"
     "not start, 2 for bad command-line options, 130 when interrupted.");
@@ -473,6 +528,11 @@ caml_cli_train (int argc, char **argv)
       g_printerr ("caml train: --seed must be ≥ 0 and --steps in 1…1000000000\n");
       return 2;
     }
+  if (validation != -1 && !(validation >= 0 && validation < 1))
+    {
+      g_printerr ("caml train: --validation must be in [0, 1)\n");
+      return 2;
+    }
 
   CamlExperiment *exp = caml_cli_load_experiment ("train", preset, args, &error);
   if (exp == NULL)
@@ -485,6 +545,8 @@ caml_cli_train (int argc, char **argv)
     exp->seed = (guint64) seed;
   if (steps > 0)
     exp->steps = (int) steps;
+  if (validation >= 0)
+    exp->data.validation_fraction = validation;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
     {
       g_printerr ("caml train: %s\n", error->message);

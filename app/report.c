@@ -3,6 +3,7 @@
 #include <gio/gio.h>
 
 #include "report.h"
+#include "words-page.h"
 #include "caml-plot.h"
 
 #define SURFACE_GRID 121
@@ -440,4 +441,91 @@ caml_report_write_sem_curves (const char *path, const double *energies, int n,
   CamlPlotPanel panel = { NULL, cells, 2, 2 };
   return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT, caml_plot_panel_draw_cb,
                               &panel, error);
+}
+
+/* P(class 1) of test samples [0, n) under the model, or NULL when the output
+ * is not one logit (sigmoid) or two classes (softmax). */
+static float *
+class1_probabilities (CamlModel *model, CamlLossKind loss, const CamlDataset *set, int n)
+{
+  int d = (int) caml_shape_size (caml_model_output_shape (model));
+  if (!((d == 1 && loss == CAML_LOSS_SIGMOID_XENT) || (d == 2 && loss == CAML_LOSS_SOFTMAX_XENT)))
+    return NULL;
+  g_autofree float *buf = g_new (float, (size_t) MAX (n, 1) * caml_shape_size (&set->x_shape));
+  const float *out = caml_model_forward (model, caml_dataset_rows (set, 0, n, buf), n);
+  float *p = g_new (float, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    p[i] = d == 1 ? caml_sigmoidf (out[i])
+                  : 1.0f / (1.0f + expf (out[2 * i] - out[2 * i + 1]));
+  return p;
+}
+
+gboolean
+caml_report_write_words (const char *path, const char *png_path, const char *title,
+                         CamlModel *model,
+                         CamlLossKind loss, const CamlDataset *train,
+                         const CamlDataset *test, int n_samples, int min_count, int n_top,
+                         gboolean *written, GError **error)
+{
+  *written = FALSE;
+  if (train->vocab == NULL || model->input.kind != CAML_SHAPE_TOKENS)
+    return TRUE;
+  int vocab = caml_vocab_size (train->vocab);
+  g_autofree float *chi = g_new (float, MAX (vocab, 1));
+  int layer = -1;
+  for (int l = 0; l < model->n_layers && layer < 0; l++)
+    if (model->layers[l]->ops->word_chi != NULL
+        && model->layers[l]->ops->word_chi (model->layers[l], chi, vocab))
+      layer = l;
+  if (layer < 0)
+    return TRUE;
+
+  n_samples = test->texts != NULL ? MIN (n_samples, test->n) : 0;
+  g_autofree float *probabilities = class1_probabilities (model, loss, test, n_samples);
+  g_autofree char *layer_name = g_strdup_printf ("layer %d (%s)", layer,
+                                                 model->layers[layer]->ops->title);
+  CamlWordsPage page = {
+    .title = title, .layer = layer_name, .vocab = train->vocab, .chi = chi,
+    .min_count = min_count, .n_top = n_top,
+    .texts = test->texts, .labels = test->n_classes > 0 ? test->y : NULL,
+    .probabilities = probabilities, .n_samples = n_samples, .max_words = 200,
+  };
+  g_autofree char *html = caml_words_page_html (&page);
+  if (!g_file_set_contents_full (path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
+    return FALSE;
+  *written = TRUE;
+  if (png_path == NULL)
+    return TRUE;
+
+  /* The two lists as bars, χ̃ on [0, 1] in the page's colours. */
+  int n = 0;
+  g_autofree CamlWordGate *gates = caml_words_rank (train->vocab, chi, min_count, &n);
+  int shown = MIN (n, n_top);
+  g_autofree const char **labels = g_new (const char *, MAX (2 * shown, 1));
+  g_autofree double *values = g_new (double, MAX (2 * shown, 1));
+  for (int k = 0; k < shown; k++)
+    {
+      labels[k] = gates[k].word;
+      values[k] = gates[k].chi;
+      labels[shown + k] = gates[n - 1 - k].word;
+      values[shown + k] = gates[n - 1 - k].chi;
+    }
+  g_autofree char *free_title = g_strdup_printf ("most context-free (χ̃ highest), seen ≥ %d×",
+                                                 min_count);
+  g_autofree char *sensitive_title = g_strdup_printf ("most context-sensitive (χ̃ lowest), "
+                                                      "seen ≥ %d×", min_count);
+  CamlPlotBarsOptions free_opts = { free_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  CamlPlotBarsOptions sensitive_opts = { sensitive_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  g_autoptr (CamlPlotBars) most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
+  g_autoptr (CamlPlotBars) most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + shown,
+                                                                values + shown, shown);
+  CamlPlotPanelCell cells[] = {
+    { caml_plot_bars_draw_cb, most_free },
+    { caml_plot_bars_draw_cb, most_sensitive },
+  };
+  g_autofree char *panel_title = g_strdup_printf ("%s: χ̃ of %s", title ? title : "",
+                                                  layer_name);
+  CamlPlotPanel panel = { panel_title, cells, 2, 2 };
+  return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),
+                              caml_plot_panel_draw_cb, &panel, error);
 }

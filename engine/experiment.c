@@ -17,14 +17,14 @@
 #include "json-check.h"
 
 const char *const caml_data_kind_names[] = {
-  "xor", "surface", "mnist", "fashion_mnist", "sst", "rnn_sanity", "idx", "text", NULL
+  "xor", "surface", "mnist", "fashion_mnist", "sst", "imdb", "rnn_sanity", "idx", "text", NULL
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (caml_data_kind_names) == CAML_N_DATA_KINDS + 1);
 
 /* The values of data.builtin: every kind but idx and text, which are chosen
  * by the "idx" and "text" keys instead. Indexed like CamlDataKind. */
 static const char *const builtin_names[] = {
-  "xor", "surface", "mnist", "fashion_mnist", "sst", "rnn_sanity", NULL
+  "xor", "surface", "mnist", "fashion_mnist", "sst", "imdb", "rnn_sanity", NULL
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (builtin_names) == CAML_DATA_IDX + 1);
 
@@ -46,7 +46,8 @@ is_image_kind (CamlDataKind kind)
 static gboolean
 is_text_kind (CamlDataKind kind)
 {
-  return kind == CAML_DATA_SST || kind == CAML_DATA_RNN_SANITY || kind == CAML_DATA_TEXT;
+  return kind == CAML_DATA_SST || kind == CAML_DATA_IMDB || kind == CAML_DATA_RNN_SANITY
+      || kind == CAML_DATA_TEXT;
 }
 
 /* Ranges of the fields that are not layer options. */
@@ -84,7 +85,7 @@ caml_experiment_new_default (void)
   exp->description = g_strdup ("");
   exp->paper = NULL;
   exp->data = (CamlDataConfig) {
-    .kind = CAML_DATA_XOR, .grid = 81, .train_fraction = 0.01,
+    .kind = CAML_DATA_XOR, .grid = 81, .train_fraction = 0.01, .ngrams = 1,
   };
 
   /* The smallest model that fits the default data: one CA-NN of width 1. */
@@ -166,6 +167,10 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
       || a->data.train_limit != b->data.train_limit
       || a->data.test_limit != b->data.test_limit
       || a->data.max_tokens != b->data.max_tokens
+      || a->data.split != b->data.split
+      || a->data.unique_tokens != b->data.unique_tokens
+      || a->data.ngrams != b->data.ngrams
+      || a->data.validation_fraction != b->data.validation_fraction
       || g_strcmp0 (a->data.embeddings, b->data.embeddings) != 0)
     return FALSE;
   for (int i = 0; i < 2; i++)
@@ -521,6 +526,12 @@ parse_text_options (Parser *p, JsonObject *obj, CamlDataConfig *data)
   if ((m = json_object_get_member (obj, "max_tokens")) != NULL
       && !get_int32 (p, m, "data.max_tokens", 0, 1000000, &data->max_tokens))
     return FALSE;
+  if ((m = json_object_get_member (obj, "unique_tokens")) != NULL
+      && !get_bool (p, m, "data.unique_tokens", &data->unique_tokens))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "ngrams")) != NULL
+      && !get_int32 (p, m, "data.ngrams", 1, 2, &data->ngrams))
+    return FALSE;
   if ((m = json_object_get_member (obj, "embeddings")) != NULL)
     {
       const char *s = NULL;
@@ -543,15 +554,39 @@ parse_text_options (Parser *p, JsonObject *obj, CamlDataConfig *data)
 }
 
 static gboolean
+parse_split_seed (Parser *p, JsonObject *obj, CamlDataConfig *data)
+{
+  JsonNode *m = json_object_get_member (obj, "split_seed");
+  if (m != NULL)
+    {
+      gint64 seed = 0;
+      if (!get_int (p, m, "data.split_seed", 0, G_MAXINT64, &seed))
+        return FALSE;
+      data->has_split_seed = TRUE;
+      data->split_seed = (guint64) seed;
+    }
+  return TRUE;
+}
+
+static gboolean
 parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
 {
   static const char *const text_data_keys[] = {
-    "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings"
+    "builtin", "text", "train_limit", "test_limit", "max_tokens", "embeddings",
+    "validation_fraction", "split_seed", "unique_tokens", "ngrams"
+  };
+  static const char *const imdb_keys[] = {
+    "builtin", "train_limit", "test_limit", "max_tokens", "embeddings", "split", "split_seed",
+    "validation_fraction", "unique_tokens", "ngrams"
   };
   static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
-  static const char *const image_keys[] = { "builtin", "train_limit", "test_limit" };
-  static const char *const idx_data_keys[] = { "idx", "train_limit", "test_limit" };
+  static const char *const image_keys[] = {
+    "builtin", "train_limit", "test_limit", "validation_fraction", "split_seed"
+  };
+  static const char *const idx_data_keys[] = {
+    "idx", "train_limit", "test_limit", "validation_fraction", "split_seed"
+  };
   JsonObject *obj = NULL;
   JsonNode *m;
 
@@ -573,6 +608,10 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
       g_free (kinds);
       return FALSE;
     }
+  if ((m = json_object_get_member (obj, "validation_fraction")) != NULL
+      && !get_ranged (p, m, "data.validation_fraction", 0, FALSE, 1, TRUE, "in [0, 1)",
+                      &data->validation_fraction))
+    return FALSE;
   if (has_idx)
     {
       if (!check_keys (p, obj, "data", idx_data_keys, G_N_ELEMENTS (idx_data_keys), NULL)
@@ -611,12 +650,24 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
       if ((m = json_object_get_member (obj, "test_limit")) != NULL
           && !get_int32 (p, m, "data.test_limit", 0, G_MAXINT, &data->test_limit))
         return FALSE;
-      return TRUE;
+      return parse_split_seed (p, obj, data);
     case CAML_DATA_SST:
     case CAML_DATA_RNN_SANITY:
     case CAML_DATA_TEXT:
       return check_keys (p, obj, "data", text_data_keys, G_N_ELEMENTS (text_data_keys), NULL)
-          && parse_text_options (p, obj, data);
+          && parse_text_options (p, obj, data) && parse_split_seed (p, obj, data);
+    case CAML_DATA_IMDB:
+      if (!check_keys (p, obj, "data", imdb_keys, G_N_ELEMENTS (imdb_keys), NULL)
+          || !parse_text_options (p, obj, data))
+        return FALSE;
+      if ((m = json_object_get_member (obj, "split")) != NULL)
+        {
+          int split;
+          if (!get_enum (p, m, "data.split", caml_data_split_names, &split))
+            return FALSE;
+          data->split = split;
+        }
+      return parse_split_seed (p, obj, data);
     case CAML_DATA_SURFACE:
     case CAML_N_DATA_KINDS:
       break;
@@ -631,15 +682,7 @@ parse_data (Parser *p, JsonNode *node, CamlDataConfig *data)
       && !get_ranged (p, m, "data.train_fraction", 0, TRUE, 1, TRUE,
                       "in (0, 1)", &data->train_fraction))
     return FALSE;
-  if ((m = json_object_get_member (obj, "split_seed")) != NULL)
-    {
-      gint64 seed;
-      if (!get_int (p, m, "data.split_seed", 0, G_MAXINT64, &seed))
-        return FALSE;
-      data->has_split_seed = TRUE;
-      data->split_seed = (guint64) seed;
-    }
-  return TRUE;
+  return parse_split_seed (p, obj, data);
 }
 
 /* --- model */
@@ -1211,6 +1254,25 @@ caml_experiment_to_json (const CamlExperiment *exp)
       else
         g_string_append (s, "null");
     }
+  if (is_text_kind (exp->data.kind) && exp->data.unique_tokens)
+    g_string_append (s, ",\n    \"unique_tokens\": true");
+  if (is_text_kind (exp->data.kind) && exp->data.ngrams > 1)
+    g_string_append_printf (s, ",\n    \"ngrams\": %d", exp->data.ngrams);
+  if (exp->data.kind == CAML_DATA_IMDB)
+    {
+      g_string_append (s, ",\n    \"split\": ");
+      append_string (s, caml_data_split_names[exp->data.split]);
+    }
+  if ((is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
+      && exp->data.validation_fraction > 0)
+    {
+      g_string_append (s, ",\n    \"validation_fraction\": ");
+      append_double (s, exp->data.validation_fraction);
+    }
+  if ((is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
+      && exp->data.has_split_seed)
+    g_string_append_printf (s, ",\n    \"split_seed\": %" G_GUINT64_FORMAT,
+                            exp->data.split_seed);
   if (exp->data.kind == CAML_DATA_SURFACE)
     {
       g_string_append_printf (s, ",\n    \"grid\": %d,\n    \"train_fraction\": ",
@@ -1373,6 +1435,27 @@ load_image_datasets (const CamlDataConfig *data, CamlDataset **train,
   return ok;
 }
 
+/* IMDB from <data dir>/imdb/reviews.json; a missing file says how to fetch it. */
+static gboolean
+load_imdb_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset **test,
+                    GError **error)
+{
+  g_autofree char *path = g_build_filename (caml_data_dir (), "imdb", "reviews.json", NULL);
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+                   "%s: no such file: IMDB is not fetched — run `datasets/fetch imdb` in "
+                   "the source tree, or set CAML_DATA_DIR to the directory that holds imdb/",
+                   path);
+      return FALSE;
+    }
+  if (!caml_imdb_load (path, data->split, data->has_split_seed ? data->split_seed : 0,
+                       data->train_limit, data->test_limit, train, test, error))
+    return FALSE;
+  caml_text_datasets_finish (*train, *test, data->max_tokens);
+  return TRUE;
+}
+
 static gboolean
 load_text_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset **test,
                     GError **error)
@@ -1424,16 +1507,83 @@ load_text_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset
   return ok;
 }
 
+static gboolean load_datasets (const CamlExperiment *exp, CamlDataset **train,
+                               CamlDataset **test, GError **error);
+
+/* data.validation_fraction: the held-out part of the training set takes the
+ * test set's place. */
+static gboolean
+hold_out_validation (const CamlDataConfig *data, CamlDataset **train, CamlDataset **test,
+                     GError **error)
+{
+  CamlDataset *rest, *validation;
+  GError *local = NULL;
+  gboolean ok = caml_dataset_hold_out (*train, data->validation_fraction,
+                                       data->has_split_seed ? data->split_seed : 0,
+                                       &rest, &validation, &local);
+  g_clear_pointer (train, caml_dataset_free);
+  g_clear_pointer (test, caml_dataset_free);
+  if (!ok)
+    {
+      g_set_error (error, CAML_ERROR, local->code, "data.validation_fraction: %s",
+                   local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  if (is_text_kind (data->kind))
+    caml_text_datasets_finish (rest, validation, data->max_tokens);
+  *train = rest;
+  *test = validation;
+  return TRUE;
+}
+
 gboolean
 caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
                                CamlDataset **test, GError **error)
 {
   *train = *test = NULL;
+  if (exp->data.validation_fraction > 0
+      && !(is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind)))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "data.validation_fraction: %s data has no validation split (only image "
+                   "and text data sets do)", caml_data_kind_names[exp->data.kind]);
+      return FALSE;
+    }
+  if (!load_datasets (exp, train, test, error))
+    return FALSE;
+  if (exp->data.validation_fraction > 0
+      && (is_image_kind (exp->data.kind) || is_text_kind (exp->data.kind))
+      && !hold_out_validation (&exp->data, train, test, error))
+    return FALSE;
+  if (!is_text_kind (exp->data.kind))
+    return TRUE;
+  if (exp->data.ngrams == 2)
+    {
+      caml_text_dataset_add_bigrams (*train, TRUE);
+      caml_text_dataset_add_bigrams (*test, FALSE);
+    }
+  if (exp->data.unique_tokens)
+    {
+      caml_text_dataset_unique (*train);
+      caml_text_dataset_unique (*test);
+    }
+  if (exp->data.ngrams == 2 || exp->data.unique_tokens)
+    caml_text_datasets_finish (*train, *test, exp->data.max_tokens);
+  return TRUE;
+}
+
+static gboolean
+load_datasets (const CamlExperiment *exp, CamlDataset **train, CamlDataset **test,
+               GError **error)
+{
   switch (exp->data.kind)
     {
     case CAML_DATA_SST:
     case CAML_DATA_TEXT:
       return load_text_datasets (&exp->data, train, test, error);
+    case CAML_DATA_IMDB:
+      return load_imdb_datasets (&exp->data, train, test, error);
     case CAML_DATA_RNN_SANITY:
       caml_data_rnn_sanity (train, test);
       return TRUE;

@@ -172,6 +172,8 @@ caml_model_free (CamlModel *model)
   g_free (model->acts);
   g_free (model->dacts);
   g_free (model->lengths);
+  g_free (model->touched);
+  g_free (model->touched_mark);
   g_free (model->w);
   g_free (model->dw);
   g_free (model);
@@ -241,10 +243,40 @@ caml_model_forward (CamlModel *model, const float *x, int n)
   return inp;
 }
 
+/* Token input: adds the ids of x (n samples, lengths from the forward) to
+ * the touched set. */
+static void
+record_touched (CamlModel *model, const float *x, int n)
+{
+  int vocab = model->input.vocab, t_max = model->input.dims[0];
+  if (vocab <= 0)
+    return;
+  if (model->touched_mark == NULL)
+    {
+      model->touched_mark = g_new0 (guint8, vocab);
+      model->touched = g_new (int, vocab);
+    }
+  for (int i = 0; i < n; i++)
+    {
+      const float *row = x + (size_t) i * t_max;
+      for (int t = 0; t < model->lengths[i]; t++)
+        {
+          int id = (int) row[t];
+          if (id >= 0 && id < vocab && !model->touched_mark[id])
+            {
+              model->touched_mark[id] = 1;
+              model->touched[model->n_touched++] = id;
+            }
+        }
+    }
+}
+
 void
 caml_model_backward (CamlModel *model, const float *x, const float *dout, int n)
 {
   const float *d = dout;
+  if (model->input.kind == CAML_SHAPE_TOKENS)
+    record_touched (model, x, n);
   for (int i = model->n_layers - 1; i >= 0; i--)
     {
       CamlLayer *layer = model->layers[i];
@@ -261,10 +293,55 @@ caml_model_set_sequence_lengths (CamlModel *model, const int *lengths)
   model->seq_lengths = lengths;
 }
 
+static void
+zero_range (size_t offset, size_t count, gpointer user_data)
+{
+  CamlModel *model = user_data;
+  memset (model->dw + offset, 0, count * sizeof (float));
+}
+
 void
 caml_model_zero_grad (CamlModel *model)
 {
-  memset (model->dw, 0, model->n_weights * sizeof (float));
+  caml_model_foreach_grad_range (model, zero_range, model);
+  for (int k = 0; k < model->n_touched; k++)
+    model->touched_mark[model->touched[k]] = 0;
+  model->n_touched = 0;
+}
+
+void
+caml_model_foreach_grad_range (const CamlModel *model, CamlRangeFunc func,
+                               gpointer user_data)
+{
+  if (!model->sparse_grads || model->input.kind != CAML_SHAPE_TOKENS)
+    {
+      func (0, model->n_weights, user_data);
+      return;
+    }
+  /* Dense parameters merge into runs; token tables give their rows. */
+  size_t run_start = 0, run_count = 0;
+  for (int i = 0; i < model->n_layers; i++)
+    for (int j = 0; j < model->layers[i]->n_params; j++)
+      {
+        const CamlParam *p = &model->layers[i]->params[j];
+        if (p->token_rows <= 0)
+          {
+            if (run_count == 0)
+              run_start = p->offset;
+            run_count += p->count;
+            continue;
+          }
+        if (run_count > 0)
+          func (run_start, run_count, user_data);
+        run_count = 0;
+        size_t rows = p->count / (size_t) p->token_rows;
+        for (int k = 0; k < model->n_touched; k++)
+          if ((size_t) model->touched[k] < rows)
+            func (p->offset + (size_t) model->touched[k] * p->token_rows,
+                  (size_t) p->token_rows, user_data);
+      }
+  if (run_count > 0)
+    func (run_start, run_count, user_data);
 }
 
 int

@@ -149,10 +149,19 @@ update_part (int part, gpointer data)
   update (u->opt, u->w + lo, u->g + lo, u->m + lo, u->v + lo, hi - lo, u->t);
 }
 
+gboolean
+caml_optimizer_is_sparse (const CamlOptimizer *opt)
+{
+  return opt->config.kind == CAML_OPTIM_ADAGRAD
+      || (opt->config.kind == CAML_OPTIM_SGD && opt->config.momentum == 0.0);
+}
+
 void
 caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
 {
   g_assert (model->n_weights == opt->n);
+  gboolean sparse = model->sparse_grads && model->input.kind == CAML_SHAPE_TOKENS
+                    && caml_optimizer_is_sparse (opt);
   gboolean active[CAML_N_GROUPS];
   for (int g = 0; g < CAML_N_GROUPS; g++)
     {
@@ -170,6 +179,19 @@ caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
             continue;
           Update u = { opt, p->w, opt->state + p->offset, opt->state + opt->n + p->offset,
                        p->dw, p->count, opt->updates[p->group] };
+          if (p->token_rows > 0 && sparse)
+            {
+              /* Only the rows of the batch's tokens have gradients; the
+               * others would not move. */
+              size_t rows = p->count / (size_t) p->token_rows, r = (size_t) p->token_rows;
+              for (int k = 0; k < model->n_touched; k++)
+                {
+                  size_t off = (size_t) model->touched[k] * r;
+                  if (off / r < rows)
+                    update (opt, u.w + off, u.g + off, u.m + off, u.v + off, r, u.t);
+                }
+              continue;
+            }
           /* Large blocks are memory-bound: both cores' bandwidth helps. */
           if (p->count >= 65536)
             caml_parallel_run (update_part, &u);

@@ -194,6 +194,74 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
 }
 
 void
+caml_text_dataset_add_bigrams (CamlDataset *set, gboolean grow)
+{
+  GArray *ids = g_array_sized_new (FALSE, FALSE, sizeof (gint32),
+                                   (guint) (2 * set->offsets[set->n]));
+  GString *key = g_string_new (NULL);
+  int t_max = 1;
+  for (int i = 0; i < set->n; i++)
+    {
+      gint64 start = set->offsets[i], end = set->offsets[i + 1];
+      gint64 first = ids->len;
+      g_array_append_vals (ids, set->tokens + start, (guint) (end - start));
+      for (gint64 k = start; k + 1 < end; k++)
+        {
+          gint32 a = set->tokens[k], b = set->tokens[k + 1], id = CAML_TOKEN_OOV;
+          if (a >= 0 && b >= 0)
+            {
+              g_string_printf (key, "%s %s", caml_vocab_word (set->vocab, a),
+                               caml_vocab_word (set->vocab, b));
+              id = grow ? caml_vocab_add (set->vocab, key->str, 1)
+                        : caml_vocab_lookup (set->vocab, key->str);
+              if (id < 0)
+                id = CAML_TOKEN_OOV;
+            }
+          g_array_append_val (ids, id);
+        }
+      set->offsets[i] = first;
+      t_max = MAX (t_max, (int) (ids->len - first));
+    }
+  set->offsets[set->n] = ids->len;
+  g_free (set->tokens);
+  set->tokens = (gint32 *) g_array_free (ids, FALSE);
+  set->x_shape = caml_shape_tokens (t_max, caml_vocab_size (set->vocab));
+  g_string_free (key, TRUE);
+}
+
+void
+caml_text_dataset_unique (CamlDataset *set)
+{
+  int vocab = MAX (caml_vocab_size (set->vocab), 1);
+  guint8 *seen = g_new0 (guint8, vocab);
+  gint64 out = 0;
+  int t_max = 1;
+  for (int i = 0; i < set->n; i++)
+    {
+      gint64 start = set->offsets[i], end = set->offsets[i + 1], first = out;
+      for (gint64 k = start; k < end; k++)
+        {
+          gint32 id = set->tokens[k];
+          if (id >= 0 && id < vocab)
+            {
+              if (seen[id])
+                continue;
+              seen[id] = 1;
+            }
+          set->tokens[out++] = id;
+        }
+      for (gint64 k = first; k < out; k++)   /* clear this sample's marks */
+        if (set->tokens[k] >= 0 && set->tokens[k] < vocab)
+          seen[set->tokens[k]] = 0;
+      set->offsets[i] = first;
+      t_max = MAX (t_max, (int) (out - first));
+    }
+  set->offsets[set->n] = out;
+  set->x_shape.dims[0] = t_max;
+  g_free (seen);
+}
+
+void
 caml_text_datasets_finish (CamlDataset *train, CamlDataset *test, int max_tokens)
 {
   int t_max = MAX (train->x_shape.dims[0], test->x_shape.dims[0]);

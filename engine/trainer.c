@@ -60,6 +60,8 @@ struct _CamlTrainer {
   float         *dpred;       /* (batch, out) */
   float         *backup;      /* (n_weights) weights before the latest update */
   long           backup_step; /* steps done when backup was taken; -1: none */
+  gboolean       backup_sparse;  /* backup holds only backup_ranges */
+  GArray        *backup_ranges;  /* gsize (offset, count) pairs of a sparse backup */
   size_t         out_size;    /* D of the model output */
   CamlDivergence divergence;  /* of the step that failed (trainer thread) */
 
@@ -86,9 +88,14 @@ struct _CamlTrainer {
   CamlDivergence failure;
   double    seconds_base;     /* active time before active_since */
   gint64    active_since;     /* monotonic µs, 0 while waiting */
-  double    rate_seconds;     /* window start for steps_per_second */
+  double    eval_seconds;     /* of the active time, spent evaluating */
+  double    rate_seconds;     /* window start for steps_per_second (training
+                               * time: evaluations excluded) */
   long      rate_step;
   double    steps_per_second;
+  gint64    tokens;           /* valid tokens of the text batches trained on */
+  gint64    rate_tokens;      /* tokens at the window start */
+  double    tokens_per_second;
   CamlProgressFunc progress_func;
   gpointer  progress_data;
   int       progress_every;
@@ -215,7 +222,10 @@ trainer_snapshot_locked (CamlTrainer *trainer, CamlProgress *p)
   p->total_steps = trainer->total_steps;
   p->last_loss = trainer->last_loss;
   p->steps_per_second = trainer->steps_per_second;
+  p->tokens = trainer->tokens;
+  p->tokens_per_second = trainer->tokens_per_second;
   p->seconds = trainer_seconds_locked (trainer);
+  p->eval_seconds = trainer->eval_seconds;
   p->classification = trainer->train->n_classes > 0;
   p->n_rows = (int) trainer->rows->len;
   if (p->n_rows > 0)
@@ -355,13 +365,97 @@ diagnose_loss (CamlTrainer *trainer, const float *x, const float *y, float loss)
                           (double) largest);
 }
 
-/* Next minibatch: pointers to (batch, ·) inputs and targets. */
+/* Walks ranges of the parameter block (caml_model_foreach_grad_range). */
+typedef struct {
+  const float *src;
+  float       *dst;     /* copy src → dst, or NULL to check src */
+  GArray      *record;  /* when set, each range walked is appended (gsize pairs) */
+  gboolean     finite;
+} RangeWalk;
+
 static void
-trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
+walk_range (size_t offset, size_t count, gpointer user_data)
+{
+  RangeWalk *walk = user_data;
+  if (walk->record != NULL)
+    {
+      gsize range[2] = { offset, count };
+      g_array_append_vals (walk->record, range, 2);
+    }
+  if (walk->dst != NULL)
+    memcpy (walk->dst + offset, walk->src + offset, count * sizeof (float));
+  else if (walk->finite)
+    walk->finite = all_finite (walk->src + offset, count);
+}
+
+/* Whether v (a block laid out like the weights) is finite: the whole block
+ * for a dense optimizer, else only where gradients reached (the rest did not
+ * change since it was last checked). */
+static gboolean
+block_finite (CamlTrainer *trainer, const float *v)
+{
+  const CamlModel *model = trainer->model;
+  if (!caml_optimizer_is_sparse (trainer->opt))
+    return all_finite (v, model->n_weights);
+  RangeWalk walk = { v, NULL, NULL, TRUE };
+  caml_model_foreach_grad_range (model, walk_range, &walk);
+  return walk.finite;
+}
+
+/* Saves the weights the next update may change: all of them, or (sparse
+ * optimizer) the ranges gradients reached, which are recorded so that
+ * restore_backup puts back exactly those. */
+static void
+take_backup (CamlTrainer *trainer)
+{
+  CamlModel *model = trainer->model;
+  trainer->backup_sparse = caml_optimizer_is_sparse (trainer->opt);
+  if (!trainer->backup_sparse)
+    {
+      memcpy (trainer->backup, model->w, model->n_weights * sizeof *model->w);
+      return;
+    }
+  g_array_set_size (trainer->backup_ranges, 0);
+  RangeWalk save = { model->w, trainer->backup, trainer->backup_ranges, TRUE };
+  caml_model_foreach_grad_range (model, walk_range, &save);
+}
+
+static void
+restore_backup (CamlTrainer *trainer)
+{
+  CamlModel *model = trainer->model;
+  if (!trainer->backup_sparse)
+    {
+      memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
+      return;
+    }
+  const gsize *r = (const gsize *) trainer->backup_ranges->data;
+  for (guint k = 0; k + 1 < trainer->backup_ranges->len; k += 2)
+    memcpy (model->w + r[k], trainer->backup + r[k], r[k + 1] * sizeof *model->w);
+}
+
+/* Valid tokens of samples idx[0..n) of a text set, each at most T. */
+static gint64
+batch_tokens (const CamlDataset *set, const int *idx, int n)
+{
+  if (set->offsets == NULL)
+    return 0;
+  gint64 sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += MIN (caml_dataset_length (set, idx[i]), set->x_shape.dims[0]);
+  return sum;
+}
+
+/* Next minibatch: pointers to (batch, ·) inputs and targets, and the
+ * number of valid tokens in it (text data). */
+static void
+trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y,
+                    gint64 *tokens)
 {
   const CamlDataset *set = trainer->train;
   int b = trainer->batch;
 
+  *tokens = 0;
   if (b >= set->n && set->x != NULL)
     {
       *x = set->x;
@@ -382,6 +476,7 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y)
     }
   caml_dataset_gather (set, trainer->order + trainer->order_pos, b,
                        trainer->bx, trainer->by);
+  *tokens = batch_tokens (set, trainer->order + trainer->order_pos, b);
   trainer->order_pos += b;
   *x = trainer->bx;
   *y = trainer->by;
@@ -395,12 +490,11 @@ static void
 trainer_roll_back (CamlTrainer *trainer, long step, gboolean before_update,
                    char *why, GError **error)
 {
-  CamlModel *model = trainer->model;
   long to = step;
 
   if (!before_update || (step > 0 && trainer->backup_step == step - 1))
     {
-      memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
+      restore_backup (trainer);
       to = trainer->backup_step;
     }
   trainer->backup_step = -1;
@@ -415,7 +509,8 @@ trainer_roll_back (CamlTrainer *trainer, long step, gboolean before_update,
  * last finite ones (trainer_roll_back), trainer->divergence says where, and
  * the error names step + 1 and the culprit. */
 static gboolean
-trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **error)
+trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *tokens,
+                 GError **error)
 {
   CamlModel *model = trainer->model;
   CamlDivergence *d = &trainer->divergence;
@@ -423,7 +518,7 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **erro
   int b = trainer->batch;
   float loss;
 
-  trainer_next_batch (trainer, &x, &y);
+  trainer_next_batch (trainer, &x, &y, tokens);
   caml_model_zero_grad (model);
   model->training = TRUE;     /* dropout on for this pass only */
   pred = caml_model_forward (model, x, b);
@@ -438,7 +533,7 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **erro
       return FALSE;
     }
   caml_model_backward (model, x, trainer->dpred, b);
-  if (!all_finite (model->dw, model->n_weights)
+  if (!block_finite (trainer, model->dw)
       && find_bad_param (model, model->dw, &d->layer, &d->param))
     {
       d->kind = CAML_DIVERGED_GRADIENT;
@@ -449,10 +544,12 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, GError **erro
       return FALSE;
     }
 
-  memcpy (trainer->backup, model->w, model->n_weights * sizeof *model->w);
+  /* A sparse optimizer changes only the weights that have gradients: only
+   * those need a backup and a check. */
+  take_backup (trainer);
   trainer->backup_step = step;
   caml_optimizer_step (trainer->opt, model, step);
-  if (!all_finite (model->w, model->n_weights)
+  if (!block_finite (trainer, model->w)
       && find_bad_param (model, model->w, &d->layer, &d->param))
     {
       d->kind = CAML_DIVERGED_UPDATE;
@@ -479,10 +576,12 @@ trainer_evaluate_locked (CamlTrainer *trainer)
   for (long i = from; i < (long) trainer->losses->len; i++)
     sum += g_array_index (trainer->losses, float, i);
   row.step = trainer->step;
+  row.tokens = trainer->tokens;
   row.train_loss = (long) trainer->losses->len > from
                    ? sum / ((long) trainer->losses->len - from) : NAN;
 
   g_mutex_unlock (&trainer->lock);
+  gint64 start = g_get_monotonic_time ();
   if (isnan (row.train_loss))  /* no step since the last row: measure it */
     caml_evaluate (trainer->model, trainer->loss, trainer->train, &row.train_loss, NULL);
   if (trainer->test != NULL)
@@ -490,26 +589,34 @@ trainer_evaluate_locked (CamlTrainer *trainer)
                    &row.test_loss, &row.test_metric);
   else
     row.test_loss = row.test_metric = NAN;
+  double spent = (g_get_monotonic_time () - start) / 1e6;
   g_mutex_lock (&trainer->lock);
 
+  trainer->eval_seconds += spent;
   row.seconds = trainer_seconds_locked (trainer);
+  row.eval_seconds = trainer->eval_seconds;
   g_array_append_val (trainer->rows, row);
 }
 
 static void
 trainer_update_rate_locked (CamlTrainer *trainer)
 {
-  double now = trainer_seconds_locked (trainer);
+  double now = trainer_seconds_locked (trainer) - trainer->eval_seconds;
   double span = now - trainer->rate_seconds;
 
   if (span >= CAML_RATE_WINDOW)
     {
       trainer->steps_per_second = (trainer->step - trainer->rate_step) / span;
+      trainer->tokens_per_second = (trainer->tokens - trainer->rate_tokens) / span;
       trainer->rate_seconds = now;
       trainer->rate_step = trainer->step;
+      trainer->rate_tokens = trainer->tokens;
     }
   else if (trainer->rate_step == 0 && now > 0.0)
-    trainer->steps_per_second = trainer->step / now;  /* first window */
+    {
+      trainer->steps_per_second = trainer->step / now;  /* first window */
+      trainer->tokens_per_second = trainer->tokens / now;
+    }
 }
 
 static gpointer
@@ -522,6 +629,7 @@ trainer_thread (gpointer data)
   for (;;)
     {
       long step;
+      gint64 tokens = 0;
       float loss = NAN;
       GError *error = NULL;
       gboolean ok, eval, report;
@@ -557,7 +665,7 @@ trainer_thread (gpointer data)
       step = trainer->step;
 
       g_mutex_unlock (&trainer->lock);
-      ok = trainer_do_step (trainer, step, &loss, &error);
+      ok = trainer_do_step (trainer, step, &loss, &tokens, &error);
       g_mutex_lock (&trainer->lock);
 
       trainer->last_loss = loss;
@@ -582,6 +690,7 @@ trainer_thread (gpointer data)
         }
       g_array_append_val (trainer->losses, loss);
       trainer->step = step + 1;
+      trainer->tokens += tokens;
       trainer_update_rate_locked (trainer);
 
       eval = trainer->step == trainer->total_steps
@@ -641,12 +750,17 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
     trainer->order[i] = i;
   trainer->order_pos = train->n;  /* shuffle before the first batch */
 
+  /* The trainer is the model's only user while it runs, and all its
+   * gradients come from caml_model_backward: token tables can be handled
+   * row by row. */
+  model->sparse_grads = TRUE;
   trainer->out_size = caml_shape_size (caml_model_output_shape (model));
   trainer->bx = g_new (float, (size_t) MAX (trainer->batch, 1)
                               * MAX (caml_shape_size (&train->x_shape), 1));
   trainer->by = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (train->y_width, 1));
   trainer->dpred = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (trainer->out_size, 1));
   trainer->backup = g_new (float, MAX (model->n_weights, 1));
+  trainer->backup_ranges = g_array_new (FALSE, FALSE, sizeof (gsize));
   trainer->backup_step = -1;
   trainer->opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
 
@@ -675,6 +789,7 @@ caml_trainer_free (CamlTrainer *trainer)
   g_free (trainer->by);
   g_free (trainer->dpred);
   g_free (trainer->backup);
+  g_array_unref (trainer->backup_ranges);
   g_array_unref (trainer->losses);
   g_array_unref (trainer->rows);
   g_clear_error (&trainer->error);

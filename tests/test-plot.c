@@ -1,6 +1,7 @@
 /* test-plot.c — plot math (ticks, labels, colormaps, normalisation, EMA,
  * marching squares) without a display, and PNG/SVG rendering round trips. */
 #include <math.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -264,6 +265,12 @@ test_colormap_endpoints (void **state)
   assert_true (rgb[2] > 0.6 && rgb[0] < 0.4);
   caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_DIVERGING, 1.0, rgb);
   assert_true (rgb[0] > 0.6 && rgb[2] < 0.4);
+
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_BLUES, 0.0, rgb);   /* #08306b */
+  assert_true (fabs (rgb[0] - 8 / 255.0) < 1e-9 && fabs (rgb[1] - 48 / 255.0) < 1e-9
+               && fabs (rgb[2] - 107 / 255.0) < 1e-9);
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_BLUES, 1.0, rgb);
+  assert_true (rgb[0] == 1.0 && rgb[1] == 1.0 && rgb[2] == 1.0);
 
   caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_VIRIDIS, NAN, rgb);
   assert_true (isfinite (rgb[0]) && rgb[0] == rgb[1] && rgb[1] == rgb[2]);
@@ -667,6 +674,51 @@ test_tiles (void **state)
   cairo_surface_destroy (img);
 }
 
+/* Bars: each row's bar as long as its value says, in its colour; the data
+ * are copied. */
+static void
+test_bars (void **state)
+{
+  RenderFixture *f = *state;
+  const char *labels[] = { "superb", "naïve", "<b>", "gap" };
+  double values[] = { 0.0, 1.0, 0.5, NAN };
+  CamlPlotBarsOptions opts = { .title = "χ̃", .colormap = CAML_PLOT_COLORMAP_BLUES,
+                               .vmin = 0.0, .vmax = 1.0 };
+  g_autoptr (CamlPlotBars) plot = caml_plot_bars_new (&opts, labels, values, 4);
+  values[1] = 0.0;   /* copied: no effect */
+  const int width = 400, height = 200;
+  g_autofree char *path = g_build_filename (f->dir, "bars.png", NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_plot_write_png (path, width, height, caml_plot_bars_draw_cb, plot, &error));
+
+  cairo_surface_t *img = load_png (path, width, height);
+  cairo_t *cr = cairo_create (img);
+  unsigned char *data = cairo_image_surface_get_data (img);
+  int stride = cairo_image_surface_get_stride (img);
+  CamlPlotRect r[4];
+  for (int i = 0; i < 4; i++)
+    caml_plot_bars_row_rect (plot, cr, width, height, i, &r[i]);
+  cairo_destroy (cr);
+  for (int i = 1; i < 4; i++)   /* rows top to bottom, the same bar span */
+    assert_true (r[i].y > r[i - 1].y && r[i].x == r[0].x && r[i].width == r[0].width);
+  /* Row 2 (0.5): mid-blue in its first half, white past its end; row 0
+   * (0.0) has no length. */
+  double rgb[3];
+  caml_plot_colormap_rgb (CAML_PLOT_COLORMAP_BLUES, 0.5, rgb);
+  guint32 want = ((guint32) lround (rgb[0] * 255) << 16) | ((guint32) lround (rgb[1] * 255) << 8)
+                 | (guint32) lround (rgb[2] * 255);
+  int y2 = (int) (r[2].y + r[2].height / 2);
+  guint32 inside = ((guint32 *) (data + y2 * stride))[(int) (r[2].x + 0.25 * r[2].width)];
+  guint32 past = ((guint32 *) (data + y2 * stride))[(int) (r[2].x + 0.75 * r[2].width)];
+  for (int c = 0; c < 3; c++)   /* within one step of rounding per channel */
+    assert_true (abs ((int) ((inside >> (8 * c)) & 0xff) - (int) ((want >> (8 * c)) & 0xff)) <= 1);
+  assert_int_equal (past & 0xffffff, 0xffffff);
+  int y0 = (int) (r[0].y + r[0].height / 2);
+  assert_int_equal (((guint32 *) (data + y0 * stride))[(int) (r[0].x + 0.5 * r[0].width)]
+                    & 0xffffff, 0xffffff);
+  cairo_surface_destroy (img);
+}
+
 static void
 test_render_panel_and_svg (void **state)
 {
@@ -749,6 +801,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_render_line_png, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_render_panel_and_svg, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_tiles, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_bars, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_write_errors, render_setup, render_teardown),
   };
   int failed = cmocka_run_group_tests (tests, NULL, NULL);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "caml.h"
@@ -185,6 +186,121 @@ test_shape_errors (void **state)
   expect_build_error (&flat, &bsfe, 1, "takes token ids");
 }
 
+/* ------------------------------------------------- sparse token tables */
+
+/* A random token batch (n, t) over vocab with ragged lengths and OOV ids,
+ * and random 0/1 targets. */
+static void
+random_token_batch (GRand *rng, float *x, float *y, int n, int t, int vocab)
+{
+  for (int i = 0; i < n; i++)
+    {
+      int len = g_rand_int_range (rng, 0, t + 1);
+      for (int k = 0; k < t; k++)
+        x[i * t + k] = k >= len ? (float) CAML_TOKEN_PAD
+                       : g_rand_int_range (rng, 0, 10) == 0 ? (float) CAML_TOKEN_OOV
+                       : (float) g_rand_int_range (rng, 0, vocab);
+      y[i] = (float) g_rand_int_range (rng, 0, 2);
+    }
+}
+
+static void
+mark_range (size_t offset, size_t count, gpointer user_data)
+{
+  guint8 *mark = user_data;
+  memset (mark + offset, 1, count);
+}
+
+/* Trains two copies of a text model on the same batches, one with
+ * sparse_grads (token tables zeroed and updated row by row), one dense:
+ * the weights must agree bit for bit, for sparse and dense optimizers and
+ * under em_steps; and after every backward no gradient may lie outside
+ * the ranges caml_model_foreach_grad_range names. */
+static void
+test_sparse_grads_match_dense (void **state)
+{
+  (void) state;
+  enum { N = 4, T = 6, VOCAB = 40, STEPS = 30 };
+  const CamlLayerSpec models[][3] = {
+    { caml_test_spec ("ca_bsfe", "dim", 3.0, "gate_dim", 2.0, NULL),
+      caml_test_spec ("dense", "units", 1.0, NULL) },
+    { caml_test_spec ("average", "dim", 3.0, NULL),
+      caml_test_spec ("dense", "units", 1.0, NULL) },
+    { caml_test_spec ("embedding", "dim", 2.0, NULL), caml_test_spec ("mean_pool", NULL),
+      caml_test_spec ("dense", "units", 1.0, NULL) },
+  };
+  const int n_layers[] = { 2, 2, 3 };
+  CamlOptimizerConfig configs[4];
+  caml_optimizer_config_defaults (&configs[0], CAML_OPTIM_ADAGRAD);
+  configs[0].lr = 0.5;
+  configs[0].em_steps = 3;
+  caml_optimizer_config_defaults (&configs[1], CAML_OPTIM_SGD);
+  configs[1].lr = 0.3;
+  caml_optimizer_config_defaults (&configs[2], CAML_OPTIM_SGD);
+  configs[2].momentum = 0.9;
+  caml_optimizer_config_defaults (&configs[3], CAML_OPTIM_ADAM);
+  configs[3].lr = 0.05;
+  CamlShape in = caml_shape_tokens (T, VOCAB);
+
+  for (gsize m = 0; m < G_N_ELEMENTS (models); m++)
+    for (gsize c = 0; c < G_N_ELEMENTS (configs); c++)
+      {
+        CamlModel *model[2];
+        CamlOptimizer *opt[2];
+        for (int k = 0; k < 2; k++)
+          {
+            GRand *init = g_rand_new_with_seed (7);
+            model[k] = caml_model_new (&in, models[m], n_layers[m], init, NULL);
+            g_rand_free (init);
+            assert_non_null (model[k]);
+            model[k]->sparse_grads = k == 0;
+            opt[k] = caml_optimizer_new (&configs[c], model[k]->n_weights);
+          }
+        size_t nw = model[0]->n_weights;
+        GRand *rng = g_rand_new_with_seed (11);
+        float x[N * T], y[N], dpred[N];
+        guint8 *live = g_new (guint8, nw);
+        gboolean some_outside = FALSE;
+        for (int step = 0; step < STEPS; step++)
+          {
+            random_token_batch (rng, x, y, N, T, VOCAB);
+            for (int k = 0; k < 2; k++)
+              {
+                caml_model_zero_grad (model[k]);
+                const float *pred = caml_model_forward (model[k], x, N);
+                caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, N, 1);
+                caml_model_backward (model[k], x, dpred, N);
+              }
+            memset (live, 0, nw);
+            caml_model_foreach_grad_range (model[0], mark_range, live);
+            for (size_t i = 0; i < nw; i++)
+              {
+                if (!live[i])
+                  {
+                    assert_true (model[0]->dw[i] == 0.0f);
+                    some_outside = TRUE;
+                  }
+                assert_true (model[0]->dw[i] == model[1]->dw[i]);
+              }
+            for (int k = 0; k < 2; k++)
+              caml_optimizer_step (opt[k], model[k], step);
+            assert_memory_equal (model[0]->w, model[1]->w, nw * sizeof (float));
+          }
+        /* The batches never cover the vocabulary: rows were skipped. */
+        assert_true (some_outside);
+        caml_model_zero_grad (model[0]);
+        for (size_t i = 0; i < nw; i++)
+          assert_true (model[0]->dw[i] == 0.0f);
+        g_free (live);
+        g_rand_free (rng);
+        for (int k = 0; k < 2; k++)
+          {
+            caml_optimizer_free (opt[k]);
+            caml_model_free (model[k]);
+          }
+      }
+}
+
 int
 main (void)
 {
@@ -197,6 +313,7 @@ main (void)
     cmocka_unit_test (test_average_reference),
     cmocka_unit_test (test_embedding_mean_pool_equals_average),
     cmocka_unit_test (test_shape_errors),
+    cmocka_unit_test (test_sparse_grads_match_dense),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

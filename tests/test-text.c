@@ -172,6 +172,83 @@ test_rnn_sanity_data (void **state)
   caml_dataset_free (test);
 }
 
+/* caml_text_dataset_unique: a set of words per sample, first occurrences in
+ * order; OOV tokens are all kept; T becomes the longest set. */
+static void
+test_unique_tokens (void **state)
+{
+  (void) state;
+  static const char *const train_texts[] = { "a b a c b a", "d d d", "", NULL };
+  static const char *const test_texts[] = { "a x a y x", NULL };
+  static const float labels[] = { 0, 1, 0 };
+  CamlVocab *vocab = caml_vocab_new ();
+  CamlDataset *train = caml_text_dataset_from_texts (g_strdupv ((char **) train_texts),
+                                                     labels, 3, 2, vocab, TRUE);
+  CamlDataset *test = caml_text_dataset_from_texts (g_strdupv ((char **) test_texts),
+                                                    labels, 1, 2, vocab, FALSE);
+  caml_text_datasets_finish (train, test, 0);
+  assert_int_equal (train->x_shape.dims[0], 6);
+  caml_text_dataset_unique (train);
+  caml_text_dataset_unique (test);
+  caml_text_datasets_finish (train, test, 0);
+  int a = caml_vocab_lookup (vocab, "a"), b = caml_vocab_lookup (vocab, "b");
+  int c = caml_vocab_lookup (vocab, "c"), d = caml_vocab_lookup (vocab, "d");
+  assert_int_equal (caml_dataset_length (train, 0), 3);
+  assert_int_equal (caml_dataset_length (train, 1), 1);
+  assert_int_equal (caml_dataset_length (train, 2), 0);
+  assert_int_equal (caml_dataset_length (test, 0), 4);
+  const gint32 want_train[] = { a, b, c, d };
+  assert_memory_equal (train->tokens, want_train, sizeof want_train);
+  const gint32 want_test[] = { a, CAML_TOKEN_OOV, CAML_TOKEN_OOV, CAML_TOKEN_OOV };
+  assert_memory_equal (test->tokens, want_test, sizeof want_test);
+  assert_int_equal (train->x_shape.dims[0], 4);   /* the longest set: the test sample */
+  float row[4];
+  int idx = 0;
+  caml_dataset_gather (train, &idx, 1, row, (float[1]) { 0 });
+  assert_true (row[0] == a && row[1] == b && row[2] == c && row[3] == CAML_TOKEN_PAD);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_vocab_unref (vocab);
+}
+
+/* caml_text_dataset_add_bigrams: "w1 w2" after the words; new bigrams only
+ * from the training set; with an OOV word or unseen, a bigram is OOV. */
+static void
+test_bigrams (void **state)
+{
+  (void) state;
+  static const char *const train_texts[] = { "a b a", "c", NULL };
+  static const char *const test_texts[] = { "a b c x b a", NULL };
+  static const float labels[] = { 0, 1 };
+  CamlVocab *vocab = caml_vocab_new ();
+  CamlDataset *train = caml_text_dataset_from_texts (g_strdupv ((char **) train_texts),
+                                                     labels, 2, 2, vocab, TRUE);
+  CamlDataset *test = caml_text_dataset_from_texts (g_strdupv ((char **) test_texts),
+                                                    labels, 1, 2, vocab, FALSE);
+  caml_text_dataset_add_bigrams (train, TRUE);
+  caml_text_dataset_add_bigrams (test, FALSE);
+  caml_text_datasets_finish (train, test, 0);
+  int a = caml_vocab_lookup (vocab, "a"), b = caml_vocab_lookup (vocab, "b");
+  int c = caml_vocab_lookup (vocab, "c");
+  int ab = caml_vocab_lookup (vocab, "a b"), ba = caml_vocab_lookup (vocab, "b a");
+  assert_true (ab >= 0 && ba >= 0);
+  assert_int_equal (caml_vocab_lookup (vocab, "b c"), -1);
+  assert_int_equal (caml_vocab_size (vocab), 5);
+  assert_int_equal (caml_vocab_count (vocab, ab), 1);
+  assert_int_equal (caml_dataset_length (train, 0), 5);
+  assert_int_equal (caml_dataset_length (train, 1), 1);
+  const gint32 want_train[] = { a, b, a, ab, ba, c };
+  assert_memory_equal (train->tokens, want_train, sizeof want_train);
+  const gint32 oov = CAML_TOKEN_OOV;
+  const gint32 want_test[] = { a, b, c, oov, b, a, ab, oov, oov, oov, ba };
+  assert_memory_equal (test->tokens, want_test, sizeof want_test);
+  assert_int_equal (train->x_shape.dims[0], 11);
+  assert_int_equal (train->x_shape.vocab, 5);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_vocab_unref (vocab);
+}
+
 int
 main (void)
 {
@@ -182,6 +259,8 @@ main (void)
     cmocka_unit_test (test_tsv),
     cmocka_unit_test (test_tsv_errors),
     cmocka_unit_test (test_rnn_sanity_data),
+    cmocka_unit_test (test_unique_tokens),
+    cmocka_unit_test (test_bigrams),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

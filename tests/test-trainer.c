@@ -170,8 +170,10 @@ test_run_to_completion (void **state)
         mean += losses[k];
       assert_near (rows[i].train_loss, mean / 100, 1e-6);
       assert_true (rows[i].seconds > 0.0);
+      assert_true (rows[i].eval_seconds >= 0.0 && rows[i].eval_seconds <= rows[i].seconds);
       if (i > 0)
-        assert_true (rows[i].seconds >= rows[i - 1].seconds);
+        assert_true (rows[i].seconds >= rows[i - 1].seconds
+                     && rows[i].eval_seconds >= rows[i - 1].eval_seconds);
     }
 
   /* The last row is an evaluation of the final weights. */
@@ -188,6 +190,9 @@ test_run_to_completion (void **state)
   assert_false (p.classification);
   assert_near (p.last_loss, losses[399], 0.0);
   assert_true (p.steps_per_second > 0.0);
+  assert_true (p.eval_seconds == rows[3].eval_seconds && p.eval_seconds <= p.seconds);
+  assert_int_equal (p.tokens, 0);   /* not text */
+  assert_true (p.tokens_per_second == 0.0);
 
   /* A finished trainer does not start again. */
   assert_false (caml_trainer_start (trainer, FALSE, &error));
@@ -1020,6 +1025,54 @@ test_evaluate (void **state)
   caml_model_free (model);
 }
 
+/* Text data: the valid tokens of every batch are counted (each sample's
+ * length, at most T), in the progress and in each evaluation row. */
+static void
+test_token_counts (void **state)
+{
+  (void) state;
+  for (int max_tokens = 0; max_tokens <= 3; max_tokens += 3)
+    {
+      CamlDataset *train, *test;
+      caml_data_rnn_sanity (&train, &test);   /* 3 and 4 tokens */
+      if (max_tokens > 0)
+        caml_text_datasets_finish (train, test, max_tokens);
+      gint64 per_epoch = max_tokens > 0 ? 3 + 3 : 3 + 4;
+
+      CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAGRAD, 0.1, 10, 1, 4, 5);
+      exp->loss = CAML_LOSS_SIGMOID_XENT;
+      CamlLayerSpec specs[2];
+      specs[0].ops = caml_layer_lookup ("average");
+      caml_layer_ops_default_options (specs[0].ops, specs[0].opt);
+      dense_spec (&specs[1], 1, CAML_ACT_IDENTITY);
+      GRand *rng = g_rand_new_with_seed (2);
+      CamlModel *model = caml_model_new (&train->x_shape, specs, 2, rng, NULL);
+      g_rand_free (rng);
+      assert_non_null (model);
+
+      CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+      assert_true (caml_trainer_start (trainer, FALSE, NULL));
+      assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+      CamlProgress p;
+      caml_trainer_get_progress (trainer, &p);
+      /* Batches of one: every two steps are one epoch, both samples. */
+      assert_int_equal (p.tokens, 5 * per_epoch);
+      assert_true (p.tokens_per_second > 0.0);
+      int n_rows = 0;
+      CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+      assert_int_equal (n_rows, 3);
+      assert_int_equal (rows[0].tokens, 2 * per_epoch);   /* step 4 */
+      assert_int_equal (rows[1].tokens, 4 * per_epoch);   /* step 8 */
+      assert_int_equal (rows[2].tokens, 5 * per_epoch);   /* step 10 */
+      g_free (rows);
+      caml_trainer_free (trainer);
+      caml_model_free (model);
+      caml_dataset_free (train);
+      caml_dataset_free (test);
+      g_free (exp);
+    }
+}
+
 int
 main (void)
 {
@@ -1037,6 +1090,7 @@ main (void)
     cmocka_unit_test (test_with_model_while_running),
     cmocka_unit_test (test_start_checks_shapes),
     cmocka_unit_test (test_evaluate),
+    cmocka_unit_test (test_token_counts),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -53,6 +53,8 @@ ca_bsfe_setup (CamlLayer *layer, GError **error)
   s->theta = caml_layer_add_param (layer, "theta", CAML_GROUP_GATE, CAML_INIT_SMALL,
                                    s->m, 1, s->m);
   s->v0 = caml_layer_add_param (layer, "v0", CAML_GROUP_VALUE, CAML_INIT_SMALL, 1, s->d, s->d);
+  s->wp->token_rows = s->d;
+  s->ws->token_rows = s->m;
   layer->out = caml_shape_flat (s->d);
   layer->state = s;
   return TRUE;
@@ -217,6 +219,7 @@ average_setup (CamlLayer *layer, GError **error)
   s->d = (int) layer->opt[0];
   s->E = caml_layer_add_param (layer, "E", CAML_GROUP_ALWAYS, CAML_INIT_SMALL, 1, s->d,
                                (size_t) s->v * s->d);
+  s->E->token_rows = s->d;
   layer->out = caml_shape_flat (s->d);
   layer->state = s;
   return TRUE;

@@ -34,6 +34,7 @@ embedding_setup (CamlLayer *layer, GError **error)
                                layer->opt[OPT_TRAINABLE] != 0.0 ? CAML_GROUP_ALWAYS
                                                                 : CAML_GROUP_FROZEN,
                                CAML_INIT_SMALL, 1, s->d, (size_t) s->v * s->d);
+  s->E->token_rows = s->d;
   layer->out = caml_shape_sequence (s->t, s->d);
   layer->state = s;
   return TRUE;

@@ -316,6 +316,11 @@ caml_plot_colormap_rgb (CamlPlotColormap cmap, double t, double rgb[3])
     case CAML_PLOT_COLORMAP_DIVERGING:
       diverging (t, rgb);
       break;
+    case CAML_PLOT_COLORMAP_BLUES:   /* #08306b → white */
+      rgb[0] = (8 + t * (255 - 8)) / 255.0;
+      rgb[1] = (48 + t * (255 - 48)) / 255.0;
+      rgb[2] = (107 + t * (255 - 107)) / 255.0;
+      break;
     case CAML_PLOT_COLORMAP_VIRIDIS:
     default:
       viridis (t, rgb);

@@ -92,6 +92,7 @@ typedef enum {
   CAML_PLOT_COLORMAP_VIRIDIS,   /* perceptual, for value surfaces */
   CAML_PLOT_COLORMAP_GREY,      /* 0 black → 1 white, for σ-maps */
   CAML_PLOT_COLORMAP_DIVERGING, /* blue → white (0.5) → red */
+  CAML_PLOT_COLORMAP_BLUES,     /* 0 deep blue → 1 white, for word gates (χ̃) */
 } CamlPlotColormap;
 
 /* t in [0, 1] (clamped) → rgb[3] in [0, 1]. NaN gives light grey. */
@@ -253,6 +254,33 @@ void caml_plot_tiles_get_size (const CamlPlotTiles *plot, int *width, int *heigh
 void caml_plot_tiles_draw (const CamlPlotTiles *plot, cairo_t *cr, double width, double height);
 /* CamlPlotDrawFunc adapter; user_data is a CamlPlotTiles. */
 void caml_plot_tiles_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
+
+/* -------------------------------------------------------------- bars --- */
+
+/* Labelled horizontal bars, one row each from the top — e.g. the words of a
+ * ranking with their χ̃. A bar's length and colour (through the colormap)
+ * both show its value on [vmin, vmax]; the value is printed after it. */
+typedef struct {
+  const char      *title;     /* may be NULL */
+  CamlPlotColormap colormap;
+  double           vmin, vmax;
+} CamlPlotBarsOptions;
+
+typedef struct _CamlPlotBars CamlPlotBars;
+
+/* labels (n, UTF-8) and values (n) are copied; non-finite values draw no bar. */
+CamlPlotBars *caml_plot_bars_new (const CamlPlotBarsOptions *opts, const char *const *labels,
+                                  const double *values, int n);
+void caml_plot_bars_free (CamlPlotBars *plot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotBars, caml_plot_bars_free)
+/* Where row i's bar (at full length) lies when drawn into width × height
+ * of cr (text extents need cr); the drawn bar is the left fraction of it
+ * that the value gives. */
+void caml_plot_bars_row_rect (const CamlPlotBars *plot, cairo_t *cr, double width,
+                              double height, int i, CamlPlotRect *rect);
+void caml_plot_bars_draw (const CamlPlotBars *plot, cairo_t *cr, double width, double height);
+/* CamlPlotDrawFunc adapter; user_data is a CamlPlotBars. */
+void caml_plot_bars_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
 
 /* ------------------------------------------------------------- panel --- */
 

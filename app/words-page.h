@@ -1,0 +1,51 @@
+/* words-page.h — the χ-for-words page: how context-free each word is.
+ *
+ * A layer with a per-word gate (CamlLayerOps.word_chi, e.g. CA-BSFE) gives
+ * every word of the vocabulary a χ̃ ∈ [0, 1]. χ̃ → 1: the word is replaced by
+ * the shared vector v0, as an unseen word is — it is context-free in the
+ * paper's sense (Sec. 2.2: "is", "the"), carrying nothing of its own.
+ * χ̃ → 0: the word keeps its own vector w' — it is context-sensitive. The
+ * page shades words accordingly: light for context-free, dark for
+ * context-sensitive.
+ *
+ * Plain C without a display: `caml train` writes the page, and the GUI can
+ * build the same HTML. */
+#pragma once
+
+#include "caml.h"
+
+/* A word and its gate. */
+typedef struct {
+  const char *word;    /* borrowed from the vocabulary */
+  float       chi;
+  gint64      count;   /* occurrences in the training set */
+} CamlWordGate;
+
+/* The words seen at least min_count times, from the most context-free (χ̃
+ * highest) to the least; equal χ̃ by count (higher first), then by word.
+ * chi holds one value per word of vocab. Returns *n entries; g_free it. */
+CamlWordGate *caml_words_rank (const CamlVocab *vocab, const float *chi, int min_count,
+                               int *n);
+
+/* Everything the page shows. */
+typedef struct {
+  const char      *title;          /* e.g. the experiment's name */
+  const char      *layer;          /* e.g. "layer 0 (CA-BSFE)" */
+  const CamlVocab *vocab;          /* the training vocabulary */
+  const float     *chi;            /* (caml_vocab_size (vocab)) χ̃ per word */
+  int              min_count;      /* words in the lists: seen this often */
+  int              n_top;          /* length of each list */
+  /* sample texts, shaded word by word */
+  char *const     *texts;          /* (n_samples) */
+  const float     *labels;         /* (n_samples) class indices, or NULL */
+  const float     *probabilities;  /* (n_samples) the model's P(class 1), or NULL */
+  int              n_samples;
+  int              max_words;      /* words shown per sample, 0 = all */
+} CamlWordsPage;
+
+/* A self-contained HTML document (inline CSS, no scripts, no external
+ * assets); every word and text HTML-escaped. g_free it. */
+char *caml_words_page_html (const CamlWordsPage *page);
+
+/* Appends s with &, <, >, " and ' escaped. */
+void  caml_html_escape (GString *out, const char *s, gssize length);
