@@ -456,9 +456,12 @@ split_records (const float *labels, int n, CamlDataSplit split, guint64 seed,
             if (labels[i] == (float) label)
               g_array_append_val (ids, i);
           int *v = (int *) ids->data, k = (int) ids->len;
-          caml_shuffle_ints (v, k, &state);
-          g_array_append_vals (train, v, (guint) ((k + 1) / 2));
-          g_array_append_vals (test, v + (k + 1) / 2, (guint) (k - (k + 1) / 2));
+          if (k > 0)   /* a label with no review: ids->data is NULL */
+            {
+              caml_shuffle_ints (v, k, &state);
+              g_array_append_vals (train, v, (guint) ((k + 1) / 2));
+              g_array_append_vals (test, v + (k + 1) / 2, (guint) (k - (k + 1) / 2));
+            }
           g_array_free (ids, TRUE);
         }
     }

@@ -322,6 +322,15 @@ test_split_errors (void **state)
                 "\"split\": \"random\" for other files");
   expect_error ("[{\"t\":\"a\",\"s\":0}]", -1, CAML_SPLIT_RANDOM,
                 "bad.json: 1 review: too few for a training and a test set");
+
+  /* Found by fuzz-imdb: a random split of reviews that all have one label
+   * (no review of the other: an empty list to shuffle). */
+  CamlDataset *train, *test;
+  load_ok ("[{\"t\":\"a\",\"s\":0},{\"t\":\"b\",\"s\":0},{\"t\":\"c\",\"s\":0}]",
+           CAML_SPLIT_RANDOM, 3, 0, 0, &train, &test);
+  assert_int_equal (train->n + test->n, 3);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
 }
 
 static void
