@@ -580,6 +580,7 @@ test_fetched (void **state)
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
       print_message ("%s is not fetched (datasets/fetch imdb): skipped\n", path);
+      g_clear_pointer (&path, g_free);   /* skip () does not return */
       skip ();
     }
   CamlDataset *train, *test;
