@@ -460,6 +460,46 @@ class1_probabilities (CamlModel *model, CamlLossKind loss, const CamlDataset *se
   return p;
 }
 
+int
+caml_report_word_chi (CamlModel *model, const CamlVocab *vocab, float *chi)
+{
+  if (vocab == NULL || model->input.kind != CAML_SHAPE_TOKENS)
+    return -1;
+  int n = caml_vocab_size (vocab);
+  for (int l = 0; l < model->n_layers; l++)
+    if (model->layers[l]->ops->word_chi != NULL
+        && model->layers[l]->ops->word_chi (model->layers[l], chi, n))
+      return l;
+  return -1;
+}
+
+int
+caml_report_word_bars (const CamlVocab *vocab, const float *chi, int min_count, int n_top,
+                       CamlPlotBars **most_free, CamlPlotBars **most_sensitive)
+{
+  int n = 0;
+  g_autofree CamlWordGate *gates = caml_words_rank (vocab, chi, min_count, &n);
+  int shown = MIN (n, n_top);
+  g_autofree const char **labels = g_new (const char *, MAX (2 * shown, 1));
+  g_autofree double *values = g_new (double, MAX (2 * shown, 1));
+  for (int k = 0; k < shown; k++)
+    {
+      labels[k] = gates[k].word;
+      values[k] = gates[k].chi;
+      labels[shown + k] = gates[n - 1 - k].word;
+      values[shown + k] = gates[n - 1 - k].chi;
+    }
+  g_autofree char *free_title = g_strdup_printf ("most context-free (χ̃ highest), seen ≥ %d×",
+                                                 min_count);
+  g_autofree char *sensitive_title = g_strdup_printf ("most context-sensitive (χ̃ lowest), "
+                                                      "seen ≥ %d×", min_count);
+  CamlPlotBarsOptions free_opts = { free_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  CamlPlotBarsOptions sensitive_opts = { sensitive_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  *most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
+  *most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + shown, values + shown, shown);
+  return shown;
+}
+
 gboolean
 caml_report_write_words (const char *path, const char *png_path, const char *title,
                          CamlModel *model,
@@ -470,13 +510,8 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
   *written = FALSE;
   if (train->vocab == NULL || model->input.kind != CAML_SHAPE_TOKENS)
     return TRUE;
-  int vocab = caml_vocab_size (train->vocab);
-  g_autofree float *chi = g_new (float, MAX (vocab, 1));
-  int layer = -1;
-  for (int l = 0; l < model->n_layers && layer < 0; l++)
-    if (model->layers[l]->ops->word_chi != NULL
-        && model->layers[l]->ops->word_chi (model->layers[l], chi, vocab))
-      layer = l;
+  g_autofree float *chi = g_new (float, MAX (caml_vocab_size (train->vocab), 1));
+  int layer = caml_report_word_chi (model, train->vocab, chi);
   if (layer < 0)
     return TRUE;
 
@@ -498,27 +533,10 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
     return TRUE;
 
   /* The two lists as bars, χ̃ on [0, 1] in the page's colours. */
-  int n = 0;
-  g_autofree CamlWordGate *gates = caml_words_rank (train->vocab, chi, min_count, &n);
-  int shown = MIN (n, n_top);
-  g_autofree const char **labels = g_new (const char *, MAX (2 * shown, 1));
-  g_autofree double *values = g_new (double, MAX (2 * shown, 1));
-  for (int k = 0; k < shown; k++)
-    {
-      labels[k] = gates[k].word;
-      values[k] = gates[k].chi;
-      labels[shown + k] = gates[n - 1 - k].word;
-      values[shown + k] = gates[n - 1 - k].chi;
-    }
-  g_autofree char *free_title = g_strdup_printf ("most context-free (χ̃ highest), seen ≥ %d×",
-                                                 min_count);
-  g_autofree char *sensitive_title = g_strdup_printf ("most context-sensitive (χ̃ lowest), "
-                                                      "seen ≥ %d×", min_count);
-  CamlPlotBarsOptions free_opts = { free_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
-  CamlPlotBarsOptions sensitive_opts = { sensitive_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
-  g_autoptr (CamlPlotBars) most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
-  g_autoptr (CamlPlotBars) most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + shown,
-                                                                values + shown, shown);
+  g_autoptr (CamlPlotBars) most_free = NULL;
+  g_autoptr (CamlPlotBars) most_sensitive = NULL;
+  int shown = caml_report_word_bars (train->vocab, chi, min_count, n_top, &most_free,
+                                     &most_sensitive);
   CamlPlotPanelCell cells[] = {
     { caml_plot_bars_draw_cb, most_free },
     { caml_plot_bars_draw_cb, most_sensitive },

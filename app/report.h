@@ -4,6 +4,8 @@
 
 #include "caml.h"
 
+typedef struct _CamlPlotBars CamlPlotBars;   /* caml-plot.h */
+
 /* loss.png: per-step training loss (smoothed) and the evaluated test loss
  * (and test accuracy on a second plot for classification). */
 gboolean caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
@@ -75,6 +77,18 @@ gboolean caml_report_write_sem_curves (const char *path, const double *energies,
                                        double occurrences, const double *pearson_full,
                                        const double *pearson_context, double average,
                                        double sif, const char *title, GError **error);
+
+/* χ̃ of every word of vocab (chi: caml_vocab_size of them) from the first
+ * layer whose word_chi gives one; returns that layer, or -1 (no such layer,
+ * no vocabulary, or the model does not read tokens). */
+int caml_report_word_chi (CamlModel *model, const CamlVocab *vocab, float *chi);
+
+/* The two lists words.png draws, built with caml_words_rank: the n_top most
+ * context-free words (χ̃ highest) and the n_top most context-sensitive
+ * (lowest) among those seen min_count times, as bars on [0, 1] with light =
+ * context-free. Returns the length of each list (0: empty plots). */
+int caml_report_word_bars (const CamlVocab *vocab, const float *chi, int min_count, int n_top,
+                           CamlPlotBars **most_free, CamlPlotBars **most_sensitive);
 
 /* words.html (words-page.h) for a model with a per-word gate (the first
  * layer whose word_chi gives one): n_samples test texts shaded by χ̃ with

@@ -334,6 +334,105 @@ test_ca_nn_parts (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ------------------------------------------------------------ words */
+
+static gboolean
+can_train (gpointer data)
+{
+  return !caml_window_is_loading (CAML_WINDOW (data))
+         && g_action_group_get_action_enabled (G_ACTION_GROUP (data), "train");
+}
+
+/* Writes n lines "text<TAB>label": "the movie is good" (1) or "… bad" (0)
+ * plus three of 40 filler words, so 45 words are seen ≥ 20 times in 400. */
+static void
+write_text_tsv (const char *path, int n)
+{
+  g_autoptr (GString) text = g_string_new (NULL);
+  for (int i = 0; i < n; i++)
+    g_string_append_printf (text, "the movie is %s w%d w%d w%d\t%d\n", i % 2 ? "good" : "bad",
+                            i % 40, (i * 7 + 3) % 40, (i * 13 + 5) % 40, i % 2);
+  assert_true (g_file_set_contents (path, text->str, -1, NULL));
+}
+
+/* A text model with a per-word gate offers the words page: the most and
+ * least context-free words as two bar plots, rebuilt while training. */
+static void
+test_words (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-words-XXXXXX", NULL);
+  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
+  g_autofree char *path = g_build_filename (dir, "words.json", NULL);
+  write_text_tsv (train, 400);
+  write_text_tsv (test, 40);
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"words\", \"seed\": 0,"
+    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_bsfe\", \"dim\": 5, \"gate_dim\": 5 },"
+    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"sigmoid_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1 },"
+    "  \"training\": { \"steps\": 400, \"batch_size\": 16, \"eval_every\": 100 } }",
+    train, test);
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, path, &error));
+  assert_true (iterate_until (can_train, win, 30));
+
+  /* Shown before training: the untrained gates. */
+  CamlPlotView *words = caml_window_get_plot_view (win, "words");
+  assert_non_null (words);
+  guint before_page = caml_plot_view_get_update_count (words);
+  activate (win, "plots-page", g_variant_new_string ("words"));
+  g_autoptr (GVariant) page = g_action_group_get_action_state (G_ACTION_GROUP (win),
+                                                                "plots-page");
+  assert_string_equal (g_variant_get_string (page, NULL), "words");
+  assert_true (caml_plot_view_get_update_count (words) > before_page);
+
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  /* Rebuilt from the samples taken while training (and the final one). */
+  assert_true (caml_plot_view_get_update_count (words) >= before_page + 2);
+  int n_bars = 0;
+  caml_plot_view_get_bars (words, 0, &n_bars);
+  assert_int_equal (n_bars, 2);
+  const CamlPlotBars *most_free = caml_plot_view_get_bars (words, 0, NULL);
+  const CamlPlotBars *most_sensitive = caml_plot_view_get_bars (words, 1, NULL);
+  assert_int_equal (caml_plot_bars_get_n (most_free), 25);
+  assert_int_equal (caml_plot_bars_get_n (most_sensitive), 25);
+  double top, bottom;
+  const char *free_word = caml_plot_bars_get_row (most_free, 0, &top);
+  const char *sensitive_word = caml_plot_bars_get_row (most_sensitive, 0, &bottom);
+  print_message ("most context-free \"%s\" χ̃ = %.3f, least \"%s\" χ̃ = %.3f\n", free_word, top,
+                 sensitive_word, bottom);
+  assert_true (top >= 0 && top <= 1 && bottom >= 0 && bottom <= 1);
+  assert_true (top > bottom);
+  /* The label words carry the sentiment: they keep their own vectors. */
+  gboolean label_words_sensitive = FALSE;
+  for (int i = 0; i < 5; i++)
+    {
+      const char *w = caml_plot_bars_get_row (most_sensitive, i, NULL);
+      label_words_sensitive |= g_str_equal (w, "good") || g_str_equal (w, "bad");
+    }
+  assert_true (label_words_sensitive);
+
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *png = g_build_filename (out_dir != NULL ? out_dir : ".", "gui-words.png",
+                                           NULL);
+  assert_true (caml_plot_view_write (words, png, 1120, 600, &error));
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (train);
+  g_unlink (test);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* ------------------------------------------------- σ-maps and baseline */
 
 static void
@@ -1159,6 +1258,7 @@ main (void)
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
+    cmocka_unit_test (test_words),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_data_picker),

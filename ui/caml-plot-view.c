@@ -17,7 +17,8 @@ struct _CamlPlotView {
   CamlPlotLine *line;
   CamlPlotTiles *tiles;
   GPtrArray *maps;                /* CamlPlotHeatmap */
-  CamlPlotPanelCell *cells;       /* (maps->len) */
+  GPtrArray *bars;                /* CamlPlotBars */
+  CamlPlotPanelCell *cells;       /* (maps->len or bars->len) */
   CamlPlotPanel panel;
   char *placeholder;
   char *hover_text;
@@ -42,7 +43,7 @@ draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
     caml_plot_line_draw (self->line, cr, width, height, &self->frame);
   else if (self->tiles != NULL)
     caml_plot_tiles_draw (self->tiles, cr, width, height);
-  else if (self->maps != NULL && self->maps->len > 0)
+  else if (self->panel.n_cells > 0)
     caml_plot_panel_draw (&self->panel, cr, width, height);
 }
 
@@ -145,6 +146,7 @@ caml_plot_view_dispose (GObject *object)
   g_clear_pointer (&self->line, caml_plot_line_free);
   g_clear_pointer (&self->tiles, caml_plot_tiles_free);
   g_clear_pointer (&self->maps, g_ptr_array_unref);
+  g_clear_pointer (&self->bars, g_ptr_array_unref);
   g_clear_pointer (&self->cells, g_free);
   g_clear_pointer (&self->placeholder, g_free);
   g_clear_pointer (&self->hover_text, g_free);
@@ -184,8 +186,10 @@ caml_plot_view_clear (CamlPlotView *self)
   g_clear_pointer (&self->line, caml_plot_line_free);
   g_clear_pointer (&self->tiles, caml_plot_tiles_free);
   g_clear_pointer (&self->maps, g_ptr_array_unref);
+  g_clear_pointer (&self->bars, g_ptr_array_unref);
   g_clear_pointer (&self->cells, g_free);
   g_clear_pointer (&self->hover_text, g_free);
+  self->panel = (CamlPlotPanel) { 0 };
   self->frame = (CamlPlotRect) { 0 };
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -227,6 +231,32 @@ caml_plot_view_get_heatmap (CamlPlotView *self, int index, int *n_maps)
 }
 
 void
+caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  caml_plot_view_clear (self);
+  self->bars = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_bars_free);
+  self->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      g_ptr_array_add (self->bars, bars[i]);
+      self->cells[i] = (CamlPlotPanelCell) { caml_plot_bars_draw_cb, bars[i] };
+    }
+  self->panel = (CamlPlotPanel) { NULL, self->cells, n, n };
+  self->n_updates++;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+const CamlPlotBars *
+caml_plot_view_get_bars (CamlPlotView *self, int index, int *n_bars)
+{
+  int n = self->bars != NULL ? (int) self->bars->len : 0;
+  if (n_bars != NULL)
+    *n_bars = n;
+  return index >= 0 && index < n ? g_ptr_array_index (self->bars, index) : NULL;
+}
+
+void
 caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
@@ -257,7 +287,7 @@ caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
 gboolean
 caml_plot_view_has_plot (CamlPlotView *self)
 {
-  return self->line != NULL || self->tiles != NULL || (self->maps != NULL && self->maps->len > 0);
+  return self->line != NULL || self->tiles != NULL || self->panel.n_cells > 0;
 }
 
 const CamlPlotLine *

@@ -1,5 +1,5 @@
 /* caml-plot-view.h — a GtkDrawingArea that shows one prepared Cairo plot
- * (a line plot, or a row of heatmaps) from ui/plots. */
+ * (a line plot, a row of heatmaps or of bar plots, or tiles) from ui/plots. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -21,6 +21,10 @@ GtkWidget *caml_plot_view_new (void);
 void       caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot);
 /* Takes ownership of maps[0..n) (the array itself stays the caller's). */
 void       caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n);
+/* Takes ownership of bars[0..n) (the array itself stays the caller's). */
+void       caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n);
+/* Bar plot index of the row shown (NULL when out of range); *n_bars: how many. */
+const CamlPlotBars *caml_plot_view_get_bars (CamlPlotView *self, int index, int *n_bars);
 /* Takes ownership of tiles (may be NULL to clear). */
 void       caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles);
 void       caml_plot_view_clear (CamlPlotView *self);

@@ -12,7 +12,10 @@
  * For image models with a convolutional CA layer it instead keeps σ-map
  * snapshots (sample_sigma): at most two a second (and, like surfaces, at
  * most ~2 % of the time), each with its step and the
- * foreground/background AUC, a bounded history the window scrubs through. */
+ * foreground/background AUC, a bounded history the window scrubs through.
+ *
+ * For text models with a per-word gate (CA-BSFE on data with a vocabulary)
+ * it samples χ̃ of every word (sample_words), at most twice a second. */
 #include "caml-run.h"
 #include "report.h"
 
@@ -26,6 +29,7 @@
 #define SIGMA_SHOWN    24       /* test images shown beside their σ-maps */
 #define SIGMA_AUC_N    100      /* test images the AUC is measured on */
 #define SIGMA_KEEP     200      /* snapshots kept; every other is dropped when full */
+#define WORDS_GAP_US   500000   /* ≤ 2 word χ̃ samples per second */
 
 struct _CamlRun {
   /* owned */
@@ -62,6 +66,8 @@ struct _CamlRun {
   int      sigma_layer;         /* layer with σ-maps, or -1 */
   gint     parts_layer;         /* atomic: CA-NN whose parts are sampled, or -1 */
   const CamlDataset *sigma_set; /* test set, else train set (borrowed from data) */
+  int      words_layer;         /* layer with a per-word gate (text data), or -1 */
+  int      n_words;             /* vocabulary size */
 
   /* trainer thread only (or the creating thread before the start) */
   long     sample_step;         /* the step the next σ sample belongs to */
@@ -75,6 +81,9 @@ struct _CamlRun {
   float   *work_sensitive;      /* (grid, grid) … with χ ≡ 1 */
   int      work_parts_layer;
   gint64   last_sample_us;
+  gint64   last_words_us;
+  gint64   words_cost_us;
+  float   *work_words;          /* (n_words) */
   gint64   sample_cost_us;
   gint64   sample_total_us;
 
@@ -95,6 +104,9 @@ struct _CamlRun {
   GPtrArray *sigma;             /* CamlSigmaSnapshot, oldest first */
   GArray    *sigma_auc;         /* double, one per snapshot */
   guint64    sigma_version;
+  float     *words;             /* (n_words) χ̃ per word */
+  long       words_step;
+  guint64    words_version;
 };
 
 /* ------------------------------------------------------------------ data */
@@ -235,6 +247,27 @@ sample_sigma (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
+/* Trainer thread: χ̃ of every word. */
+static void
+sample_words (CamlModel *model, gpointer user_data)
+{
+  CamlRun *run = user_data;
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
+  gint64 start = g_get_monotonic_time ();
+  CamlLayer *layer = model->layers[run->words_layer];
+  gboolean ok = layer->ops->word_chi (layer, run->work_words, run->n_words);
+  gint64 end = g_get_monotonic_time ();
+  run->last_words_us = end;
+  run->words_cost_us = end - start;
+  if (!ok)
+    return;
+  g_mutex_lock (&run->lock);
+  memcpy (run->words, run->work_words, (size_t) run->n_words * sizeof (float));
+  run->words_step = run->sample_step;
+  run->words_version++;
+  g_mutex_unlock (&run->lock);
+}
+
 /* Trainer thread, right after a healthy evaluation: keep these weights. */
 static void
 take_checkpoint (CamlModel *model, gpointer user_data)
@@ -274,6 +307,17 @@ run_progress (const CamlProgress *progress, gpointer user_data)
         {
           run->sample_step = run->step_offset + progress->step;
           caml_trainer_with_model (run->trainer, sample_sigma, run);
+        }
+    }
+
+  if (run->words_layer >= 0)
+    {
+      gint64 now = g_get_monotonic_time ();
+      gint64 gap = MAX (WORDS_GAP_US, COST_FACTOR * run->words_cost_us);
+      if (progress->state != CAML_TRAINER_RUNNING || now - run->last_words_us >= gap)
+        {
+          run->sample_step = run->step_offset + progress->step;
+          caml_trainer_with_model (run->trainer, sample_words, run);
         }
     }
 
@@ -339,6 +383,13 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   if (run->sigma_layer >= 0)
     caml_trainer_with_model (run->trainer, sample_sigma, run);   /* the untrained maps */
 
+  run->n_words = data->train->vocab != NULL ? caml_vocab_size (data->train->vocab) : 0;
+  run->words = g_new0 (float, MAX (run->n_words, 1));
+  run->work_words = g_new0 (float, MAX (run->n_words, 1));
+  run->words_layer = caml_report_word_chi (model, data->train->vocab, run->words);
+  if (run->words_layer >= 0)
+    run->words_version = 1;   /* the untrained gates */
+
   run->surface = caml_shape_is_plane (&model->input)
                  && caml_shape_size (caml_model_output_shape (model)) == 1
                  && data->train->n_classes == 0;
@@ -385,6 +436,8 @@ caml_run_free (CamlRun *run)
   g_free (run->free);
   g_free (run->sensitive);
   g_free (run->auc_maps);
+  g_free (run->words);
+  g_free (run->work_words);
   g_ptr_array_unref (run->sigma);
   g_array_unref (run->sigma_auc);
   g_mutex_clear (&run->lock);
@@ -602,7 +655,28 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
     caml_trainer_with_model (run->trainer, sample_model, run);
   if (io.ok && run->sigma_layer >= 0)
     caml_trainer_with_model (run->trainer, sample_sigma, run);
+  if (io.ok && run->words_layer >= 0)
+    caml_trainer_with_model (run->trainer, sample_words, run);
   return io.ok;
+}
+
+int
+caml_run_get_words_layer (CamlRun *run)
+{
+  return run->words_layer;
+}
+
+gboolean
+caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step)
+{
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->lock);
+  if (run->words_layer < 0 || run->words_version == *version)
+    return FALSE;
+  memcpy (chi, run->words, (size_t) run->n_words * sizeof (float));
+  if (step != NULL)
+    *step = run->words_step;
+  *version = run->words_version;
+  return TRUE;
 }
 
 double

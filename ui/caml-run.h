@@ -73,6 +73,15 @@ CamlSigmaSnapshot *caml_run_copy_sigma (CamlRun *run, int index);
 /* Steps and AUCs of every snapshot (new arrays, g_free them); returns the count. */
 int      caml_run_copy_sigma_auc (CamlRun *run, double **steps, double **auc);
 
+/* Word gates (text data and a layer with CamlLayerOps.word_chi, e.g.
+ * CA-BSFE): χ̃ of every vocabulary word, sampled at most twice a second on
+ * the trainer thread. The layer, or -1 when the run has none. */
+int      caml_run_get_words_layer (CamlRun *run);
+/* If the sample is newer than *version: copies χ̃ (caml_vocab_size of the
+ * training vocabulary) and its step (may be NULL), updates *version and
+ * returns TRUE. */
+gboolean caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step);
+
 /* The model's weights file (caml_weights_save), written between two steps. */
 gboolean caml_run_save_weights (CamlRun *run, const char *path, GError **error);
 /* Before the run starts: replaces the initial weights with a file's (the

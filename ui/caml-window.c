@@ -29,6 +29,8 @@
 #define SURFACE_GRID        61
 #define UPDATE_INTERVAL_US  100000   /* ≤ 10 plot updates per second */
 #define MAX_PLOT_POINTS     1000     /* per loss series */
+#define WORDS_MIN_COUNT     20       /* words page: words seen this often in training */
+#define WORDS_TOP           25       /* … this many most and least context-free */
 
 typedef struct {
   long  step;
@@ -78,6 +80,7 @@ struct _CamlWindow {
   CamlPlotView    *surface_view;
   CamlPlotView    *chi_view;
   CamlPlotView    *parts_view;
+  CamlPlotView    *words_view;
   CamlPlotView    *accuracy_view;
   GtkBox          *sigma_box;
   GtkBox          *sigma_side;
@@ -87,6 +90,8 @@ struct _CamlWindow {
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
   GtkBox          *plots_switcher;
+  GtkToggleButton *parts_toggle;
+  GtkToggleButton *words_toggle;
   GtkProgressBar  *progress_bar;
   GtkLabel        *status_label;
   GtkSpinner      *load_spinner;
@@ -122,6 +127,9 @@ struct _CamlWindow {
   float          *free_part;     /* (grid, grid) output with the parts layer's χ ≡ 0 */
   float          *sensitive_part;/* (grid, grid) … with χ ≡ 1 */
   int             parts_layer;   /* the layer they belong to, or -1 */
+  gboolean        has_parts;     /* the parts page is offered */
+  guint64         words_version;
+  float          *word_chi;      /* (vocabulary) χ̃ per word, NULL until a sample */
   guint64         sigma_version;
   int             n_sigma;       /* snapshots the scrubber spans */
   int             sigma_shown;   /* index of the snapshot in the grid, -1 none */
@@ -440,6 +448,8 @@ discard_run (CamlWindow *self)
   g_clear_pointer (&self->free_part, g_free);
   g_clear_pointer (&self->sensitive_part, g_free);
   self->parts_layer = -1;
+  self->words_version = 0;
+  g_clear_pointer (&self->word_chi, g_free);
   clear_history (self);
 }
 
@@ -693,6 +703,53 @@ place_accuracy (CamlWindow *self, gboolean beside_sigma)
   g_object_unref (acc);
 }
 
+/* The words page: the WORDS_TOP most and least context-free words among
+ * those seen WORDS_MIN_COUNT times in training, as `caml train`'s words.png
+ * ranks them. Prepared only while shown, like the parts page. */
+static void
+rebuild_words_plots (CamlWindow *self)
+{
+  if (self->run == NULL || caml_run_get_words_layer (self->run) < 0 || self->word_chi == NULL)
+    {
+      caml_plot_view_clear (self->words_view);
+      caml_plot_view_set_placeholder (self->words_view, self->run == NULL ? "no model yet"
+                                      : "words are shown for text data and a per-word gate "
+                                        "(CA-BSFE)");
+      return;
+    }
+  CamlPlotBars *bars[2];
+  int shown = caml_report_word_bars (caml_run_get_train (self->run)->vocab, self->word_chi,
+                                     WORDS_MIN_COUNT, WORDS_TOP, &bars[0], &bars[1]);
+  if (shown == 0)
+    {
+      caml_plot_bars_free (bars[0]);
+      caml_plot_bars_free (bars[1]);
+      caml_plot_view_clear (self->words_view);
+      caml_plot_view_set_placeholder (self->words_view, "no word is seen "
+                                      G_STRINGIFY (WORDS_MIN_COUNT) " times in training");
+      return;
+    }
+  caml_plot_view_set_bars (self->words_view, bars, 2);
+}
+
+/* Offers the parts page when there are parts to show and the words page
+ * when the run has word gates; leaves a page that is not offered (once
+ * the run is known). */
+static void
+update_plots_switcher (CamlWindow *self)
+{
+  gboolean words = self->run != NULL && caml_run_get_words_layer (self->run) >= 0;
+  const char *page = gtk_stack_get_visible_child_name (self->plots_stack);
+
+  gtk_widget_set_visible (GTK_WIDGET (self->parts_toggle), self->has_parts);
+  gtk_widget_set_visible (GTK_WIDGET (self->words_toggle), words);
+  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), self->has_parts || words);
+  if ((g_str_equal (page, "parts") && !self->has_parts)
+      || (g_str_equal (page, "words") && !words && self->run != NULL))
+    g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
+                                    g_variant_new_string ("main"));
+}
+
 /* Every map gets the same width: the χ view spans one grid column per gate.
  * The CA-NN parts page is offered only when there are parts to show. */
 static void
@@ -702,10 +759,8 @@ set_chi_columns (CamlWindow *self, int n, gboolean parts)
   gtk_grid_remove (self->bottom_grid, GTK_WIDGET (self->chi_view));
   gtk_grid_attach (self->bottom_grid, GTK_WIDGET (self->chi_view), 1, 0, MAX (n, 1), 1);
   g_object_unref (self->chi_view);
-  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), parts);
-  if (!parts)
-    g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
-                                    g_variant_new_string ("main"));
+  self->has_parts = parts;
+  update_plots_switcher (self);
 }
 
 static void
@@ -856,6 +911,16 @@ update_from_run (CamlWindow *self)
           self->n_sigma = n;
           rebuild_sigma_plots (self, TRUE);
         }
+    }
+
+  if (caml_run_get_words_layer (self->run) >= 0)
+    {
+      if (self->word_chi == NULL)
+        self->word_chi = g_new0 (float, MAX (caml_vocab_size (caml_run_get_train (self->run)->vocab),
+                                             1));
+      if (caml_run_copy_words (self->run, &self->words_version, self->word_chi, NULL)
+          && g_str_equal (gtk_stack_get_visible_child_name (self->plots_stack), "words"))
+        rebuild_words_plots (self);
     }
 
   if (caml_run_has_surface (self->run))
@@ -1995,7 +2060,7 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
   CamlWindow *self = user_data;
   const char *page = g_variant_get_string (value, NULL);
 
-  if (!g_str_equal (page, "main") && !g_str_equal (page, "parts"))
+  if (!g_str_equal (page, "main") && !g_str_equal (page, "parts") && !g_str_equal (page, "words"))
     return;
   g_simple_action_set_state (action, value);
   gtk_stack_set_visible_child_name (self->plots_stack, page);
@@ -2006,6 +2071,8 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
       target_range (self, &vmin, &vmax);
       rebuild_parts_plots (self, vmin, vmax);
     }
+  if (g_str_equal (page, "words"))
+    rebuild_words_plots (self);
 }
 
 static void
@@ -2095,7 +2162,8 @@ export_plot_to (CamlWindow *self, const char *path, gpointer data)
   const char *what = data;
   g_autoptr (GError) error = NULL;
   CamlPlotView *view = caml_window_get_plot_view (self, what);
-  gboolean wide = g_str_equal (what, "loss") || g_str_equal (what, "accuracy");
+  gboolean wide = g_str_equal (what, "loss") || g_str_equal (what, "accuracy")
+                  || g_str_equal (what, "words");
   int width = wide ? 1120 : g_str_equal (what, "parts") ? 4 * 560
               : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
                            ? caml_run_get_n_chi (self->run) : 1, 1);
@@ -2119,6 +2187,8 @@ action_export_plot (GSimpleAction *action, GVariant *param, gpointer user_data)
       target_range (self, &vmin, &vmax);
       rebuild_parts_plots (self, vmin, vmax);
     }
+  if (g_str_equal (what, "words"))
+    rebuild_words_plots (self);
   if (view == NULL || !caml_plot_view_has_plot (view))
     {
       caml_window_show_error (self, "There is no such plot to export yet: train first.");
@@ -2523,6 +2593,8 @@ caml_window_get_plot_view (CamlWindow *self, const char *name)
     return self->chi_view;
   if (g_str_equal (name, "parts"))
     return self->parts_view;
+  if (g_str_equal (name, "words"))
+    return self->words_view;
   if (g_str_equal (name, "accuracy"))
     return self->accuracy_view;
   if (g_str_equal (name, "sigma"))
@@ -2723,6 +2795,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (surface_view);
   BIND (chi_view);
   BIND (parts_view);
+  BIND (words_view);
   BIND (accuracy_view);
   BIND (sigma_box);
   BIND (sigma_side);
@@ -2732,6 +2805,8 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (bottom_grid);
   BIND (plots_stack);
   BIND (plots_switcher);
+  BIND (parts_toggle);
+  BIND (words_toggle);
   BIND (progress_bar);
   BIND (status_label);
   BIND (load_spinner);
@@ -2789,6 +2864,8 @@ caml_window_init (CamlWindow *self)
   self->sigma_shown = -1;
   self->sigma_follow = TRUE;
   self->parts_layer = -1;
+  caml_plot_view_set_placeholder (self->words_view, "words are shown for text data and a "
+                                  "per-word gate (CA-BSFE)");
 
   self->exp = caml_experiment_new_default ();
 }

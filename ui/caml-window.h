@@ -54,7 +54,7 @@ const CamlEvalRow    *caml_window_get_rows (CamlWindow *self, int *n_rows);
 guint                 caml_window_get_n_events (CamlWindow *self);
 /* The CA-NN layer whose parts the "parts" view shows, or -1. */
 int                   caml_window_get_parts_layer (CamlWindow *self);
-/* "loss", "surface", "chi", "parts", "accuracy", "sigma" or "sigma-auc". */
+/* "loss", "surface", "chi", "parts", "words", "accuracy", "sigma" or "sigma-auc". */
 CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
 /* σ-map snapshots the grid and scrubber span, and the scrubber's upper end. */
 int                   caml_window_get_sigma_snapshots (CamlWindow *self, double *scrub_upper);

@@ -48,6 +48,21 @@ caml_plot_bars_free (CamlPlotBars *plot)
   g_free (plot);
 }
 
+int
+caml_plot_bars_get_n (const CamlPlotBars *plot)
+{
+  return plot->n;
+}
+
+const char *
+caml_plot_bars_get_row (const CamlPlotBars *plot, int i, double *value)
+{
+  g_return_val_if_fail (i >= 0 && i < plot->n, NULL);
+  if (value != NULL)
+    *value = plot->values[i];
+  return plot->labels[i];
+}
+
 /* Rows fill the height below the title; labels take the widest label's
  * width, the printed values the widest value's, bars the rest. */
 static void

@@ -273,6 +273,9 @@ CamlPlotBars *caml_plot_bars_new (const CamlPlotBarsOptions *opts, const char *c
                                   const double *values, int n);
 void caml_plot_bars_free (CamlPlotBars *plot);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotBars, caml_plot_bars_free)
+/* Rows, and row i's label and value (for tests). */
+int         caml_plot_bars_get_n (const CamlPlotBars *plot);
+const char *caml_plot_bars_get_row (const CamlPlotBars *plot, int i, double *value);
 /* Where row i's bar (at full length) lies when drawn into width × height
  * of cr (text extents need cr); the drawn bar is the left fraction of it
  * that the value gives. */
