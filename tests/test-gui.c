@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include <glib/gstdio.h>
@@ -21,6 +22,7 @@
 #include "caml-data-source.h"
 
 static CamlApplication *app;
+static char *autosave_dir;   /* $CAML_AUTOSAVE_DIR for the whole run */
 
 typedef gboolean (*Condition) (gpointer data);
 
@@ -128,6 +130,119 @@ other_window (CamlWindow *win)
     if (l->data != win && CAML_IS_WINDOW (l->data))
       return CAML_WINDOW (l->data);
   return NULL;
+}
+
+/* ------------------------------------------------------------ autosave */
+
+static gboolean
+autosave_written (gpointer data)
+{
+  g_autofree char *path = caml_window_get_autosave_path (CAML_WINDOW (data));
+  return path != NULL && g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+static CamlWindow *
+find_window (gboolean (*pred) (CamlWindow *win))
+{
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (CAML_IS_WINDOW (l->data) && pred (CAML_WINDOW (l->data)))
+      return CAML_WINDOW (l->data);
+  return NULL;
+}
+
+static gboolean
+shows_recovery (CamlWindow *win)
+{
+  const char *msg = caml_window_get_error (win);
+  return msg != NULL && strstr (msg, "session that ended unexpectedly") != NULL;
+}
+
+static gboolean
+is_recovered (CamlWindow *win)
+{
+  return caml_window_is_recovered (win);
+}
+
+static char *
+plant_leftover (GPid pid, const char *tag, const char *contents)
+{
+  g_autofree char *name = g_strdup_printf ("%ld-%s.json", (long) pid, tag);
+  char *path = g_build_filename (autosave_dir, name, NULL);
+  assert_true (g_file_set_contents (path, contents, -1, NULL));
+  return path;
+}
+
+/* An edit is autosaved within a second (and loads back equal); a save
+ * removes the file. A crashed session's leftovers (a dead pid's files, one
+ * corrupt) are offered at startup: Recover opens the readable one as a
+ * modified "(recovered)" window, Discard deletes the corrupt one. Runs
+ * first: the application looks for leftovers once, at its first window. */
+static void
+test_autosave (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_null (caml_window_get_autosave_path (win));
+  activate (win, "add-layer", g_variant_new_string ("dense"));
+  assert_true (caml_window_is_modified (win));
+  assert_true (iterate_until (autosave_written, win, 5));
+  g_autofree char *own = caml_window_get_autosave_path (win);
+  assert_true (g_str_has_prefix (own, autosave_dir));
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *saved = caml_experiment_load_file (own, &error);
+  assert_non_null (saved);
+  assert_true (caml_experiment_equal (saved, caml_window_get_experiment (win)));
+
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "edited.json", NULL);
+  assert_true (caml_window_save_to_path (win, path, &error));
+  assert_false (g_file_test (own, G_FILE_TEST_EXISTS));
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (path);
+  g_rmdir (dir);
+
+  /* A crashed session: its pid is a child that has exited. */
+  const char *argv[] = { "true", NULL };
+  GPid dead = 0;
+  int status = 0;
+  assert_true (g_spawn_async (NULL, (char **) argv, NULL,
+                              G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                              &dead, &error));
+  assert_int_equal (waitpid (dead, &status, 0), dead);
+  g_spawn_close_pid (dead);
+  g_autofree char *json = caml_experiment_to_json (saved);
+  g_autofree char *good = plant_leftover (dead, "good", json);
+  g_autofree char *corrupt = plant_leftover (dead, "corrupt", "{ \"steps\": ");
+
+  g_application_activate (G_APPLICATION (app));
+  CamlWindow *first = find_window (shows_recovery);
+  assert_non_null (first);
+  print_message ("recovery banner: %s\n", caml_window_get_error (first));
+  assert_non_null (strstr (caml_window_get_error (first),
+                           "Recovered 1 unsaved experiment from a previous session"));
+  assert_non_null (strstr (caml_window_get_error (first), "corrupt.json"));
+  assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (app), "recover-autosaves"));
+
+  g_action_group_activate_action (G_ACTION_GROUP (app), "recover-autosaves", NULL);
+  CamlWindow *recovered = find_window (is_recovered);
+  assert_non_null (recovered);
+  assert_true (caml_window_is_modified (recovered));
+  assert_true (caml_experiment_equal (saved, caml_window_get_experiment (recovered)));
+  assert_non_null (strstr (gtk_window_get_title (GTK_WINDOW (recovered)), "(recovered)"));
+  assert_false (g_file_test (good, G_FILE_TEST_EXISTS));      /* now the window's own */
+  assert_true (autosave_written (recovered));
+  /* The corrupt one is still offered, to be discarded. */
+  assert_true (shows_recovery (first));
+  assert_true (g_file_test (corrupt, G_FILE_TEST_EXISTS));
+  g_action_group_activate_action (G_ACTION_GROUP (app), "discard-autosaves", NULL);
+  assert_false (g_file_test (corrupt, G_FILE_TEST_EXISTS));
+  assert_null (caml_window_get_error (first));
+
+  g_autofree char *recovered_own = caml_window_get_autosave_path (recovered);
+  g_unlink (recovered_own);
+  caml_experiment_free (saved);
+  gtk_window_destroy (GTK_WINDOW (recovered));
+  gtk_window_destroy (GTK_WINDOW (first));
 }
 
 /* What tools/run opens (caml-workbench --preset surface-ca-nn-2): the
@@ -1255,6 +1370,7 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
@@ -1270,6 +1386,8 @@ main (void)
   };
   g_autoptr (GError) error = NULL;
 
+  autosave_dir = g_dir_make_tmp ("caml-autosave-XXXXXX", NULL);
+  g_setenv ("CAML_AUTOSAVE_DIR", autosave_dir, TRUE);
   app = caml_application_new (G_APPLICATION_NON_UNIQUE);
   if (!g_application_register (G_APPLICATION (app), NULL, &error))
     {
@@ -1278,5 +1396,15 @@ main (void)
     }
   int failed = cmocka_run_group_tests (tests, NULL, NULL);
   g_object_unref (app);
+  /* Windows destroyed without closing keep their autosaves (this pid's). */
+  GDir *left = g_dir_open (autosave_dir, 0, NULL);
+  for (const char *name; left != NULL && (name = g_dir_read_name (left)) != NULL;)
+    {
+      g_autofree char *path = g_build_filename (autosave_dir, name, NULL);
+      g_unlink (path);
+    }
+  g_clear_pointer (&left, g_dir_close);
+  g_rmdir (autosave_dir);
+  g_free (autosave_dir);
   return failed;
 }

@@ -1,13 +1,16 @@
 /* caml-application.c — the application: app-level actions, accelerators,
- * settings, the presets menu, the dark style, and opening files.
+ * settings, the presets menu, the dark style, opening files, and offering
+ * the autosaves a crashed session left behind (caml-autosave.h).
  *
  *   caml-workbench [FILE.json…] [--preset NAME]
  */
 #include "caml-application.h"
 #include "caml-window.h"
+#include "caml-autosave.h"
 #include "presets.h"
 
 #include <string.h>
+#include <glib/gstdio.h>
 
 struct _CamlApplication {
   GtkApplication parent_instance;
@@ -19,6 +22,10 @@ struct _CamlApplication {
   char      *initial_preset;  /* --preset */
   GDBusProxy *portal;         /* org.freedesktop.portal.Settings, may be NULL */
   gboolean   system_dark;
+  GPtrArray *leftovers;       /* autosave paths of crashed sessions, NULL until looked for */
+
+  /* borrowed */
+  GtkWindow *recovery_window; /* weak: the window whose banner offers them */
 };
 
 G_DEFINE_FINAL_TYPE (CamlApplication, caml_application, GTK_TYPE_APPLICATION)
@@ -273,6 +280,107 @@ caml_application_open_preset (CamlApplication *self, const char *name)
   return GTK_WINDOW (win);
 }
 
+/* ------------------------------------------------------------- recovery */
+
+/* Tells win about the leftovers (loading each to tell readable files from
+ * corrupt ones), or hides the offer when none are left. */
+static void
+show_leftovers (CamlApplication *self, CamlWindow *win)
+{
+  guint readable = 0, corrupt = 0;
+  g_autofree char *first_error = NULL;
+
+  for (guint i = 0; i < self->leftovers->len; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      CamlExperiment *exp = caml_experiment_load_file (self->leftovers->pdata[i], &error);
+      if (exp != NULL)
+        readable++;
+      else if (corrupt++ == 0)
+        first_error = g_strdup (error->message);
+      g_clear_pointer (&exp, caml_experiment_free);
+    }
+  if (readable + corrupt == 0)
+    {
+      if (g_strcmp0 (caml_window_get_error (win), NULL) != 0)
+        caml_window_show_error (win, NULL);
+      return;
+    }
+
+  GString *text = g_string_new (NULL);
+  if (readable > 0)
+    g_string_append_printf (text, "Recovered %u unsaved experiment%s from a previous session "
+                            "that ended unexpectedly.", readable, readable == 1 ? "" : "s");
+  if (corrupt > 0)
+    g_string_append_printf (text, "%s%u autosave%s from a session that ended unexpectedly "
+                            "could not be read: %s", readable > 0 ? " " : "", corrupt,
+                            corrupt == 1 ? "" : "s", first_error);
+  caml_window_show_recovery (win, text->str, readable > 0);
+  g_string_free (text, TRUE);
+  g_set_weak_pointer (&self->recovery_window, GTK_WINDOW (win));
+}
+
+/* Once per run, in the first window shown. */
+static void
+offer_recovery (CamlApplication *self, CamlWindow *win)
+{
+  if (self->leftovers != NULL || win == NULL)
+    return;
+  self->leftovers = caml_autosave_list_leftovers ();
+  if (self->leftovers->len > 0)
+    show_leftovers (self, win);
+}
+
+/* Opens each readable leftover in a new window, modified and titled
+ * "(recovered)"; once the window has written its own autosave the leftover
+ * goes. Corrupt ones stay until Discard. */
+static void
+action_recover_autosaves (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+  g_autoptr (GPtrArray) kept = g_ptr_array_new_with_free_func (g_free);
+
+  if (self->leftovers == NULL)
+    return;
+  for (guint i = 0; i < self->leftovers->len; i++)
+    {
+      const char *path = self->leftovers->pdata[i];
+      g_autoptr (GError) error = NULL;
+      CamlExperiment *exp = caml_experiment_load_file (path, &error);
+      if (exp == NULL)
+        {
+          g_ptr_array_add (kept, g_strdup (path));
+          continue;
+        }
+      CamlWindow *win = caml_window_new (GTK_APPLICATION (self));
+      caml_window_set_experiment (win, exp, NULL, NULL);
+      caml_window_mark_recovered (win);
+      if (caml_window_autosave_now (win, &error))
+        g_unlink (path);
+      else
+        caml_window_show_error (win, error->message);
+      gtk_window_present (GTK_WINDOW (win));
+    }
+  g_ptr_array_unref (self->leftovers);
+  self->leftovers = g_steal_pointer (&kept);
+  if (self->recovery_window != NULL)
+    show_leftovers (self, CAML_WINDOW (self->recovery_window));
+}
+
+static void
+action_discard_autosaves (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+
+  if (self->leftovers == NULL)
+    return;
+  for (guint i = 0; i < self->leftovers->len; i++)
+    g_unlink (self->leftovers->pdata[i]);
+  g_ptr_array_set_size (self->leftovers, 0);
+  if (self->recovery_window != NULL)
+    show_leftovers (self, CAML_WINDOW (self->recovery_window));
+}
+
 /* -------------------------------------------------------------- actions */
 
 static void
@@ -408,6 +516,8 @@ static const GActionEntry app_entries[] = {
   { "preset", action_preset, "s" },
   { "open-recent", action_open_recent, "s" },
   { "style", NULL, "s", "'system'", action_style },
+  { "recover-autosaves", action_recover_autosaves },
+  { "discard-autosaves", action_discard_autosaves },
 };
 
 static const struct {
@@ -478,7 +588,7 @@ caml_application_activate (GApplication *app)
     preset = g_strdup (self->initial_preset);
   else if (self->settings != NULL)
     preset = g_settings_get_string (self->settings, "default-preset");
-  caml_application_open_preset (self, preset);
+  offer_recovery (self, CAML_WINDOW (caml_application_open_preset (self, preset)));
 }
 
 static void
@@ -508,6 +618,7 @@ caml_application_open (GApplication *app, GFile **files, int n_files, const char
       caml_window_set_experiment (win, exp, path, NULL);
       gtk_window_present (GTK_WINDOW (win));
     }
+  offer_recovery (self, active_window (self));
 }
 
 static int
@@ -534,6 +645,8 @@ caml_application_dispose (GObject *object)
   g_clear_object (&self->recent_menu);
   g_clear_object (&self->portal);
   g_clear_pointer (&self->initial_preset, g_free);
+  g_clear_pointer (&self->leftovers, g_ptr_array_unref);
+  g_clear_weak_pointer (&self->recovery_window);
   G_OBJECT_CLASS (caml_application_parent_class)->dispose (object);
 }
 

@@ -19,6 +19,7 @@
  */
 #include "caml-window.h"
 #include "caml-application.h"
+#include "caml-autosave.h"
 #include "caml-model-editor.h"
 #include "caml-run.h"
 #include "caml-data-source.h"
@@ -31,6 +32,7 @@
 #define MAX_PLOT_POINTS     1000     /* per loss series */
 #define WORDS_MIN_COUNT     20       /* words page: words seen this often in training */
 #define WORDS_TOP           25       /* … this many most and least context-free */
+#define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 
 typedef struct {
   long  step;
@@ -64,6 +66,7 @@ struct _CamlWindow {
   GtkRevealer     *banner_revealer;
   GtkLabel        *banner_label;
   GtkButton       *banner_button;
+  GtkButton       *banner_discard_button;
   CamlModelEditor *model_editor;
   GtkDropDown     *data_drop;
   GtkLabel        *data_label;
@@ -147,6 +150,9 @@ struct _CamlWindow {
   gint64          last_update_us;
   gint            update_pending; /* atomic: one idle/timeout is queued */
   gboolean        close_confirmed;
+  char           *autosave_id;   /* NULL until the first autosave */
+  guint           autosave_source; /* a pending autosave timeout (holds a ref) */
+  gboolean        recovered;     /* exp came from a crashed session's autosave */
 
   /* borrowed */
   GSettings      *settings;      /* the application's, may be NULL */
@@ -159,6 +165,8 @@ static void set_strings (GtkDropDown *drop, const char *const *strings);
 static void update_from_run (CamlWindow *self);
 static void prepare_run (CamlWindow *self);
 static void rebuild_loss_plot (CamlWindow *self);
+static void schedule_autosave (CamlWindow *self);
+static void drop_autosave (CamlWindow *self);
 
 /* --------------------------------------------------------------- helpers */
 
@@ -193,7 +201,8 @@ static void
 update_title (CamlWindow *self)
 {
   const char *name = self->exp->name != NULL ? self->exp->name : "untitled";
-  g_autofree char *title = g_strdup_printf ("%s%s", self->dirty ? "• " : "", name);
+  g_autofree char *title = g_strdup_printf ("%s%s%s", self->dirty ? "• " : "", name,
+                                            self->recovered ? " (recovered)" : "");
   g_autofree char *base = self->path != NULL ? g_path_get_basename (self->path) : NULL;
 
   gtk_label_set_text (self->title_label, title);
@@ -219,6 +228,7 @@ mark_dirty (CamlWindow *self)
       self->dirty = TRUE;
       update_title (self);
     }
+  schedule_autosave (self);
 }
 
 void
@@ -226,6 +236,7 @@ caml_window_show_error (CamlWindow *self, const char *message)
 {
   /* The Continue button belongs to a divergence message only. */
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), FALSE);
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), FALSE);
   gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
   g_free (self->error_text);
   self->error_text = g_strdup (message);
@@ -851,6 +862,7 @@ show_divergence (CamlWindow *self)
 
   caml_window_show_error (self, text);
   gtk_button_set_label (self->banner_button, label);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button), "win.continue-diverged");
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
 }
@@ -2478,6 +2490,8 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   g_free (self->origin);
   self->origin = g_strdup (origin);
   self->dirty = FALSE;
+  self->recovered = FALSE;
+  drop_autosave (self);
   invalidate_data (self);
   self->adapt_pending = FALSE;
   self->pending = PENDING_NONE;
@@ -2515,6 +2529,8 @@ caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
       self->path = g_strdup (path);
     }
   self->dirty = FALSE;
+  self->recovered = FALSE;
+  drop_autosave (self);
   add_recent (self, path);
   update_title (self);
   return TRUE;
@@ -2660,6 +2676,83 @@ caml_window_get_run_timing (CamlWindow *self, double *steps_per_second, double *
   *sample_seconds = self->run != NULL ? caml_run_get_sample_seconds (self->run) : 0;
 }
 
+/* -------------------------------------------------------------- autosave */
+
+/* Every change (mark_dirty) makes sure one timeout is pending: it writes
+ * the experiment AUTOSAVE_DELAY_MS after the first unsaved change, on the
+ * main thread (caml-autosave.c). Saving, replacing the experiment or closing
+ * the window removes the file: only a session that ends without closing its
+ * windows leaves one behind. */
+static gboolean
+autosave_timeout (gpointer data)
+{
+  CamlWindow *self = data;
+  g_autoptr (GError) error = NULL;
+
+  self->autosave_source = 0;
+  if (self->exp != NULL && self->dirty && !caml_window_autosave_now (self, &error))
+    g_warning ("autosave: %s", error->message);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_autosave (CamlWindow *self)
+{
+  if (self->autosave_source == 0)
+    self->autosave_source = g_timeout_add_full (G_PRIORITY_DEFAULT, AUTOSAVE_DELAY_MS,
+                                                autosave_timeout, g_object_ref (self),
+                                                g_object_unref);
+}
+
+static void
+drop_autosave (CamlWindow *self)
+{
+  g_clear_handle_id (&self->autosave_source, g_source_remove);
+  if (self->autosave_id != NULL)
+    caml_autosave_remove (self->autosave_id);
+}
+
+gboolean
+caml_window_autosave_now (CamlWindow *self, GError **error)
+{
+  if (self->autosave_id == NULL)
+    self->autosave_id = caml_autosave_new_id ();
+  return caml_autosave_write (self->autosave_id, self->exp, error);
+}
+
+char *
+caml_window_get_autosave_path (CamlWindow *self)
+{
+  return self->autosave_id != NULL ? caml_autosave_path (self->autosave_id) : NULL;
+}
+
+void
+caml_window_mark_recovered (CamlWindow *self)
+{
+  self->recovered = TRUE;
+  g_free (self->origin);
+  self->origin = g_strdup ("recovered, not saved");
+  self->dirty = FALSE;   /* mark_dirty retitles */
+  mark_dirty (self);
+}
+
+gboolean
+caml_window_is_recovered (CamlWindow *self)
+{
+  return self->recovered;
+}
+
+void
+caml_window_show_recovery (CamlWindow *self, const char *message, gboolean can_recover)
+{
+  caml_window_show_error (self, message);
+  gtk_button_set_label (self->banner_button, "_Recover");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button),
+                                  "app.recover-autosaves");
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), can_recover);
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
+}
+
 /* ------------------------------------------------------------- lifecycle */
 
 static void
@@ -2727,6 +2820,7 @@ caml_window_close_request (GtkWindow *window)
       return TRUE;
     }
   save_window_size (self);
+  drop_autosave (self);   /* saved, discarded or unchanged: nothing to recover */
   return GTK_WINDOW_CLASS (caml_window_parent_class)->close_request (window);
 }
 
@@ -2747,6 +2841,9 @@ caml_window_dispose (GObject *object)
   g_clear_pointer (&self->origin, g_free);
   g_clear_pointer (&self->error_text, g_free);
   g_clear_pointer (&self->events, g_array_unref);
+  /* A window destroyed without closing keeps its autosave file. */
+  g_clear_handle_id (&self->autosave_source, g_source_remove);
+  g_clear_pointer (&self->autosave_id, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
   G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);
 }
@@ -2779,6 +2876,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (banner_revealer);
   BIND (banner_label);
   BIND (banner_button);
+  BIND (banner_discard_button);
   BIND (model_editor);
   BIND (data_drop);
   BIND (data_label);

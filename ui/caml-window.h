@@ -40,6 +40,20 @@ gboolean caml_window_is_pristine (CamlWindow *self);
 gboolean caml_window_is_modified (CamlWindow *self);
 
 void        caml_window_show_error (CamlWindow *self, const char *message);
+/* The banner offers leftover autosaves: message, a Recover button
+ * (app.recover-autosaves) when can_recover, and Discard
+ * (app.discard-autosaves). */
+void        caml_window_show_recovery (CamlWindow *self, const char *message,
+                                       gboolean can_recover);
+
+/* Crash recovery (caml-autosave.h): a window with unsaved changes writes
+ * its experiment to its autosave file a second after a change. Writes it
+ * now; the file's path once written (free with g_free), or NULL. */
+gboolean    caml_window_autosave_now (CamlWindow *self, GError **error);
+char       *caml_window_get_autosave_path (CamlWindow *self);
+/* exp came from a crashed session: modified, titled "(recovered)". */
+void        caml_window_mark_recovered (CamlWindow *self);
+gboolean    caml_window_is_recovered (CamlWindow *self);
 /* The message shown in the banner, or NULL. */
 const char *caml_window_get_error (CamlWindow *self);
 
