@@ -1,25 +1,48 @@
 /* caml-plot-view.c — a GtkDrawingArea showing one prepared plot.
  *
  * The plot objects are built (all arithmetic done) by whoever calls
- * caml_plot_view_set_*; the draw function only draws them onto a white card
- * (the plots use dark ink, so they read the same in light and dark themes),
- * plus the hover read-out whose text the motion handler prepared.
+ * caml_plot_view_set_*; they go into an immutable, reference-counted Scene.
+ * Rasterising a scene (hundreds of antialiased paths, bilinear heatmaps)
+ * takes tens of milliseconds in software — too long for a frame — so a
+ * worker thread draws it with Cairo into an image surface, one job per view
+ * at a time, and the draw function only paints the finished image onto a
+ * white card (the plots use dark ink, so they read the same in light and
+ * dark themes), plus the hover read-out whose text the motion handler
+ * prepared. Until the first image of a view exists, and for exports, the
+ * scene is drawn directly. The worker touches nothing of GTK: only the
+ * scene (which nobody changes once built) and its own surface.
  *
  * This is a leaf widget without children, so it has no .ui template. */
 #include "caml-plot-view.h"
 
 #include <math.h>
 
-struct _CamlPlotView {
-  GtkDrawingArea parent_instance;
-
-  /* owned */
+/* What one plot view shows; never changed once set, so a worker may draw
+ * it while the main thread goes on. */
+typedef struct {
   CamlPlotLine *line;
   CamlPlotTiles *tiles;
   GPtrArray *maps;                /* CamlPlotHeatmap */
   GPtrArray *bars;                /* CamlPlotBars */
   CamlPlotPanelCell *cells;       /* (maps->len or bars->len) */
   CamlPlotPanel panel;
+} Scene;
+
+/* An image of a scene at a size, drawn by the worker. */
+typedef struct {
+  Scene *scene;                   /* a reference */
+  int width, height, scale;
+  cairo_surface_t *surface;       /* width·scale × height·scale, or NULL */
+  CamlPlotRect frame;             /* the line plot's data area, in widget pixels */
+} Render;
+
+struct _CamlPlotView {
+  GtkDrawingArea parent_instance;
+
+  /* owned */
+  Scene *scene;                   /* a reference, or NULL */
+  Render *image;                  /* the newest finished image, or NULL */
+  gboolean rendering;             /* a worker job is under way */
   char *placeholder;
   char *hover_text;
   double hover_x;                 /* pixels, < 0 when not hovering */
@@ -35,16 +58,124 @@ struct _CamlPlotView {
 G_DEFINE_FINAL_TYPE (CamlPlotView, caml_plot_view, GTK_TYPE_DRAWING_AREA)
 
 static void
+scene_free (Scene *scene)
+{
+  g_clear_pointer (&scene->line, caml_plot_line_free);
+  g_clear_pointer (&scene->tiles, caml_plot_tiles_free);
+  g_clear_pointer (&scene->maps, g_ptr_array_unref);
+  g_clear_pointer (&scene->bars, g_ptr_array_unref);
+  g_clear_pointer (&scene->cells, g_free);
+}
+
+static Scene *
+scene_new (void)
+{
+  return g_atomic_rc_box_new0 (Scene);
+}
+
+static void
+scene_unref (Scene *scene)
+{
+  g_atomic_rc_box_release_full (scene, (GDestroyNotify) scene_free);
+}
+
+static void
+render_free (Render *render)
+{
+  g_clear_pointer (&render->scene, scene_unref);
+  g_clear_pointer (&render->surface, cairo_surface_destroy);
+  g_free (render);
+}
+
+/* Draws a scene; for a line plot *frame gets its data area. Any thread. */
+static void
+draw_scene (const Scene *scene, cairo_t *cr, double width, double height, CamlPlotRect *frame)
+{
+  if (scene->line != NULL)
+    caml_plot_line_draw (scene->line, cr, width, height, frame);
+  else if (scene->tiles != NULL)
+    caml_plot_tiles_draw (scene->tiles, cr, width, height);
+  else if (scene->panel.n_cells > 0)
+    caml_plot_panel_draw (&scene->panel, cr, width, height);
+}
+
+static void
 draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
 {
   CamlPlotView *self = user_data;
+  draw_scene (self->scene, cr, width, height, &self->frame);
+}
 
-  if (self->line != NULL)
-    caml_plot_line_draw (self->line, cr, width, height, &self->frame);
-  else if (self->tiles != NULL)
-    caml_plot_tiles_draw (self->tiles, cr, width, height);
-  else if (self->panel.n_cells > 0)
-    caml_plot_panel_draw (&self->panel, cr, width, height);
+static gboolean
+scene_has_plot (const Scene *scene)
+{
+  return scene != NULL
+         && (scene->line != NULL || scene->tiles != NULL || scene->panel.n_cells > 0);
+}
+
+/* Worker thread: the image, on white (the card's rounded corners are the
+ * main thread's clip). */
+static void
+render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Render *render = task_data;
+  render->surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24,
+                                                render->width * render->scale,
+                                                render->height * render->scale);
+  cairo_surface_set_device_scale (render->surface, render->scale, render->scale);
+  cairo_t *cr = cairo_create (render->surface);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  draw_scene (render->scene, cr, render->width, render->height, &render->frame);
+  cairo_destroy (cr);
+  cairo_surface_flush (render->surface);
+  g_task_return_boolean (task, TRUE);
+}
+
+static gboolean
+image_is_current (CamlPlotView *self, int width, int height)
+{
+  return self->image != NULL && self->image->scene == self->scene
+         && self->image->width == width && self->image->height == height
+         && self->image->scale == gtk_widget_get_scale_factor (GTK_WIDGET (self));
+}
+
+/* Main thread: keep the newest image, and draw again if the scene or the
+ * size moved on meanwhile. */
+static void
+on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CamlPlotView *self = CAML_PLOT_VIEW (source);
+  Render *render = g_task_get_task_data (G_TASK (result));
+
+  self->rendering = FALSE;
+  if (render->scene == self->scene && render->surface != NULL)
+    {
+      /* Move the image out; the task frees the empty shell. */
+      g_clear_pointer (&self->image, render_free);
+      self->image = g_memdup2 (render, sizeof *render);
+      render->scene = NULL;
+      render->surface = NULL;
+      self->frame = self->image->frame;
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+start_render (CamlPlotView *self, int width, int height)
+{
+  Render *render = g_new0 (Render, 1);
+  render->scene = g_atomic_rc_box_acquire (self->scene);
+  render->width = width;
+  render->height = height;
+  render->scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+
+  GTask *task = g_task_new (self, NULL, on_render_done, NULL);
+  g_task_set_source_tag (task, start_render);
+  g_task_set_task_data (task, render, (GDestroyNotify) render_free);
+  self->rendering = TRUE;
+  g_task_run_in_thread (task, render_thread);
+  g_object_unref (task);
 }
 
 static void
@@ -64,14 +195,34 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
 {
   CamlPlotView *self = CAML_PLOT_VIEW (area);
 
-  self->n_draws++;
   rounded_rect (cr, 0, 0, width, height, 8);
   cairo_set_source_rgb (cr, 1, 1, 1);
   cairo_fill_preserve (cr);
   cairo_clip (cr);
 
-  if (caml_plot_view_has_plot (self))
-    draw_plot (cr, width, height, self);
+  if (scene_has_plot (self->scene))
+    {
+      if (image_is_current (self, width, height))
+        self->n_draws++;
+      else if (!self->rendering)
+        start_render (self, width, height);
+
+      if (self->image != NULL)
+        {
+          /* The newest image, stretched while one at the new size is drawn. */
+          cairo_save (cr);
+          cairo_scale (cr, (double) width / self->image->width,
+                       (double) height / self->image->height);
+          cairo_set_source_surface (cr, self->image->surface, 0, 0);
+          cairo_paint (cr);
+          cairo_restore (cr);
+        }
+      else
+        {
+          /* Nothing to show yet: draw this once here. */
+          draw_plot (cr, width, height, self);
+        }
+    }
   else if (self->placeholder != NULL)
     {
       cairo_text_extents_t ext;
@@ -84,7 +235,8 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
       cairo_show_text (cr, self->placeholder);
     }
 
-  if (self->line != NULL && self->hover_text != NULL && self->hover_x >= 0)
+  if (self->scene != NULL && self->scene->line != NULL && self->hover_text != NULL
+      && self->hover_x >= 0)
     {
       cairo_text_extents_t ext;
       double x = self->hover_x;
@@ -115,12 +267,13 @@ on_motion (GtkEventControllerMotion *motion, double x, double y, CamlPlotView *s
 {
   g_clear_pointer (&self->hover_text, g_free);
   self->hover_x = -1;
-  if (self->line != NULL && self->hover_func != NULL && self->frame.width > 0
+  if (self->scene != NULL && self->scene->line != NULL && self->hover_func != NULL
+      && self->frame.width > 0
       && x >= self->frame.x && x <= self->frame.x + self->frame.width
       && y >= self->frame.y && y <= self->frame.y + self->frame.height)
     {
-      const CamlPlotAxis *xa = caml_plot_line_get_x_axis (self->line);
-      const CamlPlotAxis *ya = caml_plot_line_get_y_axis (self->line);
+      const CamlPlotAxis *xa = caml_plot_line_get_x_axis (self->scene->line);
+      const CamlPlotAxis *ya = caml_plot_line_get_y_axis (self->scene->line);
       double dx = caml_plot_axis_unmap (xa, x, self->frame.x, self->frame.x + self->frame.width);
       double dy = caml_plot_axis_unmap (ya, y, self->frame.y + self->frame.height,
                                         self->frame.y);
@@ -143,11 +296,8 @@ caml_plot_view_dispose (GObject *object)
 {
   CamlPlotView *self = CAML_PLOT_VIEW (object);
 
-  g_clear_pointer (&self->line, caml_plot_line_free);
-  g_clear_pointer (&self->tiles, caml_plot_tiles_free);
-  g_clear_pointer (&self->maps, g_ptr_array_unref);
-  g_clear_pointer (&self->bars, g_ptr_array_unref);
-  g_clear_pointer (&self->cells, g_free);
+  g_clear_pointer (&self->scene, scene_unref);
+  g_clear_pointer (&self->image, render_free);
   g_clear_pointer (&self->placeholder, g_free);
   g_clear_pointer (&self->hover_text, g_free);
   G_OBJECT_CLASS (caml_plot_view_parent_class)->dispose (object);
@@ -183,13 +333,8 @@ void
 caml_plot_view_clear (CamlPlotView *self)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  g_clear_pointer (&self->line, caml_plot_line_free);
-  g_clear_pointer (&self->tiles, caml_plot_tiles_free);
-  g_clear_pointer (&self->maps, g_ptr_array_unref);
-  g_clear_pointer (&self->bars, g_ptr_array_unref);
-  g_clear_pointer (&self->cells, g_free);
+  g_clear_pointer (&self->scene, scene_unref);
   g_clear_pointer (&self->hover_text, g_free);
-  self->panel = (CamlPlotPanel) { 0 };
   self->frame = (CamlPlotRect) { 0 };
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -199,7 +344,11 @@ caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
   caml_plot_view_clear (self);
-  self->line = plot;
+  if (plot != NULL)
+    {
+      self->scene = scene_new ();
+      self->scene->line = plot;
+    }
   self->n_updates++;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -209,14 +358,15 @@ caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
   caml_plot_view_clear (self);
-  self->maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
-  self->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
+  Scene *scene = self->scene = scene_new ();
+  scene->maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
+  scene->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
   for (int i = 0; i < n; i++)
     {
-      g_ptr_array_add (self->maps, maps[i]);
-      self->cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
+      g_ptr_array_add (scene->maps, maps[i]);
+      scene->cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
     }
-  self->panel = (CamlPlotPanel) { NULL, self->cells, n, n };
+  scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n };
   self->n_updates++;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -224,10 +374,11 @@ caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
 const CamlPlotHeatmap *
 caml_plot_view_get_heatmap (CamlPlotView *self, int index, int *n_maps)
 {
-  int n = self->maps != NULL ? (int) self->maps->len : 0;
+  GPtrArray *maps = self->scene != NULL ? self->scene->maps : NULL;
+  int n = maps != NULL ? (int) maps->len : 0;
   if (n_maps != NULL)
     *n_maps = n;
-  return index >= 0 && index < n ? g_ptr_array_index (self->maps, index) : NULL;
+  return index >= 0 && index < n ? g_ptr_array_index (maps, index) : NULL;
 }
 
 void
@@ -235,14 +386,15 @@ caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
   caml_plot_view_clear (self);
-  self->bars = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_bars_free);
-  self->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
+  Scene *scene = self->scene = scene_new ();
+  scene->bars = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_bars_free);
+  scene->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
   for (int i = 0; i < n; i++)
     {
-      g_ptr_array_add (self->bars, bars[i]);
-      self->cells[i] = (CamlPlotPanelCell) { caml_plot_bars_draw_cb, bars[i] };
+      g_ptr_array_add (scene->bars, bars[i]);
+      scene->cells[i] = (CamlPlotPanelCell) { caml_plot_bars_draw_cb, bars[i] };
     }
-  self->panel = (CamlPlotPanel) { NULL, self->cells, n, n };
+  scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n };
   self->n_updates++;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -250,10 +402,11 @@ caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n)
 const CamlPlotBars *
 caml_plot_view_get_bars (CamlPlotView *self, int index, int *n_bars)
 {
-  int n = self->bars != NULL ? (int) self->bars->len : 0;
+  GPtrArray *bars = self->scene != NULL ? self->scene->bars : NULL;
+  int n = bars != NULL ? (int) bars->len : 0;
   if (n_bars != NULL)
     *n_bars = n;
-  return index >= 0 && index < n ? g_ptr_array_index (self->bars, index) : NULL;
+  return index >= 0 && index < n ? g_ptr_array_index (bars, index) : NULL;
 }
 
 void
@@ -261,7 +414,11 @@ caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
   caml_plot_view_clear (self);
-  self->tiles = tiles;
+  if (tiles != NULL)
+    {
+      self->scene = scene_new ();
+      self->scene->tiles = tiles;
+    }
   self->n_updates++;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -287,13 +444,13 @@ caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
 gboolean
 caml_plot_view_has_plot (CamlPlotView *self)
 {
-  return self->line != NULL || self->tiles != NULL || self->panel.n_cells > 0;
+  return scene_has_plot (self->scene);
 }
 
 const CamlPlotLine *
 caml_plot_view_get_line (CamlPlotView *self)
 {
-  return self->line;
+  return self->scene != NULL ? self->scene->line : NULL;
 }
 
 guint
