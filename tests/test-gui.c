@@ -855,6 +855,14 @@ baseline_ended (gpointer data)
   return caml_window_baseline_ended (CAML_WINDOW (data)) && run_ended (data);
 }
 
+static gboolean
+baseline_copied (gpointer data)
+{
+  long n = 0;
+  caml_window_get_baseline_losses (CAML_WINDOW (data), &n);
+  return n == caml_window_get_experiment (CAML_WINDOW (data))->steps;
+}
+
 static void
 test_compare_baseline (void **state)
 {
@@ -891,7 +899,7 @@ test_compare_baseline (void **state)
   activate (win, "set-lr", g_variant_new_double (0.1));
   activate (win, "train", NULL);   /* resumes both */
   assert_true (iterate_until (baseline_ended, win, 120));
-  iterate_until (always_false, NULL, 0.3);
+  assert_true (iterate_until (baseline_copied, win, 10));   /* the window's last update */
   const float *base = caml_window_get_baseline_losses (win, &n_base);
   assert_non_null (base);
   assert_int_equal (n_base, caml_window_get_experiment (win)->steps);
@@ -980,6 +988,22 @@ drag_payload (GtkWidget *row)
   return payload;
 }
 
+/* Every row of the stack has been laid out (rows rebuilt after an edit have
+ * no allocation until the next frame, which a busy machine delays). */
+static gboolean
+rows_allocated (gpointer data)
+{
+  GtkListBoxRow *row;
+  int n = 0;
+  while ((row = gtk_list_box_get_row_at_index (GTK_LIST_BOX (data), n)) != NULL)
+    {
+      if (gtk_widget_get_height (GTK_WIDGET (row)) <= 0)
+        return FALSE;
+      n++;
+    }
+  return n > 0;
+}
+
 /* Drops payload on the model stack, a quarter of the way into row `index`
  * (above its middle: before it), or below the last row when index is -1. */
 static gboolean
@@ -990,6 +1014,7 @@ drop_on_stack (GtkWidget *stack, const char *payload, int index)
   gboolean accepted = FALSE;
   double y;
 
+  assert_true (iterate_until (rows_allocated, stack, 10));
   if (index >= 0)
     {
       graphene_rect_t bounds;
@@ -1308,60 +1333,112 @@ headless_rate (const CamlExperiment *exp)
   return p.step / p.seconds;
 }
 
+/* Frame clock: how long each frame's update, layout and paint took. */
+typedef struct {
+  gint64  start;
+  GArray *durations;   /* gint64 µs */
+} FrameTimes;
+
+static void
+on_before_paint (GdkFrameClock *clock, gpointer data)
+{
+  ((FrameTimes *) data)->start = g_get_monotonic_time ();
+}
+
+static void
+on_after_paint (GdkFrameClock *clock, gpointer data)
+{
+  FrameTimes *ft = data;
+  if (ft->start != 0)
+    {
+      gint64 d = g_get_monotonic_time () - ft->start;
+      g_array_append_val (ft->durations, d);
+    }
+  ft->start = 0;
+}
+
+static double
+percentile_ms (GArray *values, double q)
+{
+  if (values->len == 0)
+    return 0;
+  g_array_sort (values, compare_gaps);
+  return g_array_index (values, gint64, (guint) (q * (values->len - 1))) / 1000.0;
+}
+
 /* Training with the window open and its plots updating, against the same
- * run headless: throughput and how long the main loop ever stalled. A
+ * run headless (the trainer the CLI runs, in this process): throughput,
+ * how long the main loop ever stalled, and how long each frame took. A
  * measurement, not a test of speed (the machine is shared): it runs only
- * with CAML_GUI_BENCHMARK=1 and prints its figures; the live learning-rate
- * change it makes is checked. */
+ * with CAML_GUI_BENCHMARK set — to 1 for surface-ca-nn-2, or to a preset's
+ * name; CAML_GUI_BENCHMARK_STEPS overrides its step count — and prints its
+ * figures; the live learning-rate change it makes is checked. */
 static void
 test_throughput (void **state)
 {
-  if (g_getenv ("CAML_GUI_BENCHMARK") == NULL)
+  const char *which = g_getenv ("CAML_GUI_BENCHMARK");
+  if (which == NULL)
     {
       print_message ("throughput measurement skipped: set CAML_GUI_BENCHMARK=1 to run it\n");
       skip ();
     }
+  const char *preset = g_str_equal (which, "1") ? "surface-ca-nn-2" : which;
+  const char *steps_text = g_getenv ("CAML_GUI_BENCHMARK_STEPS");
   g_autoptr (GError) error = NULL;
-  CamlExperiment *exp = caml_presets_load ("surface-ca-nn-2", &error);
+  CamlExperiment *exp = caml_presets_load (preset, &error);
   assert_non_null (exp);
-  exp->steps = 30000;
-  exp->eval_every = 1000;
+  if (steps_text != NULL)
+    exp->steps = atoi (steps_text);
+  else if (g_str_equal (preset, "surface-ca-nn-2"))
+    exp->steps = 30000;
+  exp->eval_every = MAX (1, MIN (exp->eval_every, exp->steps / 10));
 
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, preset));
   assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 300));
   double best_cli = 0, best_gui = 0, sample_seconds = 0;
   Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+  FrameTimes frames = { 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (win));
+  gulong before_id = g_signal_connect (clock, "before-paint", G_CALLBACK (on_before_paint), &frames);
+  gulong after_id = g_signal_connect (clock, "after-paint", G_CALLBACK (on_after_paint), &frames);
 
   for (int round = 0; round < 2; round++)
     {
       best_cli = MAX (best_cli, headless_rate (exp));
 
       caml_window_set_experiment (win, caml_experiment_copy (exp), NULL, "benchmark");
+      assert_true (iterate_until (not_loading, win, 300));
       iterate_until (always_false, NULL, 0.2);
       stall.last = 0;
       guint tick = g_timeout_add (5, on_stall_tick, &stall);
       activate (win, "train", NULL);
       if (round == 0)
         {
-          /* A live learning-rate change reaches the trainer and is marked. */
-          activate (win, "set-lr", g_variant_new_double (0.05));
+          /* A live learning-rate change reaches the trainer and is marked
+           * (small enough not to change what is being measured). */
+          double lr = caml_window_get_experiment (win)->optimizer.lr * 0.999;
+          activate (win, "set-lr", g_variant_new_double (lr));
           assert_int_equal (caml_window_get_n_events (win), 1);
-          assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.05);
+          assert_true (caml_window_get_experiment (win)->optimizer.lr == lr);
         }
-      assert_true (iterate_until (run_ended, win, 300));
+      assert_true (iterate_until (run_ended, win, 3600));
       g_source_remove (tick);
       double rate = 0;
       caml_window_get_run_timing (win, &rate, &sample_seconds);
       best_gui = MAX (best_gui, rate);
     }
-  g_array_sort (stall.gaps, compare_gaps);
-  gint64 p99 = stall.gaps->len > 0
-               ? g_array_index (stall.gaps, gint64, (guint) (0.99 * (stall.gaps->len - 1))) : 0;
-  print_message ("surface-ca-nn-2, %d steps: headless %.0f steps/s, with the window %.0f "
-                 "steps/s (%.1f %%); %.3f s sampling surfaces; main loop stalls: p99 %.1f ms, "
-                 "max %.1f ms\n", exp->steps, best_cli, best_gui, 100 * best_gui / best_cli,
-                 sample_seconds, p99 / 1000.0, stall.max_gap / 1000.0);
+  g_signal_handler_disconnect (clock, before_id);
+  g_signal_handler_disconnect (clock, after_id);
+  print_message ("%s, %d steps: headless %.1f steps/s, with the window %.1f steps/s (%.1f %%); "
+                 "%.3f s sampling plots; main loop stalls: p99 %.1f ms, max %.1f ms; "
+                 "%u frames: median %.1f ms, p99 %.1f ms, max %.1f ms\n",
+                 preset, exp->steps, best_cli, best_gui, 100 * best_gui / best_cli,
+                 sample_seconds, percentile_ms (stall.gaps, 0.99), stall.max_gap / 1000.0,
+                 frames.durations->len, percentile_ms (frames.durations, 0.5),
+                 percentile_ms (frames.durations, 0.99), percentile_ms (frames.durations, 1.0));
   g_array_unref (stall.gaps);
+  g_array_unref (frames.durations);
   caml_experiment_free (exp);
   gtk_window_destroy (GTK_WINDOW (win));
 }
