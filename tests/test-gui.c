@@ -1303,6 +1303,41 @@ test_divergence (void **state)
   g_free (dir);
 }
 
+/* ------------------------------------------------------- renderer */
+
+/* Cairo instead of software OpenGL, unless the user chose. (The windows of
+ * this test run already have their renderer: GSK reads the variable once.) */
+static void
+test_renderer_choice (void **state)
+{
+  g_autofree char *saved = g_strdup (g_getenv ("GSK_RENDERER"));
+  g_autofree char *saved_soft = g_strdup (g_getenv ("LIBGL_ALWAYS_SOFTWARE"));
+
+  g_setenv ("GSK_RENDERER", "ngl", TRUE);
+  g_setenv ("LIBGL_ALWAYS_SOFTWARE", "1", TRUE);
+  assert_null (caml_application_choose_renderer ());
+  assert_string_equal (g_getenv ("GSK_RENDERER"), "ngl");
+
+  g_unsetenv ("GSK_RENDERER");
+  assert_non_null (caml_application_choose_renderer ());
+  assert_string_equal (g_getenv ("GSK_RENDERER"), "cairo");
+
+  /* Without a GPU render node, or on Xvfb (no DRI3), also Cairo. */
+  g_unsetenv ("GSK_RENDERER");
+  g_unsetenv ("LIBGL_ALWAYS_SOFTWARE");
+  const char *reason = caml_application_choose_renderer ();
+  print_message ("this machine: %s\n", reason != NULL ? reason : "hardware OpenGL, GSK's choice");
+
+  if (saved_soft != NULL)
+    g_setenv ("LIBGL_ALWAYS_SOFTWARE", saved_soft, TRUE);
+  else
+    g_unsetenv ("LIBGL_ALWAYS_SOFTWARE");
+  if (saved != NULL)
+    g_setenv ("GSK_RENDERER", saved, TRUE);
+  else
+    g_unsetenv ("GSK_RENDERER");
+}
+
 /* ------------------------------------------------------- throughput */
 
 static int
@@ -1459,6 +1494,7 @@ main (void)
     cmocka_unit_test (test_recent_files),
     cmocka_unit_test (test_drag_and_drop),
     cmocka_unit_test (test_mnist_loading),
+    cmocka_unit_test (test_renderer_choice),
     cmocka_unit_test (test_throughput),
   };
   g_autoptr (GError) error = NULL;

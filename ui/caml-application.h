@@ -13,6 +13,11 @@ G_DECLARE_FINAL_TYPE (CamlApplication, caml_application, CAML, APPLICATION, GtkA
 
 /* flags are added to G_APPLICATION_HANDLES_OPEN (tests pass NON_UNIQUE). */
 CamlApplication *caml_application_new (GApplicationFlags flags);
+/* Call first thing in main(), before any thread: unless GSK_RENDERER is set,
+ * sets it to "cairo" when OpenGL could only be software-rendered (no GPU
+ * render node, LIBGL_ALWAYS_SOFTWARE, or an X server without DRI3 such as
+ * Xvfb). Returns the reason it did, or NULL. */
+const char *caml_application_choose_renderer (void);
 /* The org.caml.Workbench settings, or NULL when the schema is not installed
  * (and not found in the build tree either). */
 GSettings  *caml_application_get_settings (CamlApplication *self);

@@ -113,19 +113,40 @@ scene_has_plot (const Scene *scene)
          && (scene->line != NULL || scene->tiles != NULL || scene->panel.n_cells > 0);
 }
 
-/* Worker thread: the image, on white (the card's rounded corners are the
- * main thread's clip). */
+static void
+rounded_rect (cairo_t *cr, double x, double y, double w, double h, double r)
+{
+  cairo_new_sub_path (cr);
+  cairo_arc (cr, x + w - r, y + r, r, -G_PI / 2, 0);
+  cairo_arc (cr, x + w - r, y + h - r, r, 0, G_PI / 2);
+  cairo_arc (cr, x + r, y + h - r, r, G_PI / 2, G_PI);
+  cairo_arc (cr, x + r, y + r, r, G_PI, 3 * G_PI / 2);
+  cairo_close_path (cr);
+}
+
+/* The white card with rounded corners, and the clip to it. */
+static void
+card (cairo_t *cr, int width, int height)
+{
+  rounded_rect (cr, 0, 0, width, height, 8);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_fill_preserve (cr);
+  cairo_clip (cr);
+}
+
+/* Worker thread: the whole card, corners transparent, so that the main
+ * thread paints it with one unclipped blit (a rounded clip there would
+ * composite through a mask every frame). */
 static void
 render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   Render *render = task_data;
-  render->surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24,
+  render->surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32,
                                                 render->width * render->scale,
                                                 render->height * render->scale);
   cairo_surface_set_device_scale (render->surface, render->scale, render->scale);
   cairo_t *cr = cairo_create (render->surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
+  card (cr, render->width, render->height);
   draw_scene (render->scene, cr, render->width, render->height, &render->frame);
   cairo_destroy (cr);
   cairo_surface_flush (render->surface);
@@ -178,15 +199,41 @@ start_render (CamlPlotView *self, int width, int height)
   g_object_unref (task);
 }
 
-static void
-rounded_rect (cairo_t *cr, double x, double y, double w, double h, double r)
+static gboolean
+hovering (CamlPlotView *self)
 {
-  cairo_new_sub_path (cr);
-  cairo_arc (cr, x + w - r, y + r, r, -G_PI / 2, 0);
-  cairo_arc (cr, x + w - r, y + h - r, r, 0, G_PI / 2);
-  cairo_arc (cr, x + r, y + h - r, r, G_PI / 2, G_PI);
-  cairo_arc (cr, x + r, y + r, r, G_PI, 3 * G_PI / 2);
-  cairo_close_path (cr);
+  return self->scene != NULL && self->scene->line != NULL && self->hover_text != NULL
+         && self->hover_x >= 0;
+}
+
+/* The hover read-out of a line plot: a rule at the pointer and the text. */
+static void
+draw_hover (CamlPlotView *self, cairo_t *cr)
+{
+  cairo_text_extents_t ext;
+  double x = self->hover_x;
+
+  if (!hovering (self))
+    return;
+  cairo_set_source_rgba (cr, 0.2, 0.2, 0.2, 0.6);
+  cairo_set_line_width (cr, 1);
+  cairo_move_to (cr, floor (x) + 0.5, self->frame.y);
+  cairo_line_to (cr, floor (x) + 0.5, self->frame.y + self->frame.height);
+  cairo_stroke (cr);
+
+  cairo_select_font_face (cr, "monospace", CAIRO_FONT_SLANT_NORMAL,
+                          CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 12);
+  cairo_text_extents (cr, self->hover_text, &ext);
+  double bx = self->frame.x + 6, by = self->frame.y + self->frame.height - ext.height - 14;
+  cairo_set_source_rgba (cr, 1, 1, 1, 0.9);
+  cairo_rectangle (cr, bx, by, ext.x_advance + 12, ext.height + 10);
+  cairo_fill_preserve (cr);
+  cairo_set_source_rgb (cr, 0.3, 0.3, 0.3);
+  cairo_stroke (cr);
+  cairo_set_source_rgb (cr, 0, 0, 0);
+  cairo_move_to (cr, bx + 6 - ext.x_bearing, by + 5 - ext.y_bearing);
+  cairo_show_text (cr, self->hover_text);
 }
 
 static void
@@ -195,21 +242,25 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
 {
   CamlPlotView *self = CAML_PLOT_VIEW (area);
 
-  rounded_rect (cr, 0, 0, width, height, 8);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_fill_preserve (cr);
-  cairo_clip (cr);
-
   if (scene_has_plot (self->scene))
     {
-      if (image_is_current (self, width, height))
+      gboolean current = image_is_current (self, width, height);
+      if (current)
         self->n_draws++;
       else if (!self->rendering)
         start_render (self, width, height);
 
-      if (self->image != NULL)
+      if (self->image != NULL && self->image->width == width
+          && self->image->height == height)
         {
-          /* The newest image, stretched while one at the new size is drawn. */
+          /* The newest image (of an older scene until the next is drawn). */
+          cairo_set_source_surface (cr, self->image->surface, 0, 0);
+          cairo_paint (cr);
+        }
+      else if (self->image != NULL)
+        {
+          /* Stretched while one at the new size is drawn. */
+          card (cr, width, height);
           cairo_save (cr);
           cairo_scale (cr, (double) width / self->image->width,
                        (double) height / self->image->height);
@@ -220,10 +271,13 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
       else
         {
           /* Nothing to show yet: draw this once here. */
+          card (cr, width, height);
           draw_plot (cr, width, height, self);
         }
     }
-  else if (self->placeholder != NULL)
+  else
+    card (cr, width, height);
+  if (!scene_has_plot (self->scene) && self->placeholder != NULL)
     {
       cairo_text_extents_t ext;
       cairo_select_font_face (cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
@@ -235,31 +289,7 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
       cairo_show_text (cr, self->placeholder);
     }
 
-  if (self->scene != NULL && self->scene->line != NULL && self->hover_text != NULL
-      && self->hover_x >= 0)
-    {
-      cairo_text_extents_t ext;
-      double x = self->hover_x;
-      cairo_set_source_rgba (cr, 0.2, 0.2, 0.2, 0.6);
-      cairo_set_line_width (cr, 1);
-      cairo_move_to (cr, floor (x) + 0.5, self->frame.y);
-      cairo_line_to (cr, floor (x) + 0.5, self->frame.y + self->frame.height);
-      cairo_stroke (cr);
-
-      cairo_select_font_face (cr, "monospace", CAIRO_FONT_SLANT_NORMAL,
-                              CAIRO_FONT_WEIGHT_NORMAL);
-      cairo_set_font_size (cr, 12);
-      cairo_text_extents (cr, self->hover_text, &ext);
-      double bx = self->frame.x + 6, by = self->frame.y + self->frame.height - ext.height - 14;
-      cairo_set_source_rgba (cr, 1, 1, 1, 0.9);
-      cairo_rectangle (cr, bx, by, ext.x_advance + 12, ext.height + 10);
-      cairo_fill_preserve (cr);
-      cairo_set_source_rgb (cr, 0.3, 0.3, 0.3);
-      cairo_stroke (cr);
-      cairo_set_source_rgb (cr, 0, 0, 0);
-      cairo_move_to (cr, bx + 6 - ext.x_bearing, by + 5 - ext.y_bearing);
-      cairo_show_text (cr, self->hover_text);
-    }
+  draw_hover (self, cr);
 }
 
 static void
