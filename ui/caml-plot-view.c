@@ -4,13 +4,14 @@
  * caml_plot_view_set_*; they go into an immutable, reference-counted Scene.
  * Rasterising a scene (hundreds of antialiased paths, bilinear heatmaps)
  * takes tens of milliseconds in software — too long for a frame — so a
- * worker thread draws it with Cairo into an image surface, one job per view
- * at a time, and the draw function only paints the finished image onto a
- * white card (the plots use dark ink, so they read the same in light and
- * dark themes), plus the hover read-out whose text the motion handler
- * prepared. Until the first image of a view exists, and for exports, the
- * scene is drawn directly. The worker touches nothing of GTK: only the
- * scene (which nobody changes once built) and its own surface.
+ * worker thread draws it with Cairo into an image surface — the whole white
+ * card with its rounded corners (the plots use dark ink, so they read the
+ * same in light and dark themes) — one job per view at a time, and the draw
+ * function only paints the newest image, plus the hover read-out whose text
+ * the motion handler prepared. Until the first image of a view exists, and
+ * for exports, the scene is drawn directly. The worker touches nothing of
+ * GTK: only the scene (which nobody changes once built) and its own
+ * surface.
  *
  * This is a leaf widget without children, so it has no .ui template. */
 #include "caml-plot-view.h"
