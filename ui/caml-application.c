@@ -5,16 +5,17 @@
  *   caml-workbench [FILE.json…] [--preset NAME]
  */
 #include "caml-application.h"
-
-#if CAML_HAVE_X11
-#include <X11/Xlib.h>
-#endif
 #include "caml-window.h"
 #include "caml-autosave.h"
 #include "presets.h"
 
 #include <string.h>
 #include <glib/gstdio.h>
+
+/* Last: Xlib's macros (None, Bool, Status…) stay out of the other headers. */
+#if CAML_HAVE_X11
+#include <X11/Xlib.h>
+#endif
 
 struct _CamlApplication {
   GtkApplication parent_instance;
