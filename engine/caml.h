@@ -689,6 +689,19 @@ gboolean caml_weights_load (CamlModel *model, const char *path, GError **error);
 gboolean caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
                                  const char *source, GError **error);
 
+/* ------------------------------------------------------ CPU priority */
+
+/* Run the engine's compute threads (trainers and the helper that shares
+ * their products) at background CPU priority from now on: nice 10 on Linux,
+ * so that an application's interface — its main thread, the display server
+ * and its drawing threads — runs first whenever it needs a core, while
+ * training still gets every cycle nobody else wants. Threads lower their own
+ * priority (at a trainer's start, at the helper's next job); there is no way
+ * back, as an unprivileged process cannot raise a priority again. A no-op
+ * elsewhere. The workbench calls it at start-up; the CLI does not. */
+void     caml_set_background_priority (void);
+gboolean caml_get_background_priority (void);
+
 /* ---------------------------------------------------------------- trainer */
 
 typedef enum {

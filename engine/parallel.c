@@ -8,8 +8,18 @@
  * woken through a condition variable. Callers that find the helper busy (two
  * trainers at once) run both halves themselves. */
 #include <cblas.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
 
+#include "caml.h"
 #include "parallel.h"
+
+#define BACKGROUND_NICE 10
+
+static gint background;       /* atomic: caml_set_background_priority was called */
+static GPrivate lowered;      /* this thread's priority is lowered already */
 
 static GMutex   users;        /* one caller at a time owns the helper */
 static GMutex   lock;         /* guards the fields below */
@@ -28,6 +38,7 @@ helper_main (gpointer unused)
       while (posted == seen)
         g_cond_wait (&cond, &lock);
       seen = posted;
+      caml_parallel_lower_priority ();
       CamlPartFunc func = job_func;
       gpointer data = job_data;
       g_mutex_unlock (&lock);
@@ -81,4 +92,30 @@ caml_parallel_run (CamlPartFunc func, gpointer data)
     g_cond_wait (&cond, &lock);
   g_mutex_unlock (&lock);
   g_mutex_unlock (&users);
+}
+
+void
+caml_set_background_priority (void)
+{
+  g_atomic_int_set (&background, 1);
+}
+
+gboolean
+caml_get_background_priority (void)
+{
+  return g_atomic_int_get (&background) != 0;
+}
+
+void
+caml_parallel_lower_priority (void)
+{
+  if (!g_atomic_int_get (&background) || g_private_get (&lowered) != NULL)
+    return;
+  g_private_set (&lowered, GINT_TO_POINTER (1));
+#ifdef __linux__
+  /* On Linux a thread id names one thread to setpriority (not POSIX: there
+   * it would be the whole process). Failure leaves the priority as it was. */
+  if (getpriority (PRIO_PROCESS, (id_t) gettid ()) < BACKGROUND_NICE)
+    (void) setpriority (PRIO_PROCESS, (id_t) gettid (), BACKGROUND_NICE);
+#endif
 }

@@ -12,3 +12,6 @@ typedef void (*CamlPartFunc) (int part, gpointer data);
 int  caml_parallel_parts (void);
 /* Runs both parts and returns when both are done. */
 void caml_parallel_run (CamlPartFunc func, gpointer data);
+/* Lowers the calling thread to background priority when
+ * caml_set_background_priority was called (once per thread; cheap after). */
+void caml_parallel_lower_priority (void);

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "caml.h"
+#include "parallel.h"
 
 #define CAML_EVAL_CHUNK   1024
 #define CAML_RATE_WINDOW  0.5   /* seconds of training per steps/s estimate */
@@ -625,6 +626,7 @@ trainer_thread (gpointer data)
   CamlTrainer *trainer = data;
   CamlTrainerState end;
 
+  caml_parallel_lower_priority ();
   g_mutex_lock (&trainer->lock);
   for (;;)
     {

@@ -599,6 +599,10 @@ caml_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (caml_application_parent_class)->startup (app);
 
+  /* Training yields the CPU to the window and the display server: frames
+   * stay short while every otherwise idle cycle still trains. */
+  caml_set_background_priority ();
+
   g_action_map_add_action_entries (G_ACTION_MAP (self), app_entries,
                                    G_N_ELEMENTS (app_entries), self);
   for (gsize i = 0; i < G_N_ELEMENTS (accels); i++)
