@@ -481,7 +481,7 @@ CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, in
  * the vocabulary (the training set); otherwise they, and every bigram with an
  * out-of-vocabulary word, are CAML_TOKEN_OOV. T becomes the longest result;
  * call caml_text_datasets_finish after. */
-void         caml_text_dataset_add_bigrams (CamlDataset *set, gboolean grow);
+void         caml_text_dataset_add_ngrams (CamlDataset *set, int n, gboolean grow);
 /* Keeps the first occurrence of every word of each sample, in order: the
  * sample becomes a set of words (out-of-vocabulary tokens, which share one
  * id, are all kept). T becomes the longest result; call
@@ -602,8 +602,8 @@ typedef struct {
   char        *text_paths[2];   /* text: train and test files (owned) */
   int          max_tokens;      /* truncate samples to this many tokens, 0 = no limit */
   gboolean     unique_tokens;   /* each sample a set of words (caml_text_dataset_unique) */
-  int          ngrams;          /* 1: words; 2: words and word bigrams
-                                 * (caml_text_dataset_add_bigrams) */
+  int          ngrams;          /* 1: words; 2: words and word bigrams; 3: and
+                                 * trigrams (caml_text_dataset_add_ngrams) */
   double       validation_fraction; /* image and text data, > 0: hold this seeded
                                  * fraction of the training set out (split_seed,
                                  * else 0) and evaluate on it instead of the test

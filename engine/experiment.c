@@ -530,7 +530,7 @@ parse_text_options (Parser *p, JsonObject *obj, CamlDataConfig *data)
       && !get_bool (p, m, "data.unique_tokens", &data->unique_tokens))
     return FALSE;
   if ((m = json_object_get_member (obj, "ngrams")) != NULL
-      && !get_int32 (p, m, "data.ngrams", 1, 2, &data->ngrams))
+      && !get_int32 (p, m, "data.ngrams", 1, 3, &data->ngrams))
     return FALSE;
   if ((m = json_object_get_member (obj, "embeddings")) != NULL)
     {
@@ -1558,17 +1558,17 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
     return FALSE;
   if (!is_text_kind (exp->data.kind))
     return TRUE;
-  if (exp->data.ngrams == 2)
+  if (exp->data.ngrams > 1)
     {
-      caml_text_dataset_add_bigrams (*train, TRUE);
-      caml_text_dataset_add_bigrams (*test, FALSE);
+      caml_text_dataset_add_ngrams (*train, exp->data.ngrams, TRUE);
+      caml_text_dataset_add_ngrams (*test, exp->data.ngrams, FALSE);
     }
   if (exp->data.unique_tokens)
     {
       caml_text_dataset_unique (*train);
       caml_text_dataset_unique (*test);
     }
-  if (exp->data.ngrams == 2 || exp->data.unique_tokens)
+  if (exp->data.ngrams > 1 || exp->data.unique_tokens)
     caml_text_datasets_finish (*train, *test, exp->data.max_tokens);
   return TRUE;
 }

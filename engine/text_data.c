@@ -194,10 +194,12 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
 }
 
 void
-caml_text_dataset_add_bigrams (CamlDataset *set, gboolean grow)
+caml_text_dataset_add_ngrams (CamlDataset *set, int n, gboolean grow)
 {
+  if (n < 2)
+    return;
   GArray *ids = g_array_sized_new (FALSE, FALSE, sizeof (gint32),
-                                   (guint) (2 * set->offsets[set->n]));
+                                   (guint) (n * set->offsets[set->n]));
   GString *key = g_string_new (NULL);
   int t_max = 1;
   for (int i = 0; i < set->n; i++)
@@ -205,20 +207,32 @@ caml_text_dataset_add_bigrams (CamlDataset *set, gboolean grow)
       gint64 start = set->offsets[i], end = set->offsets[i + 1];
       gint64 first = ids->len;
       g_array_append_vals (ids, set->tokens + start, (guint) (end - start));
-      for (gint64 k = start; k + 1 < end; k++)
-        {
-          gint32 a = set->tokens[k], b = set->tokens[k + 1], id = CAML_TOKEN_OOV;
-          if (a >= 0 && b >= 0)
-            {
-              g_string_printf (key, "%s %s", caml_vocab_word (set->vocab, a),
-                               caml_vocab_word (set->vocab, b));
-              id = grow ? caml_vocab_add (set->vocab, key->str, 1)
-                        : caml_vocab_lookup (set->vocab, key->str);
-              if (id < 0)
-                id = CAML_TOKEN_OOV;
-            }
-          g_array_append_val (ids, id);
-        }
+      for (int k = 2; k <= n; k++)          /* the bigrams, then the trigrams, … */
+        for (gint64 j = start; j + k <= end; j++)
+          {
+            gint32 id = CAML_TOKEN_OOV;
+            gboolean known = TRUE;
+            g_string_truncate (key, 0);
+            for (int q = 0; q < k && known; q++)
+              {
+                gint32 w = set->tokens[j + q];
+                known = w >= 0;
+                if (known)
+                  {
+                    if (q > 0)
+                      g_string_append_c (key, ' ');
+                    g_string_append (key, caml_vocab_word (set->vocab, w));
+                  }
+              }
+            if (known)
+              {
+                id = grow ? caml_vocab_add (set->vocab, key->str, 1)
+                          : caml_vocab_lookup (set->vocab, key->str);
+                if (id < 0)
+                  id = CAML_TOKEN_OOV;
+              }
+            g_array_append_val (ids, id);
+          }
       set->offsets[i] = first;
       t_max = MAX (t_max, (int) (ids->len - first));
     }

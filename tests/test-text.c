@@ -211,7 +211,7 @@ test_unique_tokens (void **state)
   caml_vocab_unref (vocab);
 }
 
-/* caml_text_dataset_add_bigrams: "w1 w2" after the words; new bigrams only
+/* caml_text_dataset_add_ngrams (2): "w1 w2" after the words; new bigrams only
  * from the training set; with an OOV word or unseen, a bigram is OOV. */
 static void
 test_bigrams (void **state)
@@ -225,8 +225,8 @@ test_bigrams (void **state)
                                                      labels, 2, 2, vocab, TRUE);
   CamlDataset *test = caml_text_dataset_from_texts (g_strdupv ((char **) test_texts),
                                                     labels, 1, 2, vocab, FALSE);
-  caml_text_dataset_add_bigrams (train, TRUE);
-  caml_text_dataset_add_bigrams (test, FALSE);
+  caml_text_dataset_add_ngrams (train, 2, TRUE);
+  caml_text_dataset_add_ngrams (test, 2, FALSE);
   caml_text_datasets_finish (train, test, 0);
   int a = caml_vocab_lookup (vocab, "a"), b = caml_vocab_lookup (vocab, "b");
   int c = caml_vocab_lookup (vocab, "c");
@@ -249,6 +249,43 @@ test_bigrams (void **state)
   caml_vocab_unref (vocab);
 }
 
+/* caml_text_dataset_add_ngrams (3): the words, then every bigram, then every
+ * trigram, each in text order; a trigram with an unknown word is OOV. */
+static void
+test_trigrams (void **state)
+{
+  (void) state;
+  static const char *const train_texts[] = { "a b c d", "b", NULL };
+  static const char *const test_texts[] = { "a b c x", "a b", NULL };
+  static const float labels[] = { 0, 1 };
+  CamlVocab *vocab = caml_vocab_new ();
+  CamlDataset *train = caml_text_dataset_from_texts (g_strdupv ((char **) train_texts),
+                                                     labels, 2, 2, vocab, TRUE);
+  CamlDataset *test = caml_text_dataset_from_texts (g_strdupv ((char **) test_texts),
+                                                    labels, 2, 2, vocab, FALSE);
+  caml_text_dataset_add_ngrams (train, 3, TRUE);
+  caml_text_dataset_add_ngrams (test, 3, FALSE);
+  caml_text_datasets_finish (train, test, 0);
+  int a = caml_vocab_lookup (vocab, "a"), b = caml_vocab_lookup (vocab, "b");
+  int c = caml_vocab_lookup (vocab, "c"), d = caml_vocab_lookup (vocab, "d");
+  int ab = caml_vocab_lookup (vocab, "a b"), bc = caml_vocab_lookup (vocab, "b c");
+  int cd = caml_vocab_lookup (vocab, "c d");
+  int abc = caml_vocab_lookup (vocab, "a b c"), bcd = caml_vocab_lookup (vocab, "b c d");
+  assert_true (ab >= 0 && bc >= 0 && cd >= 0 && abc >= 0 && bcd >= 0);
+  assert_int_equal (caml_vocab_size (vocab), 9);
+  const gint32 want_train[] = { a, b, c, d, ab, bc, cd, abc, bcd, b };
+  assert_memory_equal (train->tokens, want_train, sizeof want_train);
+  assert_int_equal (caml_dataset_length (train, 0), 9);
+  const gint32 oov = CAML_TOKEN_OOV;
+  const gint32 want_test[] = { a, b, c, oov, ab, bc, oov, abc, oov, a, b, ab };
+  assert_memory_equal (test->tokens, want_test, sizeof want_test);
+  assert_int_equal (caml_dataset_length (test, 1), 3);
+  assert_int_equal (train->x_shape.dims[0], 9);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_vocab_unref (vocab);
+}
+
 int
 main (void)
 {
@@ -261,6 +298,7 @@ main (void)
     cmocka_unit_test (test_rnn_sanity_data),
     cmocka_unit_test (test_unique_tokens),
     cmocka_unit_test (test_bigrams),
+    cmocka_unit_test (test_trigrams),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
