@@ -43,11 +43,11 @@ test_ca_bsfe_gradients (void **state)
 {
   (void) state;
   CamlShape in = caml_shape_tokens (7, 6);
-  for (int mean = 0; mean <= 1; mean++)
+  for (int scale = 0; scale <= 2; scale++)   /* sum, mean, sqrt */
     {
       CamlLayerSpec spec = caml_test_spec ("ca_bsfe", "dim", 3.0, "gate_dim", 2.0,
-                                           "mean", (double) mean, NULL);
-      caml_gradcheck_layer (&spec, &in, 5, 21 + mean);
+                                           "scale", (double) scale, NULL);
+      caml_gradcheck_layer (&spec, &in, 5, 21 + scale);
     }
 }
 
@@ -108,6 +108,23 @@ test_ca_bsfe_reference (void **state)
   assert_true (model->layers[0]->ops->word_chi (model->layers[0], chi, 3));
   assert_float_equal (chi[0], c0, 1e-6);
   assert_float_equal (chi[2], c2, 1e-6);
+
+  /* The same weights with the bag's sum divided by its size (3 tokens, the
+   * unseen one included) or by the square root of it. */
+  const double divisor[] = { 3.0, sqrt (3.0) };
+  for (int k = 0; k < 2; k++)
+    {
+      CamlLayerSpec scaled = caml_test_spec ("ca_bsfe", "dim", 2.0, "gate_dim", 2.0,
+                                             "scale", (double) (k + 1), NULL);
+      CamlModel *m = caml_model_new (&in, &scaled, 1, NULL, NULL);
+      assert_non_null (m);
+      assert_int_equal (m->n_weights, model->n_weights);
+      memcpy (m->w, model->w, model->n_weights * sizeof (float));
+      const float *o = caml_model_forward (m, x, 1);
+      assert_float_equal (o[0], e0 / divisor[k], 1e-5);
+      assert_float_equal (o[1], e1 / divisor[k], 1e-5);
+      caml_model_free (m);
+    }
 
   caml_model_free (model);
   g_rand_free (rng);

@@ -7,27 +7,36 @@
  *   s    = v0 · Σ_w χ̃(w)  +  Σ_w (1 − χ̃(w)) · w'
  *
  * An id outside the vocabulary (a word never seen in training) has χ̃ = 1: it
- * adds v0. With `mean` the sum is divided by the bag size (an option beyond
- * the paper, which sums). The gate group is {w_σ, θ}, the value group
+ * adds v0. With `scale` "mean" or "sqrt" the sum is divided by the bag size
+ * or by its square root (options beyond the paper, which sums). The gate group is {w_σ, θ}, the value group
  * {w', v0}, for the em_steps schedule.
  *
  * `average` (the paper's baseline) is in the same file: s = Σ_w E[w] / |bag|
  * over the tokens of the vocabulary, zeros for a bag without any. */
 #include "layers.h"
+#include <math.h>
 
 /* ----------------------------------------------------------------- CA-BSFE */
 
-enum { OPT_DIM, OPT_GATE_DIM, OPT_MEAN };
+enum { OPT_DIM, OPT_GATE_DIM, OPT_SCALE };
+
+/* How the bag's terms are combined (caml_bag_scale_names): the paper's sum,
+ * or the sum divided by the bag size or by its square root. */
+enum { CAML_BAG_SUM, CAML_BAG_MEAN, CAML_BAG_SQRT };
+static const char *const bag_scale_names[] = { "sum", "mean", "sqrt", NULL };
 
 static const CamlOptionSpec ca_bsfe_options[] = {
   [OPT_DIM]      = { "dim", CAML_OPT_INT, "width of w' and v0 (the output)", 1, 4096, 5, NULL },
   [OPT_GATE_DIM] = { "gate_dim", CAML_OPT_INT, "width of w_σ and θ", 1, 4096, 5, NULL },
-  [OPT_MEAN]     = { "mean", CAML_OPT_BOOL, "divide the sum by the bag size", 0, 1, 0, NULL },
+  [OPT_SCALE]    = { "scale", CAML_OPT_ENUM,
+                      "sum: Eq. 20 as the paper writes it; mean: divided by the bag size; "
+                      "sqrt: divided by the square root of the bag size",
+                      0, 0, CAML_BAG_SUM, bag_scale_names },
 };
 
 typedef struct {
   int        t, v, d, m;
-  gboolean   mean;
+  int        scale;   /* CAML_BAG_* */
   CamlParam *wp;      /* (V, D)  w' */
   CamlParam *ws;      /* (V, M)  w_σ */
   CamlParam *theta;   /* (M) */
@@ -45,7 +54,7 @@ ca_bsfe_setup (CamlLayer *layer, GError **error)
   s->v = MAX (layer->in.vocab, 1);
   s->d = (int) layer->opt[OPT_DIM];
   s->m = (int) layer->opt[OPT_GATE_DIM];
-  s->mean = layer->opt[OPT_MEAN] != 0.0;
+  s->scale = (int) layer->opt[OPT_SCALE];
   s->wp = caml_layer_add_param (layer, "w_prime", CAML_GROUP_VALUE, CAML_INIT_SMALL, 1, s->d,
                                 (size_t) s->v * s->d);
   s->ws = caml_layer_add_param (layer, "w_sigma", CAML_GROUP_GATE, CAML_INIT_SMALL, 1, s->m,
@@ -73,7 +82,17 @@ word_gate (const CaBsfe *s, int id)
 static inline float
 bag_scale (const CaBsfe *s, int len)
 {
-  return s->mean && len > 0 ? 1.0f / (float) len : 1.0f;
+  if (len <= 0)
+    return 1.0f;
+  switch (s->scale)
+    {
+    case CAML_BAG_MEAN:
+      return 1.0f / (float) len;
+    case CAML_BAG_SQRT:
+      return 1.0f / sqrtf ((float) len);
+    default:
+      return 1.0f;
+    }
 }
 
 static void
