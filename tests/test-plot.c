@@ -638,6 +638,98 @@ test_render_line_png (void **state)
   assert_true (caml_plot_line_get_y_axis (plot)->log);
 }
 
+/* Draws a one-series line plot (no legend, grid or smoothing) into a white
+ * 600 × 300 image; *frame gets its data area. */
+static cairo_surface_t *
+draw_one_series (const double *x, const double *y, size_t n, CamlPlotRect *frame,
+                 CamlPlotLine **plot_out)
+{
+  CamlPlotSeries series = { .x = x, .y = y, .n = n, .label = "s", .color = 0 };
+  CamlPlotLineOptions opts = { .title = "t" };
+  CamlPlotLine *plot = caml_plot_line_new (&opts, &series, 1, NULL, 0);
+  cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 600, 300);
+  cairo_t *cr = cairo_create (img);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  caml_plot_line_draw (plot, cr, 600, 300, frame);
+  cairo_destroy (cr);
+  cairo_surface_flush (img);
+  if (plot_out != NULL)
+    *plot_out = plot;
+  else
+    caml_plot_line_free (plot);
+  return img;
+}
+
+/* A long series is drawn from a few points per pixel column (first, lowest,
+ * highest, last): 200,000 points of a smooth curve look like 500 samples of
+ * it, and a one-point spike among 200,000 still shows. */
+static void
+test_line_decimation (void **state)
+{
+  (void) state;
+  enum { DENSE = 200000, SPARSE = 500 };
+  double *x = g_new (double, DENSE), *y = g_new (double, DENSE);
+  for (int i = 0; i < DENSE; i++)
+    {
+      x[i] = 1000.0 * i / (DENSE - 1);
+      y[i] = 0.5 + 0.4 * sin (x[i] / 60.0);
+    }
+  double xs[SPARSE], ys[SPARSE];
+  for (int i = 0; i < SPARSE; i++)
+    {
+      xs[i] = 1000.0 * i / (SPARSE - 1);
+      ys[i] = 0.5 + 0.4 * sin (xs[i] / 60.0);
+    }
+  CamlPlotRect frame;
+  cairo_surface_t *a = draw_one_series (x, y, DENSE, &frame, NULL);
+  cairo_surface_t *b = draw_one_series (xs, ys, SPARSE, NULL, NULL);
+  const unsigned char *pa = cairo_image_surface_get_data (a);
+  const unsigned char *pb = cairo_image_surface_get_data (b);
+  int stride = cairo_image_surface_get_stride (a), differ = 0, inked = 0;
+  for (int r = 0; r < 300; r++)
+    for (int c = 0; c < 600; c++)
+      {
+        const unsigned char *qa = pa + r * stride + 4 * c, *qb = pb + r * stride + 4 * c;
+        int d = 0;
+        for (int k = 0; k < 3; k++)
+          d = MAX (d, abs (qa[k] - qb[k]));
+        differ += d > 96;
+        inked += qa[0] < 128 || qa[1] < 128 || qa[2] < 128;
+      }
+  assert_true (inked > 1000);
+  assert_true (differ < 60);   /* a few anti-aliased edge pixels */
+  cairo_surface_destroy (a);
+  cairo_surface_destroy (b);
+
+  /* The spike: one point at 0.9 in a flat line at 0.1 (and 0 and 1 at the
+   * ends to fix the axis). Its column is inked near the top of the line. */
+  for (int i = 0; i < DENSE; i++)
+    y[i] = 0.1;
+  y[0] = 0.0;
+  y[DENSE - 1] = 1.0;
+  y[DENSE / 2 + 7] = 0.9;
+  CamlPlotLine *plot;
+  cairo_surface_t *img = draw_one_series (x, y, DENSE, &frame, &plot);
+  double px = caml_plot_axis_map (caml_plot_line_get_x_axis (plot), x[DENSE / 2 + 7],
+                                  frame.x, frame.x + frame.width);
+  double py = caml_plot_axis_map (caml_plot_line_get_y_axis (plot), 0.85,
+                                  frame.y + frame.height, frame.y);
+  const unsigned char *p = cairo_image_surface_get_data (img);
+  stride = cairo_image_surface_get_stride (img);
+  int col = (int) px, row = (int) py, dark = 0;
+  for (int c = col - 1; c <= col + 1; c++)
+    {
+      const unsigned char *q = p + row * stride + 4 * c;
+      dark += q[0] < 200 || q[1] < 200 || q[2] < 200;
+    }
+  assert_true (dark > 0);
+  cairo_surface_destroy (img);
+  caml_plot_line_free (plot);
+  g_free (x);
+  g_free (y);
+}
+
 /* A tile grid: each value lands on its pixel through the colormap, gaps are
  * white, groups get wider gaps. */
 static void
@@ -799,6 +891,7 @@ main (void)
     cmocka_unit_test (test_heatmap_ranges),
     cmocka_unit_test_setup_teardown (test_render_heatmap_png, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_render_line_png, render_setup, render_teardown),
+    cmocka_unit_test (test_line_decimation),
     cmocka_unit_test_setup_teardown (test_render_panel_and_svg, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_tiles, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_bars, render_setup, render_teardown),
