@@ -17,6 +17,7 @@
 #include "caml-plot-view.h"
 
 #include <math.h>
+#include <time.h>
 
 /* What one plot view shows; never changed once set, so a worker may draw
  * it while the main thread goes on. */
@@ -34,6 +35,7 @@ typedef struct {
   Scene *scene;                   /* a reference */
   int width, height, scale;
   cairo_surface_t *surface;       /* width·scale × height·scale, or NULL */
+  gint64 cpu_us;                  /* the worker's CPU time for it */
   CamlPlotRect frame;             /* the line plot's data area, in widget pixels */
 } Render;
 
@@ -44,6 +46,7 @@ struct _CamlPlotView {
   Scene *scene;                   /* a reference, or NULL */
   Render *image;                  /* the newest finished image, or NULL */
   gboolean rendering;             /* a worker job is under way */
+  gboolean queued;                /* waiting in the render budget's line */
   char *placeholder;
   char *hover_text;
   double hover_x;                 /* pixels, < 0 when not hovering */
@@ -142,6 +145,8 @@ static void
 render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   Render *render = task_data;
+  struct timespec t0, t1;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t0);
   render->surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32,
                                                 render->width * render->scale,
                                                 render->height * render->scale);
@@ -151,6 +156,8 @@ render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
   draw_scene (render->scene, cr, render->width, render->height, &render->frame);
   cairo_destroy (cr);
   cairo_surface_flush (render->surface);
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t1);
+  render->cpu_us = (t1.tv_sec - t0.tv_sec) * G_USEC_PER_SEC + (t1.tv_nsec - t0.tv_nsec) / 1000;
   g_task_return_boolean (task, TRUE);
 }
 
@@ -162,6 +169,69 @@ image_is_current (CamlPlotView *self, int width, int height)
          && self->image->scale == gtk_widget_get_scale_factor (GTK_WIDGET (self));
 }
 
+/* All views share one budget for the worker's drawing: one image is drawn
+ * at a time, and after an image that took d of CPU the next one starts
+ * d · (1 / RENDER_SHARE − 1) later (at most RENDER_MAX_GAP), so that live
+ * plots take about a tenth of one core from training however many there
+ * are and however often they change. Views wait in line, oldest first; a
+ * view draws the newest scene when its turn comes. */
+#define RENDER_SHARE    0.1
+#define RENDER_MAX_GAP  (G_USEC_PER_SEC / 2)
+
+static struct {
+  gboolean busy;                  /* an image is being drawn */
+  gint64 next_start;              /* monotonic µs: no image starts before */
+  GQueue waiting;                 /* CamlPlotView references */
+  guint timeout_id;
+} budget;
+
+static void start_render (CamlPlotView *self, int width, int height);
+static gboolean image_is_current (CamlPlotView *self, int width, int height);
+
+static void pump_renders (void);
+
+static gboolean
+on_budget_timeout (gpointer unused)
+{
+  budget.timeout_id = 0;
+  pump_renders ();
+  return G_SOURCE_REMOVE;
+}
+
+static void
+pump_renders (void)
+{
+  while (!budget.busy && !g_queue_is_empty (&budget.waiting))
+    {
+      gint64 now = g_get_monotonic_time ();
+      if (now < budget.next_start)
+        {
+          if (budget.timeout_id == 0)
+            budget.timeout_id = g_timeout_add ((guint) ((budget.next_start - now + 999) / 1000),
+                                               on_budget_timeout, NULL);
+          return;
+        }
+      CamlPlotView *view = g_queue_pop_head (&budget.waiting);
+      int width = gtk_widget_get_width (GTK_WIDGET (view));
+      int height = gtk_widget_get_height (GTK_WIDGET (view));
+      view->queued = FALSE;
+      if (gtk_widget_get_mapped (GTK_WIDGET (view)) && scene_has_plot (view->scene)
+          && width > 0 && height > 0 && !image_is_current (view, width, height))
+        start_render (view, width, height);
+      g_object_unref (view);
+    }
+}
+
+static void
+request_render (CamlPlotView *self)
+{
+  if (self->queued || self->rendering)
+    return;
+  self->queued = TRUE;
+  g_queue_push_tail (&budget.waiting, g_object_ref (self));
+  pump_renders ();
+}
+
 /* Main thread: keep the newest image, and draw again if the scene or the
  * size moved on meanwhile. */
 static void
@@ -171,6 +241,9 @@ on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
   Render *render = g_task_get_task_data (G_TASK (result));
 
   self->rendering = FALSE;
+  budget.busy = FALSE;
+  budget.next_start = g_get_monotonic_time ()
+                      + MIN ((gint64) (render->cpu_us * (1 / RENDER_SHARE - 1)), RENDER_MAX_GAP);
   if (render->scene == self->scene && render->surface != NULL)
     {
       /* Move the image out; the task frees the empty shell. */
@@ -181,6 +254,7 @@ on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
       self->frame = self->image->frame;
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  pump_renders ();
 }
 
 static void
@@ -196,6 +270,7 @@ start_render (CamlPlotView *self, int width, int height)
   g_task_set_source_tag (task, start_render);
   g_task_set_task_data (task, render, (GDestroyNotify) render_free);
   self->rendering = TRUE;
+  budget.busy = TRUE;
   g_task_run_in_thread (task, render_thread);
   g_object_unref (task);
 }
@@ -248,8 +323,8 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
       gboolean current = image_is_current (self, width, height);
       if (current)
         self->n_draws++;
-      else if (!self->rendering)
-        start_render (self, width, height);
+      else
+        request_render (self);
 
       if (self->image != NULL && self->image->width == width
           && self->image->height == height)
