@@ -11,6 +11,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
 
 #include "caml.h"
 
@@ -1073,6 +1077,48 @@ test_token_counts (void **state)
     }
 }
 
+static void
+record_nice_cb (const CamlProgress *progress, gpointer user_data)
+{
+#ifdef __linux__
+  g_atomic_int_set ((gint *) user_data, getpriority (PRIO_PROCESS, (id_t) gettid ()));
+#endif
+}
+
+/* After caml_set_background_priority a trainer's thread runs at nice 10
+ * (Linux); before it, at the process's own priority. Last in the file:
+ * the helper thread cannot be raised again. */
+static void
+test_background_priority (void **state)
+{
+#ifndef __linux__
+  skip ();
+#else
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 5, 2, 0, 5);
+  CamlModel *model = make_mlp (4, 6);
+  int own = getpriority (PRIO_PROCESS, 0);
+  caml_data_xor (&train, &test);
+  for (int background = 0; background <= 1; background++)
+    {
+      gint nice = -100;
+      if (background)
+        caml_set_background_priority ();
+      assert_int_equal (caml_get_background_priority (), background);
+      CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+      caml_trainer_set_progress_func (trainer, record_nice_cb, &nice, 1);
+      assert_true (caml_trainer_start (trainer, FALSE, NULL));
+      assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+      caml_trainer_free (trainer);
+      assert_int_equal (g_atomic_int_get (&nice), background ? MAX (own, 10) : own);
+    }
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+#endif
+}
+
 int
 main (void)
 {
@@ -1091,6 +1137,7 @@ main (void)
     cmocka_unit_test (test_start_checks_shapes),
     cmocka_unit_test (test_evaluate),
     cmocka_unit_test (test_token_counts),
+    cmocka_unit_test (test_background_priority),   /* last: it cannot be undone */
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -599,10 +599,6 @@ caml_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (caml_application_parent_class)->startup (app);
 
-  /* Training yields the CPU to the window and the display server: frames
-   * stay short while every otherwise idle cycle still trains. */
-  caml_set_background_priority ();
-
   g_action_map_add_action_entries (G_ACTION_MAP (self), app_entries,
                                    G_N_ELEMENTS (app_entries), self);
   for (gsize i = 0; i < G_N_ELEMENTS (accels); i++)
@@ -620,6 +616,11 @@ caml_application_startup (GApplication *app)
   self->settings = find_settings ();
   if (self->settings != NULL)
     g_signal_connect_swapped (self->settings, "changed::style", G_CALLBACK (apply_style), self);
+  /* Training yields the CPU to the window and the display server: frames
+   * stay short while every otherwise idle cycle still trains. Read once:
+   * a thread's priority, once lowered, cannot be raised again. */
+  if (self->settings == NULL || g_settings_get_boolean (self->settings, "train-in-background"))
+    caml_set_background_priority ();
   build_presets_menu (self);
   self->recent_menu = g_menu_new ();
   if (self->settings != NULL)
