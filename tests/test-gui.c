@@ -1370,14 +1370,31 @@ headless_rate (const CamlExperiment *exp)
 
 /* Frame clock: how long each frame's update, layout and paint took. */
 typedef struct {
-  gint64  start;
+  gint64  start, layout_end, paint_end;
   GArray *durations;   /* gint64 µs */
+  /* frames over 16 ms: how long their update + layout and their paint took */
+  GArray *slow_layout, *slow_paint;
 } FrameTimes;
 
 static void
 on_before_paint (GdkFrameClock *clock, gpointer data)
 {
-  ((FrameTimes *) data)->start = g_get_monotonic_time ();
+  FrameTimes *ft = data;
+  ft->start = g_get_monotonic_time ();
+  ft->layout_end = ft->paint_end = 0;
+}
+
+/* Connected after GTK's own handlers of these phases, so they mark their end. */
+static void
+on_layout (GdkFrameClock *clock, gpointer data)
+{
+  ((FrameTimes *) data)->layout_end = g_get_monotonic_time ();
+}
+
+static void
+on_paint (GdkFrameClock *clock, gpointer data)
+{
+  ((FrameTimes *) data)->paint_end = g_get_monotonic_time ();
 }
 
 static void
@@ -1388,6 +1405,12 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
     {
       gint64 d = g_get_monotonic_time () - ft->start;
       g_array_append_val (ft->durations, d);
+      if (d > 16000 && ft->layout_end != 0 && ft->paint_end >= ft->layout_end)
+        {
+          gint64 layout = ft->layout_end - ft->start, paint = ft->paint_end - ft->layout_end;
+          g_array_append_val (ft->slow_layout, layout);
+          g_array_append_val (ft->slow_paint, paint);
+        }
     }
   ft->start = 0;
 }
@@ -1433,10 +1456,14 @@ test_throughput (void **state)
   assert_true (iterate_until (not_loading, win, 300));
   double best_cli = 0, best_gui = 0, sample_seconds = 0;
   Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
-  FrameTimes frames = { 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+  FrameTimes frames = { 0, 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)),
+                        g_array_new (FALSE, FALSE, sizeof (gint64)),
+                        g_array_new (FALSE, FALSE, sizeof (gint64)) };
   GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (win));
   gulong before_id = g_signal_connect (clock, "before-paint", G_CALLBACK (on_before_paint), &frames);
   gulong after_id = g_signal_connect (clock, "after-paint", G_CALLBACK (on_after_paint), &frames);
+  gulong layout_id = g_signal_connect (clock, "layout", G_CALLBACK (on_layout), &frames);
+  gulong paint_id = g_signal_connect (clock, "paint", G_CALLBACK (on_paint), &frames);
 
   for (int round = 0; round < 2; round++)
     {
@@ -1465,6 +1492,8 @@ test_throughput (void **state)
     }
   g_signal_handler_disconnect (clock, before_id);
   g_signal_handler_disconnect (clock, after_id);
+  g_signal_handler_disconnect (clock, layout_id);
+  g_signal_handler_disconnect (clock, paint_id);
   print_message ("%s, %d steps: headless %.1f steps/s, with the window %.1f steps/s (%.1f %%); "
                  "%.3f s sampling plots; main loop stalls: p99 %.1f ms, max %.1f ms; "
                  "%u frames: median %.1f ms, p99 %.1f ms, max %.1f ms\n",
@@ -1472,8 +1501,15 @@ test_throughput (void **state)
                  sample_seconds, percentile_ms (stall.gaps, 0.99), stall.max_gap / 1000.0,
                  frames.durations->len, percentile_ms (frames.durations, 0.5),
                  percentile_ms (frames.durations, 0.99), percentile_ms (frames.durations, 1.0));
+  print_message ("%u frames over 16 ms; their update + layout: median %.1f ms, max %.1f ms; "
+                 "paint: median %.1f ms, max %.1f ms\n",
+                 frames.slow_layout->len, percentile_ms (frames.slow_layout, 0.5),
+                 percentile_ms (frames.slow_layout, 1.0), percentile_ms (frames.slow_paint, 0.5),
+                 percentile_ms (frames.slow_paint, 1.0));
   g_array_unref (stall.gaps);
   g_array_unref (frames.durations);
+  g_array_unref (frames.slow_layout);
+  g_array_unref (frames.slow_paint);
   caml_experiment_free (exp);
   gtk_window_destroy (GTK_WINDOW (win));
 }
