@@ -172,10 +172,10 @@ image_is_current (CamlPlotView *self, int width, int height)
 /* All views share one budget for the worker's drawing: one image is drawn
  * at a time, and after an image that took d of CPU the next one starts
  * d · (1 / RENDER_SHARE − 1) later (at most RENDER_MAX_GAP), so that live
- * plots take about a tenth of one core from training however many there
+ * plots take about 5 % of one core from training however many there
  * are and however often they change. Views wait in line, oldest first; a
  * view draws the newest scene when its turn comes. */
-#define RENDER_SHARE    0.1
+#define RENDER_SHARE    0.05
 #define RENDER_MAX_GAP  (G_USEC_PER_SEC / 2)
 
 static struct {
