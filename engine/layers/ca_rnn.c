@@ -205,22 +205,9 @@ unpack_gradients (CaRnn *s)
 static void
 reserve (CaRnn *s, int rows)
 {
-  size_t need = MAX (rows, 1);
-  if (need <= s->cap)
-    return;
-  float **bufs[] = { &s->c, &s->cprev, &s->y, &s->yprev, &s->dc, &s->dy };
-  for (gsize i = 0; i < G_N_ELEMENTS (bufs); i++)
-    {
-      g_free (*bufs[i]);
-      *bufs[i] = g_new (float, need * s->u);
-    }
-  g_free (s->x);
-  g_free (s->P);
-  g_free (s->dP);
-  s->x = g_new (float, need * s->d);
-  s->P = g_new (float, need * s->g);
-  s->dP = g_new (float, need * s->g);
-  s->cap = need;
+  float **const units[] = { &s->c, &s->cprev, &s->y, &s->yprev, &s->dc, &s->dy };
+  caml_rnn_reserve (&s->cap, rows, units, G_N_ELEMENTS (units), s->u, &s->x, s->d,
+                    &s->P, &s->dP, s->g);
 }
 
 /* C (m, n) += A (m, k) · B (n, k)ᵀ, with leading dimensions. */

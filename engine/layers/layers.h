@@ -70,6 +70,12 @@ void caml_rnn_emit_backward (const CamlRnnPack *p, float *dpacked, const float *
 /* chi (N, T) from column 0 of packed rows `stride` floats apart; 0 after
  * each length. */
 void caml_rnn_chi (const CamlRnnPack *p, float *chi, const float *packed, int stride);
+/* Grows a cell's per-row buffers to hold `rows` (at least 1) rows, their
+ * contents not kept: each of the n_units buffers to rows × u floats, x to
+ * rows × d (the packed input), P and dP to rows × g (the pre-activations and
+ * their gradient). *cap counts the rows they hold. */
+void caml_rnn_reserve (size_t *cap, int rows, float **const units[], gsize n_units, int u,
+                       float **x, int d, float **P, float **dP, int g);
 /* prev (rows, d) at step t + 1 = the first active[t + 1] rows of cur (rows,
  * d) at step t: the previous state each running sample reads. */
 void caml_rnn_shift_prev (const CamlRnnPack *p, float *prev, const float *cur, int t, int d);

@@ -80,6 +80,27 @@ caml_rnn_pack_clear (CamlRnnPack *p)
 }
 
 void
+caml_rnn_reserve (size_t *cap, int rows, float **const units[], gsize n_units, int u,
+                  float **x, int d, float **P, float **dP, int g)
+{
+  size_t need = MAX (rows, 1);
+  if (need <= *cap)
+    return;
+  for (gsize i = 0; i < n_units; i++)
+    {
+      g_free (*units[i]);
+      *units[i] = g_new (float, need * u);
+    }
+  g_free (*x);
+  g_free (*P);
+  g_free (*dP);
+  *x = g_new (float, need * d);
+  *P = g_new (float, need * g);
+  *dP = g_new (float, need * g);
+  *cap = need;
+}
+
+void
 caml_rnn_gather (const CamlRnnPack *p, float *packed, const float *seq, int d)
 {
   for (int t = 0; t < p->steps; t++)
