@@ -6,9 +6,10 @@
  * takes tens of milliseconds in software — too long for a frame — so a
  * worker thread draws it with Cairo into an image surface — the whole white
  * card with its rounded corners (the plots use dark ink, so they read the
- * same in light and dark themes) — one job per view at a time, and the draw
- * function only paints the newest image, plus the hover read-out whose text
- * the motion handler prepared. Until the first image of a view exists, and
+ * same in light and dark themes) — one image at a time for all views,
+ * within a shared CPU budget (below), and the draw function only paints the
+ * newest image, plus the hover read-out whose text the motion handler
+ * prepared. Until the first image of a view exists, and
  * for exports, the scene is drawn directly. The worker touches nothing of
  * GTK: only the scene (which nobody changes once built) and its own
  * surface.
@@ -186,8 +187,6 @@ static struct {
 } budget;
 
 static void start_render (CamlPlotView *self, int width, int height);
-static gboolean image_is_current (CamlPlotView *self, int width, int height);
-
 static void pump_renders (void);
 
 static gboolean
