@@ -8,21 +8,22 @@
  *
  * An id outside the vocabulary (a word never seen in training) has χ̃ = 1: it
  * adds v0. With `scale` "mean" or "sqrt" the sum is divided by the bag size
- * or by its square root (options beyond the paper, which sums). The gate group is {w_σ, θ}, the value group
- * {w', v0}, for the em_steps schedule.
+ * or by its square root (options beyond the paper, which sums). The gate
+ * group is {w_σ, θ}, the value group {w', v0}, for the em_steps schedule.
  *
  * `average` (the paper's baseline) is in the same file: s = Σ_w E[w] / |bag|
  * over the tokens of the vocabulary, zeros for a bag without any. */
-#include "layers.h"
 #include <math.h>
+
+#include "layers.h"
 
 /* ----------------------------------------------------------------- CA-BSFE */
 
 enum { OPT_DIM, OPT_GATE_DIM, OPT_SCALE };
 
-/* How the bag's terms are combined (caml_bag_scale_names): the paper's sum,
- * or the sum divided by the bag size or by its square root. */
-enum { CAML_BAG_SUM, CAML_BAG_MEAN, CAML_BAG_SQRT };
+/* How the bag's terms are combined (bag_scale_names): the paper's sum, or
+ * the sum divided by the bag size or by its square root. */
+enum { BAG_SUM, BAG_MEAN, BAG_SQRT };
 static const char *const bag_scale_names[] = { "sum", "mean", "sqrt", NULL };
 
 static const CamlOptionSpec ca_bsfe_options[] = {
@@ -31,12 +32,12 @@ static const CamlOptionSpec ca_bsfe_options[] = {
   [OPT_SCALE]    = { "scale", CAML_OPT_ENUM,
                       "sum: Eq. 20 as the paper writes it; mean: divided by the bag size; "
                       "sqrt: divided by the square root of the bag size",
-                      0, 0, CAML_BAG_SUM, bag_scale_names },
+                      0, 0, BAG_SUM, bag_scale_names },
 };
 
 typedef struct {
   int        t, v, d, m;
-  int        scale;   /* CAML_BAG_* */
+  int        scale;   /* BAG_* */
   CamlParam *wp;      /* (V, D)  w' */
   CamlParam *ws;      /* (V, M)  w_σ */
   CamlParam *theta;   /* (M) */
@@ -86,9 +87,9 @@ bag_scale (const CaBsfe *s, int len)
     return 1.0f;
   switch (s->scale)
     {
-    case CAML_BAG_MEAN:
+    case BAG_MEAN:
       return 1.0f / (float) len;
-    case CAML_BAG_SQRT:
+    case BAG_SQRT:
       return 1.0f / sqrtf ((float) len);
     default:
       return 1.0f;
