@@ -1,6 +1,6 @@
 /* test-data-source.c — the data picker's plain-C side, without a display:
- * the message for a set that is not fetched, and telling four chosen IDX
- * files apart. */
+ * the titles, the message for a set that is not fetched, and telling four
+ * chosen IDX files apart. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -184,10 +184,26 @@ test_order_idx (void **state)
   remove_tree (dir);
 }
 
+/* Every kind of data has a title of its own in the drop-down. */
+static void
+test_titles (void **state)
+{
+  (void) state;
+  for (int k = 0; k < CAML_N_DATA_KINDS; k++)
+    {
+      const char *title = caml_data_source_title ((CamlDataKind) k);
+      assert_true (g_utf8_validate (title, -1, NULL));
+      assert_string_not_equal (title, "?");
+      for (int j = 0; j < k; j++)
+        assert_string_not_equal (title, caml_data_source_title ((CamlDataKind) j));
+    }
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_titles),
     cmocka_unit_test (test_missing_names_the_fetch_command),
     cmocka_unit_test (test_order_idx),
   };

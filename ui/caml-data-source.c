@@ -23,7 +23,11 @@ caml_data_source_title (CamlDataKind kind)
     case CAML_DATA_SURFACE:       return "Surface x·exp(−x²−y²)";
     case CAML_DATA_MNIST:         return "MNIST";
     case CAML_DATA_FASHION_MNIST: return "Fashion-MNIST";
+    case CAML_DATA_SST:           return "SST binary sentiment";
+    case CAML_DATA_IMDB:          return "IMDB reviews";
+    case CAML_DATA_RNN_SANITY:    return "Sanity sentences (Fig. 13)";
     case CAML_DATA_IDX:           return "IDX files…";
+    case CAML_DATA_TEXT:          return "Text files (named in the experiment)";
     default:                      return "?";
     }
 }
