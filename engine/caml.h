@@ -626,6 +626,8 @@ typedef struct {
   int                 steps;
   int                 batch_size;   /* 0: full batch */
   int                 eval_every;   /* steps between evaluations */
+  double              average_decay; /* > 0: evaluate, serve and keep an exponential
+                                      * moving average of the weights (0: off) */
   guint64             seed;
   /* evaluation / plots */
   double              plot_domain[4]; /* x0, x1, y0, y1 for 2-D surfaces */

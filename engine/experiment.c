@@ -193,7 +193,8 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
   if (a->loss != b->loss || !optimizer_equal (&a->optimizer, &b->optimizer))
     return FALSE;
   if (a->steps != b->steps || a->batch_size != b->batch_size
-      || a->eval_every != b->eval_every || a->seed != b->seed)
+      || a->eval_every != b->eval_every || a->seed != b->seed
+      || a->average_decay != b->average_decay)
     return FALSE;
   for (int i = 0; i < 4; i++)
     if (a->plot_domain[i] != b->plot_domain[i])
@@ -905,7 +906,7 @@ parse_optimizer (Parser *p, JsonNode *node, CamlOptimizerConfig *config)
 static gboolean
 parse_training (Parser *p, JsonNode *node, CamlExperiment *exp)
 {
-  static const char *const keys[] = { "steps", "batch_size", "eval_every" };
+  static const char *const keys[] = { "steps", "batch_size", "eval_every", "average_decay" };
   JsonObject *obj = NULL;
   JsonNode *m;
   if (!expect_object (p, node, "training", &obj)
@@ -919,6 +920,10 @@ parse_training (Parser *p, JsonNode *node, CamlExperiment *exp)
     return FALSE;
   if ((m = json_object_get_member (obj, "eval_every")) != NULL
       && !get_int32 (p, m, "training.eval_every", 1, MAX_STEPS, &exp->eval_every))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "average_decay")) != NULL
+      && !get_ranged (p, m, "training.average_decay", 0, FALSE, 1, TRUE, "in [0, 1)",
+                      &exp->average_decay))
     return FALSE;
   return TRUE;
 }
@@ -1314,9 +1319,14 @@ caml_experiment_to_json (const CamlExperiment *exp)
   g_string_append_printf (s,
                           "\n  },\n  \"training\": {\n"
                           "    \"steps\": %d,\n    \"batch_size\": %d,\n"
-                          "    \"eval_every\": %d\n  },\n"
-                          "  \"plot\": {\n    \"domain\": [",
+                          "    \"eval_every\": %d",
                           exp->steps, exp->batch_size, exp->eval_every);
+  if (exp->average_decay > 0)
+    {
+      g_string_append (s, ",\n    \"average_decay\": ");
+      append_double (s, exp->average_decay);
+    }
+  g_string_append (s, "\n  },\n  \"plot\": {\n    \"domain\": [");
   for (int i = 0; i < 4; i++)
     {
       if (i > 0)

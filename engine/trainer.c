@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "average.h"
 #include "caml.h"
 #include "parallel.h"
 
@@ -64,6 +65,7 @@ struct _CamlTrainer {
   gboolean       backup_sparse;  /* backup holds only backup_ranges */
   GArray        *backup_ranges;  /* gsize (offset, count) pairs of a sparse backup */
   size_t         out_size;    /* D of the model output */
+  CamlAverage   *average;     /* training.average_decay > 0: from the first step */
   CamlDivergence divergence;  /* of the step that failed (trainer thread) */
 
   GThread *thread;            /* to join; cleared by the joiner */
@@ -260,7 +262,11 @@ trainer_serve_model_locked (CamlTrainer *trainer)
       void (*func) (CamlModel *, gpointer) = trainer->model_func;
       gpointer data = trainer->model_data;
       g_mutex_unlock (&trainer->lock);
+      if (trainer->average != NULL)
+        caml_average_swap (trainer->average, trainer->model);
       func (trainer->model, data);
+      if (trainer->average != NULL)
+        caml_average_swap (trainer->average, trainer->model);
       g_mutex_lock (&trainer->lock);
       trainer->model_func = NULL;
       trainer->model_served++;
@@ -549,6 +555,11 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
    * those need a backup and a check. */
   take_backup (trainer);
   trainer->backup_step = step;
+  if (trainer->exp->average_decay > 0.0 && trainer->average == NULL)
+    trainer->average = caml_average_new (model, trainer->exp->average_decay,
+                                         caml_optimizer_is_sparse (trainer->opt));
+  if (trainer->average != NULL)
+    caml_average_prepare (trainer->average, model, step);
   caml_optimizer_step (trainer->opt, model, step);
   if (!block_finite (trainer, model->w)
       && find_bad_param (model, model->w, &d->layer, &d->param))
@@ -560,6 +571,8 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
                                           d->param), error);
       return FALSE;
     }
+  if (trainer->average != NULL)
+    caml_average_update (trainer->average, model, step);
   return TRUE;
 }
 
@@ -586,8 +599,15 @@ trainer_evaluate_locked (CamlTrainer *trainer)
   if (isnan (row.train_loss))  /* no step since the last row: measure it */
     caml_evaluate (trainer->model, trainer->loss, trainer->train, &row.train_loss, NULL);
   if (trainer->test != NULL)
-    caml_evaluate (trainer->model, trainer->loss, trainer->test,
-                   &row.test_loss, &row.test_metric);
+    {
+      /* The test figures are of the averaged weights, when averaging. */
+      if (trainer->average != NULL)
+        caml_average_swap (trainer->average, trainer->model);
+      caml_evaluate (trainer->model, trainer->loss, trainer->test,
+                     &row.test_loss, &row.test_metric);
+      if (trainer->average != NULL)
+        caml_average_swap (trainer->average, trainer->model);
+    }
   else
     row.test_loss = row.test_metric = NAN;
   double spent = (g_get_monotonic_time () - start) / 1e6;
@@ -708,6 +728,13 @@ trainer_thread (gpointer data)
   /* A run of zero steps still gets its one row. */
   if (end == CAML_TRAINER_FINISHED && trainer->rows->len == 0)
     trainer_evaluate_locked (trainer);
+  /* A finished or stopped run leaves the averaged weights in the model; a
+   * failed one its last good weights, from which it may be started again. */
+  if (trainer->average != NULL && end != CAML_TRAINER_FAILED)
+    {
+      caml_average_install (trainer->average, trainer->model);
+      caml_average_free (g_steal_pointer (&trainer->average));
+    }
   trainer_serve_model_locked (trainer);
   trainer_set_active_locked (trainer, FALSE);
   trainer->state = end;
@@ -785,6 +812,7 @@ caml_trainer_free (CamlTrainer *trainer)
   caml_trainer_join (trainer);
 
   caml_optimizer_free (trainer->opt);
+  caml_average_free (trainer->average);
   g_rand_free (trainer->rng);
   g_free (trainer->order);
   g_free (trainer->bx);

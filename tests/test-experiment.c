@@ -294,7 +294,8 @@ test_round_trip_all_fields (void **state)
     "  \"loss\": \"sigmoid_cross_entropy\","
     "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.3, \"eps\": 1e-10,"
     "                 \"initial_accumulator\": 0, \"em_steps\": 100 },"
-    "  \"training\": { \"steps\": 7, \"batch_size\": 3, \"eval_every\": 2 },"
+    "  \"training\": { \"steps\": 7, \"batch_size\": 3, \"eval_every\": 2,"
+    "                \"average_decay\": 0.999 },"
     "  \"plot\": { \"domain\": [-1.25, 2, 0.1, 0.7] } }";
   GError *error = NULL;
   CamlExperiment *exp = caml_experiment_load_data (doc, -1, "all.json", &error);
@@ -306,6 +307,7 @@ test_round_trip_all_fields (void **state)
   assert_int_equal (exp->n_layers, 4);
   assert_int_equal (exp->optimizer.kind, CAML_OPTIM_ADAGRAD);
   assert_int_equal (exp->optimizer.em_steps, 100);
+  assert_true (exp->average_decay == 0.999);
   assert_null (exp->paper);
   assert_int_equal (exp->loss, CAML_LOSS_SIGMOID_XENT);
 
@@ -316,6 +318,7 @@ test_round_trip_all_fields (void **state)
   assert_true (caml_experiment_equal (exp, again));
   assert_non_null (strstr (json, "0.123456789"));  /* shortest form */
   assert_non_null (strstr (json, "\"lr\": 0.3"));
+  assert_non_null (strstr (json, "\"average_decay\": 0.999"));
 
   /* Save and load a file. */
   char *dir = g_dir_make_tmp ("caml-exp-XXXXXX", &error);
@@ -470,6 +473,8 @@ static const Bad bad_documents[] = {
   { "{ \"training\": { \"steps\": 10000000000 } }", { "training.steps", "out of range" } },
   { "{ \"training\": { \"batch_size\": -1 } }", { "training.batch_size" } },
   { "{ \"training\": { \"eval_every\": 0 } }", { "training.eval_every" } },
+  { "{ \"training\": { \"average_decay\": 1 } }", { "training.average_decay", "[0, 1)" } },
+  { "{ \"training\": { \"average_decay\": -0.5 } }", { "training.average_decay", "[0, 1)" } },
   { "{ \"training\": { \"steps\": true } }", { "training.steps", "found a boolean" } },
   { "{ \"training\": { \"epochs\": 3 } }", { "training.epochs: unknown key", "steps" } },
   { "{ \"training\": [] }", { "training", "expected an object" } },

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #endif
 
+#include "average.h"
 #include "caml.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -1119,6 +1120,141 @@ test_background_priority (void **state)
 #endif
 }
 
+/* --------------------------------------------------------- weight average */
+
+/* CA-BSFE on the {I, am, happy} / {You, are, very, angry} pair, one sample a
+ * step: the two samples share no token, so every step leaves some rows of
+ * the word tables alone and the lazy average has rows to catch up. */
+static CamlModel *
+make_bsfe_model (const CamlDataset *train)
+{
+  CamlLayerSpec specs[2];
+  specs[0].ops = caml_layer_lookup ("ca_bsfe");
+  caml_layer_ops_default_options (specs[0].ops, specs[0].opt);
+  set_option (&specs[0], "dim", 3);
+  set_option (&specs[0], "gate_dim", 2);
+  dense_spec (&specs[1], 1, CAML_ACT_IDENTITY);
+  GRand *rng = g_rand_new_with_seed (4);
+  CamlModel *model = caml_model_new (&train->x_shape, specs, 2, rng, NULL);
+  g_rand_free (rng);
+  assert_non_null (model);
+  model->sparse_grads = TRUE;
+  return model;
+}
+
+/* The average against its definition, e_t = d_t e_{t−1} + (1 − d_t) w_t with
+ * d_t = min (d, (1 + t) / (10 + t)), kept in double beside the training: for
+ * a sparse optimizer (Adagrad: rows caught up lazily) and a dense one (Adam),
+ * with em_steps freezing groups now and then. */
+static void
+test_average_matches_definition (void **state)
+{
+  (void) state;
+  const double decay = 0.9;   /* the ramp ends at step 80 */
+  for (int k = 0; k < 2; k++)
+    {
+      CamlOptimizerKind kind = k == 0 ? CAML_OPTIM_ADAGRAD : CAML_OPTIM_ADAM;
+      CamlDataset *train, *test;
+      caml_data_rnn_sanity (&train, &test);
+      CamlModel *model = make_bsfe_model (train);
+      CamlOptimizerConfig config;
+      caml_optimizer_config_defaults (&config, kind);
+      config.lr = 0.1;
+      config.em_steps = 3;
+      CamlOptimizer *opt = caml_optimizer_new (&config, model->n_weights);
+      CamlAverage *avg = caml_average_new (model, decay, caml_optimizer_is_sparse (opt));
+      size_t n = model->n_weights;
+      double *ref = g_new (double, n);
+      float *raw = g_new (float, n);
+      for (size_t i = 0; i < n; i++)
+        ref[i] = model->w[i];
+      size_t x_size = caml_shape_size (&train->x_shape);
+      float *x = g_new (float, x_size), y[1], dpred[1];
+
+      for (long step = 0; step < 120; step++)
+        {
+          int idx = (int) (step % 2);
+          caml_dataset_gather (train, &idx, 1, x, y);
+          caml_model_zero_grad (model);
+          const float *pred = caml_model_forward (model, x, 1);
+          caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, 1, 1);
+          caml_model_backward (model, x, dpred, 1);
+          caml_average_prepare (avg, model, step);
+          caml_optimizer_step (opt, model, step);
+          caml_average_update (avg, model, step);
+
+          long t = step + 1;
+          double d = MIN (decay, (1.0 + t) / (10.0 + t));
+          assert_near (caml_average_decay_at (avg, t), d, 1e-15);
+          for (size_t i = 0; i < n; i++)
+            ref[i] = d * ref[i] + (1.0 - d) * model->w[i];
+
+          if (t == 7 || t == 80 || t == 81 || t == 120)
+            {
+              memcpy (raw, model->w, n * sizeof *raw);
+              caml_average_swap (avg, model);
+              for (size_t i = 0; i < n; i++)
+                assert_near (model->w[i], ref[i], 1e-5 * (1.0 + fabs (ref[i])));
+              caml_average_swap (avg, model);
+              assert_memory_equal (model->w, raw, n * sizeof *raw);
+            }
+        }
+      caml_average_install (avg, model);
+      for (size_t i = 0; i < n; i++)
+        assert_near (model->w[i], ref[i], 1e-5 * (1.0 + fabs (ref[i])));
+
+      g_free (x);
+      g_free (raw);
+      g_free (ref);
+      caml_average_free (avg);
+      caml_optimizer_free (opt);
+      caml_model_free (model);
+      caml_dataset_free (train);
+      caml_dataset_free (test);
+    }
+}
+
+/* With training.average_decay the evaluations are of the averaged weights,
+ * and a finished run leaves them in the model. */
+static void
+test_trainer_average (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  caml_data_rnn_sanity (&train, &test);
+  float *w[2];
+  for (int averaged = 0; averaged <= 1; averaged++)
+    {
+      CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAGRAD, 0.1, 40, 1, 10, 5);
+      exp->loss = CAML_LOSS_SIGMOID_XENT;
+      exp->average_decay = averaged ? 0.95 : 0.0;
+      CamlModel *model = make_bsfe_model (train);
+      CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+      assert_true (caml_trainer_start (trainer, FALSE, NULL));
+      assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+      int n_rows = 0;
+      CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+      assert_int_equal (n_rows, 4);
+      double loss, metric;
+      caml_evaluate (model, exp->loss, test, &loss, &metric);
+      assert_near (rows[n_rows - 1].test_loss, loss, 1e-12);
+      w[averaged] = g_memdup2 (model->w, model->n_weights * sizeof (float));
+      g_free (rows);
+      caml_trainer_free (trainer);
+      caml_model_free (model);
+      g_free (exp);
+    }
+  /* Same steps, same batches: only the averaging differs. */
+  CamlModel *model = make_bsfe_model (train);
+  size_t n = model->n_weights;
+  caml_model_free (model);
+  assert_true (memcmp (w[0], w[1], n * sizeof (float)) != 0);
+  g_free (w[0]);
+  g_free (w[1]);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
 int
 main (void)
 {
@@ -1137,6 +1273,8 @@ main (void)
     cmocka_unit_test (test_start_checks_shapes),
     cmocka_unit_test (test_evaluate),
     cmocka_unit_test (test_token_counts),
+    cmocka_unit_test (test_average_matches_definition),
+    cmocka_unit_test (test_trainer_average),
     cmocka_unit_test (test_background_priority),   /* last: it cannot be undone */
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
