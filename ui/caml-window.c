@@ -77,6 +77,7 @@ struct _CamlWindow {
   GtkSpinButton   *batch_spin;
   GtkSpinButton   *steps_spin;
   GtkSpinButton   *eval_spin;
+  GtkSpinButton   *average_spin;
   GtkSpinButton   *seed_spin;
   GtkScale        *smoothing_scale;
   CamlPlotView    *loss_view;
@@ -1564,6 +1565,7 @@ update_actions (CamlWindow *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->batch_spin), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->steps_spin), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->eval_spin), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->average_spin), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->seed_spin), !active);
 }
 
@@ -2445,6 +2447,15 @@ on_training_spin_changed (GtkSpinButton *spin, CamlWindow *self)
 }
 
 static void
+on_average_spin_changed (GtkSpinButton *spin, CamlWindow *self)
+{
+  if (self->syncing)
+    return;
+  self->exp->average_decay = gtk_spin_button_get_value (spin);
+  experiment_changed (self);
+}
+
+static void
 on_smoothing_changed (GtkRange *range, CamlWindow *self)
 {
   self->smoothing = gtk_range_get_value (range);
@@ -2467,6 +2478,7 @@ sync_widgets (CamlWindow *self)
   gtk_spin_button_set_value (self->batch_spin, exp->batch_size);
   gtk_spin_button_set_value (self->steps_spin, exp->steps);
   gtk_spin_button_set_value (self->eval_spin, exp->eval_every);
+  gtk_spin_button_set_value (self->average_spin, exp->average_decay);
   gtk_spin_button_set_value (self->seed_spin, (double) exp->seed);
   self->syncing = FALSE;
 }
@@ -2887,6 +2899,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (batch_spin);
   BIND (steps_spin);
   BIND (eval_spin);
+  BIND (average_spin);
   BIND (seed_spin);
   BIND (smoothing_scale);
   BIND (loss_view);
@@ -2954,6 +2967,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->batch_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
   g_signal_connect (self->steps_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
   g_signal_connect (self->eval_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
+  g_signal_connect (self->average_spin, "value-changed", G_CALLBACK (on_average_spin_changed), self);
   g_signal_connect (self->seed_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
   g_signal_connect (self->smoothing_scale, "value-changed", G_CALLBACK (on_smoothing_changed),
                     self);
