@@ -443,10 +443,8 @@ caml_report_write_sem_curves (const char *path, const double *energies, int n,
                               &panel, error);
 }
 
-/* P(class 1) of test samples [0, n) under the model, or NULL when the output
- * is not one logit (sigmoid) or two classes (softmax). */
-static float *
-class1_probabilities (CamlModel *model, CamlLossKind loss, const CamlDataset *set, int n)
+float *
+caml_report_class1_probabilities (CamlModel *model, CamlLossKind loss, const CamlDataset *set, int n)
 {
   int d = (int) caml_shape_size (caml_model_output_shape (model));
   if (!((d == 1 && loss == CAML_LOSS_SIGMOID_XENT) || (d == 2 && loss == CAML_LOSS_SOFTMAX_XENT)))
@@ -489,12 +487,10 @@ caml_report_word_bars (const CamlVocab *vocab, const float *chi, int min_count, 
       labels[shown + k] = gates[n - 1 - k].word;
       values[shown + k] = gates[n - 1 - k].chi;
     }
-  g_autofree char *free_title = g_strdup_printf ("most context-free (χ̃ highest), seen ≥ %d×",
-                                                 min_count);
-  g_autofree char *sensitive_title = g_strdup_printf ("most context-sensitive (χ̃ lowest), "
-                                                      "seen ≥ %d×", min_count);
-  CamlPlotBarsOptions free_opts = { free_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
-  CamlPlotBarsOptions sensitive_opts = { sensitive_title, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  CamlPlotBarsOptions free_opts = { "most context-free (χ̃ high)", CAML_PLOT_COLORMAP_BLUES,
+                                    0.0, 1.0 };
+  CamlPlotBarsOptions sensitive_opts = { "most context-sensitive (χ̃ low)",
+                                         CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
   *most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
   *most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + shown, values + shown, shown);
   return shown;
@@ -516,7 +512,8 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
     return TRUE;
 
   n_samples = test->texts != NULL ? MIN (n_samples, test->n) : 0;
-  g_autofree float *probabilities = class1_probabilities (model, loss, test, n_samples);
+  g_autofree float *probabilities = caml_report_class1_probabilities (model, loss, test,
+                                                                       n_samples);
   g_autofree char *layer_name = g_strdup_printf ("layer %d (%s)", layer,
                                                  model->layers[layer]->ops->title);
   CamlWordsPage page = {
@@ -541,8 +538,8 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
     { caml_plot_bars_draw_cb, most_free },
     { caml_plot_bars_draw_cb, most_sensitive },
   };
-  g_autofree char *panel_title = g_strdup_printf ("%s: χ̃ of %s", title ? title : "",
-                                                  layer_name);
+  g_autofree char *panel_title = g_strdup_printf ("%s: χ̃ of %s, words seen ≥ %d× in training",
+                                                  title ? title : "", layer_name, min_count);
   CamlPlotPanel panel = { panel_title, cells, 2, 2 };
   return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),
                               caml_plot_panel_draw_cb, &panel, error);

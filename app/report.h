@@ -78,6 +78,11 @@ gboolean caml_report_write_sem_curves (const char *path, const double *energies,
                                        const double *pearson_context, double average,
                                        double sif, const char *title, GError **error);
 
+/* P(class 1) of samples [0, n) of set under the model (g_free it), or NULL
+ * when the output is not one logit (sigmoid) or two classes (softmax). */
+float *caml_report_class1_probabilities (CamlModel *model, CamlLossKind loss,
+                                         const CamlDataset *set, int n);
+
 /* χ̃ of every word of vocab (chi: caml_vocab_size of them) from the first
  * layer whose word_chi gives one; returns that layer, or -1 (no such layer,
  * no vocabulary, or the model does not read tokens). */

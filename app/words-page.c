@@ -5,9 +5,9 @@
 
 #include "words-page.h"
 
-/* Shades: χ̃ rounded to a 20th, one CSS class each (the page stays small
- * however many words it shows; the exact value is in each word's title). */
-#define N_SHADES 21
+/* Shades: one CSS class each (the page stays small however many words it
+ * shows; the exact value is in each word's title). */
+#define N_SHADES CAML_WORDS_N_SHADES
 
 void
 caml_html_escape (GString *out, const char *s, gssize length)
@@ -59,17 +59,19 @@ caml_words_rank (const CamlVocab *vocab, const float *chi, int min_count, int *n
 /* -------------------------------------------------------------------- page */
 
 /* Darkness 1 − χ̃ mixes white into a deep blue. */
-static void
-shade_colour (int shade, int *r, int *g, int *b)
+void
+caml_words_shade_colour (int shade, int *r, int *g, int *b, gboolean *white_text)
 {
-  double t = 1.0 - (double) shade / (N_SHADES - 1);
+  double t = 1.0 - (double) CLAMP (shade, 0, N_SHADES - 1) / (N_SHADES - 1);
   *r = (int) lround (255 + t * (8 - 255));
   *g = (int) lround (255 + t * (48 - 255));
   *b = (int) lround (255 + t * (107 - 255));
+  if (white_text != NULL)
+    *white_text = t > 0.55;
 }
 
-static int
-shade_of (float chi)
+int
+caml_words_shade (float chi)
 {
   double c = CLAMP (isfinite (chi) ? chi : 1.0f, 0.0f, 1.0f);
   return (int) lround (c * (N_SHADES - 1));
@@ -96,9 +98,10 @@ append_style (GString *html)
   for (int s = 0; s < N_SHADES; s++)
     {
       int r, g, b;
-      shade_colour (s, &r, &g, &b);
+      gboolean white;
+      caml_words_shade_colour (s, &r, &g, &b, &white);
       g_string_append_printf (html, ".g%d{background:#%02x%02x%02x;color:%s}\n", s, r, g, b,
-                              1.0 - (double) s / (N_SHADES - 1) > 0.55 ? "#fff" : "#111");
+                              white ? "#fff" : "#111");
     }
   g_string_append (html, "</style>\n");
 }
@@ -108,7 +111,7 @@ static void
 append_word (GString *html, const char *word, gsize length, float chi, gint64 count,
              gboolean oov)
 {
-  g_string_append_printf (html, "<span class=\"w g%d%s\" title=\"", shade_of (chi),
+  g_string_append_printf (html, "<span class=\"w g%d%s\" title=\"", caml_words_shade (chi),
                           oov ? " oov" : "");
   if (oov)
     g_string_append (html, "unseen in training: χ̃ = 1 (v0)");

@@ -47,5 +47,14 @@ typedef struct {
  * assets); every word and text HTML-escaped. g_free it. */
 char *caml_words_page_html (const CamlWordsPage *page);
 
+/* The shades of the page and the workbench: χ̃ rounded to a 20th. */
+#define CAML_WORDS_N_SHADES 21
+/* χ̃'s shade: 0 (χ̃ = 0, darkest) … CAML_WORDS_N_SHADES − 1 (χ̃ = 1, white);
+ * a value that is not finite counts as 1. */
+int   caml_words_shade (float chi);
+/* A shade's background, 0…255 per channel, and whether text on it is white
+ * (may be NULL). */
+void  caml_words_shade_colour (int shade, int *r, int *g, int *b, gboolean *white_text);
+
 /* Appends s with &, <, >, " and ' escaped. */
 void  caml_html_escape (GString *out, const char *s, gssize length);
