@@ -17,6 +17,7 @@
 #include <gtk/gtk.h>
 
 #include "caml-application.h"
+#include "words-page.h"
 #include "caml-window.h"
 #include "presets.h"
 #include "caml-data-source.h"
@@ -536,6 +537,45 @@ test_words (void **state)
       label_words_sensitive |= g_str_equal (w, "good") || g_str_equal (w, "bad");
     }
   assert_true (label_words_sensitive);
+
+  /* Beside the lists, the first test texts word by word: a header with the
+   * label and the model's P(1), then each word shaded by its χ̃ — the label
+   * word of the first text as dark as the list says it is. */
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (caml_window_get_words_text (win));
+  GtkTextIter start, end;
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  g_autofree char *shown = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+  assert_non_null (strstr (shown, "test text 0 · label "));
+  assert_non_null (strstr (shown, "test text 11 · label "));
+  assert_null (strstr (shown, "test text 12"));
+  assert_non_null (strstr (shown, " · model: P(1) = 0."));
+  const char *first = strstr (shown, "the movie is bad");
+  assert_non_null (first);
+  GtkTextIter at;
+  gtk_text_buffer_get_iter_at_offset (buffer, &at, (int) g_utf8_pointer_to_offset (shown, first)
+                                                   + (int) strlen ("the movie is "));
+  int shade = -1;
+  GSList *tags = gtk_text_iter_get_tags (&at);
+  for (GSList *t = tags; t != NULL; t = t->next)
+    {
+      g_autofree char *name = NULL;
+      g_object_get (t->data, "name", &name, NULL);
+      if (name != NULL && name[0] == 'g')
+        shade = atoi (name + 1);
+    }
+  g_slist_free (tags);
+  double bad_chi = -1;   /* 45 words are seen 20 times: the two lists hold them all */
+  for (int i = 0; i < 25; i++)
+    for (int list = 0; list < 2; list++)
+      {
+        double v;
+        if (g_str_equal (caml_plot_bars_get_row (list ? most_sensitive : most_free, i, &v),
+                         "bad"))
+          bad_chi = v;
+      }
+  print_message ("\"bad\" in the first text: shade %d (χ̃ %.3f)\n", shade, bad_chi);
+  assert_true (bad_chi >= 0);
+  assert_int_equal (shade, caml_words_shade ((float) bad_chi));
 
   const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
   g_autofree char *png = g_build_filename (out_dir != NULL ? out_dir : ".", "gui-words.png",

@@ -15,7 +15,9 @@
  * foreground/background AUC, a bounded history the window scrubs through.
  *
  * For text models with a per-word gate (CA-BSFE on data with a vocabulary)
- * it samples χ̃ of every word (sample_words), at most twice a second. */
+ * it samples χ̃ of every word (sample_words), at most twice a second, with
+ * the model's P(class 1) for the first test texts, tokenized once when the
+ * run is made. */
 #include "caml-run.h"
 #include "report.h"
 
@@ -30,6 +32,8 @@
 #define SIGMA_AUC_N    100      /* test images the AUC is measured on */
 #define SIGMA_KEEP     200      /* snapshots kept; every other is dropped when full */
 #define WORDS_GAP_US   500000   /* ≤ 2 word χ̃ samples per second */
+#define WORDS_SAMPLES  12       /* test texts shown word by word */
+#define WORDS_SHOWN    150      /* words shown of each */
 
 struct _CamlRun {
   /* owned */
@@ -84,6 +88,8 @@ struct _CamlRun {
   gint64   last_words_us;
   gint64   words_cost_us;
   float   *work_words;          /* (n_words) */
+  CamlWordSample *word_samples; /* (n_word_samples), fixed for the run's life */
+  int      n_word_samples;
   gint64   sample_cost_us;
   gint64   sample_total_us;
 
@@ -105,6 +111,7 @@ struct _CamlRun {
   GArray    *sigma_auc;         /* double, one per snapshot */
   guint64    sigma_version;
   float     *words;             /* (n_words) χ̃ per word */
+  float     *word_probs;        /* (n_word_samples) P(class 1), NaN: none */
   long       words_step;
   guint64    words_version;
 };
@@ -256,6 +263,10 @@ sample_words (CamlModel *model, gpointer user_data)
   gint64 start = g_get_monotonic_time ();
   CamlLayer *layer = model->layers[run->words_layer];
   gboolean ok = layer->ops->word_chi (layer, run->work_words, run->n_words);
+  g_autofree float *probs = NULL;
+  if (ok && run->n_word_samples > 0)
+    probs = caml_report_class1_probabilities (model, run->exp->loss, run->data->test,
+                                              run->n_word_samples);
   gint64 end = g_get_monotonic_time ();
   run->last_words_us = end;
   run->words_cost_us = end - start;
@@ -263,6 +274,8 @@ sample_words (CamlModel *model, gpointer user_data)
     return;
   g_mutex_lock (&run->lock);
   memcpy (run->words, run->work_words, (size_t) run->n_words * sizeof (float));
+  for (int i = 0; i < run->n_word_samples; i++)
+    run->word_probs[i] = probs != NULL ? probs[i] : NAN;
   run->words_step = run->sample_step;
   run->words_version++;
   g_mutex_unlock (&run->lock);
@@ -348,6 +361,51 @@ find_chi_layers (CamlRun *run)
 
 /* ------------------------------------------------------------------- run */
 
+typedef struct {
+  const CamlVocab *vocab;
+  GPtrArray       *words;
+  GArray          *ids;
+  int              total;
+} SampleTokens;
+
+static void
+add_sample_token (const char *token, gsize length, gpointer user_data)
+{
+  SampleTokens *t = user_data;
+  if (t->total++ >= WORDS_SHOWN)
+    return;
+  char *word = g_strndup (token, length);
+  int id = caml_vocab_lookup (t->vocab, word);
+  g_ptr_array_add (t->words, word);
+  g_array_append_val (t->ids, id);
+}
+
+/* The first test texts, tokenized as the data sets are, for the words page. */
+static void
+make_word_samples (CamlRun *run)
+{
+  const CamlDataset *test = run->data->test;
+  if (test == NULL || test->texts == NULL)
+    return;
+  run->n_word_samples = MIN (test->n, WORDS_SAMPLES);
+  run->word_samples = g_new0 (CamlWordSample, MAX (run->n_word_samples, 1));
+  run->word_probs = g_new (float, MAX (run->n_word_samples, 1));
+  for (int i = 0; i < run->n_word_samples; i++)
+    {
+      SampleTokens t = { run->data->train->vocab, g_ptr_array_new (),
+                         g_array_new (FALSE, FALSE, sizeof (int)), 0 };
+      caml_tokenize (test->texts[i], -1, add_sample_token, &t);
+      CamlWordSample *s = &run->word_samples[i];
+      s->n_words = (int) t.words->len;
+      g_ptr_array_add (t.words, NULL);
+      s->words = (char **) g_ptr_array_free (t.words, FALSE);
+      s->ids = (int *) g_array_free (t.ids, FALSE);
+      s->more = t.total - s->n_words;
+      s->label = test->n_classes > 0 ? (int) test->y[i] : -1;
+      run->word_probs[i] = NAN;
+    }
+}
+
 CamlRun *
 caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
               CamlRunNotify notify, gpointer notify_data, GError **error)
@@ -388,7 +446,10 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   run->work_words = g_new0 (float, MAX (run->n_words, 1));
   run->words_layer = caml_report_word_chi (model, data->train->vocab, run->words);
   if (run->words_layer >= 0)
-    run->words_version = 1;   /* the untrained gates */
+    {
+      run->words_version = 1;   /* the untrained gates */
+      make_word_samples (run);
+    }
 
   run->surface = caml_shape_is_plane (&model->input)
                  && caml_shape_size (caml_model_output_shape (model)) == 1
@@ -438,6 +499,13 @@ caml_run_free (CamlRun *run)
   g_free (run->auc_maps);
   g_free (run->words);
   g_free (run->work_words);
+  for (int i = 0; i < run->n_word_samples; i++)
+    {
+      g_strfreev (run->word_samples[i].words);
+      g_free (run->word_samples[i].ids);
+    }
+  g_free (run->word_samples);
+  g_free (run->word_probs);
   g_ptr_array_unref (run->sigma);
   g_array_unref (run->sigma_auc);
   g_mutex_clear (&run->lock);
@@ -666,13 +734,23 @@ caml_run_get_words_layer (CamlRun *run)
   return run->words_layer;
 }
 
+const CamlWordSample *
+caml_run_get_word_samples (CamlRun *run, int *n)
+{
+  *n = run->n_word_samples;
+  return run->word_samples;
+}
+
 gboolean
-caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step)
+caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step,
+                     float *probabilities)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->lock);
   if (run->words_layer < 0 || run->words_version == *version)
     return FALSE;
   memcpy (chi, run->words, (size_t) run->n_words * sizeof (float));
+  if (probabilities != NULL && run->n_word_samples > 0)
+    memcpy (probabilities, run->word_probs, (size_t) run->n_word_samples * sizeof (float));
   if (step != NULL)
     *step = run->words_step;
   *version = run->words_version;

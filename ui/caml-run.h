@@ -78,9 +78,25 @@ int      caml_run_copy_sigma_auc (CamlRun *run, double **steps, double **auc);
  * the trainer thread. The layer, or -1 when the run has none. */
 int      caml_run_get_words_layer (CamlRun *run);
 /* If the sample is newer than *version: copies χ̃ (caml_vocab_size of the
- * training vocabulary) and its step (may be NULL), updates *version and
- * returns TRUE. */
-gboolean caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step);
+ * training vocabulary), its step (may be NULL) and the model's P(class 1)
+ * for each word sample (may be NULL; NaN when the model has no such output),
+ * updates *version and returns TRUE. */
+gboolean caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step,
+                              float *probabilities);
+
+/* A test text as the words page shows it: its first tokens (as the data
+ * set's tokenizer splits it) with their ids in the training vocabulary. */
+typedef struct {
+  char **words;      /* (n_words), NULL-terminated */
+  int   *ids;        /* (n_words) −1: unseen in training (χ̃ = 1) */
+  int    n_words;
+  int    more;       /* tokens left out */
+  int    label;      /* class index, or −1 */
+} CamlWordSample;
+
+/* The first test texts (a dozen at most) when the run has a word gate;
+ * fixed for the run's life. */
+const CamlWordSample *caml_run_get_word_samples (CamlRun *run, int *n);
 
 /* The model's weights file (caml_weights_save), written between two steps. */
 gboolean caml_run_save_weights (CamlRun *run, const char *path, GError **error);

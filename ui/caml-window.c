@@ -24,6 +24,7 @@
 #include "caml-run.h"
 #include "caml-data-source.h"
 #include "report.h"
+#include "words-page.h"
 
 #include <math.h>
 
@@ -85,6 +86,7 @@ struct _CamlWindow {
   CamlPlotView    *chi_view;
   CamlPlotView    *parts_view;
   CamlPlotView    *words_view;
+  GtkTextView     *words_text;
   CamlPlotView    *accuracy_view;
   GtkBox          *sigma_box;
   GtkBox          *sigma_side;
@@ -134,6 +136,8 @@ struct _CamlWindow {
   gboolean        has_parts;     /* the parts page is offered */
   guint64         words_version;
   float          *word_chi;      /* (vocabulary) χ̃ per word, NULL until a sample */
+  float          *word_probs;    /* (word samples) P(class 1), NaN: none */
+  GArray         *word_spans;    /* WordSpan: where each shown word is in words_text */
   guint64         sigma_version;
   int             n_sigma;       /* snapshots the scrubber spans */
   int             sigma_shown;   /* index of the snapshot in the grid, -1 none */
@@ -462,6 +466,7 @@ discard_run (CamlWindow *self)
   self->parts_layer = -1;
   self->words_version = 0;
   g_clear_pointer (&self->word_chi, g_free);
+  g_clear_pointer (&self->word_probs, g_free);
   clear_history (self);
 }
 
@@ -715,12 +720,135 @@ place_accuracy (CamlWindow *self, gboolean beside_sigma)
   g_object_unref (acc);
 }
 
-/* The words page: the WORDS_TOP most and least context-free words among
- * those seen WORDS_MIN_COUNT times in training, as `caml train`'s words.png
- * ranks them. Prepared only while shown, like the parts page. */
+/* A shown word of the sample texts: its characters in words_text's buffer
+ * and its vocabulary id (−1: unseen in training). */
+typedef struct {
+  int start, end, id;
+} WordSpan;
+
+/* One tag per shade of words.html (background and text colour), plus the
+ * sample headers and the dotted underline of unseen words. */
+static void
+make_words_tags (CamlWindow *self)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->words_text);
+  for (int shade = 0; shade < CAML_WORDS_N_SHADES; shade++)
+    {
+      int r, g, b;
+      gboolean white;
+      caml_words_shade_colour (shade, &r, &g, &b, &white);
+      g_autofree char *name = g_strdup_printf ("g%d", shade);
+      GdkRGBA bg = { r / 255.0f, g / 255.0f, b / 255.0f, 1.0f };
+      GdkRGBA fg = white ? (GdkRGBA) { 1, 1, 1, 1 } : (GdkRGBA) { 0.07f, 0.07f, 0.07f, 1 };
+      gtk_text_buffer_create_tag (buffer, name, "background-rgba", &bg,
+                                  "foreground-rgba", &fg, NULL);
+    }
+  GdkRGBA grey = { 0.4f, 0.4f, 0.4f, 1 };
+  gtk_text_buffer_create_tag (buffer, "meta", "scale", 0.85, "foreground-rgba", &grey,
+                              "pixels-above-lines", 8, NULL);
+  gtk_text_buffer_create_tag (buffer, "oov", "underline", PANGO_UNDERLINE_SINGLE,
+                              "underline-rgba", &grey, NULL);
+  self->word_spans = g_array_new (FALSE, FALSE, sizeof (WordSpan));
+}
+
+/* The first test texts, each word shaded by its χ̃ as in words.html, with
+ * the label and the model's P(class 1). */
+static void
+rebuild_words_text (CamlWindow *self)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->words_text);
+  GtkTextIter end;
+  int n = 0;
+  const CamlWordSample *samples = self->run != NULL && self->word_chi != NULL
+                                  && caml_run_get_words_layer (self->run) >= 0
+                                  ? caml_run_get_word_samples (self->run, &n) : NULL;
+  gtk_text_buffer_set_text (buffer, "", 0);
+  g_array_set_size (self->word_spans, 0);
+  gtk_text_buffer_get_end_iter (buffer, &end);
+  if (samples == NULL || n == 0)
+    {
+      gtk_text_buffer_insert_with_tags_by_name (buffer, &end, samples == NULL
+                                                ? "Test texts appear here, each word shaded by its gate χ̃."
+                                                : "The test set keeps no texts to show.",
+                                                -1, "meta", NULL);
+      return;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      const CamlWordSample *sample = &samples[i];
+      g_autoptr (GString) meta = g_string_new (NULL);
+      g_string_append_printf (meta, "%stest text %d", i > 0 ? "\n" : "", i);
+      if (sample->label >= 0)
+        g_string_append_printf (meta, " · label %d", sample->label);
+      if (self->word_probs != NULL && isfinite (self->word_probs[i]))
+        g_string_append_printf (meta, " · model: P(1) = %.3f", self->word_probs[i]);
+      g_string_append_c (meta, '\n');
+      gtk_text_buffer_insert_with_tags_by_name (buffer, &end, meta->str, -1, "meta", NULL);
+      for (int k = 0; k < sample->n_words; k++)
+        {
+          int id = sample->ids[k];
+          float chi = id >= 0 ? self->word_chi[id] : 1.0f;
+          char tag[8];
+          g_snprintf (tag, sizeof tag, "g%d", caml_words_shade (chi));
+          WordSpan span = { gtk_text_iter_get_offset (&end), 0, id };
+          gtk_text_buffer_insert_with_tags_by_name (buffer, &end, sample->words[k], -1, tag,
+                                                    id < 0 ? "oov" : NULL, NULL);
+          span.end = gtk_text_iter_get_offset (&end);
+          g_array_append_val (self->word_spans, span);
+          gtk_text_buffer_insert (buffer, &end, " ", 1);
+        }
+      if (sample->more > 0)
+        {
+          g_autofree char *more = g_strdup_printf ("… (%d more words)", sample->more);
+          gtk_text_buffer_insert_with_tags_by_name (buffer, &end, more, -1, "meta", NULL);
+        }
+      gtk_text_buffer_insert (buffer, &end, "\n", 1);
+    }
+}
+
+/* A word's χ̃ and training count under the pointer. */
+static gboolean
+on_words_text_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard,
+                       GtkTooltip *tooltip, CamlWindow *self)
+{
+  GtkTextView *view = GTK_TEXT_VIEW (widget);
+  GtkTextIter iter;
+  int bx, by;
+  if (keyboard || self->run == NULL || self->word_chi == NULL || self->word_spans == NULL)
+    return FALSE;
+  gtk_text_view_window_to_buffer_coords (view, GTK_TEXT_WINDOW_WIDGET, x, y, &bx, &by);
+  if (!gtk_text_view_get_iter_at_location (view, &iter, bx, by))
+    return FALSE;
+  int offset = gtk_text_iter_get_offset (&iter);
+  const WordSpan *spans = (const WordSpan *) self->word_spans->data;
+  int lo = 0, hi = (int) self->word_spans->len;
+  while (lo < hi)    /* the first span that ends after offset */
+    {
+      int mid = (lo + hi) / 2;
+      if (spans[mid].end <= offset)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo >= (int) self->word_spans->len || spans[lo].start > offset)
+    return FALSE;
+  const CamlVocab *vocab = caml_run_get_train (self->run)->vocab;
+  g_autofree char *text = spans[lo].id < 0
+    ? g_strdup ("unseen in training: χ̃ = 1 (v0)")
+    : g_strdup_printf ("χ̃ = %.3f, %" G_GINT64_FORMAT "× in training",
+                       self->word_chi[spans[lo].id], caml_vocab_count (vocab, spans[lo].id));
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
+/* The words page: the first test texts shaded word by word, and the
+ * WORDS_TOP most and least context-free words among those seen
+ * WORDS_MIN_COUNT times in training, as `caml train`'s words.png ranks them.
+ * Prepared only while shown, like the parts page. */
 static void
 rebuild_words_plots (CamlWindow *self)
 {
+  rebuild_words_text (self);
   if (self->run == NULL || caml_run_get_words_layer (self->run) < 0 || self->word_chi == NULL)
     {
       caml_plot_view_clear (self->words_view);
@@ -931,7 +1059,12 @@ update_from_run (CamlWindow *self)
       if (self->word_chi == NULL)
         self->word_chi = g_new0 (float, MAX (caml_vocab_size (caml_run_get_train (self->run)->vocab),
                                              1));
-      if (caml_run_copy_words (self->run, &self->words_version, self->word_chi, NULL)
+      int n_samples = 0;
+      caml_run_get_word_samples (self->run, &n_samples);
+      if (self->word_probs == NULL)
+        self->word_probs = g_new (float, MAX (n_samples, 1));
+      if (caml_run_copy_words (self->run, &self->words_version, self->word_chi, NULL,
+                               self->word_probs)
           && g_str_equal (gtk_stack_get_visible_child_name (self->plots_stack), "words"))
         rebuild_words_plots (self);
     }
@@ -2610,6 +2743,12 @@ caml_window_get_parts_layer (CamlWindow *self)
   return self->run != NULL ? self->parts_layer : -1;
 }
 
+GtkTextView *
+caml_window_get_words_text (CamlWindow *self)
+{
+  return self->words_text;
+}
+
 CamlPlotView *
 caml_window_get_plot_view (CamlWindow *self, const char *name)
 {
@@ -2853,6 +2992,7 @@ caml_window_dispose (GObject *object)
   g_clear_pointer (&self->origin, g_free);
   g_clear_pointer (&self->error_text, g_free);
   g_clear_pointer (&self->events, g_array_unref);
+  g_clear_pointer (&self->word_spans, g_array_unref);
   /* A window destroyed without closing keeps its autosave file. */
   g_clear_handle_id (&self->autosave_source, g_source_remove);
   g_clear_pointer (&self->autosave_id, g_free);
@@ -2907,6 +3047,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (chi_view);
   BIND (parts_view);
   BIND (words_view);
+  BIND (words_text);
   BIND (accuracy_view);
   BIND (sigma_box);
   BIND (sigma_side);
@@ -2955,6 +3096,8 @@ caml_window_init (CamlWindow *self)
   set_strings (self->loss_drop, caml_loss_names);
   set_strings (self->optimizer_drop, caml_optimizer_names);
 
+  make_words_tags (self);
+  g_signal_connect (self->words_text, "query-tooltip", G_CALLBACK (on_words_text_tooltip), self);
   g_signal_connect (self->model_editor, "model-changed", G_CALLBACK (on_model_changed), self);
   g_signal_connect (self->model_editor, "selection-changed",
                     G_CALLBACK (on_selection_changed), self);

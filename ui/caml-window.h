@@ -70,6 +70,9 @@ guint                 caml_window_get_n_events (CamlWindow *self);
 int                   caml_window_get_parts_layer (CamlWindow *self);
 /* "loss", "surface", "chi", "parts", "words", "accuracy", "sigma" or "sigma-auc". */
 CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
+/* The words page's test texts, each word tagged "g<shade>" by its χ̃
+ * (caml_words_shade), an unseen word also "oov". */
+GtkTextView          *caml_window_get_words_text (CamlWindow *self);
 /* σ-map snapshots the grid and scrubber span, and the scrubber's upper end. */
 int                   caml_window_get_sigma_snapshots (CamlWindow *self, double *scrub_upper);
 /* The step scrubber under the σ-map grid (value: snapshot index). */
