@@ -812,7 +812,10 @@ GError  *caml_trainer_get_error (CamlTrainer *trainer);
  * point at the layer and offer a lower learning rate. FALSE otherwise. */
 gboolean caml_trainer_get_divergence (CamlTrainer *trainer, CamlDivergence *divergence);
 /* Run a closure on the trainer thread while it holds the model between two
- * steps (or at once when not running): for reading weights safely. */
+ * steps (or at once when not running): for reading weights safely. With
+ * training.average_decay the closure sees the averaged weights while the
+ * run goes on (and after it finishes or stops, when they are installed);
+ * after a failure, the last good raw weights. */
 void     caml_trainer_with_model (CamlTrainer *trainer,
                                   void (*func) (CamlModel *model, gpointer user_data),
                                   gpointer user_data);

@@ -1097,10 +1097,18 @@ caml_trainer_with_model (CamlTrainer *trainer,
   if (trainer->loop_thread == NULL || trainer->done
       || g_thread_self () == trainer->loop_thread)
     {
-      if (trainer->loop_thread == NULL || trainer->done)
+      gboolean idle = trainer->loop_thread == NULL || trainer->done;
+      if (idle)
         trainer->backup_step = -1;
       g_mutex_unlock (&trainer->lock);
+      /* From the trainer thread while it runs: the averaged weights, as a
+       * posted closure gets them (a finished run has them installed). */
+      gboolean swap = !idle && trainer->average != NULL;
+      if (swap)
+        caml_average_swap (trainer->average, trainer->model);
       func (trainer->model, user_data);
+      if (swap)
+        caml_average_swap (trainer->average, trainer->model);
       return;
     }
 

@@ -1214,8 +1214,31 @@ test_average_matches_definition (void **state)
     }
 }
 
+typedef struct {
+  CamlTrainer       *trainer;
+  const CamlDataset *test;
+  CamlLossKind       loss;
+  double             served_loss;   /* of the model with_model gave at step 20 */
+} ServedCheck;
+
+static void
+served_loss_cb (CamlModel *model, gpointer user_data)
+{
+  ServedCheck *check = user_data;
+  caml_evaluate (model, check->loss, check->test, &check->served_loss, NULL);
+}
+
+/* Trainer thread, right after the evaluation of step 20. */
+static void
+served_progress_cb (const CamlProgress *progress, gpointer user_data)
+{
+  if (progress->step == 20 && progress->n_rows == 2)
+    caml_trainer_with_model (((ServedCheck *) user_data)->trainer, served_loss_cb, user_data);
+}
+
 /* With training.average_decay the evaluations are of the averaged weights,
- * and a finished run leaves them in the model. */
+ * so is the model caml_trainer_with_model gives a progress function, and a
+ * finished run leaves them in the model. */
 static void
 test_trainer_average (void **state)
 {
@@ -1230,11 +1253,15 @@ test_trainer_average (void **state)
       exp->average_decay = averaged ? 0.95 : 0.0;
       CamlModel *model = make_bsfe_model (train);
       CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+      ServedCheck check = { trainer, test, exp->loss, NAN };
+      caml_trainer_set_progress_func (trainer, served_progress_cb, &check, 1);
       assert_true (caml_trainer_start (trainer, FALSE, NULL));
       assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
       int n_rows = 0;
       CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
       assert_int_equal (n_rows, 4);
+      assert_int_equal (rows[1].step, 20);
+      assert_near (check.served_loss, rows[1].test_loss, 1e-12);
       double loss, metric;
       caml_evaluate (model, exp->loss, test, &loss, &metric);
       assert_near (rows[n_rows - 1].test_loss, loss, 1e-12);

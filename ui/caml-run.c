@@ -6,7 +6,8 @@
  * on the trainer thread) into private buffers, then copies them under `lock`
  * into the snapshot the window reads. Sampling is throttled so it costs at
  * most ~2 % of the training time: at most 10 times a second, and never more
- * often than every 50× the time the last sample took. Reports while paused
+ * often than every 50× the time the last sample took (with weight averaging,
+ * the time to swap the averaged weights in and out included). Reports while paused
  * (single steps) and the final report always sample.
  *
  * For image models with a convolutional CA layer it instead keeps σ-map
@@ -320,6 +321,7 @@ run_progress (const CamlProgress *progress, gpointer user_data)
         {
           run->sample_step = run->step_offset + progress->step;
           caml_trainer_with_model (run->trainer, sample_sigma, run);
+          run->sigma_cost_us = g_get_monotonic_time () - now;  /* with the averaged weights' swap */
         }
     }
 
@@ -331,6 +333,7 @@ run_progress (const CamlProgress *progress, gpointer user_data)
         {
           run->sample_step = run->step_offset + progress->step;
           caml_trainer_with_model (run->trainer, sample_words, run);
+          run->words_cost_us = g_get_monotonic_time () - now;
         }
     }
 
@@ -339,7 +342,10 @@ run_progress (const CamlProgress *progress, gpointer user_data)
       gint64 now = g_get_monotonic_time ();
       gint64 gap = MAX (MIN_GAP_US, COST_FACTOR * run->sample_cost_us);
       if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sample_us >= gap)
-        caml_trainer_with_model (run->trainer, sample_model, run);
+        {
+          caml_trainer_with_model (run->trainer, sample_model, run);
+          run->sample_cost_us = g_get_monotonic_time () - now;
+        }
     }
   if (run->notify != NULL)
     run->notify (run->notify_data);
