@@ -659,10 +659,10 @@ test_sigma_maps (void **state)
   assert_true (iterate_until (is_mapped, win, 10));
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, exp_path, &error));
-  /* Files load on a worker thread: the window says so and Train waits. */
+  /* Files load on a worker thread: the window says so, and Train (not
+   * pressed here) would wait for them. */
   assert_true (caml_window_is_loading (win));
   assert_non_null (strstr (caml_window_get_data_text (win), "Loading"));
-  assert_false (enabled (win, "train"));
   assert_true (iterate_until (not_loading, win, 60));
   assert_null (caml_window_get_error (win));
   assert_true (enabled (win, "train"));
@@ -874,7 +874,9 @@ test_mnist_loading (void **state)
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "mnist-ca-cnn"));
   assert_true (caml_window_is_loading (win));
   assert_non_null (strstr (caml_window_get_data_text (win), "Loading MNIST"));
-  assert_false (enabled (win, "train"));
+  /* Train can be pressed already: it starts once the model is built. */
+  assert_true (enabled (win, "train"));
+  activate (win, "train", NULL);
   Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
   guint tick = g_timeout_add (5, on_stall_tick, &stall);
   assert_true (iterate_until (not_loading, win, 120));
@@ -883,9 +885,34 @@ test_mnist_loading (void **state)
                  stall.gaps->len, stall.max_gap / 1000.0);
   assert_true (stall.gaps->len > 0);
   assert_null (caml_window_get_error (win));
-  assert_true (enabled (win, "train"));
   assert_true (caml_window_get_sigma_snapshots (win, NULL) >= 1);   /* the untrained maps */
+  assert_true (caml_window_has_run (win));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_RUNNING);
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
   g_array_unref (stall.gaps);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* Text data loads on a worker thread too (IMDB's reviews take seconds, and
+ * so do word vectors): the window is drawn and says what it loads. Needs
+ * the shared SST files. */
+static void
+test_text_loading (void **state)
+{
+  g_autofree char *sst = g_build_filename (caml_shared_datasets_dir (), "sst",
+                                           "sentiment-train", NULL);
+  if (!g_file_test (sst, G_FILE_TEST_EXISTS))
+    {
+      print_message ("skipped: %s is not there (../shared/datasets)\n", sst);
+      skip ();
+    }
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "sst-ca-bsfe"));
+  assert_true (caml_window_is_loading (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "Loading SST"));
+  assert_true (iterate_until (not_loading, win, 60));
+  assert_null (caml_window_get_error (win));
+  assert_true (enabled (win, "train"));
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -1580,6 +1607,7 @@ main (void)
     cmocka_unit_test (test_recent_files),
     cmocka_unit_test (test_drag_and_drop),
     cmocka_unit_test (test_mnist_loading),
+    cmocka_unit_test (test_text_loading),
     cmocka_unit_test (test_renderer_choice),
     cmocka_unit_test (test_throughput),
   };

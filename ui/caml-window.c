@@ -295,14 +295,16 @@ default_domain (CamlDataKind kind, const CamlDataset *set, double domain[4])
     }
 }
 
-/* Whether a data kind is read from files: loaded on a worker thread, and
- * its runs built there too (a CA-CNN's untrained σ-maps take a forward pass
- * over 124 images). The built-in sets are computed in microseconds, on the
- * spot: no frame in which Train is greyed out. */
+/* Whether a data kind is read from files (images, texts, IMDB's 66 MB of
+ * JSON, word vectors): loaded on a worker thread, and its runs built there
+ * too (a CA-CNN's untrained σ-maps take a forward pass over 124 images; a
+ * text model's word tables can hold millions of rows). The computed sets —
+ * XOR, the surface, the four sanity sentences — take microseconds and are
+ * made on the spot: no frame in which Train is greyed out. */
 static gboolean
 kind_from_files (CamlDataKind kind)
 {
-  return kind == CAML_DATA_MNIST || kind == CAML_DATA_FASHION_MNIST || kind == CAML_DATA_IDX;
+  return kind != CAML_DATA_XOR && kind != CAML_DATA_SURFACE && kind != CAML_DATA_RNN_SANITY;
 }
 
 static const char *
@@ -1201,6 +1203,9 @@ prepare_run (CamlWindow *self)
     }
   if (!caml_model_editor_is_valid (self->model_editor))
     {
+      /* Train pressed while the data loaded: there is nothing to train. */
+      self->pending = PENDING_NONE;
+      g_clear_pointer (&self->pending_weights, g_free);
       show_surface_placeholders (self, "fix the model to see its surface");
       caml_plot_view_clear (self->loss_view);
       caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
@@ -1655,15 +1660,18 @@ static void
 update_actions (CamlWindow *self)
 {
   gboolean valid = caml_model_editor_is_valid (self->model_editor) && self->data != NULL;
+  /* Train and Step pressed while the data loads or the model is built act
+   * once it is there (start_run keeps them pending). */
+  gboolean waiting = self->run == NULL && (self->data_loading || self->run_building);
   CamlTrainerState state = self->run_started ? self->progress.state : CAML_TRAINER_IDLE;
   gboolean active = run_active (self);
   int selected = caml_model_editor_get_selected (self->model_editor);
   int n_layers = 0;
 
   caml_model_editor_get_layers (self->model_editor, &n_layers);
-  set_action_enabled (self, "train", valid && state != CAML_TRAINER_RUNNING);
+  set_action_enabled (self, "train", (valid || waiting) && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "pause", state == CAML_TRAINER_RUNNING);
-  set_action_enabled (self, "step", valid && state != CAML_TRAINER_RUNNING);
+  set_action_enabled (self, "step", (valid || waiting) && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "stop", active);
   set_action_enabled (self, "reset", self->run_started && !active);
   set_action_enabled (self, "continue-diverged", self->run_started
