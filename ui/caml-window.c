@@ -1203,9 +1203,9 @@ prepare_run (CamlWindow *self)
     }
   if (!caml_model_editor_is_valid (self->model_editor))
     {
-      /* Train pressed while the data loaded: there is nothing to train. */
+      /* Train pressed while the data loaded: there is nothing to train
+       * (weights to load stay pending until the model fits). */
       self->pending = PENDING_NONE;
-      g_clear_pointer (&self->pending_weights, g_free);
       show_surface_placeholders (self, "fix the model to see its surface");
       caml_plot_view_clear (self->loss_view);
       caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
