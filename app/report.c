@@ -1,5 +1,7 @@
 /* report.c — the plots and tables a run leaves behind. */
 #include <math.h>
+#include <string.h>
+
 #include <gio/gio.h>
 
 #include "report.h"
@@ -471,9 +473,114 @@ caml_report_word_chi (CamlModel *model, const CamlVocab *vocab, float *chi)
   return -1;
 }
 
+/* --------------------------------------------------------- per-token gates */
+
+#define TOKEN_BATCH 64
+#define WORDS_MEAN_TEXTS 2000   /* test texts a contextual gate is averaged over */
+
 int
-caml_report_word_bars (const CamlVocab *vocab, const float *chi, int min_count, int n_top,
-                       CamlPlotBars **most_free, CamlPlotBars **most_sensitive)
+caml_report_token_gate_layer (CamlModel *model, const CamlDataset *set)
+{
+  if (set == NULL || set->n <= 0 || set->tokens == NULL
+      || model->input.kind != CAML_SHAPE_TOKENS
+      || caml_shape_size (&set->x_shape) != caml_shape_size (&model->input))
+    return -1;
+  int t = model->input.dims[0];
+  g_autofree float *row = g_new (float, caml_shape_size (&set->x_shape));
+  caml_model_forward (model, caml_dataset_rows (set, 0, 1, row), 1);
+  for (int l = 0; l < model->n_layers; l++)
+    {
+      CamlLayer *layer = model->layers[l];
+      int per = 0;
+      if (layer->ops->chi == NULL
+          || (layer->in.kind != CAML_SHAPE_TOKENS && layer->in.kind != CAML_SHAPE_SEQUENCE)
+          || layer->in.dims[0] != t)
+        continue;
+      if (layer->ops->chi (layer, &per) != NULL && per == t)
+        return l;
+    }
+  return -1;
+}
+
+void
+caml_report_token_chi (CamlModel *model, int layer, const CamlDataset *set, int n, float *chi)
+{
+  int t = model->input.dims[0];
+  g_autofree float *buf = g_new (float, caml_shape_size (&set->x_shape) * TOKEN_BATCH);
+  for (int start = 0; start < n; start += TOKEN_BATCH)
+    {
+      int m = MIN (TOKEN_BATCH, n - start);
+      caml_model_forward (model, caml_dataset_rows (set, start, m, buf), m);
+      int per = 0;
+      const float *c = model->layers[layer]->ops->chi (model->layers[layer], &per);
+      g_assert (c != NULL && per == t);
+      memcpy (chi + (size_t) start * t, c, (size_t) m * t * sizeof (float));
+    }
+}
+
+void
+caml_report_token_chi_means (const CamlDataset *set, int n, int t, const float *chi,
+                             int vocab, float *mean)
+{
+  g_autofree double *sum = g_new0 (double, MAX (vocab, 1));
+  g_autofree gint64 *count = g_new0 (gint64, MAX (vocab, 1));
+  for (int i = 0; i < n; i++)
+    {
+      gint64 off = set->offsets[i];
+      int len = (int) MIN (set->offsets[i + 1] - off, (gint64) t);
+      for (int k = 0; k < len; k++)
+        {
+          gint32 id = set->tokens[off + k];
+          if (id >= 0 && id < vocab)
+            {
+              sum[id] += chi[(size_t) i * t + k];
+              count[id]++;
+            }
+        }
+    }
+  for (int id = 0; id < vocab; id++)
+    mean[id] = count[id] > 0 ? (float) (sum[id] / (double) count[id]) : NAN;
+}
+
+typedef struct {
+  const CamlDataset *set;
+  gint64             next;   /* index into set->tokens */
+  gint64             end;
+  gboolean           aligned;
+} AlignCheck;
+
+static void
+check_token (const char *token, gsize length, gpointer user_data)
+{
+  AlignCheck *c = user_data;
+  if (!c->aligned)
+    return;
+  if (c->next >= c->end)   /* more words than ids */
+    {
+      c->aligned = FALSE;
+      return;
+    }
+  g_autofree char *word = g_strndup (token, length);
+  int id = caml_vocab_lookup (c->set->vocab, word);
+  gint32 have = c->set->tokens[c->next++];
+  if (have != (id >= 0 ? id : CAML_TOKEN_OOV))
+    c->aligned = FALSE;
+}
+
+gboolean
+caml_report_text_aligned (const CamlDataset *set, int i)
+{
+  if (set->texts == NULL || set->tokens == NULL || set->vocab == NULL || i < 0 || i >= set->n)
+    return FALSE;
+  AlignCheck c = { set, set->offsets[i], set->offsets[i + 1], TRUE };
+  caml_tokenize (set->texts[i], -1, check_token, &c);
+  return c.aligned;
+}
+
+int
+caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean contextual,
+                       int min_count, int n_top, CamlPlotBars **most_free,
+                       CamlPlotBars **most_sensitive)
 {
   int n = 0;
   g_autofree CamlWordGate *gates = caml_words_rank (vocab, chi, min_count, &n);
@@ -487,9 +594,11 @@ caml_report_word_bars (const CamlVocab *vocab, const float *chi, int min_count, 
       labels[shown + k] = gates[n - 1 - k].word;
       values[shown + k] = gates[n - 1 - k].chi;
     }
-  CamlPlotBarsOptions free_opts = { "most context-free (χ̃ high)", CAML_PLOT_COLORMAP_BLUES,
-                                    0.0, 1.0 };
-  CamlPlotBarsOptions sensitive_opts = { "most context-sensitive (χ̃ low)",
+  CamlPlotBarsOptions free_opts = { contextual ? "most context-free (mean χ high)"
+                                               : "most context-free (χ̃ high)",
+                                    CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+  CamlPlotBarsOptions sensitive_opts = { contextual ? "most context-sensitive (mean χ low)"
+                                                    : "most context-sensitive (χ̃ low)",
                                          CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
   *most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
   *most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + shown, values + shown, shown);
@@ -506,12 +615,30 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
   *written = FALSE;
   if (train->vocab == NULL || model->input.kind != CAML_SHAPE_TOKENS)
     return TRUE;
-  g_autofree float *chi = g_new (float, MAX (caml_vocab_size (train->vocab), 1));
+  int vocab = caml_vocab_size (train->vocab);
+  g_autofree float *chi = g_new (float, MAX (vocab, 1));
   int layer = caml_report_word_chi (model, train->vocab, chi);
-  if (layer < 0)
-    return TRUE;
-
+  g_autofree float *token_chi = NULL;
+  g_autofree char *chi_source = NULL;
+  int steps = model->input.dims[0];
+  gboolean aligned = FALSE;
   n_samples = test->texts != NULL ? MIN (n_samples, test->n) : 0;
+  if (layer < 0)
+    {
+      /* A contextual gate: its value at every word of the first test texts,
+       * and each word's mean over them. */
+      if ((layer = caml_report_token_gate_layer (model, test)) < 0)
+        return TRUE;
+      int n_mean = MIN (test->n, WORDS_MEAN_TEXTS);
+      token_chi = g_new (float, (size_t) MAX (n_mean, 1) * steps);
+      caml_report_token_chi (model, layer, test, n_mean, token_chi);
+      caml_report_token_chi_means (test, n_mean, steps, token_chi, vocab, chi);
+      chi_source = g_strdup_printf ("its occurrences in the first %d test texts", n_mean);
+      aligned = TRUE;
+      for (int i = 0; i < n_samples && aligned; i++)
+        aligned = caml_report_text_aligned (test, i);
+    }
+
   g_autofree float *probabilities = caml_report_class1_probabilities (model, loss, test,
                                                                        n_samples);
   g_autofree char *layer_name = g_strdup_printf ("layer %d (%s)", layer,
@@ -521,6 +648,8 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
     .min_count = min_count, .n_top = n_top,
     .texts = test->texts, .labels = test->n_classes > 0 ? test->y : NULL,
     .probabilities = probabilities, .n_samples = n_samples, .max_words = 200,
+    .contextual = token_chi != NULL, .chi_source = chi_source,
+    .token_chi = aligned ? token_chi : NULL, .token_steps = steps,
   };
   g_autofree char *html = caml_words_page_html (&page);
   if (!g_file_set_contents_full (path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
@@ -532,14 +661,16 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
   /* The two lists as bars, χ̃ on [0, 1] in the page's colours. */
   g_autoptr (CamlPlotBars) most_free = NULL;
   g_autoptr (CamlPlotBars) most_sensitive = NULL;
-  int shown = caml_report_word_bars (train->vocab, chi, min_count, n_top, &most_free,
-                                     &most_sensitive);
+  int shown = caml_report_word_bars (train->vocab, chi, page.contextual, min_count, n_top,
+                                     &most_free, &most_sensitive);
   CamlPlotPanelCell cells[] = {
     { caml_plot_bars_draw_cb, most_free },
     { caml_plot_bars_draw_cb, most_sensitive },
   };
-  g_autofree char *panel_title = g_strdup_printf ("%s: χ̃ of %s, words seen ≥ %d× in training",
-                                                  title ? title : "", layer_name, min_count);
+  g_autofree char *panel_title = g_strdup_printf ("%s: %s of %s, words seen ≥ %d× in training",
+                                                  title ? title : "",
+                                                  page.contextual ? "mean χ" : "χ̃", layer_name,
+                                                  min_count);
   CamlPlotPanel panel = { panel_title, cells, 2, 2 };
   return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),
                               caml_plot_panel_draw_cb, &panel, error);

@@ -87,6 +87,7 @@ append_style (GString *html)
     "h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}\n"
     ".w{padding:0 .12em;border-radius:.2em}\n"
     ".oov{border-bottom:1px dotted #888}\n"
+    ".cut{color:#999}\n"
     ".sample{border:1px solid #ddd;border-radius:.3em;padding:.5em .7em;margin:.6em 0}\n"
     ".meta{font-size:.85em;color:#555;margin-bottom:.3em}\n"
     ".lists{display:flex;gap:2em;flex-wrap:wrap}\n"
@@ -108,15 +109,50 @@ append_style (GString *html)
 
 /* One shaded word: its text, χ̃ (and count) in the title. */
 static void
-append_word (GString *html, const char *word, gsize length, float chi, gint64 count,
-             gboolean oov)
+append_word (GString *html, const char *symbol, const char *word, gsize length, float chi,
+             gint64 count, gboolean oov)
 {
   g_string_append_printf (html, "<span class=\"w g%d%s\" title=\"", caml_words_shade (chi),
                           oov ? " oov" : "");
   if (oov)
     g_string_append (html, "unseen in training: χ̃ = 1 (v0)");
   else
-    g_string_append_printf (html, "χ̃ = %.3f, %" G_GINT64_FORMAT "× in training", chi, count);
+    g_string_append_printf (html, "%s = %.3f, %" G_GINT64_FORMAT "× in training", symbol, chi,
+                            count);
+  g_string_append (html, "\">");
+  caml_html_escape (html, word, (gssize) length);
+  g_string_append (html, "</span>");
+}
+
+/* A word of a sample under a contextual gate: its own χ there (token_chi),
+ * or its mean χ; a word the model did not read, unshaded. */
+static void
+append_contextual_word (GString *html, const CamlWordsPage *page, int sample, int k,
+                        const char *word, gsize length, int id)
+{
+  gboolean oov = id < 0;
+  gint64 count = oov ? 0 : caml_vocab_count (page->vocab, id);
+  if (page->token_chi != NULL && k >= page->token_steps)
+    {
+      g_string_append_printf (html, "<span class=\"w cut\" title=\"past the model's %d "
+                              "steps: not read\">", page->token_steps);
+      caml_html_escape (html, word, (gssize) length);
+      g_string_append (html, "</span>");
+      return;
+    }
+  float chi = page->token_chi != NULL ? page->token_chi[(size_t) sample * page->token_steps + k]
+              : oov ? NAN : page->chi[id];
+  g_string_append_printf (html, "<span class=\"w g%d%s\" title=\"", caml_words_shade (chi),
+                          oov ? " oov" : "");
+  if (!isfinite (chi))
+    g_string_append (html, "χ not measured");
+  else
+    g_string_append_printf (html, page->token_chi != NULL ? "χ = %.3f here" : "mean χ = %.3f",
+                            chi);
+  if (oov)
+    g_string_append (html, "; unseen in training");
+  else
+    g_string_append_printf (html, "; %" G_GINT64_FORMAT "× in training", count);
   g_string_append (html, "\">");
   caml_html_escape (html, word, (gssize) length);
   g_string_append (html, "</span>");
@@ -125,6 +161,7 @@ append_word (GString *html, const char *word, gsize length, float chi, gint64 co
 typedef struct {
   const CamlWordsPage *page;
   GString             *html;
+  int                  sample;
   int                  shown;
   int                  total;
 } SampleWriter;
@@ -133,7 +170,7 @@ static void
 append_token (const char *token, gsize length, gpointer user_data)
 {
   SampleWriter *w = user_data;
-  w->total++;
+  int k = w->total++;
   if (w->page->max_words > 0 && w->shown >= w->page->max_words)
     return;
   char *word = g_strndup (token, length);
@@ -141,11 +178,13 @@ append_token (const char *token, gsize length, gpointer user_data)
   g_free (word);
   if (w->shown++ > 0)
     g_string_append_c (w->html, ' ');
-  if (id >= 0)
-    append_word (w->html, token, length, w->page->chi[id],
+  if (w->page->contextual)
+    append_contextual_word (w->html, w->page, w->sample, k, token, length, id);
+  else if (id >= 0)
+    append_word (w->html, "χ̃", token, length, w->page->chi[id],
                  caml_vocab_count (w->page->vocab, id), FALSE);
   else
-    append_word (w->html, token, length, 1.0f, 0, TRUE);
+    append_word (w->html, "χ̃", token, length, 1.0f, 0, TRUE);
 }
 
 static void
@@ -162,7 +201,7 @@ append_samples (GString *html, const CamlWordsPage *page)
       if (page->probabilities != NULL)
         g_string_append_printf (html, " · model: P(1) = %.3f", page->probabilities[i]);
       g_string_append (html, "</div>\n");
-      SampleWriter w = { page, html, 0, 0 };
+      SampleWriter w = { page, html, i, 0, 0 };
       caml_tokenize (page->texts[i], -1, append_token, &w);
       if (w.total > w.shown)
         g_string_append_printf (html, " <span class=\"meta\">… (%d more words)</span>",
@@ -172,19 +211,19 @@ append_samples (GString *html, const CamlWordsPage *page)
 }
 
 static void
-append_list (GString *html, const char *heading, const CamlWordGate *gates, int n,
-             gboolean from_end, int n_top)
+append_list (GString *html, const char *heading, const char *symbol, const CamlWordGate *gates,
+             int n, gboolean from_end, int n_top)
 {
   int count = MIN (n, n_top);
   g_string_append (html, "<div><h2>");
   caml_html_escape (html, heading, -1);
-  g_string_append (html, "</h2>\n<table><tr><th>#</th><th>word</th><th>χ̃</th>"
-                         "<th>count</th></tr>\n");
+  g_string_append_printf (html, "</h2>\n<table><tr><th>#</th><th>word</th><th>%s</th>"
+                          "<th>count</th></tr>\n", symbol);
   for (int k = 0; k < count; k++)
     {
       const CamlWordGate *g = &gates[from_end ? n - 1 - k : k];
       g_string_append_printf (html, "<tr><td class=\"n\">%d</td><td>", k + 1);
-      append_word (html, g->word, strlen (g->word), g->chi, g->count, FALSE);
+      append_word (html, symbol, g->word, strlen (g->word), g->chi, g->count, FALSE);
       g_string_append_printf (html, "</td><td class=\"n\">%.3f</td><td class=\"n\">%"
                               G_GINT64_FORMAT "</td></tr>\n", g->chi, g->count);
     }
@@ -213,7 +252,8 @@ caml_words_page_html (const CamlWordsPage *page)
 {
   GString *html = g_string_new ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
                                 "<meta charset=\"utf-8\">\n<title>");
-  g_autofree char *title = g_strdup_printf ("χ̃ for words: %s", page->title ? page->title : "");
+  g_autofree char *title = g_strdup_printf ("%s for words: %s", page->contextual ? "χ" : "χ̃",
+                                            page->title ? page->title : "");
   caml_html_escape (html, title, -1);
   g_string_append (html, "</title>\n");
   append_style (html);
@@ -226,16 +266,31 @@ caml_words_page_html (const CamlWordsPage *page)
       caml_html_escape (html, page->layer, -1);
       g_string_append (html, ". ");
     }
-  g_string_append (html,
-    "Each word <i>w</i> of the training vocabulary has a gate χ̃(<i>w</i>) ∈ [0, 1] "
-    "(Eq. 19–20): its vector is χ̃·<i>v</i><sub>0</sub> + (1 − χ̃)·<i>w</i>′. "
-    "<b>Light</b> words (χ̃ → 1) are replaced by the shared vector <i>v</i><sub>0</sub>, "
-    "as a word never seen in training is: they are <b>context-free</b> in the paper's "
-    "sense (Sec. 2.2, “is”, “the”) and carry nothing of their own. <b>Dark</b> words "
-    "(χ̃ → 0) keep their own vector <i>w</i>′: they are <b>context-sensitive</b>, the "
-    "words the model reads. Hover a word for its χ̃ and how often training saw it; words "
-    "never seen in training are underlined with dots (χ̃ = 1 by definition).</p>\n"
-    "<p class=\"legend\">χ̃ ");
+  if (page->contextual)
+    g_string_append (html,
+      "This gate depends on the word <i>and its context</i>: every word of a text gets "
+      "its own χ ∈ [0, 1] (CA-ATT: χ<sub><i>i</i></sub>, Eq. 23, 26, the weight of the "
+      "context vector <i>v</i>(<i>c</i>) against the word's own <i>s</i><sub><i>i</i></sub>; "
+      "CA-RNN: <i>f</i><sub><i>t</i></sub>, Eq. 34, the weight of <i>v</i><sub><i>t</i></sub>, "
+      "which carries the cell state, against the word's new input). <b>Light</b> words "
+      "(χ → 1) are replaced by the context there: <b>context-free</b> in the paper's sense "
+      "(Sec. 2.2). <b>Dark</b> words (χ → 0) pass their own content: "
+      "<b>context-sensitive</b>, the words the model reads. Hover a word for its χ in that "
+      "text and how often training saw it; words never seen in training are underlined "
+      "with dots, words past the model's input length are grey. The lists rank words by "
+      "their mean χ.</p>\n"
+      "<p class=\"legend\">χ ");
+  else
+    g_string_append (html,
+      "Each word <i>w</i> of the training vocabulary has a gate χ̃(<i>w</i>) ∈ [0, 1] "
+      "(Eq. 19–20): its vector is χ̃·<i>v</i><sub>0</sub> + (1 − χ̃)·<i>w</i>′. "
+      "<b>Light</b> words (χ̃ → 1) are replaced by the shared vector <i>v</i><sub>0</sub>, "
+      "as a word never seen in training is: they are <b>context-free</b> in the paper's "
+      "sense (Sec. 2.2, “is”, “the”) and carry nothing of their own. <b>Dark</b> words "
+      "(χ̃ → 0) keep their own vector <i>w</i>′: they are <b>context-sensitive</b>, the "
+      "words the model reads. Hover a word for its χ̃ and how often training saw it; words "
+      "never seen in training are underlined with dots (χ̃ = 1 by definition).</p>\n"
+      "<p class=\"legend\">χ̃ ");
   for (int s = 0; s < N_SHADES; s += 2)
     g_string_append_printf (html, "<span class=\"g%d\">%.1f</span>", s,
                             (double) s / (N_SHADES - 1));
@@ -246,17 +301,25 @@ caml_words_page_html (const CamlWordsPage *page)
   int n = 0;
   g_autofree CamlWordGate *gates = caml_words_rank (page->vocab, page->chi, page->min_count,
                                                     &n);
+  const char *symbol = page->contextual ? "mean χ" : "χ̃";
   g_string_append_printf (html, "<h2>Words seen at least %d times in training</h2>\n"
-                          "<p>%d of the %d words of the vocabulary.</p>\n",
-                          page->min_count, n, caml_vocab_size (page->vocab));
+                          "<p>%d of the %d words of the vocabulary", page->min_count, n,
+                          caml_vocab_size (page->vocab));
+  if (page->chi_source != NULL)
+    {
+      g_string_append_printf (html, "; %s over ", symbol);
+      caml_html_escape (html, page->chi_source, -1);
+    }
+  g_string_append (html, ".</p>\n");
   append_histogram (html, gates, n);
   g_string_append (html, "<div class=\"lists\">\n");
-  g_autofree char *free_heading = g_strdup_printf ("The %d most context-free (χ̃ highest)",
-                                                   MIN (n, page->n_top));
+  g_autofree char *free_heading = g_strdup_printf ("The %d most context-free (%s highest)",
+                                                   MIN (n, page->n_top), symbol);
   g_autofree char *sensitive_heading = g_strdup_printf ("The %d most context-sensitive "
-                                                        "(χ̃ lowest)", MIN (n, page->n_top));
-  append_list (html, free_heading, gates, n, FALSE, page->n_top);
-  append_list (html, sensitive_heading, gates, n, TRUE, page->n_top);
+                                                        "(%s lowest)", MIN (n, page->n_top),
+                                                        symbol);
+  append_list (html, free_heading, symbol, gates, n, FALSE, page->n_top);
+  append_list (html, sensitive_heading, symbol, gates, n, TRUE, page->n_top);
   g_string_append (html, "</div>\n</body>\n</html>\n");
   return g_string_free (html, FALSE);
 }

@@ -588,6 +588,98 @@ test_words (void **state)
   g_rmdir (dir);
 }
 
+/* The shade tag (g0 … g20) of the character at offset in the words text,
+ * or -1. */
+static int
+shade_at (GtkTextBuffer *buffer, int offset)
+{
+  GtkTextIter at;
+  gtk_text_buffer_get_iter_at_offset (buffer, &at, offset);
+  int shade = -1;
+  GSList *tags = gtk_text_iter_get_tags (&at);
+  for (GSList *t = tags; t != NULL; t = t->next)
+    {
+      g_autofree char *name = NULL;
+      g_object_get (t->data, "name", &name, NULL);
+      if (name != NULL && name[0] == 'g')
+        shade = atoi (name + 1);
+    }
+  g_slist_free (tags);
+  return shade;
+}
+
+/* A contextual gate (CA-ATT, whose χ_i depends on the text) offers the words
+ * page too: every word of the test texts shaded by its own χ, the lists by
+ * mean χ. */
+static void
+test_words_contextual (void **state)
+{
+  (void) state;
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-words-XXXXXX", NULL);
+  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
+  g_autofree char *path = g_build_filename (dir, "words.json", NULL);
+  write_text_tsv (train, 400);
+  write_text_tsv (test, 40);
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"words\", \"seed\": 0,"
+    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"embedding\", \"dim\": 8 },"
+    "               { \"layer\": \"ca_att\", \"query\": \"mean\" },"
+    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"sigmoid_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1 },"
+    "  \"training\": { \"steps\": 300, \"batch_size\": 16, \"eval_every\": 100 } }",
+    train, test);
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, path, &error));
+  assert_true (iterate_until (can_train, win, 30));
+  activate (win, "plots-page", g_variant_new_string ("words"));
+  g_autoptr (GVariant) page = g_action_group_get_action_state (G_ACTION_GROUP (win),
+                                                                "plots-page");
+  assert_string_equal (g_variant_get_string (page, NULL), "words");
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+
+  CamlPlotView *words = caml_window_get_plot_view (win, "words");
+  int n_bars = 0;
+  caml_plot_view_get_bars (words, 0, &n_bars);
+  assert_int_equal (n_bars, 2);
+  double top, bottom;
+  caml_plot_bars_get_row (caml_plot_view_get_bars (words, 0, NULL), 0, &top);
+  caml_plot_bars_get_row (caml_plot_view_get_bars (words, 1, NULL), 0, &bottom);
+  assert_true (top >= bottom && top <= 1 && bottom >= 0);
+
+  /* Every word of the first text has a shade; "the", the first word of
+   * every text, gets its χ in each text, so its shades may differ. */
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (caml_window_get_words_text (win));
+  GtkTextIter start, end;
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  g_autofree char *shown = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+  const char *first = strstr (shown, "the movie is ");
+  assert_non_null (first);
+  int offset = (int) g_utf8_pointer_to_offset (shown, first);
+  for (int k = 0; k < 7; k++)   /* the movie is good|bad wA wB wC */
+    {
+      assert_true (shade_at (buffer, offset) >= 0);
+      const char *space = strchr (shown + (first - shown), ' ');
+      assert_non_null (space);
+      offset += (int) g_utf8_pointer_to_offset (first, space) + 1;
+      first = space + 1;
+    }
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (train);
+  g_unlink (test);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* ------------------------------------------------- σ-maps and baseline */
 
 static void
@@ -1600,6 +1692,7 @@ main (void)
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_words),
+    cmocka_unit_test (test_words_contextual),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_data_picker),

@@ -31,6 +31,10 @@ typedef struct {
   guint64       sigma_version;
   int           sigma_seen;
   float        *fit, *chi;
+  guint64       words_version;
+  int           words_seen;
+  float        *words, *word_probs, *token_chi;   /* the last word sample */
+  const char   *final_weights;   /* if set: where the final weights are saved */
   gboolean      ended;
   CamlTrainerState end_state;
 } Window;
@@ -99,6 +103,21 @@ on_idle (gpointer user_data)
           g_free (steps);
           g_free (auc);
         }
+    }
+
+  if (caml_run_get_words_layer (w->run) >= 0)
+    {
+      int n_samples = 0, vocab = caml_vocab_size (caml_run_get_train (w->run)->vocab);
+      caml_run_get_word_samples (w->run, &n_samples);
+      if (w->words == NULL)
+        {
+          w->words = g_new (float, vocab);
+          w->word_probs = g_new (float, MAX (n_samples, 1));
+          w->token_chi = g_new (float, (size_t) MAX (n_samples, 1) * CAML_RUN_WORDS_SHOWN);
+        }
+      if (caml_run_copy_words (w->run, &w->words_version, w->words, NULL, w->word_probs,
+                               caml_run_words_contextual (w->run) ? w->token_chi : NULL))
+        w->words_seen++;
     }
 
   w->idles++;
@@ -176,10 +195,20 @@ run_with_window (const CamlExperiment *exp, Window *w, const char *dir)
    * before the run goes (the window holds a reference for this). */
   while (g_atomic_int_get (&w->pending))
     g_main_context_iteration (w->context, TRUE);
+  if (w->final_weights != NULL && !caml_run_save_weights (w->run, w->final_weights, &error))
+    fail_msg ("%s", error->message);
   caml_run_free (w->run);
   g_main_context_unref (w->context);
   g_free (w->fit);
   g_free (w->chi);
+}
+
+static void
+window_clear_words (Window *w)
+{
+  g_free (w->words);
+  g_free (w->word_probs);
+  g_free (w->token_chi);
 }
 
 static void
@@ -266,12 +295,114 @@ test_sigma_run (void **state)
   caml_experiment_free (exp);
 }
 
+/* A contextual gate (CA-ATT whose query is the mean of the words, so that a
+ * word's χ depends on its text): the run samples χ at every shown word of
+ * the first test texts and each word's mean over the test texts; the last
+ * sample is exactly what the final weights give. */
+static void
+test_words_run (void **state)
+{
+  (void) state;
+  char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
+  char *train = g_build_filename (dir, "train.tsv", NULL);
+  char *test = g_build_filename (dir, "test.tsv", NULL);
+  char *weights = g_build_filename (dir, "final.weights", NULL);
+  for (int f = 0; f < 2; f++)
+    {
+      GString *text = g_string_new (NULL);
+      for (int i = 0; i < (f == 0 ? 200 : 30); i++)
+        g_string_append_printf (text, "the movie is %s w%d w%d\t%d\n", i % 2 ? "good" : "bad",
+                                (i * 7 + f) % 20, (i * 3) % 25, i % 2);
+      /* a text longer than max_tokens: words past the model's steps */
+      if (f == 1)
+        g_string_prepend (text, "the movie is good good good w1 w2 w3\t1\n");
+      assert_true (g_file_set_contents (f == 0 ? train : test, text->str, -1, NULL));
+      g_string_free (text, TRUE);
+    }
+  char *doc = g_strdup_printf (
+    "{ \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" }, \"max_tokens\": 7 },"
+    "  \"model\": [ { \"layer\": \"embedding\", \"dim\": 6 },"
+    "               { \"layer\": \"ca_att\", \"query\": \"mean\" },"
+    "               { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"loss\": \"sigmoid_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1 },"
+    "  \"training\": { \"steps\": 150, \"batch_size\": 16, \"eval_every\": 50 } }",
+    train, test);
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (doc, -1, "words", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+
+  Window w = { .final_weights = weights };
+  run_with_window (exp, &w, dir);
+  assert_true (w.words_seen >= 1);
+
+  /* The final weights in a model of its own: the same χ, word by word. */
+  CamlRunData *data = caml_run_data_load (exp, &error);
+  assert_non_null (data);
+  CamlModel *model = caml_experiment_build_model_for (exp, data->train, &error);
+  assert_non_null (model);
+  assert_true (caml_weights_load (model, weights, &error));
+  assert_int_equal (caml_report_token_gate_layer (model, data->test), 1);
+  int t = model->input.dims[0], n = data->test->n;
+  assert_int_equal (t, 7);
+  float *chi = g_new (float, (size_t) n * t);
+  caml_report_token_chi (model, 1, data->test, n, chi);
+  int vocab = caml_vocab_size (data->train->vocab);
+  float *mean = g_new (float, vocab);
+  caml_report_token_chi_means (data->test, n, t, chi, vocab, mean);
+  for (int id = 0; id < vocab; id++)
+    if (isnan (mean[id]))
+      assert_true (isnan (w.words[id]));
+    else
+      {
+        assert_true (isfinite (w.words[id]));
+        assert_float_equal (w.words[id], mean[id], 1e-6);
+      }
+  double lo = 1, hi = 0;
+  for (int i = 0; i < 12; i++)
+    for (int k = 0; k < 9; k++)
+      {
+        float shown = w.token_chi[(size_t) i * CAML_RUN_WORDS_SHOWN + k];
+        if (i > 0 && k >= 6)
+          break;   /* the other texts have 6 words */
+        if (k >= t)
+          assert_true (isnan (shown));   /* the long text's last two words */
+        else
+          {
+            assert_true (isfinite (shown));
+            assert_float_equal (shown, chi[(size_t) i * t + k], 1e-6);
+            lo = MIN (lo, shown);
+            hi = MAX (hi, shown);
+          }
+      }
+  print_message ("shown χ from %g to %g\n", lo, hi);
+  assert_true (lo >= 0 && hi <= 1 && hi > lo);
+
+  g_free (chi);
+  g_free (mean);
+  caml_model_free (model);
+  caml_run_data_unref (data);
+  window_clear_words (&w);
+  g_unlink (train);
+  g_unlink (test);
+  g_unlink (weights);
+  g_rmdir (dir);
+  g_free (train);
+  g_free (test);
+  g_free (weights);
+  g_free (dir);
+  g_free (doc);
+  caml_experiment_free (exp);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_surface_run),
     cmocka_unit_test (test_sigma_run),
+    cmocka_unit_test (test_words_run),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

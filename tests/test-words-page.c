@@ -1,6 +1,9 @@
 /* test-words-page.c — the χ-for-words page: HTML escaping, the ranking of
- * words by χ̃ (count threshold, ties), and a page that is self-contained,
- * escapes every word and lists the words in order. */
+ * words by χ̃ (count threshold, ties), a page that is self-contained,
+ * escapes every word and lists the words in order, the page of a contextual
+ * gate (one χ per word of a text), and how app/report.c finds and reads such
+ * a gate (CA-ATT over word vectors). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +12,8 @@
 #include <cmocka.h>
 
 #include "caml.h"
+#include "gradcheck.h"
+#include "report.h"
 #include "words-page.h"
 
 static void
@@ -157,6 +162,190 @@ test_page (void **state)
   caml_vocab_unref (vocab);
 }
 
+/* A contextual gate: each word of a sample shaded by its own χ there (the
+ * same word twice, two shades), words past the model's steps grey and
+ * unshaded, the lists by mean χ with unmeasured (NaN) words left out. */
+static void
+test_page_contextual (void **state)
+{
+  (void) state;
+  CamlVocab *vocab = make_vocab ();
+  /*                          the   great <b>   awful rare  a&b   film */
+  const float means[] = { 0.8f, 0.2f, NAN,  0.1f, NAN,  NAN,  0.5f };
+  char *texts[] = { (char *) "great film great unseen", (char *) "the awful", NULL };
+  const float token_chi[] = { 0.05f, 0.5f, 0.35f,   0.8f, 0.1f, 0.0f };   /* (2, 3) */
+  CamlWordsPage page = {
+    .title = "att", .layer = "layer 1 (CA-ATT)", .vocab = vocab, .chi = means,
+    .min_count = 20, .n_top = 5, .texts = texts, .n_samples = 2,
+    .contextual = TRUE, .chi_source = "its occurrences in the first 2 test texts",
+    .token_chi = token_chi, .token_steps = 3,
+  };
+  char *html = caml_words_page_html (&page);
+  assert_true (g_utf8_validate (html, -1, NULL));
+  assert_non_null (strstr (html, "<title>χ for words: att</title>"));
+  assert_non_null (strstr (html, "<span class=\"w g1\" title=\"χ = 0.050 here; 30× in training\">"
+                                 "great</span> "
+                                 "<span class=\"w g10\" title=\"χ = 0.500 here; 40× in training\">"
+                                 "film</span> "
+                                 "<span class=\"w g7\" title=\"χ = 0.350 here; 30× in training\">"
+                                 "great</span> "
+                                 "<span class=\"w cut\" title=\"past the model's 3 steps: not "
+                                 "read\">unseen</span>"));
+  assert_non_null (strstr (html, "<span class=\"w g16\" title=\"χ = 0.800 here; 50× in "
+                                 "training\">the</span>"));
+  /* Lists: "<b>" and "a&b" were not measured, "rare" is below min_count. */
+  assert_non_null (strstr (html, "<p>4 of the 7 words of the vocabulary; mean χ over its "
+                                 "occurrences in the first 2 test texts.</p>"));
+  gsize lists = position (html, "The 4 most context-free (mean χ highest)");
+  const char *tail = html + lists;
+  gsize the = position (tail, ">the</span></td><td class=\"n\">0.800</td>");
+  gsize film = position (tail, ">film</span></td><td class=\"n\">0.500</td>");
+  gsize great = position (tail, ">great</span></td><td class=\"n\">0.200</td>");
+  gsize awful = position (tail, ">awful</span></td><td class=\"n\">0.100</td>");
+  assert_true (the < film && film < great && great < awful);
+  assert_null (strstr (tail, ">a&amp;b<"));
+  assert_non_null (strstr (html, "title=\"mean χ = 0.800, 50× in training\">the</span>"));
+  g_free (html);
+
+  /* Without per-word values (the texts are not the data set's tokens in
+   * order), the samples are shaded by the means; unmeasured words unshaded
+   * in the lightest shade, and said so. */
+  page.token_chi = NULL;
+  char *texts2[] = { (char *) "great rare unseen", NULL };
+  page.texts = texts2;
+  page.n_samples = 1;
+  html = caml_words_page_html (&page);
+  assert_non_null (strstr (html, "<span class=\"w g4\" title=\"mean χ = 0.200; 30× in training\">"
+                                 "great</span> "));
+  assert_non_null (strstr (html, "title=\"χ not measured; 2× in training\">rare</span>"));
+  assert_non_null (strstr (html, "<span class=\"w g20 oov\" title=\"χ not measured; unseen in "
+                                 "training\">unseen</span>"));
+  g_free (html);
+  caml_vocab_unref (vocab);
+}
+
+static CamlDataset *
+text_set (CamlVocab *vocab, gboolean grow, const char *const *texts, int n)
+{
+  char **copy = g_new0 (char *, n + 1);
+  float *labels = g_new (float, n);
+  for (int i = 0; i < n; i++)
+    {
+      copy[i] = g_strdup (texts[i]);
+      labels[i] = (float) (i % 2);
+    }
+  CamlDataset *set = caml_text_dataset_from_texts (copy, labels, n, 2, vocab, grow);
+  g_free (labels);
+  return set;
+}
+
+/* report.c finds CA-ATT's χ_i as a contextual gate, reads it for any number
+ * of samples exactly as a forward of each sample alone gives it, averages it
+ * per word, and tells whether a sample's ids are its text in order. */
+static void
+test_token_gates (void **state)
+{
+  (void) state;
+  static const char *const train_texts[] = { "good movie", "bad movie", "the movie is good",
+                                             "a bad bad film" };
+  enum { N_TEST = 70 };   /* more than one batch of the reader */
+  const char *test_texts[N_TEST];
+  for (int i = 0; i < N_TEST; i++)
+    test_texts[i] = i % 3 == 0 ? "good film good" : i % 3 == 1 ? "the bad unseen movie" : "bad";
+  CamlVocab *vocab = caml_vocab_new ();
+  CamlDataset *train = text_set (vocab, TRUE, train_texts, 4);
+  CamlDataset *test = text_set (vocab, FALSE, test_texts, N_TEST);
+  caml_text_datasets_finish (train, test, 0);
+  int t = train->x_shape.dims[0];
+  assert_int_equal (t, 4);
+
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("embedding", "dim", 4.0, NULL),
+    caml_test_spec ("ca_att", "query_dim", 3.0, NULL),
+    caml_test_spec ("dense", "units", 1.0, NULL),
+  };
+  GRand *rng = g_rand_new_with_seed (3);
+  g_autoptr (GError) error = NULL;
+  CamlModel *model = caml_model_new (&train->x_shape, specs, 3, rng, &error);
+  assert_non_null (model);
+  assert_int_equal (caml_report_token_gate_layer (model, test), 1);
+  assert_int_equal (caml_report_word_chi (model, train->vocab, (float[16]) { 0 }), -1);
+
+  g_autofree float *chi = g_new (float, (size_t) N_TEST * t);
+  caml_report_token_chi (model, 1, test, N_TEST, chi);
+  float row[4];
+  for (int i = 0; i < N_TEST; i++)
+    {
+      caml_model_forward (model, caml_dataset_rows (test, i, 1, row), 1);
+      int per = 0;
+      const float *alone = model->layers[1]->ops->chi (model->layers[1], &per);
+      assert_int_equal (per, t);
+      for (int k = 0; k < t; k++)
+        assert_float_equal (chi[(size_t) i * t + k], alone[k], 0);
+    }
+  /* "bad" alone: one step, padding after it reads 0. */
+  assert_true (chi[2 * t] > 0 && chi[2 * t] < 1);
+  assert_float_equal (chi[2 * t + 1], 0, 0);
+
+  /* Means: "good" at steps 0 and 2 of every third text, "movie" at step 3
+   * of the others (whatever its χ there), "film" never (unseen), "a" never
+   * in the test texts. */
+  int size = caml_vocab_size (vocab);
+  g_autofree float *mean = g_new (float, size);
+  caml_report_token_chi_means (test, N_TEST, t, chi, size, mean);
+  int good = caml_vocab_lookup (vocab, "good"), bad = caml_vocab_lookup (vocab, "bad");
+  double sum = 0;
+  int count = 0;
+  for (int i = 0; i < N_TEST; i += 3)
+    {
+      sum += chi[(size_t) i * t] + chi[(size_t) i * t + 2];
+      count += 2;
+    }
+  assert_float_equal (mean[good], sum / count, 1e-6);
+  double bad_sum = 0;
+  int bad_count = 0;
+  for (int i = 1; i < N_TEST; i += 3)
+    bad_sum += chi[(size_t) i * t + 1], bad_count++;
+  for (int i = 2; i < N_TEST; i += 3)
+    bad_sum += chi[(size_t) i * t], bad_count++;
+  assert_float_equal (mean[bad], bad_sum / bad_count, 1e-6);
+  assert_true (isnan (mean[caml_vocab_lookup (vocab, "a")]));
+  assert_true (isfinite (mean[caml_vocab_lookup (vocab, "movie")]));
+
+  /* Ids and texts agree, unseen words included; as sets of words
+   * (unique_tokens), a text with a repeated word no longer does. */
+  for (int i = 0; i < 3; i++)
+    assert_true (caml_report_text_aligned (test, i));
+  caml_text_dataset_unique (test);
+  caml_text_datasets_finish (train, test, 0);
+  assert_false (caml_report_text_aligned (test, 0));   /* good film good */
+  assert_true (caml_report_text_aligned (test, 1));
+  assert_false (caml_report_text_aligned (test, N_TEST));   /* out of range */
+
+  /* Softmax attention has no gate; CA-BSFE's per-word gate is found too
+   * (the page reads it with word_chi first). */
+  CamlLayerSpec soft[] = {
+    caml_test_spec ("embedding", "dim", 4.0, NULL),
+    caml_test_spec ("attention", NULL),
+    caml_test_spec ("dense", "units", 1.0, NULL),
+  };
+  CamlModel *plain = caml_model_new (&train->x_shape, soft, 3, rng, &error);
+  assert_non_null (plain);
+  assert_int_equal (caml_report_token_gate_layer (plain, test), -1);
+  caml_model_free (plain);
+  CamlLayerSpec bsfe[] = { caml_test_spec ("ca_bsfe", NULL), caml_test_spec ("dense", "units", 1.0, NULL) };
+  CamlModel *bag = caml_model_new (&train->x_shape, bsfe, 2, rng, &error);
+  assert_non_null (bag);
+  assert_int_equal (caml_report_token_gate_layer (bag, test), 0);
+  caml_model_free (bag);
+
+  caml_model_free (model);
+  g_rand_free (rng);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_vocab_unref (vocab);
+}
+
 int
 main (void)
 {
@@ -164,6 +353,8 @@ main (void)
     cmocka_unit_test (test_escape),
     cmocka_unit_test (test_rank),
     cmocka_unit_test (test_page),
+    cmocka_unit_test (test_page_contextual),
+    cmocka_unit_test (test_token_gates),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -18,7 +18,9 @@
  * For text models with a per-word gate (CA-BSFE on data with a vocabulary)
  * it samples χ̃ of every word (sample_words), at most twice a second, with
  * the model's P(class 1) for the first test texts, tokenized once when the
- * run is made. */
+ * run is made. With a contextual gate instead (CA-ATT, CA-RNN: one χ per
+ * word of a text) it forwards the first WORDS_MEAN test texts, keeps the χ
+ * of the words shown and each word's mean χ. */
 #include "caml-run.h"
 #include "report.h"
 
@@ -34,7 +36,8 @@
 #define SIGMA_KEEP     200      /* snapshots kept; every other is dropped when full */
 #define WORDS_GAP_US   500000   /* ≤ 2 word χ̃ samples per second */
 #define WORDS_SAMPLES  12       /* test texts shown word by word */
-#define WORDS_SHOWN    150      /* words shown of each */
+#define WORDS_SHOWN    CAML_RUN_WORDS_SHOWN
+#define WORDS_MEAN     500      /* test texts a contextual gate is averaged over */
 
 struct _CamlRun {
   /* owned */
@@ -71,7 +74,7 @@ struct _CamlRun {
   int      sigma_layer;         /* layer with σ-maps, or -1 */
   gint     parts_layer;         /* atomic: CA-NN whose parts are sampled, or -1 */
   const CamlDataset *sigma_set; /* test set, else train set (borrowed from data) */
-  int      words_layer;         /* layer with a per-word gate (text data), or -1 */
+  int      words_layer;         /* layer with a gate over words (text data), or -1 */
   int      n_words;             /* vocabulary size */
 
   /* trainer thread only (or the creating thread before the start) */
@@ -89,6 +92,10 @@ struct _CamlRun {
   gint64   last_words_us;
   gint64   words_cost_us;
   float   *work_words;          /* (n_words) */
+  gboolean words_contextual;    /* the gate depends on the context (CA-ATT, CA-RNN) */
+  int      words_steps;         /* the model's steps (T) */
+  int      n_words_mean;        /* test texts its mean is taken over */
+  float   *work_token_chi;      /* (n_words_mean, words_steps) */
   CamlWordSample *word_samples; /* (n_word_samples), fixed for the run's life */
   int      n_word_samples;
   gint64   sample_cost_us;
@@ -113,6 +120,7 @@ struct _CamlRun {
   guint64    sigma_version;
   float     *words;             /* (n_words) χ̃ per word */
   float     *word_probs;        /* (n_word_samples) P(class 1), NaN: none */
+  float     *token_chi;         /* (n_word_samples, WORDS_SHOWN) contextual χ per word shown */
   long       words_step;
   guint64    words_version;
 };
@@ -255,6 +263,30 @@ sample_sigma (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
+/* Trainer thread: a contextual gate at every word of the first test texts,
+ * and each word's mean over them. */
+static void
+sample_token_chi (CamlRun *run, CamlModel *model)
+{
+  const CamlDataset *test = run->data->test;
+  int t = run->words_steps;
+  caml_report_token_chi (model, run->words_layer, test, run->n_words_mean, run->work_token_chi);
+  caml_report_token_chi_means (test, run->n_words_mean, t, run->work_token_chi, run->n_words,
+                               run->work_words);
+}
+
+/* The value shown at word k of word sample i: its own χ (NaN past the
+ * model's steps), or its mean χ when the sample's ids are not its text in
+ * order (unique_tokens). */
+static float
+shown_token_chi (CamlRun *run, int i, int k)
+{
+  const CamlWordSample *s = &run->word_samples[i];
+  if (!s->aligned)
+    return s->ids[k] >= 0 ? run->work_words[s->ids[k]] : NAN;
+  return k < run->words_steps ? run->work_token_chi[(size_t) i * run->words_steps + k] : NAN;
+}
+
 /* Trainer thread: χ̃ of every word. */
 static void
 sample_words (CamlModel *model, gpointer user_data)
@@ -263,7 +295,11 @@ sample_words (CamlModel *model, gpointer user_data)
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
   gint64 start = g_get_monotonic_time ();
   CamlLayer *layer = model->layers[run->words_layer];
-  gboolean ok = layer->ops->word_chi (layer, run->work_words, run->n_words);
+  gboolean ok = TRUE;
+  if (run->words_contextual)
+    sample_token_chi (run, model);
+  else
+    ok = layer->ops->word_chi (layer, run->work_words, run->n_words);
   g_autofree float *probs = NULL;
   if (ok && run->n_word_samples > 0)
     probs = caml_report_class1_probabilities (model, run->exp->loss, run->data->test,
@@ -276,7 +312,12 @@ sample_words (CamlModel *model, gpointer user_data)
   g_mutex_lock (&run->lock);
   memcpy (run->words, run->work_words, (size_t) run->n_words * sizeof (float));
   for (int i = 0; i < run->n_word_samples; i++)
-    run->word_probs[i] = probs != NULL ? probs[i] : NAN;
+    {
+      run->word_probs[i] = probs != NULL ? probs[i] : NAN;
+      if (run->words_contextual)
+        for (int k = 0; k < run->word_samples[i].n_words; k++)
+          run->token_chi[(size_t) i * WORDS_SHOWN + k] = shown_token_chi (run, i, k);
+    }
   run->words_step = run->sample_step;
   run->words_version++;
   g_mutex_unlock (&run->lock);
@@ -396,6 +437,9 @@ make_word_samples (CamlRun *run)
   run->n_word_samples = MIN (test->n, WORDS_SAMPLES);
   run->word_samples = g_new0 (CamlWordSample, MAX (run->n_word_samples, 1));
   run->word_probs = g_new (float, MAX (run->n_word_samples, 1));
+  run->token_chi = g_new (float, (size_t) MAX (run->n_word_samples, 1) * WORDS_SHOWN);
+  for (size_t k = 0; k < (size_t) MAX (run->n_word_samples, 1) * WORDS_SHOWN; k++)
+    run->token_chi[k] = NAN;
   for (int i = 0; i < run->n_word_samples; i++)
     {
       SampleTokens t = { run->data->train->vocab, g_ptr_array_new (),
@@ -408,6 +452,7 @@ make_word_samples (CamlRun *run)
       s->ids = (int *) g_array_free (t.ids, FALSE);
       s->more = t.total - s->n_words;
       s->label = test->n_classes > 0 ? (int) test->y[i] : -1;
+      s->aligned = caml_report_text_aligned (test, i);
       run->word_probs[i] = NAN;
     }
 }
@@ -451,10 +496,21 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   run->words = g_new0 (float, MAX (run->n_words, 1));
   run->work_words = g_new0 (float, MAX (run->n_words, 1));
   run->words_layer = caml_report_word_chi (model, data->train->vocab, run->words);
+  if (run->words_layer < 0 && data->test != NULL && data->test->texts != NULL
+      && (run->words_layer = caml_report_token_gate_layer (model, data->test)) >= 0)
+    {
+      run->words_contextual = TRUE;
+      run->words_steps = model->input.dims[0];
+      run->n_words_mean = MIN (data->test->n, WORDS_MEAN);
+      run->work_token_chi = g_new (float, (size_t) run->n_words_mean * run->words_steps);
+    }
   if (run->words_layer >= 0)
     {
-      run->words_version = 1;   /* the untrained gates */
       make_word_samples (run);
+      if (run->words_contextual)
+        sample_words (model, run);   /* the untrained gates */
+      else
+        run->words_version = 1;      /* the untrained gates, read above */
     }
 
   run->surface = caml_shape_is_plane (&model->input)
@@ -505,6 +561,8 @@ caml_run_free (CamlRun *run)
   g_free (run->auc_maps);
   g_free (run->words);
   g_free (run->work_words);
+  g_free (run->work_token_chi);
+  g_free (run->token_chi);
   for (int i = 0; i < run->n_word_samples; i++)
     {
       g_strfreev (run->word_samples[i].words);
@@ -748,8 +806,14 @@ caml_run_get_word_samples (CamlRun *run, int *n)
 }
 
 gboolean
+caml_run_words_contextual (CamlRun *run)
+{
+  return run->words_contextual;
+}
+
+gboolean
 caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step,
-                     float *probabilities)
+                     float *probabilities, float *token_chi)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->lock);
   if (run->words_layer < 0 || run->words_version == *version)
@@ -757,6 +821,8 @@ caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step,
   memcpy (chi, run->words, (size_t) run->n_words * sizeof (float));
   if (probabilities != NULL && run->n_word_samples > 0)
     memcpy (probabilities, run->word_probs, (size_t) run->n_word_samples * sizeof (float));
+  if (token_chi != NULL && run->n_word_samples > 0)
+    memcpy (token_chi, run->token_chi, (size_t) run->n_word_samples * WORDS_SHOWN * sizeof (float));
   if (step != NULL)
     *step = run->words_step;
   *version = run->words_version;

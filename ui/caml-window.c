@@ -137,6 +137,7 @@ struct _CamlWindow {
   guint64         words_version;
   float          *word_chi;      /* (vocabulary) χ̃ per word, NULL until a sample */
   float          *word_probs;    /* (word samples) P(class 1), NaN: none */
+  float          *token_chi;     /* (word samples, CAML_RUN_WORDS_SHOWN) contextual χ, or NULL */
   GArray         *word_spans;    /* WordSpan: where each shown word is in words_text */
   guint64         sigma_version;
   int             n_sigma;       /* snapshots the scrubber spans */
@@ -469,6 +470,7 @@ discard_run (CamlWindow *self)
   self->words_version = 0;
   g_clear_pointer (&self->word_chi, g_free);
   g_clear_pointer (&self->word_probs, g_free);
+  g_clear_pointer (&self->token_chi, g_free);
   clear_history (self);
 }
 
@@ -722,14 +724,15 @@ place_accuracy (CamlWindow *self, gboolean beside_sigma)
   g_object_unref (acc);
 }
 
-/* A shown word of the sample texts: its characters in words_text's buffer
- * and its vocabulary id (−1: unseen in training). */
+/* A shown word of the sample texts: its characters in words_text's buffer,
+ * its vocabulary id (−1: unseen in training) and its place in token_chi. */
 typedef struct {
-  int start, end, id;
+  int start, end, id, token;
 } WordSpan;
 
 /* One tag per shade of words.html (background and text colour), plus the
- * sample headers and the dotted underline of unseen words. */
+ * sample headers, the dotted underline of unseen words and the grey of
+ * words the model did not read. */
 static void
 make_words_tags (CamlWindow *self)
 {
@@ -750,11 +753,13 @@ make_words_tags (CamlWindow *self)
                               "pixels-above-lines", 8, NULL);
   gtk_text_buffer_create_tag (buffer, "oov", "underline", PANGO_UNDERLINE_SINGLE,
                               "underline-rgba", &grey, NULL);
+  GdkRGBA light = { 0.6f, 0.6f, 0.6f, 1 };
+  gtk_text_buffer_create_tag (buffer, "cut", "foreground-rgba", &light, NULL);
   self->word_spans = g_array_new (FALSE, FALSE, sizeof (WordSpan));
 }
 
-/* The first test texts, each word shaded by its χ̃ as in words.html, with
- * the label and the model's P(class 1). */
+/* The first test texts, each word shaded by its χ̃ — or its own contextual
+ * χ there — as in words.html, with the label and the model's P(class 1). */
 static void
 rebuild_words_text (CamlWindow *self)
 {
@@ -789,10 +794,15 @@ rebuild_words_text (CamlWindow *self)
       for (int k = 0; k < sample->n_words; k++)
         {
           int id = sample->ids[k];
-          float chi = id >= 0 ? self->word_chi[id] : 1.0f;
+          int token = i * CAML_RUN_WORDS_SHOWN + k;
+          float chi = self->token_chi != NULL ? self->token_chi[token]
+                      : id >= 0 ? self->word_chi[id] : 1.0f;
           char tag[8];
-          g_snprintf (tag, sizeof tag, "g%d", caml_words_shade (chi));
-          WordSpan span = { gtk_text_iter_get_offset (&end), 0, id };
+          if (isfinite (chi))
+            g_snprintf (tag, sizeof tag, "g%d", caml_words_shade (chi));
+          else   /* not read by the model, or not measured */
+            g_strlcpy (tag, "cut", sizeof tag);
+          WordSpan span = { gtk_text_iter_get_offset (&end), 0, id, token };
           gtk_text_buffer_insert_with_tags_by_name (buffer, &end, sample->words[k], -1, tag,
                                                     id < 0 ? "oov" : NULL, NULL);
           span.end = gtk_text_iter_get_offset (&end);
@@ -835,11 +845,32 @@ on_words_text_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard,
   if (lo >= (int) self->word_spans->len || spans[lo].start > offset)
     return FALSE;
   const CamlVocab *vocab = caml_run_get_train (self->run)->vocab;
-  g_autofree char *text = spans[lo].id < 0
-    ? g_strdup ("unseen in training: χ̃ = 1 (v0)")
-    : g_strdup_printf ("χ̃ = %.3f, %" G_GINT64_FORMAT "× in training",
-                       self->word_chi[spans[lo].id], caml_vocab_count (vocab, spans[lo].id));
-  gtk_tooltip_set_text (tooltip, text);
+  const WordSpan *span = &spans[lo];
+  g_autoptr (GString) text = g_string_new (NULL);
+  if (self->token_chi == NULL)
+    {
+      if (span->id < 0)
+        g_string_append (text, "unseen in training: χ̃ = 1 (v0)");
+      else
+        g_string_append_printf (text, "χ̃ = %.3f, %" G_GINT64_FORMAT "× in training",
+                                self->word_chi[span->id], caml_vocab_count (vocab, span->id));
+    }
+  else
+    {
+      float chi = self->token_chi[span->token];
+      if (isfinite (chi))
+        g_string_append_printf (text, "χ = %.3f here", chi);
+      else
+        g_string_append (text, "not read by the model (past its steps)");
+      if (span->id >= 0 && isfinite (self->word_chi[span->id]))
+        g_string_append_printf (text, ", mean χ %.3f", self->word_chi[span->id]);
+      if (span->id < 0)
+        g_string_append (text, "; unseen in training");
+      else
+        g_string_append_printf (text, "; %" G_GINT64_FORMAT "× in training",
+                                caml_vocab_count (vocab, span->id));
+    }
+  gtk_tooltip_set_text (tooltip, text->str);
   return TRUE;
 }
 
@@ -855,13 +886,13 @@ rebuild_words_plots (CamlWindow *self)
     {
       caml_plot_view_clear (self->words_view);
       caml_plot_view_set_placeholder (self->words_view, self->run == NULL ? "no model yet"
-                                      : "words are shown for text data and a per-word gate "
-                                        "(CA-BSFE)");
+                                      : "words are shown for text data and a gate over "
+                                        "words (CA-BSFE, CA-ATT, CA-RNN)");
       return;
     }
   CamlPlotBars *bars[2];
   int shown = caml_report_word_bars (caml_run_get_train (self->run)->vocab, self->word_chi,
-                                     WORDS_MIN_COUNT, WORDS_TOP, &bars[0], &bars[1]);
+                                     caml_run_words_contextual (self->run), WORDS_MIN_COUNT, WORDS_TOP, &bars[0], &bars[1]);
   if (shown == 0)
     {
       caml_plot_bars_free (bars[0]);
@@ -1065,8 +1096,10 @@ update_from_run (CamlWindow *self)
       caml_run_get_word_samples (self->run, &n_samples);
       if (self->word_probs == NULL)
         self->word_probs = g_new (float, MAX (n_samples, 1));
+      if (self->token_chi == NULL && caml_run_words_contextual (self->run))
+        self->token_chi = g_new (float, (size_t) MAX (n_samples, 1) * CAML_RUN_WORDS_SHOWN);
       if (caml_run_copy_words (self->run, &self->words_version, self->word_chi, NULL,
-                               self->word_probs)
+                               self->word_probs, self->token_chi)
           && g_str_equal (gtk_stack_get_visible_child_name (self->plots_stack), "words"))
         rebuild_words_plots (self);
     }
@@ -3128,7 +3161,7 @@ caml_window_init (CamlWindow *self)
   self->sigma_follow = TRUE;
   self->parts_layer = -1;
   caml_plot_view_set_placeholder (self->words_view, "words are shown for text data and a "
-                                  "per-word gate (CA-BSFE)");
+                                  "gate over words (CA-BSFE, CA-ATT, CA-RNN)");
 
   self->exp = caml_experiment_new_default ();
 }
