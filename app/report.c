@@ -476,7 +476,7 @@ caml_report_word_chi (CamlModel *model, const CamlVocab *vocab, float *chi)
 /* --------------------------------------------------------- per-token gates */
 
 #define TOKEN_BATCH 64
-#define WORDS_MEAN_TEXTS 2000   /* test texts a contextual gate is averaged over */
+#define WORDS_MEAN_TEXTS 2000   /* test texts a per-position gate is averaged over */
 
 int
 caml_report_token_gate_layer (CamlModel *model, const CamlDataset *set)
@@ -578,7 +578,7 @@ caml_report_text_aligned (const CamlDataset *set, int i)
 }
 
 int
-caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean contextual,
+caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean per_position,
                        int min_count, int n_top, CamlPlotBars **most_free,
                        CamlPlotBars **most_sensitive)
 {
@@ -594,10 +594,10 @@ caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean contex
       labels[shown + k] = gates[n - 1 - k].word;
       values[shown + k] = gates[n - 1 - k].chi;
     }
-  CamlPlotBarsOptions free_opts = { contextual ? "most context-free (mean χ high)"
+  CamlPlotBarsOptions free_opts = { per_position ? "most context-free (mean χ high)"
                                                : "most context-free (χ̃ high)",
                                     CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
-  CamlPlotBarsOptions sensitive_opts = { contextual ? "most context-sensitive (mean χ low)"
+  CamlPlotBarsOptions sensitive_opts = { per_position ? "most context-sensitive (mean χ low)"
                                                     : "most context-sensitive (χ̃ low)",
                                          CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
   *most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
@@ -621,12 +621,12 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
   g_autofree float *token_chi = NULL;
   g_autofree char *chi_source = NULL;
   int steps = model->input.dims[0];
-  gboolean aligned = FALSE;
   n_samples = test->texts != NULL ? MIN (n_samples, test->n) : 0;
+  g_autofree gboolean *aligned = g_new0 (gboolean, MAX (n_samples, 1));
   if (layer < 0)
     {
-      /* A contextual gate: its value at every word of the first test texts,
-       * and each word's mean over them. */
+      /* A per-position gate: its value at every word of the first test texts
+       * (n_mean ≥ n_samples), and each word's mean over them. */
       if ((layer = caml_report_token_gate_layer (model, test)) < 0)
         return TRUE;
       int n_mean = MIN (test->n, WORDS_MEAN_TEXTS);
@@ -634,9 +634,8 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
       caml_report_token_chi (model, layer, test, n_mean, token_chi);
       caml_report_token_chi_means (test, n_mean, steps, token_chi, vocab, chi);
       chi_source = g_strdup_printf ("its occurrences in the first %d test texts", n_mean);
-      aligned = TRUE;
-      for (int i = 0; i < n_samples && aligned; i++)
-        aligned = caml_report_text_aligned (test, i);
+      for (int i = 0; i < n_samples; i++)
+        aligned[i] = caml_report_text_aligned (test, i);
     }
 
   g_autofree float *probabilities = caml_report_class1_probabilities (model, loss, test,
@@ -648,8 +647,8 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
     .min_count = min_count, .n_top = n_top,
     .texts = test->texts, .labels = test->n_classes > 0 ? test->y : NULL,
     .probabilities = probabilities, .n_samples = n_samples, .max_words = 200,
-    .contextual = token_chi != NULL, .chi_source = chi_source,
-    .token_chi = aligned ? token_chi : NULL, .token_steps = steps,
+    .per_position = token_chi != NULL, .chi_source = chi_source,
+    .token_chi = token_chi, .token_aligned = aligned, .token_steps = steps,
   };
   g_autofree char *html = caml_words_page_html (&page);
   if (!g_file_set_contents_full (path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
@@ -661,7 +660,7 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
   /* The two lists as bars, χ̃ on [0, 1] in the page's colours. */
   g_autoptr (CamlPlotBars) most_free = NULL;
   g_autoptr (CamlPlotBars) most_sensitive = NULL;
-  int shown = caml_report_word_bars (train->vocab, chi, page.contextual, min_count, n_top,
+  int shown = caml_report_word_bars (train->vocab, chi, page.per_position, min_count, n_top,
                                      &most_free, &most_sensitive);
   CamlPlotPanelCell cells[] = {
     { caml_plot_bars_draw_cb, most_free },
@@ -669,7 +668,7 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
   };
   g_autofree char *panel_title = g_strdup_printf ("%s: %s of %s, words seen ≥ %d× in training",
                                                   title ? title : "",
-                                                  page.contextual ? "mean χ" : "χ̃", layer_name,
+                                                  page.per_position ? "mean χ" : "χ̃", layer_name,
                                                   min_count);
   CamlPlotPanel panel = { panel_title, cells, 2, 2 };
   return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),

@@ -88,12 +88,14 @@ float *caml_report_class1_probabilities (CamlModel *model, CamlLossKind loss,
  * no vocabulary, or the model does not read tokens). */
 int caml_report_word_chi (CamlModel *model, const CamlVocab *vocab, float *chi);
 
-/* A gate that depends on the word's context: the first layer reading the
- * token input step by step (tokens or a (T, D) sequence of the model's T)
- * whose CamlLayerOps.chi gives one value per step — CA-ATT's χ_i, CA-RNN's
- * f_t (and CA-BSFE's χ̃, which caml_report_word_chi reads directly). Finds it
- * by forwarding the first sample of set. -1 when there is none, or the model
- * does not read set's tokens. */
+/* A per-position gate: the first layer reading the token input step by step
+ * (tokens or a (T, D) sequence of the model's T) whose CamlLayerOps.chi
+ * gives one value per step — CA-ATT's χ_i, CA-RNN's f_t (and CA-BSFE's χ̃,
+ * which caml_report_word_chi reads directly). Such a gate may depend on the
+ * word's context (CA-RNN; CA-ATT with the mean of the words as its query or
+ * after a recurrent layer) or on the word alone (CA-ATT with a learned
+ * query over word vectors). Finds it by forwarding the first sample of set.
+ * -1 when there is none, or the model does not read set's tokens. */
 int caml_report_token_gate_layer (CamlModel *model, const CamlDataset *set);
 /* That layer's gates on samples [0, n) of set, forwarded in small batches:
  * chi (n, T), T the model's steps; 0 past a sample's end. */
@@ -104,29 +106,30 @@ void caml_report_token_chi (CamlModel *model, int layer, const CamlDataset *set,
  * does not occur there. */
 void caml_report_token_chi_means (const CamlDataset *set, int n, int t, const float *chi,
                                   int vocab, float *mean);
-/* Whether sample i's token ids are its text split by caml_tokenize, in order
- * (its per-token gates can then be shown on the words of the text) — not so
+/* Whether the words of sample i's text, split by caml_tokenize, are the
+ * first of its token ids, in order — then the gate at position k is that of
+ * the text's k-th word. Holds with ngrams (their ids follow the words), not
  * with unique_tokens when a word repeats. */
 gboolean caml_report_text_aligned (const CamlDataset *set, int i);
 
 /* The two lists words.png draws, built with caml_words_rank: the n_top most
  * context-free words (χ̃ highest) and the n_top most context-sensitive
  * (lowest) among those seen min_count times, as bars on [0, 1] with light =
- * context-free; `contextual`: chi are the mean gates of a contextual gate
+ * context-free; `per_position`: chi are the mean gates of a per-position gate
  * (the titles say so). Returns the length of each list (0: empty plots). */
-int caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean contextual,
+int caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean per_position,
                            int min_count, int n_top, CamlPlotBars **most_free,
                            CamlPlotBars **most_sensitive);
 
 /* words.html (words-page.h) for a model with a per-word gate (the first
- * layer whose word_chi gives one) or else a contextual gate
+ * layer whose word_chi gives one) or else a per-position gate
  * (caml_report_token_gate_layer): n_samples test texts shaded by χ̃ — or
- * word by word by the contextual χ — with the model's P(class 1), and the
- * n_top most and least context-free words among those seen min_count times
- * in training (by their mean χ over the first 2,000 test texts for a
- * contextual gate); and, if png_path is not NULL, the two lists drawn as
- * bars (words.png). Sets *written to whether the model has such a layer
- * (and the data a vocabulary); writes nothing if not. */
+ * word by word by the gate at each position — with the model's P(class 1),
+ * and the n_top most and least context-free words among those seen
+ * min_count times in training (for a per-position gate by their mean χ over
+ * the first 2,000 test texts); and, if png_path is not NULL, the two lists
+ * drawn as bars (words.png). Sets *written to whether the model has such a
+ * layer (and the data a vocabulary); writes nothing if not. */
 gboolean caml_report_write_words (const char *path, const char *png_path, const char *title,
                                   CamlModel *model,
                                   CamlLossKind loss, const CamlDataset *train,

@@ -124,35 +124,38 @@ append_word (GString *html, const char *symbol, const char *word, gsize length, 
   g_string_append (html, "</span>");
 }
 
-/* A word of a sample under a contextual gate: its own χ there (token_chi),
- * or its mean χ; a word the model did not read, unshaded. */
+/* A word of a sample under a per-position gate: its own χ there
+ * (token_chi, when the sample's ids are its words in order), else its mean
+ * χ; grey when the model did not read it or there is no value. */
 static void
-append_contextual_word (GString *html, const CamlWordsPage *page, int sample, int k,
-                        const char *word, gsize length, int id)
+append_position_word (GString *html, const CamlWordsPage *page, int sample, int k,
+                      const char *word, gsize length, int id)
 {
   gboolean oov = id < 0;
-  gint64 count = oov ? 0 : caml_vocab_count (page->vocab, id);
-  if (page->token_chi != NULL && k >= page->token_steps)
-    {
-      g_string_append_printf (html, "<span class=\"w cut\" title=\"past the model's %d "
-                              "steps: not read\">", page->token_steps);
-      caml_html_escape (html, word, (gssize) length);
-      g_string_append (html, "</span>");
-      return;
-    }
-  float chi = page->token_chi != NULL ? page->token_chi[(size_t) sample * page->token_steps + k]
-              : oov ? NAN : page->chi[id];
-  g_string_append_printf (html, "<span class=\"w g%d%s\" title=\"", caml_words_shade (chi),
-                          oov ? " oov" : "");
-  if (!isfinite (chi))
-    g_string_append (html, "χ not measured");
+  gboolean own = page->token_chi != NULL
+                 && (page->token_aligned == NULL || page->token_aligned[sample]);
+  float chi = NAN;
+  const char *why = "χ not measured";
+  if (own && k >= page->token_steps)
+    why = "past the model's input length: not read";
+  else if (own)
+    chi = page->token_chi[(size_t) sample * page->token_steps + k];
+  else if (!oov)
+    chi = page->chi[id];
+  if (isfinite (chi))
+    g_string_append_printf (html, "<span class=\"w g%d%s\" title=\"", caml_words_shade (chi),
+                            oov ? " oov" : "");
   else
-    g_string_append_printf (html, page->token_chi != NULL ? "χ = %.3f here" : "mean χ = %.3f",
-                            chi);
+    g_string_append_printf (html, "<span class=\"w cut%s\" title=\"", oov ? " oov" : "");
+  if (!isfinite (chi))
+    g_string_append (html, why);
+  else
+    g_string_append_printf (html, own ? "χ = %.3f here" : "mean χ = %.3f", chi);
   if (oov)
     g_string_append (html, "; unseen in training");
   else
-    g_string_append_printf (html, "; %" G_GINT64_FORMAT "× in training", count);
+    g_string_append_printf (html, "; %" G_GINT64_FORMAT "× in training",
+                            caml_vocab_count (page->vocab, id));
   g_string_append (html, "\">");
   caml_html_escape (html, word, (gssize) length);
   g_string_append (html, "</span>");
@@ -178,8 +181,8 @@ append_token (const char *token, gsize length, gpointer user_data)
   g_free (word);
   if (w->shown++ > 0)
     g_string_append_c (w->html, ' ');
-  if (w->page->contextual)
-    append_contextual_word (w->html, w->page, w->sample, k, token, length, id);
+  if (w->page->per_position)
+    append_position_word (w->html, w->page, w->sample, k, token, length, id);
   else if (id >= 0)
     append_word (w->html, "χ̃", token, length, w->page->chi[id],
                  caml_vocab_count (w->page->vocab, id), FALSE);
@@ -252,7 +255,7 @@ caml_words_page_html (const CamlWordsPage *page)
 {
   GString *html = g_string_new ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
                                 "<meta charset=\"utf-8\">\n<title>");
-  g_autofree char *title = g_strdup_printf ("%s for words: %s", page->contextual ? "χ" : "χ̃",
+  g_autofree char *title = g_strdup_printf ("%s for words: %s", page->per_position ? "χ" : "χ̃",
                                             page->title ? page->title : "");
   caml_html_escape (html, title, -1);
   g_string_append (html, "</title>\n");
@@ -266,19 +269,21 @@ caml_words_page_html (const CamlWordsPage *page)
       caml_html_escape (html, page->layer, -1);
       g_string_append (html, ". ");
     }
-  if (page->contextual)
+  if (page->per_position)
     g_string_append (html,
-      "This gate depends on the word <i>and its context</i>: every word of a text gets "
-      "its own χ ∈ [0, 1] (CA-ATT: χ<sub><i>i</i></sub>, Eq. 23, 26, the weight of the "
-      "context vector <i>v</i>(<i>c</i>) against the word's own <i>s</i><sub><i>i</i></sub>; "
-      "CA-RNN: <i>f</i><sub><i>t</i></sub>, Eq. 34, the weight of <i>v</i><sub><i>t</i></sub>, "
-      "which carries the cell state, against the word's new input). <b>Light</b> words "
-      "(χ → 1) are replaced by the context there: <b>context-free</b> in the paper's sense "
-      "(Sec. 2.2). <b>Dark</b> words (χ → 0) pass their own content: "
-      "<b>context-sensitive</b>, the words the model reads. Hover a word for its χ in that "
-      "text and how often training saw it; words never seen in training are underlined "
-      "with dots, words past the model's input length are grey. The lists rank words by "
-      "their mean χ.</p>\n"
+      "This gate is read at every position of a text: each word gets its own χ ∈ [0, 1] "
+      "there (CA-ATT: χ<sub><i>i</i></sub>, Eq. 23, 26, the weight of the context vector "
+      "<i>v</i>(<i>c</i>) against the word's own <i>s</i><sub><i>i</i></sub> — it depends "
+      "on the word's context when the query <i>c</i> is the mean of the words or the "
+      "memory comes from a recurrent layer, on the word alone with a learned query over "
+      "word vectors; CA-RNN: <i>f</i><sub><i>t</i></sub>, Eq. 34, the weight of "
+      "<i>v</i><sub><i>t</i></sub>, which carries the cell state, against the word's new "
+      "input). <b>Light</b> words (χ → 1) are replaced by the context there: "
+      "<b>context-free</b> in the paper's sense (Sec. 2.2). <b>Dark</b> words (χ → 0) pass "
+      "their own content: <b>context-sensitive</b>, the words the model reads. Hover a word "
+      "for its χ in that text and how often training saw it; words never seen in training "
+      "are underlined with dots; words past the model's input length, or without a value, "
+      "are grey. The lists rank words by their mean χ.</p>\n"
       "<p class=\"legend\">χ ");
   else
     g_string_append (html,
@@ -301,7 +306,7 @@ caml_words_page_html (const CamlWordsPage *page)
   int n = 0;
   g_autofree CamlWordGate *gates = caml_words_rank (page->vocab, page->chi, page->min_count,
                                                     &n);
-  const char *symbol = page->contextual ? "mean χ" : "χ̃";
+  const char *symbol = page->per_position ? "mean χ" : "χ̃";
   g_string_append_printf (html, "<h2>Words seen at least %d times in training</h2>\n"
                           "<p>%d of the %d words of the vocabulary", page->min_count, n,
                           caml_vocab_size (page->vocab));

@@ -8,9 +8,10 @@
  * page shades words accordingly: light for context-free, dark for
  * context-sensitive.
  *
- * A layer whose gate depends on the word's context (CA-ATT, CA-RNN) gives a
- * χ for every word of a text instead; the page shades each word of the
- * samples by its own χ, and ranks the words by their mean χ.
+ * A layer with a gate per position of a text (CA-ATT, CA-RNN) gives a χ for
+ * every word of a text instead, which may depend on the word's context; the
+ * page shades each word of the samples by its own χ, and ranks the words by
+ * their mean χ.
  *
  * Plain C without a display: `caml train` writes the page, and the GUI can
  * build the same HTML. */
@@ -45,16 +46,18 @@ typedef struct {
   const float     *probabilities;  /* (n_samples) the model's P(class 1), or NULL */
   int              n_samples;
   int              max_words;      /* words shown per sample, 0 = all */
-  /* Gates that depend on the context (contextual: CA-ATT's χ_i, CA-RNN's
-   * f_t) rather than one per word: chi then holds each word's mean gate
-   * (NaN: not measured) over what chi_source says, e.g. "its occurrences in
-   * the first 872 test texts", and token_chi, if not NULL, the gate of each
-   * of a sample's first token_steps words, (n_samples, token_steps), by
-   * which the samples are shaded; a word past token_steps, which the model
-   * did not read, is shown unshaded. */
+  /* A per-position gate (per_position: CA-ATT's χ_i, CA-RNN's f_t) rather
+   * than one per word: chi then holds each word's mean gate (NaN: not
+   * measured) over what chi_source says, e.g. "its occurrences in the first
+   * 872 test texts"; token_chi, if not NULL, the gate at each of a sample's
+   * first token_steps words, (n_samples, token_steps), by which the samples
+   * with token_aligned[i] (NULL: all) are shaded word by word. Other samples
+   * are shaded by the means. Words past token_steps, which the model did not
+   * read, and words without a value are grey. */
   const float     *token_chi;
+  const gboolean  *token_aligned;
   int              token_steps;
-  gboolean         contextual;
+  gboolean         per_position;
   const char      *chi_source;
 } CamlWordsPage;
 

@@ -589,7 +589,7 @@ test_words (void **state)
 }
 
 /* The shade tag (g0 … g20) of the character at offset in the words text,
- * or -1. */
+ * -2 for the grey of a word the model did not read, or -1. */
 static int
 shade_at (GtkTextBuffer *buffer, int offset)
 {
@@ -603,16 +603,19 @@ shade_at (GtkTextBuffer *buffer, int offset)
       g_object_get (t->data, "name", &name, NULL);
       if (name != NULL && name[0] == 'g')
         shade = atoi (name + 1);
+      else if (name != NULL && g_str_equal (name, "cut"))
+        shade = -2;
     }
   g_slist_free (tags);
   return shade;
 }
 
-/* A contextual gate (CA-ATT, whose χ_i depends on the text) offers the words
- * page too: every word of the test texts shaded by its own χ, the lists by
- * mean χ. */
+/* A per-position gate (CA-ATT, whose χ_i depends on the text with the mean
+ * of the words as its query) offers the words page too: every word of the
+ * test texts shaded by its χ there — words past max_tokens grey — and the
+ * lists by mean χ. */
 static void
-test_words_contextual (void **state)
+test_words_per_position (void **state)
 {
   (void) state;
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-words-XXXXXX", NULL);
@@ -623,7 +626,7 @@ test_words_contextual (void **state)
   write_text_tsv (test, 40);
   g_autofree char *json = g_strdup_printf (
     "{ \"name\": \"words\", \"seed\": 0,"
-    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" } },"
+    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" }, \"max_tokens\": 5 },"
     "  \"model\": [ { \"layer\": \"embedding\", \"dim\": 8 },"
     "               { \"layer\": \"ca_att\", \"query\": \"mean\" },"
     "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
@@ -656,8 +659,8 @@ test_words_contextual (void **state)
   caml_plot_bars_get_row (caml_plot_view_get_bars (words, 1, NULL), 0, &bottom);
   assert_true (top >= bottom && top <= 1 && bottom >= 0);
 
-  /* Every word of the first text has a shade; "the", the first word of
-   * every text, gets its χ in each text, so its shades may differ. */
+  /* The first five words of the first text have a shade, the last two,
+   * which the model did not read, are grey. */
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (caml_window_get_words_text (win));
   GtkTextIter start, end;
   gtk_text_buffer_get_bounds (buffer, &start, &end);
@@ -665,9 +668,12 @@ test_words_contextual (void **state)
   const char *first = strstr (shown, "the movie is ");
   assert_non_null (first);
   int offset = (int) g_utf8_pointer_to_offset (shown, first);
-  for (int k = 0; k < 7; k++)   /* the movie is good|bad wA wB wC */
+  for (int k = 0; k < 7; k++)   /* the movie is good|bad wA | wB wC */
     {
-      assert_true (shade_at (buffer, offset) >= 0);
+      if (k < 5)
+        assert_true (shade_at (buffer, offset) >= 0);
+      else
+        assert_int_equal (shade_at (buffer, offset), -2);
       const char *space = strchr (shown + (first - shown), ' ');
       assert_non_null (space);
       offset += (int) g_utf8_pointer_to_offset (first, space) + 1;
@@ -1692,7 +1698,7 @@ main (void)
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_words),
-    cmocka_unit_test (test_words_contextual),
+    cmocka_unit_test (test_words_per_position),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_data_picker),

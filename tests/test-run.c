@@ -116,7 +116,7 @@ on_idle (gpointer user_data)
           w->token_chi = g_new (float, (size_t) MAX (n_samples, 1) * CAML_RUN_WORDS_SHOWN);
         }
       if (caml_run_copy_words (w->run, &w->words_version, w->words, NULL, w->word_probs,
-                               caml_run_words_contextual (w->run) ? w->token_chi : NULL))
+                               caml_run_words_per_position (w->run) ? w->token_chi : NULL))
         w->words_seen++;
     }
 
@@ -295,7 +295,7 @@ test_sigma_run (void **state)
   caml_experiment_free (exp);
 }
 
-/* A contextual gate (CA-ATT whose query is the mean of the words, so that a
+/* A per-position gate (CA-ATT whose query is the mean of the words, so that a
  * word's χ depends on its text): the run samples χ at every shown word of
  * the first test texts and each word's mean over the test texts; the last
  * sample is exactly what the final weights give. */

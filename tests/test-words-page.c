@@ -1,8 +1,8 @@
 /* test-words-page.c — the χ-for-words page: HTML escaping, the ranking of
  * words by χ̃ (count threshold, ties), a page that is self-contained,
- * escapes every word and lists the words in order, the page of a contextual
- * gate (one χ per word of a text), and how app/report.c finds and reads such
- * a gate (CA-ATT over word vectors). */
+ * escapes every word and lists the words in order, the page of a
+ * per-position gate (one χ per word of a text), and how app/report.c finds
+ * and reads such a gate (CA-ATT over word vectors) and writes its page. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include <glib/gstdio.h>
 
 #include "caml.h"
 #include "gradcheck.h"
@@ -162,11 +164,12 @@ test_page (void **state)
   caml_vocab_unref (vocab);
 }
 
-/* A contextual gate: each word of a sample shaded by its own χ there (the
- * same word twice, two shades), words past the model's steps grey and
- * unshaded, the lists by mean χ with unmeasured (NaN) words left out. */
+/* A per-position gate: each word of a sample shaded by its own χ there (the
+ * same word twice, two shades), words past the model's steps grey, samples
+ * whose ids are not their words by the means, the lists by mean χ with
+ * unmeasured (NaN) words left out. */
 static void
-test_page_contextual (void **state)
+test_page_per_position (void **state)
 {
   (void) state;
   CamlVocab *vocab = make_vocab ();
@@ -177,7 +180,7 @@ test_page_contextual (void **state)
   CamlWordsPage page = {
     .title = "att", .layer = "layer 1 (CA-ATT)", .vocab = vocab, .chi = means,
     .min_count = 20, .n_top = 5, .texts = texts, .n_samples = 2,
-    .contextual = TRUE, .chi_source = "its occurrences in the first 2 test texts",
+    .per_position = TRUE, .chi_source = "its occurrences in the first 2 test texts",
     .token_chi = token_chi, .token_steps = 3,
   };
   char *html = caml_words_page_html (&page);
@@ -189,8 +192,8 @@ test_page_contextual (void **state)
                                  "film</span> "
                                  "<span class=\"w g7\" title=\"χ = 0.350 here; 30× in training\">"
                                  "great</span> "
-                                 "<span class=\"w cut\" title=\"past the model's 3 steps: not "
-                                 "read\">unseen</span>"));
+                                 "<span class=\"w cut oov\" title=\"past the model's input "
+                                 "length: not read; unseen in training\">unseen</span>"));
   assert_non_null (strstr (html, "<span class=\"w g16\" title=\"χ = 0.800 here; 50× in "
                                  "training\">the</span>"));
   /* Lists: "<b>" and "a&b" were not measured, "rare" is below min_count. */
@@ -207,19 +210,28 @@ test_page_contextual (void **state)
   assert_non_null (strstr (html, "title=\"mean χ = 0.800, 50× in training\">the</span>"));
   g_free (html);
 
-  /* Without per-word values (the texts are not the data set's tokens in
-   * order), the samples are shaded by the means; unmeasured words unshaded
-   * in the lightest shade, and said so. */
-  page.token_chi = NULL;
-  char *texts2[] = { (char *) "great rare unseen", NULL };
+  /* A sample whose ids are not its words in order is shaded by the means,
+   * words without one grey; the other sample keeps its own values. */
+  const gboolean aligned[] = { FALSE, TRUE };
+  page.token_aligned = aligned;
+  char *texts2[] = { (char *) "great rare unseen", (char *) "the awful", NULL };
   page.texts = texts2;
-  page.n_samples = 1;
   html = caml_words_page_html (&page);
   assert_non_null (strstr (html, "<span class=\"w g4\" title=\"mean χ = 0.200; 30× in training\">"
-                                 "great</span> "));
-  assert_non_null (strstr (html, "title=\"χ not measured; 2× in training\">rare</span>"));
-  assert_non_null (strstr (html, "<span class=\"w g20 oov\" title=\"χ not measured; unseen in "
+                                 "great</span> "
+                                 "<span class=\"w cut\" title=\"χ not measured; 2× in training\">"
+                                 "rare</span> "
+                                 "<span class=\"w cut oov\" title=\"χ not measured; unseen in "
                                  "training\">unseen</span>"));
+  assert_non_null (strstr (html, "<span class=\"w g16\" title=\"χ = 0.800 here; 50× in "
+                                 "training\">the</span>"));
+  g_free (html);
+  /* No values per position at all: every sample by the means. */
+  page.token_chi = NULL;
+  page.token_aligned = NULL;
+  html = caml_words_page_html (&page);
+  assert_non_null (strstr (html, "<span class=\"w g16\" title=\"mean χ = 0.800; 50× in "
+                                 "training\">the</span>"));
   g_free (html);
   caml_vocab_unref (vocab);
 }
@@ -239,7 +251,7 @@ text_set (CamlVocab *vocab, gboolean grow, const char *const *texts, int n)
   return set;
 }
 
-/* report.c finds CA-ATT's χ_i as a contextual gate, reads it for any number
+/* report.c finds CA-ATT's χ_i as a per-position gate, reads it for any number
  * of samples exactly as a forward of each sample alone gives it, averages it
  * per word, and tells whether a sample's ids are its text in order. */
 static void
@@ -281,15 +293,18 @@ test_token_gates (void **state)
       const float *alone = model->layers[1]->ops->chi (model->layers[1], &per);
       assert_int_equal (per, t);
       for (int k = 0; k < t; k++)
-        assert_float_equal (chi[(size_t) i * t + k], alone[k], 0);
+        {
+          assert_true (isfinite (alone[k]));
+          assert_true (chi[(size_t) i * t + k] == alone[k]);
+        }
     }
   /* "bad" alone: one step, padding after it reads 0. */
   assert_true (chi[2 * t] > 0 && chi[2 * t] < 1);
-  assert_float_equal (chi[2 * t + 1], 0, 0);
+  assert_true (chi[2 * t + 1] == 0);
 
-  /* Means: "good" at steps 0 and 2 of every third text, "movie" at step 3
-   * of the others (whatever its χ there), "film" never (unseen), "a" never
-   * in the test texts. */
+  /* Means: "good" at steps 0 and 2 of every third text, "bad" at step 1 or
+   * 0 of the others, "movie" at step 3 (whatever its χ there), "a" never in
+   * the test texts. */
   int size = caml_vocab_size (vocab);
   g_autofree float *mean = g_new (float, size);
   caml_report_token_chi_means (test, N_TEST, t, chi, size, mean);
@@ -301,6 +316,7 @@ test_token_gates (void **state)
       sum += chi[(size_t) i * t] + chi[(size_t) i * t + 2];
       count += 2;
     }
+  assert_true (isfinite (mean[good]));
   assert_float_equal (mean[good], sum / count, 1e-6);
   double bad_sum = 0;
   int bad_count = 0;
@@ -308,12 +324,34 @@ test_token_gates (void **state)
     bad_sum += chi[(size_t) i * t + 1], bad_count++;
   for (int i = 2; i < N_TEST; i += 3)
     bad_sum += chi[(size_t) i * t], bad_count++;
+  assert_true (isfinite (mean[bad]));
   assert_float_equal (mean[bad], bad_sum / bad_count, 1e-6);
   assert_true (isnan (mean[caml_vocab_lookup (vocab, "a")]));
   assert_true (isfinite (mean[caml_vocab_lookup (vocab, "movie")]));
 
+  /* The page: every sample word by word, the χ at each position. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-words-XXXXXX", NULL);
+  g_autofree char *page = g_build_filename (dir, "words.html", NULL);
+  g_autofree char *png = g_build_filename (dir, "words.png", NULL);
+  gboolean written = FALSE;
+  assert_true (caml_report_write_words (page, png, "att", model, CAML_LOSS_SIGMOID_XENT, train,
+                                        test, 3, 1, 5, &written, &error));
+  assert_true (written);
+  assert_true (g_file_test (png, G_FILE_TEST_EXISTS));
+  g_autofree char *html = NULL;
+  assert_true (g_file_get_contents (page, &html, NULL, NULL));
+  assert_non_null (strstr (html, "Gates of layer 1 (CA-ATT)."));
+  assert_non_null (strstr (html, "mean χ over its occurrences in the first 70 test texts."));
+  g_autofree char *want = g_strdup_printf ("title=\"χ = %.3f here; 2× in training\">good</span> "
+                                           "<span class=\"w g%d\" title=\"χ = %.3f here; 1× in "
+                                           "training\">film</span>", chi[0],
+                                           caml_words_shade (chi[1]), chi[1]);
+  assert_non_null (strstr (html, want));
+  g_free (html);
+
   /* Ids and texts agree, unseen words included; as sets of words
-   * (unique_tokens), a text with a repeated word no longer does. */
+   * (unique_tokens), a text with a repeated word no longer does, and the
+   * page shades it by the words' means. */
   for (int i = 0; i < 3; i++)
     assert_true (caml_report_text_aligned (test, i));
   caml_text_dataset_unique (test);
@@ -321,6 +359,14 @@ test_token_gates (void **state)
   assert_false (caml_report_text_aligned (test, 0));   /* good film good */
   assert_true (caml_report_text_aligned (test, 1));
   assert_false (caml_report_text_aligned (test, N_TEST));   /* out of range */
+  assert_true (caml_report_write_words (page, NULL, "att", model, CAML_LOSS_SIGMOID_XENT, train,
+                                        test, 3, 1, 5, &written, &error));
+  assert_true (g_file_get_contents (page, &html, NULL, NULL));
+  assert_non_null (strstr (html, "title=\"mean χ = "));
+  assert_non_null (strstr (html, "here; 1× in training\">the</span>"));   /* text 1 */
+  g_unlink (page);
+  g_unlink (png);
+  g_rmdir (dir);
 
   /* Softmax attention has no gate; CA-BSFE's per-word gate is found too
    * (the page reads it with word_chi first). */
@@ -353,7 +399,7 @@ main (void)
     cmocka_unit_test (test_escape),
     cmocka_unit_test (test_rank),
     cmocka_unit_test (test_page),
-    cmocka_unit_test (test_page_contextual),
+    cmocka_unit_test (test_page_per_position),
     cmocka_unit_test (test_token_gates),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -18,7 +18,7 @@
  * For text models with a per-word gate (CA-BSFE on data with a vocabulary)
  * it samples χ̃ of every word (sample_words), at most twice a second, with
  * the model's P(class 1) for the first test texts, tokenized once when the
- * run is made. With a contextual gate instead (CA-ATT, CA-RNN: one χ per
+ * run is made. With a per-position gate instead (CA-ATT, CA-RNN: one χ per
  * word of a text) it forwards the first WORDS_MEAN test texts, keeps the χ
  * of the words shown and each word's mean χ. */
 #include "caml-run.h"
@@ -37,7 +37,7 @@
 #define WORDS_GAP_US   500000   /* ≤ 2 word χ̃ samples per second */
 #define WORDS_SAMPLES  12       /* test texts shown word by word */
 #define WORDS_SHOWN    CAML_RUN_WORDS_SHOWN
-#define WORDS_MEAN     500      /* test texts a contextual gate is averaged over */
+#define WORDS_MEAN     500      /* test texts a per-position gate is averaged over */
 
 struct _CamlRun {
   /* owned */
@@ -75,6 +75,9 @@ struct _CamlRun {
   gint     parts_layer;         /* atomic: CA-NN whose parts are sampled, or -1 */
   const CamlDataset *sigma_set; /* test set, else train set (borrowed from data) */
   int      words_layer;         /* layer with a gate over words (text data), or -1 */
+  gboolean words_per_position;  /* … a gate per position of a text (CA-ATT, CA-RNN) */
+  int      words_steps;         /* the model's steps (T) */
+  int      n_words_mean;        /* test texts its mean is taken over */
   int      n_words;             /* vocabulary size */
 
   /* trainer thread only (or the creating thread before the start) */
@@ -92,9 +95,6 @@ struct _CamlRun {
   gint64   last_words_us;
   gint64   words_cost_us;
   float   *work_words;          /* (n_words) */
-  gboolean words_contextual;    /* the gate depends on the context (CA-ATT, CA-RNN) */
-  int      words_steps;         /* the model's steps (T) */
-  int      n_words_mean;        /* test texts its mean is taken over */
   float   *work_token_chi;      /* (n_words_mean, words_steps) */
   CamlWordSample *word_samples; /* (n_word_samples), fixed for the run's life */
   int      n_word_samples;
@@ -120,7 +120,7 @@ struct _CamlRun {
   guint64    sigma_version;
   float     *words;             /* (n_words) χ̃ per word */
   float     *word_probs;        /* (n_word_samples) P(class 1), NaN: none */
-  float     *token_chi;         /* (n_word_samples, WORDS_SHOWN) contextual χ per word shown */
+  float     *token_chi;         /* (n_word_samples, WORDS_SHOWN) per-position χ per word shown */
   long       words_step;
   guint64    words_version;
 };
@@ -263,7 +263,7 @@ sample_sigma (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
-/* Trainer thread: a contextual gate at every word of the first test texts,
+/* Trainer thread: a per-position gate at every word of the first test texts,
  * and each word's mean over them. */
 static void
 sample_token_chi (CamlRun *run, CamlModel *model)
@@ -276,8 +276,8 @@ sample_token_chi (CamlRun *run, CamlModel *model)
 }
 
 /* The value shown at word k of word sample i: its own χ (NaN past the
- * model's steps), or its mean χ when the sample's ids are not its text in
- * order (unique_tokens). */
+ * model's steps), or its mean χ (NaN: not measured) when the sample's ids
+ * are not its words in order (unique_tokens). */
 static float
 shown_token_chi (CamlRun *run, int i, int k)
 {
@@ -296,7 +296,7 @@ sample_words (CamlModel *model, gpointer user_data)
   gint64 start = g_get_monotonic_time ();
   CamlLayer *layer = model->layers[run->words_layer];
   gboolean ok = TRUE;
-  if (run->words_contextual)
+  if (run->words_per_position)
     sample_token_chi (run, model);
   else
     ok = layer->ops->word_chi (layer, run->work_words, run->n_words);
@@ -314,7 +314,7 @@ sample_words (CamlModel *model, gpointer user_data)
   for (int i = 0; i < run->n_word_samples; i++)
     {
       run->word_probs[i] = probs != NULL ? probs[i] : NAN;
-      if (run->words_contextual)
+      if (run->words_per_position)
         for (int k = 0; k < run->word_samples[i].n_words; k++)
           run->token_chi[(size_t) i * WORDS_SHOWN + k] = shown_token_chi (run, i, k);
     }
@@ -499,7 +499,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   if (run->words_layer < 0 && data->test != NULL && data->test->texts != NULL
       && (run->words_layer = caml_report_token_gate_layer (model, data->test)) >= 0)
     {
-      run->words_contextual = TRUE;
+      run->words_per_position = TRUE;
       run->words_steps = model->input.dims[0];
       run->n_words_mean = MIN (data->test->n, WORDS_MEAN);
       run->work_token_chi = g_new (float, (size_t) run->n_words_mean * run->words_steps);
@@ -507,7 +507,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
   if (run->words_layer >= 0)
     {
       make_word_samples (run);
-      if (run->words_contextual)
+      if (run->words_per_position)
         sample_words (model, run);   /* the untrained gates */
       else
         run->words_version = 1;      /* the untrained gates, read above */
@@ -806,9 +806,9 @@ caml_run_get_word_samples (CamlRun *run, int *n)
 }
 
 gboolean
-caml_run_words_contextual (CamlRun *run)
+caml_run_words_per_position (CamlRun *run)
 {
-  return run->words_contextual;
+  return run->words_per_position;
 }
 
 gboolean

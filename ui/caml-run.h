@@ -74,18 +74,18 @@ CamlSigmaSnapshot *caml_run_copy_sigma (CamlRun *run, int index);
 int      caml_run_copy_sigma_auc (CamlRun *run, double **steps, double **auc);
 
 /* Word gates (text data and a layer with CamlLayerOps.word_chi, e.g.
- * CA-BSFE, or a contextual gate, caml_report_token_gate_layer: CA-ATT,
- * CA-RNN): χ̃ of every vocabulary word, or the contextual χ at every word
+ * CA-BSFE, or a per-position gate, caml_report_token_gate_layer: CA-ATT,
+ * CA-RNN): χ̃ of every vocabulary word, or the per-position χ at every word
  * of the word samples and each word's mean χ over the first 500 test texts,
  * sampled at most twice a second on the trainer thread. The layer, or -1
  * when the run has none. */
 int      caml_run_get_words_layer (CamlRun *run);
-gboolean caml_run_words_contextual (CamlRun *run);
-/* If the sample is newer than *version: copies χ̃ — for a contextual gate
+gboolean caml_run_words_per_position (CamlRun *run);
+/* If the sample is newer than *version: copies χ̃ — for a per-position gate
  * the mean χ, NaN for words not in those texts — (caml_vocab_size of the
  * training vocabulary), its step (may be NULL), the model's P(class 1) for
  * each word sample (may be NULL; NaN when the model has no such output) and,
- * for a contextual gate, the χ of each word shown (may be NULL; (word
+ * for a per-position gate, the χ of each word shown (may be NULL; (word
  * samples, CAML_RUN_WORDS_SHOWN), NaN past the model's steps), updates
  * *version and returns TRUE. */
 gboolean caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step,

@@ -137,7 +137,7 @@ struct _CamlWindow {
   guint64         words_version;
   float          *word_chi;      /* (vocabulary) χ̃ per word, NULL until a sample */
   float          *word_probs;    /* (word samples) P(class 1), NaN: none */
-  float          *token_chi;     /* (word samples, CAML_RUN_WORDS_SHOWN) contextual χ, or NULL */
+  float          *token_chi;     /* (word samples, CAML_RUN_WORDS_SHOWN) per-position χ, or NULL */
   GArray         *word_spans;    /* WordSpan: where each shown word is in words_text */
   guint64         sigma_version;
   int             n_sigma;       /* snapshots the scrubber spans */
@@ -758,8 +758,9 @@ make_words_tags (CamlWindow *self)
   self->word_spans = g_array_new (FALSE, FALSE, sizeof (WordSpan));
 }
 
-/* The first test texts, each word shaded by its χ̃ — or its own contextual
- * χ there — as in words.html, with the label and the model's P(class 1). */
+/* The first test texts, each word shaded by its χ̃ — or by a per-position
+ * gate's χ there — as in words.html, with the label and the model's
+ * P(class 1). */
 static void
 rebuild_words_text (CamlWindow *self)
 {
@@ -857,12 +858,16 @@ on_words_text_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard,
     }
   else
     {
+      int n = 0;
+      const CamlWordSample *samples = caml_run_get_word_samples (self->run, &n);
+      gboolean own = samples[span->token / CAML_RUN_WORDS_SHOWN].aligned;
       float chi = self->token_chi[span->token];
       if (isfinite (chi))
-        g_string_append_printf (text, "χ = %.3f here", chi);
+        g_string_append_printf (text, own ? "χ = %.3f here" : "mean χ = %.3f", chi);
       else
-        g_string_append (text, "not read by the model (past its steps)");
-      if (span->id >= 0 && isfinite (self->word_chi[span->id]))
+        g_string_append (text, own ? "past the model's input length: not read"
+                                   : "χ not measured");
+      if (own && span->id >= 0 && isfinite (self->word_chi[span->id]))
         g_string_append_printf (text, ", mean χ %.3f", self->word_chi[span->id]);
       if (span->id < 0)
         g_string_append (text, "; unseen in training");
@@ -892,7 +897,7 @@ rebuild_words_plots (CamlWindow *self)
     }
   CamlPlotBars *bars[2];
   int shown = caml_report_word_bars (caml_run_get_train (self->run)->vocab, self->word_chi,
-                                     caml_run_words_contextual (self->run), WORDS_MIN_COUNT, WORDS_TOP, &bars[0], &bars[1]);
+                                     caml_run_words_per_position (self->run), WORDS_MIN_COUNT, WORDS_TOP, &bars[0], &bars[1]);
   if (shown == 0)
     {
       caml_plot_bars_free (bars[0]);
@@ -1096,7 +1101,7 @@ update_from_run (CamlWindow *self)
       caml_run_get_word_samples (self->run, &n_samples);
       if (self->word_probs == NULL)
         self->word_probs = g_new (float, MAX (n_samples, 1));
-      if (self->token_chi == NULL && caml_run_words_contextual (self->run))
+      if (self->token_chi == NULL && caml_run_words_per_position (self->run))
         self->token_chi = g_new (float, (size_t) MAX (n_samples, 1) * CAML_RUN_WORDS_SHOWN);
       if (caml_run_copy_words (self->run, &self->words_version, self->word_chi, NULL,
                                self->word_probs, self->token_chi)
