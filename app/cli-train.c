@@ -579,7 +579,8 @@ caml_cli_eval (int argc, char **argv)
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
       "Seed of the data split (default: the file's; use the training run's)", "N" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
-      "Also write the surface plots into DIR", "DIR" },
+      "Also write the surface plots, or for a text model with word gates the words page, "
+      "into DIR", "DIR" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
     { NULL }
   };
@@ -589,7 +590,9 @@ caml_cli_eval (int argc, char **argv)
     "Builds the experiment's model, loads the weights (which must match its\n"
     "layers), and prints the loss and the metric (MSE or accuracy) on the\n"
     "training and test sets. The experiment.json a training run writes beside\n"
-    "its weights reproduces that run's data split.");
+    "its weights reproduces that run's data split. With --out, writes what\n"
+    "`caml train` draws from a trained model: surface.png and chi.png for a\n"
+    "2-D surface, words.html and words.png for a text model with word gates.");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
@@ -613,11 +616,20 @@ caml_cli_eval (int argc, char **argv)
   CamlDataset *train = NULL, *test = NULL;
   CamlModel *model = NULL;
   int status = 1;
+  gboolean words = FALSE;
+  g_autofree char *words_path = out_dir ? g_build_filename (out_dir, "words.html", NULL) : NULL;
+  g_autofree char *words_png = out_dir ? g_build_filename (out_dir, "words.png", NULL) : NULL;
+  g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
+                                            exp->name ? exp->name : "experiment", exp->seed);
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       || !(model = caml_experiment_build_model_for (exp, train, &error))
       || !caml_weights_load (model, weights, &error)
       || (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
-                      || !caml_report_write_surfaces (out_dir, exp, model, train, &error))))
+                      || !caml_report_write_surfaces (out_dir, exp, model, train, &error)
+                      || !caml_report_write_words (words_path, words_png, title, model,
+                                                   exp->loss, train, test, WORDS_SAMPLES,
+                                                   WORDS_MIN_COUNT, WORDS_TOP, &words,
+                                                   &error))))
     {
       g_printerr ("caml eval: %s\n", error->message);
       goto out;
@@ -629,6 +641,8 @@ caml_cli_eval (int argc, char **argv)
   g_print ("train  loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, train->n);
   caml_evaluate (model, exp->loss, test, &loss, &value);
   g_print ("test   loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, test->n);
+  if (words)
+    g_print ("words page in %s (words.html, words.png)\n", out_dir);
   status = 0;
 
 out:
