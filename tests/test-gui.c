@@ -686,6 +686,83 @@ test_words_per_position (void **state)
   g_rmdir (dir);
 }
 
+/* Load Weights builds a fresh run with them on a worker thread: saved back,
+ * they are the same bytes; a file that is not weights leaves an error that
+ * names it and a run with its initial weights. */
+static void
+test_load_weights (void **state)
+{
+  (void) state;
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-weights-XXXXXX", NULL);
+  g_autofree char *exp_path = g_build_filename (dir, "xor.json", NULL);
+  g_autofree char *weights = g_build_filename (dir, "xor.weights", NULL);
+  g_autofree char *again = g_build_filename (dir, "again.weights", NULL);
+  g_autofree char *bad = g_build_filename (dir, "bad.weights", NULL);
+  static const char json[] =
+    "{ \"name\": \"xor\", \"seed\": 0, \"data\": { \"builtin\": \"xor\" },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 1, \"activation\": \"tanh\" } ],"
+    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.1 },"
+    "  \"training\": { \"steps\": 20, \"batch_size\": 0, \"eval_every\": 10 } }";
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  assert_true (g_file_set_contents (bad, "not weights", -1, NULL));
+
+  /* Weights of the same model, none of them its initial value. */
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (json, -1, "xor", &error);
+  assert_non_null (exp);
+  CamlDataset *train = NULL, *test = NULL;
+  assert_true (caml_experiment_load_datasets (exp, &train, &test, &error));
+  CamlModel *model = caml_experiment_build_model_for (exp, train, &error);
+  assert_non_null (model);
+  for (size_t i = 0; i < model->n_weights; i++)
+    model->w[i] = 0.25f + 0.125f * (float) i;
+  assert_true (caml_weights_save (model, weights, &error));
+
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (caml_window_load_file (win, exp_path, &error));
+  assert_true (iterate_until (can_train, win, 30));
+
+  caml_window_load_weights (win, weights);
+  assert_true (caml_window_is_loading (win));   /* built on a worker thread */
+  assert_true (caml_window_get_jobs_in_flight () > 0);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_null (caml_window_get_error (win));
+  assert_true (caml_window_save_weights (win, again, &error));
+  g_autofree char *a = NULL, *b = NULL;
+  gsize na = 0, nb = 0;
+  assert_true (g_file_get_contents (weights, &a, &na, NULL));
+  assert_true (g_file_get_contents (again, &b, &nb, NULL));
+  assert_int_equal (na, nb);
+  assert_memory_equal (a, b, na);
+
+  /* Trains on from them. */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+
+  caml_window_load_weights (win, bad);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "bad.weights"));
+  assert_true (caml_window_save_weights (win, again, &error));
+  g_autofree char *c = NULL;
+  assert_true (g_file_get_contents (again, &c, &nb, NULL));
+  assert_true (nb != na || memcmp (a, c, na) != 0);   /* the initial weights, not the file's */
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_experiment_free (exp);
+  g_unlink (exp_path);
+  g_unlink (weights);
+  g_unlink (again);
+  g_unlink (bad);
+  g_rmdir (dir);
+}
+
 /* ------------------------------------------------- σ-maps and baseline */
 
 static void
@@ -1699,6 +1776,7 @@ main (void)
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_words),
     cmocka_unit_test (test_words_per_position),
+    cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_data_picker),

@@ -1251,8 +1251,9 @@ prepare_run (CamlWindow *self)
       update_actions (self);
       return;
     }
-  if (kind_from_files (self->exp->data.kind))
+  if (kind_from_files (self->exp->data.kind) || self->pending_weights != NULL)
     {
+      /* Built, and given the weights asked for, on a worker thread. */
       start_job (self, JOB_RUN, NULL, 0);
       show_waiting (self, "Building the model…");
       update_progress_widgets (self);
@@ -1280,6 +1281,7 @@ typedef struct {
   char           *files[4];     /* JOB_IDX: the chosen files, in any order */
   int             n_files;
   gboolean        build_run;    /* JOB_DATA: build the run too */
+  char           *weights;      /* a weights file to load into the run built */
   guint           data_serial;
   guint           run_serial;
   GApplication   *app;          /* held while the job runs, so the process waits for it */
@@ -1288,6 +1290,7 @@ typedef struct {
   CamlRun        *run;
   char           *data_error;
   char           *run_error;
+  char           *weights_error;  /* the run is built, its weights could not be loaded */
 } Job;
 
 /* Main thread, when the job's results have been used (or dropped): the
@@ -1315,6 +1318,8 @@ job_free (gpointer p)
     g_free (job->files[i]);
   g_free (job->data_error);
   g_free (job->run_error);
+  g_free (job->weights);
+  g_free (job->weights_error);
   g_free (job);
 }
 
@@ -1362,6 +1367,9 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
       job->run = caml_run_new (job->exp, job->data, SURFACE_GRID, on_run_notify, source, &error);
       if (job->run == NULL)
         job->run_error = g_strdup (error->message);
+      /* Its trainer has not started: the weights load on this thread. */
+      else if (job->weights != NULL && !caml_run_load_weights (job->run, job->weights, &error))
+        job->weights_error = g_strdup (error->message);
     }
   g_task_return_boolean (task, TRUE);
 }
@@ -1392,6 +1400,15 @@ commit_idx (CamlWindow *self, Job *job)
 }
 
 static void job_done (CamlWindow *self, Job *job);
+
+/* Weights a job was to load but whose run is not installed wait for the
+ * next run (unless others were asked for since). */
+static void
+return_weights (CamlWindow *self, Job *job)
+{
+  if (job->weights != NULL && self->pending_weights == NULL)
+    self->pending_weights = g_steal_pointer (&job->weights);
+}
 
 /* Main thread, when a job has ended. Results for a data config or a run that
  * has changed since are dropped. */
@@ -1435,6 +1452,7 @@ job_done (CamlWindow *self, Job *job)
         return;
       if (job->data == NULL)
         {
+          return_weights (self, job);
           set_data_error (self, job->data_error);
           self->run_building = FALSE;
           self->pending = PENDING_NONE;
@@ -1449,15 +1467,23 @@ job_done (CamlWindow *self, Job *job)
   if (job->run_serial != self->run_serial || self->run != NULL)
     {
       /* The model changed while this one was built: build the current one. */
+      return_weights (self, job);
       if (self->run == NULL && !self->run_building)
         prepare_run (self);
       return;
     }
   self->run_building = FALSE;
   if (job->run != NULL && caml_model_editor_is_valid (self->model_editor))
-    install_run (self, g_steal_pointer (&job->run));
+    {
+      install_run (self, g_steal_pointer (&job->run));
+      if (job->weights_error != NULL)   /* a failed load changes nothing */
+        caml_window_show_error (self, job->weights_error);
+    }
   else if (job->run == NULL && job->run_error == NULL)
-    prepare_run (self);     /* not built yet (the data came first): build it now */
+    {
+      return_weights (self, job);
+      prepare_run (self);   /* not built yet (the data came first): build it now */
+    }
   else
     {
       if (job->run_error != NULL && caml_model_editor_is_valid (self->model_editor))
@@ -1494,6 +1520,8 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       /* The run waits when the loss and domain are still to follow the data. */
       job->build_run = !self->adapt_pending;
       self->run_building = job->build_run;
+      if (job->build_run)
+        job->weights = g_steal_pointer (&self->pending_weights);
       {
         g_autofree char *text = g_strdup_printf ("Loading %s…", data_title (self));
         gtk_label_set_text (self->data_label, text);
@@ -1503,6 +1531,7 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       break;
     case JOB_RUN:
       job->data = caml_run_data_ref (self->data);
+      job->weights = g_steal_pointer (&self->pending_weights);
       self->run_building = TRUE;
       break;
     case JOB_IDX:
@@ -1871,18 +1900,22 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
   update_actions (self);
 }
 
-static void load_weights_into_run (CamlWindow *self, const char *path);
 
 /* The run that was being built is there: do what was asked meanwhile. */
 static void
 do_pending (CamlWindow *self)
 {
   Pending what = self->pending;
-  g_autofree char *weights = g_steal_pointer (&self->pending_weights);
 
+  if (self->pending_weights != NULL)
+    {
+      /* Weights asked for after this run's build began: build it again with
+       * them, on a worker thread; what was pressed waits for that run. */
+      discard_run (self);
+      prepare_run (self);
+      return;
+    }
   self->pending = PENDING_NONE;
-  if (weights != NULL)
-    load_weights_into_run (self, weights);
   switch (what)
     {
     case PENDING_TRAIN:
@@ -2430,14 +2463,23 @@ ask_open_path (CamlWindow *self, const char *title, PathFunc func)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
+gboolean
+caml_window_save_weights (CamlWindow *self, const char *path, GError **error)
+{
+  if (self->run == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "There is no model to save yet.");
+      return FALSE;
+    }
+  return caml_run_save_weights (self->run, path, error);
+}
+
 static void
 save_weights_to (CamlWindow *self, const char *path, gpointer unused)
 {
   g_autoptr (GError) error = NULL;
 
-  if (self->run == NULL)
-    caml_window_show_error (self, "There is no model to save yet.");
-  else if (!caml_run_save_weights (self->run, path, &error))
+  if (!caml_window_save_weights (self, path, &error))
     caml_window_show_error (self, error->message);
 }
 
@@ -2451,35 +2493,21 @@ action_save_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static void
-load_weights_into_run (CamlWindow *self, const char *path)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (!caml_run_load_weights (self->run, path, &error))
-    {
-      caml_window_show_error (self, error->message);
-      discard_run (self);
-      prepare_run (self);
-      return;
-    }
-  clear_error (self);
-  update_from_run (self);
-}
-
-static void
 load_weights_from (CamlWindow *self, const char *path, gpointer unused)
 {
-  /* Loaded into a fresh run: Train continues from these weights. A run
-   * still being built takes them when it arrives. */
+  /* Loaded into a fresh run, built with them on a worker thread: Train
+   * continues from these weights. A failed load shows why and leaves the
+   * fresh run as it was initialised. */
   discard_run (self);
+  g_free (self->pending_weights);
+  self->pending_weights = g_strdup (path);
   prepare_run (self);
-  if (self->run != NULL)
-    load_weights_into_run (self, path);
-  else if (self->run_building)
-    {
-      g_free (self->pending_weights);
-      self->pending_weights = g_strdup (path);
-    }
+}
+
+void
+caml_window_load_weights (CamlWindow *self, const char *path)
+{
+  load_weights_from (self, path, NULL);
 }
 
 static void

@@ -22,6 +22,12 @@ void  caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const c
  * error carries the engine's message. */
 gboolean caml_window_load_file (CamlWindow *self, const char *path, GError **error);
 gboolean caml_window_save_to_path (CamlWindow *self, const char *path, GError **error);
+/* Load Weights: a fresh run built with the weights of path on a worker
+ * thread (errors are shown in the window; the run then keeps its initial
+ * weights). */
+void     caml_window_load_weights (CamlWindow *self, const char *path);
+/* Save Weights: the run's current weights (FALSE without a run). */
+gboolean caml_window_save_weights (CamlWindow *self, const char *path, GError **error);
 /* Uses four IDX files (any order: caml_data_source_order_idx tells them
  * apart) as the data, loaded on a worker thread. Only when they load does
  * the experiment change; otherwise the banner shows the engine's message and
