@@ -60,6 +60,13 @@ not_loading (gpointer data)
 }
 
 static gboolean
+no_jobs (gpointer data)
+{
+  (void) data;
+  return caml_window_get_jobs_in_flight () == 0;
+}
+
+static gboolean
 run_ended (gpointer data)
 {
   CamlTrainerState s = caml_window_get_state (CAML_WINDOW (data));
@@ -581,6 +588,21 @@ test_words (void **state)
   g_autofree char *png = g_build_filename (out_dir != NULL ? out_dir : ".", "gui-words.png",
                                            NULL);
   assert_true (caml_plot_view_write (words, png, 1120, 600, &error));
+
+  /* Export Words Page: the page caml train writes, drawn on a worker thread
+   * from the run's weights. */
+  g_autofree char *page_path = g_build_filename (dir, "words.html", NULL);
+  caml_window_export_words_page (win, page_path);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
+  g_autofree char *html = NULL;
+  assert_true (g_file_get_contents (page_path, &html, NULL, NULL));
+  assert_non_null (strstr (html, "<title>χ̃ for words: words, seed 0</title>"));
+  assert_non_null (strstr (html, "<h2>20 test samples</h2>"));
+  g_autofree char *bad_row = g_strdup_printf (">bad</span></td><td class=\"n\">%.3f</td>",
+                                              bad_chi);
+  assert_non_null (strstr (html, bad_row));   /* the same χ̃ as the bars */
+  g_unlink (page_path);
   gtk_window_destroy (GTK_WINDOW (win));
   g_unlink (train);
   g_unlink (test);
@@ -729,7 +751,9 @@ test_load_weights (void **state)
   assert_true (caml_window_get_jobs_in_flight () > 0);
   assert_true (iterate_until (can_train, win, 30));
   assert_null (caml_window_get_error (win));
-  assert_true (caml_window_save_weights (win, again, &error));
+  caml_window_save_weights (win, again);   /* written on a worker thread */
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
   g_autofree char *a = NULL, *b = NULL;
   gsize na = 0, nb = 0;
   assert_true (g_file_get_contents (weights, &a, &na, NULL));
@@ -746,7 +770,8 @@ test_load_weights (void **state)
   assert_true (iterate_until (can_train, win, 30));
   assert_non_null (caml_window_get_error (win));
   assert_non_null (strstr (caml_window_get_error (win), "bad.weights"));
-  assert_true (caml_window_save_weights (win, again, &error));
+  caml_window_save_weights (win, again);
+  assert_true (iterate_until (no_jobs, NULL, 30));
   g_autofree char *c = NULL;
   assert_true (g_file_get_contents (again, &c, &nb, NULL));
   assert_true (nb != na || memcmp (a, c, na) != 0);   /* the initial weights, not the file's */
@@ -901,12 +926,6 @@ on_stall_tick (gpointer data)
     }
   st->last = now;
   return G_SOURCE_CONTINUE;
-}
-
-static gboolean
-no_jobs (gpointer data)
-{
-  return caml_window_get_jobs_in_flight () == 0;
 }
 
 /* The Data section: fetched sets that are not there change nothing and say

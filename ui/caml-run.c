@@ -595,6 +595,27 @@ caml_run_get_train (CamlRun *run)
   return run->data->train;
 }
 
+CamlRunData *
+caml_run_get_data (CamlRun *run)
+{
+  return run->data;
+}
+
+static void
+copy_weights_cb (CamlModel *model, gpointer user_data)
+{
+  float **copy = user_data;
+  *copy = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
+}
+
+float *
+caml_run_copy_weights (CamlRun *run)
+{
+  float *copy = NULL;
+  caml_trainer_with_model (run->trainer, copy_weights_cb, &copy);
+  return copy;
+}
+
 size_t
 caml_run_get_n_weights (CamlRun *run)
 {

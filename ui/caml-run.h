@@ -39,6 +39,11 @@ void     caml_run_free (CamlRun *run);
 CamlTrainer          *caml_run_get_trainer (CamlRun *run);
 const CamlExperiment *caml_run_get_experiment (CamlRun *run);
 const CamlDataset    *caml_run_get_train (CamlRun *run);
+CamlRunData          *caml_run_get_data (CamlRun *run);   /* borrowed */
+/* A copy of the weights as an evaluation sees them now (the average when
+ * the run keeps one), caml_run_get_n_weights of them; g_free it. Taken
+ * between two steps: the caller waits for the trainer thread. */
+float                *caml_run_copy_weights (CamlRun *run);
 size_t                caml_run_get_n_weights (CamlRun *run);
 
 /* Surface snapshot (2-D → 1-D regression only). */

@@ -32,6 +32,8 @@
 #define UPDATE_INTERVAL_US  100000   /* ≤ 10 plot updates per second */
 #define MAX_PLOT_POINTS     1000     /* per loss series */
 #define WORDS_MIN_COUNT     20       /* words page: words seen this often in training */
+#define WORDS_PAGE_SAMPLES  20       /* exported words page: test texts shown, as caml train */
+#define WORDS_PAGE_TOP      50       /* … and words in each list */
 #define WORDS_TOP           25       /* … this many most and least context-free */
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 
@@ -1765,6 +1767,8 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "reload-data", !active);
   set_action_enabled (self, "export-metrics", self->n_rows > 0);
   set_action_enabled (self, "save-weights", self->run != NULL);
+  set_action_enabled (self, "export-words-page",
+                      self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
   set_action_enabled (self, "load-weights", valid && !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->model_editor), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->data_drop), !active);
@@ -2463,24 +2467,157 @@ ask_open_path (CamlWindow *self, const char *title, PathFunc func)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
-gboolean
-caml_window_save_weights (CamlWindow *self, const char *path, GError **error)
+/* Writing what a run's weights give — the weights file, the words page — on
+ * a worker thread from copies: the run's experiment and data (referenced)
+ * and its weights as an evaluation sees them when asked, in a model of the
+ * job's own. The run may train on, change or go meanwhile. */
+typedef enum { WRITE_WEIGHTS, WRITE_WORDS } WriteKind;
+
+typedef struct {
+  WriteKind       kind;
+  CamlExperiment *exp;
+  CamlRunData    *data;
+  float          *w;
+  size_t          n_weights;
+  char           *path;
+  GApplication   *app;       /* held while the job runs */
+  char           *error;
+} WriteJob;
+
+static void
+write_job_free (gpointer p)
+{
+  WriteJob *job = p;
+  caml_experiment_free (job->exp);
+  g_free (job->w);
+  g_free (job->path);
+  g_free (job->error);
+  g_free (job);
+}
+
+/* Worker thread: engine calls on the job's copies only. */
+static void
+write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  WriteJob *job = task_data;
+  g_autoptr (GError) error = NULL;
+  CamlModel *model = caml_experiment_build_model_for (job->exp, job->data->train, &error);
+  gboolean ok = model != NULL;
+  if (ok && model->n_weights != job->n_weights)
+    {
+      g_set_error (&error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: the model has %zu weights, the run %zu", job->path, model->n_weights,
+                   job->n_weights);
+      ok = FALSE;
+    }
+  if (ok)
+    {
+      memcpy (model->w, job->w, job->n_weights * sizeof (float));
+      if (job->kind == WRITE_WEIGHTS)
+        ok = caml_weights_save (model, job->path, &error);
+      else
+        {
+          g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
+                                                    job->exp->name ? job->exp->name
+                                                                   : "experiment",
+                                                    job->exp->seed);
+          gboolean written = FALSE;
+          ok = caml_report_write_words (job->path, NULL, title, model, job->exp->loss,
+                                        job->data->train, job->data->test, WORDS_PAGE_SAMPLES,
+                                        WORDS_MIN_COUNT, WORDS_PAGE_TOP, &written, &error);
+          if (ok && !written)
+            {
+              g_set_error (&error, CAML_ERROR, CAML_ERROR_INVALID,
+                           "this model has no gate over words to show");
+              ok = FALSE;
+            }
+        }
+    }
+  if (!ok)
+    job->error = g_strdup (error->message);
+  caml_model_free (model);
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Main thread: report a failure; release what belongs to the main thread. */
+static void
+on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CamlWindow *self = CAML_WINDOW (source);
+  WriteJob *job = g_task_get_task_data (G_TASK (result));
+
+  g_atomic_int_add (&jobs_in_flight, -1);
+  if (self->cancellable != NULL && !g_cancellable_is_cancelled (self->cancellable)
+      && job->error != NULL)
+    caml_window_show_error (self, job->error);
+  g_clear_pointer (&job->data, caml_run_data_unref);
+  if (job->app != NULL)
+    {
+      g_application_release (job->app);
+      g_clear_object (&job->app);
+    }
+}
+
+static void
+start_write (CamlWindow *self, WriteKind kind, const char *path)
 {
   if (self->run == NULL)
     {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "There is no model to save yet.");
-      return FALSE;
+      caml_window_show_error (self, "There is no model to save yet.");
+      return;
     }
-  return caml_run_save_weights (self->run, path, error);
+  WriteJob *job = g_new0 (WriteJob, 1);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  job->kind = kind;
+  job->exp = caml_experiment_copy (caml_run_get_experiment (self->run));
+  job->data = caml_run_data_ref (caml_run_get_data (self->run));
+  job->w = caml_run_copy_weights (self->run);
+  job->n_weights = caml_run_get_n_weights (self->run);
+  job->path = g_strdup (path);
+  if (app != NULL)
+    {
+      job->app = G_APPLICATION (g_object_ref (app));
+      g_application_hold (job->app);
+    }
+  g_atomic_int_add (&jobs_in_flight, 1);
+  GTask *task = g_task_new (self, self->cancellable, on_write_done, NULL);
+  g_task_set_name (task, "caml-window-write");
+  g_task_set_task_data (task, job, write_job_free);
+  g_task_run_in_thread (task, write_thread);
+  g_object_unref (task);
+}
+
+void
+caml_window_save_weights (CamlWindow *self, const char *path)
+{
+  start_write (self, WRITE_WEIGHTS, path);
+}
+
+void
+caml_window_export_words_page (CamlWindow *self, const char *path)
+{
+  start_write (self, WRITE_WORDS, path);
 }
 
 static void
 save_weights_to (CamlWindow *self, const char *path, gpointer unused)
 {
-  g_autoptr (GError) error = NULL;
+  caml_window_save_weights (self, path);
+}
 
-  if (!caml_window_save_weights (self, path, &error))
-    caml_window_show_error (self, error->message);
+static void
+export_words_page_to (CamlWindow *self, const char *path, gpointer unused)
+{
+  caml_window_export_words_page (self, path);
+}
+
+static void
+action_export_words_page (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autofree char *name = g_strdup_printf ("%s-words.html", self->exp->name ? self->exp->name
+                                                                              : "experiment");
+  ask_save_path (self, "Export Words Page", name, export_words_page_to, NULL);
 }
 
 static void
@@ -2544,6 +2681,7 @@ static const GActionEntry win_entries[] = {
   { "log-scale", NULL, NULL, "true", action_log_scale },
   { "export-plot", action_export_plot, "s" },
   { "export-metrics", action_export_metrics },
+  { "export-words-page", action_export_words_page },
   { "dismiss-banner", action_dismiss_banner },
   { "plots-page", NULL, "s", "'main'", action_plots_page },
   { "continue-diverged", action_continue_diverged },

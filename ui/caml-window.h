@@ -26,8 +26,12 @@ gboolean caml_window_save_to_path (CamlWindow *self, const char *path, GError **
  * thread (errors are shown in the window; the run then keeps its initial
  * weights). */
 void     caml_window_load_weights (CamlWindow *self, const char *path);
-/* Save Weights: the run's current weights (FALSE without a run). */
-gboolean caml_window_save_weights (CamlWindow *self, const char *path, GError **error);
+/* Save Weights, Export Words Page: the run's weights as an evaluation sees
+ * them now, written — or the words page (words.html) drawn from them — on a
+ * worker thread (caml_window_get_jobs_in_flight counts it; errors are shown
+ * in the window). */
+void     caml_window_save_weights (CamlWindow *self, const char *path);
+void     caml_window_export_words_page (CamlWindow *self, const char *path);
 /* Uses four IDX files (any order: caml_data_source_order_idx tells them
  * apart) as the data, loaded on a worker thread. Only when they load does
  * the experiment change; otherwise the banner shows the engine's message and
