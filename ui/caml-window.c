@@ -2501,7 +2501,8 @@ write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
 {
   WriteJob *job = task_data;
   g_autoptr (GError) error = NULL;
-  CamlModel *model = caml_experiment_build_model_for (job->exp, job->data->train, &error);
+  /* The layers only: the weights are the run's (no word vectors to read). */
+  CamlModel *model = caml_experiment_build_model (job->exp, &job->data->train->x_shape, &error);
   gboolean ok = model != NULL;
   if (ok && model->n_weights != job->n_weights)
     {
