@@ -622,7 +622,8 @@ caml_cli_eval (int argc, char **argv)
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
                                             exp->name ? exp->name : "experiment", exp->seed);
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
-      || !(model = caml_experiment_build_model_for (exp, train, &error))
+      /* the layers only: every weight comes from the file (no word vectors to read) */
+      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error))
       || !caml_weights_load (model, weights, &error)
       || (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
                       || !caml_report_write_surfaces (out_dir, exp, model, train, &error)
