@@ -8,7 +8,10 @@
  * GloVe text: one "word v1 … vD" per line, fields separated by spaces or
  * tabs. D is the first line's field count minus one; an optional word2vec
  * header "N D" (two integers) may come first. Blank lines are skipped; every
- * other line must hold exactly D numbers after its word. A word appears once.
+ * other line must hold exactly D numbers after its word. A word may hold
+ * spaces (a few lines of GloVe's 840B set): the last D fields are the values,
+ * the ones before the word, joined by single spaces — when the field just
+ * before the values is not itself a number. A word appears once.
  *
  * wink JSON (as published in version 1.1.0; checked, not guessed):
  *
@@ -436,6 +439,7 @@ static CamlEmbeddings *
 parse_glove (Reader *r, GError **error)
 {
   GString *line = g_string_sized_new (2048);
+  GString *joined = g_string_new (NULL);   /* a word of several fields */
   GPtrArray *fields = g_ptr_array_new ();
   GArray *word_lines = g_array_new (FALSE, FALSE, sizeof (guint64));   /* id → line */
   Table t = { 0 };
@@ -488,7 +492,15 @@ parse_glove (Reader *r, GError **error)
           table_init (&t, n_fields - 1);
           have_table = TRUE;
         }
-      if (n_fields != t.dim + 1)
+      /* A word may hold spaces (GloVe's 840B set has ". . ." and "at
+       * name@domain.com"): with more than D + 1 fields, the last D are the
+       * values and the others the word, joined by single spaces — unless the
+       * field before the values is a number: then the line has too many. */
+      int word_fields = n_fields - t.dim;
+      double unused;
+      if (word_fields < 1
+          || (word_fields > 1 && parse_decimal (f[word_fields - 1], strlen (f[word_fields - 1]),
+                                                FALSE, &unused)))
         {
           g_autofree char *w = quote_word (f[0], strlen (f[0]));
           ok = line_fail (r, error, line_no, "%d value%s after the word %s, expected %d%s",
@@ -496,17 +508,25 @@ parse_glove (Reader *r, GError **error)
                           header ? " (as the header says)" : " (as on the first line)");
           break;
         }
-      gsize word_len = strlen (f[0]);
-      if (!g_utf8_validate (f[0], (gssize) word_len, NULL))
+      const char *word = f[0];
+      if (word_fields > 1)
+        {
+          g_string_truncate (joined, 0);
+          for (int k = 0; k < word_fields; k++)
+            g_string_append (g_string_append (joined, k > 0 ? " " : ""), f[k]);
+          word = joined->str;
+        }
+      gsize word_len = strlen (word);
+      if (!g_utf8_validate (word, (gssize) word_len, NULL))
         {
           ok = line_fail (r, error, line_no, "the word is not valid UTF-8");
           break;
         }
-      int id = table_add_word (&t, f[0], word_len);
+      int id = table_add_word (&t, word, word_len);
       if (id < 0)
         {
-          g_autofree char *w = quote_word (f[0], word_len);
-          int first = caml_vocab_lookup (t.vocab, f[0]);
+          g_autofree char *w = quote_word (word, word_len);
+          int first = caml_vocab_lookup (t.vocab, word);
           ok = line_fail (r, error, line_no, "the word %s appears again (first on line %"
                           G_GUINT64_FORMAT ")", w, g_array_index (word_lines, guint64, first));
           break;
@@ -516,7 +536,7 @@ parse_glove (Reader *r, GError **error)
       for (int k = 0; k < t.dim; k++)
         {
           double v;
-          const char *s = f[k + 1];
+          const char *s = f[word_fields + k];
           if (!parse_decimal (s, strlen (s), FALSE, &v))
             {
               g_autofree char *bad = quote_word (s, strlen (s));
@@ -545,6 +565,7 @@ parse_glove (Reader *r, GError **error)
                              "holds %d", r->source, header_words, caml_vocab_size (t.vocab));
 
   g_string_free (line, TRUE);
+  g_string_free (joined, TRUE);
   g_ptr_array_free (fields, TRUE);
   g_array_free (word_lines, TRUE);
   if (!ok)

@@ -115,6 +115,15 @@ test_glove (void **state)
   assert_vector (emb, "b", (const float[]) { 3, 4 });
   caml_embeddings_free (emb);
 
+  /* Words with spaces, as in GloVe's 840B set: the last D fields are the
+   * values, the others the word (joined by single spaces). */
+  emb = load_text ("the 1 2\n. . . 3 4\nat\tname@domain.com 5 6\n", "840b.txt");
+  assert_int_equal (caml_vocab_size (emb->vocab), 3);
+  assert_vector (emb, ". . .", (const float[]) { 3, 4 });
+  assert_vector (emb, "at name@domain.com", (const float[]) { 5, 6 });
+  assert_null (caml_embeddings_lookup (emb, "."));
+  caml_embeddings_free (emb);
+
   /* Numbers beyond the fast path still read right. */
   emb = load_text ("x 0.1234567890123456789 1e-30 123456789012345678901234\n", "long.txt");
   const float *x = caml_embeddings_lookup (emb, "x");
@@ -132,6 +141,13 @@ test_glove_errors (void **state)
                 "g.txt:2: 2 values after the word \"b\", expected 3 (as on the first line)");
   expect_error ("2 3\na 1 2 3\nb 1 2 3 4\n", -1, "g.txt", CAML_ERROR_PARSE,
                 "g.txt:3: 4 values after the word \"b\", expected 3 (as the header says)");
+  /* One value too many is not a word with a space. */
+  expect_error ("a 1 2\nb c 1 2 3\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:2: 4 values after the word \"b\", expected 2 (as on the first line)");
+  expect_error ("a 1 2\nb c 1 x\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:2: value 2, \"x\", is not a number");
+  expect_error ("a 1 2\n. . 1 2\n.  . 3 4\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:3: the word \". .\" appears again (first on line 2)");
   expect_error ("a 1 2\nb 1 x2\n", -1, "g.txt", CAML_ERROR_PARSE,
                 "g.txt:2: value 2, \"x2\", is not a number");
   expect_error ("a 1 nan\n", -1, "g.txt", CAML_ERROR_PARSE,
