@@ -708,17 +708,37 @@ test_words_per_position (void **state)
   g_rmdir (dir);
 }
 
+/* Saves the window's weights and tells whether they are the bytes of file. */
+static gboolean
+window_weights_equal (CamlWindow *win, const char *dir, const char *file)
+{
+  g_autofree char *out = g_build_filename (dir, "out.weights", NULL);
+  caml_window_save_weights (win, out);   /* written on a worker thread */
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  g_autofree char *a = NULL, *b = NULL;
+  gsize na = 0, nb = 0;
+  assert_true (g_file_get_contents (file, &a, &na, NULL));
+  assert_true (g_file_get_contents (out, &b, &nb, NULL));
+  g_unlink (out);
+  return na == nb && memcmp (a, b, na) == 0;
+}
+
 /* Load Weights builds a fresh run with them on a worker thread: saved back,
- * they are the same bytes; a file that is not weights leaves an error that
- * names it and a run with its initial weights. */
+ * they are the same bytes, and a change before Train keeps them. A second
+ * load at once wins over the first; another experiment opened meanwhile
+ * drops the request. A file that is not weights leaves an error that names
+ * it, and the run — trained — as it was, not started by a Train pressed
+ * meanwhile. */
 static void
 test_load_weights (void **state)
 {
   (void) state;
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-weights-XXXXXX", NULL);
   g_autofree char *exp_path = g_build_filename (dir, "xor.json", NULL);
-  g_autofree char *weights = g_build_filename (dir, "xor.weights", NULL);
-  g_autofree char *again = g_build_filename (dir, "again.weights", NULL);
+  g_autofree char *exp2_path = g_build_filename (dir, "xor2.json", NULL);
+  g_autofree char *wa = g_build_filename (dir, "a.weights", NULL);
+  g_autofree char *wb = g_build_filename (dir, "b.weights", NULL);
+  g_autofree char *trained = g_build_filename (dir, "trained.weights", NULL);
   g_autofree char *bad = g_build_filename (dir, "bad.weights", NULL);
   static const char json[] =
     "{ \"name\": \"xor\", \"seed\": 0, \"data\": { \"builtin\": \"xor\" },"
@@ -726,9 +746,12 @@ test_load_weights (void **state)
     "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.1 },"
     "  \"training\": { \"steps\": 20, \"batch_size\": 0, \"eval_every\": 10 } }";
   assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  g_autofree char *json2 = g_strdup (json);
+  memcpy (strstr (json2, "\"seed\": 0"), "\"seed\": 7", 9);
+  assert_true (g_file_set_contents (exp2_path, json2, -1, NULL));
   assert_true (g_file_set_contents (bad, "not weights", -1, NULL));
 
-  /* Weights of the same model, none of them its initial value. */
+  /* Two sets of weights of the same model, none of them its initial value. */
   g_autoptr (GError) error = NULL;
   CamlExperiment *exp = caml_experiment_load_data (json, -1, "xor", &error);
   assert_non_null (exp);
@@ -738,7 +761,10 @@ test_load_weights (void **state)
   assert_non_null (model);
   for (size_t i = 0; i < model->n_weights; i++)
     model->w[i] = 0.25f + 0.125f * (float) i;
-  assert_true (caml_weights_save (model, weights, &error));
+  assert_true (caml_weights_save (model, wa, &error));
+  for (size_t i = 0; i < model->n_weights; i++)
+    model->w[i] = -0.5f + 0.0625f * (float) i;
+  assert_true (caml_weights_save (model, wb, &error));
 
   CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (win));
@@ -746,35 +772,55 @@ test_load_weights (void **state)
   assert_true (caml_window_load_file (win, exp_path, &error));
   assert_true (iterate_until (can_train, win, 30));
 
-  caml_window_load_weights (win, weights);
+  caml_window_load_weights (win, wa);
   assert_true (caml_window_is_loading (win));   /* built on a worker thread */
   assert_true (caml_window_get_jobs_in_flight () > 0);
   assert_true (iterate_until (can_train, win, 30));
   assert_null (caml_window_get_error (win));
-  caml_window_save_weights (win, again);   /* written on a worker thread */
+  assert_true (window_weights_equal (win, dir, wa));
+  activate (win, "set-lr", g_variant_new_double (0.05));   /* rebuilds the run */
+  assert_true (iterate_until (can_train, win, 30));
+  assert_true (window_weights_equal (win, dir, wa));
+
+  /* A second file at once wins, whichever job ends first. */
+  caml_window_load_weights (win, wa);
+  caml_window_load_weights (win, wb);
   assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_null (caml_window_get_error (win));
-  g_autofree char *a = NULL, *b = NULL;
-  gsize na = 0, nb = 0;
-  assert_true (g_file_get_contents (weights, &a, &na, NULL));
-  assert_true (g_file_get_contents (again, &b, &nb, NULL));
-  assert_int_equal (na, nb);
-  assert_memory_equal (a, b, na);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_true (window_weights_equal (win, dir, wb));
+  activate (win, "set-lr", g_variant_new_double (0.1));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_true (window_weights_equal (win, dir, wb));
 
   /* Trains on from them. */
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  caml_window_save_weights (win, trained);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_false (window_weights_equal (win, dir, wb));
 
+  /* A bad file: the trained run stays, Train pressed meanwhile waits and is
+   * then dropped. */
   caml_window_load_weights (win, bad);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (no_jobs, NULL, 30));
   assert_true (iterate_until (can_train, win, 30));
   assert_non_null (caml_window_get_error (win));
   assert_non_null (strstr (caml_window_get_error (win), "bad.weights"));
-  caml_window_save_weights (win, again);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  assert_true (window_weights_equal (win, dir, trained));
+
+  /* Another experiment opened while weights load: they are not applied to
+   * it, now or when it is rebuilt. */
+  caml_window_load_weights (win, wa);
+  assert_true (caml_window_load_file (win, exp2_path, &error));
   assert_true (iterate_until (no_jobs, NULL, 30));
-  g_autofree char *c = NULL;
-  assert_true (g_file_get_contents (again, &c, &nb, NULL));
-  assert_true (nb != na || memcmp (a, c, na) != 0);   /* the initial weights, not the file's */
+  assert_true (iterate_until (can_train, win, 30));
+  assert_false (window_weights_equal (win, dir, wa));
+  activate (win, "set-lr", g_variant_new_double (0.05));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_false (window_weights_equal (win, dir, wa));
 
   gtk_window_destroy (GTK_WINDOW (win));
   caml_model_free (model);
@@ -782,8 +828,10 @@ test_load_weights (void **state)
   caml_dataset_free (test);
   caml_experiment_free (exp);
   g_unlink (exp_path);
-  g_unlink (weights);
-  g_unlink (again);
+  g_unlink (exp2_path);
+  g_unlink (wa);
+  g_unlink (wb);
+  g_unlink (trained);
   g_unlink (bad);
   g_rmdir (dir);
 }

@@ -142,7 +142,7 @@ caml_run_data_load (const CamlExperiment *exp, GError **error)
 
   if (!caml_experiment_load_datasets (exp, &train, &test, error))
     return NULL;
-  CamlRunData *data = g_rc_box_new0 (CamlRunData);
+  CamlRunData *data = g_atomic_rc_box_new0 (CamlRunData);   /* shared with worker threads */
   data->train = train;
   data->test = test;
   return data;
@@ -151,14 +151,14 @@ caml_run_data_load (const CamlExperiment *exp, GError **error)
 CamlRunData *
 caml_run_data_ref (CamlRunData *data)
 {
-  return g_rc_box_acquire (data);
+  return g_atomic_rc_box_acquire (data);
 }
 
 void
 caml_run_data_unref (CamlRunData *data)
 {
   if (data != NULL)
-    g_rc_box_release_full (data, run_data_clear);
+    g_atomic_rc_box_release_full (data, run_data_clear);
 }
 
 /* -------------------------------------------------------------- sampling */

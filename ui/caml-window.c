@@ -47,6 +47,7 @@ typedef enum {
   JOB_DATA,   /* load exp's data sets, then build the run when the model fits */
   JOB_RUN,    /* build the run (model, trainer, untrained snapshot) from loaded data */
   JOB_IDX,    /* order and load four chosen IDX files; commit only when they load */
+  JOB_WEIGHTS, /* build a run beside the current one and load weights into it */
 } JobKind;
 
 /* What to do once the run being built is there. */
@@ -118,7 +119,10 @@ struct _CamlWindow {
   gboolean        run_building;  /* a job builds the run for run_serial */
   guint           run_serial;    /* changes whenever the run is discarded */
   Pending         pending;       /* what to do when the run being built arrives */
-  char           *pending_weights; /* weights file to load into it, or NULL */
+  char           *pending_weights; /* weights file asked for, not yet in an installed run */
+  guint           weights_serial;  /* changes whenever pending_weights does */
+  int             weights_jobs;    /* JOB_WEIGHTS under way */
+  char           *loaded_weights;  /* the file the untrained run was loaded from, or NULL */
   GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
   gboolean        run_started;
@@ -449,6 +453,17 @@ clear_history (CamlWindow *self)
     g_array_set_size (self->events, 0);
   memset (&self->progress, 0, sizeof self->progress);
   self->progress.state = CAML_TRAINER_IDLE;
+}
+
+/* The weights file the next installed run is to have (NULL: none). Jobs
+ * take a copy with the serial; only a job with the current serial uses the
+ * request up. */
+static void
+set_pending_weights (CamlWindow *self, const char *path)
+{
+  g_free (self->pending_weights);
+  self->pending_weights = g_strdup (path);
+  self->weights_serial++;
 }
 
 static void
@@ -1010,6 +1025,12 @@ update_progress_widgets (CamlWindow *self)
                               p->seconds > 0 ? p->step / p->seconds : 0.0);
   else
     status = g_strdup_printf ("%zu weights", caml_run_get_n_weights (self->run));
+  if (self->weights_jobs > 0)
+    {
+      g_free (status);
+      status = g_strdup (self->pending != PENDING_NONE ? "loading weights… then training"
+                                                       : "loading weights…");
+    }
   gtk_label_set_text (self->status_label, status);
 }
 
@@ -1283,7 +1304,8 @@ typedef struct {
   char           *files[4];     /* JOB_IDX: the chosen files, in any order */
   int             n_files;
   gboolean        build_run;    /* JOB_DATA: build the run too */
-  char           *weights;      /* a weights file to load into the run built */
+  char           *weights;      /* a weights file to load into the run built (a copy) */
+  guint           weights_serial;
   guint           data_serial;
   guint           run_serial;
   GApplication   *app;          /* held while the job runs, so the process waits for it */
@@ -1351,7 +1373,7 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           job->exp->data.idx_paths[i] = ordered[i];
         }
     }
-  if (job->kind != JOB_RUN)
+  if (job->kind != JOB_RUN && job->kind != JOB_WEIGHTS)
     {
       gint64 start = g_get_monotonic_time ();
       job->data = caml_run_data_load (job->exp, &error);
@@ -1364,7 +1386,8 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           return;
         }
     }
-  if ((job->kind == JOB_RUN || job->build_run) && !g_cancellable_is_cancelled (cancellable))
+  if ((job->kind == JOB_RUN || job->kind == JOB_WEIGHTS || job->build_run)
+      && !g_cancellable_is_cancelled (cancellable))
     {
       job->run = caml_run_new (job->exp, job->data, SURFACE_GRID, on_run_notify, source, &error);
       if (job->run == NULL)
@@ -1403,15 +1426,6 @@ commit_idx (CamlWindow *self, Job *job)
 
 static void job_done (CamlWindow *self, Job *job);
 
-/* Weights a job was to load but whose run is not installed wait for the
- * next run (unless others were asked for since). */
-static void
-return_weights (CamlWindow *self, Job *job)
-{
-  if (job->weights != NULL && self->pending_weights == NULL)
-    self->pending_weights = g_steal_pointer (&job->weights);
-}
-
 /* Main thread, when a job has ended. Results for a data config or a run that
  * has changed since are dropped. */
 static void
@@ -1448,13 +1462,44 @@ job_done (CamlWindow *self, Job *job)
       return;
     }
 
+  /* Its weights are still the ones asked for: this job uses the request up. */
+  gboolean weights_current = job->weights != NULL && job->weights_serial == self->weights_serial;
+
+  if (job->kind == JOB_WEIGHTS)
+    {
+      self->weights_jobs--;
+      if (job->run_serial == self->run_serial && self->run != NULL && weights_current)
+        {
+          if (job->weights_error != NULL)
+            {
+              /* A failed load changes nothing: the current run stays, and
+               * Train pressed meanwhile is not started from other weights. */
+              set_pending_weights (self, NULL);
+              self->pending = PENDING_NONE;
+              caml_window_show_error (self, job->weights_error);
+            }
+          else
+            {
+              set_pending_weights (self, NULL);
+              discard_run (self);
+              g_free (self->loaded_weights);
+              self->loaded_weights = g_strdup (job->weights);
+              install_run (self, g_steal_pointer (&job->run));
+            }
+        }
+      /* else: the run or the weights asked for changed meanwhile; what is
+       * pending is (being) built by another job. */
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+
   if (job->kind == JOB_DATA)
     {
       if (job->data_serial != self->data_serial)
         return;
       if (job->data == NULL)
         {
-          return_weights (self, job);
           set_data_error (self, job->data_error);
           self->run_building = FALSE;
           self->pending = PENDING_NONE;
@@ -1468,8 +1513,8 @@ job_done (CamlWindow *self, Job *job)
 
   if (job->run_serial != self->run_serial || self->run != NULL)
     {
-      /* The model changed while this one was built: build the current one. */
-      return_weights (self, job);
+      /* The model changed while this one was built: build the current one
+       * (weights asked for stay pending in the window). */
       if (self->run == NULL && !self->run_building)
         prepare_run (self);
       return;
@@ -1477,21 +1522,26 @@ job_done (CamlWindow *self, Job *job)
   self->run_building = FALSE;
   if (job->run != NULL && caml_model_editor_is_valid (self->model_editor))
     {
+      if (weights_current)
+        {
+          set_pending_weights (self, NULL);
+          g_free (self->loaded_weights);
+          self->loaded_weights = job->weights_error == NULL ? g_strdup (job->weights) : NULL;
+          if (job->weights_error != NULL)
+            self->pending = PENDING_NONE;   /* not started from weights not asked for */
+        }
       install_run (self, g_steal_pointer (&job->run));
-      if (job->weights_error != NULL)   /* a failed load changes nothing */
+      if (weights_current && job->weights_error != NULL)
         caml_window_show_error (self, job->weights_error);
     }
   else if (job->run == NULL && job->run_error == NULL)
-    {
-      return_weights (self, job);
-      prepare_run (self);   /* not built yet (the data came first): build it now */
-    }
+    prepare_run (self);   /* not built yet (the data came first): build it now */
   else
     {
       if (job->run_error != NULL && caml_model_editor_is_valid (self->model_editor))
         caml_window_show_error (self, job->run_error);
       self->pending = PENDING_NONE;
-      g_clear_pointer (&self->pending_weights, g_free);
+      set_pending_weights (self, NULL);
       prepare_run (self);   /* shows why there is no run */
     }
   update_progress_widgets (self);
@@ -1507,6 +1557,8 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
   job->exp = caml_experiment_copy (self->exp);
   job->data_serial = self->data_serial;
   job->run_serial = self->run_serial;
+  job->weights = g_strdup (self->pending_weights);
+  job->weights_serial = self->weights_serial;
   for (int i = 0; i < n_files && i < 4; i++)
     job->files[i] = g_strdup (files[i]);
   job->n_files = n_files;
@@ -1522,8 +1574,6 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       /* The run waits when the loss and domain are still to follow the data. */
       job->build_run = !self->adapt_pending;
       self->run_building = job->build_run;
-      if (job->build_run)
-        job->weights = g_steal_pointer (&self->pending_weights);
       {
         g_autofree char *text = g_strdup_printf ("Loading %s…", data_title (self));
         gtk_label_set_text (self->data_label, text);
@@ -1533,8 +1583,11 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       break;
     case JOB_RUN:
       job->data = caml_run_data_ref (self->data);
-      job->weights = g_steal_pointer (&self->pending_weights);
       self->run_building = TRUE;
+      break;
+    case JOB_WEIGHTS:
+      job->data = caml_run_data_ref (self->data);
+      self->weights_jobs++;
       break;
     case JOB_IDX:
       self->idx_loading = TRUE;
@@ -1559,7 +1612,8 @@ caml_window_get_jobs_in_flight (void)
 gboolean
 caml_window_is_loading (CamlWindow *self)
 {
-  return self->data_loading || self->run_building || self->idx_loading;
+  return self->data_loading || self->run_building || self->idx_loading
+         || self->weights_jobs > 0;
 }
 
 /* The experiment changed in a way the run depends on. */
@@ -1569,6 +1623,11 @@ experiment_changed (CamlWindow *self)
   if (self->syncing)
     return;
   mark_dirty (self);
+  /* An untrained run loaded from a file: the rebuilt one loads it too (an
+   * error says so if it no longer fits). */
+  if (self->loaded_weights != NULL && !self->run_started && self->pending_weights == NULL)
+    set_pending_weights (self, self->loaded_weights);
+  g_clear_pointer (&self->loaded_weights, g_free);
   discard_run (self);
   prepare_run (self);
 }
@@ -1788,6 +1847,12 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
 {
   g_autoptr (GError) error = NULL;
 
+  if (self->weights_jobs > 0)
+    {
+      self->pending = then;   /* starts from the weights being loaded */
+      update_progress_widgets (self);
+      return FALSE;
+    }
   if (self->run != NULL && self->run_started)
     discard_run (self);     /* finished, stopped or failed: start afresh */
   prepare_run (self);
@@ -1807,6 +1872,7 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
     }
   clear_error (self);
   self->run_started = TRUE;
+  g_clear_pointer (&self->loaded_weights, g_free);   /* the run's weights are its own now */
   self->progress.state = paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
   update_actions (self);
   update_progress_widgets (self);
@@ -1911,7 +1977,7 @@ do_pending (CamlWindow *self)
 {
   Pending what = self->pending;
 
-  if (self->pending_weights != NULL)
+  if (self->pending_weights != NULL && self->weights_jobs == 0)
     {
       /* Weights asked for after this run's build began: build it again with
        * them, on a worker thread; what was pressed waits for that run. */
@@ -2633,13 +2699,18 @@ action_save_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 static void
 load_weights_from (CamlWindow *self, const char *path, gpointer unused)
 {
-  /* Loaded into a fresh run, built with them on a worker thread: Train
-   * continues from these weights. A failed load shows why and leaves the
-   * fresh run as it was initialised. */
-  discard_run (self);
-  g_free (self->pending_weights);
-  self->pending_weights = g_strdup (path);
-  prepare_run (self);
+  /* Loaded into a fresh run built on a worker thread: Train continues from
+   * these weights. With a run there, the fresh one is built beside it and
+   * replaces it only when the file loads (a failed load changes nothing);
+   * without one, the run being built (or the next) takes them. */
+  set_pending_weights (self, path);
+  if (self->run != NULL && self->data != NULL)
+    {
+      start_job (self, JOB_WEIGHTS, NULL, 0);
+      update_actions (self);
+    }
+  else
+    prepare_run (self);
 }
 
 void
@@ -2853,7 +2924,8 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   invalidate_data (self);
   self->adapt_pending = FALSE;
   self->pending = PENDING_NONE;
-  g_clear_pointer (&self->pending_weights, g_free);
+  set_pending_weights (self, NULL);
+  g_clear_pointer (&self->loaded_weights, g_free);
 
   sync_widgets (self);
   request_data (self);
@@ -3200,6 +3272,7 @@ caml_window_dispose (GObject *object)
   discard_run (self);   /* joins the trainer thread: no more notifications */
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
+  g_clear_pointer (&self->loaded_weights, g_free);
   g_clear_pointer (&self->exp, caml_experiment_free);
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->origin, g_free);
