@@ -811,12 +811,26 @@ test_load_weights (void **state)
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
   assert_true (window_weights_equal (win, dir, trained));
 
+  /* Another data set after a load: the next rebuild does not bring the
+   * file back. */
+  caml_window_load_weights (win, wa);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_true (window_weights_equal (win, dir, wa));
+  activate (win, "data", g_variant_new_string ("surface"));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_false (window_weights_equal (win, dir, wa));
+  activate (win, "set-lr", g_variant_new_double (0.02));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_false (window_weights_equal (win, dir, wa));
+
   /* Another experiment opened while weights load: they are not applied to
-   * it, now or when it is rebuilt. */
+   * it, now or when it is rebuilt, and Train pressed there trains it. */
   caml_window_load_weights (win, wa);
   assert_true (caml_window_load_file (win, exp2_path, &error));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
   assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_true (iterate_until (can_train, win, 30));
   assert_false (window_weights_equal (win, dir, wa));
   activate (win, "set-lr", g_variant_new_double (0.05));
   assert_true (iterate_until (can_train, win, 30));

@@ -121,7 +121,7 @@ struct _CamlWindow {
   Pending         pending;       /* what to do when the run being built arrives */
   char           *pending_weights; /* weights file asked for, not yet in an installed run */
   guint           weights_serial;  /* changes whenever pending_weights does */
-  int             weights_jobs;    /* JOB_WEIGHTS under way */
+  gboolean        weights_loading; /* a JOB_WEIGHTS for the current request is under way */
   char           *loaded_weights;  /* the file the untrained run was loaded from, or NULL */
   GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
@@ -464,6 +464,7 @@ set_pending_weights (CamlWindow *self, const char *path)
   g_free (self->pending_weights);
   self->pending_weights = g_strdup (path);
   self->weights_serial++;
+  self->weights_loading = FALSE;   /* a JOB_WEIGHTS under way is stale now */
 }
 
 static void
@@ -473,6 +474,8 @@ discard_run (CamlWindow *self)
   g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
   self->run_started = FALSE;
   self->run_building = FALSE;   /* a run being built is dropped when it arrives */
+  self->weights_loading = FALSE;   /* … and one built beside it */
+  g_clear_pointer (&self->loaded_weights, g_free);   /* experiment_changed reads it first */
   self->run_serial++;
   self->sigma_version = 0;
   self->n_sigma = 0;
@@ -1025,7 +1028,7 @@ update_progress_widgets (CamlWindow *self)
                               p->seconds > 0 ? p->step / p->seconds : 0.0);
   else
     status = g_strdup_printf ("%zu weights", caml_run_get_n_weights (self->run));
-  if (self->weights_jobs > 0)
+  if (self->weights_loading)
     {
       g_free (status);
       status = g_strdup (self->pending != PENDING_NONE ? "loading weights… then training"
@@ -1467,7 +1470,6 @@ job_done (CamlWindow *self, Job *job)
 
   if (job->kind == JOB_WEIGHTS)
     {
-      self->weights_jobs--;
       if (job->run_serial == self->run_serial && self->run != NULL && weights_current)
         {
           if (job->weights_error != NULL)
@@ -1487,8 +1489,9 @@ job_done (CamlWindow *self, Job *job)
               install_run (self, g_steal_pointer (&job->run));
             }
         }
-      /* else: the run or the weights asked for changed meanwhile; what is
-       * pending is (being) built by another job. */
+      /* else: the run or the weights asked for changed meanwhile (and
+       * weights_loading was cleared then); what is pending is, or will be,
+       * built by another job. */
       update_progress_widgets (self);
       update_actions (self);
       return;
@@ -1587,7 +1590,7 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       break;
     case JOB_WEIGHTS:
       job->data = caml_run_data_ref (self->data);
-      self->weights_jobs++;
+      self->weights_loading = TRUE;
       break;
     case JOB_IDX:
       self->idx_loading = TRUE;
@@ -1613,7 +1616,7 @@ gboolean
 caml_window_is_loading (CamlWindow *self)
 {
   return self->data_loading || self->run_building || self->idx_loading
-         || self->weights_jobs > 0;
+         || self->weights_loading;
 }
 
 /* The experiment changed in a way the run depends on. */
@@ -1627,8 +1630,7 @@ experiment_changed (CamlWindow *self)
    * error says so if it no longer fits). */
   if (self->loaded_weights != NULL && !self->run_started && self->pending_weights == NULL)
     set_pending_weights (self, self->loaded_weights);
-  g_clear_pointer (&self->loaded_weights, g_free);
-  discard_run (self);
+  discard_run (self);   /* drops loaded_weights */
   prepare_run (self);
 }
 
@@ -1847,7 +1849,7 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
 {
   g_autoptr (GError) error = NULL;
 
-  if (self->weights_jobs > 0)
+  if (self->weights_loading)
     {
       self->pending = then;   /* starts from the weights being loaded */
       update_progress_widgets (self);
@@ -1977,7 +1979,7 @@ do_pending (CamlWindow *self)
 {
   Pending what = self->pending;
 
-  if (self->pending_weights != NULL && self->weights_jobs == 0)
+  if (self->pending_weights != NULL)
     {
       /* Weights asked for after this run's build began: build it again with
        * them, on a worker thread; what was pressed waits for that run. */
