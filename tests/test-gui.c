@@ -478,33 +478,87 @@ write_text_tsv (const char *path, int n)
   assert_true (g_file_set_contents (path, text->str, -1, NULL));
 }
 
-/* A text model with a per-word gate offers the words page: the most and
- * least context-free words as two bar plots, rebuilt while training. */
-static void
-test_words (void **state)
+/* The shade tag (g0 … g20) of the character at offset in the words text,
+ * -2 for the grey of a word the model did not read, or -1. */
+static int
+shade_at (GtkTextBuffer *buffer, int offset)
 {
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-words-XXXXXX", NULL);
+  GtkTextIter at;
+  gtk_text_buffer_get_iter_at_offset (buffer, &at, offset);
+  int shade = -1;
+  GSList *tags = gtk_text_iter_get_tags (&at);
+  for (GSList *t = tags; t != NULL; t = t->next)
+    {
+      g_autofree char *name = NULL;
+      g_object_get (t->data, "name", &name, NULL);
+      if (name != NULL && name[0] == 'g')
+        shade = atoi (name + 1);
+      else if (name != NULL && g_str_equal (name, "cut"))
+        shade = -2;
+    }
+  g_slist_free (tags);
+  return shade;
+}
+
+/* dir/train.tsv and dir/test.tsv (write_text_tsv) and an experiment on them,
+ * dir/words.json, with `data_extra` (JSON members, may be "") in "data",
+ * the given layers and steps; returns its path. */
+static char *
+write_words_experiment (const char *dir, const char *data_extra, const char *layers, int steps)
+{
   g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
   g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
-  g_autofree char *path = g_build_filename (dir, "words.json", NULL);
+  char *path = g_build_filename (dir, "words.json", NULL);
   write_text_tsv (train, 400);
   write_text_tsv (test, 40);
   g_autofree char *json = g_strdup_printf (
     "{ \"name\": \"words\", \"seed\": 0,"
-    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" } },"
-    "  \"model\": [ { \"layer\": \"ca_bsfe\", \"dim\": 5, \"gate_dim\": 5 },"
+    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" }%s },"
+    "  \"model\": [ %s,"
     "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
     "  \"loss\": \"sigmoid_cross_entropy\","
     "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1 },"
-    "  \"training\": { \"steps\": 400, \"batch_size\": 16, \"eval_every\": 100 } }",
-    train, test);
+    "  \"training\": { \"steps\": %d, \"batch_size\": 16, \"eval_every\": 100 } }",
+    train, test, data_extra, layers, steps);
   assert_true (g_file_set_contents (path, json, -1, NULL));
+  return path;
+}
+
+static void
+remove_words_experiment (const char *dir)
+{
+  static const char *const files[] = { "train.tsv", "test.tsv", "words.json" };
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *f = g_build_filename (dir, files[i], NULL);
+      g_unlink (f);
+    }
+  g_rmdir (dir);
+}
+
+/* A window on the experiment file at path, once its run can train. */
+static CamlWindow *
+open_window_on (const char *path)
+{
   CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (win));
   assert_true (iterate_until (is_mapped, win, 10));
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, path, &error));
   assert_true (iterate_until (can_train, win, 30));
+  return win;
+}
+
+/* A text model with a per-word gate offers the words page: the most and
+ * least context-free words as two bar plots, rebuilt while training. */
+static void
+test_words (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-words-XXXXXX", NULL);
+  g_autofree char *path = write_words_experiment (
+    dir, "", "{ \"layer\": \"ca_bsfe\", \"dim\": 5, \"gate_dim\": 5 }", 400);
+  CamlWindow *win = open_window_on (path);
+  g_autoptr (GError) error = NULL;
 
   /* Shown before training: the untrained gates. */
   CamlPlotView *words = caml_window_get_plot_view (win, "words");
@@ -558,19 +612,8 @@ test_words (void **state)
   assert_non_null (strstr (shown, " · model: P(1) = 0."));
   const char *first = strstr (shown, "the movie is bad");
   assert_non_null (first);
-  GtkTextIter at;
-  gtk_text_buffer_get_iter_at_offset (buffer, &at, (int) g_utf8_pointer_to_offset (shown, first)
-                                                   + (int) strlen ("the movie is "));
-  int shade = -1;
-  GSList *tags = gtk_text_iter_get_tags (&at);
-  for (GSList *t = tags; t != NULL; t = t->next)
-    {
-      g_autofree char *name = NULL;
-      g_object_get (t->data, "name", &name, NULL);
-      if (name != NULL && name[0] == 'g')
-        shade = atoi (name + 1);
-    }
-  g_slist_free (tags);
+  int shade = shade_at (buffer, (int) g_utf8_pointer_to_offset (shown, first)
+                                + (int) strlen ("the movie is "));
   double bad_chi = -1;   /* 45 words are seen 20 times: the two lists hold them all */
   for (int i = 0; i < 25; i++)
     for (int list = 0; list < 2; list++)
@@ -604,33 +647,9 @@ test_words (void **state)
   assert_non_null (strstr (html, bad_row));   /* the same χ̃ as the bars */
   g_unlink (page_path);
   gtk_window_destroy (GTK_WINDOW (win));
-  g_unlink (train);
-  g_unlink (test);
-  g_unlink (path);
-  g_rmdir (dir);
+  remove_words_experiment (dir);
 }
 
-/* The shade tag (g0 … g20) of the character at offset in the words text,
- * -2 for the grey of a word the model did not read, or -1. */
-static int
-shade_at (GtkTextBuffer *buffer, int offset)
-{
-  GtkTextIter at;
-  gtk_text_buffer_get_iter_at_offset (buffer, &at, offset);
-  int shade = -1;
-  GSList *tags = gtk_text_iter_get_tags (&at);
-  for (GSList *t = tags; t != NULL; t = t->next)
-    {
-      g_autofree char *name = NULL;
-      g_object_get (t->data, "name", &name, NULL);
-      if (name != NULL && name[0] == 'g')
-        shade = atoi (name + 1);
-      else if (name != NULL && g_str_equal (name, "cut"))
-        shade = -2;
-    }
-  g_slist_free (tags);
-  return shade;
-}
 
 /* A per-position gate (CA-ATT, whose χ_i depends on the text with the mean
  * of the words as its query) offers the words page too: every word of the
@@ -641,28 +660,11 @@ test_words_per_position (void **state)
 {
   (void) state;
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-words-XXXXXX", NULL);
-  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
-  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
-  g_autofree char *path = g_build_filename (dir, "words.json", NULL);
-  write_text_tsv (train, 400);
-  write_text_tsv (test, 40);
-  g_autofree char *json = g_strdup_printf (
-    "{ \"name\": \"words\", \"seed\": 0,"
-    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" }, \"max_tokens\": 5 },"
-    "  \"model\": [ { \"layer\": \"embedding\", \"dim\": 8 },"
-    "               { \"layer\": \"ca_att\", \"query\": \"mean\" },"
-    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
-    "  \"loss\": \"sigmoid_cross_entropy\","
-    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1 },"
-    "  \"training\": { \"steps\": 300, \"batch_size\": 16, \"eval_every\": 100 } }",
-    train, test);
-  assert_true (g_file_set_contents (path, json, -1, NULL));
-  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
-  gtk_window_present (GTK_WINDOW (win));
-  assert_true (iterate_until (is_mapped, win, 10));
-  g_autoptr (GError) error = NULL;
-  assert_true (caml_window_load_file (win, path, &error));
-  assert_true (iterate_until (can_train, win, 30));
+  g_autofree char *path = write_words_experiment (
+    dir, ", \"max_tokens\": 5",
+    "{ \"layer\": \"embedding\", \"dim\": 8 }, { \"layer\": \"ca_att\", \"query\": \"mean\" }",
+    300);
+  CamlWindow *win = open_window_on (path);
   activate (win, "plots-page", g_variant_new_string ("words"));
   g_autoptr (GVariant) page = g_action_group_get_action_state (G_ACTION_GROUP (win),
                                                                 "plots-page");
@@ -702,10 +704,7 @@ test_words_per_position (void **state)
       first = space + 1;
     }
   gtk_window_destroy (GTK_WINDOW (win));
-  g_unlink (train);
-  g_unlink (test);
-  g_unlink (path);
-  g_rmdir (dir);
+  remove_words_experiment (dir);
 }
 
 /* Saves the window's weights and tells whether they are the bytes of file. */
@@ -766,11 +765,7 @@ test_load_weights (void **state)
     model->w[i] = -0.5f + 0.0625f * (float) i;
   assert_true (caml_weights_save (model, wb, &error));
 
-  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
-  gtk_window_present (GTK_WINDOW (win));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (caml_window_load_file (win, exp_path, &error));
-  assert_true (iterate_until (can_train, win, 30));
+  CamlWindow *win = open_window_on (exp_path);
 
   caml_window_load_weights (win, wa);
   assert_true (caml_window_is_loading (win));   /* built on a worker thread */
