@@ -358,6 +358,218 @@ test_ca_cnn_model_gradients (void **state)
   g_rand_free (rng);
 }
 
+/* ---- added by review: the convolutional CA-RES against the naive
+ * convolution, every form; and batches over several im2col blocks ---- */
+
+/* Sublayer input [c, w_{k−1}, …, w_{k−m}] per sample as floats (N, C + m·D, H, W). */
+static float *
+res_conv_cat (const float *c, double *const *w, int k, int m, int n, int C, int D, int P)
+{
+  int ch = C + m * D;
+  float *cat = g_new (float, (size_t) n * ch * P);
+  for (int i = 0; i < n; i++)
+    {
+      memcpy (cat + (size_t) i * ch * P, c + (size_t) i * C * P, (size_t) C * P * sizeof (float));
+      for (int j = 1; j <= m; j++)
+        for (size_t a = 0; a < (size_t) D * P; a++)
+          cat[(size_t) i * ch * P + (size_t) (C + (j - 1) * D) * P + a]
+            = (float) w[k - j][(size_t) i * D * P + a];
+    }
+  return cat;
+}
+
+static void
+check_ca_res_conv_reference (int C, int D, int H, int W, int k, int l, int n_v, int n_s,
+                             gboolean always_on, gboolean sum, CamlActivation act, int n,
+                             guint32 seed)
+{
+  CamlShape in = caml_shape_image (C, H, W);
+  CamlLayerSpec spec = caml_test_spec ("ca_res_conv", "kernel", (double) k, "depth", (double) D,
+                                       "sublayers", (double) l, "n_v", (double) n_v,
+                                       "n_sigma", (double) n_s, "always_on", (double) always_on,
+                                       "v_form", (double) sum, "activation", (double) act, NULL);
+  GRand *rng = g_rand_new_with_seed (seed);
+  CamlModel *model = caml_model_new (&in, &spec, 1, rng, NULL);
+  assert_non_null (model);
+  for (size_t i = 0; i < model->n_weights; i++)
+    model->w[i] = (float) g_rand_double_range (rng, -0.4, 0.4);
+  CamlLayer *layer = model->layers[0];
+  const int P = H * W;
+  size_t n_in = (size_t) n * C * P, n_out = (size_t) n * D * P;
+  float *x = g_new (float, n_in);
+  for (size_t i = 0; i < n_in; i++)
+    x[i] = (float) g_rand_double_range (rng, -1, 1);
+  const float *out = caml_model_forward (model, x, n);
+
+  double *w[12];
+  double *chi = g_new (double, (size_t) n * P);
+  int p = 0;
+  for (int s = 0; s < l; s++)
+    {
+      int nv = MIN (n_v, s), ns = MIN (n_s, s);
+      w[s] = g_new (double, n_out);
+      double *v = g_new (double, n_out);
+      if (s == 0 || !sum)
+        {
+          float *cat = res_conv_cat (x, w, s, nv, n, C, D, P);
+          CamlRefConv r;
+          caml_ref_conv_init (&r, n, C + nv * D, H, W, D, k, 1, TRUE);
+          const float *Wt = layer->params[p++].w, *b = layer->params[p++].w;
+          caml_ref_conv_forward (&r, v, cat, Wt);
+          for (size_t a = 0; a < n_out; a++)
+            v[a] = caml_ref_act (act, v[a] + b[a / P % D]);
+          g_free (cat);
+        }
+      else
+        for (size_t a = 0; a < n_out; a++)
+          {
+            v[a] = x[a];
+            for (int j = 1; j <= nv; j++)
+              v[a] += w[s - j][a];
+          }
+      if (always_on)
+        memcpy (w[s], v, n_out * sizeof (double));
+      else
+        {
+          float *cat = res_conv_cat (x, w, s, ns, n, C, D, P);
+          CamlRefConv r;
+          caml_ref_conv_init (&r, n, C + ns * D, H, W, 1, k, 1, TRUE);
+          const float *u = layer->params[p++].w, *b_chi = layer->params[p++].w;
+          const float *w0 = layer->params[p++].w;
+          caml_ref_conv_forward (&r, chi, cat, u);
+          for (size_t q = 0; q < (size_t) n * P; q++)
+            chi[q] = 1 / (1 + exp (-(chi[q] + b_chi[0])));
+          for (size_t a = 0; a < n_out; a++)
+            {
+              size_t i = a / ((size_t) D * P), q = a % P;
+              double cq = chi[i * P + q];
+              w[s][a] = cq * v[a] + (1 - cq) * w0[a / P % D];
+            }
+          g_free (cat);
+        }
+      g_free (v);
+    }
+  assert_int_equal (p, layer->n_params);
+  for (size_t a = 0; a < n_out; a++)
+    if (fabs (out[a] - w[l - 1][a]) > 1e-4 * fmax (1.0, fabs (w[l - 1][a])))
+      fail_msg ("ca_res_conv (l %d, n_v %d, n_σ %d, b %d, %s, %s) out[%zu] = %.7g, "
+                "reference %.7g", l, n_v, n_s, always_on, sum ? "sum" : "dense",
+                caml_activation_names[act], a, out[a], w[l - 1][a]);
+  if (!always_on)
+    {
+      int per = 0;
+      const float *ch = layer->ops->chi (layer, &per);
+      assert_int_equal (per, P);
+      for (size_t q = 0; q < (size_t) n * P; q++)
+        assert_close (ch[q], chi[q], 1e-5, "ca_res_conv chi", q);
+    }
+  for (int s = 0; s < l; s++)
+    g_free (w[s]);
+  g_free (chi);
+  g_free (x);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
+static void
+test_ca_res_conv_matches_reference (void **state)
+{
+  (void) state;
+  /* C, D, H, W, k, l, n_v, n_σ, b, sum, act, n */
+  check_ca_res_conv_reference (2, 3, 5, 4, 3, 3, 2, 2, FALSE, FALSE, CAML_ACT_TANH, 2, 900);
+  check_ca_res_conv_reference (1, 2, 4, 5, 2, 4, 3, 1, FALSE, FALSE, CAML_ACT_SIGMOID, 3, 901);
+  check_ca_res_conv_reference (3, 3, 5, 5, 3, 3, 2, 1, FALSE, TRUE, CAML_ACT_RELU, 2, 902);
+  check_ca_res_conv_reference (2, 2, 4, 4, 3, 4, 2, 3, FALSE, TRUE, CAML_ACT_IDENTITY, 2, 903);
+  check_ca_res_conv_reference (2, 3, 5, 6, 3, 3, 2, 1, TRUE, FALSE, CAML_ACT_RELU, 2, 904);
+  check_ca_res_conv_reference (2, 2, 6, 5, 4, 3, 2, 1, TRUE, TRUE, CAML_ACT_TANH, 2, 905);
+  /* MNIST-sized, a batch over several im2col blocks on both workers */
+  check_ca_res_conv_reference (1, 4, 28, 28, 5, 2, 1, 1, FALSE, FALSE, CAML_ACT_RELU, 24, 906);
+}
+
+/* Gradients of a batch spanning several im2col sub-batches (both conv
+ * workers, the bias accumulators of each summed) against the sum of the
+ * same layer's gradients taken one sample at a time, for conv2d with a
+ * bias and for the convolutional CA-RES. Also the outputs, per sample. */
+static void
+check_batch_equals_samples (const CamlLayerSpec *spec, const CamlShape *in, int n, guint32 seed)
+{
+  GRand *rng = g_rand_new_with_seed (seed);
+  CamlModel *model = caml_model_new (in, spec, 1, rng, NULL);
+  assert_non_null (model);
+  for (size_t i = 0; i < model->n_weights; i++)
+    model->w[i] += (float) g_rand_double_range (rng, -0.2, 0.2);
+  CamlLayer *layer = model->layers[0];
+  size_t isz = caml_shape_size (in), osz = caml_shape_size (&layer->out);
+  size_t nw = model->n_weights;
+  float *x = g_new (float, n * isz), *dout = g_new (float, n * osz);
+  float *dx = g_new (float, n * isz), *dx1 = g_new (float, isz);
+  for (size_t i = 0; i < n * isz; i++)
+    x[i] = (float) g_rand_double_range (rng, -1, 1);
+  for (size_t i = 0; i < n * osz; i++)
+    dout[i] = (float) g_rand_double_range (rng, -1, 1);
+
+  float *out = g_memdup2 (caml_model_forward (model, x, n), n * osz * sizeof (float));
+  caml_model_zero_grad (model);
+  layer->ops->backward (layer, dx, dout, x, out, n);
+  float *dw = g_memdup2 (model->dw, nw * sizeof (float));
+
+  double *sum = g_new0 (double, nw);
+  for (int i = 0; i < n; i++)
+    {
+      const float *o1 = caml_model_forward (model, x + i * isz, 1);
+      for (size_t a = 0; a < osz; a++)
+        assert_close (out[i * osz + a], o1[a], 1e-5, "batch out", i * osz + a);
+      caml_model_zero_grad (model);
+      layer->ops->backward (layer, dx1, dout + i * osz, x + i * isz, o1, 1);
+      for (size_t a = 0; a < isz; a++)
+        assert_close (dx[i * isz + a], dx1[a], 1e-4, "batch dinp", i * isz + a);
+      for (size_t a = 0; a < nw; a++)
+        sum[a] += model->dw[a];
+    }
+  for (size_t a = 0; a < nw; a++)
+    assert_close (dw[a], sum[a], 1e-3, "batch dw", a);
+  g_free (sum); g_free (dw); g_free (out); g_free (x); g_free (dout); g_free (dx); g_free (dx1);
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
+static void
+test_batch_over_several_blocks (void **state)
+{
+  (void) state;
+  CamlShape mnist = caml_shape_image (1, 28, 28);
+  CamlLayerSpec conv = caml_test_spec ("conv2d", "kernel", 8.0, "depth", 3.0,
+                                       "activation", (double) CAML_ACT_TANH, NULL);
+  check_batch_equals_samples (&conv, &mnist, 11, 950);
+  CamlLayerSpec res = caml_test_spec ("ca_res_conv", "kernel", 5.0, "depth", 3.0,
+                                      "sublayers", 3.0, "n_v", 2.0, "n_sigma", 2.0,
+                                      "activation", (double) CAML_ACT_TANH, NULL);
+  check_batch_equals_samples (&res, &mnist, 9, 951);
+  CamlLayerSpec cacnn = caml_test_spec ("ca_cnn", "kernel", 8.0, "depth", 3.0,
+                                        "stride", 2.0, "activation", (double) CAML_ACT_SIGMOID,
+                                        NULL);
+  check_batch_equals_samples (&cacnn, &mnist, 13, 952);
+}
+
+/* Every activation of the convolutional CA-RES (the existing check uses
+ * tanh and one relu case). */
+static void
+test_ca_res_conv_gradients_activations (void **state)
+{
+  (void) state;
+  CamlShape in = caml_shape_image (2, 4, 4);
+  guint32 seed = 960;
+  for (int act = 0; act < CAML_N_ACTS; act++)
+    for (int form = 0; form <= 1; form++)
+      {
+        CamlLayerSpec spec = caml_test_spec ("ca_res_conv", "kernel", 3.0, "depth", 2.0,
+                                             "sublayers", 3.0, "n_v", 2.0, "n_sigma", 2.0,
+                                             "v_form", (double) form,
+                                             "activation", (double) act, NULL);
+        caml_gradcheck_layer (&spec, &in, 2, seed++);
+      }
+}
+
 int
 main (void)
 {
@@ -371,6 +583,9 @@ main (void)
     cmocka_unit_test (test_ca_res_conv_is_resnet_block),
     cmocka_unit_test (test_ca_res_conv_chi_and_errors),
     cmocka_unit_test (test_ca_cnn_model_gradients),
+    cmocka_unit_test (test_ca_res_conv_matches_reference),
+    cmocka_unit_test (test_batch_over_several_blocks),
+    cmocka_unit_test (test_ca_res_conv_gradients_activations),
   };
   return cmocka_run_group_tests_name ("ca-cnn", tests, NULL, NULL);
 }

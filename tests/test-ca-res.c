@@ -138,6 +138,155 @@ test_em_steps_on_ca_res (void **state)
   g_rand_free (rng);
 }
 
+/* ---- added by review: forward reference for every CA-RES form, and the
+ * gradient check over every activation ---- */
+
+static double
+ref_act (CamlActivation a, double x)
+{
+  switch (a)
+    {
+    case CAML_ACT_TANH:    return tanh (x);
+    case CAML_ACT_RELU:    return x > 0 ? x : 0;
+    case CAML_ACT_SIGMOID: return 1 / (1 + exp (-x));
+    default:               return x;
+    }
+}
+
+/* Eq. 42 written out in double for one sample c (D), reading the parameters
+ * in declaration order (per sublayer: W, b when dense; u, b_χ, w0 when gated)
+ * and the documented input order [c, w_{k−1}, …, w_{k−m}]. out (U). */
+static void
+ca_res_reference (CamlLayer *layer, const float *c, int d, int u, int l, int n_v, int n_s,
+                  gboolean always_on, gboolean sum, CamlActivation act, double *out)
+{
+  double w[12][64];
+  int p = 0;
+  for (int k = 0; k < l; k++)
+    {
+      int nv = MIN (n_v, k), ns = MIN (n_s, k);
+      double v[64], cat[256];
+      /* v's input */
+      for (int a = 0; a < d; a++)
+        cat[a] = c[a];
+      for (int j = 1; j <= nv; j++)
+        for (int a = 0; a < u; a++)
+          cat[d + (j - 1) * u + a] = w[k - j][a];
+      if (k == 0 || !sum)
+        {
+          int dv = d + nv * u;
+          const float *W = layer->params[p++].w, *b = layer->params[p++].w;
+          for (int j = 0; j < u; j++)
+            {
+              double z = b[j];
+              for (int a = 0; a < dv; a++)
+                z += (double) W[j * dv + a] * cat[a];
+              v[j] = ref_act (act, z);
+            }
+        }
+      else
+        for (int j = 0; j < u; j++)
+          {
+            v[j] = c[j];
+            for (int i = 1; i <= nv; i++)
+              v[j] += w[k - i][j];
+          }
+      if (always_on)
+        {
+          for (int j = 0; j < u; j++)
+            w[k][j] = v[j];
+          continue;
+        }
+      int dc = d + ns * u;
+      for (int j = 1; j <= ns; j++)
+        for (int a = 0; a < u; a++)
+          cat[d + (j - 1) * u + a] = w[k - j][a];
+      const float *uu = layer->params[p++].w, *b_chi = layer->params[p++].w;
+      const float *w0 = layer->params[p++].w;
+      double z = b_chi[0];
+      for (int a = 0; a < dc; a++)
+        z += (double) uu[a] * cat[a];
+      double chi = 1 / (1 + exp (-z));
+      for (int j = 0; j < u; j++)
+        w[k][j] = chi * v[j] + (1 - chi) * w0[j];
+    }
+  assert_int_equal (p, layer->n_params);   /* every parameter used */
+  for (int j = 0; j < u; j++)
+    out[j] = w[l - 1][j];
+}
+
+static void
+test_ca_res_matches_reference (void **state)
+{
+  (void) state;
+  /* (D, U, l, n_v, n_σ, b, sum, activation) */
+  const int cases[][8] = {
+    { 3, 4, 3, 2, 2, 0, 0, CAML_ACT_TANH },
+    { 2, 5, 4, 3, 1, 0, 0, CAML_ACT_SIGMOID },
+    { 2, 3, 4, 1, 3, 0, 0, CAML_ACT_IDENTITY },
+    { 4, 4, 3, 2, 1, 0, 1, CAML_ACT_RELU },
+    { 3, 3, 4, 2, 3, 0, 1, CAML_ACT_TANH },
+    { 3, 2, 3, 2, 1, 1, 0, CAML_ACT_RELU },
+    { 3, 3, 4, 3, 1, 1, 1, CAML_ACT_SIGMOID },
+    { 2, 2, 1, 1, 1, 0, 0, CAML_ACT_TANH },
+  };
+  enum { N = 4 };
+  for (gsize t = 0; t < G_N_ELEMENTS (cases); t++)
+    {
+      const int *cs = cases[t];
+      int d = cs[0], u = cs[1];
+      CamlShape in = caml_shape_flat (d);
+      CamlLayerSpec spec = caml_test_spec ("ca_res", "units", (double) u,
+                                           "sublayers", (double) cs[2], "n_v", (double) cs[3],
+                                           "n_sigma", (double) cs[4],
+                                           "always_on", (double) cs[5],
+                                           "v_form", (double) cs[6],
+                                           "activation", (double) cs[7], NULL);
+      GRand *rng = g_rand_new_with_seed (700 + t);
+      CamlModel *model = caml_model_new (&in, &spec, 1, rng, NULL);
+      assert_non_null (model);
+      for (size_t i = 0; i < model->n_weights; i++)
+        model->w[i] = (float) g_rand_double_range (rng, -0.8, 0.8);
+      float x[N * 8];
+      for (int i = 0; i < N * d; i++)
+        x[i] = (float) g_rand_double_range (rng, -1, 1);
+      const float *out = caml_model_forward (model, x, N);
+      for (int s = 0; s < N; s++)
+        {
+          double ref[64];
+          ca_res_reference (model->layers[0], x + s * d, d, u, cs[2], cs[3], cs[4], cs[5],
+                            cs[6], (CamlActivation) cs[7], ref);
+          for (int j = 0; j < u; j++)
+            if (fabs (out[s * u + j] - ref[j]) > 1e-5 * fmax (1.0, fabs (ref[j])))
+              fail_msg ("case %zu sample %d unit %d: %.7g, reference %.7g", t, s, j,
+                        out[s * u + j], ref[j]);
+        }
+      caml_model_free (model);
+      g_rand_free (rng);
+    }
+}
+
+/* The existing check covers tanh only: every other activation, in a dense
+ * and a sum block, gated and always on. */
+static void
+test_ca_res_gradients_activations (void **state)
+{
+  (void) state;
+  CamlShape in = caml_shape_flat (3);
+  guint32 seed = 800;
+  for (int act = 0; act < CAML_N_ACTS; act++)
+    for (int form = 0; form <= 1; form++)
+      for (int b = 0; b <= 1; b++)
+        {
+          CamlLayerSpec spec = caml_test_spec ("ca_res", "units", 3.0, "sublayers", 3.0,
+                                               "n_v", 2.0, "n_sigma", 2.0,
+                                               "always_on", (double) b,
+                                               "v_form", (double) form,
+                                               "activation", (double) act, NULL);
+          caml_gradcheck_layer (&spec, &in, 4, seed++);
+        }
+}
+
 int
 main (void)
 {
@@ -146,6 +295,8 @@ main (void)
     cmocka_unit_test (test_ca_res_parameter_counts),
     cmocka_unit_test (test_ca_res_is_resnet_block),
     cmocka_unit_test (test_em_steps_on_ca_res),
+    cmocka_unit_test (test_ca_res_matches_reference),
+    cmocka_unit_test (test_ca_res_gradients_activations),
   };
   return cmocka_run_group_tests_name ("ca-res", tests, NULL, NULL);
 }

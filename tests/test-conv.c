@@ -278,6 +278,73 @@ test_cnn_model_gradients (void **state)
   g_rand_free (rng);
 }
 
+/* ---- added by review: max_pool against a direct reference for every
+ * (size, stride, padding), overlapping windows included ---- */
+static void
+test_max_pool_matches_reference (void **state)
+{
+  (void) state;
+  GRand *rng = g_rand_new_with_seed (31);
+  for (int size = 1; size <= 4; size++)
+    for (int stride = 0; stride <= 3; stride++)
+      for (int pad = SAME; pad <= VALID; pad++)
+        {
+          const int C = 2, H = 7, W = 6, N = 2;
+          int st = stride > 0 ? stride : size;
+          CamlShape in = caml_shape_image (C, H, W);
+          CamlLayerSpec spec = caml_test_spec ("max_pool", "size", (double) size,
+                                               "stride", (double) stride,
+                                               "padding", (double) pad, NULL);
+          CamlModel *model = caml_model_new (&in, &spec, 1, NULL, NULL);
+          assert_non_null (model);
+          /* TF geometry, computed here: same → ceil(H / s), border split
+           * with the smaller half before; valid → floor((H − k) / s) + 1. */
+          int oh = pad == SAME ? (H + st - 1) / st : (H - size) / st + 1;
+          int ow = pad == SAME ? (W + st - 1) / st : (W - size) / st + 1;
+          int pt = pad == SAME ? MAX ((oh - 1) * st + size - H, 0) / 2 : 0;
+          int pl = pad == SAME ? MAX ((ow - 1) * st + size - W, 0) / 2 : 0;
+          CamlLayer *layer = model->layers[0];
+          assert_int_equal (layer->out.dims[1], oh);
+          assert_int_equal (layer->out.dims[2], ow);
+          float x[2 * 2 * 7 * 6], dx[2 * 2 * 7 * 6];
+          for (int i = 0; i < N * C * H * W; i++)
+            x[i] = (float) g_rand_double_range (rng, -1, 1);   /* no ties */
+          const float *out = caml_model_forward (model, x, N);
+          float *dout = g_new (float, N * C * oh * ow);
+          double *rdx = g_new0 (double, N * C * H * W);
+          for (int i = 0; i < N * C * oh * ow; i++)
+            dout[i] = (float) g_rand_double_range (rng, -1, 1);
+          for (int nc = 0; nc < N * C; nc++)
+            for (int oy = 0; oy < oh; oy++)
+              for (int ox = 0; ox < ow; ox++)
+                {
+                  double best = -INFINITY;
+                  int at = -1;
+                  for (int a = 0; a < size; a++)
+                    for (int b = 0; b < size; b++)
+                      {
+                        int y = oy * st - pt + a, xx = ox * st - pl + b;
+                        if (y < 0 || y >= H || xx < 0 || xx >= W)
+                          continue;
+                        if (x[(nc * H + y) * W + xx] > best)
+                          best = x[(nc * H + y) * W + xx], at = (nc * H + y) * W + xx;
+                      }
+                  int o = (nc * oh + oy) * ow + ox;
+                  if (out[o] != (float) best)
+                    fail_msg ("max_pool size %d stride %d %s: out[%d] = %g, reference %g", size,
+                              stride, pad == SAME ? "same" : "valid", o, out[o], best);
+                  rdx[at] += dout[o];
+                }
+          layer->ops->backward (layer, dx, dout, x, out, N);
+          for (int i = 0; i < N * C * H * W; i++)
+            assert_close (dx[i], rdx[i], 1e-6, "max_pool dinp", i);
+          g_free (dout);
+          g_free (rdx);
+          caml_model_free (model);
+        }
+  g_rand_free (rng);
+}
+
 int
 main (void)
 {
@@ -288,6 +355,7 @@ main (void)
     cmocka_unit_test (test_conv2d_shape_errors),
     cmocka_unit_test (test_max_pool_gradients),
     cmocka_unit_test (test_max_pool_values),
+    cmocka_unit_test (test_max_pool_matches_reference),
     cmocka_unit_test (test_flatten),
     cmocka_unit_test (test_cnn_model_gradients),
   };

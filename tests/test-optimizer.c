@@ -150,6 +150,256 @@ test_optimizers_train (void **state)
   caml_dataset_free (test);
 }
 
+/* ---- added by review: every hyperparameter against the formulas on every
+ * weight, Adam's bias correction under em_steps, frozen tables, and the
+ * parameter groups of every CA layer by name ---- */
+
+/* One optimizer, `steps` updates of a 2-weight model from fixed gradients,
+ * against the update rules written out in double. */
+static void
+check_against_formula (const CamlOptimizerConfig *config, int steps)
+{
+  CamlModel *model = tiny_model ();
+  const double w_init[2] = { 1.0, -0.5 };
+  model->w[0] = (float) w_init[0];
+  model->w[1] = (float) w_init[1];
+  CamlOptimizer *opt = caml_optimizer_new (config, model->n_weights);
+  double w[2] = { w_init[0], w_init[1] }, m[2] = { 0, 0 }, v[2] = { 0, 0 };
+  if (config->kind == CAML_OPTIM_ADAGRAD)
+    m[0] = m[1] = config->initial_accumulator;
+  GRand *rng = g_rand_new_with_seed (3);
+  for (int t = 1; t <= steps; t++)
+    {
+      for (int i = 0; i < 2; i++)
+        {
+          float g = (float) g_rand_double_range (rng, -2, 2);
+          model->dw[i] = g;
+          switch (config->kind)
+            {
+            case CAML_OPTIM_SGD:
+              m[i] = config->momentum * m[i] + g;
+              w[i] -= config->lr * m[i];
+              break;
+            case CAML_OPTIM_ADAGRAD:
+              m[i] += (double) g * g;
+              w[i] -= config->lr * g / (sqrt (m[i]) + config->eps);
+              break;
+            default:
+              m[i] = config->beta1 * m[i] + (1 - config->beta1) * g;
+              v[i] = config->beta2 * v[i] + (1 - config->beta2) * g * g;
+              w[i] -= config->lr * (m[i] / (1 - pow (config->beta1, t)))
+                      / (sqrt (v[i] / (1 - pow (config->beta2, t))) + config->eps);
+            }
+        }
+      caml_optimizer_step (opt, model, t - 1);
+      for (int i = 0; i < 2; i++)
+        if (fabs (model->w[i] - w[i]) > 1e-5 * fmax (1.0, fabs (w[i])))
+          fail_msg ("%s step %d weight %d: %.7g, formula %.7g", caml_optimizer_names[config->kind],
+                    t, i, model->w[i], w[i]);
+    }
+  g_rand_free (rng);
+  caml_optimizer_free (opt);
+  caml_model_free (model);
+}
+
+static void
+test_hyperparameters (void **state)
+{
+  (void) state;
+  CamlOptimizerConfig c;
+  caml_optimizer_config_defaults (&c, CAML_OPTIM_SGD);       /* plain SGD */
+  c.lr = 0.1;
+  check_against_formula (&c, 5);
+  c.momentum = 0.5;
+  check_against_formula (&c, 5);
+  caml_optimizer_config_defaults (&c, CAML_OPTIM_ADAGRAD);
+  c.lr = 0.05;
+  check_against_formula (&c, 5);                              /* defaults */
+  c.initial_accumulator = 0.0;
+  check_against_formula (&c, 5);
+  c.initial_accumulator = 2.5;
+  c.eps = 0.3;
+  check_against_formula (&c, 5);
+  caml_optimizer_config_defaults (&c, CAML_OPTIM_ADAM);
+  c.lr = 0.02;
+  check_against_formula (&c, 6);                              /* defaults */
+  c.beta1 = 0.5;
+  c.beta2 = 0.8;
+  c.eps = 0.1;
+  check_against_formula (&c, 6);
+  c.beta1 = 0.0;
+  check_against_formula (&c, 6);
+}
+
+/* Under em_steps = E, Adam corrects each group's moments by the number of
+ * updates that group has had (optimizer.c: "updates applied per
+ * CamlParamGroup"), so the value group's first update, at step E, is a full
+ * Adam first step (≈ lr), not one damped by a global t. */
+static void
+test_adam_em_steps (void **state)
+{
+  (void) state;
+  enum { E = 3, STEPS = 14 };
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec specs[] = { caml_test_spec ("ca_nn", "units", 2.0, NULL),
+                            caml_test_spec ("dense", "units", 1.0, NULL) };
+  CamlModel *model = caml_model_new (&in, specs, 2, NULL, NULL);
+  assert_non_null (model);
+  size_t nw = model->n_weights;
+  CamlOptimizerConfig config;
+  caml_optimizer_config_defaults (&config, CAML_OPTIM_ADAM);
+  config.lr = 0.01;
+  config.em_steps = E;
+  CamlOptimizer *opt = caml_optimizer_new (&config, nw);
+  double *w = g_new (double, nw), *m = g_new0 (double, nw), *v = g_new0 (double, nw);
+  int *group = g_new (int, nw);
+  for (int i = 0; i < model->n_layers; i++)
+    for (int j = 0; j < model->layers[i]->n_params; j++)
+      {
+        CamlParam *p = &model->layers[i]->params[j];
+        for (size_t a = 0; a < p->count; a++)
+          group[p->offset + a] = p->group;
+      }
+  for (size_t a = 0; a < nw; a++)
+    w[a] = model->w[a];
+  long updates[CAML_N_GROUPS] = { 0 };
+  GRand *rng = g_rand_new_with_seed (5);
+  for (long step = 0; step < STEPS; step++)
+    {
+      for (int g = 0; g < CAML_N_GROUPS; g++)
+        updates[g] += caml_em_group_active (E, (CamlParamGroup) g, step);
+      for (size_t a = 0; a < nw; a++)
+        {
+          float g = (float) g_rand_double_range (rng, -1, 1);
+          model->dw[a] = g;
+          if (!caml_em_group_active (E, (CamlParamGroup) group[a], step))
+            continue;
+          long t = updates[group[a]];
+          m[a] = 0.9 * m[a] + 0.1 * g;
+          v[a] = 0.999 * v[a] + 0.001 * g * g;
+          w[a] -= 0.01 * (m[a] / (1 - pow (0.9, t))) / (sqrt (v[a] / (1 - pow (0.999, t))) + 1e-8);
+        }
+      caml_optimizer_step (opt, model, step);
+      for (size_t a = 0; a < nw; a++)
+        if (fabs (model->w[a] - w[a]) > 1e-5)
+          fail_msg ("step %ld weight %zu (group %d): %.7g, formula %.7g", step, a, group[a],
+                    model->w[a], w[a]);
+    }
+  g_rand_free (rng);
+  g_free (w); g_free (m); g_free (v); g_free (group);
+  caml_optimizer_free (opt);
+  caml_model_free (model);
+}
+
+/* `trainable: false`: the table is in the frozen group and no optimizer,
+ * sparse or dense path, with or without em_steps, moves it; the rest trains. */
+static void
+test_frozen_embedding (void **state)
+{
+  (void) state;
+  enum { N = 3, T = 4, V = 6 };
+  CamlShape in = caml_shape_tokens (T, V);
+  CamlLayerSpec specs[] = {
+    caml_test_spec ("embedding", "dim", 3.0, "trainable", 0.0, NULL),
+    caml_test_spec ("ca_att", "query", 1.0, NULL),
+    caml_test_spec ("dense", "units", 1.0, NULL),
+  };
+  const float x[N * T] = { 1, 2, 3, CAML_TOKEN_PAD, 0, CAML_TOKEN_OOV, 5, 4,
+                           2, CAML_TOKEN_PAD, CAML_TOKEN_PAD, CAML_TOKEN_PAD };
+  const float y[N] = { 1, 0, 1 };
+  for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
+    for (int sparse = 0; sparse <= 1; sparse++)
+      {
+        GRand *rng = g_rand_new_with_seed (2);
+        CamlModel *model = caml_model_new (&in, specs, 3, rng, NULL);
+        g_rand_free (rng);
+        assert_non_null (model);
+        model->sparse_grads = sparse;
+        CamlParam *E = &model->layers[0]->params[0];
+        assert_int_equal (E->group, CAML_GROUP_FROZEN);
+        float *E0 = g_memdup2 (E->w, E->count * sizeof (float));
+        float *w0 = g_memdup2 (model->w, model->n_weights * sizeof (float));
+        CamlOptimizerConfig config;
+        caml_optimizer_config_defaults (&config, (CamlOptimizerKind) kind);
+        config.lr = 0.1;
+        config.momentum = kind == CAML_OPTIM_SGD && sparse ? 0.0 : 0.5;
+        config.em_steps = 2;
+        CamlOptimizer *opt = caml_optimizer_new (&config, model->n_weights);
+        float dpred[N];
+        for (long step = 0; step < 8; step++)
+          {
+            caml_model_zero_grad (model);
+            const float *pred = caml_model_forward (model, x, N);
+            caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, N, 1);
+            caml_model_backward (model, x, dpred, N);
+            caml_optimizer_step (opt, model, step);
+          }
+        assert_memory_equal (E->w, E0, E->count * sizeof (float));
+        assert_memory_not_equal (model->w + E->count, w0 + E->count,
+                                 (model->n_weights - E->count) * sizeof (float));
+        g_free (E0);
+        g_free (w0);
+        caml_optimizer_free (opt);
+        caml_model_free (model);
+      }
+}
+
+/* The two blocks of the em_steps schedule, by parameter name, for every CA
+ * layer that test-rnn.c and test-attention.c do not already check; plain
+ * layers are always updated. */
+static void
+expect_groups (const char *type, const CamlShape *in, const char *const *gate,
+               const char *const *value, double always_on)
+{
+  CamlLayerSpec spec = caml_test_spec (type, NULL);
+  int k = caml_layer_ops_option_index (spec.ops, "always_on");
+  if (k >= 0)
+    spec.opt[k] = always_on;
+  CamlModel *model = caml_model_new (in, &spec, 1, NULL, NULL);
+  assert_non_null (model);
+  CamlLayer *layer = model->layers[0];
+  int n_gate = 0;
+  for (int j = 0; j < layer->n_params; j++)
+    {
+      const CamlParam *p = &layer->params[j];
+      CamlParamGroup want;
+      if (gate != NULL && g_strv_contains (gate, p->name))
+        want = CAML_GROUP_GATE, n_gate++;
+      else if (value != NULL && g_strv_contains (value, p->name))
+        want = CAML_GROUP_VALUE;
+      else
+        want = CAML_GROUP_ALWAYS;
+      if (p->group != want)
+        fail_msg ("%s: parameter %s is in group %d, expected %d", type, p->name, p->group, want);
+    }
+  if (gate != NULL && always_on == 0.0)
+    assert_true (n_gate > 0);
+  caml_model_free (model);
+}
+
+static void
+test_parameter_groups (void **state)
+{
+  (void) state;
+  static const char *const gate_u[] = { "u", "b_chi", NULL };
+  static const char *const value_w[] = { "W", "b", "w0", NULL };
+  static const char *const gate_bsfe[] = { "w_sigma", "theta", NULL };
+  static const char *const value_bsfe[] = { "w_prime", "v0", NULL };
+  CamlShape flat = caml_shape_flat (3), image = caml_shape_image (1, 6, 6);
+  CamlShape tokens = caml_shape_tokens (5, 9);
+  expect_groups ("ca_nn", &flat, gate_u, value_w, 0);
+  expect_groups ("ca_res", &flat, gate_u, value_w, 0);
+  expect_groups ("ca_res", &flat, gate_u, value_w, 1);   /* b = 1: values only */
+  expect_groups ("ca_cnn", &image, gate_u, value_w, 0);
+  expect_groups ("ca_res_conv", &image, gate_u, value_w, 0);
+  expect_groups ("ca_res_conv", &image, gate_u, value_w, 1);
+  expect_groups ("ca_bsfe", &tokens, gate_bsfe, value_bsfe, 0);
+  expect_groups ("dense", &flat, NULL, NULL, 0);
+  expect_groups ("conv2d", &image, NULL, NULL, 0);
+  expect_groups ("average", &tokens, NULL, NULL, 0);
+  expect_groups ("embedding", &tokens, NULL, NULL, 0);
+}
+
 int
 main (void)
 {
@@ -159,6 +409,10 @@ main (void)
     cmocka_unit_test (test_adam),
     cmocka_unit_test (test_em_schedule),
     cmocka_unit_test (test_optimizers_train),
+    cmocka_unit_test (test_hyperparameters),
+    cmocka_unit_test (test_adam_em_steps),
+    cmocka_unit_test (test_frozen_embedding),
+    cmocka_unit_test (test_parameter_groups),
   };
   return cmocka_run_group_tests_name ("optimizer", tests, NULL, NULL);
 }

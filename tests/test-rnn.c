@@ -346,6 +346,141 @@ test_gru_reference (void **state)
   check_reference ("gru", NULL);
 }
 
+/* ---- added by review: LSTM's g and h, GRU's h against the scalar
+ * references (the ones above hard-code tanh), and relu in the gradient
+ * checks of every cell ---- */
+
+/* Table 1's LSTM with the block input z = g(·) and y = h(c) ⊙ o. */
+static void
+lstm_reference_acts (CamlModel *m, const float *x, int len, CamlActivation g, CamlActivation h,
+                     double *ys, double *cs)
+{
+  const int D = D_REF, U = U_REF;
+  const float *W = param (m, "W"), *R = param (m, "R"), *b = param (m, "b");
+  const float *p_i = param (m, "p_i"), *p_f = param (m, "p_f"), *p_o = param (m, "p_o");
+  double c[U_REF] = { 0 }, y[U_REF] = { 0 };
+  for (int t = 0; t < len; t++)
+    {
+      double xt[D_REF], cn[U_REF];
+      for (int k = 0; k < D; k++)
+        xt[k] = x[t * D + k];
+      for (int j = 0; j < U; j++)
+        {
+          double pre[3];
+          for (int blk = 0; blk < 3; blk++)
+            pre[blk] = row_dot (W, blk * U + j, xt, D) + row_dot (R, blk * U + j, y, U)
+                       + b[blk * U + j];
+          cn[j] = act (g, pre[0]) * sigm (pre[1] + p_i[j] * c[j])
+                  + c[j] * sigm (pre[2] + p_f[j] * c[j]);
+        }
+      for (int j = 0; j < U; j++)
+        {
+          double o = sigm (row_dot (W, 3 * U + j, xt, D) + row_dot (R, 3 * U + j, y, U)
+                           + b[3 * U + j] + p_o[j] * cn[j]);
+          ys[t * U + j] = act (h, cn[j]) * o;
+        }
+      for (int j = 0; j < U; j++)
+        {
+          c[j] = cs[t * U + j] = cn[j];
+          y[j] = ys[t * U + j];
+        }
+    }
+}
+
+/* Table 1's GRU with y = h(W_y c + b_y). */
+static void
+gru_reference_acts (CamlModel *m, const float *x, int len, CamlActivation h, double *ys,
+                    double *cs)
+{
+  gru_reference (m, x, len, ys, cs);   /* c is independent of h */
+  const float *W_y = param (m, "W_y"), *b_y = param (m, "b_y");
+  for (int t = 0; t < len; t++)
+    for (int j = 0; j < U_REF; j++)
+      ys[t * U_REF + j] = act (h, row_dot (W_y, j, cs + t * U_REF, U_REF) + b_y[j]);
+}
+
+static void
+check_activation_reference (const char *cell, CamlActivation g, CamlActivation h)
+{
+  const int T = T_REF, D = D_REF, U = U_REF, len = 4;
+  CamlShape in = caml_shape_sequence (T, D);
+  GRand *rng = g_rand_new_with_seed (98);
+  float x[T_REF * D_REF] = { 0 };
+  for (int i = 0; i < len * D; i++)
+    x[i] = (float) g_rand_double_range (rng, -1, 1);
+  double ys[T_REF * U_REF], cs[T_REF * U_REF];
+  gboolean lstm = g_str_equal (cell, "lstm");
+  for (int sequences = 0; sequences <= 1; sequences++)
+    {
+      CamlLayerSpec spec = lstm
+        ? caml_test_spec (cell, "units", (double) U, "return_sequences", (double) sequences,
+                          "g", (double) g, "h", (double) h, NULL)
+        : caml_test_spec (cell, "units", (double) U, "return_sequences", (double) sequences,
+                          "h", (double) h, NULL);
+      GRand *init = g_rand_new_with_seed (6);
+      CamlModel *model = caml_model_new (&in, &spec, 1, init, NULL);
+      assert_non_null (model);
+      for (size_t i = 0; i < model->n_weights; i++)
+        model->w[i] += (float) g_rand_double_range (init, -0.5, 0.5);
+      int lengths[1] = { len };
+      caml_model_set_sequence_lengths (model, lengths);
+      const float *out = caml_model_forward (model, x, 1);
+      if (lstm)
+        lstm_reference_acts (model, x, len, g, h, ys, cs);
+      else
+        gru_reference_acts (model, x, len, h, ys, cs);
+      for (int t = sequences ? 0 : len - 1; t < len; t++)
+        for (int j = 0; j < U; j++)
+          {
+            float got = sequences ? out[t * U + j] : out[j];
+            if (fabs (got - ys[t * U + j]) > 1e-5)
+              fail_msg ("%s g=%s h=%s seq %d step %d unit %d: %.7f, reference %.7f", cell,
+                        caml_activation_names[g], caml_activation_names[h], sequences, t, j,
+                        got, ys[t * U + j]);
+          }
+      caml_model_free (model);
+      g_rand_free (init);
+    }
+  g_rand_free (rng);
+}
+
+static void
+test_activation_options_reference (void **state)
+{
+  (void) state;
+  for (int g = 0; g < CAML_N_ACTS; g++)
+    for (int h = 0; h < CAML_N_ACTS; h++)
+      check_activation_reference ("lstm", (CamlActivation) g, (CamlActivation) h);
+  for (int h = 0; h < CAML_N_ACTS; h++)
+    check_activation_reference ("gru", CAML_ACT_TANH, (CamlActivation) h);
+}
+
+static void
+test_gradients_relu (void **state)
+{
+  (void) state;
+  CamlShape in = caml_shape_sequence (4, 2);
+  guint32 seed = 60;
+  for (int k = 0; k < 4; k++)   /* relu in one of h_v, h_c, h_ov, h_oc at a time */
+    {
+      CamlActivation h[4] = { CAML_ACT_TANH, CAML_ACT_TANH, CAML_ACT_TANH, CAML_ACT_TANH };
+      h[k] = CAML_ACT_RELU;
+      CamlLayerSpec ca = caml_test_spec ("ca_rnn", "units", 3.0, "return_sequences", 1.0,
+                                         "h_v", (double) h[0], "h_c", (double) h[1],
+                                         "h_ov", (double) h[2], "h_oc", (double) h[3], NULL);
+      caml_gradcheck_layer (&ca, &in, 4, seed++);
+    }
+  CamlLayerSpec lstm = caml_test_spec ("lstm", "units", 2.0, "g", (double) CAML_ACT_RELU,
+                                       "h", (double) CAML_ACT_RELU, "return_sequences", 1.0,
+                                       NULL);
+  caml_gradcheck_layer (&lstm, &in, 4, seed++);
+  for (int h = 0; h < CAML_N_ACTS; h++)
+    {
+      CamlLayerSpec gru = caml_test_spec ("gru", "units", 2.0, "h", (double) h, NULL);
+      caml_gradcheck_layer (&gru, &in, 4, seed++);
+    }
+}
+
 /* --------------------------------------------------------------- padding */
 
 #define N_PAD 5
@@ -620,6 +755,8 @@ main (void)
     cmocka_unit_test (test_ca_rnn_reference),
     cmocka_unit_test (test_lstm_reference),
     cmocka_unit_test (test_gru_reference),
+    cmocka_unit_test (test_activation_options_reference),
+    cmocka_unit_test (test_gradients_relu),
     cmocka_unit_test (test_padding_changes_nothing),
     cmocka_unit_test (test_sequences_zero_after_length),
     cmocka_unit_test (test_groups_and_baseline),
