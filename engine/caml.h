@@ -749,7 +749,8 @@ typedef struct {
 typedef enum {
   CAML_DIVERGED_DATA,      /* a training sample's input or target */
   CAML_DIVERGED_OUTPUT,    /* the output of `layer` (the first in forward order) */
-  CAML_DIVERGED_LOSS,      /* the loss, though every output was finite (too large for it) */
+  CAML_DIVERGED_LOSS,      /* the loss: not finite though every output was (too large for
+                            * it), or finite but over 10⁶ times the first step's */
   CAML_DIVERGED_GRADIENT,  /* the gradient of `param` of `layer` (first in backward order) */
   CAML_DIVERGED_UPDATE,    /* `param` of `layer` after the optimizer's update */
 } CamlDivergenceKind;

@@ -37,6 +37,11 @@
 #include "parallel.h"
 
 #define CAML_EVAL_CHUNK   1024
+/* A finite loss this many times the first step's (or the floor, when that
+ * was smaller) is a divergence too: weights that blow up slowly stay finite
+ * for hundreds of steps. No sound run grows its loss a million-fold. */
+#define CAML_LOSS_BLOWUP  1e6
+#define CAML_LOSS_FLOOR   1e-3
 #define CAML_RATE_WINDOW  0.5   /* seconds of training per steps/s estimate */
 
 struct _CamlTrainer {
@@ -67,6 +72,7 @@ struct _CamlTrainer {
   size_t         out_size;    /* D of the model output */
   CamlAverage   *average;     /* training.average_decay > 0: from the first step */
   CamlDivergence divergence;  /* of the step that failed (trainer thread) */
+  float          first_loss;  /* of the first step trained; < 0 before it */
 
   GThread *thread;            /* to join; cleared by the joiner */
   GThread *loop_thread;       /* the same, never cleared: who runs the loop */
@@ -539,6 +545,18 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
       trainer_roll_back (trainer, step, TRUE, diagnose_loss (trainer, x, y, loss), error);
       return FALSE;
     }
+  if (trainer->first_loss < 0.0f)
+    trainer->first_loss = loss;
+  else if (loss > CAML_LOSS_BLOWUP * MAX (trainer->first_loss, CAML_LOSS_FLOOR))
+    {
+      d->kind = CAML_DIVERGED_LOSS;
+      d->layer = model->n_layers - 1;
+      trainer_roll_back (trainer, step, TRUE,
+                         g_strdup_printf ("the loss %.3g is over a million times the first "
+                                          "step's (%.3g)", (double) loss,
+                                          (double) trainer->first_loss), error);
+      return FALSE;
+    }
   caml_model_backward (model, x, trainer->dpred, b);
   if (!block_finite (trainer, model->dw)
       && find_bad_param (model, model->dw, &d->layer, &d->param))
@@ -791,6 +809,7 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
   trainer->backup = g_new (float, MAX (model->n_weights, 1));
   trainer->backup_ranges = g_array_new (FALSE, FALSE, sizeof (gsize));
   trainer->backup_step = -1;
+  trainer->first_loss = -1.0f;
   trainer->opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
 
   g_mutex_init (&trainer->lock);
@@ -840,6 +859,55 @@ caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
 }
 
 /* The data must fit the model before a thread starts on it. */
+/* The targets suit the loss: class indices 0 … D − 1 under softmax
+ * cross-entropy (which reads z[label]), values in [0, 1] under sigmoid
+ * cross-entropy, finite numbers under mse. */
+static gboolean
+targets_check (const CamlDataset *set, const char *name, CamlLossKind loss, size_t d,
+               GError **error)
+{
+  if (loss == CAML_LOSS_SOFTMAX_XENT && set->n_classes == 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                   "the %s holds real-valued targets, not classes: the %s loss needs "
+                   "class labels (use mse for regression)", name, caml_loss_names[loss]);
+      return FALSE;
+    }
+  size_t count = (size_t) set->n * set->y_width;
+  for (size_t k = 0; k < count; k++)
+    {
+      float y = set->y[k];
+      const char *problem = NULL;
+      switch (loss)
+        {
+        case CAML_LOSS_SOFTMAX_XENT:
+          if (!(y >= 0.0f && y < (float) d && y == floorf (y)))
+            problem = "is not a class of the model's outputs";
+          break;
+        case CAML_LOSS_SIGMOID_XENT:
+          if (!(y >= 0.0f && y <= 1.0f))
+            problem = "is outside [0, 1]";
+          break;
+        default:
+          if (!isfinite (y))
+            problem = "is not finite";
+        }
+      if (problem != NULL)
+        {
+          g_autofree char *classes = loss == CAML_LOSS_SOFTMAX_XENT
+                                     ? g_strdup_printf (", classes 0…%zu", d - 1)
+                                     : g_strdup ("");
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "the %s's sample %zu has the target %g, which %s (the model has "
+                       "%zu output%s%s; loss %s)", name, k / (size_t) set->y_width,
+                       (double) y, problem, d, d == 1 ? "" : "s", classes,
+                       caml_loss_names[loss]);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static gboolean
 trainer_check (CamlTrainer *trainer, GError **error)
 {
@@ -875,6 +943,8 @@ trainer_check (CamlTrainer *trainer, GError **error)
                        caml_loss_names[trainer->loss], want_y);
           return FALSE;
         }
+      if (!targets_check (sets[i], names[i], trainer->loss, trainer->out_size, error))
+        return FALSE;
     }
   return TRUE;
 }

@@ -636,6 +636,143 @@ test_divergence_and_resume (void **state)
   g_free (exp);
 }
 
+/* A loss that grows a million-fold while staying finite is a divergence
+ * (SGD at lr 1e6 on the surface blows up over a few steps); the weights go
+ * back to those before the step that produced it. */
+static void
+test_divergence_finite_blowup (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 1e6, 300, 0, 100, 1);
+  CamlModel *model = make_mlp (5, 3);
+  CamlDivergence where;
+  long done;
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  char *message = run_to_failure (exp, model, train, test, &done, &where);
+  assert_true (g_str_has_prefix (message, "step "));
+  assert_non_null (strstr (message, "is over a million times the first step's"));
+  assert_int_equal (where.kind, CAML_DIVERGED_LOSS);
+  assert_int_equal (where.layer, model->n_layers - 1);
+  assert_true (where.step >= 2);
+  assert_int_equal (done, where.rolled_back_to);
+  assert_true (done < where.step);
+  for (size_t k = 0; k < model->n_weights; k++)
+    assert_true (isfinite (model->w[k]));
+  /* The weights kept give a loss within the bound (batch 0: every step sees
+   * the whole training set, so the first step's loss is the initial one). */
+  CamlModel *fresh = make_mlp (5, 3);
+  double loss_first = 0.0, loss_kept = 0.0;
+  caml_evaluate (fresh, exp->loss, train, &loss_first, NULL);
+  caml_evaluate (model, exp->loss, train, &loss_kept, NULL);
+  assert_true (loss_kept <= 1e6 * MAX (loss_first, 1e-3));
+  g_free (message);
+
+  /* At a sound rate the same run finishes. */
+  exp->optimizer.lr = 0.1;
+  CamlTrainer *trainer = caml_trainer_new (exp, fresh, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  caml_trainer_free (trainer);
+  caml_model_free (fresh);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+/* Targets the loss cannot take are refused before the run, naming the set,
+ * the sample and the value: a class beyond the outputs (softmax reads
+ * z[label]), a fraction as a class, regression data under softmax, a
+ * target outside [0, 1] under sigmoid, a non-finite target under mse. */
+static void
+test_start_checks_targets (void **state)
+{
+  (void) state;
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec spec;
+  dense_spec (&spec, 3, CAML_ACT_IDENTITY);
+  CamlModel *model = caml_model_new (&in, &spec, 1, NULL, NULL);
+  assert_non_null (model);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 10, 0, 10, 1);
+  CamlDataset *set = caml_dataset_new (4, &in, 1, 3);
+  for (int i = 0; i < 8; i++)
+    set->x[i] = 0.5f;
+  const struct {
+    CamlLossKind loss;
+    int          n_classes;
+    float        bad;
+    const char  *message;
+  } cases[] = {
+    { CAML_LOSS_SOFTMAX_XENT, 3, 3.0f,
+      "the test set's sample 2 has the target 3, which is not a class of the model's "
+      "outputs (the model has 3 outputs, classes 0…2; loss softmax_cross_entropy)" },
+    { CAML_LOSS_SOFTMAX_XENT, 3, 1.5f,
+      "the test set's sample 2 has the target 1.5, which is not a class of the model's "
+      "outputs (the model has 3 outputs, classes 0…2; loss softmax_cross_entropy)" },
+    { CAML_LOSS_SOFTMAX_XENT, 0, 1.0f,
+      "the training set holds real-valued targets, not classes: the "
+      "softmax_cross_entropy loss needs class labels (use mse for regression)" },
+  };
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      set->n_classes = cases[c].n_classes;
+      for (int i = 0; i < 4; i++)
+        set->y[i] = i == 2 ? cases[c].bad : (float) (i % 3);
+      /* the training set is sound in the first two cases: the test set is checked */
+      CamlDataset *good = caml_dataset_new (4, &in, 1, cases[c].n_classes);
+      memcpy (good->x, set->x, 8 * sizeof (float));
+      for (int i = 0; i < 4; i++)
+        good->y[i] = (float) (i % 3);
+      exp->loss = cases[c].loss;
+      CamlTrainer *trainer = caml_trainer_new (exp, model, good, set);
+      GError *error = NULL;
+      assert_false (caml_trainer_start (trainer, FALSE, &error));
+      assert_error (error, CAML_ERROR, CAML_ERROR_SHAPE);
+      assert_string_equal (error->message, cases[c].message);
+      g_clear_error (&error);
+      caml_trainer_free (trainer);
+      caml_dataset_free (good);
+    }
+
+  /* Sigmoid and mse, on a one-output model. */
+  CamlLayerSpec one;
+  dense_spec (&one, 1, CAML_ACT_IDENTITY);
+  CamlModel *single = caml_model_new (&in, &one, 1, NULL, NULL);
+  set->n_classes = 2;
+  for (int i = 0; i < 4; i++)
+    set->y[i] = i == 1 ? 2.0f : 0.25f;   /* soft targets in [0, 1] are fine */
+  exp->loss = CAML_LOSS_SIGMOID_XENT;
+  CamlTrainer *trainer = caml_trainer_new (exp, single, set, set);
+  GError *error = NULL;
+  assert_false (caml_trainer_start (trainer, FALSE, &error));
+  assert_string_equal (error->message, "the training set's sample 1 has the target 2, which "
+                                       "is outside [0, 1] (the model has 1 output; loss "
+                                       "sigmoid_cross_entropy)");
+  g_clear_error (&error);
+  caml_trainer_free (trainer);
+  set->n_classes = 0;
+  set->y[1] = NAN;
+  exp->loss = CAML_LOSS_MSE;
+  trainer = caml_trainer_new (exp, single, set, set);
+  assert_false (caml_trainer_start (trainer, FALSE, &error));
+  assert_string_equal (error->message, "the training set's sample 1 has the target nan, which "
+                                       "is not finite (the model has 1 output; loss mse)");
+  g_clear_error (&error);
+  caml_trainer_free (trainer);
+  set->y[1] = 0.25f;
+  exp->loss = CAML_LOSS_SIGMOID_XENT;
+  trainer = caml_trainer_new (exp, single, set, set);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  caml_trainer_free (trainer);
+
+  caml_model_free (single);
+  caml_model_free (model);
+  caml_dataset_free (set);
+  g_free (exp);
+}
+
 /* Each kind of divergence, with the exact message. */
 static void
 test_divergence_kinds (void **state)
@@ -719,12 +856,12 @@ test_divergence_kinds (void **state)
   bad = caml_dataset_new (train->n, &train->x_shape, train->y_width, 0);
   memcpy (bad->x, train->x, (size_t) train->n * 2 * sizeof (float));
   memcpy (bad->y, train->y, (size_t) train->n * sizeof (float));
-  bad->y[0] = INFINITY;
+  bad->x[0] = NAN;
   CamlTrainer *trainer = caml_trainer_new (exp, model, bad, test);
   assert_true (caml_trainer_start (trainer, FALSE, NULL));
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
   GError *error = caml_trainer_get_error (trainer);
-  assert_string_equal (error->message, "step 1: the training set holds a non-finite target "
+  assert_string_equal (error->message, "step 1: the training set holds a non-finite input "
                                        "(sample 0); weights rolled back to step 0");
   g_clear_error (&error);
   caml_trainer_stop (trainer);
@@ -1294,6 +1431,8 @@ main (void)
     cmocka_unit_test (test_determinism),
     cmocka_unit_test (test_divergence_and_resume),
     cmocka_unit_test (test_divergence_kinds),
+    cmocka_unit_test (test_divergence_finite_blowup),
+    cmocka_unit_test (test_start_checks_targets),
     cmocka_unit_test (test_set_lr_live),
     cmocka_unit_test (test_progress_callback),
     cmocka_unit_test (test_with_model_while_running),
