@@ -8,6 +8,7 @@
  *   caml rnn-sanity [--runs N] [--steps N] [--units N] [--out DIR]
  *   caml sem   --pairs FILE [--corpus FILE…] [--embeddings FILE] [--iterations N]
  */
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -56,6 +57,12 @@ cmd_presets (int argc, char **argv)
       g_printerr ("caml presets: %s\n", error->message);
       return 2;
     }
+  if (argc > 1)
+    {
+      g_printerr ("caml presets: unexpected argument \"%s\" (see `caml presets --help`)\n",
+                  argv[1]);
+      return 2;
+    }
 
   g_auto (GStrv) names = caml_presets_list ();
   for (int i = 0; names[i] != NULL; i++)
@@ -81,6 +88,31 @@ cmd_presets (int argc, char **argv)
   return 0;
 }
 
+static int
+run_command (const char *verb, int argc, char **argv)
+{
+  /* Each command parses its own options: argv[0] is its name. */
+  if (g_str_equal (verb, "presets"))
+    return cmd_presets (argc, argv);
+  if (g_str_equal (verb, "train"))
+    return caml_cli_train (argc, argv);
+  if (g_str_equal (verb, "eval"))
+    return caml_cli_eval (argc, argv);
+  if (g_str_equal (verb, "layers"))
+    return caml_cli_layers (argc, argv);
+  if (g_str_equal (verb, "sweep"))
+    return caml_cli_sweep (argc, argv);
+  if (g_str_equal (verb, "bench"))
+    return caml_cli_bench (argc, argv);
+  if (g_str_equal (verb, "rnn-sanity"))
+    return caml_cli_rnn_sanity (argc, argv);
+  if (g_str_equal (verb, "sem"))
+    return caml_cli_sem (argc, argv);
+
+  g_printerr ("caml: unknown command \"%s\"\n\n%s", verb, usage);
+  return 2;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -91,44 +123,33 @@ main (int argc, char **argv)
       return 2;
     }
   const char *verb = argv[1];
-  if (g_str_equal (verb, "--help") || g_str_equal (verb, "-h"))
+  /* Before any option parsing, which would name the program after the bare
+   * command ("train") in usage lines and GLib's messages. Set once. */
+  g_autofree char *prgname = g_strdup_printf ("caml %s",
+                                              g_str_equal (verb, "help") && argc >= 3
+                                              ? argv[2] : verb);
+  g_set_prgname (prgname);
+  int status;
+  if (g_str_equal (verb, "--help") || g_str_equal (verb, "-h")
+      || (g_str_equal (verb, "help") && (argc < 3 || g_str_equal (argv[2], "help"))))
     {
       g_print ("%s", usage);
-      return 0;
+      status = 0;
     }
-  if (g_str_equal (verb, "help"))
+  else if (g_str_equal (verb, "help"))
     {
-      if (argc < 3)
-        {
-          g_print ("%s", usage);
-          return 0;
-        }
-      static char *help_argv[4];
-      help_argv[0] = argv[0];
-      help_argv[1] = argv[2];
-      help_argv[2] = (char *) "--help";
-      argc = 3;
-      argv = help_argv;
-      verb = argv[1];
+      char *help_argv[] = { argv[2], (char *) "--help", NULL };
+      status = run_command (argv[2], 2, help_argv);
     }
-  /* Each command parses its own options: argv[1] becomes its program name. */
-  if (g_str_equal (verb, "presets"))
-    return cmd_presets (argc - 1, argv + 1);
-  if (g_str_equal (verb, "train"))
-    return caml_cli_train (argc - 1, argv + 1);
-  if (g_str_equal (verb, "eval"))
-    return caml_cli_eval (argc - 1, argv + 1);
-  if (g_str_equal (verb, "layers"))
-    return caml_cli_layers (argc - 1, argv + 1);
-  if (g_str_equal (verb, "sweep"))
-    return caml_cli_sweep (argc - 1, argv + 1);
-  if (g_str_equal (verb, "bench"))
-    return caml_cli_bench (argc - 1, argv + 1);
-  if (g_str_equal (verb, "rnn-sanity"))
-    return caml_cli_rnn_sanity (argc - 1, argv + 1);
-  if (g_str_equal (verb, "sem"))
-    return caml_cli_sem (argc - 1, argv + 1);
+  else
+    status = run_command (verb, argc - 1, argv + 1);
 
-  g_printerr ("caml: unknown command \"%s\"\n\n%s", verb, usage);
-  return 2;
+  /* Output that could not be written (a full disk, a closed pipe) is a
+   * failure, not a success with nothing printed. */
+  if (fflush (stdout) != 0 || ferror (stdout))
+    {
+      g_printerr ("caml: cannot write the output: %s\n", g_strerror (errno));
+      return status == 0 ? 1 : status;
+    }
+  return status;
 }

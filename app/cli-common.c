@@ -1,7 +1,9 @@
 /* cli-common.c — what the commands of `caml` share. */
 #include <errno.h>
 #include <math.h>
+#include <unistd.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 
 #include "cli-common.h"
 #include "presets.h"
@@ -13,7 +15,7 @@ caml_cli_load_experiment (const char *command, const char *preset, char **args,
   int n_args = args ? (int) g_strv_length (args) : 0;
   if ((preset != NULL) == (n_args == 1) || n_args > 1)
     {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                    "give either --preset NAME or one experiment FILE.json "
                    "(see `caml %s --help`)", command);
       return NULL;
@@ -22,6 +24,14 @@ caml_cli_load_experiment (const char *command, const char *preset, char **args,
                 : caml_experiment_load_file (args[0], error);
 }
 
+gboolean
+caml_cli_is_usage_error (const GError *error)
+{
+  return error != NULL && error->domain == G_OPTION_ERROR;
+}
+
+/* Creates dir and makes sure a file can be created in it, so that a run
+ * whose results could not be written fails before it trains, not after. */
 gboolean
 caml_cli_ensure_dir (const char *dir, GError **error)
 {
@@ -32,7 +42,34 @@ caml_cli_ensure_dir (const char *dir, GError **error)
                    "%s: cannot create the output directory: %s", dir, g_strerror (saved));
       return FALSE;
     }
+  g_autofree char *probe = g_build_filename (dir, ".caml-write-test-XXXXXX", NULL);
+  int fd = g_mkstemp (probe);
+  if (fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: cannot write the results there: %s", dir, g_strerror (saved));
+      return FALSE;
+    }
+  close (fd);
+  g_unlink (probe);
   return TRUE;
+}
+
+/* A default output path from an experiment's name: one path component, so
+ * a name like "../x" or "/tmp/x" cannot place results outside runs/. */
+char *
+caml_cli_safe_name (const char *name)
+{
+  if (name == NULL || *name == '\0')
+    return g_strdup ("experiment");
+  char *safe = g_strdup (name);
+  for (char *c = safe; *c != '\0'; c++)
+    if (*c == '/' || *c == '\\' || g_ascii_iscntrl (*c))
+      *c = '_';
+  if (safe[0] == '.')
+    safe[0] = '_';
+  return safe;
 }
 
 /* Parses VALUE for one option spec: a number, a choice name, true/false. */
@@ -69,7 +106,8 @@ parse_option_value (const CamlOptionSpec *spec, const char *text, double *value,
     }
   char *end = NULL;
   *value = g_ascii_strtod (text, &end);
-  if (end == text || *end != '\0')
+  /* Decimal only: strtod would also take "0x10", "inf" and "nan". */
+  if (end == text || *end != '\0' || strpbrk (text, "xXnN") != NULL)
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                    "%s: \"%s\" is not a number", spec->key, text);
@@ -143,6 +181,14 @@ caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kerne
       g_autofree char *key = g_strndup (assignments[i], eq - assignments[i]);
       if (!apply_one (exp, key, eq + 1, error))
         return FALSE;
+    }
+  if (kernel < 0 || depth < 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "--%s: %d is not a size (give a positive number, or leave it out to "
+                   "keep the experiment's)", kernel < 0 ? "kernel" : "depth",
+                   kernel < 0 ? kernel : depth);
+      return FALSE;
     }
   char number[32];
   if (kernel > 0)

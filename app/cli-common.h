@@ -3,12 +3,18 @@
 
 #include "caml.h"
 
-/* From --preset NAME or exactly one FILE.json in args. */
+/* From --preset NAME or exactly one FILE.json in args. Neither or both is a
+ * usage error: G_OPTION_ERROR (exit status 2). */
 CamlExperiment *caml_cli_load_experiment (const char *command, const char *preset,
                                           char **args, GError **error);
+/* error is a usage error (exit status 2) rather than a failure (1). */
+gboolean caml_cli_is_usage_error (const GError *error);
+/* Creates dir (and its parents) and checks that files can be created in it. */
 gboolean caml_cli_ensure_dir (const char *dir, GError **error);
+/* name as one safe path component ("experiment" when empty); free with g_free. */
+char *caml_cli_safe_name (const char *name);
 
-/* Applies KEY=VALUE assignments (and kernel/depth when > 0) to every layer
+/* Applies KEY=VALUE assignments (and kernel/depth when > 0; < 0 is an error) to every layer
  * that has the option KEY; N.KEY=VALUE applies to layer N only. VALUE is a number, a choice name or true/false.
  * An assignment that no layer takes, or a bad value, is an error. */
 gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,

@@ -123,6 +123,12 @@ caml_cli_layers (int argc, char **argv)
       g_printerr ("caml layers: %s\n", error->message);
       return 2;
     }
+  if (argc > 1)
+    {
+      g_printerr ("caml layers: unexpected argument \"%s\" (see `caml layers --help`)\n",
+                  argv[1]);
+      return 2;
+    }
   if (markdown)
     {
       g_autofree char *md = caml_layers_markdown ();

@@ -209,7 +209,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
   g_autofree char *optimizer = NULL;
   g_auto (GStrv) layer_options = NULL;
   int runs = 10, steps = 100, units = 0;
-  double lr = 0;
+  double lr = NAN;   /* unset: the presets' */
   const GOptionEntry entries[] = {
     { "runs", 'r', 0, G_OPTION_ARG_INT, &runs, "Runs per cell, seeds 0 … N − 1 (default 10)",
       "N" },
@@ -258,7 +258,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
     if (g_str_equal (optimizer, caml_optimizer_names[k]))
       optimizer_kind = k;
   if (argc > 1 || runs < 1 || runs > 10000 || steps < 1 || steps > 1000000 || units < 0
-      || units > 4096 || !(lr >= 0 && lr < 1e3) || (optimizer != NULL && optimizer_kind < 0))
+      || units > 4096 || !(isnan (lr) || (lr > 0 && lr < 1e3)) || (optimizer != NULL && optimizer_kind < 0))
     {
       g_printerr ("caml rnn-sanity: --runs in 1…10000, --steps in 1…1000000, --units in "
                   "1…4096, --lr in (0, 1000), --optimizer sgd, adagrad or adam, no other "
@@ -291,7 +291,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
               caml_optimizer_config_defaults (&exps[c]->optimizer, optimizer_kind);
               exps[c]->optimizer.lr = keep_lr;
             }
-          if (lr > 0)
+          if (!isnan (lr))
             exps[c]->optimizer.lr = lr;
           g_autofree char *width = units > 0 ? g_strdup_printf ("1.units=%d", units) : NULL;
           char *list[] = { width, NULL };

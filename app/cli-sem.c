@@ -497,7 +497,8 @@ caml_cli_sem (int argc, char **argv)
     g_ptr_array_add (files, pairs_path);
   g_ptr_array_add (files, NULL);
   char **corpus_files = (char **) files->pdata;
-  if (embeddings_path == NULL)
+  gboolean default_embeddings = embeddings_path == NULL;
+  if (default_embeddings)
     embeddings_path = caml_embeddings_wink_path ();
   if (word_freq_path == NULL)
     word_freq_path = g_build_filename (caml_shared_datasets_dir (), "enwiki_vocab_min200.txt", NULL);
@@ -525,6 +526,21 @@ caml_cli_sem (int argc, char **argv)
       g_printerr ("caml sem: %s\n", error->message);
       goto out;
     }
+  if (pairs->n < 2)
+    {
+      g_printerr ("caml sem: %s: Pearson's r needs at least 2 pairs, the file has %d\n",
+                  pairs_path, pairs->n);
+      goto out;
+    }
+  gboolean constant = TRUE;
+  for (int i = 1; i < pairs->n && constant; i++)
+    constant = pairs->score[i] == pairs->score[0];
+  if (constant)
+    {
+      g_printerr ("caml sem: %s: every pair has the score %g, so Pearson's r is undefined\n",
+                  pairs_path, pairs->score[0]);
+      goto out;
+    }
   gint64 t0 = g_get_monotonic_time ();
   emb = caml_embeddings_load_full (embeddings_path,
                                    no_cache ? CAML_EMBEDDINGS_NO_CACHE
@@ -532,7 +548,8 @@ caml_cli_sem (int argc, char **argv)
   if (emb == NULL)
     {
       g_printerr ("caml sem: %s\n", error->message);
-      if (error->code == CAML_ERROR_IO && !g_file_test (embeddings_path, G_FILE_TEST_EXISTS))
+      if (default_embeddings && error->code == CAML_ERROR_IO
+          && !g_file_test (embeddings_path, G_FILE_TEST_EXISTS))
         g_printerr ("caml sem: fetch the default vectors with `datasets/fetch embeddings`, "
                     "or give --embeddings FILE\n");
       goto out;
@@ -544,12 +561,6 @@ caml_cli_sem (int argc, char **argv)
            : info.cache_written ? "parsed; cache written" : "parsed");
   if (info.cache_note != NULL)
     g_printerr ("caml sem: note: %s\n", info.cache_note);
-  if (pairs->n < 2)
-    {
-      g_printerr ("caml sem: %s: Pearson's r needs at least 2 pairs, the file has %d\n",
-                  pairs_path, pairs->n);
-      goto out;
-    }
 
   /* The corpus, and what of it has no vector. */
   GArray *oov = corpus_words (&corpus, emb, 0);

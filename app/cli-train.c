@@ -13,6 +13,9 @@
 #include "presets.h"
 #include "report.h"
 
+/* An integer option not given on the command line. */
+#define UNSET G_MININT64
+
 /* ---------------------------------------------------------------- train */
 
 typedef struct {
@@ -249,26 +252,31 @@ parse_steps_list (const char *text, long total, long **steps, int *n_steps, GErr
   return TRUE;
 }
 
+/* Reports a result file that could not be written; returns ok. */
+static gboolean
+kept (gboolean ok, GError **error)
+{
+  if (!ok)
+    {
+      g_printerr ("caml train: %s\n", (*error)->message);
+      g_clear_error (error);
+    }
+  return ok;
+}
+
 /* Trains model in a background thread while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
 run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
                 CamlModel *model, const CamlDataset *train, const CamlDataset *test,
-                const char *sigma_steps, gboolean quiet, gboolean plain)
+                long *sigma_steps, int n_sigma_steps, gboolean quiet, gboolean plain)
 {
   g_autoptr (GError) error = NULL;
   SigmaRecorder rec = {
     .model = model, .test = test, .layer = caml_report_sigma_layer (model),
     .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
-    .last_taken = -1,
+    .last_taken = -1, .steps = sigma_steps, .n_steps = n_sigma_steps,
   };
-  if (rec.layer >= 0
-      && !parse_steps_list (sigma_steps, exp->steps, &rec.steps, &rec.n_steps, &error))
-    {
-      g_printerr ("caml train: %s\n", error->message);
-      g_ptr_array_free (rec.snapshots, TRUE);
-      return 2;
-    }
 
   CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   if (rec.layer >= 0)
@@ -295,13 +303,14 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
       caml_trainer_free (trainer);
       g_main_loop_unref (run.loop);
       g_ptr_array_free (rec.snapshots, TRUE);
-      g_free (rec.steps);
       return 1;
     }
   g_timeout_add (100, on_tick, &run);   /* removes itself when the run ends */
   guint sigint = g_unix_signal_add (SIGINT, on_interrupt, &run);
+  guint sigterm = g_unix_signal_add (SIGTERM, on_interrupt, &run);
   g_main_loop_run (run.loop);
   g_source_remove (sigint);
+  g_source_remove (sigterm);
   caml_trainer_join (trainer);
 
   CamlProgress p;
@@ -363,7 +372,6 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
       g_string_append_printf (written, ", %s", name);
     }
   g_ptr_array_free (rec.snapshots, TRUE);
-  g_free (rec.steps);
 
   g_autofree char *metrics_path = g_build_filename (out_dir, "metrics.csv", NULL);
   g_autofree char *summary_path = g_build_filename (out_dir, "summary.json", NULL);
@@ -373,28 +381,26 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
                                             exp->name ? exp->name : "experiment", exp->seed);
   g_autofree char *files = g_string_free (written, FALSE);
-  if (!caml_report_write_metrics (metrics_path, rows, n_rows, classification, &error)
-      || !write_summary (summary_path, preset, exp, &p, last, train_metric, classification,
-                         sigma_auc, sigma_high_on_fg,
-                         run_error ? run_error->message : NULL, &error)
-      || !caml_weights_save (model, weights_path, &error)
-      || !caml_experiment_save_file (exp, exp_path, &error)
-      || !caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps, classification,
-                                  title, &error)
-      || !caml_report_write_surfaces (out_dir, exp, model, train, &error))
-    {
-      g_printerr ("caml train: %s\n", error->message);
-      return 1;
-    }
   g_autofree char *words_path = g_build_filename (out_dir, "words.html", NULL);
   g_autofree char *words_png = g_build_filename (out_dir, "words.png", NULL);
   gboolean words = FALSE;
-  if (!caml_report_write_words (words_path, words_png, title, model, exp->loss, train, test,
-                                WORDS_SAMPLES, WORDS_MIN_COUNT, WORDS_TOP, &words, &error))
-    {
-      g_printerr ("caml train: %s\n", error->message);
-      return 1;
-    }
+  /* The weights first, and every file tried even when one fails: what can
+   * be kept of a run is kept. */
+  gboolean written_all = TRUE;
+  written_all &= kept (caml_weights_save (model, weights_path, &error), &error);
+  written_all &= kept (caml_experiment_save_file (exp, exp_path, &error), &error);
+  written_all &= kept (caml_report_write_metrics (metrics_path, rows, n_rows, classification,
+                                                  &error), &error);
+  written_all &= kept (write_summary (summary_path, preset, exp, &p, last, train_metric,
+                                      classification, sigma_auc, sigma_high_on_fg,
+                                      run_error ? run_error->message : NULL, &error), &error);
+  written_all &= kept (caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
+                                               classification, title, &error), &error);
+  written_all &= kept (caml_report_write_surfaces (out_dir, exp, model, train, &error), &error);
+  written_all &= kept (caml_report_write_words (words_path, words_png, title, model, exp->loss,
+                                                train, test, WORDS_SAMPLES, WORDS_MIN_COUNT,
+                                                WORDS_TOP, &words, &error), &error);
+
 
   if (run_error)
     g_printerr ("caml train: %s\n", run_error->message);
@@ -419,7 +425,9 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
            : caml_report_parts_layer (model, -1) >= 0 ? ", surface.png, chi.png, parts.png"
            : caml_model_find_chi_layer (model, 0) >= 0 ? ", surface.png, chi.png"
            : ", surface.png", files, words ? ", words.html, words.png" : "");
-  return p.state == CAML_TRAINER_FAILED ? 1 : run.interrupted ? 130 : 0;
+  if (!written_all)
+    g_printerr ("caml train: some results could not be written (above)\n");
+  return p.state == CAML_TRAINER_FAILED || !written_all ? 1 : run.interrupted ? 130 : 0;
 }
 
 int
@@ -429,13 +437,21 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *ou
   g_autoptr (GError) error = NULL;
   CamlDataset *train = NULL, *test = NULL;
   CamlModel *model = NULL;
+  g_autofree long *steps = NULL;
+  int n_steps = 0;
+  /* Everything that can be refused is, before the output directory is made. */
+  if (!parse_steps_list (sigma_steps, exp->steps, &steps, &n_steps, &error))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      return 2;
+    }
   int status = 1;
-  if (!caml_cli_ensure_dir (out_dir, &error)
-      || !caml_experiment_load_datasets (exp, &train, &test, &error)
-      || !(model = caml_experiment_build_model_for (exp, train, &error)))
-    g_printerr ("caml: %s\n", error->message);
+  if (!caml_experiment_load_datasets (exp, &train, &test, &error)
+      || !(model = caml_experiment_build_model_for (exp, train, &error))
+      || !caml_cli_ensure_dir (out_dir, &error))
+    g_printerr ("caml train: %s\n", error->message);
   else
-    status = run_and_report (exp, preset, out_dir, model, train, test, sigma_steps,
+    status = run_and_report (exp, preset, out_dir, model, train, test, steps, n_steps,
                              quiet, plain);
   caml_model_free (model);
   caml_dataset_free (train);
@@ -448,7 +464,7 @@ caml_cli_train (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *out_dir = NULL, *sigma_steps = NULL;
   g_auto (GStrv) layer_options = NULL;
-  gint64 seed = -1, steps = -1;
+  gint64 seed = UNSET, steps = UNSET;
   int kernel = 0, depth = 0;
   double validation = -1;
   gboolean quiet = FALSE, plain = FALSE;
@@ -477,14 +493,16 @@ caml_cli_train (int argc, char **argv)
     { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
       "Print a line per evaluation instead of a progress bar", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("(--preset NAME | FILE.json) - train an experiment");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_description (ctx,
     "Trains in a background thread with a progress bar on a terminal (a line per\n"
-    "evaluation otherwise); Ctrl+C stops early and still writes the results.\n"
+    "evaluation otherwise); Ctrl+C (or SIGTERM) stops early and still writes\n"
+    "the results, the weights first. The output directory must take files: that\n"
+    "is checked before training.\n"
     "\n"
     "Writes into DIR:\n"
     "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
@@ -515,15 +533,17 @@ caml_cli_train (int argc, char **argv)
     "                   training (docs/text-classification.md)\n"
     "  words.png        the same two lists as bars\n"
     "\n"
-    "Exit status: 0 when the run finished, 1 when it failed (diverged) or could\n"
-    "not start, 2 for bad command-line options, 130 when interrupted.");
+    "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"
+    "not start or could not write a result, 2 for bad command-line options, 130\n"
+    "when interrupted.");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
       g_printerr ("caml train: %s\n", error->message);
       return 2;
     }
-  if (seed < -1 || steps == 0 || steps < -1 || steps > 1000000000)
+  if ((seed != UNSET && seed < 0)
+      || (steps != UNSET && (steps < 1 || steps > 1000000000)))
     {
       g_printerr ("caml train: --seed must be ≥ 0 and --steps in 1…1000000000\n");
       return 2;
@@ -538,12 +558,11 @@ caml_cli_train (int argc, char **argv)
   if (exp == NULL)
     {
       g_printerr ("caml train: %s\n", error->message);
-      return error->domain == CAML_ERROR && error->code == CAML_ERROR_INVALID && !preset
-             && !args ? 2 : 1;
+      return caml_cli_is_usage_error (error) ? 2 : 1;
     }
-  if (seed >= 0)
+  if (seed != UNSET)
     exp->seed = (guint64) seed;
-  if (steps > 0)
+  if (steps != UNSET)
     exp->steps = (int) steps;
   if (validation >= 0)
     exp->data.validation_fraction = validation;
@@ -554,8 +573,10 @@ caml_cli_train (int argc, char **argv)
       return 2;
     }
   if (out_dir == NULL)
-    out_dir = g_strdup_printf ("runs/%s-seed%" G_GUINT64_FORMAT,
-                               exp->name ? exp->name : "experiment", exp->seed);
+    {
+      g_autofree char *name = caml_cli_safe_name (exp->name);
+      out_dir = g_strdup_printf ("runs/%s-seed%" G_GUINT64_FORMAT, name, exp->seed);
+    }
 
   int status = caml_cli_run_experiment (exp, preset, out_dir,
                                         sigma_steps ? sigma_steps : "1000,last", quiet, plain);
@@ -569,7 +590,7 @@ int
 caml_cli_eval (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *weights = NULL, *out_dir = NULL;
-  gint64 seed = -1;
+  gint64 seed = UNSET;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
@@ -581,7 +602,7 @@ caml_cli_eval (int argc, char **argv)
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
       "Also write the surface plots, or for a text model with word gates the words page, "
       "into DIR", "DIR" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("(--preset NAME | FILE.json) --weights FILE - evaluate saved weights");
@@ -604,13 +625,18 @@ caml_cli_eval (int argc, char **argv)
       g_printerr ("caml eval: --weights FILE is required\n");
       return 2;
     }
+  if (seed != UNSET && seed < 0)
+    {
+      g_printerr ("caml eval: --seed must be ≥ 0\n");
+      return 2;
+    }
   CamlExperiment *exp = caml_cli_load_experiment ("eval", preset, args, &error);
   if (exp == NULL)
     {
       g_printerr ("caml eval: %s\n", error->message);
-      return 1;
+      return caml_cli_is_usage_error (error) ? 2 : 1;
     }
-  if (seed >= 0)
+  if (seed != UNSET)
     exp->seed = (guint64) seed;
 
   CamlDataset *train = NULL, *test = NULL;
@@ -624,13 +650,7 @@ caml_cli_eval (int argc, char **argv)
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       /* the layers only: every weight comes from the file (no word vectors to read) */
       || !(model = caml_experiment_build_model (exp, &train->x_shape, &error))
-      || !caml_weights_load (model, weights, &error)
-      || (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
-                      || !caml_report_write_surfaces (out_dir, exp, model, train, &error)
-                      || !caml_report_write_words (words_path, words_png, title, model,
-                                                   exp->loss, train, test, WORDS_SAMPLES,
-                                                   WORDS_MIN_COUNT, WORDS_TOP, &words,
-                                                   &error))))
+      || !caml_weights_load (model, weights, &error))
     {
       g_printerr ("caml eval: %s\n", error->message);
       goto out;
@@ -642,6 +662,15 @@ caml_cli_eval (int argc, char **argv)
   g_print ("train  loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, train->n);
   caml_evaluate (model, exp->loss, test, &loss, &value);
   g_print ("test   loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, test->n);
+  if (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
+                  || !caml_report_write_surfaces (out_dir, exp, model, train, &error)
+                  || !caml_report_write_words (words_path, words_png, title, model,
+                                               exp->loss, train, test, WORDS_SAMPLES,
+                                               WORDS_MIN_COUNT, WORDS_TOP, &words, &error)))
+    {
+      g_printerr ("caml eval: %s\n", error->message);
+      goto out;
+    }
   if (words)
     g_print ("words page in %s (words.html, words.png)\n", out_dir);
   status = 0;

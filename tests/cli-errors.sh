@@ -1,0 +1,107 @@
+#!/bin/sh
+# cli-errors.sh CAML — what `caml` does with bad input and hostile
+# conditions: usage errors exit 2 before anything is written, failures exit 1
+# with a message that says what is wrong, a run keeps what it can.
+set -eu
+caml=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-errors.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+
+# expect STATUS PATTERN COMMAND… — the command exits STATUS and its stderr
+# matches PATTERN (grep -E).
+expect () {
+  want=$1 pattern=$2
+  shift 2
+  status=0
+  "$@" >out.txt 2>err.txt || status=$?
+  if [ "$status" -ne "$want" ]; then
+    echo "FAIL: $* exited $status, expected $want"; cat out.txt err.txt; exit 1
+  fi
+  if [ -n "$pattern" ] && ! grep -Eq "$pattern" err.txt; then
+    echo "FAIL: $* said:"; cat err.txt; echo "expected: $pattern"; exit 1
+  fi
+}
+
+# Usage errors: 2, and no output directory made.
+expect 2 'steps in 1' "$caml" train --preset xor-ca-nn -n -1 -o u1
+expect 2 'seed must be' "$caml" train --preset xor-ca-nn -s -1 -o u1
+expect 2 'kernel: -3 is not a size' "$caml" train --preset mnist-ca-cnn -k -3 -o u1
+expect 2 'units: "0x10" is not a number' "$caml" train --preset xor-ca-nn -O units=0x10 -o u1
+expect 2 'units: "nan" is not a number' "$caml" train --preset xor-ca-nn -O units=nan -o u1
+expect 2 'give either --preset NAME or one' "$caml" train --preset xor-ca-nn x.json -o u1
+expect 2 'sigma-steps: "foo"' "$caml" train --preset xor-ca-nn --sigma-steps=foo -o u1
+expect 2 'seed must be' "$caml" eval --preset xor-ca-nn -s -5 -w none
+expect 2 'unexpected argument "extra"' "$caml" presets extra
+expect 2 'unexpected argument "foo"' "$caml" layers foo
+expect 2 'lr in \(0, 1000\)' "$caml" rnn-sanity --lr 0 -o u1
+[ ! -e u1 ] || { echo "FAIL: a usage error left the output directory"; exit 1; }
+expect 0 '' "$caml" help help
+grep -q '^Usage: caml COMMAND' out.txt || { echo "FAIL: caml help help"; exit 1; }
+expect 0 '' "$caml" train --help
+grep -q 'caml train \[OPTION…\] (--preset NAME | FILE.json)' out.txt \
+  || { echo "FAIL: the usage line of caml train:"; head -3 out.txt; exit 1; }
+
+# Output that cannot be written is a failure.
+if [ -w /dev/full ]; then
+  expect 1 'cannot write the output' sh -c "\"$caml\" presets >/dev/full"
+fi
+
+# An output directory that cannot take files fails before training.
+if [ -d /proc/self ]; then
+  expect 1 '/proc/self: cannot write the results there' \
+    "$caml" train --preset surface-ca-nn-1 -n 100000000 -o /proc/self
+fi
+
+# Targets the loss cannot take: refused before the run.
+cat >softmax.json <<'J'
+{"data": {"builtin": "surface"}, "model": [{"layer": "dense", "units": 1}],
+ "loss": "softmax_cross_entropy", "training": {"steps": 10}}
+J
+expect 1 'real-valued targets, not classes' "$caml" train softmax.json -o t1 -q
+printf 'good film\t1\nbad film\t0\ngreat\t2\n' >three.tsv
+cat >classes.json <<'J'
+{"data": {"text": {"train": "three.tsv", "test": "three.tsv"}},
+ "model": [{"layer": "average", "dim": 4}, {"layer": "dense", "units": 2}],
+ "loss": "softmax_cross_entropy", "training": {"steps": 10}}
+J
+expect 1 "sample 2 has the target 2, which is not a class of the model's outputs" \
+  "$caml" train classes.json -o t2 -q
+
+# A loss that blows up while staying finite is a divergence: exit 1, the
+# message says so, and the results (weights first) are written.
+cat >blowup.json <<'J'
+{"data": {"builtin": "surface"},
+ "model": [{"layer": "ca_nn", "units": 5}, {"layer": "dense", "units": 1}],
+ "optimizer": {"type": "adagrad", "lr": 1e6}, "training": {"steps": 300}}
+J
+expect 1 'is over a million times the first step' "$caml" train blowup.json -o b -q
+for f in model.weights summary.json metrics.csv; do
+  [ -s "b/$f" ] || { echo "FAIL: a diverged run did not write $f"; exit 1; }
+done
+grep -q '"error"' b/summary.json || { echo "FAIL: summary.json lacks the error"; exit 1; }
+
+# A name cannot place the default output outside runs/.
+cat >evil.json <<'J'
+{"name": "../../evil", "data": {"builtin": "xor"}, "model": [{"layer": "dense", "units": 1}],
+ "training": {"steps": 5}}
+J
+mkdir -p sub/deeper
+(cd sub/deeper && "$caml" train ../../evil.json -q >/dev/null)
+[ ! -e evil-seed0 ] && [ ! -e sub/evil-seed0 ] || { echo "FAIL: results outside runs/"; exit 1; }
+ls sub/deeper/runs/*evil-seed0/model.weights >/dev/null
+
+# SIGTERM stops a run as Ctrl+C does: exit 130 and the results written.
+"$caml" train --preset surface-ca-nn-2 -n 100000000 -o term -q >/dev/null 2>&1 &
+pid=$!
+tries=0
+while [ ! -d term ] && [ $tries -lt 300 ]; do sleep 0.1; tries=$((tries + 1)); done
+sleep 1
+kill -TERM $pid
+status=0
+wait $pid || status=$?
+[ $status -eq 130 ] || { echo "FAIL: SIGTERM gave $status"; exit 1; }
+[ -s term/model.weights ] && [ -s term/metrics.csv ] \
+  || { echo "FAIL: SIGTERM lost the results"; exit 1; }
+
+echo ok
