@@ -12,6 +12,9 @@
 #include "cli.h"
 #include "cli-common.h"
 
+/* Most training steps of one run, as `caml train --steps`. */
+#define MAX_STEPS 1000000000
+
 typedef struct {
   long   warmup;
   gint64 t_start;     /* when step `warmup` was done */
@@ -52,6 +55,17 @@ synthetic_images (int n, guint32 seed)
 typedef struct {
   double forward_s, backward_s, forward_flops, backward_flops;
 } LayerTime;
+
+/* A step count given on the command line: 1…MAX_STEPS. */
+static gboolean
+check_steps (const char *option, int value, GError **error)
+{
+  if (value >= 1 && value <= MAX_STEPS)
+    return TRUE;
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "%s %d: expected a number of steps in 1…%d", option, value, MAX_STEPS);
+  return FALSE;
+}
 
 /* Runs `steps` training steps layer by layer with a clock around each call. */
 static void
@@ -150,9 +164,17 @@ caml_cli_bench (int argc, char **argv)
       g_printerr ("caml bench: %s\n", error->message);
       return 2;
     }
-  if (warmup < 1 || steps < 1 || profile < 1)
+  if (!check_steps ("--warmup", warmup, &error) || !check_steps ("--steps", steps, &error)
+      || !check_steps ("--profile-steps", profile, &error))
     {
-      g_printerr ("caml bench: --warmup, --steps and --profile-steps must be ≥ 1\n");
+      g_printerr ("caml bench: %s\n", error->message);
+      return 2;
+    }
+  /* The trainer runs both: their sum is the run's step count. */
+  if ((gint64) warmup + steps > MAX_STEPS)
+    {
+      g_printerr ("caml bench: --warmup %d + --steps %d: at most %d steps in all\n",
+                  warmup, steps, MAX_STEPS);
       return 2;
     }
   CamlExperiment *exp = caml_cli_load_experiment ("bench", args ? preset : preset ? preset

@@ -1,0 +1,32 @@
+#!/bin/sh
+# cli-bench.sh CAML — `caml bench` on tiny presets: usage errors for step
+# counts out of range, before anything is trained.
+set -eu
+caml=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-bench.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+# expect_usage WHAT TEXT ARGS…: exit status 2 and TEXT on stderr.
+expect_usage () {
+  what=$1 text=$2
+  shift 2
+  status=0
+  "$caml" bench "$@" >"$dir/out" 2>"$dir/err" || status=$?
+  [ $status -eq 2 ] || { echo "$what: exit status $status, not 2"; cat "$dir/out" "$dir/err"; exit 1; }
+  grep -q -- "$text" "$dir/err" || { echo "$what: stderr lacks \"$text\""; cat "$dir/err"; exit 1; }
+}
+
+# Step counts: each in 1…1000000000, and warm-up + timed steps too (their
+# sum overflowed an int and the run reported negative steps).
+expect_usage "--warmup 2147483647 -n 1" "^caml bench: --warmup 2147483647: expected" \
+  --preset xor-ca-nn -k 0 -d 0 --warmup 2147483647 -n 1
+expect_usage "--warmup 600000000 -n 600000000" \
+  "^caml bench: --warmup 600000000 + --steps 600000000: at most 1000000000 steps in all" \
+  --preset xor-ca-nn -k 0 -d 0 --warmup 600000000 -n 600000000
+expect_usage "-n 0" "^caml bench: --steps 0: expected a number of steps in 1…1000000000" \
+  --preset xor-ca-nn -k 0 -d 0 -n 0
+expect_usage "--warmup -3" "^caml bench: --warmup -3:" --preset xor-ca-nn -k 0 -d 0 --warmup -3
+expect_usage "--profile-steps 1000000001" "^caml bench: --profile-steps 1000000001:" \
+  --preset xor-ca-nn -k 0 -d 0 --profile-steps 1000000001
+
+echo ok
