@@ -56,6 +56,47 @@ typedef struct {
   double forward_s, backward_s, forward_flops, backward_flops;
 } LayerTime;
 
+/* What the tables show for a figure that could not be measured. */
+#define DASH "–"
+
+/* amount per second; NAN when no time was measured (a step or a layer
+ * faster than the microsecond clock). */
+static double
+per_second (double amount, double seconds)
+{
+  return seconds > 0 ? amount / seconds : NAN;
+}
+
+/* GFLOP/s of a layer; NAN when it has no FLOP count or ran faster than the
+ * clock could tell. */
+static double
+gflops (double flops, double seconds)
+{
+  return flops > 0 ? per_second (flops, seconds) / 1e9 : NAN;
+}
+
+/* value with `decimals` decimals, right-aligned in `width` columns after a
+ * space, or a dash when it is not finite. */
+static void
+print_cell (int width, int decimals, double value)
+{
+  if (isfinite (value))
+    g_print (" %*.*f", width, decimals, value);
+  else  /* the dash is one column of three bytes */
+    g_print (" %*s", width + (int) strlen (DASH) - 1, DASH);
+}
+
+/* JSON has no inf or nan: a figure that could not be measured is null. */
+static void
+add_number (JsonBuilder *b, const char *key, double value)
+{
+  json_builder_set_member_name (b, key);
+  if (isfinite (value))
+    json_builder_add_double_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
 /* A step count given on the command line: 1…MAX_STEPS. */
 static gboolean
 check_steps (const char *option, int value, GError **error)
@@ -239,7 +280,7 @@ caml_cli_bench (int argc, char **argv)
   double seconds = (clock.t_end - clock.t_start) / 1e6;
   long timed = clock.end_step - warmup;
   int batch = exp->batch_size > 0 ? exp->batch_size : train->n;
-  double steps_per_s = timed / seconds;
+  double steps_per_s = clock.t_start > 0 ? per_second (timed, seconds) : NAN;
 
   LayerTime *times = g_new0 (LayerTime, model->n_layers);
   double loss_s = 0, optim_s = 0;
@@ -250,8 +291,11 @@ caml_cli_bench (int argc, char **argv)
 
   g_print ("%s, %s data, batch %d, %zu weights, OpenBLAS threads %d\n",
            exp->name, data_name, batch, model->n_weights, openblas_get_num_threads ());
-  g_print ("training: %.1f steps/s, %.0f images/s (%ld steps in %.2f s after %d warm-up)\n",
-           steps_per_s, steps_per_s * batch, timed, seconds, warmup);
+  g_print ("training:");
+  print_cell (0, 1, steps_per_s);
+  g_print (" steps/s,");
+  print_cell (0, 0, steps_per_s * batch);
+  g_print (" images/s (%ld steps in %.2f s after %d warm-up)\n", timed, seconds, warmup);
   g_print ("peak memory (max RSS): %.0f MB\n\n", peak_mb);
   g_print ("per step over %d profiled steps:\n", profile);
   g_print ("  %-3s %-12s %10s %10s %12s %12s\n", "", "layer", "fwd ms", "bwd ms",
@@ -263,11 +307,9 @@ caml_cli_bench (int argc, char **argv)
       double f_ms = 1e3 * t->forward_s / profile, b_ms = 1e3 * t->backward_s / profile;
       total_ms += f_ms + b_ms;
       g_print ("  %-3d %-12s %10.3f %10.3f", i, model->layers[i]->ops->name, f_ms, b_ms);
-      if (t->forward_flops > 0)
-        g_print (" %12.1f %12.1f\n", t->forward_flops / t->forward_s / 1e9,
-                 t->backward_flops / t->backward_s / 1e9);
-      else
-        g_print (" %12s %12s\n", "–", "–");
+      print_cell (12, 1, gflops (t->forward_flops, t->forward_s));
+      print_cell (12, 1, gflops (t->backward_flops, t->backward_s));
+      g_print ("\n");
     }
   total_ms += 1e3 * (loss_s + optim_s) / profile;
   g_print ("  loss %.3f ms, optimizer %.3f ms, total %.3f ms per step\n",
@@ -285,12 +327,9 @@ caml_cli_bench (int argc, char **argv)
       json_builder_add_int_value (b, batch);
       json_builder_set_member_name (b, "threads");
       json_builder_add_int_value (b, openblas_get_num_threads ());
-      json_builder_set_member_name (b, "steps_per_second");
-      json_builder_add_double_value (b, steps_per_s);
-      json_builder_set_member_name (b, "images_per_second");
-      json_builder_add_double_value (b, steps_per_s * batch);
-      json_builder_set_member_name (b, "peak_memory_mb");
-      json_builder_add_double_value (b, peak_mb);
+      add_number (b, "steps_per_second", steps_per_s);
+      add_number (b, "images_per_second", steps_per_s * batch);
+      add_number (b, "peak_memory_mb", peak_mb);
       json_builder_set_member_name (b, "layers");
       json_builder_begin_array (b);
       for (int i = 0; i < model->n_layers; i++)
@@ -298,16 +337,14 @@ caml_cli_bench (int argc, char **argv)
           json_builder_begin_object (b);
           json_builder_set_member_name (b, "layer");
           json_builder_add_string_value (b, model->layers[i]->ops->name);
-          json_builder_set_member_name (b, "forward_ms");
-          json_builder_add_double_value (b, 1e3 * times[i].forward_s / profile);
-          json_builder_set_member_name (b, "backward_ms");
-          json_builder_add_double_value (b, 1e3 * times[i].backward_s / profile);
+          add_number (b, "forward_ms", 1e3 * times[i].forward_s / profile);
+          add_number (b, "backward_ms", 1e3 * times[i].backward_s / profile);
           if (times[i].forward_flops > 0)
             {
-              json_builder_set_member_name (b, "forward_gflops");
-              json_builder_add_double_value (b, times[i].forward_flops / times[i].forward_s / 1e9);
-              json_builder_set_member_name (b, "backward_gflops");
-              json_builder_add_double_value (b, times[i].backward_flops / times[i].backward_s / 1e9);
+              add_number (b, "forward_gflops", gflops (times[i].forward_flops,
+                                                       times[i].forward_s));
+              add_number (b, "backward_gflops", gflops (times[i].backward_flops,
+                                                        times[i].backward_s));
             }
           json_builder_end_object (b);
         }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # cli-bench.sh CAML — `caml bench` on tiny presets: usage errors for step
-# counts out of range, before anything is trained.
+# counts out of range, before anything is trained; figures the clock cannot
+# measure shown as a dash and written as null.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-bench.XXXXXX")
@@ -28,5 +29,32 @@ expect_usage "-n 0" "^caml bench: --steps 0: expected a number of steps in 1…1
 expect_usage "--warmup -3" "^caml bench: --warmup -3:" --preset xor-ca-nn -k 0 -d 0 --warmup -3
 expect_usage "--profile-steps 1000000001" "^caml bench: --profile-steps 1000000001:" \
   --preset xor-ca-nn -k 0 -d 0 --profile-steps 1000000001
+
+# check_json FILE: valid JSON without inf or nan (which json-glib writes as
+# inf.0 / nan.0 and no reader accepts).
+check_json () {
+  if grep -Eq ':[[:space:]]*-?(inf|nan|Infinity|NaN)' "$1"; then
+    echo "$1: a non-finite number"; cat "$1"; exit 1
+  fi
+  if command -v python3 >/dev/null 2>&1 && python3 -c 1 2>/dev/null; then
+    python3 -c 'import json, sys
+def bad(c):
+    sys.exit("%s: %s is not JSON" % (sys.argv[1], c))
+json.load(open(sys.argv[1]), parse_constant=bad)' "$1" || { cat "$1"; exit 1; }
+  fi
+}
+
+# xor-nn2's layers each take about a microsecond on 4 samples: some of its
+# timings are 0 µs, whose GFLOP/s were inf (printed "inf", written "inf.0").
+for i in 1 2 3; do
+  "$caml" bench --preset xor-nn2 -k 0 -d 0 --warmup 1 -n 1 --profile-steps 1 \
+    --json "$dir/xor.json" >"$dir/out" 2>"$dir/err" \
+    || { echo "bench xor-nn2 failed"; cat "$dir/out" "$dir/err"; exit 1; }
+  check_json "$dir/xor.json"
+  if grep -Eqi '(^|[^a-z])(inf|nan)([^a-z]|$)' "$dir/out"; then
+    echo "bench printed a non-finite number"; cat "$dir/out"; exit 1
+  fi
+  grep -q '"forward_ms"' "$dir/xor.json" || { echo "no layer timings in the JSON"; exit 1; }
+done
 
 echo ok
