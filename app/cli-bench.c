@@ -108,27 +108,78 @@ check_steps (const char *option, int value, GError **error)
   return FALSE;
 }
 
-/* Runs `steps` training steps layer by layer with a clock around each call. */
+/* Valid steps of each sample of a token batch x (n, T): the position of
+ * its first padding id, as caml_model_forward finds them. */
+static void
+token_lengths (int *lengths, const float *x, int n, int t_max)
+{
+  for (int i = 0; i < n; i++)
+    {
+      const float *row = x + (size_t) i * t_max;
+      int t = 0;
+      while (t < t_max && row[t] != (float) CAML_TOKEN_PAD)
+        t++;
+      lengths[i] = t;
+    }
+}
+
+/* The ids of a token batch x (n, T) join the model's touched set, as in
+ * caml_model_backward: the trainer leaves model->sparse_grads on, so
+ * caml_model_zero_grad and the optimizer handle the rows of token tables
+ * the batch reached, and only those. The set's buffers are the model's,
+ * allocated by the trainer's first backward (never, when the input has no
+ * vocabulary). */
+static void
+mark_touched (CamlModel *model, const float *x, const int *lengths, int n)
+{
+  int vocab = model->input.vocab, t_max = model->input.dims[0];
+  if (!model->sparse_grads || model->touched_mark == NULL)
+    return;
+  for (int i = 0; i < n; i++)
+    for (int t = 0; t < lengths[i]; t++)
+      {
+        int id = (int) x[(size_t) i * t_max + t];
+        if (id >= 0 && id < vocab && !model->touched_mark[id])
+          {
+            model->touched_mark[id] = 1;
+            model->touched[model->n_touched++] = id;
+          }
+      }
+}
+
+/* Runs `steps` training steps of `batch` samples layer by layer with a
+ * clock around each call, as the trainer runs them: dropout on, token
+ * batches padded from the ragged text sets with their lengths, sequence
+ * inputs with the model's lengths (all T unless set). */
 static void
 profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *train,
-               int steps, LayerTime *times, double *loss_s, double *optim_s)
+               int batch, int steps, LayerTime *times, double *loss_s, double *optim_s)
 {
-  int n = MIN (exp->batch_size > 0 ? exp->batch_size : train->n, train->n);
+  int n = batch;
   size_t in = caml_shape_size (&train->x_shape);
   int d = (int) caml_shape_size (caml_model_output_shape (model));
+  gboolean tokens = model->input.kind == CAML_SHAPE_TOKENS;
   g_autofree float *dpred = g_new (float, (size_t) n * d);
+  /* text sets hold no x: their rows are padded into xbuf */
+  g_autofree float *xbuf = train->x == NULL ? g_new (float, (size_t) n * in) : NULL;
+  g_autofree int *lengths = tokens ? g_new (int, n) : NULL;
   CamlOptimizer *opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
-  caml_model_forward (model, train->x, n);   /* sizes every buffer */
+  caml_model_forward (model, caml_dataset_rows (train, 0, n, xbuf), n); /* sizes every buffer */
 
   for (int s = 0; s < steps; s++)
     {
-      const float *x = train->x + (size_t) ((s * n) % MAX (1, train->n - n)) * in;
-      const float *y = train->y + (size_t) ((s * n) % MAX (1, train->n - n));
+      int start = (int) ((gint64) s * n % MAX (1, train->n - n));
+      const float *x = caml_dataset_rows (train, start, n, xbuf);      /* (n, in) */
+      const float *y = train->y + (size_t) start * train->y_width;     /* (n, y_width) */
+      if (tokens)
+        token_lengths (lengths, x, n, model->input.dims[0]);
       caml_model_zero_grad (model);
       const float *inp = x;
       for (int i = 0; i < model->n_layers; i++)
         {
           CamlLayer *layer = model->layers[i];
+          layer->training = TRUE;
+          layer->lengths = tokens ? lengths : model->seq_lengths;
           gint64 t = g_get_monotonic_time ();
           layer->ops->forward (layer, model->acts[i], inp, n);
           times[i].forward_s += (g_get_monotonic_time () - t) / 1e6;
@@ -137,6 +188,8 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
       gint64 t = g_get_monotonic_time ();
       caml_loss_compute (exp->loss, dpred, inp, y, n, d);
       *loss_s += (g_get_monotonic_time () - t) / 1e6;
+      if (tokens)
+        mark_touched (model, x, lengths, n);
       const float *dout = dpred;
       for (int i = model->n_layers - 1; i >= 0; i--)
         {
@@ -153,14 +206,74 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
       *optim_s += (g_get_monotonic_time () - t) / 1e6;
     }
   for (int i = 0; i < model->n_layers; i++)
-    if (model->layers[i]->ops->flops)
-      {
-        double f, b;
-        model->layers[i]->ops->flops (model->layers[i], n, &f, &b);
-        times[i].forward_flops = f * steps;
-        times[i].backward_flops = b * steps;
-      }
+    {
+      model->layers[i]->training = FALSE;
+      if (model->layers[i]->ops->flops)
+        {
+          double f, b;
+          model->layers[i]->ops->flops (model->layers[i], n, &f, &b);
+          times[i].forward_flops = f * steps;
+          times[i].backward_flops = b * steps;
+        }
+    }
   caml_optimizer_free (opt);
+}
+
+/* What `caml bench --json` writes; times is NULL before the profile. */
+typedef struct {
+  const char      *experiment, *data;
+  int              batch;
+  double           steps_per_s, peak_mb;
+  const CamlModel *model;
+  const LayerTime *times;     /* (model->n_layers) */
+  int              profile;   /* steps the times are summed over */
+} Figures;
+
+static gboolean
+write_json (const char *path, const Figures *f, GError **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "experiment");
+  json_builder_add_string_value (b, f->experiment);
+  json_builder_set_member_name (b, "data");
+  json_builder_add_string_value (b, f->data);
+  json_builder_set_member_name (b, "batch");
+  json_builder_add_int_value (b, f->batch);
+  json_builder_set_member_name (b, "threads");
+  json_builder_add_int_value (b, openblas_get_num_threads ());
+  add_number (b, "steps_per_second", f->steps_per_s);
+  add_number (b, "images_per_second", f->steps_per_s * f->batch);
+  add_number (b, "peak_memory_mb", f->peak_mb);
+  if (f->times != NULL)
+    {
+      json_builder_set_member_name (b, "layers");
+      json_builder_begin_array (b);
+      for (int i = 0; i < f->model->n_layers; i++)
+        {
+          const LayerTime *t = &f->times[i];
+          json_builder_begin_object (b);
+          json_builder_set_member_name (b, "layer");
+          json_builder_add_string_value (b, f->model->layers[i]->ops->name);
+          add_number (b, "forward_ms", 1e3 * t->forward_s / f->profile);
+          add_number (b, "backward_ms", 1e3 * t->backward_s / f->profile);
+          if (t->forward_flops > 0)
+            {
+              add_number (b, "forward_gflops", gflops (t->forward_flops, t->forward_s));
+              add_number (b, "backward_gflops", gflops (t->backward_flops, t->backward_s));
+            }
+          json_builder_end_object (b);
+        }
+      json_builder_end_array (b);
+    }
+  json_builder_end_object (b);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  gsize length = 0;
+  g_autofree char *text = json_generator_to_data (gen, &length);
+  return caml_file_replace (path, text, length, error);
 }
 
 int
@@ -231,6 +344,7 @@ caml_cli_bench (int argc, char **argv)
   CamlDataset *train = NULL, *test = NULL;
   CamlModel *model = NULL;
   CamlTrainer *trainer = NULL;
+  LayerTime *times = NULL;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
     {
       g_printerr ("caml bench: %s\n", error->message);
@@ -279,16 +393,17 @@ caml_cli_bench (int argc, char **argv)
     }
   double seconds = (clock.t_end - clock.t_start) / 1e6;
   long timed = clock.end_step - warmup;
-  int batch = exp->batch_size > 0 ? exp->batch_size : train->n;
+  int batch = MIN (exp->batch_size > 0 ? exp->batch_size : train->n, train->n); /* as the trainer */
   double steps_per_s = clock.t_start > 0 ? per_second (timed, seconds) : NAN;
-
-  LayerTime *times = g_new0 (LayerTime, model->n_layers);
-  double loss_s = 0, optim_s = 0;
-  profile_steps (model, exp, train, profile, times, &loss_s, &optim_s);
   struct rusage usage;
-  getrusage (RUSAGE_SELF, &usage);
-  double peak_mb = usage.ru_maxrss / 1024.0;
+  getrusage (RUSAGE_SELF, &usage);   /* the peak of the timed run, before the profile's */
 
+  /* The timed run's figures first: they stand whatever the profile does. */
+  Figures figures = {
+    .experiment = exp->name, .data = data_name, .batch = batch,
+    .steps_per_s = steps_per_s, .peak_mb = usage.ru_maxrss / 1024.0,
+    .model = model, .profile = profile,
+  };
   g_print ("%s, %s data, batch %d, %zu weights, OpenBLAS threads %d\n",
            exp->name, data_name, batch, model->n_weights, openblas_get_num_threads ());
   g_print ("training:");
@@ -296,7 +411,18 @@ caml_cli_bench (int argc, char **argv)
   g_print (" steps/s,");
   print_cell (0, 0, steps_per_s * batch);
   g_print (" images/s (%ld steps in %.2f s after %d warm-up)\n", timed, seconds, warmup);
-  g_print ("peak memory (max RSS): %.0f MB\n\n", peak_mb);
+  g_print ("peak memory (max RSS): %.0f MB\n\n", figures.peak_mb);
+  fflush (stdout);
+  if (out_path && !write_json (out_path, &figures, &error))
+    {
+      g_printerr ("caml bench: %s\n", error->message);
+      goto out;
+    }
+
+  times = g_new0 (LayerTime, model->n_layers);
+  double loss_s = 0, optim_s = 0;
+  profile_steps (model, exp, train, batch, profile, times, &loss_s, &optim_s);
+
   g_print ("per step over %d profiled steps:\n", profile);
   g_print ("  %-3s %-12s %10s %10s %12s %12s\n", "", "layer", "fwd ms", "bwd ms",
            "fwd GFLOP/s", "bwd GFLOP/s");
@@ -315,56 +441,16 @@ caml_cli_bench (int argc, char **argv)
   g_print ("  loss %.3f ms, optimizer %.3f ms, total %.3f ms per step\n",
            1e3 * loss_s / profile, 1e3 * optim_s / profile, total_ms);
 
-  if (out_path)
+  figures.times = times;
+  if (out_path && !write_json (out_path, &figures, &error))
     {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "experiment");
-      json_builder_add_string_value (b, exp->name);
-      json_builder_set_member_name (b, "data");
-      json_builder_add_string_value (b, data_name);
-      json_builder_set_member_name (b, "batch");
-      json_builder_add_int_value (b, batch);
-      json_builder_set_member_name (b, "threads");
-      json_builder_add_int_value (b, openblas_get_num_threads ());
-      add_number (b, "steps_per_second", steps_per_s);
-      add_number (b, "images_per_second", steps_per_s * batch);
-      add_number (b, "peak_memory_mb", peak_mb);
-      json_builder_set_member_name (b, "layers");
-      json_builder_begin_array (b);
-      for (int i = 0; i < model->n_layers; i++)
-        {
-          json_builder_begin_object (b);
-          json_builder_set_member_name (b, "layer");
-          json_builder_add_string_value (b, model->layers[i]->ops->name);
-          add_number (b, "forward_ms", 1e3 * times[i].forward_s / profile);
-          add_number (b, "backward_ms", 1e3 * times[i].backward_s / profile);
-          if (times[i].forward_flops > 0)
-            {
-              add_number (b, "forward_gflops", gflops (times[i].forward_flops,
-                                                       times[i].forward_s));
-              add_number (b, "backward_gflops", gflops (times[i].backward_flops,
-                                                        times[i].backward_s));
-            }
-          json_builder_end_object (b);
-        }
-      json_builder_end_array (b);
-      json_builder_end_object (b);
-      g_autoptr (JsonGenerator) gen = json_generator_new ();
-      g_autoptr (JsonNode) root = json_builder_get_root (b);
-      json_generator_set_root (gen, root);
-      json_generator_set_pretty (gen, TRUE);
-      if (!json_generator_to_file (gen, out_path, &error))
-        {
-          g_printerr ("caml bench: %s: %s\n", out_path, error->message);
-          g_free (times);
-          goto out;
-        }
+      g_printerr ("caml bench: %s\n", error->message);
+      goto out;
     }
-  g_free (times);
   status = 0;
 
 out:
+  g_free (times);
   caml_trainer_free (trainer);
   caml_model_free (model);
   caml_dataset_free (train);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # cli-bench.sh CAML — `caml bench` on tiny presets: usage errors for step
 # counts out of range, before anything is trained; figures the clock cannot
-# measure shown as a dash and written as null.
+# measure shown as a dash and written as null; text data (the RNN sanity
+# sentences, ragged token ids) timed and profiled layer by layer.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-bench.XXXXXX")
@@ -55,6 +56,20 @@ for i in 1 2 3; do
     echo "bench printed a non-finite number"; cat "$dir/out"; exit 1
   fi
   grep -q '"forward_ms"' "$dir/xor.json" || { echo "no layer timings in the JSON"; exit 1; }
+done
+
+# Text data sets hold no dense x: the per-layer profile dereferenced NULL
+# (SIGSEGV) and the timed run's figures were lost with it.
+for preset in rnn-sanity-ca-rnn rnn-sanity-lstm; do
+  status=0
+  "$caml" bench --preset $preset -k 0 -d 0 --warmup 1 -n 2 --profile-steps 3 \
+    --json "$dir/$preset.json" >"$dir/out" 2>"$dir/err" || status=$?
+  [ $status -eq 0 ] || { echo "bench $preset: exit status $status"; cat "$dir/out" "$dir/err"; exit 1; }
+  grep -q '^training: .* steps/s' "$dir/out" || { echo "bench $preset: no training line"; cat "$dir/out"; exit 1; }
+  grep -q '^per step over 3 profiled steps:' "$dir/out" || { echo "bench $preset: no profile"; cat "$dir/out"; exit 1; }
+  grep -q '^  0   embedding ' "$dir/out" || { echo "bench $preset: no embedding row"; cat "$dir/out"; exit 1; }
+  check_json "$dir/$preset.json"
+  grep -q '"layer" : "embedding"' "$dir/$preset.json" || { echo "bench $preset: no layers in the JSON"; exit 1; }
 done
 
 echo ok
