@@ -56,6 +56,31 @@ typedef struct {
   double forward_s, backward_s, forward_flops, backward_flops;
 } LayerTime;
 
+/* Whether --synthetic's 28×28 images can stand in for the experiment's
+ * data: image data only. */
+static gboolean
+takes_synthetic (const CamlDataConfig *data)
+{
+  return data->kind == CAML_DATA_MNIST || data->kind == CAML_DATA_FASHION_MNIST
+         || data->kind == CAML_DATA_IDX;
+}
+
+/* Names the data a run trains on: the builtin set, or the files an
+ * experiment names (training images and labels, or training texts). */
+static char *
+data_description (const CamlDataConfig *data)
+{
+  switch (data->kind)
+    {
+    case CAML_DATA_IDX:
+      return g_strdup_printf ("idx %s, %s", data->idx_paths[0], data->idx_paths[1]);
+    case CAML_DATA_TEXT:
+      return g_strdup_printf ("text %s", data->text_paths[0]);
+    default:
+      return g_strdup (caml_data_kind_names[data->kind]);
+    }
+}
+
 /* What the tables show for a figure that could not be measured. */
 #define DASH "–"
 
@@ -295,7 +320,7 @@ caml_cli_bench (int argc, char **argv)
     { "profile-steps", 0, 0, G_OPTION_ARG_INT, &profile,
       "Steps of the per-layer breakdown (default 100)", "N" },
     { "synthetic", 0, 0, G_OPTION_ARG_NONE, &synthetic,
-      "Random 28×28 images instead of MNIST (same arithmetic)", NULL },
+      "Random 28×28 images instead of the experiment's image data (same arithmetic)", NULL },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &out_path, "Also write the figures as JSON", "FILE" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
     { NULL }
@@ -309,7 +334,10 @@ caml_cli_bench (int argc, char **argv)
     "thread and reports steps/s and images/s over --steps after --warmup, then\n"
     "times each layer's forward and backward separately and reports GFLOP/s of\n"
     "the convolution and dense kernels, and the process's peak memory.\n"
-    "Uses MNIST when `datasets/fetch mnist` has been run, else --synthetic.\n"
+    "Uses the experiment's data, named on the first line of the report; MNIST\n"
+    "and Fashion-MNIST presets fall back to --synthetic images when\n"
+    "`datasets/fetch` has not been run. Presets without a kernel and a depth\n"
+    "option (dense, text) need -k 0 -d 0.\n"
     "OpenBLAS threads: OPENBLAS_NUM_THREADS (default: all cores).\n"
     "bench/torch_reference.py times the same model in PyTorch.");
   g_autoptr (GError) error = NULL;
@@ -345,26 +373,41 @@ caml_cli_bench (int argc, char **argv)
   CamlModel *model = NULL;
   CamlTrainer *trainer = NULL;
   LayerTime *times = NULL;
+  char *data_name = NULL;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
     {
       g_printerr ("caml bench: %s\n", error->message);
       goto out;
     }
-  const char *data_name = "MNIST";
+  if (synthetic && !takes_synthetic (&exp->data))
+    {
+      g_printerr ("caml bench: --synthetic: makes 28×28 images, but %s trains on %s data\n",
+                  exp->name ? exp->name : "the experiment", caml_data_kind_names[exp->data.kind]);
+      status = 2;
+      goto out;
+    }
+  data_name = synthetic ? g_strdup ("synthetic") : data_description (&exp->data);
   if (!synthetic)
     {
       exp->data.test_limit = 100;   /* the end-of-run evaluation is not what we time */
       if (!caml_experiment_load_datasets (exp, &train, &test, &error))
         {
+          /* Only the builtin image sets may not have been fetched yet. */
+          if (exp->data.kind != CAML_DATA_MNIST && exp->data.kind != CAML_DATA_FASHION_MNIST)
+            {
+              g_printerr ("caml bench: %s\n", error->message);
+              goto out;
+            }
           g_printerr ("caml bench: %s\ncaml bench: using --synthetic images instead\n",
                       error->message);
           g_clear_error (&error);
           synthetic = TRUE;
+          g_free (data_name);
+          data_name = g_strdup ("synthetic");
         }
     }
   if (synthetic)
     {
-      data_name = "synthetic";
       train = synthetic_images (10000, 1);
       test = synthetic_images (100, 2);
     }
@@ -404,8 +447,9 @@ caml_cli_bench (int argc, char **argv)
     .steps_per_s = steps_per_s, .peak_mb = usage.ru_maxrss / 1024.0,
     .model = model, .profile = profile,
   };
-  g_print ("%s, %s data, batch %d, %zu weights, OpenBLAS threads %d\n",
-           exp->name, data_name, batch, model->n_weights, openblas_get_num_threads ());
+  g_print ("%s, data: %s (%d training samples), batch %d, %zu weights, "
+           "OpenBLAS threads %d\n", exp->name, data_name, train->n, batch, model->n_weights,
+           openblas_get_num_threads ());
   g_print ("training:");
   print_cell (0, 1, steps_per_s);
   g_print (" steps/s,");
@@ -450,6 +494,7 @@ caml_cli_bench (int argc, char **argv)
   status = 0;
 
 out:
+  g_free (data_name);
   g_free (times);
   caml_trainer_free (trainer);
   caml_model_free (model);

@@ -2,7 +2,8 @@
 # cli-bench.sh CAML — `caml bench` on tiny presets: usage errors for step
 # counts out of range, before anything is trained; figures the clock cannot
 # measure shown as a dash and written as null; text data (the RNN sanity
-# sentences, ragged token ids) timed and profiled layer by layer.
+# sentences, ragged token ids, and texts from an experiment's own files)
+# timed and profiled layer by layer; the report names the data it used.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-bench.XXXXXX")
@@ -71,5 +72,41 @@ for preset in rnn-sanity-ca-rnn rnn-sanity-lstm; do
   check_json "$dir/$preset.json"
   grep -q '"layer" : "embedding"' "$dir/$preset.json" || { echo "bench $preset: no layers in the JSON"; exit 1; }
 done
+
+# The report names the data trained on (it said "MNIST data" for all).
+"$caml" bench --preset xor-ca-nn -k 0 -d 0 --warmup 1 -n 1 --profile-steps 1 \
+  --json "$dir/xor.json" >"$dir/out"
+grep -q '^xor-ca-nn, data: xor (4 training samples), batch 4,' "$dir/out" \
+  || { echo "bench xor-ca-nn does not name its data"; cat "$dir/out"; exit 1; }
+grep -q '"data" : "xor"' "$dir/xor.json" || { echo "xor.json does not name its data"; exit 1; }
+"$caml" bench --preset rnn-sanity-lstm -k 0 -d 0 --warmup 1 -n 1 --profile-steps 1 >"$dir/out"
+grep -q '^rnn-sanity-lstm, data: rnn_sanity (2 training samples),' "$dir/out" \
+  || { echo "bench rnn-sanity-lstm does not name its data"; cat "$dir/out"; exit 1; }
+printf 'a good film\t1\na bad film\t0\nso good\t1\nso bad\t0\ngood\t1\nbad\t0\n' >"$dir/train.tsv"
+printf 'good film\t1\nbad film\t0\n' >"$dir/test.tsv"
+cat >"$dir/words.json" <<'J'
+{
+  "name": "words",
+  "data": { "text": { "train": "train.tsv", "test": "test.tsv" } },
+  "model": [
+    {"layer": "embedding", "dim": 4},
+    {"layer": "mean_pool"},
+    {"layer": "dense", "units": 1, "activation": "identity"}
+  ],
+  "loss": "sigmoid_cross_entropy",
+  "optimizer": { "type": "adagrad", "lr": 0.1 },
+  "training": { "steps": 10, "batch_size": 2, "eval_every": 10 }
+}
+J
+"$caml" bench "$dir/words.json" -k 0 -d 0 --warmup 1 -n 2 --profile-steps 2 \
+  --json "$dir/words-bench.json" >"$dir/out"
+grep -q "^words, data: text $dir/train.tsv (6 training samples), batch 2," "$dir/out" \
+  || { echo "bench of a text file does not name it"; cat "$dir/out"; exit 1; }
+grep -q "\"data\" : \"text $dir/train.tsv\"" "$dir/words-bench.json" \
+  || { echo "the JSON does not name the text file"; cat "$dir/words-bench.json"; exit 1; }
+check_json "$dir/words-bench.json"
+# --synthetic images cannot stand in for other data: a usage error.
+expect_usage "--synthetic on xor" "^caml bench: --synthetic: makes 28×28 images, but xor-ca-nn trains on xor data" \
+  --preset xor-ca-nn -k 0 -d 0 --synthetic
 
 echo ok
