@@ -26,6 +26,22 @@ typedef struct {
   int    status;
 } Result;
 
+/* Most training steps of one run, as `caml train --steps`. */
+#define MAX_STEPS 1000000000
+
+/* A whole number option in min…max; text is what was given. */
+static gboolean
+parse_whole (const char *option, const char *text, gint64 min, gint64 max, gint64 *value,
+             GError **error)
+{
+  if (g_ascii_string_to_signed (text, 10, min, max, value, NULL))
+    return TRUE;
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "%s %s: expected a whole number in %" G_GINT64_FORMAT "…%" G_GINT64_FORMAT,
+               option, text, min, max);
+  return FALSE;
+}
+
 static gboolean
 parse_axis (const char *text, Axis *axis, GError **error)
 {
@@ -179,9 +195,9 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
 int
 caml_cli_sweep (int argc, char **argv)
 {
-  g_autofree char *preset = NULL, *out_dir = NULL;
+  g_autofree char *preset = NULL, *out_dir = NULL, *seed_text = NULL, *steps_text = NULL;
   g_auto (GStrv) grids = NULL, layer_options = NULL, args = NULL;
-  gint64 seed = -1, steps = -1;
+  gint64 seed = -1, steps = -1;   /* -1: the experiment's */
   gboolean no_baseline = FALSE;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "Sweep the built-in experiment NAME", "NAME" },
@@ -190,8 +206,11 @@ caml_cli_sweep (int argc, char **argv)
       "(one or two)", "[N.]KEY=V1,V2,…" },
     { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
       "Fixed layer option for every run, as in `caml train`", "KEY=VALUE" },
-    { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Seed of every run (default: the file's)", "N" },
-    { "steps", 'n', 0, G_OPTION_ARG_INT64, &steps, "Training steps of every run", "N" },
+    /* strings, checked below: an INT64 option cannot tell -1 from "not given" */
+    { "seed", 's', 0, G_OPTION_ARG_STRING, &seed_text,
+      "Seed of every run, 0…9223372036854775807 (default: the file's)", "N" },
+    { "steps", 'n', 0, G_OPTION_ARG_STRING, &steps_text,
+      "Training steps of every run, 1…1000000000 (default: the file's)", "N" },
     { "no-baseline", 0, 0, G_OPTION_ARG_NONE, &no_baseline,
       "Do not train the matched baselines", NULL },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
@@ -216,6 +235,13 @@ caml_cli_sweep (int argc, char **argv)
     "  caml sweep --preset fashion-ca-res --grid sublayers=1,2,3 --grid n_v=1,2");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      g_printerr ("caml sweep: %s\n", error->message);
+      return 2;
+    }
+  /* The ranges of `caml train --seed/--steps`. */
+  if ((seed_text && !parse_whole ("--seed", seed_text, 0, G_MAXINT64, &seed, &error))
+      || (steps_text && !parse_whole ("--steps", steps_text, 1, MAX_STEPS, &steps, &error)))
     {
       g_printerr ("caml sweep: %s\n", error->message);
       return 2;
