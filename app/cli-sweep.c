@@ -58,6 +58,60 @@ parse_axis (const char *text, Axis *axis, GError **error)
   return TRUE;
 }
 
+/* The option of an axis key and its layer: "N.KEY" → N, "KEY" → -1 (every
+ * layer that has it). A prefix that is no index stays in *option, for
+ * caml_cli_apply_layer_options to reject. */
+static void
+split_key (const char *key, int *layer, const char **option)
+{
+  const char *dot = strchr (key, '.');
+  guint64 index;
+  *layer = -1;
+  *option = key;
+  if (dot == NULL)
+    return;
+  g_autofree char *prefix = g_strndup (key, dot - key);
+  if (g_ascii_string_to_unsigned (prefix, 10, 0, G_MAXINT, &index, NULL))
+    {
+      *layer = (int) index;
+      *option = dot + 1;
+    }
+}
+
+/* Every run sets each axis' value in turn, so two axes that reach the same
+ * option of the same layer would leave the last one's value while the runs
+ * are labelled with both; and a value given twice would train the same run
+ * twice into one directory. */
+static gboolean
+check_axes (char **grids, const Axis *axes, int n_axes, GError **error)
+{
+  for (int a = 0; a < n_axes; a++)
+    for (int v = 0; v < axes[a].n_values; v++)
+      for (int w = 0; w < v; w++)
+        if (g_str_equal (axes[a].values[v], axes[a].values[w]))
+          {
+            g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                         "--grid %s: the value %s is given twice", grids[a], axes[a].values[v]);
+            return FALSE;
+          }
+  if (n_axes < 2)
+    return TRUE;
+  int layer[2];
+  const char *option[2];
+  for (int a = 0; a < 2; a++)
+    split_key (axes[a].key, &layer[a], &option[a]);
+  if (!g_str_equal (option[0], option[1])
+      || (layer[0] >= 0 && layer[1] >= 0 && layer[0] != layer[1]))
+    return TRUE;
+  g_autofree char *which = layer[0] < 0 && layer[1] < 0
+                           ? g_strdup (option[0])
+                           : g_strdup_printf ("%s of layer %d", option[0], MAX (layer[0], layer[1]));
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "--grid %s and --grid %s both set %s: give each option once, with all its "
+               "values in one --grid KEY=V1,V2,…", grids[0], grids[1], which);
+  return FALSE;
+}
+
 static double
 member_double (JsonObject *obj, const char *key)
 {
@@ -278,6 +332,12 @@ caml_cli_sweep (int argc, char **argv)
         status = 2;
         goto out;
       }
+  if (!check_axes (grids, axes, n_axes, &error))
+    {
+      g_printerr ("caml sweep: %s\n", error->message);
+      status = 2;
+      goto out;
+    }
   /* Check every value before training anything. */
   for (int a = 0; a < n_axes; a++)
     for (int v = 0; v < axes[a].n_values; v++)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # cli-sweep.sh CAML — `caml sweep` on tiny presets: -n and -s checked like
-# `caml train`'s before anything is trained.
+# `caml train`'s, and grid keys that set the same option twice refused,
+# before anything is trained.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-sweep.XXXXXX")
@@ -27,6 +28,21 @@ expect_usage "-n -1" "^caml sweep: --steps -1: expected" --preset xor-ca-nn --gr
 expect_usage "-n 0" "^caml sweep: --steps 0: expected" --preset xor-ca-nn --grid units=1 -n 0
 expect_usage "-s -3" "^caml sweep: --seed -3: expected a whole number in 0…" --preset xor-ca-nn --grid units=1 -s -3
 expect_usage "-s -1" "^caml sweep: --seed -1: expected" --preset xor-ca-nn --grid units=1 -s -1
+
+# A key given twice: the runs were labelled units=1 and units=2 but both
+# trained with units=3 (the last --grid wins). So does a layer's option and
+# the same option of every layer; a value given twice reused one directory.
+expect_usage "units twice" "^caml sweep: --grid units=1,2 and --grid units=3 both set units: give each option once" \
+  --preset surface-ca-nn-2 -n 2 --grid units=1,2 --grid units=3
+expect_usage "units and 1.units" "^caml sweep: --grid units=1,2 and --grid 1.units=3 both set units of layer 1:" \
+  --preset surface-ca-nn-2 -n 2 --grid units=1,2 --grid 1.units=3
+expect_usage "1.units and 01.units" "both set units of layer 1:" \
+  --preset surface-ca-nn-2 -n 2 --grid 1.units=1,2 --grid 01.units=3
+expect_usage "a value twice" "^caml sweep: --grid units=2,3,2: the value 2 is given twice" \
+  --preset surface-ca-nn-2 -n 2 --grid units=2,3,2
+# Different layers' options are different keys.
+"$caml" sweep --preset surface-ca-nn-2 -n 2 --no-baseline --grid 0.units=2 --grid 1.units=3 \
+  -o "$dir/layers" >"$dir/out" 2>"$dir/err" || { echo "0.units with 1.units failed"; cat "$dir/out" "$dir/err"; exit 1; }
 
 # In range: every run trains with them.
 "$caml" sweep --preset xor-ca-nn --grid units=1 -n 7 -s 5 --no-baseline -o "$dir/ok" >"$dir/out" 2>"$dir/err" \
