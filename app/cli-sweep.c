@@ -2,7 +2,9 @@
  * with its matched baseline, and tabulate and plot the results (Fig. 17). */
 #include <math.h>
 #include <stdio.h>
+#include <errno.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "caml.h"
@@ -23,7 +25,8 @@ typedef struct {
   double test_loss;
   double sigma_auc;     /* NAN when the model has no σ-map */
   double seconds;
-  int    status;
+  int    status;        /* the run's exit status: 0 finished, 130 interrupted */
+  char  *error;         /* owned: why a run failed, or NULL */
 } Result;
 
 /* Most training steps of one run, as `caml train --steps`. */
@@ -123,14 +126,16 @@ member_double (JsonObject *obj, const char *key)
 
 /* Reads the figures of one run back from its summary.json. A run on a
  * classification data set (softmax or sigmoid loss) wrote test_accuracy,
- * any other test_mse: *classification says which it found. */
+ * any other test_mse: *classification says which it found. A run that
+ * failed while training wrote its error there too. */
 static void
 read_summary (const char *dir, gboolean *classification, Result *r)
 {
   g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
   g_autoptr (JsonParser) parser = json_parser_new ();
   r->metric = r->test_loss = r->sigma_auc = r->seconds = NAN;
-  if (!json_parser_load_from_file (parser, path, NULL))
+  if (!json_parser_load_from_file (parser, path, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return;
   JsonObject *obj = json_node_get_object (json_parser_get_root (parser));
   *classification = json_object_has_member (obj, "test_accuracy");
@@ -138,6 +143,65 @@ read_summary (const char *dir, gboolean *classification, Result *r)
   r->test_loss = member_double (obj, "test_loss");
   r->sigma_auc = member_double (obj, "sigma_auc");
   r->seconds = member_double (obj, "seconds");
+  JsonNode *error = json_object_get_member (obj, "error");
+  if (error != NULL && JSON_NODE_HOLDS_VALUE (error)
+      && json_node_get_value_type (error) == G_TYPE_STRING)
+    r->error = g_strdup (json_node_get_string (error));
+}
+
+/* A run's summary.json from an earlier sweep into the same directory must
+ * not pass for this run's. */
+static gboolean
+remove_old_summary (const char *dir, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
+  if (g_unlink (path) == 0 || errno == ENOENT)
+    return TRUE;
+  int saved = errno;
+  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+               "%s: cannot remove the summary of an earlier run: %s", path, g_strerror (saved));
+  return FALSE;
+}
+
+static const char *
+status_name (int status)
+{
+  return status == 0 ? "ok" : status == 130 ? "interrupted" : "failed";
+}
+
+/* text as one CSV field: quoted when it holds a comma, a quote or a line
+ * break, quotes doubled. */
+static void
+append_csv_field (GString *csv, const char *text)
+{
+  if (strpbrk (text, ",\"\r\n") == NULL)
+    {
+      g_string_append (csv, text);
+      return;
+    }
+  g_string_append_c (csv, '"');
+  for (const char *c = text; *c; c++)
+    {
+      if (*c == '"')
+        g_string_append_c (csv, '"');
+      g_string_append_c (csv, *c);
+    }
+  g_string_append_c (csv, '"');
+}
+
+/* text in a Markdown table cell: pipes escaped, line breaks as spaces. */
+static void
+append_md_cell (GString *md, const char *text)
+{
+  for (const char *c = text; *c; c++)
+    {
+      if (*c == '|')
+        g_string_append (md, "\\|");
+      else if (*c == '\n' || *c == '\r')
+        g_string_append_c (md, ' ');
+      else
+        g_string_append_c (md, *c);
+    }
 }
 
 static char *
@@ -162,9 +226,10 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
       g_string_append_printf (csv, "%s,", axes[a].key);
       g_string_append_printf (md, "| %s ", axes[a].key);
     }
-  g_string_append_printf (csv, "model,%s,test_loss,sigma_auc,seconds\n", metric);
-  g_string_append_printf (md, "| model | %s | test_loss | sigma_auc | seconds |\n", metric);
-  for (int a = 0; a < n_axes + 5; a++)
+  g_string_append_printf (csv, "model,%s,test_loss,sigma_auc,seconds,status,error\n", metric);
+  g_string_append_printf (md, "| model | %s | test_loss | sigma_auc | seconds | status |\n",
+                          metric);
+  for (int a = 0; a < n_axes + 6; a++)
     g_string_append (md, "|---");
   g_string_append (md, "|\n");
   for (int i = 0; i < n_results; i++)
@@ -176,13 +241,21 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
           g_string_append_printf (md, "| %s ", axes[a].values[r->index[a]]);
         }
       const char *model = r->baseline ? "baseline" : "context-aware";
-      g_string_append_printf (csv, "%s,%.6g,%.6g,%.6g,%.1f\n", model, r->metric, r->test_loss,
-                              r->sigma_auc, r->seconds);
+      g_string_append_printf (csv, "%s,%.6g,%.6g,%.6g,%.1f,%s,", model, r->metric, r->test_loss,
+                              r->sigma_auc, r->seconds, status_name (r->status));
+      append_csv_field (csv, r->error ? r->error : "");
+      g_string_append_c (csv, '\n');
       char auc[16] = "–";
       if (!isnan (r->sigma_auc))
         g_snprintf (auc, sizeof auc, "%.4f", r->sigma_auc);
-      g_string_append_printf (md, "| %s | %.4f | %.4f | %s | %.0f |\n", model, r->metric,
-                              r->test_loss, auc, r->seconds);
+      g_string_append_printf (md, "| %s | %.4f | %.4f | %s | %.0f | %s", model, r->metric,
+                              r->test_loss, auc, r->seconds, status_name (r->status));
+      if (r->error)
+        {
+          g_string_append (md, ": ");
+          append_md_cell (md, r->error);
+        }
+      g_string_append (md, " |\n");
     }
   g_autofree char *csv_path = g_build_filename (out_dir, "sweep.csv", NULL);
   g_autofree char *md_path = g_build_filename (out_dir, "sweep.md", NULL);
@@ -194,7 +267,8 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
     return FALSE;
 
   /* Plot: metric against the first axis' values (numeric), one colour per
-   * value of the second axis, context-aware solid, baseline dashed. */
+   * value of the second axis, context-aware solid, baseline dashed; runs
+   * that did not finish are left out. */
   const Axis *x_axis = &axes[0];
   int n_lines = n_axes > 1 ? axes[1].n_values : 1;
   g_autofree double *xs = g_new (double, x_axis->n_values);
@@ -212,7 +286,7 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
             ys[i] = NAN;
             for (int r = 0; r < n_results; r++)
               if (results[r].index[0] == i && results[r].baseline == base
-                  && (n_axes < 2 || results[r].index[1] == line))
+                  && (n_axes < 2 || results[r].index[1] == line) && results[r].status == 0)
                 {
                   ys[i] = results[r].metric;
                   any = TRUE;
@@ -359,6 +433,8 @@ caml_cli_sweep (int argc, char **argv)
 
   int n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1);
   GArray *results = g_array_new (FALSE, TRUE, sizeof (Result));
+  int n_failed = 0;
+  GString *failed = g_string_new (NULL);   /* the failed runs' labels */
   gboolean classification = exp->loss == CAML_LOSS_SOFTMAX_XENT;
   for (int c = 0; c < n_combos; c++)
     {
@@ -379,9 +455,30 @@ caml_cli_sweep (int argc, char **argv)
                                                    NULL);
           g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, base ? "baseline" : "context-aware");
           Result r = { { index[0], index[1] }, base };
-          r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE);
+          if (!remove_old_summary (dir, &error))
+            {
+              g_printerr ("caml sweep: %s\n", error->message);
+              g_clear_error (&error);
+              r.status = 1;
+            }
+          else
+            r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE);
           read_summary (dir, &classification, &r);
-          g_print ("        %s %.4f\n", classification ? "test_accuracy" : "test_mse", r.metric);
+          if (r.status != 0 && r.status != 130 && r.error == NULL)
+            r.error = g_strdup_printf ("exit status %d (the run's message went to stderr)",
+                                       r.status);
+          if (r.status == 0)
+            g_print ("        %s %.4f\n", classification ? "test_accuracy" : "test_mse",
+                     r.metric);
+          else
+            g_print ("        %s%s%s\n", status_name (r.status), r.error ? ": " : "",
+                     r.error ? r.error : "");
+          if (r.status != 0 && r.status != 130)
+            {
+              n_failed++;
+              g_string_append_printf (failed, "%s%s %s", failed->len ? ", " : "", label,
+                                      base ? "baseline" : "context-aware");
+            }
           g_array_append_val (results, r);
           if (base)
             caml_experiment_free (which);
@@ -405,7 +502,17 @@ write:
   else
     g_print ("results in %s/ (sweep.csv, sweep.md, sweep.png, and one directory per run)\n",
              out_dir);
+  if (n_failed > 0)
+    {
+      g_printerr ("caml sweep: %d of %u runs failed (%s): see the status and error columns "
+                  "of %s/sweep.csv\n", n_failed, results->len, failed->str, out_dir);
+      if (status == 0)
+        status = 1;
+    }
+  for (guint i = 0; i < results->len; i++)
+    g_free (g_array_index (results, Result, i).error);
   g_array_free (results, TRUE);
+  g_string_free (failed, TRUE);
 
 out:
   for (int a = 0; a < 2; a++)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # cli-sweep.sh CAML — `caml sweep` on tiny presets: -n and -s checked like
 # `caml train`'s, and grid keys that set the same option twice refused,
-# before anything is trained.
+# before anything is trained; failed runs marked in sweep.csv and sweep.md,
+# counted, and the exit status 1.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-sweep.XXXXXX")
@@ -49,5 +50,50 @@ expect_usage "a value twice" "^caml sweep: --grid units=2,3,2: the value 2 is gi
   || { echo "sweep -n 7 -s 5 failed"; cat "$dir/out" "$dir/err"; exit 1; }
 grep -q '"steps" : 7' "$dir/ok/units=1/ca/summary.json" || { echo "the run did not train 7 steps"; cat "$dir/ok/units=1/ca/summary.json"; exit 1; }
 grep -q '"seed" : 5' "$dir/ok/units=1/ca/summary.json" || { echo "the run did not use seed 5"; exit 1; }
+grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,status,error$' "$dir/ok/sweep.csv" \
+  || { echo "sweep.csv has no status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
+grep -q '^1,context-aware,.*,ok,$' "$dir/ok/sweep.csv" || { echo "a finished run is not ok"; cat "$dir/ok/sweep.csv"; exit 1; }
+
+# Runs that fail: every run of surface-ca-nn-1 with a wider readout fails
+# before training (2 or 3 outputs for 1-wide targets); the sweep said
+# "results in" and exited 0 with a sweep.csv of nan.
+status=0
+"$caml" sweep --preset surface-ca-nn-1 --grid 1.units=2,3 -n 20 -o "$dir/fail" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "4 failed runs: exit status $status, not 1"; cat "$dir/out" "$dir/err"; exit 1; }
+grep -q "^caml sweep: 4 of 4 runs failed (1.units=2 context-aware, 1.units=2 baseline, 1.units=3 context-aware, 1.units=3 baseline)" "$dir/err" \
+  || { echo "no count of the failed runs"; cat "$dir/err"; exit 1; }
+[ "$(grep -c ',failed,exit status 1 ' "$dir/fail/sweep.csv")" -eq 4 ] \
+  || { echo "sweep.csv does not mark the 4 failed runs"; cat "$dir/fail/sweep.csv"; exit 1; }
+[ "$(grep -c '| failed: exit status 1 ' "$dir/fail/sweep.md")" -eq 4 ] \
+  || { echo "sweep.md does not mark the 4 failed runs"; cat "$dir/fail/sweep.md"; exit 1; }
+
+# A run that diverges wrote its error into summary.json: sweep.csv gives it.
+cat >"$dir/diverge.json" <<'J'
+{
+  "name": "xor-diverge",
+  "data": { "builtin": "xor" },
+  "model": [ { "layer": "ca_nn", "units": 1, "activation": "tanh" } ],
+  "loss": "mse",
+  "optimizer": { "type": "sgd", "lr": 1e30, "momentum": 0 },
+  "training": { "steps": 20, "batch_size": 0, "eval_every": 5 }
+}
+J
+status=0
+"$caml" sweep "$dir/diverge.json" --grid units=1 -o "$dir/div" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "a diverged run: exit status $status, not 1"; cat "$dir/out" "$dir/err"; exit 1; }
+grep -q '^caml sweep: 1 of 2 runs failed (units=1 context-aware)' "$dir/err" || { cat "$dir/err"; exit 1; }
+grep -q '^1,context-aware,.*,failed,step [0-9]*: .*weights rolled back to step' "$dir/div/sweep.csv" \
+  || { echo "sweep.csv lacks the divergence"; cat "$dir/div/sweep.csv"; exit 1; }
+grep -q '^1,baseline,.*,ok,$' "$dir/div/sweep.csv" || { echo "the baseline is not ok"; cat "$dir/div/sweep.csv"; exit 1; }
+
+# A run that fails in a directory where an earlier sweep's run finished:
+# the old summary.json is not read as the new run's.
+"$caml" sweep --preset surface-ca-nn-2 --grid 1.units=2 -n 5 --no-baseline -o "$dir/again" >/dev/null 2>&1 \
+  || { echo "surface-ca-nn-2 1.units=2 failed"; exit 1; }
+status=0
+"$caml" sweep --preset surface-ca-nn-1 --grid 1.units=2 -n 5 --no-baseline -o "$dir/again" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "a failed run over an old one: exit status $status"; cat "$dir/out" "$dir/err"; exit 1; }
+grep -q '^2,context-aware,nan,nan,nan,nan,failed,' "$dir/again/sweep.csv" \
+  || { echo "the old run's figures were read as the failed run's"; cat "$dir/again/sweep.csv"; exit 1; }
 
 echo ok
