@@ -32,13 +32,17 @@ expect_usage "--warmup -3" "^caml bench: --warmup -3:" --preset xor-ca-nn -k 0 -
 expect_usage "--profile-steps 1000000001" "^caml bench: --profile-steps 1000000001:" \
   --preset xor-ca-nn -k 0 -d 0 --profile-steps 1000000001
 
+have_python=no
+if command -v python3 >/dev/null 2>&1 && python3 -c 1 2>/dev/null; then
+  have_python=yes
+fi
 # check_json FILE: valid JSON without inf or nan (which json-glib writes as
 # inf.0 / nan.0 and no reader accepts).
 check_json () {
   if grep -Eq ':[[:space:]]*-?(inf|nan|Infinity|NaN)' "$1"; then
     echo "$1: a non-finite number"; cat "$1"; exit 1
   fi
-  if command -v python3 >/dev/null 2>&1 && python3 -c 1 2>/dev/null; then
+  if [ $have_python = yes ]; then
     python3 -c 'import json, sys
 def bad(c):
     sys.exit("%s: %s is not JSON" % (sys.argv[1], c))
