@@ -357,7 +357,10 @@ caml_cli_sweep (int argc, char **argv)
     "DIR/<combination>/baseline; DIR/sweep.csv and DIR/sweep.md tabulate test\n"
     "metric, loss, σ-AUC and time, and DIR/sweep.png plots the metric against\n"
     "the first grid key (one line per value of the second; baseline dashed),\n"
-    "like the paper's Fig. 17:\n"
+    "like the paper's Fig. 17. A run that fails is marked in the status and\n"
+    "error columns of sweep.csv (and in sweep.md), left out of the plot and\n"
+    "counted at the end; the sweep then exits with status 1. Give each option\n"
+    "in one --grid:\n"
     "\n"
     "  caml sweep --preset mnist-ca-cnn --grid kernel=3,5,8 --grid depth=8,16,32\n"
     "  caml sweep --preset fashion-ca-res --grid sublayers=1,2,3 --grid n_v=1,2");
@@ -455,15 +458,18 @@ caml_cli_sweep (int argc, char **argv)
                                                    NULL);
           g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, base ? "baseline" : "context-aware");
           Result r = { { index[0], index[1] }, base };
-          if (!remove_old_summary (dir, &error))
+          if (remove_old_summary (dir, &error))
             {
-              g_printerr ("caml sweep: %s\n", error->message);
-              g_clear_error (&error);
-              r.status = 1;
+              r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE);
+              read_summary (dir, &classification, &r);
             }
           else
-            r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE);
-          read_summary (dir, &classification, &r);
+            {
+              r.metric = r.test_loss = r.sigma_auc = r.seconds = NAN;
+              r.status = 1;
+              r.error = g_strdup (error->message);
+              g_clear_error (&error);
+            }
           if (r.status != 0 && r.status != 130 && r.error == NULL)
             r.error = g_strdup_printf ("exit status %d (the run's message went to stderr)",
                                        r.status);
