@@ -30,7 +30,7 @@ static const char *const usage =
   "  train      train an experiment and write metrics, weights and plots\n"
   "  eval       evaluate saved weights on an experiment's test set\n"
   "  sweep      train a grid of layer options, each with its matched baseline\n"
-  "  bench      time training of a convolutional preset, layer by layer\n"
+  "  bench      time training of a preset, layer by layer\n"
   "  rnn-sanity the paper's CA-RNN sanity test (Fig. 13): CA-RNN, LSTM, GRU\n"
   "  sem        CA-SEM sentence embeddings vs. average and SIF on sentence pairs\n"
   "  help       show this help, or `caml help COMMAND` for a command's\n"

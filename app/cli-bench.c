@@ -364,7 +364,7 @@ caml_cli_bench (int argc, char **argv)
   if (exp == NULL)
     {
       g_printerr ("caml bench: %s\n", error->message);
-      return 1;
+      return caml_cli_is_usage_error (error) ? 2 : 1;
     }
   exp->steps = warmup + steps;
   exp->eval_every = exp->steps;

@@ -387,7 +387,7 @@ caml_cli_sweep (int argc, char **argv)
   if (exp == NULL)
     {
       g_printerr ("caml sweep: %s\n", error->message);
-      return 1;
+      return caml_cli_is_usage_error (error) ? 2 : 1;
     }
   if (seed >= 0)
     exp->seed = (guint64) seed;

@@ -30,6 +30,8 @@ expect 2 'kernel: -3 is not a size' "$caml" train --preset mnist-ca-cnn -k -3 -o
 expect 2 'units: "0x10" is not a number' "$caml" train --preset xor-ca-nn -O units=0x10 -o u1
 expect 2 'units: "nan" is not a number' "$caml" train --preset xor-ca-nn -O units=nan -o u1
 expect 2 'give either --preset NAME or one' "$caml" train --preset xor-ca-nn x.json -o u1
+expect 2 "give either --preset NAME or one" "$caml" sweep --preset xor-ca-nn x.json --grid units=1,2
+expect 2 "give either --preset NAME or one" "$caml" bench --preset xor-ca-nn x.json
 expect 2 'sigma-steps: "foo"' "$caml" train --preset xor-ca-nn --sigma-steps=foo -o u1
 expect 2 'seed must be' "$caml" eval --preset xor-ca-nn -s -5 -w none
 expect 2 'unexpected argument "extra"' "$caml" presets extra
