@@ -24,19 +24,28 @@ typedef struct {
   char       *message;   /* the first error */
 } Checker;
 
-G_GNUC_PRINTF (3, 4) static gboolean
-error_at (Checker *c, gsize pos, const char *format, ...)
+/* The line and column (in characters, from 1) of byte pos. */
+static void
+locate (const Checker *c, gsize pos, int *line, glong *column)
 {
-  int line = 1;
   gsize line_start = 0;
+  *line = 1;
   for (gsize i = 0; i < pos && i < c->length; i++)
     if (c->data[i] == '\n')
       {
-        line++;
+        (*line)++;
         line_start = i + 1;
       }
   /* The document is valid UTF-8 up to here (checked first). */
-  glong column = g_utf8_strlen (c->data + line_start, (gssize) (pos - line_start)) + 1;
+  *column = g_utf8_strlen (c->data + line_start, (gssize) (pos - line_start)) + 1;
+}
+
+G_GNUC_PRINTF (3, 4) static gboolean
+error_at (Checker *c, gsize pos, const char *format, ...)
+{
+  int line;
+  glong column;
+  locate (c, pos, &line, &column);
   va_list args;
   va_start (args, format);
   char *what = g_strdup_vprintf (format, args);
@@ -249,14 +258,33 @@ check_container (Checker *c, int depth)
       c->pos++;
       return TRUE;
     }
+  /* An object's keys as written (raw bytes between the quotes) → the
+   * position of the first: json-glib would keep the last of two silently. */
+  g_autoptr (GHashTable) keys = object ? g_hash_table_new_full (g_str_hash, g_str_equal,
+                                                                 g_free, NULL)
+                                       : NULL;
   for (;;)
     {
       if (object)
         {
           if (!at (c, '"'))
             return expected (c, "a key in quotes");
+          gsize key_pos = c->pos;
           if (!check_string (c))
             return FALSE;
+          char *key = g_strndup (c->data + key_pos + 1, c->pos - key_pos - 2);
+          gpointer first;
+          if (g_hash_table_lookup_extended (keys, key, NULL, &first))
+            {
+              int line;
+              glong column;
+              locate (c, GPOINTER_TO_SIZE (first), &line, &column);
+              error_at (c, key_pos, "the key \"%s\" appears twice in this object (first at "
+                        "line %d:%ld)", key, line, column);
+              g_free (key);
+              return FALSE;
+            }
+          g_hash_table_insert (keys, key, GSIZE_TO_POINTER (key_pos));
           skip_space (c);
           if (!at (c, ':'))
             return expected (c, "':' after the key");

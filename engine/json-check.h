@@ -9,7 +9,8 @@ G_BEGIN_DECLS
 /* Whether data (length bytes, not necessarily NUL-terminated) is exactly one
  * well-formed JSON value (RFC 8259; optional byte-order mark and white space
  * around it), UTF-8, nested at most max_depth arrays/objects deep, with no
- * "\u0000" and no unpaired surrogate escapes. Otherwise *message (free it)
+ * "\u0000", no unpaired surrogate escapes and no key twice in one object (as
+ * written: escapes are not decoded for the comparison). Otherwise *message (free it)
  * says "line L:C: <problem>" ("the document is empty" for nothing at all). */
 gboolean caml_json_check (const char *data, gsize length, int max_depth, char **message);
 

@@ -430,6 +430,11 @@ static const Bad bad_documents[] = {
   { "{ \"name\": \"é\\u00e9\", \"x\" 1 }", { "line 1:26: expected ':' after the key, found '1'" } },
   { "{ \"name\": \"\xff\" }", { "line 1:12: byte 0xff is not UTF-8 text" } },
   { "null", { "top level, found null" } },
+  /* json-glib keeps the last of two equal keys: refused, both places named */
+  { "{ \"seed\": 1,\n  \"seed\": 2 }",
+    { "bad.json: line 2:3: the key \"seed\" appears twice in this object (first at line 1:3)" } },
+  { "{ \"training\": { \"steps\": 1, \"steps\": 1 } }", { "line 1:29: the key \"steps\" appears twice in this object (first at line 1:17)" } },
+  /* the same key in two objects is fine: checked by the sound documents */
   { "{ \"stepz\": 10 }", { "bad.json: stepz: unknown key", "training" } },
   /* layers */
   { "{ \"model\": [ { \"layer\": \"conv9\" } ] }",
