@@ -32,6 +32,16 @@ typedef enum {
 
 /* ------------------------------------------------------------------- files */
 
+/* Reads the regular file at path whole into *contents (NUL-terminated, free
+ * with g_free; *length, if not NULL, gets the size without the NUL). Anything
+ * else is refused before a byte is read — a device such as /dev/zero would
+ * never end, a FIFO would block: "/dev/zero: not a regular file (a character
+ * device)". Every loader of the engine that reads a whole file goes through
+ * here. Errors are CAML_ERROR_IO and start with path ("x: no such file",
+ * "x: cannot open: Permission denied"). */
+gboolean caml_file_get_contents (const char *path, char **contents, gsize *length,
+                                 GError **error);
+
 /* Replaces the file at path with length bytes of data, crash-safely: a
  * temporary file in the same directory, fsync, rename over path, fsync of the
  * directory. Whatever happens (a crash, SIGKILL, a full disk), path holds the

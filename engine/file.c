@@ -1,4 +1,11 @@
-/* file.c — crash-safe replacement of a file's contents.
+/* file.c — whole files in and out.
+ *
+ * caml_file_get_contents reads a regular file whole and refuses anything
+ * else before reading a byte: /dev/zero or /dev/urandom never end (the read
+ * grows until an allocation of gigabytes fails), a FIFO or a terminal blocks
+ * until someone writes. It opens without blocking (O_NONBLOCK, so a FIFO
+ * without a writer does not hang the open), then asks the open file what it
+ * is; a regular file is read as g_file_get_contents would.
  *
  * caml_file_replace writes the new contents to a temporary file in the
  * target's directory, fsyncs it, renames it over the target and fsyncs the
@@ -149,6 +156,102 @@ create_temp (const char *dir_path, const char *prefix, char **temp_path, GError 
                "%s: cannot create a temporary file that stays put", dir_path);
   return -1;
 }
+
+/* ------------------------------------------------------------ reading */
+
+/* What a file that is not a regular file is, for messages. */
+static const char *
+file_kind (mode_t mode)
+{
+  if (S_ISDIR (mode))
+    return "a directory";
+  if (S_ISCHR (mode))
+    return "a character device";
+  if (S_ISBLK (mode))
+    return "a block device";
+  if (S_ISFIFO (mode))
+    return "a FIFO";
+  if (S_ISSOCK (mode))
+    return "a socket";
+  return "not a file";
+}
+
+static gboolean
+fail_not_regular (GError **error, const char *path, mode_t mode)
+{
+  g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: not a regular file (%s)", path,
+               file_kind (mode));
+  return FALSE;
+}
+
+gboolean
+caml_file_get_contents (const char *path, char **contents, gsize *length, GError **error)
+{
+  g_return_val_if_fail (path != NULL && contents != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  struct stat st;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    {
+      int saved = errno;
+      if (saved == ENOENT)
+        g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: no such file", path);
+      else if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))   /* a socket: ENXIO */
+        fail_not_regular (error, path, st.st_mode);
+      else
+        fail_errno (error, saved, path, "cannot open");
+      return FALSE;
+    }
+  if (fstat (fd, &st) != 0)
+    {
+      int saved = errno;
+      close (fd);
+      return fail_errno (error, saved, path, "cannot read");
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return fail_not_regular (error, path, st.st_mode);
+    }
+
+  /* The size the file has now; one that grows meanwhile is read that far. */
+  gsize size = (gsize) st.st_size;
+  char *buf = (guint64) st.st_size < G_MAXSIZE ? g_try_malloc (size + 1) : NULL;
+  if (buf == NULL)
+    {
+      g_autofree char *shown = g_format_size ((guint64) st.st_size);
+      close (fd);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+                   "%s: the file's %s do not fit in memory", path, shown);
+      return FALSE;
+    }
+  gsize got = 0;
+  while (got < size)
+    {
+      ssize_t n = read (fd, buf + got, MIN (size - got, (gsize) G_MAXSSIZE));
+      if (n < 0)
+        {
+          int saved = errno;
+          if (saved == EINTR)
+            continue;
+          g_free (buf);
+          close (fd);
+          return fail_errno (error, saved, path, "cannot read");
+        }
+      if (n == 0)   /* shorter than it said: it shrank meanwhile */
+        break;
+      got += (gsize) n;
+    }
+  close (fd);
+  buf[got] = '\0';
+  *contents = buf;
+  if (length != NULL)
+    *length = got;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------ writing */
 
 static gboolean
 write_all (int fd, const guint8 *data, gsize length)

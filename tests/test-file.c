@@ -1,4 +1,6 @@
-/* test-file.c — crash-safe saves (caml_file_replace and everything written
+/* test-file.c — whole-file reads (caml_file_get_contents: regular files
+ * only, so /dev/zero or a FIFO is an error instead of an endless read or a
+ * hang) and crash-safe saves (caml_file_replace and everything written
  * through it): contents replaced whole, stale temporaries of interrupted
  * saves removed by the next save (but never a live writer's), errors that
  * name the file, and a child process killed with SIGKILL at random points
@@ -13,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -93,6 +96,80 @@ assert_file_equals (const char *path, const char *expected)
   assert_int_equal (length, strlen (expected));
   assert_memory_equal (contents, expected, length);
   g_free (contents);
+}
+
+/* ------------------------------------------------------------------ read */
+
+/* path must fail with exactly `expected`, and leave *contents alone. */
+static void
+assert_read_fails (const char *path, const char *expected)
+{
+  char *contents = NULL;
+  gsize length = 7;
+  GError *error = NULL;
+  assert_false (caml_file_get_contents (path, &contents, &length, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_string_equal (error->message, expected);
+  assert_null (contents);
+  assert_int_equal (length, 7);
+  g_clear_error (&error);
+}
+
+static void
+test_get_contents (void **state)
+{
+  Fixture *f = *state;
+  char *path = g_build_filename (f->dir, "data.bin", NULL);
+  GError *error = NULL;
+  char *contents = NULL;
+  gsize length = 0;
+
+  /* A regular file comes back whole, NUL bytes included, NUL-terminated. */
+  static const char bytes[] = "line 1\n\0line 2\r\n\xef\xbb\xbf";
+  assert_true (g_file_set_contents (path, bytes, sizeof bytes - 1, NULL));
+  assert_true (caml_file_get_contents (path, &contents, &length, &error));
+  assert_null (error);
+  assert_int_equal (length, sizeof bytes - 1);
+  assert_memory_equal (contents, bytes, sizeof bytes);   /* and the NUL after */
+  g_free (contents);
+
+  /* An empty file is an empty string; the length may be left out. */
+  assert_true (g_file_set_contents (path, "", 0, NULL));
+  assert_true (caml_file_get_contents (path, &contents, NULL, &error));
+  assert_string_equal (contents, "");
+  g_free (contents);
+
+  /* Not there. */
+  char *missing = g_build_filename (f->dir, "nope", NULL);
+  char *expected = g_strdup_printf ("%s: no such file", missing);
+  assert_read_fails (missing, expected);
+  g_free (expected);
+
+  /* Not regular files: refused before a byte is read. /dev/zero would be
+   * read until an allocation of gigabytes fails; a FIFO without a writer
+   * would block forever (this test would hang). */
+  expected = g_strdup_printf ("%s: not a regular file (a directory)", f->dir);
+  assert_read_fails (f->dir, expected);
+  g_free (expected);
+  assert_read_fails ("/dev/zero", "/dev/zero: not a regular file (a character device)");
+  char *fifo = g_build_filename (f->dir, "fifo", NULL);
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+  expected = g_strdup_printf ("%s: not a regular file (a FIFO)", fifo);
+  assert_read_fails (fifo, expected);
+  g_free (expected);
+
+  /* No permission (root reads anything: nothing to check then). */
+  assert_true (g_file_set_contents (path, "secret", -1, NULL));
+  assert_int_equal (g_chmod (path, 0), 0);
+  if (access (path, R_OK) != 0)
+    {
+      expected = g_strdup_printf ("%s: cannot open: %s", path, g_strerror (EACCES));
+      assert_read_fails (path, expected);
+      g_free (expected);
+    }
+  g_free (fifo);
+  g_free (missing);
+  g_free (path);
 }
 
 /* --------------------------------------------------------------- replace */
@@ -380,6 +457,7 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_get_contents, setup, teardown),
     cmocka_unit_test_setup_teardown (test_replace, setup, teardown),
     cmocka_unit_test_setup_teardown (test_stale_temporaries, setup, teardown),
     cmocka_unit_test_setup_teardown (test_kill_during_save, setup, teardown),
