@@ -1102,15 +1102,9 @@ caml_experiment_load_file (const char *path, GError **error)
 {
   char *contents = NULL;
   gsize length = 0;
-  GError *io_error = NULL;
 
-  if (!g_file_get_contents (path, &contents, &length, &io_error))
-    {
-      /* GLib's message already names the file. */
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
-      g_error_free (io_error);
-      return NULL;
-    }
+  if (!caml_file_get_contents (path, &contents, &length, error))
+    return NULL;
   /* A document without a name takes the file's. */
   char *base = g_path_get_basename (path);
   if (g_str_has_suffix (base, ".json"))

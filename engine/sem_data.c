@@ -16,8 +16,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include <gio/gio.h>
-
 #include "caml.h"
 
 /* ---------------------------------------------------------------- lines */
@@ -130,20 +128,6 @@ sentence_field (const char *field)
   return g_strstrip (g_strdup (field));
 }
 
-static gboolean
-read_file (const char *path, char **contents, gsize *length, GError **error)
-{
-  GError *io_error = NULL;
-  if (g_file_get_contents (path, contents, length, &io_error))
-    return TRUE;
-  if (g_error_matches (io_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-    g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: no such file", path);
-  else
-    g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
-  g_error_free (io_error);
-  return FALSE;
-}
-
 /* -------------------------------------------------------- sentence pairs */
 
 void
@@ -240,7 +224,7 @@ caml_sentence_pairs_load (const char *path, GError **error)
 {
   char *contents = NULL;
   gsize length = 0;
-  if (!read_file (path, &contents, &length, error))
+  if (!caml_file_get_contents (path, &contents, &length, error))
     return NULL;
   CamlSentencePairs *pairs = caml_sentence_pairs_load_data (contents, length, path, error);
   g_free (contents);
@@ -299,7 +283,7 @@ caml_text_columns_load (const char *path, GError **error)
 {
   char *contents = NULL;
   gsize length = 0;
-  if (!read_file (path, &contents, &length, error))
+  if (!caml_file_get_contents (path, &contents, &length, error))
     return NULL;
   char **texts = caml_text_columns_load_data (contents, length, path, error);
   g_free (contents);
@@ -383,7 +367,7 @@ caml_word_counts_load (const char *path, GError **error)
 {
   char *contents = NULL;
   gsize length = 0;
-  if (!read_file (path, &contents, &length, error))
+  if (!caml_file_get_contents (path, &contents, &length, error))
     return NULL;
   CamlVocab *vocab = caml_word_counts_load_data (contents, length, path, error);
   g_free (contents);

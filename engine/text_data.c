@@ -7,8 +7,6 @@
  * CAML_TOKEN_OOV. Errors name the file and the line. */
 #include <string.h>
 
-#include <gio/gio.h>
-
 #include "caml.h"
 
 #ifndef CAML_DEFAULT_SHARED_DIR
@@ -110,18 +108,10 @@ CamlDataset *
 caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow, int limit,
                     GError **error)
 {
-  GFile *file = g_file_new_for_path (path);
   char *contents = NULL;
   gsize length = 0;
-  GError *local = NULL;
-  gboolean loaded = g_file_load_contents (file, NULL, &contents, &length, NULL, &local);
-  g_object_unref (file);
-  if (!loaded)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: %s", path, local->message);
-      g_error_free (local);
-      return NULL;
-    }
+  if (!caml_file_get_contents (path, &contents, &length, error))
+    return NULL;
   CamlDataset *set = caml_text_load_tsv_data (contents, length, path, vocab, grow, limit,
                                               error);
   g_free (contents);

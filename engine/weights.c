@@ -360,14 +360,9 @@ caml_weights_load (CamlModel *model, const char *path, GError **error)
 {
   char *contents = NULL;
   gsize length = 0;
-  GError *io_error = NULL;
 
-  if (!g_file_get_contents (path, &contents, &length, &io_error))
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", io_error->message);
-      g_error_free (io_error);
-      return FALSE;
-    }
+  if (!caml_file_get_contents (path, &contents, &length, error))
+    return FALSE;
   gboolean ok = caml_weights_load_data (model, (const guint8 *) contents, length,
                                         path, error);
   g_free (contents);

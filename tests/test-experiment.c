@@ -381,6 +381,13 @@ test_file_name_default (void **state)
   assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
   assert_non_null (strstr (error->message, "my-run.json"));
   g_clear_error (&error);
+
+  /* So is a device, at once: `caml train /dev/zero` used to read until an
+   * allocation of gigabytes failed. */
+  assert_null (caml_experiment_load_file ("/dev/zero", &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_string_equal (error->message, "/dev/zero: not a regular file (a character device)");
+  g_clear_error (&error);
   g_rmdir (dir);
   g_free (path);
   g_free (dir);

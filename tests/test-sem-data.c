@@ -70,6 +70,26 @@ test_pairs (void **state)
   g_clear_error (&error);
 }
 
+/* A device is refused before a byte is read: /dev/zero would be read until
+ * memory runs out. */
+static void
+test_not_regular_files (void **state)
+{
+  (void) state;
+  const char *expected = "/dev/zero: not a regular file (a character device)";
+  GError *error = NULL;
+  assert_null (caml_sentence_pairs_load ("/dev/zero", &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+  assert_null (caml_text_columns_load ("/dev/zero", &error));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+  assert_null (caml_word_counts_load ("/dev/zero", &error));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+}
+
 static void
 test_text_columns (void **state)
 {
@@ -185,6 +205,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_pairs),
+    cmocka_unit_test (test_not_regular_files),
     cmocka_unit_test (test_text_columns),
     cmocka_unit_test (test_word_counts),
     cmocka_unit_test (test_shared_files),

@@ -339,6 +339,13 @@ test_failed_load_from_disk (void **state)
   g_clear_error (&error);
   assert_memory_equal (before, model->w, bytes);
 
+  /* A device: refused before a byte is read (/dev/zero never ends). */
+  assert_false (caml_weights_load (model, "/dev/zero", &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_string_equal (error->message, "/dev/zero: not a regular file (a character device)");
+  g_clear_error (&error);
+  assert_memory_equal (before, model->w, bytes);
+
   /* And the good file still loads over them. */
   assert_true (caml_weights_load (model, f->path, &error));
   assert_memory_not_equal (before, model->w, bytes);
