@@ -473,8 +473,8 @@ double caml_surface_function (double x, double y);
 /* Where the shared data sets (SST, SICK, word frequencies) live:
  * $CAML_SHARED_DATASETS, else ../shared/datasets beside the source tree. */
 const char  *caml_shared_datasets_dir (void);
-/* A labelled file, one `text<TAB>label` per line (SST); blank lines are
- * skipped. With grow, new words join vocab; otherwise they become
+/* A labelled file, one `text<TAB>label` per line (SST); a byte-order mark
+ * at the start and blank lines are skipped. With grow, new words join vocab; otherwise they become
  * CAML_TOKEN_OOV. `limit` > 0 keeps the first samples. The set's T is its
  * longest sample; see caml_text_datasets_finish. Errors name file and line. */
 CamlDataset *caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow,
@@ -878,7 +878,7 @@ void caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
 /* ---------------------------------------------------- sentence embeddings */
 
 /* The files `caml sem` reads (sem_data.c). Lines end in \n or \r\n, blank
- * lines are skipped, text is UTF-8; errors name the file and the line. The
+ * lines and a byte-order mark at the start are skipped, text is UTF-8; errors name the file and the line. The
  * _data forms parse memory; `source` names it in errors. */
 
 /* Sentence pairs with a gold score: `sentence<TAB>sentence<TAB>score` (SICK). */

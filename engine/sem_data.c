@@ -10,7 +10,7 @@
  *                    word frequencies), separated by a space or a tab.
  *
  * In all three, lines end with \n or \r\n, blank lines are skipped, text
- * must be UTF-8, and errors name the file and the line ("sickdev:12: …").
+ * must be UTF-8 (a byte-order mark at the start is skipped), and errors name the file and the line ("sickdev:12: …").
  * The files are small (a few MB): each is read whole, then split. */
 #include <math.h>
 #include <stdarg.h>
@@ -32,6 +32,10 @@ static void
 lines_init (Lines *l, const char *data, gsize length, const char *source)
 {
   *l = (Lines) { .source = source, .p = data, .end = data + length };
+  /* A UTF-8 byte-order mark starts the file, not its first field (the JSON,
+   * GloVe and IMDB readers skip it too). */
+  if (length >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
+    l->p += 3;
 }
 
 /* The next line that is not blank; FALSE at the end. */

@@ -4,7 +4,8 @@
  * the label a class index 0…999. The text is split with caml_tokenize; the
  * training set grows the vocabulary (every word seen in training gets an
  * id: the models are dictionary-free), other sets map words outside it to
- * CAML_TOKEN_OOV. Errors name the file and the line. */
+ * CAML_TOKEN_OOV. A UTF-8 byte-order mark at the start is skipped. Errors
+ * name the file and the line. */
 #include <string.h>
 
 #include "caml.h"
@@ -128,6 +129,13 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
                    "%s: a NUL byte at offset %zu: this is not a text file", path,
                    (size_t) ((const char *) memchr (data, '\0', length) - data));
       return NULL;
+    }
+  /* A UTF-8 byte-order mark starts the file, not the first sentence (the
+   * JSON, GloVe and IMDB readers skip it too). */
+  if (length >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
+    {
+      data += 3;
+      length -= 3;
     }
   char *contents = g_strndup (data, length);
 

@@ -70,6 +70,49 @@ test_pairs (void **state)
   g_clear_error (&error);
 }
 
+/* A UTF-8 byte-order mark at the start of a file is not part of its first
+ * field, in all three formats; line numbers still start at 1. */
+static void
+test_bom (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  const char pairs_text[] = "\xef\xbb\xbf" "a man\ta dog\t3\n";
+  CamlSentencePairs *pairs = caml_sentence_pairs_load_data (pairs_text, sizeof pairs_text - 1,
+                                                            "p.tsv", &error);
+  assert_non_null (pairs);
+  assert_string_equal (pairs->a[0], "a man");
+  caml_sentence_pairs_free (pairs);
+  expect_pairs_error ("\xef\xbb\xbf" "a\tb\n", "p.tsv:1: expected 3 tab-separated fields "
+                      "(sentence, sentence, score), found 2");
+  expect_pairs_error ("\xef\xbb\xbf", "p.tsv: no sentence pairs");
+
+  /* A first field that is a number stays a number (not "\ufeff3"). */
+  const char columns_text[] = "\xef\xbb\xbf" "3\tgreat movie\n";
+  char **texts = caml_text_columns_load_data (columns_text, sizeof columns_text - 1, "t.tsv",
+                                              &error);
+  assert_non_null (texts);
+  assert_int_equal (g_strv_length (texts), 1);
+  assert_string_equal (texts[0], "great movie");
+  g_strfreev (texts);
+
+  const char counts_text[] = "\xef\xbb\xbf" "the 100\nof 50\n";
+  CamlVocab *v = caml_word_counts_load_data (counts_text, sizeof counts_text - 1, "f.txt",
+                                             &error);
+  assert_non_null (v);
+  assert_int_equal (caml_vocab_size (v), 2);
+  assert_int_equal (caml_vocab_lookup (v, "the"), 0);
+  assert_int_equal (caml_vocab_count (v, 0), 100);
+  caml_vocab_unref (v);
+
+  /* Only at the start: further on it is text like any other. */
+  const char later[] = "a\n\xef\xbb\xbf" "b\n";
+  texts = caml_text_columns_load_data (later, sizeof later - 1, "t.tsv", &error);
+  assert_non_null (texts);
+  assert_string_equal (texts[1], "\xef\xbb\xbf" "b");
+  g_strfreev (texts);
+}
+
 /* A device is refused before a byte is read: /dev/zero would be read until
  * memory runs out. */
 static void
@@ -206,6 +249,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_pairs),
     cmocka_unit_test (test_not_regular_files),
+    cmocka_unit_test (test_bom),
     cmocka_unit_test (test_text_columns),
     cmocka_unit_test (test_word_counts),
     cmocka_unit_test (test_shared_files),

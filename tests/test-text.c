@@ -162,6 +162,35 @@ test_tsv_errors (void **state)
   caml_vocab_unref (vocab);
 }
 
+/* A UTF-8 byte-order mark (an editor's "UTF-8 with BOM") starts the file,
+ * not the first sentence: no word "\ufeff" or "\ufeffgood". Only the
+ * first line's: one later on is text. */
+static void
+test_tsv_bom (void **state)
+{
+  (void) state;
+  CamlVocab *vocab = caml_vocab_new ();
+  GError *error = NULL;
+  CamlDataset *set = load_tsv ("\xef\xbb\xbfgood film\t1\nbad\t0\n", vocab, TRUE, &error);
+  assert_non_null (set);
+  assert_int_equal (set->n, 2);
+  assert_string_equal (set->texts[0], "good film");
+  assert_int_equal (caml_vocab_size (vocab), 3);   /* good film bad */
+  assert_int_equal (caml_vocab_lookup (vocab, "good"), 0);
+  assert_int_equal (caml_dataset_length (set, 0), 2);
+  caml_dataset_free (set);
+
+  /* A file that is nothing but the mark is empty; errors still count the
+   * first line as line 1. */
+  assert_null (load_tsv ("\xef\xbb\xbf", vocab, TRUE, &error));
+  assert_string_equal (error->message, "t.tsv: no samples (the file is empty)");
+  g_clear_error (&error);
+  assert_null (load_tsv ("\xef\xbb\xbfno tab\n", vocab, TRUE, &error));
+  assert_string_equal (error->message, "t.tsv:1: expected text<TAB>label, found no tab");
+  g_clear_error (&error);
+  caml_vocab_unref (vocab);
+}
+
 /* The paper's sanity sentences: "look" is not in the training vocabulary. */
 static void
 test_rnn_sanity_data (void **state)
@@ -301,6 +330,7 @@ main (void)
     cmocka_unit_test (test_vocab),
     cmocka_unit_test (test_tsv),
     cmocka_unit_test (test_tsv_errors),
+    cmocka_unit_test (test_tsv_bom),
     cmocka_unit_test (test_rnn_sanity_data),
     cmocka_unit_test (test_unique_tokens),
     cmocka_unit_test (test_bigrams),
