@@ -695,8 +695,10 @@ CamlExperiment *caml_experiment_make_baseline (const CamlExperiment *exp);
  * the parameter block, a SHA-256 of everything before it. Written with
  * caml_file_replace. */
 gboolean caml_weights_save (const CamlModel *model, const char *path, GError **error);
-/* Loads into model only when the file is whole and matches the model's
- * layers; otherwise model is untouched and the error says why. */
+/* Loads into model only when the file is whole, matches the model's layers
+ * and holds no NaN or infinity; otherwise model is untouched and the error
+ * says why ("m.weights: byte 60: a value is not finite: layer 0 (ca_nn)
+ * parameter W[3] is nan"). */
 gboolean caml_weights_load (CamlModel *model, const char *path, GError **error);
 gboolean caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
                                  const char *source, GError **error);

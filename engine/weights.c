@@ -13,9 +13,9 @@
  *
  * Writing builds the whole file in memory and replaces the target atomically
  * (caml_file_replace: temporary file, fsync, rename). Reading checks everything — the magic, the
- * version, every length against the bytes left, the checksum, and the layer
- * table against the model — before one memcpy into model->w, so a file that
- * fails leaves the model as it was. */
+ * version, every length against the bytes left, the checksum, the layer
+ * table against the model, and that every value is finite — before one
+ * memcpy into model->w, so a file that fails leaves the model as it was. */
 #include <string.h>
 
 #include "caml.h"
@@ -293,6 +293,49 @@ read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_
   return *floats != NULL;
 }
 
+/* The float at p as stored (little-endian), as bits. */
+static guint32
+float_bits_at (const guint8 *p)
+{
+  guint32 bits;
+  memcpy (&bits, p, sizeof bits);
+  return GUINT32_FROM_LE (bits);
+}
+
+/* Every value of the parameter block (at floats, laid out as the model's)
+ * is finite. A NaN or an infinity — from a run that diverged, or written by
+ * another tool — would load silently and make every loss NaN; the error
+ * names the value by layer, parameter and index (the embeddings cache, too,
+ * rejects "a value is not finite"). */
+static gboolean
+check_finite (Reader *r, const CamlModel *model, const guint8 *floats)
+{
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      const CamlLayer *layer = model->layers[i];
+      for (int j = 0; j < layer->n_params; j++)
+        {
+          const CamlParam *p = &layer->params[j];
+          const guint8 *values = floats + p->offset * sizeof (float);
+          for (size_t k = 0; k < p->count; k++)
+            {
+              guint32 bits = float_bits_at (values + k * sizeof (float));
+              if ((bits & 0x7f800000u) != 0x7f800000u)
+                continue;
+              const char *what = (bits & 0x007fffffu) != 0 ? "nan"
+                                 : (bits & 0x80000000u) != 0 ? "-inf" : "inf";
+              g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+                           "%s: byte %" G_GSIZE_FORMAT ": a value is not finite: layer %d "
+                           "(%s) parameter %s[%zu] is %s", r->source,
+                           (gsize) (values - r->data) + k * sizeof (float), i,
+                           layer->ops->name, p->name, k, what);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
 gboolean
 caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
                         const char *source, GError **error)
@@ -336,9 +379,10 @@ caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
       return FALSE;
     }
 
-  /* 3. … and only then whether it fits this model. */
+  /* 3. … and only then whether it fits this model, values included. */
   r.pos = 0;
-  if (!read_header (&r) || !read_body (&r, model, &floats, &n_floats))
+  if (!read_header (&r) || !read_body (&r, model, &floats, &n_floats)
+      || !check_finite (&r, model, floats))
     return FALSE;
 
 #if G_BYTE_ORDER == G_LITTLE_ENDIAN
@@ -346,9 +390,7 @@ caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
 #else
   for (guint64 i = 0; i < n_floats; i++)
     {
-      guint32 bits;
-      memcpy (&bits, floats + i * sizeof bits, sizeof bits);
-      bits = GUINT32_FROM_LE (bits);
+      guint32 bits = float_bits_at (floats + i * sizeof bits);
       memcpy (&model->w[i], &bits, sizeof bits);
     }
 #endif

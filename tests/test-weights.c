@@ -1,5 +1,6 @@
 /* test-weights.c — the binary weights file: round trip, and every way a file
  * can be wrong leaves the model untouched with an error that says why. */
+#include <math.h>
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -210,6 +211,70 @@ test_checksum (void **state)
   g_free (data);
 }
 
+/* A file whose checksum is right but which holds a NaN or an infinity (saved
+ * from a run that diverged, or by another tool) is rejected: loaded, every
+ * loss would be NaN. The error names the value: layer, parameter, index and
+ * the byte it starts at; the model keeps its weights. */
+static void
+test_not_finite (void **state)
+{
+  Fixture *f = *state;
+  CamlModel *bad = build (ca_model, 2);
+  gsize table = 0;
+  for (int i = 0; i < bad->n_layers; i++)
+    table += 2 + strlen (bad->layers[i]->ops->name) + 8;
+  gsize floats_at = 16 + table + 8;
+
+  struct { int layer, param; size_t index; float value; const char *shown; } cases[] = {
+    { 0, 1, 3, NAN, "nan" },
+    { 1, 0, 0, INFINITY, "inf" },
+    { 2, -1, 0, -INFINITY, "-inf" },   /* -1: the layer's last parameter, last value */
+  };
+  char *path = g_build_filename (f->dir, "nan.weights", NULL);
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      CamlLayer *layer = bad->layers[cases[c].layer];
+      CamlParam *p = &layer->params[cases[c].param >= 0 ? cases[c].param
+                                                         : layer->n_params - 1];
+      size_t index = cases[c].param >= 0 ? cases[c].index : p->count - 1;
+      float saved = p->w[index];
+      p->w[index] = cases[c].value;
+      GError *error = NULL;
+      if (!caml_weights_save (bad, path, &error))   /* a valid checksum */
+        fail_msg ("%s", error->message);
+      p->w[index] = saved;
+
+      gsize length;
+      guint8 *data = read_file (path, &length);
+      char *expected = g_strdup_printf ("model.weights: byte %zu: a value is not finite: "
+                                        "layer %d (%s) parameter %s[%zu] is %s",
+                                        floats_at + (p->offset + index) * sizeof (float),
+                                        cases[c].layer, layer->ops->name, p->name, index,
+                                        cases[c].shown);
+      expect_rejected (f->model, data, length, expected);
+      g_free (expected);
+      g_free (data);
+
+      /* From disk the same, named by its path. */
+      float *before = g_memdup2 (f->model->w, f->model->n_weights * sizeof (float));
+      assert_false (caml_weights_load (f->model, path, &error));
+      assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_PARSE));
+      assert_true (g_str_has_prefix (error->message, path));
+      assert_non_null (strstr (error->message, "a value is not finite"));
+      assert_memory_equal (before, f->model->w, f->model->n_weights * sizeof (float));
+      g_clear_error (&error);
+      g_free (before);
+    }
+  /* With every value finite again, the same model's file loads. */
+  GError *error = NULL;
+  assert_true (caml_weights_save (bad, path, &error));
+  assert_true (caml_weights_load (f->model, path, &error));
+  assert_memory_equal (bad->w, f->model->w, bad->n_weights * sizeof (float));
+  g_unlink (path);
+  g_free (path);
+  caml_model_free (bad);
+}
+
 static void
 test_wrong_layers (void **state)
 {
@@ -383,6 +448,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_wrong_magic, setup, teardown),
     cmocka_unit_test_setup_teardown (test_version, setup, teardown),
     cmocka_unit_test_setup_teardown (test_checksum, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_not_finite, setup, teardown),
     cmocka_unit_test_setup_teardown (test_wrong_layers, setup, teardown),
     cmocka_unit_test_setup_teardown (test_failed_load_from_disk, setup, teardown),
     cmocka_unit_test_setup_teardown (test_missing_file, setup, teardown),
