@@ -207,6 +207,7 @@ caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
 typedef struct {
   const char *source;    /* names the document in errors */
   const char *base_dir;  /* relative IDX paths are resolved against it; NULL: keep */
+  GHashTable *wide;      /* path → literal of each integer outside gint64 */
   GError    **error;
 } Parser;
 
@@ -307,6 +308,197 @@ expect_object (Parser *p, JsonNode *node, const char *path, JsonObject **out)
   return TRUE;
 }
 
+/* --- integers beyond 64 bits
+ *
+ * json-glib 1.6 reads an integer literal with g_ascii_strtoull into a gint64
+ * and negates it for a '-': 18446744073709551615 arrives as -1,
+ * 9223372036854775808 as G_MININT64 and -18446744073709551615 as 1 — a wrong
+ * number in a message, or a wrong value taken without a word. Only the text
+ * holds the real number. So before the tree is read, the document (already
+ * strict JSON: json-check.c) is walked once and every integer literal outside
+ * gint64 is kept under its path, spelled as errors spell it ("seed",
+ * "model[0].units", keys decoded); the number readers look there first. A
+ * key can still repeat spelled two ways ("steps", "st\u0065ps": json-check.c
+ * compares keys as written); then its last value counts, as in json-glib. */
+
+typedef struct {
+  const char *data;
+  gsize       length, pos;
+  GHashTable *wide;
+} Literals;
+
+static char
+literals_peek (const Literals *l)
+{
+  return l->pos < l->length ? l->data[l->pos] : '\0';
+}
+
+static void
+literals_space (Literals *l)
+{
+  char c;
+  while ((c = literals_peek (l)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+    l->pos++;
+}
+
+static gunichar
+literals_hex4 (Literals *l)
+{
+  gunichar u = 0;
+  for (int i = 0; i < 4; i++)
+    {
+      u = u * 16 + (gunichar) MAX (g_ascii_xdigit_value (literals_peek (l)), 0);
+      l->pos++;
+    }
+  return u;
+}
+
+/* The string starting at l->pos (its quote), decoded; l->pos goes past it. */
+static char *
+literals_string (Literals *l)
+{
+  GString *s = g_string_new (NULL);
+  char c;
+  l->pos++;
+  while ((c = literals_peek (l)) != '"' && c != '\0')
+    {
+      l->pos++;
+      if (c != '\\')
+        {
+          g_string_append_c (s, c);
+          continue;
+        }
+      c = literals_peek (l);
+      l->pos++;
+      switch (c)
+        {
+        case 'b': g_string_append_c (s, '\b'); break;
+        case 'f': g_string_append_c (s, '\f'); break;
+        case 'n': g_string_append_c (s, '\n'); break;
+        case 'r': g_string_append_c (s, '\r'); break;
+        case 't': g_string_append_c (s, '\t'); break;
+        case 'u':
+          {
+            gunichar u = literals_hex4 (l);
+            if (u >= 0xd800 && u < 0xdc00 && literals_peek (l) == '\\')
+              {
+                l->pos += 2;   /* the low half: json-check.c allows no other */
+                u = 0x10000 + ((u - 0xd800) << 10) + (literals_hex4 (l) - 0xdc00);
+              }
+            g_string_append_unichar (s, u);
+          }
+          break;
+        default:   /* " \ / */
+          g_string_append_c (s, c);
+        }
+    }
+  l->pos++;
+  return g_string_free (s, FALSE);
+}
+
+/* A number: kept when it is an integer outside gint64. */
+static void
+literals_number (Literals *l, const char *path)
+{
+  gsize start = l->pos;
+  gboolean negative = literals_peek (l) == '-';
+  l->pos += negative;
+  gsize digits = l->pos;
+  while (g_ascii_isdigit (literals_peek (l)))
+    l->pos++;
+  gsize n = l->pos - digits;
+  char c = literals_peek (l);
+  if (c == '.' || c == 'e' || c == 'E')   /* json-glib reads those as doubles */
+    {
+      while ((c = literals_peek (l)) != '\0' && strchr ("0123456789.eE+-", c) != NULL)
+        l->pos++;
+      return;
+    }
+  /* JSON has no leading zeros: more digits is larger. */
+  const char *limit = negative ? "9223372036854775808" : "9223372036854775807";
+  if (n > 19 || (n == 19 && memcmp (l->data + digits, limit, 19) > 0))
+    g_hash_table_insert (l->wide, g_strdup (path),
+                         g_strndup (l->data + start, l->pos - start));
+}
+
+static void
+literals_value (Literals *l, const char *path)
+{
+  g_hash_table_remove (l->wide, path);   /* a repeated key: the last value counts */
+  char c = literals_peek (l);
+  if (c == '{' || c == '[')
+    {
+      char close = c == '{' ? '}' : ']';
+      l->pos++;
+      literals_space (l);
+      for (int i = 0; (c = literals_peek (l)) != close && c != '\0'; i++)
+        {
+          gsize at = l->pos;
+          char *child;
+          if (close == '}')
+            {
+              char *key = literals_string (l);
+              child = child_path (path, key);
+              g_free (key);
+              literals_space (l);
+              l->pos++;   /* ':' */
+              literals_space (l);
+            }
+          else
+            child = g_strdup_printf ("%s[%d]", path, i);
+          literals_value (l, child);
+          g_free (child);
+          literals_space (l);
+          if (literals_peek (l) == ',')
+            l->pos++;
+          literals_space (l);
+          if (l->pos == at)   /* not JSON after all (json-check.c said it was) */
+            break;
+        }
+      l->pos++;
+    }
+  else if (c == '"')
+    g_free (literals_string (l));
+  else if (c == '-' || g_ascii_isdigit (c))
+    literals_number (l, path);
+  else
+    while (g_ascii_isalpha (literals_peek (l)))   /* true, false, null */
+      l->pos++;
+}
+
+/* path → literal for every integer of the document outside gint64. */
+static GHashTable *
+wide_integers (const char *data, gsize length)
+{
+  Literals l = { .data = data, .length = length,
+                 .wide = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free) };
+  if (length >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
+    l.pos = 3;
+  literals_space (&l);
+  literals_value (&l, "");
+  return l.wide;
+}
+
+/* The literal of the integer at path if it is outside gint64 (json-glib's
+ * value is then wrapped), else NULL. */
+static const char *
+wide_literal (Parser *p, JsonNode *node, const char *path)
+{
+  if (p->wide == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
+    return NULL;
+  return g_hash_table_lookup (p->wide, path);
+}
+
+/* A literal for a message: a very long one cut short. Free with g_free. */
+static char *
+shown_literal (const char *literal)
+{
+  gsize n = strlen (literal);
+  return n <= 40 ? g_strdup (literal)
+                 : g_strdup_printf ("%.20s… (%" G_GSIZE_FORMAT " digits)", literal,
+                                    n - (literal[0] == '-'));
+}
+
 static gboolean
 is_number (JsonNode *node)
 {
@@ -322,15 +514,24 @@ get_number (Parser *p, JsonNode *node, const char *path, double *out)
   if (!is_number (node))
     return fail (p, CAML_ERROR_INVALID, path, "expected a number, found %s",
                  describe_node (node));
-  *out = json_node_get_value_type (node) == G_TYPE_INT64
-           ? (double) json_node_get_int (node) : json_node_get_double (node);
+  const char *wide = wide_literal (p, node, path);
+  if (wide != NULL)
+    *out = g_ascii_strtod (wide, NULL);   /* the real value, not json-glib's */
+  else
+    *out = json_node_get_value_type (node) == G_TYPE_INT64
+             ? (double) json_node_get_int (node) : json_node_get_double (node);
   if (!isfinite (*out))
-    return fail (p, CAML_ERROR_INVALID, path, "%g is not a finite number", *out);
+    {
+      g_autofree char *shown = wide != NULL ? shown_literal (wide)
+                                            : g_strdup_printf ("%g", *out);
+      return fail (p, CAML_ERROR_INVALID, path, "%s is not a finite number", shown);
+    }
   return TRUE;
 }
 
 /* An integer in [min, max]. Integral numbers written with a fraction or an
- * exponent (1e3) are accepted; 2.5 is not. */
+ * exponent (1e3) are accepted; 2.5 is not. One beyond 64 bits is named as
+ * written ("seed: 18446744073709551615 is out of range 0…N"). */
 static gboolean
 get_int (Parser *p, JsonNode *node, const char *path, gint64 min, gint64 max,
          gint64 *out)
@@ -339,6 +540,14 @@ get_int (Parser *p, JsonNode *node, const char *path, gint64 min, gint64 max,
     return fail (p, CAML_ERROR_INVALID, path, "expected an integer, found %s",
                  describe_node (node));
   gint64 v;
+  const char *wide = wide_literal (p, node, path);
+  if (wide != NULL)
+    {
+      g_autofree char *shown = shown_literal (wide);
+      return fail (p, CAML_ERROR_INVALID, path,
+                   "%s is out of range %" G_GINT64_FORMAT "…%" G_GINT64_FORMAT,
+                   shown, min, max);
+    }
   if (json_node_get_value_type (node) == G_TYPE_INT64)
     v = json_node_get_int (node);
   else
@@ -701,6 +910,12 @@ parse_layer_option (Parser *p, const CamlOptionSpec *spec, JsonNode *node,
       if (!is_number (node))
         fail (p, CAML_ERROR_INVALID, path, "expected an integer, found %s",
               describe_node (node));
+      else if (wide_literal (p, node, path) != NULL)   /* every range is narrower */
+        {
+          g_autofree char *shown = shown_literal (wide_literal (p, node, path));
+          fail (p, CAML_ERROR_INVALID, path, "%s is out of range %g…%g", shown, spec->min,
+                spec->max);
+        }
       else if (get_number (p, node, path, out))
         ok = caml_option_check (spec, *out, where, p->error);
       break;
@@ -1061,6 +1276,7 @@ load_data (const char *data, gssize length, const char *source,
       return NULL;
     }
 
+  p.wide = wide_integers (data, length >= 0 ? (gsize) length : strlen (data));
   JsonParser *parser = json_parser_new_immutable ();
   GError *json_error = NULL;
 
@@ -1075,6 +1291,7 @@ load_data (const char *data, gssize length, const char *source,
         fail (&p, CAML_ERROR_PARSE, NULL, "%s", message);
       g_error_free (json_error);
       g_object_unref (parser);
+      g_hash_table_unref (p.wide);
       return NULL;
     }
 
@@ -1087,6 +1304,7 @@ load_data (const char *data, gssize length, const char *source,
   if (!parse_root (&p, json_parser_get_root (parser), exp))
     g_clear_pointer (&exp, caml_experiment_free);
   g_object_unref (parser);
+  g_hash_table_unref (p.wide);
   return exp;
 }
 

@@ -579,6 +579,81 @@ test_malformed (void **state)
     }
 }
 
+/* Integers beyond 64 bits: json-glib 1.6 wraps them (18446744073709551615
+ * reads as -1, -18446744073709551615 as 1), so the messages named a wrong
+ * number and some wrapped values were taken without a word. They are named
+ * as written, and numbers where a real is expected take their real value. */
+static void
+test_wide_integers (void **state)
+{
+  (void) state;
+  static const struct { const char *doc, *message; } bad[] = {
+    { "{ \"seed\": 18446744073709551615 }",
+      "w.json: seed: 18446744073709551615 is out of range 0…9223372036854775807" },
+    { "{ \"seed\": 9223372036854775808 }",
+      "w.json: seed: 9223372036854775808 is out of range 0…9223372036854775807" },
+    { "{ \"seed\": -9223372036854775809 }",   /* wrapped to G_MAXINT64: accepted */
+      "w.json: seed: -9223372036854775809 is out of range 0…9223372036854775807" },
+    { "{ \"training\": { \"steps\": 9223372036854775808 } }",
+      "w.json: training.steps: 9223372036854775808 is out of range 1…1000000000" },
+    { "{ \"training\": { \"steps\": -18446744073709551615 } }",   /* wrapped to 1 */
+      "w.json: training.steps: -18446744073709551615 is out of range 1…1000000000" },
+    { "{ \"training\": { \"st\\u0065ps\": 36893488147419103232 } }",   /* an escaped key */
+      "w.json: training.steps: 36893488147419103232 is out of range 1…1000000000" },
+    { "{ \"training\": { \"steps\": 5, \"st\\u0065ps\": 18446744073709551616 } }",
+      "w.json: training.steps: 18446744073709551616 is out of range 1…1000000000" },
+    { "{ \"data\": { \"builtin\": \"surface\", \"split_seed\": 18446744073709551615 } }",
+      "w.json: data.split_seed: 18446744073709551615 is out of range 0…9223372036854775807" },
+    { "{ \"optimizer\": { \"em_steps\": 99999999999999999999 } }",
+      "w.json: optimizer.em_steps: 99999999999999999999 is out of range 0…2147483647" },
+    { "{ \"model\": [ { \"layer\": \"dense\", \"units\": -18446744073709551615 } ] }",
+      "w.json: model[0].units: -18446744073709551615 is out of range 1…65536" },
+    { "{ \"model\": [ { \"layer\": \"dense\" }, { \"layer\": \"dense\", "
+      "\"units\": 18446744073709551617 } ] }",
+      "w.json: model[1].units: 18446744073709551617 is out of range 1…65536" },
+    { "{ \"optimizer\": { \"lr\": -18446744073709551615 } }",   /* a real: its value */
+      "w.json: optimizer.lr: -1.84467e+19 is out of range (must be > 0)" },
+    { "{ \"seed\": 123456789012345678901234567890123456789012345678901234567890 }",
+      "w.json: seed: 12345678901234567890… (60 digits) is out of range 0…9223372036854775807" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      GError *error = NULL;
+      CamlExperiment *exp = caml_experiment_load_data (bad[i].doc, -1, "w.json", &error);
+      if (exp != NULL)
+        fail_msg ("accepted: %s", bad[i].doc);
+      if (strcmp (error->message, bad[i].message) != 0)
+        fail_msg ("document %s\nmessage  \"%s\"\nexpected \"%s\"", bad[i].doc,
+                  error->message, bad[i].message);
+      assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+      g_error_free (error);
+    }
+
+  /* What fits is read as before: the largest seed, a wide number that a
+   * later value of the same key (spelled another way) replaces, wide numbers
+   * where reals go (and in strings, which are no numbers). */
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (
+    "{ \"seed\": 9223372036854775807, \"name\": \"18446744073709551615\","
+    "  \"training\": { \"steps\": 18446744073709551615, \"st\\u0065ps\": 7 },"
+    "  \"plot\": { \"domain\": [ -18446744073709551616, 18446744073709551616, 0, 1 ] } }",
+    -1, "w.json", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  assert_true (exp->seed == G_MAXINT64);
+  assert_int_equal (exp->steps, 7);
+  assert_string_equal (exp->name, "18446744073709551615");
+  assert_true (exp->plot_domain[0] == -18446744073709551616.0);
+  assert_true (exp->plot_domain[1] == 18446744073709551616.0);
+  caml_experiment_free (exp);
+  exp = caml_experiment_load_data ("\xef\xbb\xbf{ \"training\": { \"steps\": -9223372036854775808 } }",
+                                   -1, "w.json", &error);
+  assert_null (exp);
+  assert_string_equal (error->message, "w.json: training.steps: -9223372036854775808 is out "
+                       "of range 1…1000000000");
+  g_error_free (error);
+}
+
 /* Every prefix of a valid document is rejected without a crash (or, where it
  * happens to be valid JSON, accepted). */
 static void
@@ -1038,6 +1113,7 @@ main (void)
     cmocka_unit_test (test_round_trip_all_fields),
     cmocka_unit_test (test_file_name_default),
     cmocka_unit_test (test_malformed),
+    cmocka_unit_test (test_wide_integers),
     cmocka_unit_test (test_text_presets_content),
     cmocka_unit_test (test_text_data_round_trip),
     cmocka_unit_test (test_truncated_documents),
