@@ -289,13 +289,25 @@ struct _CamlModel {
 };
 
 /* Infers every shape; on a mismatch the error names the layer (index and
- * type) and both shapes. Parameters are initialised from rng. */
+ * type) and both shapes. Parameters are initialised from rng. Weights (and
+ * one sample's buffers) that cannot be allocated are an error too: "the
+ * weights need 34.4 GB (… parameters and their gradients; layer 1 (ca_nn)
+ * holds … of them), which cannot be allocated". */
 CamlModel *caml_model_new (const CamlShape *input, const CamlLayerSpec *specs,
                            int n_specs, GRand *rng, GError **error);
 void       caml_model_free (CamlModel *model);
 const CamlShape *caml_model_output_shape (const CamlModel *model);
 /* Re-initialise every parameter from rng. */
 void       caml_model_init_params (CamlModel *model, GRand *rng);
+/* Sizes the per-batch buffers (every layer's output and its gradient) for
+ * batches of up to n samples; FALSE with an error naming the layer and the
+ * size when they cannot be allocated ("layer 0 (ca_nn): the buffers for a
+ * batch of 943718 samples need 495 GB, which cannot be allocated"), the
+ * model then holding no batch buffers. Call it before caml_model_forward
+ * whenever n comes from the user (a batch size, a data set's size): the
+ * forward pass sizes them itself but has no way to report a failure, and
+ * aborts. (A layer's own scratch buffers are still sized by the layer.) */
+gboolean   caml_model_reserve (CamlModel *model, int n, GError **error);
 /* Returns the output (N, out), owned by the model, valid until the next call. */
 const float *caml_model_forward (CamlModel *model, const float *x, int n);
 /* After caml_model_forward with the same x: accumulates into model->dw. */

@@ -3,7 +3,14 @@
  * Building a model infers every shape, lets each layer declare its
  * parameters, then lays them out in one block (w) with a gradient block (dw)
  * of the same layout, so optimizers are flat loops and checkpoints are one
- * write. */
+ * write.
+ *
+ * The sizes of those blocks and of the per-batch buffers come from the
+ * user (layer options, data, batch size): in-range options can still ask
+ * for hundreds of gigabytes. They are computed with overflow checks and
+ * allocated with g_try_malloc, so too much is an error that says how much
+ * ("layer 0 (ca_nn): the buffers for a batch of 10486 samples need 5.5 GB,
+ * which cannot be allocated"), not an abort inside g_malloc. */
 #include <math.h>
 
 #include "caml.h"
@@ -55,6 +62,60 @@ caml_model_init_params (CamlModel *model, GRand *rng)
       if (layer->ops->seed != NULL)
         layer->ops->seed (layer, g_rand_int (rng));
     }
+}
+
+/* "5.5 GB", or a phrase for a size beyond size_t. Free with g_free. */
+static char *
+format_bytes (gboolean overflow, size_t bytes)
+{
+  return overflow ? g_strdup ("more memory than can be addressed")
+                  : g_format_size ((guint64) bytes);
+}
+
+/* Lays the parameters out in one block, and allocates it and its gradient
+ * block (zeroed). */
+static gboolean
+alloc_weights (CamlModel *model, GError **error)
+{
+  size_t total = 0, biggest = 0;
+  int biggest_layer = 0;
+  gboolean overflow = FALSE;
+  for (int i = 0; i < model->n_layers; i++)
+    {
+      size_t layer_total = 0;
+      for (int j = 0; j < model->layers[i]->n_params; j++)
+        {
+          CamlParam *p = &model->layers[i]->params[j];
+          p->offset = total;
+          overflow |= !g_size_checked_add (&total, total, p->count);
+          overflow |= !g_size_checked_add (&layer_total, layer_total, p->count);
+        }
+      if (layer_total > biggest)
+        {
+          biggest = layer_total;
+          biggest_layer = i;
+        }
+    }
+  model->n_weights = total;
+
+  size_t bytes = 0, both = 0;   /* one block; both blocks */
+  overflow = overflow || !g_size_checked_mul (&bytes, MAX (total, 1), sizeof (float))
+                      || !g_size_checked_mul (&both, bytes, 2);
+  if (!overflow)
+    {
+      model->w = g_try_malloc0 (bytes);
+      model->dw = model->w != NULL ? g_try_malloc0 (bytes) : NULL;
+      if (model->dw != NULL)
+        return TRUE;
+      g_clear_pointer (&model->w, g_free);
+    }
+  g_autofree char *need = format_bytes (overflow, both);
+  const CamlLayer *layer = model->layers[biggest_layer];
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "the weights need %s (%zu parameters and their gradients; layer %d (%s) "
+               "holds %zu of them), which cannot be allocated", need, total,
+               biggest_layer, layer->ops->name, biggest);
+  return FALSE;
 }
 
 CamlModel *
@@ -124,17 +185,8 @@ caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
       shape = layer->out;
     }
 
-  size_t total = 0;
-  for (int i = 0; i < model->n_layers; i++)
-    for (int j = 0; j < model->layers[i]->n_params; j++)
-      {
-        CamlParam *p = &model->layers[i]->params[j];
-        p->offset = total;
-        total += p->count;
-      }
-  model->n_weights = total;
-  model->w = g_new0 (float, MAX (total, 1));
-  model->dw = g_new0 (float, MAX (total, 1));
+  if (!alloc_weights (model, error))
+    goto fail;
   for (int i = 0; i < model->n_layers; i++)
     for (int j = 0; j < model->layers[i]->n_params; j++)
       {
@@ -144,6 +196,10 @@ caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
       }
   model->acts = g_new0 (float *, model->n_layers);
   model->dacts = g_new0 (float *, model->n_layers);
+  /* One sample's buffers now: a model whose activations cannot be held even
+   * for one sample fails here, with the layer named. */
+  if (!caml_model_reserve (model, 1, error))
+    goto fail;
   if (rng != NULL)
     caml_model_init_params (model, rng);
   return model;
@@ -186,24 +242,56 @@ caml_model_output_shape (const CamlModel *model)
 }
 
 static void
-reserve (CamlModel *model, int n)
+release_batch_buffers (CamlModel *model)
 {
-  if (n <= model->capacity)
-    return;
   for (int i = 0; i < model->n_layers; i++)
     {
-      size_t size = (size_t) n * caml_shape_size (&model->layers[i]->out);
-      g_free (model->acts[i]);
-      g_free (model->dacts[i]);
-      model->acts[i] = g_new (float, size);
-      model->dacts[i] = g_new (float, size);
+      g_clear_pointer (&model->acts[i], g_free);
+      g_clear_pointer (&model->dacts[i], g_free);
     }
-  if (model->input.kind == CAML_SHAPE_TOKENS)
+  g_clear_pointer (&model->lengths, g_free);
+  model->capacity = 0;
+}
+
+gboolean
+caml_model_reserve (CamlModel *model, int n, GError **error)
+{
+  g_return_val_if_fail (model != NULL && n >= 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (n <= model->capacity)
+    return TRUE;
+  release_batch_buffers (model);
+  for (int i = 0; i < model->n_layers; i++)
     {
-      g_free (model->lengths);
-      model->lengths = g_new0 (int, n);
+      const CamlLayer *layer = model->layers[i];
+      size_t count = 0, bytes = 0, both = 0;   /* one buffer; it and its gradient */
+      gboolean overflow = !g_size_checked_mul (&count, (size_t) n,
+                                               MAX (caml_shape_size (&layer->out), 1))
+                          || !g_size_checked_mul (&bytes, count, sizeof (float))
+                          || !g_size_checked_mul (&both, bytes, 2);
+      if (!overflow
+          && (model->acts[i] = g_try_malloc (bytes)) != NULL
+          && (model->dacts[i] = g_try_malloc (bytes)) != NULL)
+        continue;
+      g_autofree char *need = format_bytes (overflow, both);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "layer %d (%s): the buffers for a batch of %d sample%s need %s, which "
+                   "cannot be allocated", i, layer->ops->name, n, n == 1 ? "" : "s", need);
+      release_batch_buffers (model);
+      return FALSE;
+    }
+  if (model->input.kind == CAML_SHAPE_TOKENS
+      && (model->lengths = g_try_new0 (int, n)) == NULL)
+    {
+      g_autofree char *need = g_format_size ((guint64) n * sizeof (int));
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the token lengths of a batch of %d samples need %s, which cannot be "
+                   "allocated", n, need);
+      release_batch_buffers (model);
+      return FALSE;
     }
   model->capacity = n;
+  return TRUE;
 }
 
 /* Token input: a sample's length is the position of its first padding id. */
@@ -229,7 +317,11 @@ input_lengths (CamlModel *model, const float *x, int n)
 const float *
 caml_model_forward (CamlModel *model, const float *x, int n)
 {
-  reserve (model, n);
+  GError *error = NULL;
+  if (!caml_model_reserve (model, n, &error))
+    /* The caller's bug: a batch size that comes from the user goes through
+     * caml_model_reserve first, where the error can be returned. */
+    g_error ("caml_model_forward: %s (call caml_model_reserve first)", error->message);
   const int *lengths = input_lengths (model, x, n);
   const float *inp = x;
   for (int i = 0; i < model->n_layers; i++)

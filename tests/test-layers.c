@@ -1,5 +1,5 @@
 /* test-layers.c — dense, activation and CA-NN: gradient checks, a reference
- * computed by hand, and shape errors. */
+ * computed by hand, shape errors, and models too large to allocate. */
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,24 @@
 
 #include "caml.h"
 #include "gradcheck.h"
+
+/* The allocation tests ask for petabytes, which malloc refuses with NULL;
+ * AddressSanitizer aborts instead unless told to return NULL too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CAML_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAML_TEST_ASAN 1
+#endif
+#endif
+#ifdef CAML_TEST_ASAN
+const char *__asan_default_options (void);
+const char *
+__asan_default_options (void)
+{
+  return "allocator_may_return_null=1";
+}
+#endif
 
 static void
 test_registry_lists_every_layer (void **state)
@@ -276,6 +294,67 @@ test_dropout (void **state)
   g_rand_free (rng);
 }
 
+/* Sizes from the user (layer options, the input, the batch) can ask for
+ * more than any machine holds; that is an error naming the layer and the
+ * size, not an abort in g_malloc. The sizes here are petabytes, so nothing
+ * is really allocated. */
+static void
+test_too_large_to_allocate (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+
+  /* Weights: dense 65536 on 2^31 − 1 inputs, 2^47 parameters. */
+  CamlShape wide = caml_shape_flat (G_MAXINT);
+  CamlLayerSpec dense = caml_test_spec ("dense", "units", 65536.0, NULL);
+  assert_null (caml_model_new (&wide, &dense, 1, NULL, &error));
+  size_t params = (size_t) G_MAXINT * 65536 + 65536;
+  g_autofree char *need = g_format_size ((guint64) params * sizeof (float) * 2);
+  g_autofree char *expected = g_strdup_printf (
+    "the weights need %s (%zu parameters and their gradients; layer 0 (dense) holds %zu "
+    "of them), which cannot be allocated", need, params, params);
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+
+  /* One sample's activations: an image of 2^40 values (4 TB a buffer). */
+  CamlShape huge = caml_shape_image (1, 1 << 20, 1 << 20);
+  CamlLayerSpec act = caml_test_spec ("activation", NULL);
+  assert_null (caml_model_new (&huge, &act, 1, NULL, &error));
+  g_free (need);
+  need = g_format_size ((guint64) 1 << 43);
+  g_free (expected);
+  expected = g_strdup_printf ("layer 0 (activation): the buffers for a batch of 1 sample "
+                              "need %s, which cannot be allocated", need);
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+
+  /* A batch: 2^31 − 1 samples of 65536 units, 512 TB a buffer. The model
+   * stays usable at sizes that fit. */
+  CamlShape two = caml_shape_flat (2);
+  GRand *rng = g_rand_new_with_seed (1);
+  CamlModel *model = caml_model_new (&two, &dense, 1, rng, &error);
+  assert_non_null (model);
+  assert_false (caml_model_reserve (model, G_MAXINT, &error));
+  g_free (need);
+  need = g_format_size ((guint64) G_MAXINT * 65536 * sizeof (float) * 2);
+  g_free (expected);
+  expected = g_strdup_printf ("layer 0 (dense): the buffers for a batch of %d samples "
+                              "need %s, which cannot be allocated", G_MAXINT, need);
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+  assert_int_equal (model->capacity, 0);
+  assert_true (caml_model_reserve (model, 3, &error));
+  assert_int_equal (model->capacity, 3);
+  const float x[] = { 1, 2, 3, 4, 5, 6 };
+  const float *out = caml_model_forward (model, x, 3);
+  for (int i = 0; i < 3 * 65536; i++)
+    assert_true (isfinite (out[i]));
+  caml_model_free (model);
+  g_rand_free (rng);
+}
+
 int
 main (void)
 {
@@ -291,6 +370,7 @@ main (void)
     cmocka_unit_test (test_bad_options_name_the_layer),
     cmocka_unit_test (test_shape_mismatch_names_both_shapes),
     cmocka_unit_test (test_dropout),
+    cmocka_unit_test (test_too_large_to_allocate),
   };
   return cmocka_run_group_tests_name ("layers", tests, NULL, NULL);
 }
