@@ -148,30 +148,6 @@ token_lengths (int *lengths, const float *x, int n, int t_max)
     }
 }
 
-/* The ids of a token batch x (n, T) join the model's touched set, as in
- * caml_model_backward: the trainer leaves model->sparse_grads on, so
- * caml_model_zero_grad and the optimizer handle the rows of token tables
- * the batch reached, and only those. The set's buffers are the model's,
- * allocated by the trainer's first backward (never, when the input has no
- * vocabulary). */
-static void
-mark_touched (CamlModel *model, const float *x, const int *lengths, int n)
-{
-  int vocab = model->input.vocab, t_max = model->input.dims[0];
-  if (!model->sparse_grads || model->touched_mark == NULL)
-    return;
-  for (int i = 0; i < n; i++)
-    for (int t = 0; t < lengths[i]; t++)
-      {
-        int id = (int) x[(size_t) i * t_max + t];
-        if (id >= 0 && id < vocab && !model->touched_mark[id])
-          {
-            model->touched_mark[id] = 1;
-            model->touched[model->n_touched++] = id;
-          }
-      }
-}
-
 /* Runs `steps` training steps of `batch` samples layer by layer with a
  * clock around each call, as the trainer runs them: dropout on, token
  * batches padded from the ragged text sets with their lengths, sequence
@@ -213,8 +189,10 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
       gint64 t = g_get_monotonic_time ();
       caml_loss_compute (exp->loss, dpred, inp, y, n, d);
       *loss_s += (g_get_monotonic_time () - t) / 1e6;
-      if (tokens)
-        mark_touched (model, x, lengths, n);
+      /* as the trainer leaves sparse_grads on: zeroing and the optimizer
+       * handle the rows of token tables the batch reached, and only those */
+      if (tokens && model->sparse_grads)
+        caml_model_record_touched (model, x, lengths, n);
       const float *dout = dpred;
       for (int i = model->n_layers - 1; i >= 0; i--)
         {

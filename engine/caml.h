@@ -314,6 +314,10 @@ const float *caml_model_forward (CamlModel *model, const float *x, int n);
 void       caml_model_backward (CamlModel *model, const float *x,
                                 const float *dout, int n);
 void       caml_model_zero_grad (CamlModel *model);
+/* Token input: the ids of x (n, T), lengths[i] of them in row i, join the
+ * touched set (as caml_model_backward does with the forward's lengths). */
+void       caml_model_record_touched (CamlModel *model, const float *x,
+                                      const int *lengths, int n);
 /* The parts of the parameter block that gradients can have reached since
  * the last caml_model_zero_grad: func (offset, count) for each (the whole
  * block unless model->sparse_grads; then every parameter whole but the token

@@ -335,10 +335,8 @@ caml_model_forward (CamlModel *model, const float *x, int n)
   return inp;
 }
 
-/* Token input: adds the ids of x (n samples, lengths from the forward) to
- * the touched set. */
-static void
-record_touched (CamlModel *model, const float *x, int n)
+void
+caml_model_record_touched (CamlModel *model, const float *x, const int *lengths, int n)
 {
   int vocab = model->input.vocab, t_max = model->input.dims[0];
   if (vocab <= 0)
@@ -351,7 +349,7 @@ record_touched (CamlModel *model, const float *x, int n)
   for (int i = 0; i < n; i++)
     {
       const float *row = x + (size_t) i * t_max;
-      for (int t = 0; t < model->lengths[i]; t++)
+      for (int t = 0; t < lengths[i]; t++)
         {
           int id = (int) row[t];
           if (id >= 0 && id < vocab && !model->touched_mark[id])
@@ -368,7 +366,7 @@ caml_model_backward (CamlModel *model, const float *x, const float *dout, int n)
 {
   const float *d = dout;
   if (model->input.kind == CAML_SHAPE_TOKENS)
-    record_touched (model, x, n);
+    caml_model_record_touched (model, x, model->lengths, n);
   for (int i = model->n_layers - 1; i >= 0; i--)
     {
       CamlLayer *layer = model->layers[i];

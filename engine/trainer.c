@@ -946,7 +946,12 @@ trainer_check (CamlTrainer *trainer, GError **error)
       if (!targets_check (sets[i], names[i], trainer->loss, trainer->out_size, error))
         return FALSE;
     }
-  return TRUE;
+  /* The batch buffers of the largest forward the run makes (a training
+   * batch or an evaluation chunk), allocated here where a size no memory
+   * holds is an error rather than an abort on the trainer thread. */
+  int largest = MAX (trainer->train->n, trainer->test != NULL ? trainer->test->n : 0);
+  return caml_model_reserve (trainer->model,
+                             MAX (trainer->batch, MIN (CAML_EVAL_CHUNK, largest)), error);
 }
 
 /* A run that diverged, whose thread is done and that nobody stopped, may be

@@ -773,6 +773,31 @@ test_start_checks_targets (void **state)
   g_free (exp);
 }
 
+/* The batch buffers are reserved when the run starts, where a size that
+ * cannot be allocated is an error (caml_model_reserve), not on the trainer
+ * thread: a paused run has them before its first step. */
+static void
+test_start_reserves_batch (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  caml_data_surface (81, 0.05, 1, &train, &test);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 10, 32, 10, 1);
+  CamlModel *model = make_mlp (5, 3);
+  assert_true (model->capacity < 32);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, TRUE, NULL));
+  /* the larger of a batch and an evaluation chunk of the test set */
+  assert_int_equal (model->capacity, MIN (1024, test->n));
+  caml_trainer_stop (trainer);
+  caml_trainer_join (trainer);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
 /* Each kind of divergence, with the exact message. */
 static void
 test_divergence_kinds (void **state)
@@ -1433,6 +1458,7 @@ main (void)
     cmocka_unit_test (test_divergence_kinds),
     cmocka_unit_test (test_divergence_finite_blowup),
     cmocka_unit_test (test_start_checks_targets),
+    cmocka_unit_test (test_start_reserves_batch),
     cmocka_unit_test (test_set_lr_live),
     cmocka_unit_test (test_progress_callback),
     cmocka_unit_test (test_with_model_while_running),
