@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <glib-unix.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "caml.h"
@@ -252,6 +253,26 @@ parse_steps_list (const char *text, long total, long **steps, int *n_steps, GErr
   return TRUE;
 }
 
+/* The plots an earlier run may have left in out_dir that this one might not
+ * draw (another kind of model or data): removed, so the directory holds one
+ * run's results. Only names caml train writes are touched. */
+static void
+remove_stale_results (const char *out_dir)
+{
+  static const char *const names[] = {
+    "surface.png", "chi.png", "parts.png", "words.html", "words.png", NULL
+  };
+  g_autoptr (GDir) dir = g_dir_open (out_dir, 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_strv_contains (names, name)
+        || (g_str_has_prefix (name, "sigma-step") && g_str_has_suffix (name, ".png")))
+      {
+        g_autofree char *path = g_build_filename (out_dir, name, NULL);
+        g_unlink (path);
+      }
+}
+
 /* Reports a result file that could not be written; returns ok. */
 static gboolean
 kept (gboolean ok, GError **error)
@@ -451,8 +472,11 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *ou
       || !caml_cli_ensure_dir (out_dir, &error))
     g_printerr ("caml train: %s\n", error->message);
   else
-    status = run_and_report (exp, preset, out_dir, model, train, test, steps, n_steps,
-                             quiet, plain);
+    {
+      remove_stale_results (out_dir);
+      status = run_and_report (exp, preset, out_dir, model, train, test, steps, n_steps,
+                               quiet, plain);
+    }
   caml_model_free (model);
   caml_dataset_free (train);
   caml_dataset_free (test);
@@ -504,7 +528,8 @@ caml_cli_train (int argc, char **argv)
     "the results, the weights first. The output directory must take files: that\n"
     "is checked before training.\n"
     "\n"
-    "Writes into DIR:\n"
+    "Writes into DIR (removing plots an earlier run left there, so it holds\n"
+    "one run's results):\n"
     "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
     "                   test_mse or test_accuracy, seconds\n"
     "  summary.json     preset, seed, steps, train_loss, test_loss, test_mse or\n"

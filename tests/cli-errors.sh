@@ -93,6 +93,15 @@ mkdir -p sub/deeper
 [ ! -e evil-seed0 ] && [ ! -e sub/evil-seed0 ] || { echo "FAIL: results outside runs/"; exit 1; }
 ls sub/deeper/runs/*evil-seed0/model.weights >/dev/null
 
+# A reused output directory keeps no plots of an earlier, other run.
+"$caml" train --preset surface-ca-nn-1 -n 20 -o reuse -q >/dev/null
+[ -s reuse/surface.png ] && [ -s reuse/parts.png ] || { echo "FAIL: no surface plots"; exit 1; }
+touch reuse/notes.txt
+"$caml" train --preset rnn-sanity-lstm -n 20 -o reuse -q >/dev/null
+[ ! -e reuse/surface.png ] && [ ! -e reuse/parts.png ] && [ ! -e reuse/chi.png ] \
+  || { echo "FAIL: stale plots of the earlier run"; ls reuse; exit 1; }
+[ -e reuse/notes.txt ] || { echo "FAIL: a file caml does not write was removed"; exit 1; }
+
 # SIGTERM stops a run as Ctrl+C does: exit 130 and the results written.
 "$caml" train --preset surface-ca-nn-2 -n 100000000 -o term -q >/dev/null 2>&1 &
 pid=$!
