@@ -279,7 +279,7 @@ kept (gboolean ok, GError **error)
 {
   if (!ok)
     {
-      g_printerr ("caml train: %s\n", (*error)->message);
+      g_printerr ("%s: %s\n", g_get_prgname (), (*error)->message);
       g_clear_error (error);
     }
   return ok;
@@ -320,7 +320,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     }
   if (!caml_trainer_start (trainer, FALSE, &error))
     {
-      g_printerr ("caml train: %s\n", error->message);
+      g_printerr ("%s: %s\n", g_get_prgname (), error->message);
       caml_trainer_free (trainer);
       g_main_loop_unref (run.loop);
       g_ptr_array_free (rec.snapshots, TRUE);
@@ -372,7 +372,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     }
   if (rec.error)
     {
-      g_printerr ("caml train: %s\n", rec.error->message);
+      g_printerr ("%s: %s\n", g_get_prgname (), rec.error->message);
       g_clear_error (&rec.error);
     }
   for (guint i = 0; i < rec.snapshots->len; i++)
@@ -386,7 +386,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
                                                 snap->step);
       if (!caml_report_write_sigma_grid (path, snap, title, &error))
         {
-          g_printerr ("caml train: %s\n", error->message);
+          g_printerr ("%s: %s\n", g_get_prgname (), error->message);
           g_clear_error (&error);
           continue;
         }
@@ -424,7 +424,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
 
 
   if (run_error)
-    g_printerr ("caml train: %s\n", run_error->message);
+    g_printerr ("%s: %s\n", g_get_prgname (), run_error->message);
   double training = p.seconds - p.eval_seconds;
   g_print ("%s after %ld steps in %.1fs (%.1fs of them evaluating; %.0f steps/s",
            state_name (p.state), p.step, p.seconds, p.eval_seconds,
@@ -447,7 +447,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
            : caml_model_find_chi_layer (model, 0) >= 0 ? ", surface.png, chi.png"
            : ", surface.png", files, words ? ", words.html, words.png" : "");
   if (!written_all)
-    g_printerr ("caml train: some results could not be written (above)\n");
+    g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
   return p.state == CAML_TRAINER_FAILED || !written_all ? 1 : run.interrupted ? 130 : 0;
 }
 
@@ -463,14 +463,14 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *ou
   /* Everything that can be refused is, before the output directory is made. */
   if (!parse_steps_list (sigma_steps, exp->steps, &steps, &n_steps, &error))
     {
-      g_printerr ("caml train: %s\n", error->message);
+      g_printerr ("%s: %s\n", g_get_prgname (), error->message);
       return 2;
     }
   int status = 1;
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       || !(model = caml_experiment_build_model_for (exp, train, &error))
       || !caml_cli_ensure_dir (out_dir, &error))
-    g_printerr ("caml train: %s\n", error->message);
+    g_printerr ("%s: %s\n", g_get_prgname (), error->message);
   else
     {
       remove_stale_results (out_dir);
