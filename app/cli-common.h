@@ -21,6 +21,10 @@ gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
                                        int kernel, int depth, GError **error);
 
 /* Loads the data, builds the model, trains with progress and writes every
- * result into out_dir (see `caml train --help`). Returns an exit status. */
+ * result into out_dir (see `caml train --help`). Returns an exit status;
+ * problems go to stderr, and when the status is not 0 and failure is not
+ * NULL, *failure (free it) is the first of them (NULL when there was none,
+ * as for an interrupted run). */
 int caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *out_dir,
-                             const char *sigma_steps, gboolean quiet, gboolean plain);
+                             const char *sigma_steps, gboolean quiet, gboolean plain,
+                             char **failure);

@@ -144,7 +144,7 @@ read_summary (const char *dir, gboolean *classification, Result *r)
   r->sigma_auc = member_double (obj, "sigma_auc");
   r->seconds = member_double (obj, "seconds");
   JsonNode *error = json_object_get_member (obj, "error");
-  if (error != NULL && JSON_NODE_HOLDS_VALUE (error)
+  if (r->error == NULL && error != NULL && JSON_NODE_HOLDS_VALUE (error)
       && json_node_get_value_type (error) == G_TYPE_STRING)
     r->error = g_strdup (json_node_get_string (error));
 }
@@ -460,7 +460,8 @@ caml_cli_sweep (int argc, char **argv)
           Result r = { { index[0], index[1] }, base };
           if (remove_old_summary (dir, &error))
             {
-              r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE);
+              r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE,
+                                                  &r.error);
               read_summary (dir, &classification, &r);
             }
           else
@@ -471,8 +472,7 @@ caml_cli_sweep (int argc, char **argv)
               g_clear_error (&error);
             }
           if (r.status != 0 && r.status != 130 && r.error == NULL)
-            r.error = g_strdup_printf ("exit status %d (the run's message went to stderr)",
-                                       r.status);
+            r.error = g_strdup_printf ("exit status %d", r.status);
           if (r.status == 0)
             g_print ("        %s %.4f\n", classification ? "test_accuracy" : "test_mse",
                      r.metric);

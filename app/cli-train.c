@@ -273,13 +273,27 @@ remove_stale_results (const char *out_dir)
       }
 }
 
+/* Prints a run's problems, prefixed with the command, and keeps the first
+ * for a caller that records it (caml sweep). */
+typedef struct {
+  char *first;
+} Problems;
+
+static void
+problem (Problems *problems, const char *message)
+{
+  g_printerr ("%s: %s\n", g_get_prgname (), message);
+  if (problems->first == NULL)
+    problems->first = g_strdup (message);
+}
+
 /* Reports a result file that could not be written; returns ok. */
 static gboolean
-kept (gboolean ok, GError **error)
+kept (Problems *problems, gboolean ok, GError **error)
 {
   if (!ok)
     {
-      g_printerr ("%s: %s\n", g_get_prgname (), (*error)->message);
+      problem (problems, (*error)->message);
       g_clear_error (error);
     }
   return ok;
@@ -290,7 +304,8 @@ kept (gboolean ok, GError **error)
 static int
 run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
                 CamlModel *model, const CamlDataset *train, const CamlDataset *test,
-                long *sigma_steps, int n_sigma_steps, gboolean quiet, gboolean plain)
+                long *sigma_steps, int n_sigma_steps, gboolean quiet, gboolean plain,
+                Problems *problems)
 {
   g_autoptr (GError) error = NULL;
   SigmaRecorder rec = {
@@ -320,7 +335,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     }
   if (!caml_trainer_start (trainer, FALSE, &error))
     {
-      g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+      problem (problems, error->message);
       caml_trainer_free (trainer);
       g_main_loop_unref (run.loop);
       g_ptr_array_free (rec.snapshots, TRUE);
@@ -372,7 +387,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     }
   if (rec.error)
     {
-      g_printerr ("%s: %s\n", g_get_prgname (), rec.error->message);
+      problem (problems, rec.error->message);
       g_clear_error (&rec.error);
     }
   for (guint i = 0; i < rec.snapshots->len; i++)
@@ -386,7 +401,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
                                                 snap->step);
       if (!caml_report_write_sigma_grid (path, snap, title, &error))
         {
-          g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+          problem (problems, error->message);
           g_clear_error (&error);
           continue;
         }
@@ -408,23 +423,23 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
   /* The weights first, and every file tried even when one fails: what can
    * be kept of a run is kept. */
   gboolean written_all = TRUE;
-  written_all &= kept (caml_weights_save (model, weights_path, &error), &error);
-  written_all &= kept (caml_experiment_save_file (exp, exp_path, &error), &error);
-  written_all &= kept (caml_report_write_metrics (metrics_path, rows, n_rows, classification,
+  written_all &= kept (problems, caml_weights_save (model, weights_path, &error), &error);
+  written_all &= kept (problems, caml_experiment_save_file (exp, exp_path, &error), &error);
+  written_all &= kept (problems, caml_report_write_metrics (metrics_path, rows, n_rows, classification,
                                                   &error), &error);
-  written_all &= kept (write_summary (summary_path, preset, exp, &p, last, train_metric,
+  written_all &= kept (problems, write_summary (summary_path, preset, exp, &p, last, train_metric,
                                       classification, sigma_auc, sigma_high_on_fg,
                                       run_error ? run_error->message : NULL, &error), &error);
-  written_all &= kept (caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
+  written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
                                                classification, title, &error), &error);
-  written_all &= kept (caml_report_write_surfaces (out_dir, exp, model, train, &error), &error);
-  written_all &= kept (caml_report_write_words (words_path, words_png, title, model, exp->loss,
+  written_all &= kept (problems, caml_report_write_surfaces (out_dir, exp, model, train, &error), &error);
+  written_all &= kept (problems, caml_report_write_words (words_path, words_png, title, model, exp->loss,
                                                 train, test, WORDS_SAMPLES, WORDS_MIN_COUNT,
                                                 WORDS_TOP, &words, &error), &error);
 
 
   if (run_error)
-    g_printerr ("%s: %s\n", g_get_prgname (), run_error->message);
+    problem (problems, run_error->message);
   double training = p.seconds - p.eval_seconds;
   g_print ("%s after %ld steps in %.1fs (%.1fs of them evaluating; %.0f steps/s",
            state_name (p.state), p.step, p.seconds, p.eval_seconds,
@@ -453,9 +468,11 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
 
 int
 caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *out_dir,
-                         const char *sigma_steps, gboolean quiet, gboolean plain)
+                         const char *sigma_steps, gboolean quiet, gboolean plain,
+                         char **failure)
 {
   g_autoptr (GError) error = NULL;
+  Problems problems = { NULL };
   CamlDataset *train = NULL, *test = NULL;
   CamlModel *model = NULL;
   g_autofree long *steps = NULL;
@@ -464,19 +481,24 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *ou
   if (!parse_steps_list (sigma_steps, exp->steps, &steps, &n_steps, &error))
     {
       g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+      if (failure != NULL)
+        *failure = g_strdup (error->message);
       return 2;
     }
   int status = 1;
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       || !(model = caml_experiment_build_model_for (exp, train, &error))
       || !caml_cli_ensure_dir (out_dir, &error))
-    g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+    problem (&problems, error->message);
   else
     {
       remove_stale_results (out_dir);
       status = run_and_report (exp, preset, out_dir, model, train, test, steps, n_steps,
-                               quiet, plain);
+                               quiet, plain, &problems);
     }
+  if (failure != NULL && status != 0)
+    *failure = g_steal_pointer (&problems.first);
+  g_free (problems.first);
   caml_model_free (model);
   caml_dataset_free (train);
   caml_dataset_free (test);
@@ -604,7 +626,8 @@ caml_cli_train (int argc, char **argv)
     }
 
   int status = caml_cli_run_experiment (exp, preset, out_dir,
-                                        sigma_steps ? sigma_steps : "1000,last", quiet, plain);
+                                        sigma_steps ? sigma_steps : "1000,last", quiet, plain,
+                                        NULL);
   caml_experiment_free (exp);
   return status;
 }
