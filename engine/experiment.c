@@ -1154,9 +1154,13 @@ parse_plot (Parser *p, JsonNode *node, double *domain)
   JsonNode *m = json_object_get_member (obj, "domain");
   if (m == NULL)
     return TRUE;
-  if (!JSON_NODE_HOLDS_ARRAY (m) || json_array_get_length (json_node_get_array (m)) != 4)
+  if (!JSON_NODE_HOLDS_ARRAY (m))
     return fail (p, CAML_ERROR_INVALID, "plot.domain",
                  "expected an array [x0, x1, y0, y1], found %s", describe_node (m));
+  guint length = json_array_get_length (json_node_get_array (m));
+  if (length != 4)
+    return fail (p, CAML_ERROR_INVALID, "plot.domain",
+                 "expected 4 numbers [x0, x1, y0, y1], found %u", length);
   JsonArray *array = json_node_get_array (m);
   double d[4];
   for (int i = 0; i < 4; i++)

@@ -437,6 +437,11 @@ static const Bad bad_documents[] = {
   { "{ \"name\": \"é\\u00e9\", \"x\" 1 }", { "line 1:26: expected ':' after the key, found '1'" } },
   { "{ \"name\": \"\xff\" }", { "line 1:12: byte 0xff is not UTF-8 text" } },
   { "null", { "top level, found null" } },
+  /* the plot's domain: four numbers */
+  { "{ \"plot\": { \"domain\": [0, 1, 0] } }",
+    { "bad.json: plot.domain: expected 4 numbers [x0, x1, y0, y1], found 3" } },
+  { "{ \"plot\": { \"domain\": \"all\" } }",
+    { "plot.domain: expected an array [x0, x1, y0, y1], found a string" } },
   /* json-glib keeps the last of two equal keys: refused, both places named */
   { "{ \"seed\": 1,\n  \"seed\": 2 }",
     { "bad.json: line 2:3: the key \"seed\" appears twice in this object (first at line 1:3)" } },
