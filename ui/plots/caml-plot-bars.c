@@ -105,8 +105,8 @@ caml_plot_bars_draw (const CamlPlotBars *plot, cairo_t *cr, double width, double
   cairo_save (cr);
   cairo_set_source_rgb (cr, 0.1, 0.1, 0.1);
   if (plot->title)
-    caml_plot_text (cr, style.title_size, TRUE, width / 2, style.title_size * 0.5, 0.5, 0.0,
-                    plot->title);
+    caml_plot_draw_title (cr, style.title_size, width, width / 2,
+                          style.title_size * (0.5 + 0.72), plot->title);
   for (int i = 0; i < plot->n; i++)
     {
       CamlPlotRect r = { bar_x, top + i * row_h + 0.15 * row_h, bar_w, 0.7 * row_h };

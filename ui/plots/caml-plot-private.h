@@ -22,6 +22,12 @@ void caml_plot_text (cairo_t *cr, double size, gboolean bold,
 void caml_plot_text_vertical (cairo_t *cr, double size, double x, double y, const char *text);
 double caml_plot_text_width (cairo_t *cr, double size, const char *text);
 
+/* A bold title centred near cx with its baseline at y, kept inside
+ * [0, width]: shrunk to at most 3/4 of size if need be, then shortened
+ * with a trailing "…". Never clipped at either side. */
+void caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double y,
+                           const char *title);
+
 /* Plot area of a width × height figure with axes x and y, leaving
  * extra_right pixels on the right (colour bar). */
 void caml_plot_layout (cairo_t *cr, const CamlPlotStyle *style, double width, double height,

@@ -85,8 +85,8 @@ caml_plot_tiles_draw (const CamlPlotTiles *plot, cairo_t *cr, double width, doub
   cairo_save (cr);
   cairo_set_source_rgb (cr, 0.1, 0.1, 0.1);
   if (plot->title)
-    caml_plot_text (cr, style.title_size, TRUE, width / 2, style.title_size * 0.5, 0.5, 0.0,
-                    plot->title);
+    caml_plot_draw_title (cr, style.title_size, width, width / 2,
+                          style.title_size * (0.5 + 0.72), plot->title);
 
   double avail_w = width - 2 * margin, avail_h = height - top - margin;
   double scale = MIN (avail_w / plot->width, avail_h / plot->height);

@@ -57,6 +57,46 @@ caml_plot_text (cairo_t *cr, double size, gboolean bold,
   cairo_show_text (cr, text);
 }
 
+static double
+bold_width (cairo_t *cr, double size, const char *text)
+{
+  cairo_text_extents_t ext;
+
+  set_font (cr, size, TRUE);
+  cairo_text_extents (cr, text, &ext);
+  return ext.x_advance;
+}
+
+void
+caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double y,
+                      const char *title)
+{
+  if (title == NULL || *title == '\0')
+    return;
+  double margin = MAX (4.0, 0.01 * width);
+  double avail = MAX (width - 2.0 * margin, 1.0);
+  double tw = bold_width (cr, size, title);
+  g_autofree char *shown = g_strdup (title);
+
+  if (tw > avail)
+    {
+      size = MAX (size * avail / tw, 0.75 * size);
+      tw = bold_width (cr, size, shown);
+    }
+  /* Still too wide: drop characters from the end (whole UTF-8 ones). */
+  glong n = g_utf8_strlen (title, -1);
+  while (tw > avail && n > 1)
+    {
+      n--;
+      g_free (shown);
+      g_autofree char *head = g_utf8_substring (title, 0, n);
+      shown = g_strconcat (g_strchomp (head), "…", NULL);
+      tw = bold_width (cr, size, shown);
+    }
+  cx = CLAMP (cx, margin + 0.5 * tw, MAX (margin + 0.5 * tw, width - margin - 0.5 * tw));
+  caml_plot_text (cr, size, TRUE, cx, y, 0.5, 1.0, shown);
+}
+
 void
 caml_plot_text_vertical (cairo_t *cr, double size, double x, double y, const char *text)
 {
@@ -220,15 +260,8 @@ caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
     caml_plot_text_vertical (cr, style->label_size,
                              x0 - tick_len - 4.0 * s - widest - 9.0 * s - style->label_size * 0.5,
                              y1 + 0.5 * area->height, y_label);
-  if (title != NULL)
-    {
-      double tw = caml_plot_text_width (cr, style->title_size, title);
-      double cx = x0 + 0.5 * area->width;
-      /* keep a long title inside the figure */
-      cx = CLAMP (cx, 0.5 * tw + 4.0 * s, MAX (0.5 * tw + 4.0 * s, width - 0.5 * tw - 4.0 * s));
-      caml_plot_text (cr, style->title_size, TRUE, cx, y1 - style->title_size * 0.75,
-                      0.5, 1.0, title);
-    }
+  caml_plot_draw_title (cr, style->title_size, width, x0 + 0.5 * area->width,
+                        y1 - style->title_size * 0.75, title);
   cairo_restore (cr);
 }
 
@@ -275,8 +308,8 @@ caml_plot_panel_draw (const CamlPlotPanel *panel, cairo_t *cr, double width, dou
       CamlPlotStyle style;
       caml_plot_style_init (&style, width, height);
       cairo_set_source_rgb (cr, 0.0, 0.0, 0.0);
-      caml_plot_text (cr, style.title_size * 1.1, TRUE, width / 2.0,
-                      panel_title_height (panel, width, height) * 0.7, 0.5, 1.0, panel->title);
+      caml_plot_draw_title (cr, style.title_size * 1.1, width, width / 2.0,
+                            panel_title_height (panel, width, height) * 0.7, panel->title);
     }
   for (int i = 0; i < panel->n_cells; i++)
     {
