@@ -5,14 +5,28 @@
 #include <math.h>
 #include <string.h>
 
+/* How a series is drawn beside the others. A dashed series in the colour
+ * of a solid one is its companion: unlabelled, it is the raw data under a
+ * trend (drawn first, faint); labelled, it is a reference such as a
+ * baseline (drawn last, in a colour of its own, over a halo, so that it
+ * stays visible over the noisy curve it is compared with). */
+typedef enum {
+  ROLE_PLAIN,
+  ROLE_FAINT,
+  ROLE_REFERENCE,
+} SeriesRole;
+
 typedef struct {
   double *x;      /* (n) */
   double *raw;    /* (n) y as given */
   double *y;      /* (n) smoothed y, or a copy of raw */
   size_t n;
+  size_t n_finite; /* points with finite x and y */
   char *label;
   int color;
+  double rgb[3];  /* the colour drawn, after the role's */
   gboolean dashed;
+  SeriesRole role;
 } LineSeries;
 
 struct _CamlPlotLine {
@@ -32,6 +46,60 @@ static gboolean
 smoothed (const CamlPlotLine *plot)
 {
   return plot->opts.smoothing > 0.0;
+}
+
+/* TRUE when every finite x is a whole number (steps, iterations). */
+static gboolean
+integer_x (const CamlPlotLine *plot)
+{
+  for (size_t s = 0; s < plot->n_series; s++)
+    for (size_t i = 0; i < plot->series[s].n; i++)
+      {
+        double v = plot->series[s].x[i];
+        if (isfinite (v) && v != floor (v))
+          return FALSE;
+      }
+  return TRUE;
+}
+
+/* The y range of a linear axis with a little room around the data. The
+ * room never takes the axis across 0 or 1 when the data do not cross them:
+ * accuracies and AUCs stay within [0, 1], losses above 0. A single value
+ * gets a range around it, within [0, 1] when it lies there. */
+void
+caml_plot_padded_range (double lo, double hi, double *out_lo, double *out_hi)
+{
+  double a, b;
+
+  if (hi - lo > fabs (hi) * 1e-9)
+    {
+      double pad = 0.04 * (hi - lo);
+      a = lo - pad;
+      b = hi + pad;
+    }
+  else
+    {
+      gboolean unit = lo >= 0.0 && hi <= 1.0;
+      double d = unit ? 0.05 : (lo == 0.0 ? 1.0 : 0.1 * fabs (lo));
+      a = lo - d;
+      b = hi + d;
+      if (unit && b > 1.0)
+        {
+          a -= b - 1.0;
+          b = 1.0;
+        }
+      if (unit && a < 0.0)
+        {
+          b -= a;
+          a = 0.0;
+        }
+    }
+  if (lo >= 0.0 && a < 0.0)
+    a = 0.0;
+  if (hi <= 1.0 && lo < 1.0 && b > 1.0)
+    b = 1.0;
+  *out_lo = a;
+  *out_hi = b;
 }
 
 static void
@@ -55,7 +123,7 @@ compute_axes (CamlPlotLine *plot)
       for (int pass = 0; pass < 2; pass++)
         {
           const double *v = pass == 0 ? ls->y : ls->raw;
-          if (pass == 1 && !(smoothed (plot) && plot->opts.show_raw))
+          if (pass == 1 && !(smoothed (plot) && plot->opts.show_raw) && ls->role != ROLE_FAINT)
             continue;
           if (caml_plot_finite_range (v, ls->n, log_y, &lo, &hi))
             {
@@ -66,7 +134,17 @@ compute_axes (CamlPlotLine *plot)
         }
     }
 
+  gboolean whole = have_x && integer_x (plot);
+  if (whole && xhi - xlo < 1.0)
+    {
+      /* one step: a step either side, not a tenth of it */
+      double d = MAX (1.0, 0.1 * fabs (xlo));
+      xlo = xlo >= 0.0 ? MAX (xlo - d, 0.0) : xlo - d;
+      xhi += d;
+    }
   caml_plot_axis_linear (&plot->x, xlo, xhi, 8);
+  if (whole)
+    caml_plot_axis_integer_ticks (&plot->x, 8);
   if (log_y)
     {
       if (yhi <= ylo)
@@ -79,8 +157,32 @@ compute_axes (CamlPlotLine *plot)
     }
   else
     {
-      double pad = 0.04 * (yhi - ylo);
-      caml_plot_axis_linear (&plot->y, ylo - pad, yhi + pad, 8);
+      double lo, hi;
+      caml_plot_padded_range (ylo, yhi, &lo, &hi);
+      caml_plot_axis_linear (&plot->y, lo, hi, 8);
+    }
+}
+
+/* Roles and colours, from the dashes, labels and colours of all series. */
+static void
+assign_roles (CamlPlotLine *plot)
+{
+  for (size_t s = 0; s < plot->n_series; s++)
+    {
+      LineSeries *ls = &plot->series[s];
+      gboolean shares = FALSE;
+
+      for (size_t o = 0; o < plot->n_series; o++)
+        if (o != s && !plot->series[o].dashed && plot->series[o].color == ls->color)
+          shares = TRUE;
+      ls->role = !ls->dashed || !shares ? ROLE_PLAIN
+                 : ls->label == NULL || *ls->label == '\0' ? ROLE_FAINT : ROLE_REFERENCE;
+      /* a reference takes a hue four places on in the palette: blue's is
+       * purple, orange's brown, green's pink */
+      caml_plot_palette_rgb (ls->role == ROLE_REFERENCE ? ls->color + 4 : ls->color, ls->rgb);
+      ls->n_finite = 0;
+      for (size_t i = 0; i < ls->n; i++)
+        ls->n_finite += isfinite (ls->x[i]) && isfinite (ls->y[i]);
     }
 }
 
@@ -136,6 +238,7 @@ caml_plot_line_new (const CamlPlotLineOptions *opts,
       plot->events[e].text = g_strdup (events[e].text);
     }
 
+  assign_roles (plot);
   compute_axes (plot);
   return plot;
 }
@@ -181,6 +284,13 @@ caml_plot_line_get_values (const CamlPlotLine *plot, size_t i, size_t *n)
   if (n != NULL)
     *n = plot->series[i].n;
   return plot->series[i].y;
+}
+
+void
+caml_plot_line_get_series_rgb (const CamlPlotLine *plot, size_t i, double rgb[3])
+{
+  g_return_if_fail (i < plot->n_series);
+  memcpy (rgb, plot->series[i].rgb, sizeof plot->series[i].rgb);
 }
 
 /* ----------------------------------------------------------- drawing --- */
@@ -282,35 +392,108 @@ stroke_series (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotRect *area,
   cairo_stroke (cr);
 }
 
+/* A series gets markers when its points are far apart (evaluations every
+ * few hundred steps) or when there is only one. */
+static gboolean
+wants_markers (const LineSeries *ls, const CamlPlotStyle *style, const CamlPlotRect *area)
+{
+  return ls->n_finite > 0
+         && (ls->n_finite == 1 || area->width / ls->n_finite >= 12.0 * style->scale);
+}
+
+static void
+draw_markers (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+              const CamlPlotRect *area, const LineSeries *ls)
+{
+  double s = style->scale;
+  double r = MAX ((ls->n_finite == 1 ? 4.5 : 3.5) * s, 3.0);
+  double x0 = area->x, x1 = area->x + area->width;
+  double y0 = area->y + area->height, y1 = area->y;
+
+  cairo_save (cr);
+  /* a point on the frame still shows whole */
+  cairo_rectangle (cr, area->x - r - 2.0 * s, area->y - r - 2.0 * s,
+                   area->width + 2.0 * r + 4.0 * s, area->height + 2.0 * r + 4.0 * s);
+  cairo_clip (cr);
+  cairo_set_dash (cr, NULL, 0, 0.0);
+  cairo_set_line_width (cr, 1.2 * s);
+  for (size_t i = 0; i < ls->n; i++)
+    {
+      double px = caml_plot_axis_map (&plot->x, ls->x[i], x0, x1);
+      double py = caml_plot_axis_map (&plot->y, ls->y[i], y0, y1);
+      if (!isfinite (px) || !isfinite (py) || px < x0 - 0.5 || px > x1 + 0.5
+          || py < y1 - 0.5 || py > y0 + 0.5)
+        continue;
+      cairo_new_sub_path (cr);
+      cairo_arc (cr, px, py, r, 0.0, 2.0 * G_PI);
+      cairo_set_source_rgb (cr, ls->rgb[0], ls->rgb[1], ls->rgb[2]);
+      cairo_fill_preserve (cr);
+      cairo_set_source_rgb (cr, 1.0, 1.0, 1.0);
+      cairo_stroke (cr);
+    }
+  cairo_restore (cr);
+}
+
+static void
+draw_one_series (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+                 const CamlPlotRect *area, const LineSeries *ls)
+{
+  double s = style->scale;
+  const double *rgb = ls->rgb;
+  double dash[2] = { 6.0 * s, 4.0 * s };
+
+  if (ls->role == ROLE_FAINT)
+    {
+      /* the raw data under its trend: thin, faint, solid (dashes on noise
+       * read as more noise) */
+      cairo_set_dash (cr, NULL, 0, 0.0);
+      cairo_set_source_rgba (cr, rgb[0], rgb[1], rgb[2], 0.3);
+      cairo_set_line_width (cr, 1.0 * s);
+      stroke_series (cr, plot, area, ls->x, ls->y, ls->n);
+      return;
+    }
+  cairo_set_dash (cr, dash, ls->dashed ? 2 : 0, 0.0);
+  if (smoothed (plot) && plot->opts.show_raw)
+    {
+      cairo_set_source_rgba (cr, rgb[0], rgb[1], rgb[2], 0.25);
+      cairo_set_line_width (cr, 1.0 * s);
+      stroke_series (cr, plot, area, ls->x, ls->raw, ls->n);
+    }
+  if (ls->role == ROLE_REFERENCE)
+    {
+      /* a halo keeps the dashes readable over the curves below */
+      cairo_set_dash (cr, NULL, 0, 0.0);
+      cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.8);
+      cairo_set_line_width (cr, 4.4 * s);
+      stroke_series (cr, plot, area, ls->x, ls->y, ls->n);
+      cairo_set_dash (cr, dash, 2, 0.0);
+    }
+  cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
+  cairo_set_line_width (cr, (ls->role == ROLE_REFERENCE ? 2.2 : 1.8) * s);
+  stroke_series (cr, plot, area, ls->x, ls->y, ls->n);
+}
+
+/* Faint raw data first, then the series, then references over them. */
 static void
 draw_series (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
              const CamlPlotRect *area)
 {
-  double s = style->scale;
+  static const SeriesRole order[] = { ROLE_FAINT, ROLE_PLAIN, ROLE_REFERENCE };
 
   cairo_save (cr);
   cairo_rectangle (cr, area->x, area->y, area->width, area->height);
   cairo_clip (cr);
   cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
   cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
-  for (size_t i = 0; i < plot->n_series; i++)
-    {
-      const LineSeries *ls = &plot->series[i];
-      double rgb[3], dash[2] = { 6.0 * s, 4.0 * s };
-
-      caml_plot_palette_rgb (ls->color, rgb);
-      cairo_set_dash (cr, dash, ls->dashed ? 2 : 0, 0.0);
-      if (smoothed (plot) && plot->opts.show_raw)
-        {
-          cairo_set_source_rgba (cr, rgb[0], rgb[1], rgb[2], 0.25);
-          cairo_set_line_width (cr, 1.0 * s);
-          stroke_series (cr, plot, area, ls->x, ls->raw, ls->n);
-        }
-      cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
-      cairo_set_line_width (cr, 1.8 * s);
-      stroke_series (cr, plot, area, ls->x, ls->y, ls->n);
-    }
+  for (size_t k = 0; k < G_N_ELEMENTS (order); k++)
+    for (size_t i = 0; i < plot->n_series; i++)
+      if (plot->series[i].role == order[k])
+        draw_one_series (cr, plot, style, area, &plot->series[i]);
   cairo_restore (cr);
+  for (size_t k = 1; k < G_N_ELEMENTS (order); k++)
+    for (size_t i = 0; i < plot->n_series; i++)
+      if (plot->series[i].role == order[k] && wants_markers (&plot->series[i], style, area))
+        draw_markers (cr, plot, style, area, &plot->series[i]);
 }
 
 static void
@@ -366,32 +549,191 @@ draw_events (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
   cairo_restore (cr);
 }
 
-static void
-draw_legend (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
-             const CamlPlotRect *area)
+/* How much of the data a box would cover: points of every series inside
+ * it, with sparse series sampled along their segments too. */
+static size_t
+covered (const CamlPlotLine *plot, const CamlPlotRect *area, const CamlPlotRect *box)
+{
+  double x0 = area->x, x1 = area->x + area->width;
+  double y0 = area->y + area->height, y1 = area->y;
+  size_t count = 0;
+
+  for (size_t s = 0; s < plot->n_series; s++)
+    {
+      const LineSeries *ls = &plot->series[s];
+      size_t stride = MAX (ls->n / 4000, 1);
+      int sub = ls->n <= 2000 ? 8 : 1;
+      double qx = NAN, qy = NAN;
+
+      for (size_t i = 0; i < ls->n; i += stride)
+        {
+          double px = caml_plot_axis_map (&plot->x, ls->x[i], x0, x1);
+          double py = caml_plot_axis_map (&plot->y, ls->y[i], y0, y1);
+          if (!isfinite (px) || !isfinite (py))
+            {
+              qx = qy = NAN;
+              continue;
+            }
+          for (int k = isfinite (qx) ? 1 : sub; k <= sub; k++)
+            {
+              double t = (double) k / sub;
+              double x = isfinite (qx) ? qx + t * (px - qx) : px;
+              double y = isfinite (qy) ? qy + t * (py - qy) : py;
+              count += x >= box->x && x <= box->x + box->width
+                       && y >= box->y && y <= box->y + box->height;
+            }
+          qx = px;
+          qy = py;
+        }
+    }
+  return count;
+}
+
+/* Where the legend goes: a box in a corner of the plot area, or, when
+ * every corner would cover data, a strip of entries side by side above the
+ * plot area (which then gives up strip_h of its height). */
+typedef struct {
+  int rows;              /* labelled series */
+  double size, sample, pad, row_h;
+  double widest;         /* widest label */
+  gboolean strip;
+  double x, y, w, h;     /* the box, or the strip */
+} Legend;
+
+static double
+entry_width (const Legend *lg, cairo_t *cr, const char *label, double s)
+{
+  return lg->sample + 6.0 * s + caml_plot_text_width (cr, lg->size, label);
+}
+
+static gboolean
+legend_place (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+              CamlPlotRect *area, Legend *lg)
 {
   double s = style->scale;
-  double size = style->tick_size;
-  double sample = 22.0 * s, pad = 7.0 * s, row_h = size * 1.45;
-  double widest = 0.0;
-  int rows = 0;
 
+  *lg = (Legend) { 0 };
+  lg->size = style->tick_size;
+  lg->sample = 22.0 * s;
+  lg->pad = 7.0 * s;
+  lg->row_h = lg->size * 1.45;
   for (size_t i = 0; i < plot->n_series; i++)
     if (plot->series[i].label != NULL && *plot->series[i].label)
       {
-        widest = MAX (widest, caml_plot_text_width (cr, size, plot->series[i].label));
-        rows++;
+        lg->widest = MAX (lg->widest, caml_plot_text_width (cr, lg->size, plot->series[i].label));
+        lg->rows++;
       }
-  if (rows == 0)
-    return;
+  if (lg->rows == 0)
+    return FALSE;
 
-  double bw = pad + sample + 6.0 * s + widest + pad;
-  double bh = pad * 2.0 + rows * row_h - (row_h - size * 0.72);
-  double bx = area->x + area->width - bw - 8.0 * s;
-  double by = area->y + 8.0 * s;
+  double bw = lg->pad + lg->sample + 6.0 * s + lg->widest + lg->pad;
+  double bh = lg->pad * 2.0 + lg->rows * lg->row_h - (lg->row_h - lg->size * 0.72);
+  double margin = 8.0 * s;
+  /* The corner that covers the least data, top right on a tie. */
+  double corners[4][2] = {
+    { area->x + area->width - bw - margin, area->y + margin },
+    { area->x + margin, area->y + margin },
+    { area->x + area->width - bw - margin, area->y + area->height - bh - margin },
+    { area->x + margin, area->y + area->height - bh - margin },
+  };
+  size_t best_count = G_MAXSIZE;
+  for (int c = 0; c < 4; c++)
+    {
+      CamlPlotRect box = { corners[c][0] - 3.0 * s, corners[c][1] - 3.0 * s,
+                           bw + 6.0 * s, bh + 6.0 * s };
+      size_t n = covered (plot, area, &box);
+      if (n < best_count)
+        {
+          best_count = n;
+          lg->x = corners[c][0];
+          lg->y = corners[c][1];
+        }
+    }
+  lg->w = bw;
+  lg->h = bh;
+  if (best_count == 0 || bw > 0.9 * area->width || bh > 0.9 * area->height)
+    return TRUE;
+
+  /* Every corner covers data: entries in rows above the plot area. */
+  int lines = 1;
+  double x = 0.0;
+  for (size_t i = 0; i < plot->n_series; i++)
+    {
+      const char *label = plot->series[i].label;
+      if (label == NULL || *label == '\0')
+        continue;
+      double w = entry_width (lg, cr, label, s);
+      if (x > 0.0 && x + w > area->width)
+        {
+          lines++;
+          x = 0.0;
+        }
+      x += w + 14.0 * s;
+    }
+  lg->strip = TRUE;
+  lg->h = lines * lg->row_h + 2.0 * s;
+  lg->x = area->x;
+  lg->w = area->width;
+  area->y += lg->h;
+  area->height = MAX (area->height - lg->h, 10.0);
+  lg->y = area->y - lg->h;
+  return TRUE;
+}
+
+static void
+legend_entry (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+              const CamlPlotRect *area, const Legend *lg, const LineSeries *ls,
+              double x, double ty)
+{
+  double s = style->scale;
+  double dash[2] = { 6.0 * s, 4.0 * s };
+  double cy = ty + lg->size * 0.36;
+
+  cairo_set_source_rgb (cr, ls->rgb[0], ls->rgb[1], ls->rgb[2]);
+  cairo_set_line_width (cr, (ls->role == ROLE_REFERENCE ? 2.2 : 1.8) * s);
+  cairo_set_dash (cr, dash, ls->dashed ? 2 : 0, 0.0);
+  cairo_move_to (cr, x, cy);
+  cairo_line_to (cr, x + lg->sample, cy);
+  cairo_stroke (cr);
+  cairo_set_dash (cr, NULL, 0, 0.0);
+  if (wants_markers (ls, style, area))
+    {
+      cairo_arc (cr, x + 0.5 * lg->sample, cy, MAX (3.5 * s, 3.0), 0.0, 2.0 * G_PI);
+      cairo_fill (cr);
+    }
+  cairo_set_source_rgb (cr, 0.1, 0.1, 0.1);
+  caml_plot_text (cr, lg->size, FALSE, x + lg->sample + 6.0 * s, ty, 0.0, 0.0, ls->label);
+}
+
+static void
+draw_legend (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+             const CamlPlotRect *area, const Legend *lg)
+{
+  double s = style->scale;
 
   cairo_save (cr);
-  cairo_rectangle (cr, bx, by, bw, bh);
+  if (lg->strip)
+    {
+      double x = lg->x, ty = lg->y;
+      for (size_t i = 0; i < plot->n_series; i++)
+        {
+          const LineSeries *ls = &plot->series[i];
+          if (ls->label == NULL || *ls->label == '\0')
+            continue;
+          double w = entry_width (lg, cr, ls->label, s);
+          if (x > lg->x && x + w > lg->x + lg->w)
+            {
+              x = lg->x;
+              ty += lg->row_h;
+            }
+          legend_entry (cr, plot, style, area, lg, ls, x, ty);
+          x += w + 14.0 * s;
+        }
+      cairo_restore (cr);
+      return;
+    }
+
+  cairo_rectangle (cr, lg->x, lg->y, lg->w, lg->h);
   cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.88);
   cairo_fill_preserve (cr);
   cairo_set_source_rgb (cr, 0.8, 0.8, 0.8);
@@ -402,22 +744,10 @@ draw_legend (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
   for (size_t i = 0; i < plot->n_series; i++)
     {
       const LineSeries *ls = &plot->series[i];
-      double rgb[3], dash[2] = { 6.0 * s, 4.0 * s };
       if (ls->label == NULL || *ls->label == '\0')
         continue;
-      double ty = by + pad + row * row_h;
-      double cy = ty + size * 0.36;
-
-      caml_plot_palette_rgb (ls->color, rgb);
-      cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
-      cairo_set_line_width (cr, 1.8 * s);
-      cairo_set_dash (cr, dash, ls->dashed ? 2 : 0, 0.0);
-      cairo_move_to (cr, bx + pad, cy);
-      cairo_line_to (cr, bx + pad + sample, cy);
-      cairo_stroke (cr);
-      cairo_set_dash (cr, NULL, 0, 0.0);
-      cairo_set_source_rgb (cr, 0.1, 0.1, 0.1);
-      caml_plot_text (cr, size, FALSE, bx + pad + sample + 6.0 * s, ty, 0.0, 0.0, ls->label);
+      legend_entry (cr, plot, style, area, lg, ls, lg->x + lg->pad,
+                    lg->y + lg->pad + row * lg->row_h);
       row++;
     }
   cairo_restore (cr);
@@ -429,10 +759,14 @@ caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
 {
   CamlPlotStyle style;
   CamlPlotRect area;
+  Legend legend;
 
   caml_plot_style_init (&style, width, height);
   caml_plot_layout (cr, &style, width, height, plot->title, plot->x_label, plot->y_label,
                     &plot->y, 0.0, &area);
+  /* the title stays where the layout put it when a legend strip moves the area */
+  double title_y = area.y - style.title_size * 0.75;
+  gboolean show_legend = plot->opts.legend && legend_place (cr, plot, &style, &area, &legend);
   if (frame != NULL)
     *frame = area;
 
@@ -442,9 +776,12 @@ caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
   draw_series (cr, plot, &style, &area);
   draw_events (cr, plot, &style, &area);
   caml_plot_draw_axes (cr, &style, width, &area, &plot->x, &plot->y,
-                       plot->title, plot->x_label, plot->y_label);
-  if (plot->opts.legend)
-    draw_legend (cr, plot, &style, &area);
+                       NULL, plot->x_label, plot->y_label);
+  cairo_set_source_rgb (cr, 0.0, 0.0, 0.0);
+  caml_plot_draw_title (cr, style.title_size, width, area.x + 0.5 * area.width, title_y,
+                        plot->title);
+  if (show_legend)
+    draw_legend (cr, plot, &style, &area, &legend);
   cairo_restore (cr);
 }
 

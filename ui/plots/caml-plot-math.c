@@ -126,6 +126,25 @@ caml_plot_axis_linear (CamlPlotAxis *axis, double lo, double hi, int max_ticks)
 }
 
 void
+caml_plot_axis_integer_ticks (CamlPlotAxis *axis, int max_ticks)
+{
+  if (axis->log || axis->step >= 1.0)
+    return;
+  /* Steps of 1, 2, 5, 10… from 1 up: the finest with at most max_ticks. */
+  double lo = MAX (axis->lo, -1e15), hi = MIN (axis->hi, 1e15);
+  max_ticks = clamp_max_ticks (max_ticks);
+  if (floor (hi) - ceil (lo) + 1.0 <= max_ticks)
+    {
+      axis->n_ticks = 0;
+      for (double k = ceil (lo); k <= floor (hi); k++)
+        axis->ticks[axis->n_ticks++] = k == 0.0 ? 0.0 : k;
+      axis->step = 1.0;
+      return;
+    }
+  /* More than max_ticks whole numbers: nice_ticks already picked a step >= 1. */
+}
+
+void
 caml_plot_axis_log (CamlPlotAxis *axis, double lo, double hi, int max_ticks)
 {
   max_ticks = clamp_max_ticks (max_ticks);

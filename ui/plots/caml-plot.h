@@ -68,11 +68,23 @@ gboolean caml_plot_finite_range (const double *v, size_t n, gboolean positive_on
  * the other end, and [0, 1] is used when both are non-finite. */
 void caml_plot_axis_linear (CamlPlotAxis *axis, double lo, double hi, int max_ticks);
 
+/* Keeps a linear axis's ticks on whole numbers (step counts): a tick step
+ * below 1 becomes 1, so a one-step range gets the tick "1", not 0.9, 0.95, …
+ * The range itself is kept. */
+void caml_plot_axis_integer_ticks (CamlPlotAxis *axis, int max_ticks);
+
 /* Log10 axis over [lo, hi] (lo, hi > 0; a non-positive lo becomes hi / 1000).
  * Ticks at decades (every k-th decade when there are more than max_ticks);
  * below two decades in range it adds 2× and 5× ticks, and falls back to linear
  * nice ticks when that still gives fewer than 3. */
 void caml_plot_axis_log (CamlPlotAxis *axis, double lo, double hi, int max_ticks);
+
+/* The range a linear y axis shows for data in [lo, hi]: 4 % of room on
+ * either side, but never across 0 or 1 when the data do not cross them
+ * (accuracies and AUCs stay within [0, 1], losses above 0). A single value
+ * (lo == hi) gets ±0.05 around it, kept inside [0, 1] when it lies there,
+ * else ±10 % (±1 around 0). */
+void caml_plot_padded_range (double lo, double hi, double *out_lo, double *out_hi);
 
 /* Data → pixel: maps axis->lo to p0 and axis->hi to p1 (p1 < p0 for a y axis).
  * Log axes map non-positive values to NaN. */
@@ -123,7 +135,10 @@ typedef struct {
   size_t n;
   const char *label;    /* legend entry, NULL for none */
   int color;            /* palette index, see caml_plot_palette_rgb */
-  gboolean dashed;
+  gboolean dashed;      /* dashed in the colour of a solid series: unlabelled, the
+                         * raw data under that trend (drawn faint, below);
+                         * labelled, a reference such as a baseline (drawn in a
+                         * hue of its own, above the others) */
 } CamlPlotSeries;
 
 /* A vertical marker, e.g. where the learning rate changed. */
@@ -158,8 +173,15 @@ const CamlPlotAxis *caml_plot_line_get_y_axis (const CamlPlotLine *plot);
 /* The smoothed (or raw, without smoothing) y values of series i (n values). */
 const double *caml_plot_line_get_values (const CamlPlotLine *plot, size_t i, size_t *n);
 
+/* The colour series i is drawn in (rgb[3]). */
+void caml_plot_line_get_series_rgb (const CamlPlotLine *plot, size_t i, double rgb[3]);
+
 /* Draws into (0, 0, width, height); if frame is not NULL it receives the plot
- * area in pixels (to map the mouse with caml_plot_axis_unmap). */
+ * area in pixels (to map the mouse with caml_plot_axis_unmap). Series of
+ * few points (or one) get a marker at each point; x axes whose data are
+ * whole numbers get whole-number ticks; the legend goes into the corner
+ * of the plot area that covers the fewest points; a title too long for the
+ * figure is shrunk, then shortened with "…". */
 void caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
                           double width, double height, CamlPlotRect *frame);
 /* CamlPlotDrawFunc adapter; user_data is a CamlPlotLine. */
