@@ -51,6 +51,7 @@ struct _CamlPlotView {
   char *placeholder;
   char *hover_text;
   double hover_x;                 /* pixels, < 0 when not hovering */
+  double pointer_x, pointer_y;    /* pixels, the pointer over the view; < 0 when outside */
   CamlPlotRect frame;             /* the line plot's data area, from the last draw */
   guint n_updates;
   guint n_draws;
@@ -188,6 +189,7 @@ static struct {
 
 static void start_render (CamlPlotView *self, int width, int height);
 static void pump_renders (void);
+static void update_hover (CamlPlotView *self);
 
 static gboolean
 on_budget_timeout (gpointer unused)
@@ -251,6 +253,7 @@ on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
       render->scene = NULL;
       render->surface = NULL;
       self->frame = self->image->frame;
+      update_hover (self);
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
   pump_renders ();
@@ -367,12 +370,18 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
   draw_hover (self, cr);
 }
 
+/* The read-out for the pointer's position over the plot shown. Called when
+ * the pointer moves and whenever the plot or its frame changes: a plot
+ * replaced every tick while training keeps its read-out. */
 static void
-on_motion (GtkEventControllerMotion *motion, double x, double y, CamlPlotView *self)
+update_hover (CamlPlotView *self)
 {
+  double x = self->pointer_x, y = self->pointer_y;
+  gboolean had = self->hover_text != NULL;
+
   g_clear_pointer (&self->hover_text, g_free);
   self->hover_x = -1;
-  if (self->scene != NULL && self->scene->line != NULL && self->hover_func != NULL
+  if (x >= 0 && self->scene != NULL && self->scene->line != NULL && self->hover_func != NULL
       && self->frame.width > 0
       && x >= self->frame.x && x <= self->frame.x + self->frame.width
       && y >= self->frame.y && y <= self->frame.y + self->frame.height)
@@ -385,15 +394,23 @@ on_motion (GtkEventControllerMotion *motion, double x, double y, CamlPlotView *s
       self->hover_text = self->hover_func (self, dx, dy, self->hover_data);
       self->hover_x = x;
     }
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  if (had || self->hover_text != NULL)
+    gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_motion (GtkEventControllerMotion *motion, double x, double y, CamlPlotView *self)
+{
+  self->pointer_x = x;
+  self->pointer_y = y;
+  update_hover (self);
 }
 
 static void
 on_leave (GtkEventControllerMotion *motion, CamlPlotView *self)
 {
-  g_clear_pointer (&self->hover_text, g_free);
-  self->hover_x = -1;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  self->pointer_x = self->pointer_y = -1;
+  update_hover (self);
 }
 
 static void
@@ -421,6 +438,7 @@ caml_plot_view_init (CamlPlotView *self)
   GtkEventController *motion = gtk_event_controller_motion_new ();
 
   self->hover_x = -1;
+  self->pointer_x = self->pointer_y = -1;
   gtk_widget_add_css_class (GTK_WIDGET (self), "plot-card");
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self), caml_plot_view_draw, NULL, NULL);
   g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
@@ -440,7 +458,23 @@ caml_plot_view_clear (CamlPlotView *self)
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
   g_clear_pointer (&self->scene, scene_unref);
   g_clear_pointer (&self->hover_text, g_free);
+  self->hover_x = -1;
   self->frame = (CamlPlotRect) { 0 };
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Replaces the scene (NULL: none). The frame of the last image stays until
+ * the new one is drawn, and with it the hover read-out, recomputed for the
+ * new data. */
+static void
+set_scene (CamlPlotView *self, Scene *scene)
+{
+  g_clear_pointer (&self->scene, scene_unref);
+  self->scene = scene;
+  if (scene == NULL)
+    self->frame = (CamlPlotRect) { 0 };
+  self->n_updates++;
+  update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -448,22 +482,20 @@ void
 caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  caml_plot_view_clear (self);
+  Scene *scene = NULL;
   if (plot != NULL)
     {
-      self->scene = scene_new ();
-      self->scene->line = plot;
+      scene = scene_new ();
+      scene->line = plot;
     }
-  self->n_updates++;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  set_scene (self, scene);
 }
 
 void
 caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  caml_plot_view_clear (self);
-  Scene *scene = self->scene = scene_new ();
+  Scene *scene = scene_new ();
   scene->maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
   scene->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
   for (int i = 0; i < n; i++)
@@ -472,8 +504,7 @@ caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
       scene->cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
     }
   scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n };
-  self->n_updates++;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  set_scene (self, scene);
 }
 
 const CamlPlotHeatmap *
@@ -490,8 +521,7 @@ void
 caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  caml_plot_view_clear (self);
-  Scene *scene = self->scene = scene_new ();
+  Scene *scene = scene_new ();
   scene->bars = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_bars_free);
   scene->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
   for (int i = 0; i < n; i++)
@@ -500,8 +530,7 @@ caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n)
       scene->cells[i] = (CamlPlotPanelCell) { caml_plot_bars_draw_cb, bars[i] };
     }
   scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n };
-  self->n_updates++;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  set_scene (self, scene);
 }
 
 const CamlPlotBars *
@@ -518,14 +547,13 @@ void
 caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  caml_plot_view_clear (self);
+  Scene *scene = NULL;
   if (tiles != NULL)
     {
-      self->scene = scene_new ();
-      self->scene->tiles = tiles;
+      scene = scene_new ();
+      scene->tiles = tiles;
     }
-  self->n_updates++;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  set_scene (self, scene);
 }
 
 void
