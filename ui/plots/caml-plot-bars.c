@@ -124,9 +124,10 @@ caml_plot_bars_draw (const CamlPlotBars *plot, cairo_t *cr, double width, double
           cairo_rectangle (cr, r.x, r.y, t * bar_w, r.height);
           cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
           cairo_fill_preserve (cr);
-          /* A thin outline keeps light bars visible on white. */
-          cairo_set_source_rgb (cr, 0.55, 0.6, 0.7);
-          cairo_set_line_width (cr, MAX (0.5, 0.6 * style.scale));
+          /* An outline keeps light bars (χ near 1: almost white) visible
+           * on white: a darker shade of the colormap's dark end, a pixel wide. */
+          cairo_set_source_rgb (cr, 0.25, 0.3, 0.42);
+          cairo_set_line_width (cr, MAX (1.0, 0.8 * style.scale));
           cairo_stroke (cr);
         }
       cairo_set_source_rgb (cr, 0.25, 0.25, 0.25);

@@ -317,7 +317,7 @@ draw_points (cairo_t *cr, const CamlPlotHeatmap *plot, const CamlPlotStyle *styl
              const CamlPlotRect *area)
 {
   double s = style->scale;
-  double r = 3.2 * s;
+  double r = MAX (2.8 * s, 2.2);
 
   cairo_save (cr);
   cairo_rectangle (cr, area->x, area->y, area->width, area->height);
@@ -353,16 +353,18 @@ draw_points (cairo_t *cr, const CamlPlotHeatmap *plot, const CamlPlotStyle *styl
           continue;
         }
 
-      /* dot: value colour (or black) inside a white ring with a thin dark rim,
-       * visible on dark and light colours alike */
+      /* dot: value colour (or black) inside a white ring inside a dark
+       * rim, each at least a pixel wide: a point coloured like the surface
+       * under it (a good fit) still stands out on dark and light colours */
+      double ring = MAX (1.3 * s, 1.3), rim = MAX (1.1 * s, 1.1);
       cairo_new_sub_path (cr);
-      cairo_arc (cr, px, py, r + 1.6 * s, 0.0, 2.0 * G_PI);
-      cairo_set_source_rgba (cr, 0.0, 0.0, 0.0, 0.6);
+      cairo_arc (cr, px, py, r + ring + rim, 0.0, 2.0 * G_PI);
+      cairo_set_source_rgba (cr, 0.0, 0.0, 0.0, 0.85);
       cairo_fill (cr);
-      cairo_arc (cr, px, py, r + 1.0 * s, 0.0, 2.0 * G_PI);
+      cairo_arc (cr, px, py, r + ring, 0.0, 2.0 * G_PI);
       cairo_set_source_rgb (cr, 1.0, 1.0, 1.0);
       cairo_fill (cr);
-      cairo_arc (cr, px, py, r - 0.2 * s, 0.0, 2.0 * G_PI);
+      cairo_arc (cr, px, py, r, 0.0, 2.0 * G_PI);
       if (plot->point_rgb != NULL)
         cairo_set_source_rgb (cr, plot->point_rgb[3 * i], plot->point_rgb[3 * i + 1],
                               plot->point_rgb[3 * i + 2]);
