@@ -608,6 +608,9 @@ caml_plot_view_write (CamlPlotView *self, const char *path, int width, int heigh
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "there is no plot to export yet");
       return FALSE;
     }
+  /* A tile grid is as tall as it is at this width: no empty band below. */
+  if (self->scene->tiles != NULL)
+    height = caml_plot_tiles_fit_height (self->scene->tiles, width);
   CamlPlotRect saved = self->frame;
   gboolean ok = g_str_has_suffix (path, ".svg") || g_str_has_suffix (path, ".SVG")
                 ? caml_plot_write_svg (path, width, height, draw_plot, self, error)

@@ -74,13 +74,35 @@ caml_plot_tiles_get_size (const CamlPlotTiles *plot, int *width, int *height)
   *height = plot->height;
 }
 
+#define MARGIN 6.0
+
+static double
+title_space (const CamlPlotTiles *plot, double width, double height)
+{
+  CamlPlotStyle style;
+  caml_plot_style_init (&style, width, height);
+  return plot->title ? style.title_size * 2.0 : 4.0;
+}
+
+int
+caml_plot_tiles_fit_height (const CamlPlotTiles *plot, int width)
+{
+  double scale = MAX (width - 2 * MARGIN, 1.0) / plot->width;
+  double height = scale * plot->height + 40.0;
+
+  /* the title's size follows the figure's: settle it in a few rounds */
+  for (int round = 0; round < 4; round++)
+    height = title_space (plot, width, height) + scale * plot->height + MARGIN;
+  return (int) ceil (height);
+}
+
 void
 caml_plot_tiles_draw (const CamlPlotTiles *plot, cairo_t *cr, double width, double height)
 {
   CamlPlotStyle style;
   caml_plot_style_init (&style, width, height);
-  double top = plot->title ? style.title_size * 2.0 : 4.0;
-  double margin = 6.0;
+  double top = title_space (plot, width, height);
+  double margin = MARGIN;
 
   cairo_save (cr);
   cairo_set_source_rgb (cr, 0.1, 0.1, 0.1);

@@ -273,6 +273,9 @@ void caml_plot_tiles_free (CamlPlotTiles *plot);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotTiles, caml_plot_tiles_free)
 /* Width / height of the grid in tile pixels (with gaps), for choosing a size. */
 void caml_plot_tiles_get_size (const CamlPlotTiles *plot, int *width, int *height);
+/* The figure height at which the grid, drawn width wide, fills it with no
+ * empty band below (for exports: size the figure to its content). */
+int  caml_plot_tiles_fit_height (const CamlPlotTiles *plot, int width);
 void caml_plot_tiles_draw (const CamlPlotTiles *plot, cairo_t *cr, double width, double height);
 /* CamlPlotDrawFunc adapter; user_data is a CamlPlotTiles. */
 void caml_plot_tiles_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
