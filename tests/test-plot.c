@@ -869,6 +869,292 @@ test_write_errors (void **state)
   g_clear_error (&error);
 }
 
+/* ------------------------------------------ what a user test found --- */
+
+/* Renders a line plot into a white width × height image. */
+static cairo_surface_t *
+render_line (const CamlPlotLine *plot, int width, int height, CamlPlotRect *frame)
+{
+  cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
+  cairo_t *cr = cairo_create (img);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  caml_plot_line_draw (plot, cr, width, height, frame);
+  cairo_destroy (cr);
+  cairo_surface_flush (img);
+  return img;
+}
+
+/* Pixels of img within 40 (per channel) of rgb, in a rectangle. */
+static int
+count_near (cairo_surface_t *img, const double rgb[3], int x0, int y0, int x1, int y1)
+{
+  const unsigned char *data = cairo_image_surface_get_data (img);
+  int stride = cairo_image_surface_get_stride (img);
+  int w = cairo_image_surface_get_width (img), h = cairo_image_surface_get_height (img);
+  int n = 0;
+
+  for (int y = MAX (y0, 0); y < MIN (y1, h); y++)
+    for (int x = MAX (x0, 0); x < MIN (x1, w); x++)
+      {
+        guint32 px = *(const guint32 *) (data + (size_t) y * stride + 4 * (size_t) x);
+        int r = (px >> 16) & 0xff, g = (px >> 8) & 0xff, b = px & 0xff;
+        n += abs (r - (int) lround (rgb[0] * 255)) <= 40 && abs (g - (int) lround (rgb[1] * 255)) <= 40
+             && abs (b - (int) lround (rgb[2] * 255)) <= 40;
+      }
+  return n;
+}
+
+/* A series of one point (the first evaluation) paints a visible marker in
+ * its colour, also at the right edge of the plot; so does a sparse one. */
+static void
+test_single_point_visible (void **state)
+{
+  (void) state;
+  double x[1000], y[1000], ex[1] = { 1000.0 }, ey[1] = { 0.0671 };
+  for (int i = 0; i < 1000; i++)
+    {
+      x[i] = i + 1;
+      y[i] = 2.0 * exp (-i / 50.0) + 0.05;
+    }
+  CamlPlotSeries series[] = {
+    { x, y, 1000, "train loss", 0, FALSE },
+    { ex, ey, 1, "test loss", 1, FALSE },
+  };
+  CamlPlotLineOptions opts = { .title = "loss", .x_label = "step", .log_y = TRUE, .grid = TRUE };
+  g_autoptr (CamlPlotLine) loss = caml_plot_line_new (&opts, series, 2, NULL, 0);
+  CamlPlotRect frame;
+  cairo_surface_t *img = render_line (loss, 560, 400, &frame);
+  double rgb[3];
+  caml_plot_line_get_series_rgb (loss, 1, rgb);
+  double py = caml_plot_axis_map (caml_plot_line_get_y_axis (loss), 0.0671,
+                                  frame.y + frame.height, frame.y);
+  int px = (int) (frame.x + frame.width);
+  assert_true (count_near (img, rgb, px - 8, (int) py - 8, px + 8, (int) py + 8) >= 12);
+  cairo_surface_destroy (img);
+
+  /* the accuracy of that evaluation, alone in its plot */
+  double acc[1] = { 0.978 };
+  CamlPlotSeries one = { ex, acc, 1, "test accuracy", 2, FALSE };
+  g_autoptr (CamlPlotLine) accuracy = caml_plot_line_new (NULL, &one, 1, NULL, 0);
+  img = render_line (accuracy, 300, 200, &frame);
+  caml_plot_line_get_series_rgb (accuracy, 0, rgb);
+  assert_true (count_near (img, rgb, (int) frame.x, (int) frame.y,
+                           (int) (frame.x + frame.width), (int) (frame.y + frame.height)) >= 12);
+  cairo_surface_destroy (img);
+}
+
+/* Accuracies and AUCs keep their axis inside [0, 1]; one value gets a range
+ * around it there; losses do not go below 0. */
+static void
+test_bounded_axis (void **state)
+{
+  (void) state;
+  double lo, hi;
+
+  caml_plot_padded_range (0.90, 1.0, &lo, &hi);
+  assert_true (lo < 0.90 && hi <= 1.0);
+  caml_plot_padded_range (0.0, 0.0, &lo, &hi);      /* AUC at step 0 */
+  assert_true (lo >= 0.0 && hi <= 1.0 && hi > lo);
+  caml_plot_padded_range (0.978, 0.978, &lo, &hi);
+  assert_true (lo < 0.978 && hi >= 0.978 && hi <= 1.0);
+  caml_plot_padded_range (0.01, 2.0, &lo, &hi);
+  assert_true (lo >= 0.0 && hi > 2.0);
+  caml_plot_padded_range (-0.5, 0.5, &lo, &hi);     /* crossing 0: padded */
+  assert_true (lo < -0.5 && hi > 0.5);
+  caml_plot_padded_range (5.0, 5.0, &lo, &hi);      /* unbounded: ±10 % */
+  assert_true (fabs (lo - 4.5) < 1e-12 && fabs (hi - 5.5) < 1e-12);
+
+  double x[3] = { 1000, 2000, 3000 }, acc[3] = { 0.95, 0.98, 0.995 };
+  CamlPlotSeries series = { x, acc, 3, "test accuracy", 2, FALSE };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (NULL, &series, 1, NULL, 0);
+  const CamlPlotAxis *y = caml_plot_line_get_y_axis (plot);
+  assert_true (y->hi <= 1.0 && y->lo < 0.95);
+  for (int i = 0; i < y->n_ticks; i++)
+    assert_true (y->ticks[i] <= 1.0);
+
+  double zero[1] = { 0.0 }, step0[1] = { 0.0 };
+  CamlPlotSeries auc = { step0, zero, 1, "AUC", 3, FALSE };
+  g_autoptr (CamlPlotLine) auc_plot = caml_plot_line_new (NULL, &auc, 1, NULL, 0);
+  y = caml_plot_line_get_y_axis (auc_plot);
+  assert_true (y->lo >= 0.0 && y->hi <= 1.0);
+  assert_true (caml_plot_line_get_x_axis (auc_plot)->lo >= 0.0);
+}
+
+/* A step axis has whole-number ticks, also for a single step. */
+static void
+test_integer_step_ticks (void **state)
+{
+  (void) state;
+  static const double ends[][2] = { { 1, 1 }, { 1, 2 }, { 1, 5 }, { 3, 9 }, { 0, 100000 } };
+
+  for (size_t k = 0; k < G_N_ELEMENTS (ends); k++)
+    {
+      double x[2] = { ends[k][0], ends[k][1] }, y[2] = { 0.5, 0.4 };
+      CamlPlotSeries series = { x, y, ends[k][0] == ends[k][1] ? 1 : 2, "loss", 0, FALSE };
+      g_autoptr (CamlPlotLine) plot = caml_plot_line_new (NULL, &series, 1, NULL, 0);
+      const CamlPlotAxis *a = caml_plot_line_get_x_axis (plot);
+      assert_true (a->n_ticks >= 1);
+      for (int i = 0; i < a->n_ticks; i++)
+        {
+          char buf[64];
+          assert_true (a->ticks[i] == floor (a->ticks[i]));
+          caml_plot_format_tick (buf, sizeof buf, a->ticks[i], a->step);
+          assert_null (strchr (buf, '.'));
+        }
+      assert_true (a->lo <= ends[k][0] && a->hi >= ends[k][1]);
+    }
+
+  /* fractional x keep their fractional ticks */
+  double fx[2] = { 0.0, 1.0 }, fy[2] = { 1.0, 2.0 };
+  CamlPlotSeries frac = { fx, fy, 2, NULL, 0, FALSE };
+  fx[1] = 0.5;
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (NULL, &frac, 1, NULL, 0);
+  assert_true (caml_plot_line_get_x_axis (plot)->step < 1.0);
+}
+
+/* Leftmost and rightmost columns with dark ink in rows [y0, y1). */
+static void
+ink_span (cairo_surface_t *img, int y0, int y1, int *left, int *right)
+{
+  const unsigned char *data = cairo_image_surface_get_data (img);
+  int stride = cairo_image_surface_get_stride (img);
+  int w = cairo_image_surface_get_width (img);
+
+  *left = w;
+  *right = -1;
+  for (int y = y0; y < y1; y++)
+    for (int x = 0; x < w; x++)
+      {
+        const unsigned char *q = data + (size_t) y * stride + 4 * (size_t) x;
+        if (q[0] < 128 && q[1] < 128 && q[2] < 128)
+          {
+            *left = MIN (*left, x);
+            *right = MAX (*right, x);
+          }
+      }
+}
+
+/* A title wider than the figure is shrunk and shortened, never clipped. */
+static void
+test_title_fits (void **state)
+{
+  RenderFixture *f = *state;
+  double v[9] = { 0, 1, 0, 1, 0, 1, 0, 1, 0 };
+  const char *titles[] = {
+    "fitted surface, step 100550, 66 training points",
+    "fitted surface, step 100550, 66 training points, and a good deal more to say about it",
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS (titles); k++)
+    {
+      CamlPlotHeatmapOptions opts = {
+        .title = titles[k], .x_label = "x", .y_label = "y", .value_label = "output",
+        .colorbar = TRUE, .smooth = TRUE, .equal_aspect = TRUE,
+      };
+      g_autoptr (CamlPlotHeatmap) map = caml_plot_heatmap_new (&opts, v, 3, 3, 0, 1, 0, 1,
+                                                               NULL, NULL, NULL, 0);
+      g_autofree char *path = g_build_filename (f->dir, "title.png", NULL);
+      assert_true (caml_plot_write_png (path, 330, 300, caml_plot_heatmap_draw_cb, map, NULL));
+      cairo_surface_t *img = load_png (path, 330, 300);
+      int left, right;
+      ink_span (img, 0, 22, &left, &right);    /* the title row, above the frame */
+      assert_true (right > left);              /* there is a title */
+      assert_true (left >= 2 && right <= 330 - 3);
+      cairo_surface_destroy (img);
+    }
+}
+
+/* The legend goes where it covers no data: with a curve from bottom left
+ * to top right, the curve's top-right end stays in its own colour. */
+static void
+test_legend_avoids_data (void **state)
+{
+  (void) state;
+  double x[50], y[50];
+  for (int i = 0; i < 50; i++)
+    {
+      x[i] = i;
+      y[i] = i / 49.0 * 0.8 + 0.1;
+    }
+  CamlPlotSeries series = { x, y, 50, "foreground / background AUC", 3, FALSE };
+  CamlPlotLineOptions opts = { .title = "σ-map AUC", .legend = TRUE, .grid = TRUE };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, &series, 1, NULL, 0);
+  CamlPlotRect frame;
+  cairo_surface_t *img = render_line (plot, 360, 220, &frame);
+  double rgb[3];
+  caml_plot_line_get_series_rgb (plot, 0, rgb);
+  const CamlPlotAxis *xa = caml_plot_line_get_x_axis (plot), *ya = caml_plot_line_get_y_axis (plot);
+  for (int i = 2; i < 48; i += 5)   /* the curve all along, the top-right end too */
+    {
+      double px = caml_plot_axis_map (xa, x[i], frame.x, frame.x + frame.width);
+      double py = caml_plot_axis_map (ya, y[i], frame.y + frame.height, frame.y);
+      assert_true (count_near (img, rgb, (int) px - 2, (int) py - 2, (int) px + 3,
+                               (int) py + 3) > 0);
+    }
+  cairo_surface_destroy (img);
+}
+
+/* A baseline (dashed, labelled, in a main series' colour) is drawn in a
+ * hue of its own; an unlabelled dashed companion (raw data) keeps it. */
+static void
+test_baseline_distinct (void **state)
+{
+  (void) state;
+  double x[200], noisy[200], base[200];
+  for (int i = 0; i < 200; i++)
+    {
+      x[i] = i + 1;
+      noisy[i] = 0.5 + 0.3 * ((i * 7919) % 13) / 13.0;
+      base[i] = 0.65;
+    }
+  CamlPlotSeries series[] = {
+    { x, noisy, 200, "train loss", 0, FALSE },
+    { x, noisy, 200, NULL, 0, TRUE },
+    { x, base, 200, "baseline train loss", 0, TRUE },
+  };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (NULL, series, 3, NULL, 0);
+  double main_rgb[3], raw_rgb[3], base_rgb[3];
+  caml_plot_line_get_series_rgb (plot, 0, main_rgb);
+  caml_plot_line_get_series_rgb (plot, 1, raw_rgb);
+  caml_plot_line_get_series_rgb (plot, 2, base_rgb);
+  assert_memory_equal (main_rgb, raw_rgb, sizeof main_rgb);
+  double d = fabs (main_rgb[0] - base_rgb[0]) + fabs (main_rgb[1] - base_rgb[1])
+             + fabs (main_rgb[2] - base_rgb[2]);
+  assert_true (d > 0.4);
+
+  /* drawn above the noisy curve: its colour shows all along its line */
+  CamlPlotRect frame;
+  cairo_surface_t *img = render_line (plot, 600, 300, &frame);
+  double py = caml_plot_axis_map (caml_plot_line_get_y_axis (plot), 0.65,
+                                  frame.y + frame.height, frame.y);
+  int hits = count_near (img, base_rgb, (int) frame.x, (int) py - 2,
+                         (int) (frame.x + frame.width), (int) py + 3);
+  assert_true (hits > frame.width * 0.4);
+  cairo_surface_destroy (img);
+}
+
+/* A σ-map grid exported at its fitted height has no empty band below. */
+static void
+test_tiles_fit_height (void **state)
+{
+  RenderFixture *f = *state;
+  enum { H = 28, W = 28, COUNT = 24 };
+  g_autofree float *tiles = g_new0 (float, COUNT * H * W);   /* black */
+  CamlPlotTilesOptions opts = { .title = "images | σ-maps of layer 0, step 518 (13/13)",
+                                .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 8, .group = 2 };
+  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, COUNT, H, W);
+  const int width = 560;
+  int height = caml_plot_tiles_fit_height (plot, width);
+  assert_true (height > 100 && height < 500);
+  g_autofree char *path = g_build_filename (f->dir, "sigma.png", NULL);
+  assert_true (caml_plot_write_png (path, width, height, caml_plot_tiles_draw_cb, plot, NULL));
+  cairo_surface_t *img = load_png (path, width, height);
+  int left, right;
+  ink_span (img, height - 12, height, &left, &right);   /* the last rows of tiles */
+  assert_true (right - left > width / 2);
+  cairo_surface_destroy (img);
+}
+
 int
 main (void)
 {
@@ -896,6 +1182,13 @@ main (void)
     cmocka_unit_test_setup_teardown (test_tiles, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_bars, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_write_errors, render_setup, render_teardown),
+    cmocka_unit_test (test_single_point_visible),
+    cmocka_unit_test (test_bounded_axis),
+    cmocka_unit_test (test_integer_step_ticks),
+    cmocka_unit_test_setup_teardown (test_title_fits, render_setup, render_teardown),
+    cmocka_unit_test (test_legend_avoids_data),
+    cmocka_unit_test (test_baseline_distinct),
+    cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
   };
   int failed = cmocka_run_group_tests (tests, NULL, NULL);
 
