@@ -391,9 +391,10 @@ caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
   g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, 2 * n, h, w);
   int gw, gh;
   caml_plot_tiles_get_size (plot, &gw, &gh);
-  /* Three screen pixels per value, plus room for the title. */
-  return caml_plot_write_png (path, 3 * gw + 12, 3 * gh + 50, caml_plot_tiles_draw_cb, plot,
-                              error);
+  /* Three screen pixels per value; the height that width fills, title included. */
+  int width = 3 * gw + 12;
+  return caml_plot_write_png (path, width, caml_plot_tiles_fit_height (plot, width),
+                              caml_plot_tiles_draw_cb, plot, error);
 }
 
 gboolean
