@@ -19,6 +19,7 @@
 #include "caml-application.h"
 #include "words-page.h"
 #include "caml-window.h"
+#include "caml-model-editor.h"
 #include "presets.h"
 #include "caml-data-source.h"
 
@@ -268,6 +269,81 @@ test_ready_to_train (void **state)
                                                                  "win.train");
   assert_true (g_strv_contains ((const char *const *) accels, "F5"));
   assert_true (g_strv_contains ((const char *const *) accels, "<Control>Return"));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+static GtkWidget *
+template_child (CamlWindow *win, const char *name)
+{
+  GObject *child = gtk_widget_get_template_child (GTK_WIDGET (win), CAML_TYPE_WINDOW, name);
+  assert_non_null (child);
+  return GTK_WIDGET (child);
+}
+
+/* The spin button of the selected layer's first option (the inspector's
+ * grid: the layer's description in row 0, then one option a row). */
+static GtkSpinButton *
+first_option_spin (CamlWindow *win)
+{
+  GtkWidget *editor = template_child (win, "model_editor");
+  GObject *grid = gtk_widget_get_template_child (editor, CAML_TYPE_MODEL_EDITOR, "inspector");
+  assert_non_null (grid);
+  GtkWidget *spin = gtk_grid_get_child_at (GTK_GRID (grid), 1, 1);
+  assert_true (GTK_IS_SPIN_BUTTON (spin));
+  return GTK_SPIN_BUTTON (spin);
+}
+
+static int
+units_of_layer (CamlWindow *win, int layer)
+{
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  const CamlLayerSpec *spec = &exp->layers[layer];
+  return (int) spec->opt[caml_layer_ops_option_index (spec->ops, "units")];
+}
+
+/* Types into a field (the text only: no Enter, no focus-out), keeping the
+ * keyboard focus there, as a user does before pressing F5. */
+static void
+type_into (CamlWindow *win, GtkSpinButton *spin, const char *text)
+{
+  assert_true (gtk_widget_grab_focus (GTK_WIDGET (spin)));
+  gtk_editable_set_text (GTK_EDITABLE (spin), text);
+  assert_true (gtk_widget_is_ancestor (gtk_root_get_focus (GTK_ROOT (win)), GTK_WIDGET (spin)));
+}
+
+/* Train and Step take what is typed in the field that has the focus: the
+ * number of steps, a layer's units. */
+static void
+test_pending_edit (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  assert_int_equal (caml_window_get_experiment (win)->steps, 1000);
+
+  type_into (win, steps, "500");
+  assert_int_equal (caml_window_get_experiment (win)->steps, 1000);   /* not yet taken */
+  activate (win, "train", NULL);
+  assert_int_equal (caml_window_get_experiment (win)->steps, 500);
+  assert_true (iterate_until (run_ended, win, 60));
+  long n_steps = 0;
+  caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, 500);
+  assert_int_equal (gtk_spin_button_get_value_as_int (steps), 500);
+
+  /* A layer option typed and not yet left: Step builds the run with it. */
+  activate (win, "reset", NULL);
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  GtkSpinButton *units = first_option_spin (win);
+  assert_int_equal (gtk_spin_button_get_value_as_int (units), 5);
+  type_into (win, units, "3");
+  assert_int_equal (units_of_layer (win, 0), 5);
+  activate (win, "step", NULL);
+  assert_int_equal (units_of_layer (win, 0), 3);
+  assert_true (caml_window_has_run (win));
+  const char *error = caml_model_editor_get_error (CAML_MODEL_EDITOR (template_child (win, "model_editor")),
+                                                   NULL);
+  assert_null (error);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -1848,6 +1924,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
+    cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_words),

@@ -1881,11 +1881,31 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
   return TRUE;
 }
 
+/* A value typed into a spin button counts once the field is left or Enter
+ * is pressed. Train, Step, Compare and Save pressed while the text is still
+ * being typed (F5 straight after typing, keyboard focus still in the field)
+ * take it too: the spin button parses it now, and its value-changed handler
+ * updates the experiment (and discards the run built from the old value)
+ * before the run is started or the file written. The only editables in
+ * the window are spin buttons: the settings' here, the layer options' in
+ * the model editor. */
+static void
+commit_pending_edit (CamlWindow *self)
+{
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (self));
+  GtkWidget *spin = focus != NULL ? gtk_widget_get_ancestor (focus, GTK_TYPE_SPIN_BUTTON)
+                                  : NULL;
+
+  if (spin != NULL && gtk_widget_is_sensitive (spin))
+    gtk_spin_button_update (GTK_SPIN_BUTTON (spin));
+}
+
 static void
 action_train (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
 
+  commit_pending_edit (self);
   if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
     {
       caml_trainer_resume (caml_run_get_trainer (self->run));
@@ -1915,6 +1935,7 @@ action_step (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
 
+  commit_pending_edit (self);
   if (!(self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
       && !start_run (self, TRUE, PENDING_STEP))
     return;
@@ -1945,6 +1966,7 @@ action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_d
 
   if (self->baseline != NULL)
     return;
+  commit_pending_edit (self);
   if (!(self->run != NULL && self->run_started && run_active (self))
       && !start_run (self, FALSE, PENDING_COMPARE))
     return;
@@ -2430,6 +2452,7 @@ save_experiment_to (CamlWindow *self, const char *path, gpointer unused)
 {
   g_autoptr (GError) error = NULL;
 
+  commit_pending_edit (self);
   if (!caml_window_save_to_path (self, path, &error))
     caml_window_show_error (self, error->message);
 }
