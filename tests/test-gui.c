@@ -1697,6 +1697,119 @@ test_divergence (void **state)
   g_free (dir);
 }
 
+/* ------------------------------------------------------------ quit */
+
+/* win may be gone (freed): only compared. */
+static gboolean
+is_open (gconstpointer win)
+{
+  return g_list_find (gtk_application_get_windows (GTK_APPLICATION (app)), win) != NULL;
+}
+
+/* The dialog of a type shown for win (the close question, the file
+ * chooser), or NULL. */
+static GtkWindow *
+dialog_of (CamlWindow *win, GType type)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  GtkWindow *found = NULL;
+
+  for (guint i = 0; found == NULL && i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w))
+          && gtk_window_get_transient_for (w) == GTK_WINDOW (win))
+        found = w;
+    }
+  return found;
+}
+
+static gboolean
+has_file (gpointer path)
+{
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+static gboolean
+all_closed (gpointer windows)
+{
+  for (CamlWindow **w = windows; *w != NULL; w++)
+    if (is_open (*w))
+      return FALSE;
+  return TRUE;
+}
+
+/* app.quit asks about each window with unsaved changes before it closes
+ * any: Cancel keeps every window open; Discard and Save (choosing a file)
+ * go on, and then all close — without GLib criticals (fatal here). */
+static void
+test_quit (void **state)
+{
+  CamlWindow *clean = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  CamlWindow *edited = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  CamlWindow *unsaved = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  CamlWindow *windows[] = { clean, edited, unsaved, NULL };
+  assert_true (iterate_until (is_mapped, unsaved, 10));
+  activate (edited, "add-layer", g_variant_new_string ("dense"));
+  activate (unsaved, "add-layer", g_variant_new_string ("dense"));
+
+  /* Cancel: nothing closes, not even the window without changes. */
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  CamlWindow *asking = dialog_of (edited, GTK_TYPE_MESSAGE_DIALOG) != NULL ? edited : unsaved;
+  GtkWindow *question = dialog_of (asking, GTK_TYPE_MESSAGE_DIALOG);
+  assert_non_null (question);
+  assert_null (dialog_of (asking == edited ? unsaved : edited, GTK_TYPE_MESSAGE_DIALOG));
+  for (CamlWindow **w = windows; *w != NULL; w++)
+    assert_true (is_open (*w));
+  gtk_dialog_response (GTK_DIALOG (question), GTK_RESPONSE_CANCEL);
+  iterate_until (always_false, NULL, 0.1);
+  for (CamlWindow **w = windows; *w != NULL; w++)
+    assert_true (is_open (*w));
+  assert_null (dialog_of (edited, GTK_TYPE_MESSAGE_DIALOG));
+  assert_null (dialog_of (unsaved, GTK_TYPE_MESSAGE_DIALOG));
+
+  /* Again: Discard one, Save the other into a file chosen then. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-quit-XXXXXX", NULL);
+  /* The chooser suggests the experiment's name. */
+  g_autofree char *path = g_build_filename (dir, "surface-ca-nn-1.json", NULL);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  for (int answered = 0; answered < 2; answered++)
+    {
+      asking = dialog_of (edited, GTK_TYPE_MESSAGE_DIALOG) != NULL ? edited : unsaved;
+      question = dialog_of (asking, GTK_TYPE_MESSAGE_DIALOG);
+      assert_non_null (question);
+      for (CamlWindow **w = windows; *w != NULL; w++)
+        assert_true (is_open (*w));
+      if (asking == edited)
+        {
+          gtk_dialog_response (GTK_DIALOG (question), 1);   /* Discard */
+          continue;
+        }
+      gtk_dialog_response (GTK_DIALOG (question), 2);       /* Save */
+      GtkWindow *chooser = dialog_of (unsaved, GTK_TYPE_FILE_CHOOSER_DIALOG);
+      assert_non_null (chooser);
+      assert_true (iterate_until (is_mapped, chooser, 10));
+      iterate_until (always_false, NULL, 0.2);   /* it has its suggested name */
+      g_autoptr (GFile) file = g_file_new_for_path (path);
+      assert_true (gtk_file_chooser_set_file (GTK_FILE_CHOOSER (chooser), file, NULL));
+      iterate_until (always_false, NULL, 0.2);   /* the folder is read */
+      /* As a click does (the chooser checks the name before it answers). */
+      GtkWidget *accept = gtk_dialog_get_widget_for_response (GTK_DIALOG (chooser),
+                                                              GTK_RESPONSE_ACCEPT);
+      assert_non_null (accept);
+      gtk_widget_activate (accept);
+      assert_true (iterate_until (has_file, path, 10));
+    }
+  assert_true (iterate_until (all_closed, windows, 10));
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *saved = caml_experiment_load_file (path, &error);
+  assert_non_null (saved);
+  assert_int_equal (saved->n_layers, 3);   /* the preset's two and the one added */
+  caml_experiment_free (saved);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* ------------------------------------------------------- renderer */
 
 /* Cairo instead of software OpenGL, unless the user chose. (The windows of
@@ -1938,6 +2051,7 @@ main (void)
     cmocka_unit_test (test_drag_and_drop),
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_text_loading),
+    cmocka_unit_test (test_quit),
     cmocka_unit_test (test_renderer_choice),
     cmocka_unit_test (test_throughput),
   };

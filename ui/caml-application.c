@@ -28,6 +28,9 @@ struct _CamlApplication {
   GDBusProxy *portal;         /* org.freedesktop.portal.Settings, may be NULL */
   gboolean   system_dark;
   GPtrArray *leftovers;       /* autosave paths of crashed sessions, NULL until looked for */
+  GPtrArray *quitting;        /* app.quit under way: the windows (held) to close, or NULL */
+  guint      quit_asked;      /* … the first of them not asked yet */
+  GPtrArray *quit_discarded;  /* … those whose changes were discarded (borrowed) */
 
   /* borrowed */
   GtkWindow *recovery_window; /* weak: the window whose banner offers them */
@@ -388,15 +391,94 @@ action_discard_autosaves (GSimpleAction *action, GVariant *param, gpointer user_
 
 /* -------------------------------------------------------------- actions */
 
+/* Quitting asks first and closes after: every window with unsaved changes
+ * asks in turn (win.ask-close, answered with "close-answered"); a Cancel
+ * ends the quit with every window still open. Once all have answered the
+ * windows close — closing one stops and joins its trainer — and the
+ * application ends with its last window. */
+static void quit_ask_next (CamlApplication *self);
+
+static void
+quit_end (CamlApplication *self)
+{
+  g_clear_pointer (&self->quitting, g_ptr_array_unref);
+  g_clear_pointer (&self->quit_discarded, g_ptr_array_unref);
+}
+
+static gboolean
+is_open (CamlApplication *self, GtkWindow *win)
+{
+  return g_list_find (gtk_application_get_windows (GTK_APPLICATION (self)), win) != NULL;
+}
+
+static void
+on_quit_answer (CamlWindow *win, gboolean may_close, CamlApplication *self)
+{
+  g_signal_handlers_disconnect_by_func (win, on_quit_answer, self);
+  if (self->quitting == NULL)
+    return;
+  if (!may_close)
+    {
+      quit_end (self);
+      return;
+    }
+  if (caml_window_is_modified (win))
+    g_ptr_array_add (self->quit_discarded, win);
+  quit_ask_next (self);
+}
+
+static void
+quit_ask_next (CamlApplication *self)
+{
+  while (self->quit_asked < self->quitting->len)
+    {
+      GtkWindow *win = self->quitting->pdata[self->quit_asked++];
+      if (!CAML_IS_WINDOW (win) || !is_open (self, win) || !caml_window_is_modified (CAML_WINDOW (win)))
+        continue;
+      /* The answer may come at once (nothing to ask after all). */
+      g_signal_connect (win, "close-answered", G_CALLBACK (on_quit_answer), self);
+      g_action_group_activate_action (G_ACTION_GROUP (win), "ask-close", NULL);
+      return;
+    }
+
+  /* Everything saved or discarded: close them all. */
+  g_autoptr (GPtrArray) windows = g_steal_pointer (&self->quitting);
+  g_autoptr (GPtrArray) discarded = g_steal_pointer (&self->quit_discarded);
+  for (guint i = 0; i < windows->len; i++)
+    {
+      GtkWindow *win = windows->pdata[i];
+      if (!is_open (self, win))
+        continue;
+      if (g_ptr_array_find (discarded, win, NULL))
+        g_object_set (win, "close-confirmed", TRUE, NULL);
+      gtk_window_close (win);
+    }
+}
+
 static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
-  /* Each window asks about unsaved changes; closing one stops and joins its
-   * trainer, and the application ends with its last window. */
-  g_autoptr (GList) windows =
-    g_list_copy (gtk_application_get_windows (GTK_APPLICATION (user_data)));
+  CamlApplication *self = user_data;
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (self));
+
+  if (self->quitting != NULL && self->quit_asked > 0)
+    {
+      GtkWindow *asking = self->quitting->pdata[self->quit_asked - 1];
+      if (is_open (self, asking))
+        {
+          gtk_window_present (asking);   /* it is asking already */
+          return;
+        }
+      /* Closed while it asked: start again. */
+      g_signal_handlers_disconnect_by_func (asking, on_quit_answer, self);
+      quit_end (self);
+    }
+  self->quitting = g_ptr_array_new_with_free_func (g_object_unref);
+  self->quit_discarded = g_ptr_array_new ();
+  self->quit_asked = 0;
   for (GList *l = windows; l != NULL; l = l->next)
-    gtk_window_close (GTK_WINDOW (l->data));
+    g_ptr_array_add (self->quitting, g_object_ref (l->data));
+  quit_ask_next (self);
 }
 
 static void
@@ -703,6 +785,7 @@ caml_application_dispose (GObject *object)
   g_clear_object (&self->portal);
   g_clear_pointer (&self->initial_preset, g_free);
   g_clear_pointer (&self->leftovers, g_ptr_array_unref);
+  quit_end (self);
   g_clear_weak_pointer (&self->recovery_window);
   G_OBJECT_CLASS (caml_application_parent_class)->dispose (object);
 }

@@ -161,7 +161,9 @@ struct _CamlWindow {
   char           *error_text;
   gint64          last_update_us;
   gint            update_pending; /* atomic: one idle/timeout is queued */
-  gboolean        close_confirmed;
+  gboolean        close_confirmed; /* close without asking (answered, or app.quit's answer) */
+  gboolean        asking_for_quit; /* the close question is app.quit's: answer, do not close */
+  GtkWidget      *close_dialog;    /* the close question while it is up, or NULL */
   char           *autosave_id;   /* NULL until the first autosave */
   guint           autosave_source; /* a pending autosave timeout (holds a ref) */
   gboolean        recovered;     /* exp came from a crashed session's autosave */
@@ -172,6 +174,12 @@ struct _CamlWindow {
 
 G_DEFINE_FINAL_TYPE (CamlWindow, caml_window, GTK_TYPE_APPLICATION_WINDOW)
 
+enum { PROP_0, PROP_CLOSE_CONFIRMED, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+enum { SIGNAL_CLOSE_ANSWERED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
 static void update_actions (CamlWindow *self);
 static void set_strings (GtkDropDown *drop, const char *const *strings);
 static void update_from_run (CamlWindow *self);
@@ -179,6 +187,7 @@ static void prepare_run (CamlWindow *self);
 static void rebuild_loss_plot (CamlWindow *self);
 static void schedule_autosave (CamlWindow *self);
 static void drop_autosave (CamlWindow *self);
+static void action_ask_close (GSimpleAction *action, GVariant *param, gpointer user_data);
 
 /* --------------------------------------------------------------- helpers */
 
@@ -209,12 +218,19 @@ run_active (CamlWindow *self)
              || self->progress.state == CAML_TRAINER_PAUSED);
 }
 
+/* The experiment's name as the title shows it (free with g_free). */
+static char *
+display_name (CamlWindow *self)
+{
+  return g_strdup_printf ("%s%s", self->exp->name != NULL ? self->exp->name : "untitled",
+                          self->recovered ? " (recovered)" : "");
+}
+
 static void
 update_title (CamlWindow *self)
 {
-  const char *name = self->exp->name != NULL ? self->exp->name : "untitled";
-  g_autofree char *title = g_strdup_printf ("%s%s%s", self->dirty ? "• " : "", name,
-                                            self->recovered ? " (recovered)" : "");
+  g_autofree char *name = display_name (self);
+  g_autofree char *title = g_strdup_printf ("%s%s", self->dirty ? "• " : "", name);
   g_autofree char *base = self->path != NULL ? g_path_get_basename (self->path) : NULL;
 
   gtk_label_set_text (self->title_label, title);
@@ -2409,20 +2425,21 @@ typedef struct {
   CamlWindow *self;
   PathFunc    func;
   char       *what;
+  void      (*cancelled) (CamlWindow *self);   /* or NULL */
 } SaveRequest;
 
 static void
 on_save_response (GtkNativeDialog *dialog, int response, gpointer user_data)
 {
   SaveRequest *req = user_data;
+  g_autoptr (GFile) file = response == GTK_RESPONSE_ACCEPT
+                           ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
+  g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autofree char *path = g_file_get_path (file);
-      if (path != NULL)
-        req->func (req->self, path, req->what);
-    }
+  if (path != NULL)
+    req->func (req->self, path, req->what);
+  else if (req->cancelled != NULL)
+    req->cancelled (req->self);
   g_object_unref (req->self);
   g_free (req->what);
   g_free (req);
@@ -2430,8 +2447,8 @@ on_save_response (GtkNativeDialog *dialog, int response, gpointer user_data)
 }
 
 static void
-ask_save_path (CamlWindow *self, const char *title, const char *suggested, PathFunc func,
-               const char *what)
+ask_save_path_full (CamlWindow *self, const char *title, const char *suggested, PathFunc func,
+                    const char *what, void (*cancelled) (CamlWindow *self))
 {
   GtkFileChooserNative *dialog =
     gtk_file_chooser_native_new (title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
@@ -2441,10 +2458,18 @@ ask_save_path (CamlWindow *self, const char *title, const char *suggested, PathF
   req->self = g_object_ref (self);
   req->func = func;
   req->what = g_strdup (what);
+  req->cancelled = cancelled;
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggested);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_save_response), req);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+ask_save_path (CamlWindow *self, const char *title, const char *suggested, PathFunc func,
+               const char *what)
+{
+  ask_save_path_full (self, title, suggested, func, what, NULL);
 }
 
 static void
@@ -2782,6 +2807,7 @@ static const GActionEntry win_entries[] = {
   { "dismiss-banner", action_dismiss_banner },
   { "plots-page", NULL, "s", "'main'", action_plots_page },
   { "continue-diverged", action_continue_diverged },
+  { "ask-close", action_ask_close },
 };
 
 /* --------------------------------------------------------- widget events */
@@ -3232,29 +3258,110 @@ save_window_size (CamlWindow *self)
 
 enum { RESPONSE_DISCARD = 1, RESPONSE_SAVE = 2 };
 
+/* The close question has been answered (may_close: saved or discarded).
+ * For app.quit the window only reports the answer ("close-answered"): the
+ * application closes every window once all have answered, and none if one
+ * was cancelled. Otherwise it closes now. */
 static void
-on_close_response (GtkDialog *dialog, int response, CamlWindow *self)
+close_answered (CamlWindow *self, gboolean may_close)
 {
-  gtk_window_destroy (GTK_WINDOW (dialog));
-  if (response == RESPONSE_SAVE && self->path != NULL)
+  if (self->asking_for_quit)
     {
-      g_autoptr (GError) error = NULL;
-      if (!caml_window_save_to_path (self, self->path, &error))
-        {
-          caml_window_show_error (self, error->message);
-          return;
-        }
-    }
-  else if (response == RESPONSE_SAVE)
-    {
-      /* Choose a file first; closing again then goes straight through. */
-      g_action_group_activate_action (G_ACTION_GROUP (self), "save-as", NULL);
+      self->asking_for_quit = FALSE;
+      g_signal_emit (self, signals[SIGNAL_CLOSE_ANSWERED], 0, may_close);
       return;
     }
-  else if (response != RESPONSE_DISCARD)
+  if (!may_close)
     return;
   self->close_confirmed = TRUE;
   gtk_window_close (GTK_WINDOW (self));
+}
+
+static void
+save_then_close (CamlWindow *self, const char *path, gpointer unused)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean saved = caml_window_save_to_path (self, path, &error);
+
+  if (!saved)
+    caml_window_show_error (self, error->message);
+  close_answered (self, saved);
+}
+
+static void
+save_cancelled (CamlWindow *self)
+{
+  close_answered (self, FALSE);
+}
+
+static void
+on_close_response (GtkDialog *dialog, int response, CamlWindow *self)
+{
+  /* Not transient for the window any longer: the window may be destroyed
+   * before the dialog is finalised (it is while the response is emitted),
+   * and a dialog that outlives its parent disconnects from it then. */
+  gtk_window_set_transient_for (GTK_WINDOW (dialog), NULL);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  self->close_dialog = NULL;
+  if (response == RESPONSE_SAVE && self->path != NULL)
+    save_then_close (self, self->path, NULL);
+  else if (response == RESPONSE_SAVE)
+    {
+      /* Choose a file first: closing (or quitting) goes on once it is
+       * written, and stops when the chooser is cancelled. */
+      g_autofree char *name = g_strdup_printf ("%s.json", self->exp->name ? self->exp->name
+                                                                          : "experiment");
+      ask_save_path_full (self, "Save Experiment", name, save_then_close, NULL,
+                          save_cancelled);
+    }
+  else
+    close_answered (self, response == RESPONSE_DISCARD);
+}
+
+/* Asks whether to save the unsaved changes (Save, Discard or Cancel). */
+static void
+ask_close (CamlWindow *self)
+{
+  g_autofree char *name = display_name (self);
+
+  if (self->close_dialog != NULL)
+    {
+      gtk_window_present (GTK_WINDOW (self->close_dialog));
+      return;
+    }
+  /* GtkAlertDialog is GTK 4.10; on 4.8 this is the message dialog. */
+  GtkWidget *dialog =
+    gtk_message_dialog_new (GTK_WINDOW (self), GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                            GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                            "Save the changes to “%s” before closing?", name);
+  gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                            "Unsaved changes to the experiment are lost "
+                                            "otherwise.");
+  gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
+                          "_Discard", RESPONSE_DISCARD, "_Save", RESPONSE_SAVE, NULL);
+  gtk_dialog_set_default_response (GTK_DIALOG (dialog), RESPONSE_SAVE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_close_response), self);
+  self->close_dialog = dialog;
+  gtk_window_present (GTK_WINDOW (self));
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/* win.ask-close, for app.quit: asks about unsaved changes (at once
+ * answering yes when there are none) and reports the answer with
+ * "close-answered", without closing. */
+static void
+action_ask_close (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  commit_pending_edit (self);
+  if (!self->dirty || self->close_confirmed)
+    {
+      g_signal_emit (self, signals[SIGNAL_CLOSE_ANSWERED], 0, TRUE);
+      return;
+    }
+  self->asking_for_quit = TRUE;
+  ask_close (self);
 }
 
 static gboolean
@@ -3262,27 +3369,46 @@ caml_window_close_request (GtkWindow *window)
 {
   CamlWindow *self = CAML_WINDOW (window);
 
+  commit_pending_edit (self);
   if (self->dirty && !self->close_confirmed)
     {
-      /* GtkAlertDialog is GTK 4.10; on 4.8 this is the message dialog. */
-      GtkWidget *dialog =
-        gtk_message_dialog_new (window, GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
-                                GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
-                                "Save the changes to “%s” before closing?",
-                                self->exp->name != NULL ? self->exp->name : "untitled");
-      gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
-                                                "Unsaved changes to the experiment are lost "
-                                                "otherwise.");
-      gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
-                              "_Discard", RESPONSE_DISCARD, "_Save", RESPONSE_SAVE, NULL);
-      gtk_dialog_set_default_response (GTK_DIALOG (dialog), RESPONSE_SAVE);
-      g_signal_connect (dialog, "response", G_CALLBACK (on_close_response), self);
-      gtk_window_present (GTK_WINDOW (dialog));
+      ask_close (self);
       return TRUE;
     }
   save_window_size (self);
   drop_autosave (self);   /* saved, discarded or unchanged: nothing to recover */
   return GTK_WINDOW_CLASS (caml_window_parent_class)->close_request (window);
+}
+
+static void
+caml_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  CamlWindow *self = CAML_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_CLOSE_CONFIRMED:
+      g_value_set_boolean (value, self->close_confirmed);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+caml_window_set_property (GObject *object, guint prop_id, const GValue *value,
+                          GParamSpec *pspec)
+{
+  CamlWindow *self = CAML_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_CLOSE_CONFIRMED:
+      self->close_confirmed = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
 }
 
 static void
@@ -3324,7 +3450,21 @@ caml_window_class_init (CamlWindowClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = caml_window_dispose;
+  object_class->get_property = caml_window_get_property;
+  object_class->set_property = caml_window_set_property;
   GTK_WINDOW_CLASS (klass)->close_request = caml_window_close_request;
+
+  /* Closing goes through without asking about unsaved changes (app.quit
+   * sets it on the windows whose changes were discarded). */
+  properties[PROP_CLOSE_CONFIRMED] =
+    g_param_spec_boolean ("close-confirmed", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+  /* The answer to win.ask-close: TRUE when the changes were saved or
+   * discarded (or there were none), FALSE when cancelled. */
+  signals[SIGNAL_CLOSE_ANSWERED] =
+    g_signal_new ("close-answered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
 
   g_type_ensure (CAML_TYPE_MODEL_EDITOR);
   g_type_ensure (CAML_TYPE_PLOT_VIEW);
