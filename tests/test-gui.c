@@ -523,6 +523,15 @@ test_ca_nn_parts (void **state)
   g_autoptr (GError) error = NULL;
   assert_true (caml_plot_view_write (parts, png, 4 * 400, 400, &error));
 
+  /* A surface model exports its surface, χ maps and parts, nothing else. */
+  assert_string_equal (gtk_button_get_label (GTK_BUTTON (template_child (win, "main_toggle"))),
+                       "Surface and χ");
+  assert_true (enabled (win, "export-surface"));
+  assert_true (enabled (win, "export-chi"));
+  assert_true (enabled (win, "export-parts"));
+  assert_false (enabled (win, "export-words"));
+  assert_false (enabled (win, "export-sigma"));
+
   /* A model without a CA-NN has no parts. */
   activate (win, "reset", NULL);
   activate (win, "clear-model", NULL);
@@ -722,6 +731,27 @@ test_words (void **state)
                                               bad_chi);
   assert_non_null (strstr (html, bad_row));   /* the same χ̃ as the bars */
   g_unlink (page_path);
+
+  /* A text model: its first page shows the test accuracy, and only the
+   * plots it has can be exported. */
+  GtkWidget *main_toggle = template_child (win, "main_toggle");
+  assert_string_equal (gtk_button_get_label (GTK_BUTTON (main_toggle)), "Test Accuracy");
+  assert_true (enabled (win, "export-loss"));
+  assert_true (enabled (win, "export-words"));
+  assert_false (enabled (win, "export-surface"));
+  assert_false (enabled (win, "export-chi"));
+  assert_false (enabled (win, "export-parts"));
+  assert_false (enabled (win, "export-sigma"));
+
+  /* Data the model does not fit: the words page keeps nothing of the run. */
+  activate (win, "data", g_variant_new_string ("xor"));
+  assert_false (caml_window_has_run (win));
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  g_autofree char *after = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+  assert_null (strstr (after, "test text 0"));
+  assert_null (strstr (after, "P(1)"));
+  assert_null (caml_plot_view_get_bars (words, 0, NULL));
+  assert_false (enabled (win, "export-words"));
   gtk_window_destroy (GTK_WINDOW (win));
   remove_words_experiment (dir);
 }

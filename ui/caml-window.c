@@ -99,6 +99,7 @@ struct _CamlWindow {
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
   GtkBox          *plots_switcher;
+  GtkToggleButton *main_toggle;
   GtkToggleButton *parts_toggle;
   GtkToggleButton *words_toggle;
   GtkProgressBar  *progress_bar;
@@ -186,6 +187,7 @@ static void update_from_run (CamlWindow *self);
 static void prepare_run (CamlWindow *self);
 static void rebuild_loss_plot (CamlWindow *self);
 static void schedule_autosave (CamlWindow *self);
+static void rebuild_words_plots (CamlWindow *self);
 static void drop_autosave (CamlWindow *self);
 static void action_ask_close (GSimpleAction *action, GVariant *param, gpointer user_data);
 
@@ -508,6 +510,10 @@ discard_run (CamlWindow *self)
   g_clear_pointer (&self->word_probs, g_free);
   g_clear_pointer (&self->token_chi, g_free);
   clear_history (self);
+  /* The words page shows no texts, P(1) or bars of a run that is gone
+   * (word_spans is NULL once disposed). */
+  if (self->word_spans != NULL)
+    rebuild_words_plots (self);
 }
 
 /* Trainer thread: hand the news to the main loop, at most one source at a
@@ -1221,6 +1227,11 @@ install_run (CamlWindow *self, CamlRun *run)
   caml_plot_view_clear (self->accuracy_view);
   caml_plot_view_set_placeholder (self->accuracy_view, "test accuracy appears while training");
   gboolean surface = caml_run_has_surface (self->run);
+  /* The first page's name says what it shows for this model and data. */
+  gtk_button_set_label (GTK_BUTTON (self->main_toggle),
+                        surface ? "Surface and χ"
+                        : caml_run_has_sigma (self->run) ? "σ-Maps and Accuracy"
+                        : "Test Accuracy");
   gtk_widget_set_visible (GTK_WIDGET (self->surface_view), surface);
   gtk_widget_set_visible (GTK_WIDGET (self->chi_view), surface);
   gtk_widget_set_visible (GTK_WIDGET (self->accuracy_view), !surface);
@@ -1843,6 +1854,15 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "choose-idx", !active);
   set_action_enabled (self, "reload-data", !active);
   set_action_enabled (self, "export-metrics", self->n_rows > 0);
+  /* Each plot's export where the model and data have that plot. */
+  gboolean surface = self->run != NULL && caml_run_has_surface (self->run);
+  set_action_enabled (self, "export-loss", self->run_started);
+  set_action_enabled (self, "export-surface", surface);
+  set_action_enabled (self, "export-chi", surface && caml_run_get_n_chi (self->run) > 0);
+  set_action_enabled (self, "export-parts", surface && self->has_parts);
+  set_action_enabled (self, "export-words",
+                      self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
+  set_action_enabled (self, "export-sigma", self->run != NULL && caml_run_has_sigma (self->run));
   set_action_enabled (self, "save-weights", self->run != NULL);
   set_action_enabled (self, "export-words-page",
                       self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
@@ -2543,6 +2563,17 @@ action_export_plot (GSimpleAction *action, GVariant *param, gpointer user_data)
   ask_save_path (self, "Export Plot (.png or .svg)", name, export_plot_to, what);
 }
 
+/* win.export-loss, win.export-surface…: the menu's items, one action per
+ * plot so that each is enabled only where the model has the plot. */
+static void
+action_export_named (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  const char *what = g_action_get_name (G_ACTION (action)) + strlen ("export-");
+  g_autoptr (GVariant) target = g_variant_ref_sink (g_variant_new_string (what));
+
+  action_export_plot (action, target, user_data);
+}
+
 static void
 export_metrics_to (CamlWindow *self, const char *path, gpointer unused)
 {
@@ -2802,6 +2833,12 @@ static const GActionEntry win_entries[] = {
   { "set-em-steps", action_set_em_steps, "i" },
   { "log-scale", NULL, NULL, "true", action_log_scale },
   { "export-plot", action_export_plot, "s" },
+  { "export-loss", action_export_named },
+  { "export-surface", action_export_named },
+  { "export-chi", action_export_named },
+  { "export-parts", action_export_named },
+  { "export-words", action_export_named },
+  { "export-sigma", action_export_named },
   { "export-metrics", action_export_metrics },
   { "export-words-page", action_export_words_page },
   { "dismiss-banner", action_dismiss_banner },
@@ -3508,6 +3545,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (bottom_grid);
   BIND (plots_stack);
   BIND (plots_switcher);
+  BIND (main_toggle);
   BIND (parts_toggle);
   BIND (words_toggle);
   BIND (progress_bar);
