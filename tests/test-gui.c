@@ -227,8 +227,13 @@ test_autosave (void **state)
   CamlWindow *first = find_window (shows_recovery);
   assert_non_null (first);
   print_message ("recovery banner: %s\n", caml_window_get_error (first));
+  /* An offer, not an error, and nothing is recovered before Recover. */
   assert_non_null (strstr (caml_window_get_error (first),
-                           "Recovered 1 unsaved experiment from a previous session"));
+                           "1 unsaved experiment from a session that ended unexpectedly "
+                           "can be recovered"));
+  GObject *banner = gtk_widget_get_template_child (GTK_WIDGET (first), CAML_TYPE_WINDOW,
+                                                   "banner_revealer");
+  assert_true (gtk_widget_has_css_class (GTK_WIDGET (banner), "info"));
   assert_non_null (strstr (caml_window_get_error (first), "corrupt.json"));
   assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (app), "recover-autosaves"));
 
@@ -341,6 +346,10 @@ test_pending_edit (void **state)
   activate (win, "step", NULL);
   assert_int_equal (units_of_layer (win, 0), 3);
   assert_true (caml_window_has_run (win));
+  /* Paused after the step: Train resumes, and says so. */
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+  assert_string_equal (gtk_label_get_label (GTK_LABEL (template_child (win, "train_label"))),
+                       "_Resume");
   const char *error = caml_model_editor_get_error (CAML_MODEL_EDITOR (template_child (win, "model_editor")),
                                                    NULL);
   assert_null (error);

@@ -317,8 +317,9 @@ show_leftovers (CamlApplication *self, CamlWindow *win)
 
   GString *text = g_string_new (NULL);
   if (readable > 0)
-    g_string_append_printf (text, "Recovered %u unsaved experiment%s from a previous session "
-                            "that ended unexpectedly.", readable, readable == 1 ? "" : "s");
+    g_string_append_printf (text, "%u unsaved experiment%s from a session that ended "
+                            "unexpectedly can be recovered.", readable,
+                            readable == 1 ? "" : "s");
   if (corrupt > 0)
     g_string_append_printf (text, "%s%u autosave%s from a session that ended unexpectedly "
                             "could not be read: %s", readable > 0 ? " " : "", corrupt,

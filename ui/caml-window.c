@@ -66,8 +66,10 @@ struct _CamlWindow {
   GtkLabel        *subtitle_label;
   GtkMenuButton   *presets_button;
   GtkButton       *train_button;
+  GtkLabel        *train_label;
   GMenu           *recent_submenu;
   GtkRevealer     *banner_revealer;
+  GtkImage        *banner_icon;
   GtkLabel        *banner_label;
   GtkButton       *banner_button;
   GtkButton       *banner_discard_button;
@@ -268,6 +270,8 @@ caml_window_show_error (CamlWindow *self, const char *message)
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), FALSE);
   gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), FALSE);
   gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
+  gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "info");
+  gtk_image_set_from_icon_name (self->banner_icon, "dialog-error-symbolic");
   g_free (self->error_text);
   self->error_text = g_strdup (message);
   gtk_label_set_text (self->banner_label, message);
@@ -1225,7 +1229,13 @@ install_run (CamlWindow *self, CamlRun *run)
   caml_plot_view_clear (self->loss_view);
   caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
   caml_plot_view_clear (self->accuracy_view);
-  caml_plot_view_set_placeholder (self->accuracy_view, "test accuracy appears while training");
+  {
+    /* The first evaluation: every eval_every steps, or after the last. */
+    const CamlExperiment *exp = caml_run_get_experiment (self->run);
+    int first = exp->eval_every > 0 ? MIN (exp->eval_every, exp->steps) : exp->steps;
+    g_autofree char *when = g_strdup_printf ("test accuracy appears at step %d", first);
+    caml_plot_view_set_placeholder (self->accuracy_view, when);
+  }
   gboolean surface = caml_run_has_surface (self->run);
   /* The first page's name says what it shows for this model and data. */
   gtk_button_set_label (GTK_BUTTON (self->main_toggle),
@@ -1828,6 +1838,8 @@ update_actions (CamlWindow *self)
   caml_model_editor_get_layers (self->model_editor, &n_layers);
   set_action_enabled (self, "train", (valid || waiting) && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "pause", state == CAML_TRAINER_RUNNING);
+  gtk_label_set_text_with_mnemonic (self->train_label, state == CAML_TRAINER_PAUSED
+                                                       ? "_Resume" : "_Train");
   set_action_enabled (self, "step", (valid || waiting) && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "stop", active);
   set_action_enabled (self, "reset", self->run_started && !active);
@@ -3275,6 +3287,8 @@ caml_window_show_recovery (CamlWindow *self, const char *message, gboolean can_r
                                   "app.recover-autosaves");
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), can_recover);
   gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "info");
+  gtk_image_set_from_icon_name (self->banner_icon, "dialog-information-symbolic");
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -3512,8 +3526,10 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (subtitle_label);
   BIND (presets_button);
   BIND (train_button);
+  BIND (train_label);
   BIND (recent_submenu);
   BIND (banner_revealer);
+  BIND (banner_icon);
   BIND (banner_label);
   BIND (banner_button);
   BIND (banner_discard_button);
