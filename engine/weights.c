@@ -220,8 +220,9 @@ read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_
   if (model != NULL && n_layers != (guint32) model->n_layers)
     {
       g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "%s: byte %" G_GSIZE_FORMAT ": the file has %u layers but the model "
-                   "has %d", r->source, at, n_layers, model->n_layers);
+                   "%s: byte %" G_GSIZE_FORMAT ": the file has %u layer%s but the model "
+                   "has %d", r->source, at, n_layers, n_layers == 1 ? "" : "s",
+                   model->n_layers);
       return FALSE;
     }
 
