@@ -146,9 +146,11 @@ main (int argc, char **argv)
 
   /* Output that could not be written (a full disk, a closed pipe) is a
    * failure, not a success with nothing printed. */
+  errno = 0;
   if (fflush (stdout) != 0 || ferror (stdout))
     {
-      g_printerr ("caml: cannot write the output: %s\n", g_strerror (errno));
+      g_printerr ("caml: cannot write the output%s%s\n", errno != 0 ? ": " : "",
+                  errno != 0 ? g_strerror (errno) : "");
       return status == 0 ? 1 : status;
     }
   return status;

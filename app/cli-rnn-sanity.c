@@ -209,7 +209,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
   g_autofree char *optimizer = NULL;
   g_auto (GStrv) layer_options = NULL;
   int runs = 10, steps = 100, units = 0;
-  double lr = NAN;   /* unset: the presets' */
+  g_autofree char *lr_text = NULL;   /* unset: the presets' */
   const GOptionEntry entries[] = {
     { "runs", 'r', 0, G_OPTION_ARG_INT, &runs, "Runs per cell, seeds 0 … N − 1 (default 10)",
       "N" },
@@ -220,7 +220,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer,
       "sgd, adagrad or adam, with its default settings (default: the presets', adam)",
       "NAME" },
-    { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &lr, "Learning rate (default: the presets', 0.01)",
+    { "lr", 0, 0, G_OPTION_ARG_STRING, &lr_text, "Learning rate (default: the presets', 0.01)",
       "RATE" },
     { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
       "Set a layer option in all three models, as in `caml train` (e.g. -O emit=output, "
@@ -252,6 +252,14 @@ caml_cli_rnn_sanity (int argc, char **argv)
     {
       g_printerr ("caml rnn-sanity: %s\n", error->message);
       return 2;
+    }
+  double lr = NAN;
+  if (lr_text != NULL)
+    {
+      char *end = NULL;
+      lr = g_ascii_strtod (lr_text, &end);
+      if (end == lr_text || *end != '\0' || !isfinite (lr))
+        lr = -1;   /* refused below */
     }
   int optimizer_kind = -1;
   for (int k = 0; optimizer != NULL && caml_optimizer_names[k] != NULL; k++)

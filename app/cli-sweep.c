@@ -432,7 +432,10 @@ caml_cli_sweep (int argc, char **argv)
           }
       }
   if (out_dir == NULL)
-    out_dir = g_strdup_printf ("runs/sweep-%s", exp->name ? exp->name : "experiment");
+    {
+      g_autofree char *name = caml_cli_safe_name (exp->name);
+      out_dir = g_strdup_printf ("runs/sweep-%s", name);
+    }
 
   int n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1);
   GArray *results = g_array_new (FALSE, TRUE, sizeof (Result));

@@ -341,6 +341,9 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
       g_ptr_array_free (rec.snapshots, TRUE);
       return 1;
     }
+  /* Only now that the run has started: a run refused at the start leaves
+   * the directory as it was. */
+  remove_stale_results (out_dir);
   g_timeout_add (100, on_tick, &run);   /* removes itself when the run ends */
   guint sigint = g_unix_signal_add (SIGINT, on_interrupt, &run);
   guint sigterm = g_unix_signal_add (SIGTERM, on_interrupt, &run);
@@ -463,7 +466,9 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
            : ", surface.png", files, words ? ", words.html, words.png" : "");
   if (!written_all)
     g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
-  return p.state == CAML_TRAINER_FAILED || !written_all ? 1 : run.interrupted ? 130 : 0;
+  if (p.state == CAML_TRAINER_FAILED)
+    return 1;
+  return run.interrupted ? 130 : written_all ? 0 : 1;
 }
 
 int
@@ -491,11 +496,8 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *ou
       || !caml_cli_ensure_dir (out_dir, &error))
     problem (&problems, error->message);
   else
-    {
-      remove_stale_results (out_dir);
-      status = run_and_report (exp, preset, out_dir, model, train, test, steps, n_steps,
-                               quiet, plain, &problems);
-    }
+    status = run_and_report (exp, preset, out_dir, model, train, test, steps, n_steps,
+                             quiet, plain, &problems);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);

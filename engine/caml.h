@@ -33,12 +33,13 @@ typedef enum {
 /* ------------------------------------------------------------------- files */
 
 /* Reads the regular file at path whole into *contents (NUL-terminated, free
- * with g_free; *length, if not NULL, gets the size without the NUL). Anything
+ * with g_free; *length, if not NULL, gets the size without the NUL). A pipe
+ * (`<(…)`, /dev/stdin fed by one) is read to its end, up to 1 GiB. Anything
  * else is refused before a byte is read — a device such as /dev/zero would
- * never end, a FIFO would block: "/dev/zero: not a regular file (a character
- * device)". Every loader of the engine that reads a whole file goes through
- * here. Errors are CAML_ERROR_IO and start with path ("x: no such file",
- * "x: cannot open: Permission denied"). */
+ * never end: "/dev/zero: not a regular file (a character device)". Every
+ * loader of the engine that reads a whole file goes through here. Errors are
+ * CAML_ERROR_IO and start with path ("x: no such file", "x: cannot open:
+ * Permission denied"). */
 gboolean caml_file_get_contents (const char *path, char **contents, gsize *length,
                                  GError **error);
 

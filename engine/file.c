@@ -184,6 +184,54 @@ fail_not_regular (GError **error, const char *path, mode_t mode)
   return FALSE;
 }
 
+/* A pipe (`<(…)`, `/dev/stdin` fed by one) has no size: read it to its end,
+ * up to CAML_PIPE_MAX bytes. Closes fd. */
+#define CAML_PIPE_MAX ((gsize) 1 << 30)
+
+static gboolean
+read_pipe (int fd, const char *path, char **contents, gsize *length, GError **error)
+{
+  /* Opened without blocking so that a FIFO without a writer cannot hang the
+   * open; from here on, wait for the writer's data. */
+  int flags = fcntl (fd, F_GETFL);
+  if (flags >= 0)
+    fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+  GByteArray *data = g_byte_array_new ();
+  guint8 chunk[65536];
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          g_byte_array_unref (data);
+          close (fd);
+          return fail_errno (error, saved, path, "cannot read");
+        }
+      if (n == 0)
+        break;
+      if (data->len + (gsize) n > CAML_PIPE_MAX)
+        {
+          g_autofree char *most = g_format_size (CAML_PIPE_MAX);
+          g_byte_array_unref (data);
+          close (fd);
+          g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+                       "%s: a pipe that gives more than %s (write it to a file)", path, most);
+          return FALSE;
+        }
+      g_byte_array_append (data, chunk, (guint) n);
+    }
+  close (fd);
+  guint8 nul = 0;
+  g_byte_array_append (data, &nul, 1);
+  if (length != NULL)
+    *length = data->len - 1;
+  *contents = (char *) g_byte_array_free (data, FALSE);
+  return TRUE;
+}
+
 gboolean
 caml_file_get_contents (const char *path, char **contents, gsize *length, GError **error)
 {
@@ -209,6 +257,8 @@ caml_file_get_contents (const char *path, char **contents, gsize *length, GError
       close (fd);
       return fail_errno (error, saved, path, "cannot read");
     }
+  if (S_ISFIFO (st.st_mode))
+    return read_pipe (fd, path, contents, length, error);
   if (!S_ISREG (st.st_mode))
     {
       close (fd);

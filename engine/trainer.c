@@ -127,6 +127,18 @@ argmax (const float *v, size_t n)
   return (int) best;
 }
 
+/* Samples per forward pass of caml_evaluate: chunks small enough that the
+ * activations stay within ~64 MB (a text model's (T, D) sequences are
+ * large per sample). */
+static int
+evaluate_chunk (const CamlModel *model, const CamlShape *x_shape)
+{
+  size_t per_sample = caml_shape_size (x_shape);
+  for (int i = 0; i < model->n_layers; i++)
+    per_sample += caml_shape_size (&model->layers[i]->out);
+  return (int) CLAMP ((16u << 20) / MAX (per_sample, 1), 1, CAML_EVAL_CHUNK);
+}
+
 void
 caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
                double *mean_loss, double *metric)
@@ -146,12 +158,7 @@ caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
       return;
     }
 
-  /* Chunks small enough that the activations stay within ~64 MB (a text
-   * model's (T, D) sequences are large per sample). */
-  size_t per_sample = x_size;
-  for (int i = 0; i < model->n_layers; i++)
-    per_sample += caml_shape_size (&model->layers[i]->out);
-  int chunk = (int) CLAMP ((16u << 20) / MAX (per_sample, 1), 1, CAML_EVAL_CHUNK);
+  int chunk = evaluate_chunk (model, &set->x_shape);
   float *buf = set->x == NULL ? g_new (float, (size_t) chunk * x_size) : NULL;
 
   for (int start = 0; start < set->n; start += chunk)
@@ -860,19 +867,13 @@ caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
 
 /* The data must fit the model before a thread starts on it. */
 /* The targets suit the loss: class indices 0 … D − 1 under softmax
- * cross-entropy (which reads z[label]), values in [0, 1] under sigmoid
+ * cross-entropy (which reads z[label]; XOR's 0/1 targets qualify, the
+ * surface's real values do not), values in [0, 1] under sigmoid
  * cross-entropy, finite numbers under mse. */
 static gboolean
 targets_check (const CamlDataset *set, const char *name, CamlLossKind loss, size_t d,
                GError **error)
 {
-  if (loss == CAML_LOSS_SOFTMAX_XENT && set->n_classes == 0)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
-                   "the %s holds real-valued targets, not classes: the %s loss needs "
-                   "class labels (use mse for regression)", name, caml_loss_names[loss]);
-      return FALSE;
-    }
   size_t count = (size_t) set->n * set->y_width;
   for (size_t k = 0; k < count; k++)
     {
@@ -946,12 +947,19 @@ trainer_check (CamlTrainer *trainer, GError **error)
       if (!targets_check (sets[i], names[i], trainer->loss, trainer->out_size, error))
         return FALSE;
     }
-  /* The batch buffers of the largest forward the run makes (a training
-   * batch or an evaluation chunk), allocated here where a size no memory
-   * holds is an error rather than an abort on the trainer thread. */
+  return TRUE;
+}
+
+/* The batch buffers of the largest forward the run makes (a training batch
+ * or an evaluation chunk), allocated before the thread starts, where a size
+ * no memory holds is an error rather than an abort on the trainer thread.
+ * Only while nothing else uses the model (not running). */
+static gboolean
+trainer_reserve (CamlTrainer *trainer, GError **error)
+{
   int largest = MAX (trainer->train->n, trainer->test != NULL ? trainer->test->n : 0);
-  return caml_model_reserve (trainer->model,
-                             MAX (trainer->batch, MIN (CAML_EVAL_CHUNK, largest)), error);
+  int chunk = MIN (evaluate_chunk (trainer->model, &trainer->train->x_shape), largest);
+  return caml_model_reserve (trainer->model, MAX (trainer->batch, chunk), error);
 }
 
 /* A run that diverged, whose thread is done and that nobody stopped, may be
@@ -982,14 +990,8 @@ caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
       g_mutex_lock (&trainer->lock);
       again = trainer_can_restart_locked (trainer);  /* unless another caller was quicker */
     }
-  if (again && trainer->thread == NULL)
-    {
-      g_clear_error (&trainer->error);
-      trainer->diverged = FALSE;
-      trainer->done = FALSE;
-      trainer->step_budget = 0;
-    }
-  else if (trainer->state != CAML_TRAINER_IDLE || trainer->thread != NULL)
+  again = again && trainer->thread == NULL;
+  if (!again && (trainer->state != CAML_TRAINER_IDLE || trainer->thread != NULL))
     {
       g_mutex_unlock (&trainer->lock);
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
@@ -997,6 +999,19 @@ caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
                    ? "the trainer was stopped after it failed; create a new one"
                    : "the trainer has already run; create a new one");
       return FALSE;
+    }
+  /* No thread uses the model now: never started, or the failed one joined. */
+  if (!trainer_reserve (trainer, error))
+    {
+      g_mutex_unlock (&trainer->lock);
+      return FALSE;
+    }
+  if (again)
+    {
+      g_clear_error (&trainer->error);
+      trainer->diverged = FALSE;
+      trainer->done = FALSE;
+      trainer->step_budget = 0;
     }
   CamlTrainerState before = trainer->state;
   trainer->state = start_paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;

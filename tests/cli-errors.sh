@@ -37,6 +37,7 @@ expect 2 'seed must be' "$caml" eval --preset xor-ca-nn -s -5 -w none
 expect 2 'unexpected argument "extra"' "$caml" presets extra
 expect 2 'unexpected argument "foo"' "$caml" layers foo
 expect 2 'lr in \(0, 1000\)' "$caml" rnn-sanity --lr 0 -o u1
+expect 2 'lr in \(0, 1000\)' "$caml" rnn-sanity --lr nan -o u1
 [ ! -e u1 ] || { echo "FAIL: a usage error left the output directory"; exit 1; }
 expect 0 '' "$caml" help help
 grep -q '^Usage: caml COMMAND' out.txt || { echo "FAIL: caml help help"; exit 1; }
@@ -60,7 +61,14 @@ cat >softmax.json <<'J'
 {"data": {"builtin": "surface"}, "model": [{"layer": "dense", "units": 1}],
  "loss": "softmax_cross_entropy", "training": {"steps": 10}}
 J
-expect 1 'real-valued targets, not classes' "$caml" train softmax.json -o t1 -q
+expect 1 "has the target [-0-9.e]+, which is not a class of the model's outputs" \
+  "$caml" train softmax.json -o t1 -q
+# XOR's 0/1 targets are classes: two outputs under softmax train.
+cat >xor-softmax.json <<'J'
+{"data": {"builtin": "xor"}, "model": [{"layer": "dense", "units": 4, "activation": "tanh"},
+ {"layer": "dense", "units": 2}], "loss": "softmax_cross_entropy", "training": {"steps": 10}}
+J
+expect 0 '' "$caml" train xor-softmax.json -o t3 -q
 printf 'good film\t1\nbad film\t0\ngreat\t2\n' >three.tsv
 cat >classes.json <<'J'
 {"data": {"text": {"train": "three.tsv", "test": "three.tsv"}},
@@ -103,11 +111,13 @@ touch reuse/notes.txt
 [ -e reuse/notes.txt ] || { echo "FAIL: a file caml does not write was removed"; exit 1; }
 
 # SIGTERM stops a run as Ctrl+C does: exit 130 and the results written.
-"$caml" train --preset surface-ca-nn-2 -n 100000000 -o term -q >/dev/null 2>&1 &
+# Sent after the first evaluation line, when the run is surely under way.
+"$caml" train --preset surface-ca-nn-2 -n 100000000 -o term --plain >term.txt 2>&1 &
 pid=$!
 tries=0
-while [ ! -d term ] && [ $tries -lt 300 ]; do sleep 0.1; tries=$((tries + 1)); done
-sleep 1
+while [ "$(grep -c '^step ' term.txt)" -lt 1 ] && [ $tries -lt 600 ]; do
+  sleep 0.1; tries=$((tries + 1))
+done
 kill -TERM $pid
 status=0
 wait $pid || status=$?

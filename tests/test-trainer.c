@@ -683,8 +683,8 @@ test_divergence_finite_blowup (void **state)
 
 /* Targets the loss cannot take are refused before the run, naming the set,
  * the sample and the value: a class beyond the outputs (softmax reads
- * z[label]), a fraction as a class, regression data under softmax, a
- * target outside [0, 1] under sigmoid, a non-finite target under mse. */
+ * z[label]), a fraction as a class (labelled or regression data), a target
+ * outside [0, 1] under sigmoid, a non-finite target under mse. */
 static void
 test_start_checks_targets (void **state)
 {
@@ -710,9 +710,9 @@ test_start_checks_targets (void **state)
     { CAML_LOSS_SOFTMAX_XENT, 3, 1.5f,
       "the test set's sample 2 has the target 1.5, which is not a class of the model's "
       "outputs (the model has 3 outputs, classes 0…2; loss softmax_cross_entropy)" },
-    { CAML_LOSS_SOFTMAX_XENT, 0, 1.0f,
-      "the training set holds real-valued targets, not classes: the "
-      "softmax_cross_entropy loss needs class labels (use mse for regression)" },
+    { CAML_LOSS_SOFTMAX_XENT, 0, 0.375f,
+      "the test set's sample 2 has the target 0.375, which is not a class of the model's "
+      "outputs (the model has 3 outputs, classes 0…2; loss softmax_cross_entropy)" },
   };
   for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
     {
@@ -734,6 +734,17 @@ test_start_checks_targets (void **state)
       caml_trainer_free (trainer);
       caml_dataset_free (good);
     }
+
+  /* Whole-number targets of a set without classes (XOR's 0/1) are classes
+   * to softmax. */
+  set->n_classes = 0;
+  for (int i = 0; i < 4; i++)
+    set->y[i] = (float) (i % 3);
+  exp->loss = CAML_LOSS_SOFTMAX_XENT;
+  CamlTrainer *xor_like = caml_trainer_new (exp, model, set, set);
+  assert_true (caml_trainer_start (xor_like, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (xor_like), CAML_TRAINER_FINISHED);
+  caml_trainer_free (xor_like);
 
   /* Sigmoid and mse, on a one-output model. */
   CamlLayerSpec one;
