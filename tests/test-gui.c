@@ -1282,6 +1282,91 @@ test_text_loading (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* A window of 1024×700 shows every plot and control without cutting any
+ * off: the window's content asks for no more (the header bar included), and
+ * at that size neither the side bar nor the plots need to scroll — which
+ * is what they do in a smaller window. For a surface, an image and a text
+ * model (its words page), those whose data is there. */
+static gboolean
+scrolls (GtkWidget *scroller)
+{
+  GtkScrolledWindow *sw = GTK_SCROLLED_WINDOW (scroller);
+  GtkAdjustment *adj[] = { gtk_scrolled_window_get_hadjustment (sw),
+                           gtk_scrolled_window_get_vadjustment (sw) };
+  for (int i = 0; i < 2; i++)
+    if (gtk_adjustment_get_upper (adj[i]) - gtk_adjustment_get_lower (adj[i])
+        > gtk_adjustment_get_page_size (adj[i]) + 0.5)
+      {
+        print_message ("%s scrolls: %g of %g\n", i == 0 ? "across" : "down",
+                       gtk_adjustment_get_page_size (adj[i]),
+                       gtk_adjustment_get_upper (adj[i]) - gtk_adjustment_get_lower (adj[i]));
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static void
+test_small_window (void **state)
+{
+  static const char *const presets[] = { "surface-ca-nn-2", "mnist-ca-cnn", "sst-ca-bsfe" };
+
+  for (guint p = 0; p < G_N_ELEMENTS (presets); p++)
+    {
+      g_autoptr (GError) error = NULL;
+      CamlExperiment *exp = caml_presets_load (presets[p], &error);
+      assert_non_null (exp);
+      char *missing = caml_data_source_missing (exp->data.kind);
+      if (exp->data.kind == CAML_DATA_SST)
+        {
+          g_autofree char *sst = g_build_filename (caml_shared_datasets_dir (), "sst",
+                                                   "sentiment-train", NULL);
+          if (!g_file_test (sst, G_FILE_TEST_EXISTS))
+            missing = g_strdup_printf ("%s is not there (../shared/datasets)", sst);
+        }
+      if (missing != NULL)
+        {
+          print_message ("%s skipped: %s\n", presets[p], missing);
+          g_free (missing);
+          caml_experiment_free (exp);
+          continue;
+        }
+      CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+      gtk_window_set_default_size (GTK_WINDOW (win), 1024, 700);
+      caml_window_set_experiment (win, exp, NULL, presets[p]);
+      gtk_window_present (GTK_WINDOW (win));
+      assert_true (iterate_until (is_mapped, win, 10));
+      assert_true (iterate_until (not_loading, win, 120));
+      assert_null (caml_window_get_error (win));
+      if (exp->data.kind == CAML_DATA_SST)
+        activate (win, "plots-page", g_variant_new_string ("words"));
+
+      GtkWidget *child = gtk_window_get_child (GTK_WINDOW (win));
+      GtkWidget *bar = gtk_window_get_titlebar (GTK_WINDOW (win));
+      int min_width, min_height, bar_height;
+      gtk_widget_measure (child, GTK_ORIENTATION_HORIZONTAL, -1, &min_width, NULL, NULL, NULL);
+      gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, -1, &min_height, NULL, NULL, NULL);
+      gtk_widget_measure (bar, GTK_ORIENTATION_VERTICAL, -1, &bar_height, NULL, NULL, NULL);
+      print_message ("%s: the window's content needs at least %d × %d (+ %d for the header "
+                     "bar)\n", presets[p], min_width, min_height, bar_height);
+      assert_true (min_width <= 1024);
+      assert_true (min_height + bar_height <= 700);
+
+      /* At 1024×700 (the frame included) nothing scrolls yet. */
+      iterate_until (always_false, NULL, 0.5);
+      assert_true (gtk_widget_get_width (GTK_WIDGET (win)) <= 1024);
+      assert_true (gtk_widget_get_height (GTK_WIDGET (win)) <= 700);
+      GtkWidget *sidebar = template_child (win, "sidebar_scroller");
+      GtkWidget *plots = template_child (win, "plots_scroller");
+      print_message ("%s at 1024×700: side bar %d × %d, plots %d × %d\n", presets[p],
+                     gtk_widget_get_width (sidebar), gtk_widget_get_height (sidebar),
+                     gtk_widget_get_width (plots), gtk_widget_get_height (plots));
+      gboolean sidebar_scrolls = scrolls (sidebar), plots_scroll = scrolls (plots);
+      assert_false (sidebar_scrolls);
+      assert_false (plots_scroll);
+      gtk_window_destroy (GTK_WINDOW (win));
+    }
+}
+
 static gboolean
 baseline_ended (gpointer data)
 {
@@ -2090,6 +2175,7 @@ main (void)
     cmocka_unit_test (test_drag_and_drop),
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_text_loading),
+    cmocka_unit_test (test_small_window),
     cmocka_unit_test (test_quit),
     cmocka_unit_test (test_renderer_choice),
     cmocka_unit_test (test_throughput),

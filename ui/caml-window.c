@@ -756,14 +756,14 @@ place_accuracy (CamlWindow *self, gboolean beside_sigma)
   if (beside_sigma)
     {
       gtk_grid_remove (self->bottom_grid, acc);
-      gtk_widget_set_size_request (acc, -1, 150);
+      gtk_widget_set_size_request (acc, -1, 100);
       gtk_widget_set_hexpand (acc, FALSE);   /* the σ-maps take the width */
       gtk_box_append (self->sigma_side, acc);
     }
   else
     {
       gtk_box_remove (self->sigma_side, acc);
-      gtk_widget_set_size_request (acc, -1, 280);
+      gtk_widget_set_size_request (acc, -1, 190);
       gtk_widget_set_hexpand (acc, TRUE);
       gtk_grid_attach (self->bottom_grid, acc, 0, 1, 3, 1);
     }
@@ -3568,6 +3568,9 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (status_label);
   BIND (load_spinner);
 #undef BIND
+  /* Only looked up by the tests (whether the window needs to scroll). */
+  gtk_widget_class_bind_template_child_full (widget_class, "sidebar_scroller", FALSE, 0);
+  gtk_widget_class_bind_template_child_full (widget_class, "plots_scroller", FALSE, 0);
 }
 
 static void
