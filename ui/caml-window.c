@@ -169,6 +169,7 @@ struct _CamlWindow {
   GtkWidget      *close_dialog;    /* the close question while it is up, or NULL */
   char           *autosave_id;   /* NULL until the first autosave */
   guint           autosave_source; /* a pending autosave timeout (holds a ref) */
+  guint           focus_source;  /* a pending focus_rescue idle (holds a ref) */
   gboolean        recovered;     /* exp came from a crashed session's autosave */
 
   /* borrowed */
@@ -3483,6 +3484,7 @@ caml_window_dispose (GObject *object)
   g_clear_pointer (&self->word_spans, g_array_unref);
   /* A window destroyed without closing keeps its autosave file. */
   g_clear_handle_id (&self->autosave_source, g_source_remove);
+  g_clear_handle_id (&self->focus_source, g_source_remove);
   g_clear_pointer (&self->autosave_id, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
   G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);
@@ -3581,6 +3583,39 @@ set_strings (GtkDropDown *drop, const char *const *strings)
   g_object_unref (list);
 }
 
+/* GTK 4.8 leaves the keyboard focus in a popover menu that has closed when
+ * the item chosen was in a submenu (☰ → Style → Dark): on a widget no
+ * longer mapped, where key presses reach nothing, not even the window's
+ * shortcuts (F5, Ctrl+R, Ctrl+?), until a click puts it somewhere. Once the
+ * close has settled, the focus goes back to the nearest mapped ancestor that
+ * takes it (the menu button, as after a top-level item), or to none. */
+static gboolean
+focus_rescue (gpointer data)
+{
+  CamlWindow *self = data;
+  GtkWidget *focus = gtk_window_get_focus (GTK_WINDOW (self));
+
+  self->focus_source = 0;
+  if (focus == NULL || gtk_widget_get_mapped (focus))
+    return G_SOURCE_REMOVE;
+  for (GtkWidget *w = gtk_widget_get_parent (focus); w != NULL && w != GTK_WIDGET (self);
+       w = gtk_widget_get_parent (w))
+    if (gtk_widget_get_mapped (w) && gtk_widget_grab_focus (w))
+      return G_SOURCE_REMOVE;
+  gtk_window_set_focus (GTK_WINDOW (self), NULL);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_focus_widget (CamlWindow *self, GParamSpec *pspec, gpointer unused)
+{
+  GtkWidget *focus = gtk_window_get_focus (GTK_WINDOW (self));
+
+  if (focus != NULL && !gtk_widget_get_mapped (focus) && self->focus_source == 0)
+    self->focus_source = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, focus_rescue,
+                                          g_object_ref (self), g_object_unref);
+}
+
 static void
 caml_window_init (CamlWindow *self)
 {
@@ -3631,6 +3666,7 @@ caml_window_init (CamlWindow *self)
                                   "gate over words (CA-BSFE, CA-ATT, CA-RNN)");
 
   self->exp = caml_experiment_new_default ();
+  g_signal_connect (self, "notify::focus-widget", G_CALLBACK (on_focus_widget), NULL);
 }
 
 CamlWindow *
