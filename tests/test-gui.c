@@ -437,6 +437,61 @@ test_pending_edit (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+static gboolean
+lacks_error_style (gpointer data)
+{
+  return !gtk_widget_has_css_class (GTK_WIDGET (data), "error");
+}
+
+static const char *
+status_text (CamlWindow *win)
+{
+  return gtk_label_get_text (GTK_LABEL (template_child (win, "status_label")));
+}
+
+/* A value typed out of range, or not a number, is not taken silently:
+ * the field turns red for a moment and the status says the range and
+ * what was set (a layer's option, the learning rate). */
+static void
+test_value_corrected (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+
+  GtkSpinButton *units = first_option_spin (win);
+  type_into (win, units, "999999999");
+  gtk_spin_button_update (units);   /* what Enter or leaving the field does */
+  assert_int_equal (units_of_layer (win, 0), 65536);
+  print_message ("status: %s\n", status_text (win));
+  assert_string_equal (status_text (win), "units must be 1…65536: set to 65536");
+  assert_true (gtk_widget_has_css_class (GTK_WIDGET (units), "error"));
+
+  units = first_option_spin (win);   /* the inspector may have been rebuilt */
+  type_into (win, units, "abc");
+  gtk_spin_button_update (units);
+  assert_int_equal (units_of_layer (win, 0), 65536);   /* kept, not 1 */
+  print_message ("status: %s\n", status_text (win));
+  /* (A numeric field drops the letters: the text left is empty.) */
+  assert_string_equal (status_text (win), "units must be a number, 1…65536: kept 65536");
+
+  /* A value in range is taken as typed and says nothing new. */
+  type_into (win, units, "7");
+  gtk_spin_button_update (units);
+  assert_int_equal (units_of_layer (win, 0), 7);
+
+  GtkSpinButton *lr = GTK_SPIN_BUTTON (template_child (win, "lr_spin"));
+  type_into (win, lr, "1000");
+  gtk_spin_button_update (lr);
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 10);
+  print_message ("status: %s\n", status_text (win));
+  assert_string_equal (status_text (win), "learning rate must be 1e-05…10: set to 10");
+  assert_true (gtk_widget_has_css_class (GTK_WIDGET (lr), "error"));
+  /* The red goes, and the notice, in a few seconds. */
+  assert_true (iterate_until (lacks_error_style, lr, 5));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static void
 test_xor_ca_nn (void **state)
 {
@@ -2244,6 +2299,7 @@ main (void)
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
+    cmocka_unit_test (test_value_corrected),
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_words),

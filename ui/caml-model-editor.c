@@ -11,6 +11,7 @@
 #include <math.h>
 
 #define MAX_UNDO 200
+#define ERROR_FLASH_MS 1500
 
 struct _CamlModelEditor {
   GtkBox parent_instance;
@@ -48,6 +49,7 @@ G_DEFINE_FINAL_TYPE (CamlModelEditor, caml_model_editor, GTK_TYPE_BOX)
 enum {
   SIGNAL_MODEL_CHANGED,
   SIGNAL_SELECTION_CHANGED,
+  SIGNAL_VALUE_CORRECTED,
   N_SIGNALS
 };
 static guint signals[N_SIGNALS];
@@ -264,6 +266,108 @@ model_changed (CamlModelEditor *self, gboolean structure)
   g_signal_emit (self, signals[SIGNAL_MODEL_CHANGED], 0);
 }
 
+/* ------------------------------------------------- typed values, checked */
+
+typedef struct {
+  char           *name;
+  CamlSpinReport  report;
+  gpointer        user_data;
+} RangeCheck;
+
+static void
+range_check_free (gpointer p, GClosure *closure)
+{
+  RangeCheck *check = p;
+  g_free (check->name);
+  g_free (check);
+}
+
+static gboolean
+end_error_flash (gpointer data)
+{
+  g_object_set_data (G_OBJECT (data), "caml-error-flash", NULL);
+  gtk_widget_remove_css_class (GTK_WIDGET (data), "error");
+  return G_SOURCE_REMOVE;
+}
+
+static void
+flash_error (GtkWidget *widget)
+{
+  guint id = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (widget), "caml-error-flash"));
+  if (id != 0)
+    g_source_remove (id);
+  gtk_widget_add_css_class (widget, "error");
+  id = g_timeout_add_full (G_PRIORITY_DEFAULT, ERROR_FLASH_MS, end_error_flash,
+                           g_object_ref (widget), g_object_unref);
+  g_object_set_data (G_OBJECT (widget), "caml-error-flash", GUINT_TO_POINTER (id));
+}
+
+static char *
+format_value (GtkSpinButton *spin, double value)
+{
+  return gtk_spin_button_get_digits (spin) == 0 ? g_strdup_printf ("%.0f", value)
+                                                : g_strdup_printf ("%g", value);
+}
+
+/* The spin button's "input": what GTK's own parsing does (a number, then
+ * clamped to the range), saying so when the text was not taken as typed. */
+static int
+on_checked_input (GtkSpinButton *spin, double *value, RangeCheck *check)
+{
+  GtkAdjustment *adj = gtk_spin_button_get_adjustment (spin);
+  double lower = gtk_adjustment_get_lower (adj), upper = gtk_adjustment_get_upper (adj);
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (spin))));
+  g_autofree char *lo = format_value (spin, lower), *hi = format_value (spin, upper);
+  g_autofree char *message = NULL;
+  char *end = NULL;
+  double typed = g_strtod (text, &end);
+
+  if (end == text || *end != '\0' || !isfinite (typed))
+    {
+      *value = gtk_adjustment_get_value (adj);
+      g_autofree char *kept = format_value (spin, *value);
+      message = *text == '\0'
+                ? g_strdup_printf ("%s must be a number, %s…%s: kept %s", check->name, lo, hi,
+                                   kept)
+                : g_strdup_printf ("%s must be a number, %s…%s: \"%s\" is not; kept %s",
+                                   check->name, lo, hi, text, kept);
+    }
+  else if (typed < lower || typed > upper)
+    {
+      *value = CLAMP (typed, lower, upper);
+      g_autofree char *set = format_value (spin, *value);
+      message = g_strdup_printf ("%s must be %s…%s: set to %s", check->name, lo, hi, set);
+    }
+  else
+    {
+      *value = typed;
+      return TRUE;
+    }
+  flash_error (GTK_WIDGET (spin));
+  check->report (message, check->user_data);
+  return TRUE;
+}
+
+void
+caml_spin_button_check_range (GtkSpinButton *spin, const char *name, CamlSpinReport report,
+                              gpointer user_data)
+{
+  RangeCheck *check = g_new0 (RangeCheck, 1);
+
+  g_return_if_fail (GTK_IS_SPIN_BUTTON (spin) && name != NULL && report != NULL);
+  check->name = g_strdup (name);
+  check->report = report;
+  check->user_data = user_data;
+  g_signal_connect_data (spin, "input", G_CALLBACK (on_checked_input), check,
+                         range_check_free, 0);
+}
+
+static void
+report_value_corrected (const char *message, gpointer user_data)
+{
+  g_signal_emit (user_data, signals[SIGNAL_VALUE_CORRECTED], 0, message);
+}
+
 /* ------------------------------------------------------------- inspector */
 
 static void
@@ -374,6 +478,8 @@ update_inspector (CamlModelEditor *self)
                                                      is_int ? 8 * step : 10 * step, 0);
             w = gtk_spin_button_new (adj, 1, is_int ? 0 : 4);
             gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (w), TRUE);
+            caml_spin_button_check_range (GTK_SPIN_BUTTON (w), opt->key,
+                                          report_value_corrected, self);
             g_signal_connect (w, "value-changed", G_CALLBACK (on_spin_changed), NULL);
             break;
           }
@@ -783,6 +889,9 @@ caml_model_editor_class_init (CamlModelEditorClass *klass)
   signals[SIGNAL_SELECTION_CHANGED] =
     g_signal_new ("selection-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[SIGNAL_VALUE_CORRECTED] =
+    g_signal_new ("value-corrected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-model-editor.ui");

@@ -51,4 +51,17 @@ gboolean caml_model_editor_is_valid (CamlModelEditor *self);
 /* The first error, or NULL; and the index of its layer (-1: not a layer's). */
 const char *caml_model_editor_get_error (CamlModelEditor *self, int *layer);
 
+/* Signals: "model-changed", "selection-changed", and "value-corrected"
+ * (const char *message) when a value typed into an option was not taken
+ * as typed (caml_spin_button_check_range). */
+
+/* Makes spin say when what is typed into it is not taken as typed (GTK
+ * does it silently): text that is not a number keeps the value, a number
+ * out of range is clamped. Either way spin shows the "error" style for a
+ * moment and report gets a message that names the range, "units must be
+ * 1…65536: set to 65536". name: what the field sets. */
+typedef void (*CamlSpinReport) (const char *message, gpointer user_data);
+void  caml_spin_button_check_range (GtkSpinButton *spin, const char *name,
+                                    CamlSpinReport report, gpointer user_data);
+
 G_END_DECLS

@@ -36,6 +36,7 @@
 #define WORDS_PAGE_TOP      50       /* … and words in each list */
 #define WORDS_TOP           25       /* … this many most and least context-free */
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
+#define NOTICE_MS           6000     /* a notice stays in the status label */
 
 typedef struct {
   long  step;
@@ -170,6 +171,8 @@ struct _CamlWindow {
   char           *autosave_id;   /* NULL until the first autosave */
   guint           autosave_source; /* a pending autosave timeout (holds a ref) */
   guint           focus_source;  /* a pending focus_rescue idle (holds a ref) */
+  char           *notice;        /* shown in the status label instead, or NULL */
+  guint           notice_source; /* the timeout that ends it (holds a ref) */
   gboolean        recovered;     /* exp came from a crashed session's autosave */
 
   /* borrowed */
@@ -1010,6 +1013,14 @@ format_duration (double s)
   return g_strdup_printf ("%d:%02d:%02d", (int) s / 3600, ((int) s / 60) % 60, (int) s % 60);
 }
 
+/* The status label: the run's state, or for a while a notice. */
+static void
+set_status (CamlWindow *self, const char *text)
+{
+  gtk_label_set_text (self->status_label, self->notice != NULL ? self->notice : text);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), self->notice);
+}
+
 static void
 update_progress_widgets (CamlWindow *self)
 {
@@ -1030,8 +1041,7 @@ update_progress_widgets (CamlWindow *self)
                               : g_strdup ("no model to train");
       gtk_progress_bar_set_fraction (self->progress_bar, 0);
       gtk_progress_bar_set_text (self->progress_bar, text);
-      gtk_label_set_text (self->status_label,
-                          self->pending != PENDING_NONE ? "starts when the model is built" : "");
+      set_status (self, self->pending != PENDING_NONE ? "starts when the model is built" : "");
       return;
     }
   long total = p->total_steps > 0 ? p->total_steps : self->exp->steps;
@@ -1061,7 +1071,45 @@ update_progress_widgets (CamlWindow *self)
       status = g_strdup (self->pending != PENDING_NONE ? "loading weights… then training"
                                                        : "loading weights…");
     }
-  gtk_label_set_text (self->status_label, status);
+  set_status (self, status);
+}
+
+static gboolean
+end_notice (gpointer data)
+{
+  CamlWindow *self = data;
+
+  self->notice_source = 0;
+  g_clear_pointer (&self->notice, g_free);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "warning");
+  update_progress_widgets (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Says something in the status label for NOTICE_MS ("units must be
+ * 1…65536: set to 65536"): what the window did with what was typed. */
+static void
+show_notice (CamlWindow *self, const char *message)
+{
+  g_free (self->notice);
+  self->notice = g_strdup (message);
+  gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "warning");
+  g_clear_handle_id (&self->notice_source, g_source_remove);
+  self->notice_source = g_timeout_add_full (G_PRIORITY_DEFAULT, NOTICE_MS, end_notice,
+                                            g_object_ref (self), g_object_unref);
+  update_progress_widgets (self);
+}
+
+static void
+on_value_corrected (const char *message, gpointer user_data)
+{
+  show_notice (CAML_WINDOW (user_data), message);
+}
+
+static void
+on_option_corrected (CamlModelEditor *editor, const char *message, CamlWindow *self)
+{
+  show_notice (self, message);
 }
 
 /* The run diverged: the banner says where (the engine's message names the
@@ -3485,6 +3533,8 @@ caml_window_dispose (GObject *object)
   /* A window destroyed without closing keeps its autosave file. */
   g_clear_handle_id (&self->autosave_source, g_source_remove);
   g_clear_handle_id (&self->focus_source, g_source_remove);
+  g_clear_handle_id (&self->notice_source, g_source_remove);
+  g_clear_pointer (&self->notice, g_free);
   g_clear_pointer (&self->autosave_id, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
   G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);
@@ -3655,6 +3705,18 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->eval_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
   g_signal_connect (self->average_spin, "value-changed", G_CALLBACK (on_average_spin_changed), self);
   g_signal_connect (self->seed_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
+  g_signal_connect (self->model_editor, "value-corrected", G_CALLBACK (on_option_corrected),
+                    self);
+  {
+    struct { GtkSpinButton *spin; const char *name; } checked[] = {
+      { self->lr_spin, "learning rate" }, { self->em_spin, "em_steps" },
+      { self->batch_spin, "batch size" }, { self->steps_spin, "steps" },
+      { self->eval_spin, "evaluate every" }, { self->average_spin, "weight average" },
+      { self->seed_spin, "seed" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS (checked); i++)
+      caml_spin_button_check_range (checked[i].spin, checked[i].name, on_value_corrected, self);
+  }
   g_signal_connect (self->smoothing_scale, "value-changed", G_CALLBACK (on_smoothing_changed),
                     self);
   caml_plot_view_set_hover_func (self->loss_view, loss_hover, self);
