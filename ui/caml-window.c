@@ -667,17 +667,17 @@ rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
   caml_plot_view_set_heatmaps (self->parts_view, parts, 4);
 }
 
-/* An unlabelled series of no points (y NaN) from the first step to the
- * last trained: it draws nothing but widens the x axis, so that a plot of
- * a few evaluations (one, at step 1000, spanned 900–1100) lines up with
- * the loss plot above, which spans the run. */
-static CamlPlotSeries
-run_span (CamlWindow *self, double x[2], double y[2])
+/* Options for a plot of a few evaluations by step: its x axis spans the
+ * run, so it lines up with the loss plot (one evaluation, at step 1000,
+ * spanned 900–1100). */
+static void
+span_run (CamlWindow *self, CamlPlotLineOptions *opts)
 {
-  x[0] = 1;
-  x[1] = (double) MAX (self->n_steps, 1);
-  y[0] = y[1] = NAN;
-  return (CamlPlotSeries) { x, y, self->n_steps > 0 ? 2 : 0, NULL, 0, FALSE };
+  if (self->n_steps > 0)
+    {
+      opts->x_min = 1;
+      opts->x_max = (double) MAX (self->n_steps, 2);
+    }
 }
 
 /* The scrubber spans the snapshots kept; at its right end it follows the
@@ -741,15 +741,12 @@ rebuild_sigma_plots (CamlWindow *self, gboolean new_data)
     {
       g_autofree double *steps = NULL, *auc = NULL;
       int m = caml_run_copy_sigma_auc (self->run, &steps, &auc);
-      double span_x[2], span_y[2];
-      CamlPlotSeries series[] = {
-        run_span (self, span_x, span_y),
-        { steps, auc, m, "foreground / background AUC", 3, FALSE },
-      };
+      CamlPlotSeries series[] = { { steps, auc, m, "foreground / background AUC", 3, FALSE } };
       CamlPlotLineOptions opts = {
         .title = "σ-map AUC", .x_label = "step", .y_label = "AUC", .legend = TRUE, .grid = TRUE,
       };
-      caml_plot_view_set_line (self->sigma_auc_view, caml_plot_line_new (&opts, series, 2, NULL, 0));
+      span_run (self, &opts);
+      caml_plot_view_set_line (self->sigma_auc_view, caml_plot_line_new (&opts, series, 1, NULL, 0));
     }
 }
 
@@ -1851,9 +1848,7 @@ rebuild_loss_plot (CamlWindow *self)
 
   if (self->progress.classification && r > 0)
     {
-      double span_x[2], span_y[2];
       CamlPlotSeries acc[] = {
-        run_span (self, span_x, span_y),
         { eval_x, metric, r, "test accuracy", 2, FALSE },
         { base_eval_x, base_metric, base_r, "baseline test accuracy", 2, TRUE },
       };
@@ -1861,9 +1856,10 @@ rebuild_loss_plot (CamlWindow *self)
         .title = "test accuracy", .x_label = "step", .y_label = "accuracy",
         .legend = TRUE, .grid = TRUE,
       };
+      span_run (self, &acc_opts);
       caml_plot_view_set_line (self->accuracy_view,
                                caml_plot_line_new (&acc_opts, acc,
-                                                   self->baseline != NULL ? 3 : 2, NULL, 0));
+                                                   self->baseline != NULL ? 2 : 1, NULL, 0));
     }
 }
 

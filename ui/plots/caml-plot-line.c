@@ -134,6 +134,12 @@ compute_axes (CamlPlotLine *plot)
         }
     }
 
+  if (plot->opts.x_min < plot->opts.x_max)
+    {
+      xlo = have_x ? MIN (xlo, plot->opts.x_min) : plot->opts.x_min;
+      xhi = have_x ? MAX (xhi, plot->opts.x_max) : plot->opts.x_max;
+      have_x = TRUE;
+    }
   gboolean whole = have_x && integer_x (plot);
   if (whole && xhi - xlo < 1.0)
     {

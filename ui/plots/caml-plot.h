@@ -156,6 +156,7 @@ typedef struct {
   gboolean show_raw;    /* with smoothing: also draw the raw data, faint */
   gboolean legend;
   gboolean grid;
+  double x_min, x_max;  /* when x_min < x_max, the x axis covers at least this */
 } CamlPlotLineOptions;
 
 typedef struct _CamlPlotLine CamlPlotLine;
