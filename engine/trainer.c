@@ -525,6 +525,14 @@ trainer_roll_back (CamlTrainer *trainer, long step, gboolean before_update,
   g_free (why);
 }
 
+/* A finite loss grown past the bound (CAML_LOSS_BLOWUP) since the first step. */
+static gboolean
+loss_blew_up (const CamlTrainer *trainer, float loss)
+{
+  return trainer->first_loss >= 0.0f
+         && loss > CAML_LOSS_BLOWUP * MAX (trainer->first_loss, CAML_LOSS_FLOOR);
+}
+
 /* One optimisation step `step` (0-based). On divergence the weights are the
  * last finite ones (trainer_roll_back), trainer->divergence says where, and
  * the error names step + 1 and the culprit. */
@@ -554,7 +562,7 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
     }
   if (trainer->first_loss < 0.0f)
     trainer->first_loss = loss;
-  else if (loss > CAML_LOSS_BLOWUP * MAX (trainer->first_loss, CAML_LOSS_FLOOR))
+  else if (loss_blew_up (trainer, loss))
     {
       d->kind = CAML_DIVERGED_LOSS;
       d->layer = model->n_layers - 1;
@@ -595,6 +603,23 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
                                           d->layer, model->layers[d->layer]->ops->name,
                                           d->param), error);
       return FALSE;
+    }
+  /* The run's last update has no next step to check its weights: the loss
+   * they give on the same batch stands in for it. */
+  if (step == trainer->total_steps - 1)
+    {
+      float after = caml_loss_compute (trainer->loss, NULL, caml_model_forward (model, x, b),
+                                       y, b, (int) trainer->out_size);
+      if (!isfinite (after) || loss_blew_up (trainer, after))
+        {
+          d->kind = CAML_DIVERGED_LOSS;
+          d->layer = model->n_layers - 1;
+          trainer_roll_back (trainer, step, FALSE,
+                             g_strdup_printf ("after the last update the loss is %.3g "
+                                              "(%.3g before it)", (double) after,
+                                              (double) loss), error);
+          return FALSE;
+        }
     }
   if (trainer->average != NULL)
     caml_average_update (trainer->average, model, step);

@@ -668,6 +668,22 @@ test_divergence_finite_blowup (void **state)
   assert_true (loss_kept <= 1e6 * MAX (loss_first, 1e-3));
   g_free (message);
 
+  /* The run's last update is checked too, though no step follows it: one
+   * step at lr 1e19 leaves weights whose loss is not finite. */
+  CamlModel *one = make_mlp (5, 3);
+  float *w_before = g_memdup2 (one->w, one->n_weights * sizeof (float));
+  exp->optimizer.lr = 1e19;
+  exp->steps = 1;
+  message = run_to_failure (exp, one, train, test, &done, &where);
+  assert_true (g_str_has_prefix (message, "step 1: after the last update the loss is "));
+  assert_int_equal (where.kind, CAML_DIVERGED_LOSS);
+  assert_int_equal (done, 0);
+  assert_memory_equal (one->w, w_before, one->n_weights * sizeof (float));
+  g_free (message);
+  g_free (w_before);
+  caml_model_free (one);
+  exp->steps = 300;
+
   /* At a sound rate the same run finishes. */
   exp->optimizer.lr = 0.1;
   CamlTrainer *trainer = caml_trainer_new (exp, fresh, train, test);
