@@ -2083,6 +2083,60 @@ test_quit (void **state)
   g_rmdir (dir);
 }
 
+/* A window with no changes but a value still being typed is asked too,
+ * before any window closes: Cancel then keeps all of them open. */
+static void
+test_quit_pending_edit (void **state)
+{
+  CamlWindow *dirty = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  CamlWindow *typing = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, typing, 10));
+  activate (dirty, "add-layer", g_variant_new_string ("dense"));
+  type_into (typing, GTK_SPIN_BUTTON (template_child (typing, "steps_spin")), "500");
+  assert_false (caml_window_is_modified (typing));
+
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  for (int answered = 0; answered < 2; answered++)
+    {
+      CamlWindow *asking = dialog_of (dirty, GTK_TYPE_MESSAGE_DIALOG) != NULL ? dirty : typing;
+      GtkWindow *question = dialog_of (asking, GTK_TYPE_MESSAGE_DIALOG);
+      assert_non_null (question);
+      assert_true (is_open (dirty) && is_open (typing));
+      gtk_dialog_response (GTK_DIALOG (question),
+                           asking == dirty ? 1 /* Discard */ : GTK_RESPONSE_CANCEL);
+      iterate_until (always_false, NULL, 0.1);
+      if (asking == typing)
+        break;
+    }
+  /* Cancelled in the typing window: both still open, its edit taken. */
+  assert_true (is_open (dirty) && is_open (typing));
+  assert_int_equal (caml_window_get_experiment (typing)->steps, 500);
+  gtk_window_destroy (GTK_WINDOW (dirty));
+  gtk_window_destroy (GTK_WINDOW (typing));
+}
+
+/* Train, Save or Close with the focus in a field nobody typed into change
+ * nothing: GTK would re-read its rounded display (lr 0.000015 shows as
+ * 0.00002 at five digits) and change the value. */
+static void
+test_focus_without_edit (void **state)
+{
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *exp = caml_presets_load ("surface-ca-nn-1", &error);
+  assert_non_null (exp);
+  exp->optimizer.lr = 0.000015;
+  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
+  caml_window_set_experiment (win, exp, NULL, "rounding");
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_false (caml_window_is_modified (win));
+  gtk_widget_grab_focus (template_child (win, "lr_spin"));
+  gtk_window_close (GTK_WINDOW (win));
+  iterate_until (always_false, NULL, 0.2);
+  /* Unchanged, so it closed without asking. */
+  assert_false (is_open (win));
+}
+
 /* ------------------------------------------------------- renderer */
 
 /* Cairo instead of software OpenGL, unless the user chose. (The windows of
@@ -2328,6 +2382,8 @@ main (void)
     cmocka_unit_test (test_text_loading),
     cmocka_unit_test (test_small_window),
     cmocka_unit_test (test_quit),
+    cmocka_unit_test (test_quit_pending_edit),
+    cmocka_unit_test (test_focus_without_edit),
     cmocka_unit_test (test_renderer_choice),
     cmocka_unit_test (test_throughput),
   };
@@ -2344,6 +2400,9 @@ main (void)
       fprintf (stderr, "test-gui: %s\n", error->message);
       return 1;
     }
+  /* One test or a few by name, when debugging: CAML_GUI_TEST_FILTER=test_quit* */
+  if (g_getenv ("CAML_GUI_TEST_FILTER") != NULL)
+    cmocka_set_test_filter (g_getenv ("CAML_GUI_TEST_FILTER"));
   int failed = cmocka_run_group_tests (tests, NULL, NULL);
   g_object_unref (app);
   /* Windows destroyed without closing keep their autosaves (this pid's). */

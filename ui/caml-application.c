@@ -434,9 +434,11 @@ quit_ask_next (CamlApplication *self)
   while (self->quit_asked < self->quitting->len)
     {
       GtkWindow *win = self->quitting->pdata[self->quit_asked++];
-      if (!CAML_IS_WINDOW (win) || !is_open (self, win) || !caml_window_is_modified (CAML_WINDOW (win)))
+      if (!CAML_IS_WINDOW (win) || !is_open (self, win))
         continue;
-      /* The answer may come at once (nothing to ask after all). */
+      /* Every window is asked, not only those modified now: asking takes a
+       * value still being typed first, which may modify it. The answer
+       * comes at once when there is nothing to ask. */
       g_signal_connect (win, "close-answered", G_CALLBACK (on_quit_answer), self);
       g_action_group_activate_action (G_ACTION_GROUP (win), "ask-close", NULL);
       return;

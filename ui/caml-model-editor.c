@@ -348,6 +348,21 @@ on_checked_input (GtkSpinButton *spin, double *value, RangeCheck *check)
   return TRUE;
 }
 
+gboolean
+caml_spin_button_is_edited (GtkSpinButton *spin)
+{
+  /* How GTK 4.8 shows a value (gtk_spin_button_format_for_value): fixed
+   * digits, no "-0". */
+  double value = gtk_spin_button_get_value (spin);
+  int digits = (int) gtk_spin_button_get_digits (spin);
+  g_autofree char *shown = g_strdup_printf ("%0.*f", digits, value);
+  g_autofree char *zero = g_strdup_printf ("%0.*f", digits, 0.0);
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  if (shown[0] == '-' && g_str_equal (shown + 1, zero))
+    return !g_str_equal (text, zero);
+  return !g_str_equal (text, shown);
+}
+
 void
 caml_spin_button_check_range (GtkSpinButton *spin, const char *name, CamlSpinReport report,
                               gpointer user_data)

@@ -61,6 +61,10 @@ const char *caml_model_editor_get_error (CamlModelEditor *self, int *layer);
  * moment and report gets a message that names the range, "units must be
  * 1…65536: set to 65536". name: what the field sets. */
 typedef void (*CamlSpinReport) (const char *message, gpointer user_data);
+/* Whether spin's text is not the display of its value: something typed and
+ * not yet taken. gtk_spin_button_update would otherwise re-read a rounded
+ * display (0.000015 shown "0.00002") and change the value. */
+gboolean caml_spin_button_is_edited (GtkSpinButton *spin);
 void  caml_spin_button_check_range (GtkSpinButton *spin, const char *name,
                                     CamlSpinReport report, gpointer user_data);
 

@@ -2008,7 +2008,8 @@ commit_pending_edit (CamlWindow *self)
   GtkWidget *spin = focus != NULL ? gtk_widget_get_ancestor (focus, GTK_TYPE_SPIN_BUTTON)
                                   : NULL;
 
-  if (spin != NULL && gtk_widget_is_sensitive (spin))
+  if (spin != NULL && gtk_widget_is_sensitive (spin)
+      && caml_spin_button_is_edited (GTK_SPIN_BUTTON (spin)))
     gtk_spin_button_update (GTK_SPIN_BUTTON (spin));
 }
 
@@ -3492,6 +3493,10 @@ caml_window_close_request (GtkWindow *window)
     }
   save_window_size (self);
   drop_autosave (self);   /* saved, discarded or unchanged: nothing to recover */
+  /* Sources that hold a reference would keep the closed window (and its
+   * trainer) alive until they fire. */
+  g_clear_handle_id (&self->focus_source, g_source_remove);
+  g_clear_handle_id (&self->notice_source, g_source_remove);
   return GTK_WINDOW_CLASS (caml_window_parent_class)->close_request (window);
 }
 
@@ -3531,10 +3536,15 @@ caml_window_dispose (GObject *object)
 {
   CamlWindow *self = CAML_WINDOW (object);
 
+  /* The focus leaves while the window is whole: a spin button that has it
+   * re-reads its text on leaving (GTK does) and may change a setting, whose
+   * handler needs the experiment that is freed below. */
+  gtk_window_set_focus (GTK_WINDOW (self), NULL);
   /* Jobs still under way end without touching the window. */
   if (self->cancellable != NULL)
     g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->word_spans, g_array_unref);   /* discard_run: disposing */
   discard_run (self);   /* joins the trainer thread: no more notifications */
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
@@ -3544,7 +3554,6 @@ caml_window_dispose (GObject *object)
   g_clear_pointer (&self->origin, g_free);
   g_clear_pointer (&self->error_text, g_free);
   g_clear_pointer (&self->events, g_array_unref);
-  g_clear_pointer (&self->word_spans, g_array_unref);
   /* A window destroyed without closing keeps its autosave file. */
   g_clear_handle_id (&self->autosave_source, g_source_remove);
   g_clear_handle_id (&self->focus_source, g_source_remove);
