@@ -2115,6 +2115,29 @@ test_quit_pending_edit (void **state)
   gtk_window_destroy (GTK_WINDOW (typing));
 }
 
+/* A window destroyed while it asks (its question dies without an answer)
+ * does not stall the quit: the next window asks. */
+static void
+test_quit_asking_destroyed (void **state)
+{
+  CamlWindow *a = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  CamlWindow *b = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, b, 10));
+  activate (a, "add-layer", g_variant_new_string ("dense"));
+  activate (b, "add-layer", g_variant_new_string ("dense"));
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  CamlWindow *asking = dialog_of (a, GTK_TYPE_MESSAGE_DIALOG) != NULL ? a : b;
+  CamlWindow *other = asking == a ? b : a;
+  assert_null (dialog_of (other, GTK_TYPE_MESSAGE_DIALOG));
+  gtk_window_destroy (GTK_WINDOW (asking));
+  iterate_until (always_false, NULL, 0.1);
+  GtkWindow *question = dialog_of (other, GTK_TYPE_MESSAGE_DIALOG);
+  assert_non_null (question);
+  gtk_dialog_response (GTK_DIALOG (question), 1);   /* Discard: the quit ends it */
+  CamlWindow *rest[] = { other, NULL };
+  assert_true (iterate_until (all_closed, rest, 10));
+}
+
 /* Train, Save or Close with the focus in a field nobody typed into change
  * nothing: GTK would re-read its rounded display (lr 0.000015 shows as
  * 0.00002 at five digits) and change the value. */
@@ -2383,6 +2406,7 @@ main (void)
     cmocka_unit_test (test_small_window),
     cmocka_unit_test (test_quit),
     cmocka_unit_test (test_quit_pending_edit),
+    cmocka_unit_test (test_quit_asking_destroyed),
     cmocka_unit_test (test_focus_without_edit),
     cmocka_unit_test (test_renderer_choice),
     cmocka_unit_test (test_throughput),

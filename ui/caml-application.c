@@ -31,6 +31,7 @@ struct _CamlApplication {
   GPtrArray *quitting;        /* app.quit under way: the windows (held) to close, or NULL */
   guint      quit_asked;      /* … the first of them not asked yet */
   GPtrArray *quit_discarded;  /* … those whose changes were discarded (borrowed) */
+  GtkWindow *quit_waiting;    /* … the one asking now, until it answers (borrowed) */
 
   /* borrowed */
   GtkWindow *recovery_window; /* weak: the window whose banner offers them */
@@ -402,6 +403,7 @@ static void quit_ask_next (CamlApplication *self);
 static void
 quit_end (CamlApplication *self)
 {
+  self->quit_waiting = NULL;
   g_clear_pointer (&self->quitting, g_ptr_array_unref);
   g_clear_pointer (&self->quit_discarded, g_ptr_array_unref);
 }
@@ -416,6 +418,7 @@ static void
 on_quit_answer (CamlWindow *win, gboolean may_close, CamlApplication *self)
 {
   g_signal_handlers_disconnect_by_func (win, on_quit_answer, self);
+  self->quit_waiting = NULL;
   if (self->quitting == NULL)
     return;
   if (!may_close)
@@ -425,6 +428,19 @@ on_quit_answer (CamlWindow *win, gboolean may_close, CamlApplication *self)
     }
   if (caml_window_is_modified (win))
     g_ptr_array_add (self->quit_discarded, win);
+  quit_ask_next (self);
+}
+
+/* GtkApplication::window-removed: the window asking was destroyed before it
+ * answered (its question goes with it, without a response); the quit goes
+ * on with the others. */
+static void
+on_quit_window_removed (GtkApplication *app, GtkWindow *win, CamlApplication *self)
+{
+  if (self->quitting == NULL || win != self->quit_waiting)
+    return;
+  g_signal_handlers_disconnect_by_func (win, on_quit_answer, self);
+  self->quit_waiting = NULL;
   quit_ask_next (self);
 }
 
@@ -440,6 +456,7 @@ quit_ask_next (CamlApplication *self)
        * value still being typed first, which may modify it. The answer
        * comes at once when there is nothing to ask. */
       g_signal_connect (win, "close-answered", G_CALLBACK (on_quit_answer), self);
+      self->quit_waiting = win;
       g_action_group_activate_action (G_ACTION_GROUP (win), "ask-close", NULL);
       return;
     }
@@ -686,6 +703,7 @@ caml_application_startup (GApplication *app)
 
   g_action_map_add_action_entries (G_ACTION_MAP (self), app_entries,
                                    G_N_ELEMENTS (app_entries), self);
+  g_signal_connect (self, "window-removed", G_CALLBACK (on_quit_window_removed), self);
   for (gsize i = 0; i < G_N_ELEMENTS (accels); i++)
     gtk_application_set_accels_for_action (GTK_APPLICATION (self), accels[i].action,
                                            accels[i].accels);
