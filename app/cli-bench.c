@@ -111,17 +111,6 @@ print_cell (int width, int decimals, double value)
     g_print (" %*s", width + (int) strlen (DASH) - 1, DASH);
 }
 
-/* JSON has no inf or nan: a figure that could not be measured is null. */
-static void
-add_number (JsonBuilder *b, const char *key, double value)
-{
-  json_builder_set_member_name (b, key);
-  if (isfinite (value))
-    json_builder_add_double_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
 /* A step count given on the command line: 1…MAX_STEPS. */
 static gboolean
 check_steps (const char *option, int value, GError **error)
@@ -245,9 +234,9 @@ write_json (const char *path, const Figures *f, GError **error)
   json_builder_add_int_value (b, f->batch);
   json_builder_set_member_name (b, "threads");
   json_builder_add_int_value (b, openblas_get_num_threads ());
-  add_number (b, "steps_per_second", f->steps_per_s);
-  add_number (b, "images_per_second", f->steps_per_s * f->batch);
-  add_number (b, "peak_memory_mb", f->peak_mb);
+  caml_cli_json_add_number (b, "steps_per_second", f->steps_per_s);
+  caml_cli_json_add_number (b, "images_per_second", f->steps_per_s * f->batch);
+  caml_cli_json_add_number (b, "peak_memory_mb", f->peak_mb);
   if (f->times != NULL)
     {
       json_builder_set_member_name (b, "layers");
@@ -258,12 +247,12 @@ write_json (const char *path, const Figures *f, GError **error)
           json_builder_begin_object (b);
           json_builder_set_member_name (b, "layer");
           json_builder_add_string_value (b, f->model->layers[i]->ops->name);
-          add_number (b, "forward_ms", 1e3 * t->forward_s / f->profile);
-          add_number (b, "backward_ms", 1e3 * t->backward_s / f->profile);
+          caml_cli_json_add_number (b, "forward_ms", 1e3 * t->forward_s / f->profile);
+          caml_cli_json_add_number (b, "backward_ms", 1e3 * t->backward_s / f->profile);
           if (t->forward_flops > 0)
             {
-              add_number (b, "forward_gflops", gflops (t->forward_flops, t->forward_s));
-              add_number (b, "backward_gflops", gflops (t->backward_flops, t->backward_s));
+              caml_cli_json_add_number (b, "forward_gflops", gflops (t->forward_flops, t->forward_s));
+              caml_cli_json_add_number (b, "backward_gflops", gflops (t->backward_flops, t->backward_s));
             }
           json_builder_end_object (b);
         }

@@ -205,3 +205,13 @@ caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kerne
     }
   return TRUE;
 }
+
+void
+caml_cli_json_add_number (JsonBuilder *b, const char *key, double value)
+{
+  json_builder_set_member_name (b, key);
+  if (isfinite (value))
+    json_builder_add_double_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}

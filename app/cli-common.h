@@ -1,6 +1,8 @@
 /* cli-common.h — what the commands of `caml` share. */
 #pragma once
 
+#include <json-glib/json-glib.h>
+
 #include "caml.h"
 
 /* From --preset NAME or exactly one FILE.json in args. Neither or both is a
@@ -28,3 +30,7 @@ gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
 int caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *out_dir,
                              const char *sigma_steps, gboolean quiet, gboolean plain,
                              char **failure);
+
+/* key: value in a JSON object being built; JSON has no inf or nan, so a
+ * figure that is not finite (not measured) is null. */
+void caml_cli_json_add_number (JsonBuilder *b, const char *key, double value);

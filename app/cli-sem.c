@@ -291,16 +291,6 @@ add_string (JsonBuilder *b, const char *key, const char *value)
 }
 
 static void
-add_number (JsonBuilder *b, const char *key, double value)
-{
-  json_builder_set_member_name (b, key);
-  if (isfinite (value))
-    json_builder_add_double_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
-static void
 add_int (JsonBuilder *b, const char *key, gint64 value)
 {
   json_builder_set_member_name (b, key);
@@ -347,18 +337,18 @@ write_summary (const char *path, const Summary *s, const CamlSem *sem, GError **
   add_int (b, "max_iterations", s->max_iterations);
   add_int (b, "iterations", caml_sem_iterations (sem));
   add_string (b, "stop", stop_name (caml_sem_stop_reason (sem)));
-  add_number (b, "fit_seconds", s->seconds);
+  caml_cli_json_add_number (b, "fit_seconds", s->seconds);
   int n = 0;
   const double *energies = caml_sem_energies (sem, &n);
-  add_number (b, "energy_initial", energies[0]);
-  add_number (b, "energy_final", caml_sem_energy (sem));
+  caml_cli_json_add_number (b, "energy_initial", energies[0]);
+  caml_cli_json_add_number (b, "energy_final", caml_sem_energy (sem));
   add_string (b, "word_frequencies", s->word_freq);
-  add_number (b, "sif_a", s->sif_a);
+  caml_cli_json_add_number (b, "sif_a", s->sif_a);
   add_string (b, "sif_principal_component", "over both sentences of every pair in the pairs file");
   json_builder_set_member_name (b, "pearson_x100");
   json_builder_begin_object (b);
   for (int m = 0; m < N_METHODS; m++)
-    add_number (b, method_keys[m], s->pearson[m]);
+    caml_cli_json_add_number (b, method_keys[m], s->pearson[m]);
   json_builder_end_object (b);
   json_builder_end_object (b);
 

@@ -113,16 +113,6 @@ on_interrupt (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-static void
-add_number (JsonBuilder *b, const char *key, double value)
-{
-  json_builder_set_member_name (b, key);
-  if (isfinite (value))
-    json_builder_add_double_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
 static gboolean
 write_summary (const char *path, const char *preset, const CamlExperiment *exp,
                const CamlProgress *p, const CamlEvalRow *last, double train_metric,
@@ -144,25 +134,25 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   json_builder_add_int_value (b, p->step);
   json_builder_set_member_name (b, "state");
   json_builder_add_string_value (b, state_name (p->state));
-  add_number (b, "train_loss", last ? last->train_loss : NAN);
-  add_number (b, "test_loss", last ? last->test_loss : NAN);
-  add_number (b, classification ? "train_accuracy" : "train_mse", train_metric);
-  add_number (b, classification ? "test_accuracy" : "test_mse",
+  caml_cli_json_add_number (b, "train_loss", last ? last->train_loss : NAN);
+  caml_cli_json_add_number (b, "test_loss", last ? last->test_loss : NAN);
+  caml_cli_json_add_number (b, classification ? "train_accuracy" : "train_mse", train_metric);
+  caml_cli_json_add_number (b, classification ? "test_accuracy" : "test_mse",
               last ? last->test_metric : NAN);
-  add_number (b, "seconds", p->seconds);
+  caml_cli_json_add_number (b, "seconds", p->seconds);
   /* Rates over the time spent training, evaluations excluded. */
   double training = p->seconds - p->eval_seconds;
-  add_number (b, "eval_seconds", p->eval_seconds);
-  add_number (b, "steps_per_second", training > 0 ? p->step / training : NAN);
+  caml_cli_json_add_number (b, "eval_seconds", p->eval_seconds);
+  caml_cli_json_add_number (b, "steps_per_second", training > 0 ? p->step / training : NAN);
   if (p->tokens > 0)
     {
       json_builder_set_member_name (b, "tokens");
       json_builder_add_int_value (b, p->tokens);
-      add_number (b, "tokens_per_second", training > 0 ? p->tokens / training : NAN);
+      caml_cli_json_add_number (b, "tokens_per_second", training > 0 ? p->tokens / training : NAN);
     }
   if (!isnan (sigma_auc))
     {
-      add_number (b, "sigma_auc", sigma_auc);
+      caml_cli_json_add_number (b, "sigma_auc", sigma_auc);
       json_builder_set_member_name (b, "sigma_high_on");
       json_builder_add_string_value (b, sigma_high_on_fg ? "foreground" : "background");
     }

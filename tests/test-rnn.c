@@ -182,9 +182,11 @@ ca_rnn_reference (CamlModel *m, const float *x, int len, const CamlActivation h[
     }
 }
 
-/* Table 1's LSTM with peepholes; W, R, b stack z, i, f, o. */
+/* Table 1's LSTM with peepholes; W, R, b stack z, i, f, o; the block input
+ * z = g(·) and the output y = h(c) ⊙ o (tanh both by default). */
 static void
-lstm_reference (CamlModel *m, const float *x, int len, double *ys, double *cs)
+lstm_reference (CamlModel *m, const float *x, int len, CamlActivation g, CamlActivation h,
+                double *ys, double *cs)
 {
   const int D = D_REF, U = U_REF;
   const float *W = param (m, "W"), *R = param (m, "R"), *b = param (m, "b");
@@ -201,7 +203,7 @@ lstm_reference (CamlModel *m, const float *x, int len, double *ys, double *cs)
           for (int blk = 0; blk < 4; blk++)
             pre[blk] = row_dot (W, blk * U + j, xt, D) + row_dot (R, blk * U + j, y, U)
                        + b[blk * U + j];
-          double z = tanh (pre[0]);
+          double z = act (g, pre[0]);
           double in = sigm (pre[1] + p_i[j] * c[j]);
           double f = sigm (pre[2] + p_f[j] * c[j]);
           cn[j] = z * in + c[j] * f;
@@ -210,7 +212,7 @@ lstm_reference (CamlModel *m, const float *x, int len, double *ys, double *cs)
         {
           double o = sigm (row_dot (W, 3 * U + j, xt, D) + row_dot (R, 3 * U + j, y, U)
                            + b[3 * U + j] + p_o[j] * cn[j]);
-          ys[t * U + j] = tanh (cn[j]) * o;
+          ys[t * U + j] = act (h, cn[j]) * o;
         }
       for (int j = 0; j < U; j++)
         {
@@ -286,7 +288,7 @@ check_reference (const char *cell, const CamlActivation h[4])
         if (g_str_equal (cell, "ca_rnn"))
           ca_rnn_reference (model, x, len, h, ys, cs, fs);
         else if (g_str_equal (cell, "lstm"))
-          lstm_reference (model, x, len, ys, cs);
+          lstm_reference (model, x, len, CAML_ACT_TANH, CAML_ACT_TANH, ys, cs);
         else
           gru_reference (model, x, len, ys, cs);
         const double *want = emit ? cs : ys;
@@ -346,46 +348,8 @@ test_gru_reference (void **state)
   check_reference ("gru", NULL);
 }
 
-/* ---- added by review: LSTM's g and h, GRU's h against the scalar
- * references (the ones above hard-code tanh), and relu in the gradient
- * checks of every cell ---- */
-
-/* Table 1's LSTM with the block input z = g(·) and y = h(c) ⊙ o. */
-static void
-lstm_reference_acts (CamlModel *m, const float *x, int len, CamlActivation g, CamlActivation h,
-                     double *ys, double *cs)
-{
-  const int D = D_REF, U = U_REF;
-  const float *W = param (m, "W"), *R = param (m, "R"), *b = param (m, "b");
-  const float *p_i = param (m, "p_i"), *p_f = param (m, "p_f"), *p_o = param (m, "p_o");
-  double c[U_REF] = { 0 }, y[U_REF] = { 0 };
-  for (int t = 0; t < len; t++)
-    {
-      double xt[D_REF], cn[U_REF];
-      for (int k = 0; k < D; k++)
-        xt[k] = x[t * D + k];
-      for (int j = 0; j < U; j++)
-        {
-          double pre[3];
-          for (int blk = 0; blk < 3; blk++)
-            pre[blk] = row_dot (W, blk * U + j, xt, D) + row_dot (R, blk * U + j, y, U)
-                       + b[blk * U + j];
-          cn[j] = act (g, pre[0]) * sigm (pre[1] + p_i[j] * c[j])
-                  + c[j] * sigm (pre[2] + p_f[j] * c[j]);
-        }
-      for (int j = 0; j < U; j++)
-        {
-          double o = sigm (row_dot (W, 3 * U + j, xt, D) + row_dot (R, 3 * U + j, y, U)
-                           + b[3 * U + j] + p_o[j] * cn[j]);
-          ys[t * U + j] = act (h, cn[j]) * o;
-        }
-      for (int j = 0; j < U; j++)
-        {
-          c[j] = cs[t * U + j] = cn[j];
-          y[j] = ys[t * U + j];
-        }
-    }
-}
+/* LSTM's g and h and GRU's h against the scalar references, and relu in
+ * the gradient checks of every cell. */
 
 /* Table 1's GRU with y = h(W_y c + b_y). */
 static void
@@ -426,7 +390,7 @@ check_activation_reference (const char *cell, CamlActivation g, CamlActivation h
       caml_model_set_sequence_lengths (model, lengths);
       const float *out = caml_model_forward (model, x, 1);
       if (lstm)
-        lstm_reference_acts (model, x, len, g, h, ys, cs);
+        lstm_reference (model, x, len, g, h, ys, cs);
       else
         gru_reference_acts (model, x, len, h, ys, cs);
       for (int t = sequences ? 0 : len - 1; t < len; t++)
