@@ -75,6 +75,27 @@ run_ended (gpointer data)
 }
 
 typedef struct {
+  gint64 last;
+  gint64 max_gap;
+  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
+} Stall;
+
+static gboolean
+on_stall_tick (gpointer data)
+{
+  Stall *st = data;
+  gint64 now = g_get_monotonic_time ();
+  if (st->last != 0)
+    {
+      gint64 gap = now - st->last;
+      st->max_gap = MAX (st->max_gap, gap);
+      g_array_append_val (st->gaps, gap);
+    }
+  st->last = now;
+  return G_SOURCE_CONTINUE;
+}
+
+typedef struct {
   CamlPlotView *view;
   guint         draws;
 } DrawWait;
@@ -260,20 +281,47 @@ test_autosave (void **state)
 }
 
 /* What tools/run opens (caml-workbench --preset surface-ca-nn-2): the
- * preset, ready to train at once — no loading, Train enabled, and F5 and
- * Ctrl+Return bound to it. */
+ * preset, ready to train at once — Train enabled while the model is built
+ * (on a worker thread, in a moment), and F5 and Ctrl+Return bound to it. */
 static void
 test_ready_to_train (void **state)
 {
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_string_equal (caml_window_get_experiment (win)->name, "surface-ca-nn-2");
-  assert_false (caml_window_is_loading (win));
+  assert_true (enabled (win, "train"));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
   assert_true (enabled (win, "train"));
   assert_null (caml_window_get_error (win));
   g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
                                                                  "win.train");
   assert_true (g_strv_contains ((const char *const *) accels, "F5"));
   assert_true (g_strv_contains ((const char *const *) accels, "<Control>Return"));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* A model is built on a worker thread even on built-in data: a big one
+ * (its untrained surface is a forward pass over the grid) took seconds on
+ * the main thread, with the window frozen. */
+static void
+test_build_off_main_thread (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 20000.0));
+  assert_true (caml_window_is_loading (win));   /* returned at once; the job builds it */
+  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+  guint tick = g_timeout_add (5, on_stall_tick, &stall);
+  assert_true (iterate_until (not_loading, win, 60));
+  g_source_remove (tick);
+  print_message ("20,000 units built while the main loop ran %u times; longest gap %.1f ms\n",
+                 stall.gaps->len, stall.max_gap / 1000.0);
+  assert_null (caml_window_get_error (win));
+  assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
+  assert_true (enabled (win, "train"));
+  g_array_unref (stall.gaps);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -426,6 +474,7 @@ test_pending_edit (void **state)
   assert_int_equal (units_of_layer (win, 0), 5);
   activate (win, "step", NULL);
   assert_int_equal (units_of_layer (win, 0), 3);
+  assert_true (iterate_until (not_loading, win, 10));   /* built, then stepped */
   assert_true (caml_window_has_run (win));
   /* Paused after the step: Train resumes, and says so. */
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
@@ -534,6 +583,7 @@ test_xor_ca_nn (void **state)
   DrawWait surface_wait = { surface, caml_plot_view_get_draw_count (surface) };
   DrawWait loss_wait = { loss_view, caml_plot_view_get_draw_count (loss_view) };
   activate (win, "train", NULL);
+  assert_true (iterate_until (not_loading, win, 10));   /* built, then started */
   assert_false (enabled (win, "train"));
   assert_true (enabled (win, "pause"));
   assert_false (enabled (win, "add-layer"));      /* the model is fixed while training */
@@ -626,6 +676,7 @@ test_ca_nn_parts (void **state)
 {
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
   CamlPlotView *parts = caml_window_get_plot_view (win, "parts");
   assert_non_null (parts);
 
@@ -1228,26 +1279,6 @@ test_sigma_maps (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-typedef struct {
-  gint64 last;
-  gint64 max_gap;
-  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
-} Stall;
-
-static gboolean
-on_stall_tick (gpointer data)
-{
-  Stall *st = data;
-  gint64 now = g_get_monotonic_time ();
-  if (st->last != 0)
-    {
-      gint64 gap = now - st->last;
-      st->max_gap = MAX (st->max_gap, gap);
-      g_array_append_val (st->gaps, gap);
-    }
-  st->last = now;
-  return G_SOURCE_CONTINUE;
-}
 
 /* The Data section: fetched sets that are not there change nothing and say
  * which command fetches them; four IDX files chosen in any order load on a
@@ -1549,9 +1580,15 @@ test_compare_baseline (void **state)
   /* One step, then a live learning-rate change: a baseline started now
    * trains at the rate the run has now. */
   activate (win, "step", NULL);
+  assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
-  activate (win, "set-lr", g_variant_new_double (0.05));
+  activate (win, "set-lr", g_variant_new_double (0.04));
   activate (win, "compare-baseline", NULL);
+  /* Built on a worker thread; a change meanwhile reaches it too. */
+  assert_false (enabled (win, "compare-baseline"));
+  assert_true (caml_window_is_loading (win));
+  activate (win, "set-lr", g_variant_new_double (0.05));
+  assert_true (iterate_until (not_loading, win, 10));
   assert_false (enabled (win, "compare-baseline"));
   assert_true (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
   assert_true (base_lr == 0.05);
@@ -1561,7 +1598,7 @@ test_compare_baseline (void **state)
   assert_true (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
   assert_true (base_lr == 0.02);
   assert_int_equal (base_em, 3);
-  assert_int_equal (caml_window_get_n_events (win), 3);
+  assert_int_equal (caml_window_get_n_events (win), 4);
   activate (win, "set-em-steps", g_variant_new_int32 (0));
   activate (win, "set-lr", g_variant_new_double (0.1));
   activate (win, "train", NULL);   /* resumes both */
@@ -2387,6 +2424,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
+    cmocka_unit_test (test_build_off_main_thread),
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_value_corrected),

@@ -999,7 +999,9 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
   const CamlRunData *data = run->data;
   run->trainer = caml_trainer_new (run->cont_exp, run->model, data->train, data->test);
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
-  if (run->surface)
-    caml_trainer_with_model (run->trainer, sample_model, run);
+  /* The surface of the weights it goes on from is sampled by the trainer's
+   * thread at its first report (a forward over the grid is no work for
+   * the caller's, the main, thread). */
+  run->last_sample_us = 0;
   return caml_trainer_start (run->trainer, FALSE, error);
 }

@@ -37,6 +37,7 @@
 #define WORDS_TOP           25       /* … this many most and least context-free */
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 #define NOTICE_MS           6000     /* a notice stays in the status label */
+#define BUILD_QUIET_MS      300      /* a build on built-in data shows nothing until then */
 
 typedef struct {
   long  step;
@@ -49,6 +50,7 @@ typedef enum {
   JOB_RUN,    /* build the run (model, trainer, untrained snapshot) from loaded data */
   JOB_IDX,    /* order and load four chosen IDX files; commit only when they load */
   JOB_WEIGHTS, /* build a run beside the current one and load weights into it */
+  JOB_BASELINE, /* build the matched baseline of the current run */
 } JobKind;
 
 /* What to do once the run being built is there. */
@@ -121,11 +123,13 @@ struct _CamlWindow {
   guint           data_serial;   /* changes whenever exp's data config does */
   gboolean        idx_loading;   /* a JOB_IDX for data_serial is under way */
   gboolean        run_building;  /* a job builds the run for run_serial */
+  guint           build_source;  /* shows "Building the model…" if a quick build is not quick */
   guint           run_serial;    /* changes whenever the run is discarded */
   Pending         pending;       /* what to do when the run being built arrives */
   char           *pending_weights; /* weights file asked for, not yet in an installed run */
   guint           weights_serial;  /* changes whenever pending_weights does */
   gboolean        weights_loading; /* a JOB_WEIGHTS for the current request is under way */
+  gboolean        baseline_building; /* a JOB_BASELINE for run_serial is under way */
   char           *loaded_weights;  /* the file the untrained run was loaded from, or NULL */
   GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
@@ -500,6 +504,8 @@ discard_run (CamlWindow *self)
   g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
   self->run_started = FALSE;
   self->run_building = FALSE;   /* a run being built is dropped when it arrives */
+  self->baseline_building = FALSE;   /* … and so is its baseline */
+  g_clear_handle_id (&self->build_source, g_source_remove);
   self->weights_loading = FALSE;   /* … and one built beside it */
   g_clear_pointer (&self->loaded_weights, g_free);   /* experiment_changed reads it first */
   self->run_serial++;
@@ -1043,7 +1049,8 @@ update_progress_widgets (CamlWindow *self)
     "ready", "training", "paused", "finished", "stopped", "failed",
   };
 
-  gboolean loading = caml_window_is_loading (self);
+  /* No spinner for a build that is still quiet (see prepare_run). */
+  gboolean loading = caml_window_is_loading (self) && self->build_source == 0;
   gtk_widget_set_visible (GTK_WIDGET (self->load_spinner), loading);
   gtk_spinner_set_spinning (self->load_spinner, loading);
   if (self->run == NULL)
@@ -1288,6 +1295,7 @@ install_run (CamlWindow *self, CamlRun *run)
 {
   self->run = run;
   self->run_building = FALSE;
+  g_clear_handle_id (&self->build_source, g_source_remove);
   clear_history (self);
   caml_plot_view_clear (self->loss_view);
   caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
@@ -1330,14 +1338,26 @@ install_run (CamlWindow *self, CamlRun *run)
   do_pending (self);
 }
 
-/* Builds a run from exp when the model and data allow it (for data from
- * files on a worker thread; the run arrives later); shows the untrained
- * surface. */
+/* A build on built-in data that has taken BUILD_QUIET_MS: say so. */
+static gboolean
+end_build_quiet (gpointer data)
+{
+  CamlWindow *self = data;
+
+  self->build_source = 0;
+  if (self->run == NULL && self->run_building)
+    {
+      show_waiting (self, "Building the model…");
+      update_progress_widgets (self);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+/* Builds a run from exp, when the model and data allow it, on a worker
+ * thread; the run arrives later (install_run shows its untrained surface). */
 static void
 prepare_run (CamlWindow *self)
 {
-  g_autoptr (GError) error = NULL;
-
   if (self->run != NULL)
     return;
   gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);   /* until a run has σ-maps */
@@ -1377,23 +1397,19 @@ prepare_run (CamlWindow *self)
       update_actions (self);
       return;
     }
+  /* Built, and given the weights asked for, on a worker thread: even on
+   * built-in data a big model takes seconds (its untrained surface is a
+   * forward pass over the grid). A model that is usually built within a
+   * frame or two keeps the plots shown until then, so that editing does not
+   * flash "Building the model…" at every change. */
+  start_job (self, JOB_RUN, NULL, 0);
   if (kind_from_files (self->exp->data.kind) || self->pending_weights != NULL)
-    {
-      /* Built, and given the weights asked for, on a worker thread. */
-      start_job (self, JOB_RUN, NULL, 0);
-      show_waiting (self, "Building the model…");
-      update_progress_widgets (self);
-      update_actions (self);
-      return;
-    }
-  CamlRun *run = caml_run_new (self->exp, self->data, SURFACE_GRID, on_run_notify, self, &error);
-  if (run == NULL)
-    {
-      caml_window_show_error (self, error->message);
-      update_actions (self);
-      return;
-    }
-  install_run (self, run);
+    show_waiting (self, "Building the model…");
+  else
+    self->build_source = g_timeout_add_full (G_PRIORITY_DEFAULT, BUILD_QUIET_MS, end_build_quiet,
+                                             g_object_ref (self), g_object_unref);
+  update_progress_widgets (self);
+  update_actions (self);
 }
 
 /* ------------------------------------------------------------------ jobs */
@@ -1476,7 +1492,7 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           job->exp->data.idx_paths[i] = ordered[i];
         }
     }
-  if (job->kind != JOB_RUN && job->kind != JOB_WEIGHTS)
+  if (job->kind != JOB_RUN && job->kind != JOB_WEIGHTS && job->kind != JOB_BASELINE)
     {
       gint64 start = g_get_monotonic_time ();
       job->data = caml_run_data_load (job->exp, &error);
@@ -1489,10 +1505,13 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           return;
         }
     }
-  if ((job->kind == JOB_RUN || job->kind == JOB_WEIGHTS || job->build_run)
+  if ((job->kind == JOB_RUN || job->kind == JOB_WEIGHTS || job->kind == JOB_BASELINE
+       || job->build_run)
       && !g_cancellable_is_cancelled (cancellable))
     {
-      job->run = caml_run_new (job->exp, job->data, SURFACE_GRID, on_run_notify, source, &error);
+      /* The baseline's surface is never shown: the smallest grid. */
+      job->run = caml_run_new (job->exp, job->data, job->kind == JOB_BASELINE ? 2 : SURFACE_GRID,
+                               on_run_notify, source, &error);
       if (job->run == NULL)
         job->run_error = g_strdup (error->message);
       /* Its trainer has not started: the weights load on this thread. */
@@ -1528,6 +1547,7 @@ commit_idx (CamlWindow *self, Job *job)
 }
 
 static void job_done (CamlWindow *self, Job *job);
+static void install_baseline (CamlWindow *self, Job *job);
 
 /* Main thread, when a job has ended. Results for a data config or a run that
  * has changed since are dropped. */
@@ -1560,6 +1580,15 @@ job_done (CamlWindow *self, Job *job)
         }
       else
         commit_idx (self, job);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
+
+  if (job->kind == JOB_BASELINE)
+    {
+      if (job->run_serial == self->run_serial && self->baseline_building)
+        install_baseline (self, job);
       update_progress_widgets (self);
       update_actions (self);
       return;
@@ -1692,6 +1721,16 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       job->data = caml_run_data_ref (self->data);
       self->weights_loading = TRUE;
       break;
+    case JOB_BASELINE:
+      /* Every CA layer replaced by its plain counterpart, at the learning
+       * rate and em_steps the run has now, not those it started with. */
+      caml_experiment_free (job->exp);
+      job->exp = caml_experiment_make_baseline (caml_run_get_experiment (self->run));
+      job->exp->optimizer.lr = caml_run_get_lr (self->run);
+      job->exp->optimizer.em_steps = caml_run_get_em_steps (self->run);
+      job->data = caml_run_data_ref (self->data);
+      self->baseline_building = TRUE;
+      break;
     case JOB_IDX:
       self->idx_loading = TRUE;
       break;
@@ -1716,7 +1755,7 @@ gboolean
 caml_window_is_loading (CamlWindow *self)
 {
   return self->data_loading || self->run_building || self->idx_loading
-         || self->weights_loading;
+         || self->weights_loading || self->baseline_building;
 }
 
 /* The experiment changed in a way the run depends on. */
@@ -1910,6 +1949,7 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "continue-diverged", self->run_started
                                                  && state == CAML_TRAINER_FAILED);
   set_action_enabled (self, "compare-baseline", valid && self->baseline == NULL
+                                                 && !self->baseline_building
                                                  && state != CAML_TRAINER_FINISHED
                                                  && state != CAML_TRAINER_STOPPED
                                                  && state != CAML_TRAINER_FAILED);
@@ -2070,41 +2110,50 @@ action_stop (GSimpleAction *action, GVariant *param, gpointer user_data)
 
 /* Trains the matched baseline (every CA layer replaced by its plain
  * counterpart; same data, seed and schedule) alongside, starting the run
- * too when it has not started. */
+ * too when it has not started. The baseline is built on a worker thread
+ * (install_baseline). */
 static void
 action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
-  g_autoptr (GError) error = NULL;
 
-  if (self->baseline != NULL)
+  if (self->baseline != NULL || self->baseline_building)
     return;
   commit_pending_edit (self);
   if (!(self->run != NULL && self->run_started && run_active (self))
       && !start_run (self, FALSE, PENDING_COMPARE))
     return;
-  CamlExperiment *base_exp = caml_experiment_make_baseline (caml_run_get_experiment (self->run));
-  /* With the learning rate and em_steps the run has now, not those it
-   * started with. */
-  base_exp->optimizer.lr = caml_run_get_lr (self->run);
-  base_exp->optimizer.em_steps = caml_run_get_em_steps (self->run);
-  self->baseline = caml_run_new (base_exp, self->data, 2, on_run_notify, self, &error);
-  caml_experiment_free (base_exp);
-  if (self->baseline == NULL)
+  start_job (self, JOB_BASELINE, NULL, 0);
+  update_actions (self);
+}
+
+/* Main thread: the baseline built for the current run is there. It starts
+ * as the run is now (paused or training, at its learning rate and
+ * em_steps); a run that has ended meanwhile trains no baseline. */
+static void
+install_baseline (CamlWindow *self, Job *job)
+{
+  g_autoptr (GError) error = NULL;
+
+  self->baseline_building = FALSE;
+  if (job->run == NULL)
     {
-      g_autofree char *text = g_strdup_printf ("Cannot build the baseline: %s", error->message);
+      g_autofree char *text = g_strdup_printf ("Cannot build the baseline: %s", job->run_error);
       caml_window_show_error (self, text);
       return;
     }
+  if (!run_active (self))
+    return;   /* job_release frees it */
+  self->baseline = g_steal_pointer (&job->run);
+  caml_run_set_lr (self->baseline, caml_run_get_lr (self->run));
+  caml_run_set_em_steps (self->baseline, caml_run_get_em_steps (self->run));
   self->base_state = CAML_TRAINER_IDLE;
   if (!caml_trainer_start (caml_run_get_trainer (self->baseline),
                            self->progress.state == CAML_TRAINER_PAUSED, &error))
     {
       caml_window_show_error (self, error->message);
       g_clear_pointer (&self->baseline, caml_run_free);
-      return;
     }
-  update_actions (self);
 }
 
 
@@ -3497,6 +3546,7 @@ caml_window_close_request (GtkWindow *window)
    * trainer) alive until they fire. */
   g_clear_handle_id (&self->focus_source, g_source_remove);
   g_clear_handle_id (&self->notice_source, g_source_remove);
+  g_clear_handle_id (&self->build_source, g_source_remove);
   return GTK_WINDOW_CLASS (caml_window_parent_class)->close_request (window);
 }
 
@@ -3558,6 +3608,7 @@ caml_window_dispose (GObject *object)
   g_clear_handle_id (&self->autosave_source, g_source_remove);
   g_clear_handle_id (&self->focus_source, g_source_remove);
   g_clear_handle_id (&self->notice_source, g_source_remove);
+  g_clear_handle_id (&self->build_source, g_source_remove);
   g_clear_pointer (&self->notice, g_free);
   g_clear_pointer (&self->autosave_id, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
