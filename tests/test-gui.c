@@ -669,6 +669,78 @@ test_xor_ca_nn (void **state)
 
 /* ------------------------------------------------------ CA-NN parts */
 
+/* The labels of the loss plot's series, joined by "|". */
+static char *
+loss_labels (CamlWindow *win)
+{
+  const CamlPlotLine *line = caml_plot_view_get_line (caml_window_get_plot_view (win, "loss"));
+  GString *out = g_string_new (NULL);
+  for (size_t i = 0; line != NULL && i < caml_plot_line_get_n_series (line); i++)
+    g_string_append_printf (out, "%s%s", i > 0 ? "|" : "", caml_plot_line_get_label (line, i));
+  return g_string_free (out, FALSE);
+}
+
+/* A run that trained leaves its curves, dashed, when the model changes or
+ * Train starts afresh: the next run is compared with it. Forget the
+ * Previous Run and other data drop them. */
+static void
+test_previous_run (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_false (enabled (win, "forget-previous"));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 60);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  iterate_until (always_false, NULL, 0.2);
+  g_autofree char *trained = loss_labels (win);
+  assert_string_equal (trained, "train loss|test loss");
+  long n_first = 0;
+  caml_window_get_losses (win, &n_first);
+  assert_int_equal (n_first, 60);
+
+  /* The model changes: the new, untrained run shows the previous curves. */
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 4.0));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_true (enabled (win, "forget-previous"));
+  g_autofree char *before = loss_labels (win);
+  assert_string_equal (before, "train loss|test loss|previous run: train loss"
+                               "|previous run: test loss");
+  const CamlPlotLine *line = caml_plot_view_get_line (caml_window_get_plot_view (win, "loss"));
+  size_t n = 0;
+  caml_plot_line_get_values (line, 2, &n);
+  assert_true (n >= 2);
+  caml_plot_line_get_values (line, 0, &n);
+  assert_int_equal (n, 0);   /* nothing of the new run yet */
+
+  /* Trained too: both, until the previous run is forgotten. */
+  gtk_spin_button_set_value (steps, 30);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  iterate_until (always_false, NULL, 0.2);
+  caml_plot_line_get_values (caml_plot_view_get_line (caml_window_get_plot_view (win, "loss")),
+                             0, &n);
+  assert_true (n > 0);
+  g_autofree char *both = loss_labels (win);
+  assert_string_equal (both, before);
+  activate (win, "forget-previous", NULL);
+  g_autofree char *forgotten = loss_labels (win);
+  assert_string_equal (forgotten, "train loss|test loss");
+  assert_false (enabled (win, "forget-previous"));
+
+  /* Train again: this run becomes the previous one; other data drops it. */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_true (enabled (win, "forget-previous"));
+  activate (win, "data", g_variant_new_string ("xor"));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_false (enabled (win, "forget-previous"));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* The parts page follows the selected CA-NN layer (falling back to the last
  * CA-NN), and after training both shares vary over the plane. */
 static void
@@ -2425,6 +2497,7 @@ main (void)
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_build_off_main_thread),
+    cmocka_unit_test (test_previous_run),
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_value_corrected),

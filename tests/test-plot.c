@@ -1133,6 +1133,41 @@ test_baseline_distinct (void **state)
   cairo_surface_destroy (img);
 }
 
+/* An earlier run (dashed, labelled, in a colour no solid series has) is a
+ * backdrop: where it lies on the current curve, the current one shows. */
+static void
+test_backdrop_under (void **state)
+{
+  (void) state;
+  double x[200], y[200];
+  for (int i = 0; i < 200; i++)
+    {
+      x[i] = i + 1;
+      y[i] = 0.5;
+    }
+  CamlPlotSeries series[] = {
+    { x, y, 200, "train loss", 0, FALSE },
+    { x, y, 200, "previous run: train loss", 7, TRUE },
+  };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (NULL, series, 2, NULL, 0);
+  double main_rgb[3], prev_rgb[3];
+  caml_plot_line_get_series_rgb (plot, 0, main_rgb);
+  caml_plot_line_get_series_rgb (plot, 1, prev_rgb);
+  double grey[3];
+  caml_plot_palette_rgb (7, grey);
+  assert_memory_equal (prev_rgb, grey, sizeof grey);   /* its own colour, kept */
+  CamlPlotRect frame;
+  cairo_surface_t *img = render_line (plot, 600, 300, &frame);
+  double py = caml_plot_axis_map (caml_plot_line_get_y_axis (plot), 0.5,
+                                  frame.y + frame.height, frame.y);
+  int x0 = (int) frame.x + 20, x1 = (int) (frame.x + frame.width) - 20;
+  int solid = count_near (img, main_rgb, x0, (int) py - 2, x1, (int) py + 3);
+  int dashed = count_near (img, prev_rgb, x0, (int) py - 2, x1, (int) py + 3);
+  assert_true (solid > (x1 - x0) * 0.9);
+  assert_int_equal (dashed, 0);
+  cairo_surface_destroy (img);
+}
+
 /* A σ-map grid exported at its fitted height has no empty band below. */
 static void
 test_tiles_fit_height (void **state)
@@ -1188,6 +1223,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_title_fits, render_setup, render_teardown),
     cmocka_unit_test (test_legend_avoids_data),
     cmocka_unit_test (test_baseline_distinct),
+    cmocka_unit_test (test_backdrop_under),
     cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
   };
   int failed = cmocka_run_group_tests (tests, NULL, NULL);

@@ -38,6 +38,8 @@
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 #define NOTICE_MS           6000     /* a notice stays in the status label */
 #define BUILD_QUIET_MS      300      /* a build on built-in data shows nothing until then */
+#define PREVIOUS_COLOR      7        /* grey: the previous run's curves (palette index) */
+#define PREVIOUS_TEST_COLOR 8        /* olive */
 
 typedef struct {
   long  step;
@@ -163,6 +165,11 @@ struct _CamlWindow {
   long            base_n_steps;
   CamlEvalRow    *base_rows;
   int             base_n_rows;
+  float          *prev_losses;   /* the last run discarded after it trained: its curves */
+  long            prev_n_steps;  /* stay in the plots, dashed, until the data changes */
+  CamlEvalRow    *prev_rows;
+  int             prev_n_rows;
+  gboolean        prev_classification;
   gboolean        log_scale;
   double          smoothing;
   gboolean        syncing;       /* widgets are being set from exp */
@@ -455,6 +462,17 @@ request_data (CamlWindow *self)
 
 /* The data sets no longer match exp: forget them (a load under way is
  * dropped when it ends). */
+/* The previous run's curves go: Forget the Previous Run, or other data
+ * (another kind, other IDX files), whose losses do not compare. */
+static void
+forget_previous (CamlWindow *self)
+{
+  g_clear_pointer (&self->prev_losses, g_free);
+  g_clear_pointer (&self->prev_rows, g_free);
+  self->prev_n_steps = 0;
+  self->prev_n_rows = 0;
+}
+
 static void
 invalidate_data (CamlWindow *self)
 {
@@ -509,6 +527,16 @@ discard_run (CamlWindow *self)
   self->weights_loading = FALSE;   /* … and one built beside it */
   g_clear_pointer (&self->loaded_weights, g_free);   /* experiment_changed reads it first */
   self->run_serial++;
+  if (self->n_steps > 0)
+    {
+      /* A run that trained: its curves stay for comparison with the next. */
+      forget_previous (self);
+      self->prev_losses = g_steal_pointer (&self->losses);
+      self->prev_n_steps = self->n_steps;
+      self->prev_rows = g_steal_pointer (&self->rows);
+      self->prev_n_rows = self->n_rows;
+      self->prev_classification = self->progress.classification;
+    }
   self->sigma_version = 0;
   self->n_sigma = 0;
   self->sigma_shown = -1;
@@ -679,10 +707,11 @@ rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
 static void
 span_run (CamlWindow *self, CamlPlotLineOptions *opts)
 {
-  if (self->n_steps > 0)
+  long n = MAX (self->n_steps, self->prev_n_steps);   /* as the loss plot's curves do */
+  if (n > 0)
     {
       opts->x_min = 1;
-      opts->x_max = (double) MAX (self->n_steps, 2);
+      opts->x_max = (double) MAX (n, 2);
     }
 }
 
@@ -1289,6 +1318,20 @@ show_waiting (CamlWindow *self, const char *why)
 
 static void do_pending (CamlWindow *self);
 
+/* The accuracy plot before the run's first evaluation. */
+static void
+clear_accuracy (CamlWindow *self)
+{
+  caml_plot_view_clear (self->accuracy_view);
+  if (self->run == NULL)
+    return;
+  /* The first evaluation: every eval_every steps, or after the last. */
+  const CamlExperiment *exp = caml_run_get_experiment (self->run);
+  int first = exp->eval_every > 0 ? MIN (exp->eval_every, exp->steps) : exp->steps;
+  g_autofree char *when = g_strdup_printf ("test accuracy appears at step %d", first);
+  caml_plot_view_set_placeholder (self->accuracy_view, when);
+}
+
 /* Takes ownership of run and shows its untrained surface or σ-maps. */
 static void
 install_run (CamlWindow *self, CamlRun *run)
@@ -1297,16 +1340,8 @@ install_run (CamlWindow *self, CamlRun *run)
   self->run_building = FALSE;
   g_clear_handle_id (&self->build_source, g_source_remove);
   clear_history (self);
-  caml_plot_view_clear (self->loss_view);
-  caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
-  caml_plot_view_clear (self->accuracy_view);
-  {
-    /* The first evaluation: every eval_every steps, or after the last. */
-    const CamlExperiment *exp = caml_run_get_experiment (self->run);
-    int first = exp->eval_every > 0 ? MIN (exp->eval_every, exp->steps) : exp->steps;
-    g_autofree char *when = g_strdup_printf ("test accuracy appears at step %d", first);
-    caml_plot_view_set_placeholder (self->accuracy_view, when);
-  }
+  clear_accuracy (self);
+  rebuild_loss_plot (self);   /* "Press Train", or the previous run's curves */
   gboolean surface = caml_run_has_surface (self->run);
   /* The first page's name says what it shows for this model and data. */
   gtk_button_set_label (GTK_BUTTON (self->main_toggle),
@@ -1531,6 +1566,7 @@ commit_idx (CamlWindow *self, Job *job)
     }
   self->exp->data.kind = CAML_DATA_IDX;
   discard_run (self);
+  forget_previous (self);
   invalidate_data (self);
   install_data (self, g_steal_pointer (&job->data));
   adapt_to_data (self);
@@ -1775,13 +1811,12 @@ experiment_changed (CamlWindow *self)
 
 /* ------------------------------------------------------------ loss plots */
 
-/* The baseline's train loss, smoothed like the run's and thinned to at most
- * MAX_PLOT_POINTS points; returns the count. */
+/* A train loss (the baseline's, the previous run's), smoothed like the
+ * run's and thinned to at most MAX_PLOT_POINTS points; returns the count. */
 static long
-baseline_curve (CamlWindow *self, double **x, double **y)
+loss_curve (CamlWindow *self, const float *losses, long n, double **x, double **y)
 {
-  long n = self->base_n_steps;
-  g_autofree double *smooth = caml_plot_doubles_from_floats (self->base_losses, n);
+  g_autofree double *smooth = caml_plot_doubles_from_floats (losses, n);
   caml_plot_ema (smooth, smooth, n, self->smoothing);
   long stride = n > MAX_PLOT_POINTS ? (n + MAX_PLOT_POINTS - 1) / MAX_PLOT_POINTS : 1;
   long m = 0;
@@ -1806,7 +1841,7 @@ rebuild_loss_plot (CamlWindow *self)
   long n = self->n_steps;
   int r = self->n_rows;
 
-  if (n == 0 && r == 0)
+  if (n == 0 && r == 0 && self->prev_n_steps == 0)
     {
       caml_plot_view_clear (self->loss_view);
       caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
@@ -1852,7 +1887,21 @@ rebuild_loss_plot (CamlWindow *self)
    * zig-zag under the trend costs Cairo ~4× the rest of the plot. */
   gboolean smoothed = self->smoothing > 0;
   g_autofree double *base_x = NULL, *base_y = NULL;
-  long base_m = self->base_n_steps > 0 ? baseline_curve (self, &base_x, &base_y) : 0;
+  long base_m = self->base_n_steps > 0
+                ? loss_curve (self, self->base_losses, self->base_n_steps, &base_x, &base_y) : 0;
+  g_autofree double *prev_x = NULL, *prev_y = NULL;
+  long prev_m = self->prev_n_steps > 0
+                ? loss_curve (self, self->prev_losses, self->prev_n_steps, &prev_x, &prev_y) : 0;
+  int prev_r = self->prev_n_rows;
+  g_autofree double *prev_eval_x = g_new (double, MAX (prev_r, 1));
+  g_autofree double *prev_test = g_new (double, MAX (prev_r, 1));
+  g_autofree double *prev_metric = g_new (double, MAX (prev_r, 1));
+  for (int i = 0; i < prev_r; i++)
+    {
+      prev_eval_x[i] = (double) self->prev_rows[i].step;
+      prev_test[i] = self->prev_rows[i].test_loss;
+      prev_metric[i] = self->prev_rows[i].test_metric;
+    }
   int base_r = self->base_n_rows;
   g_autofree double *base_eval_x = g_new (double, MAX (base_r, 1));
   g_autofree double *base_test = g_new (double, MAX (base_r, 1));
@@ -1864,13 +1913,28 @@ rebuild_loss_plot (CamlWindow *self)
   g_autofree double *base_metric = g_new (double, MAX (base_r, 1));
   for (int i = 0; i < base_r; i++)
     base_metric[i] = self->base_rows[i].test_metric;
-  CamlPlotSeries series[] = {
+  /* The previous run, dashed in grey (train) and olive (test), under the
+   * baselines, which draw last. */
+  CamlPlotSeries series[6] = {
     { step_x, smoothed ? smooth : raw, m, "train loss", 0, FALSE },
     { eval_x, test, r, "test loss", 1, FALSE },
-    { base_x, base_y, base_m, "baseline train loss", 0, TRUE },
-    { base_eval_x, base_test, base_r, "baseline test loss", 1, TRUE },
   };
-  size_t n_series = self->baseline != NULL ? 4 : 2;
+  size_t n_series = 2;
+  if (prev_m > 0)
+    {
+      series[n_series++] = (CamlPlotSeries) { prev_x, prev_y, prev_m, "previous run: train loss",
+                                              PREVIOUS_COLOR, TRUE };
+      series[n_series++] = (CamlPlotSeries) { prev_eval_x, prev_test, prev_r,
+                                              "previous run: test loss", PREVIOUS_TEST_COLOR,
+                                              TRUE };
+    }
+  if (self->baseline != NULL)
+    {
+      series[n_series++] = (CamlPlotSeries) { base_x, base_y, base_m, "baseline train loss", 0,
+                                              TRUE };
+      series[n_series++] = (CamlPlotSeries) { base_eval_x, base_test, base_r,
+                                              "baseline test loss", 1, TRUE };
+    }
   g_autofree CamlPlotEvent *events = g_new0 (CamlPlotEvent, MAX (self->events->len, 1));
   for (guint i = 0; i < self->events->len; i++)
     {
@@ -1885,20 +1949,24 @@ rebuild_loss_plot (CamlWindow *self)
                            caml_plot_line_new (&opts, series, n_series, events,
                                                self->events->len));
 
-  if (self->progress.classification && r > 0)
+  gboolean prev_acc = self->prev_classification && prev_r > 0;
+  if ((self->progress.classification && r > 0) || (prev_acc && r == 0))
     {
-      CamlPlotSeries acc[] = {
-        { eval_x, metric, r, "test accuracy", 2, FALSE },
-        { base_eval_x, base_metric, base_r, "baseline test accuracy", 2, TRUE },
-      };
+      CamlPlotSeries acc[3] = { { eval_x, metric, r, "test accuracy", 2, FALSE } };
+      size_t n_acc = 1;
+      if (prev_acc)
+        acc[n_acc++] = (CamlPlotSeries) { prev_eval_x, prev_metric, prev_r,
+                                          "previous run: test accuracy", PREVIOUS_COLOR, TRUE };
+      if (self->baseline != NULL)
+        acc[n_acc++] = (CamlPlotSeries) { base_eval_x, base_metric, base_r,
+                                          "baseline test accuracy", 2, TRUE };
       CamlPlotLineOptions acc_opts = {
         .title = "test accuracy", .x_label = "step", .y_label = "accuracy",
         .legend = TRUE, .grid = TRUE,
       };
       span_run (self, &acc_opts);
       caml_plot_view_set_line (self->accuracy_view,
-                               caml_plot_line_new (&acc_opts, acc,
-                                                   self->baseline != NULL ? 2 : 1, NULL, 0));
+                               caml_plot_line_new (&acc_opts, acc, n_acc, NULL, 0));
     }
 }
 
@@ -1946,6 +2014,7 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "step", (valid || waiting) && state != CAML_TRAINER_RUNNING);
   set_action_enabled (self, "stop", active);
   set_action_enabled (self, "reset", self->run_started && !active);
+  set_action_enabled (self, "forget-previous", self->prev_n_steps > 0);
   set_action_enabled (self, "continue-diverged", self->run_started
                                                  && state == CAML_TRAINER_FAILED);
   set_action_enabled (self, "compare-baseline", valid && self->baseline == NULL
@@ -2190,6 +2259,19 @@ do_pending (CamlWindow *self)
     }
 }
 
+/* The dashed curves of the previous run go. */
+static void
+action_forget_previous (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  forget_previous (self);
+  if (self->n_rows == 0)
+    clear_accuracy (self);
+  rebuild_loss_plot (self);
+  update_actions (self);
+}
+
 static void
 action_reset (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
@@ -2354,6 +2436,7 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
   self->adapt_pending = TRUE;    /* the plot domain and the loss follow the data */
   mark_dirty (self);
   discard_run (self);
+  forget_previous (self);
   prepare_run (self);
 }
 
@@ -2940,6 +3023,7 @@ static const GActionEntry win_entries[] = {
   { "step", action_step },
   { "stop", action_stop },
   { "reset", action_reset },
+  { "forget-previous", action_forget_previous },
   { "compare-baseline", action_compare_baseline },
   { "save", action_save },
   { "save-as", action_save_as },
@@ -3123,6 +3207,8 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   g_return_if_fail (CAML_IS_WINDOW (self) && exp != NULL);
 
   discard_run (self);
+  if (exp->data.kind != self->exp->data.kind || exp->data.kind == CAML_DATA_IDX)
+    forget_previous (self);
   clear_error (self);
   g_clear_pointer (&self->exp, caml_experiment_free);
   self->exp = exp;
@@ -3596,6 +3682,7 @@ caml_window_dispose (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->word_spans, g_array_unref);   /* discard_run: disposing */
   discard_run (self);   /* joins the trainer thread: no more notifications */
+  forget_previous (self);
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
   g_clear_pointer (&self->loaded_weights, g_free);

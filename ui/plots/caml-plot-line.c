@@ -9,11 +9,14 @@
  * of a solid one is its companion: unlabelled, it is the raw data under a
  * trend (drawn first, faint); labelled, it is a reference such as a
  * baseline (drawn last, in a colour of its own, over a halo, so that it
- * stays visible over the noisy curve it is compared with). */
+ * stays visible over the noisy curve it is compared with). A dashed series
+ * in a colour of its own is a backdrop, such as an earlier run: drawn
+ * under the solid series, which it must not hide. */
 typedef enum {
   ROLE_PLAIN,
   ROLE_FAINT,
   ROLE_REFERENCE,
+  ROLE_BACKDROP,
 } SeriesRole;
 
 typedef struct {
@@ -181,7 +184,8 @@ assign_roles (CamlPlotLine *plot)
       for (size_t o = 0; o < plot->n_series; o++)
         if (o != s && !plot->series[o].dashed && plot->series[o].color == ls->color)
           shares = TRUE;
-      ls->role = !ls->dashed || !shares ? ROLE_PLAIN
+      ls->role = !ls->dashed ? ROLE_PLAIN
+                 : !shares ? ROLE_BACKDROP
                  : ls->label == NULL || *ls->label == '\0' ? ROLE_FAINT : ROLE_REFERENCE;
       /* a reference takes a hue four places on in the palette: blue's is
        * purple, orange's brown, green's pink */
@@ -290,6 +294,19 @@ caml_plot_line_get_values (const CamlPlotLine *plot, size_t i, size_t *n)
   if (n != NULL)
     *n = plot->series[i].n;
   return plot->series[i].y;
+}
+
+size_t
+caml_plot_line_get_n_series (const CamlPlotLine *plot)
+{
+  return plot->n_series;
+}
+
+const char *
+caml_plot_line_get_label (const CamlPlotLine *plot, size_t i)
+{
+  g_return_val_if_fail (i < plot->n_series, NULL);
+  return plot->series[i].label;
 }
 
 void
@@ -479,12 +496,13 @@ draw_one_series (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *sty
   stroke_series (cr, plot, area, ls->x, ls->y, ls->n);
 }
 
-/* Faint raw data first, then the series, then references over them. */
+/* Faint raw data first, then backdrops, the series, and references over
+ * them. */
 static void
 draw_series (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
              const CamlPlotRect *area)
 {
-  static const SeriesRole order[] = { ROLE_FAINT, ROLE_PLAIN, ROLE_REFERENCE };
+  static const SeriesRole order[] = { ROLE_FAINT, ROLE_BACKDROP, ROLE_PLAIN, ROLE_REFERENCE };
 
   cairo_save (cr);
   cairo_rectangle (cr, area->x, area->y, area->width, area->height);

@@ -138,7 +138,9 @@ typedef struct {
   gboolean dashed;      /* dashed in the colour of a solid series: unlabelled, the
                          * raw data under that trend (drawn faint, below);
                          * labelled, a reference such as a baseline (drawn in a
-                         * hue of its own, above the others) */
+                         * hue of its own, above the others); dashed in a colour
+                         * no solid series has: a backdrop such as an earlier
+                         * run (drawn under the solid series) */
 } CamlPlotSeries;
 
 /* A vertical marker, e.g. where the learning rate changed. */
@@ -173,6 +175,9 @@ const CamlPlotAxis *caml_plot_line_get_x_axis (const CamlPlotLine *plot);
 const CamlPlotAxis *caml_plot_line_get_y_axis (const CamlPlotLine *plot);
 /* The smoothed (or raw, without smoothing) y values of series i (n values). */
 const double *caml_plot_line_get_values (const CamlPlotLine *plot, size_t i, size_t *n);
+size_t        caml_plot_line_get_n_series (const CamlPlotLine *plot);
+/* Series i's legend entry (NULL for none). */
+const char   *caml_plot_line_get_label (const CamlPlotLine *plot, size_t i);
 
 /* The colour series i is drawn in (rgb[3]). */
 void caml_plot_line_get_series_rgb (const CamlPlotLine *plot, size_t i, double rgb[3]);
