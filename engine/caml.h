@@ -127,6 +127,7 @@ typedef struct {
   double             min, max;       /* INT and FLOAT */
   double             default_value;  /* INT, FLOAT, BOOL (0/1), ENUM (index) */
   const char *const *choices;        /* ENUM: NULL-terminated */
+  const char        *zero_means;     /* INT: what 0 stands for ("size"), or NULL */
 } CamlOptionSpec;
 
 #define CAML_MAX_OPTIONS 12

@@ -168,8 +168,8 @@ validate (CamlModelEditor *self)
 
 /* ------------------------------------------------------------------ rows */
 
-static char *
-options_text (const CamlLayerSpec *spec)
+char *
+caml_model_editor_options_text (const CamlLayerSpec *spec)
 {
   GString *s = g_string_new (NULL);
   for (int o = 0; o < spec->ops->n_options; o++)
@@ -187,7 +187,10 @@ options_text (const CamlLayerSpec *spec)
           g_string_append_printf (s, "%s%s", v != 0 ? "" : "no ", opt->key);
           break;
         default:
-          g_string_append_printf (s, "%s %g", opt->key, v);
+          if (v == 0 && opt->zero_means != NULL)
+            g_string_append_printf (s, "%s = %s", opt->key, opt->zero_means);   /* "stride = size" */
+          else
+            g_string_append_printf (s, "%s %g", opt->key, v);
           break;
         }
     }
@@ -225,7 +228,7 @@ update_rows (CamlModelEditor *self)
     {
       const CamlLayerSpec *spec = layer_at (self, i);
       CamlLayerRow *row = CAML_LAYER_ROW (gtk_list_box_get_row_at_index (self->stack, i));
-      g_autofree char *opts = options_text (spec);
+      g_autofree char *opts = caml_model_editor_options_text (spec);
       caml_layer_row_update (row, i, spec->ops->title, opts, self->shapes->pdata[i],
                              i == self->error_layer ? self->error : NULL);
     }
@@ -780,7 +783,25 @@ on_drag_prepare (GtkDragSource *source, double x, double y, gpointer unused)
   else
     payload = g_strdup_printf ("new:%s", (const char *) g_object_get_data (G_OBJECT (row),
                                                                          "caml-layer"));
+  /* Where the row was grabbed: the drag icon is held there. */
+  g_object_set_data (G_OBJECT (source), "caml-hot-x", GINT_TO_POINTER ((int) x));
+  g_object_set_data (G_OBJECT (source), "caml-hot-y", GINT_TO_POINTER ((int) y));
   return gdk_content_provider_new_typed (G_TYPE_STRING, payload);
+}
+
+/* The row itself is dragged, not the text of the payload ("new:dense"):
+ * drawn live, with an opaque background while it is dragged (a drag
+ * surface without a compositor has no transparency). */
+static void
+on_drag_begin (GtkDragSource *source, GdkDrag *drag, gpointer unused)
+{
+  GtkWidget *row = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source));
+  g_autoptr (GdkPaintable) icon = gtk_widget_paintable_new (row);
+
+  gtk_widget_add_css_class (row, "dragged");
+  gtk_drag_source_set_icon (source, icon,
+                            GPOINTER_TO_INT (g_object_get_data (G_OBJECT (source), "caml-hot-x")),
+                            GPOINTER_TO_INT (g_object_get_data (G_OBJECT (source), "caml-hot-y")));
 }
 
 static gboolean
@@ -821,11 +842,20 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y,
 }
 
 static void
+on_drag_end (GtkDragSource *source, GdkDrag *drag, gboolean delete_data, gpointer unused)
+{
+  gtk_widget_remove_css_class (gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source)),
+                               "dragged");
+}
+
+static void
 add_drag_source (GtkWidget *row)
 {
   GtkDragSource *source = gtk_drag_source_new ();
   gtk_drag_source_set_actions (source, GDK_ACTION_COPY | GDK_ACTION_MOVE);
   g_signal_connect (source, "prepare", G_CALLBACK (on_drag_prepare), NULL);
+  g_signal_connect (source, "drag-begin", G_CALLBACK (on_drag_begin), NULL);
+  g_signal_connect (source, "drag-end", G_CALLBACK (on_drag_end), NULL);
   gtk_widget_add_controller (row, GTK_EVENT_CONTROLLER (source));
 }
 

@@ -68,4 +68,8 @@ gboolean caml_spin_button_is_edited (GtkSpinButton *spin);
 void  caml_spin_button_check_range (GtkSpinButton *spin, const char *name,
                                     CamlSpinReport report, gpointer user_data);
 
+/* A layer's options as its row shows them: "units 5, tanh", "size 2,
+ * stride = size, valid". */
+char       *caml_model_editor_options_text (const CamlLayerSpec *spec);
+
 G_END_DECLS

@@ -9,7 +9,8 @@ enum { OPT_SIZE, OPT_STRIDE, OPT_PADDING };
 
 static const CamlOptionSpec max_pool_options[] = {
   [OPT_SIZE]    = { "size", CAML_OPT_INT, "the window is size×size", 1, 8, 2, NULL },
-  [OPT_STRIDE]  = { "stride", CAML_OPT_INT, "step between windows (0: the size)", 0, 8, 0, NULL },
+  [OPT_STRIDE]  = { "stride", CAML_OPT_INT, "step between windows (0: the size)", 0, 8, 0, NULL,
+                    "size" },
   [OPT_PADDING] = { "padding", CAML_OPT_ENUM,
                     "valid: whole windows only; same: ceil(H / stride) outputs",
                     0, 0, CAML_PADDING_VALID, caml_padding_names },
