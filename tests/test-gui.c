@@ -325,6 +325,22 @@ test_build_off_main_thread (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* A layer row lists its options; an option whose 0 stands for something
+ * says what ("stride = size", not "stride 0"). */
+static void
+test_options_text (void **state)
+{
+  CamlLayerSpec spec = { 0 };
+  spec.ops = caml_layer_lookup ("max_pool");
+  assert_non_null (spec.ops);
+  caml_layer_ops_default_options (spec.ops, spec.opt);
+  g_autofree char *pool = caml_model_editor_options_text (&spec);
+  assert_string_equal (pool, "size 2, stride = size, valid");
+  spec.opt[caml_layer_ops_option_index (spec.ops, "stride")] = 1;
+  g_autofree char *strided = caml_model_editor_options_text (&spec);
+  assert_string_equal (strided, "size 2, stride 1, valid");
+}
+
 /* The mapped item of a popover menu that reads text. */
 static GtkWidget *
 find_menu_item (GtkWidget *root, const char *text)
@@ -1146,7 +1162,9 @@ test_load_weights (void **state)
   assert_true (caml_window_get_jobs_in_flight () > 0);
   assert_true (iterate_until (can_train, win, 30));
   assert_null (caml_window_get_error (win));
+  assert_string_equal (status_text (win), "Loaded the weights from a.weights");
   assert_true (window_weights_equal (win, dir, wa));
+  assert_string_equal (status_text (win), "Saved the weights to out.weights");
   activate (win, "set-lr", g_variant_new_double (0.05));   /* rebuilds the run */
   assert_true (iterate_until (can_train, win, 30));
   assert_true (window_weights_equal (win, dir, wa));
@@ -2496,6 +2514,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
+    cmocka_unit_test (test_options_text),
     cmocka_unit_test (test_build_off_main_thread),
     cmocka_unit_test (test_previous_run),
     cmocka_unit_test (test_focus_after_menu),

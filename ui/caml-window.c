@@ -1136,18 +1136,37 @@ end_notice (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-/* Says something in the status label for NOTICE_MS ("units must be
- * 1…65536: set to 65536"): what the window did with what was typed. */
+/* Says something in the status label for NOTICE_MS: as a warning, what
+ * the window did with what was typed ("units must be 1…65536: set to
+ * 65536"); plainly, that a file was written or read. */
 static void
-show_notice (CamlWindow *self, const char *message)
+show_notice_full (CamlWindow *self, const char *message, gboolean warning)
 {
   g_free (self->notice);
   self->notice = g_strdup (message);
-  gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "warning");
+  if (warning)
+    gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "warning");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "warning");
   g_clear_handle_id (&self->notice_source, g_source_remove);
   self->notice_source = g_timeout_add_full (G_PRIORITY_DEFAULT, NOTICE_MS, end_notice,
                                             g_object_ref (self), g_object_unref);
   update_progress_widgets (self);
+}
+
+static void
+show_notice (CamlWindow *self, const char *message)
+{
+  show_notice_full (self, message, TRUE);
+}
+
+/* "Saved the weights to surface.weights": what, and the file's name. */
+static void
+show_done (CamlWindow *self, const char *what, const char *path)
+{
+  g_autofree char *name = g_path_get_basename (path);
+  g_autofree char *text = g_strdup_printf ("%s %s", what, name);
+  show_notice_full (self, text, FALSE);
 }
 
 static void
@@ -1652,6 +1671,7 @@ job_done (CamlWindow *self, Job *job)
               g_free (self->loaded_weights);
               self->loaded_weights = g_strdup (job->weights);
               install_run (self, g_steal_pointer (&job->run));
+              show_done (self, "Loaded the weights from", job->weights);
             }
         }
       /* else: the run or the weights asked for changed meanwhile (and
@@ -1701,6 +1721,8 @@ job_done (CamlWindow *self, Job *job)
       install_run (self, g_steal_pointer (&job->run));
       if (weights_current && job->weights_error != NULL)
         caml_window_show_error (self, job->weights_error);
+      else if (weights_current)
+        show_done (self, "Loaded the weights from", job->weights);
     }
   else if (job->run == NULL && job->run_error == NULL)
     prepare_run (self);   /* not built yet (the data came first): build it now */
@@ -2808,13 +2830,25 @@ on_open_response (GtkNativeDialog *dialog, int response, gpointer user_data)
   on_save_response (dialog, response, user_data);
 }
 
+/* filter_name and pattern: the files offered first ("Weights (*.weights)",
+ * "*.weights"); all files are the other choice. */
 static void
-ask_open_path (CamlWindow *self, const char *title, PathFunc func)
+ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
+               const char *pattern, PathFunc func)
 {
   GtkFileChooserNative *dialog =
     gtk_file_chooser_native_new (title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
                                  "_Open", "_Cancel");
   SaveRequest *req = g_new0 (SaveRequest, 1);
+  g_autoptr (GtkFileFilter) some = gtk_file_filter_new ();
+  g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (some, filter_name);
+  gtk_file_filter_add_pattern (some, pattern);
+  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), some);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
 
   req->self = g_object_ref (self);
   req->func = func;
@@ -2904,9 +2938,14 @@ on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
   WriteJob *job = g_task_get_task_data (G_TASK (result));
 
   g_atomic_int_add (&jobs_in_flight, -1);
-  if (self->cancellable != NULL && !g_cancellable_is_cancelled (self->cancellable)
-      && job->error != NULL)
-    caml_window_show_error (self, job->error);
+  if (self->cancellable != NULL && !g_cancellable_is_cancelled (self->cancellable))
+    {
+      if (job->error != NULL)
+        caml_window_show_error (self, job->error);
+      else
+        show_done (self, job->kind == WRITE_WEIGHTS ? "Saved the weights to"
+                                                    : "Wrote the words page to", job->path);
+    }
   g_clear_pointer (&job->data, caml_run_data_unref);
   if (job->app != NULL)
     {
@@ -3012,7 +3051,8 @@ caml_window_load_weights (CamlWindow *self, const char *path)
 static void
 action_load_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
-  ask_open_path (CAML_WINDOW (user_data), "Load Weights", load_weights_from);
+  ask_open_path (CAML_WINDOW (user_data), "Load Weights", "Weights (*.weights)", "*.weights",
+                 load_weights_from);
 }
 
 static const GActionEntry win_entries[] = {
