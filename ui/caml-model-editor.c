@@ -248,7 +248,7 @@ update_rows (CamlModelEditor *self)
   else
     {
       g_autofree char *in = caml_shape_to_string (&self->input);
-      g_autofree char *text = g_strdup_printf ("%s → %s, %zu weights", in,
+      g_autofree char *text = g_strdup_printf ("%s → %s, %'zu weights", in,
                                                n > 0 ? (char *) self->shapes->pdata[n - 1] : "",
                                                self->n_weights);
       gtk_label_set_text (self->summary_label, text);

@@ -1114,7 +1114,7 @@ update_progress_widgets (CamlWindow *self)
                               p->last_row.test_metric, elapsed,
                               p->seconds > 0 ? p->step / p->seconds : 0.0);
   else
-    status = g_strdup_printf ("%zu weights", caml_run_get_n_weights (self->run));
+    status = g_strdup_printf ("%'zu weights", caml_run_get_n_weights (self->run));
   if (self->weights_loading)
     {
       g_free (status);
