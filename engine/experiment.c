@@ -1928,6 +1928,7 @@ caml_experiment_build_model_for (const CamlExperiment *exp, const CamlDataset *t
   CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, error);
   if (model == NULL)
     return NULL;
+  caml_model_set_vocab (model, train->vocab);
 
   gboolean wants = FALSE;
   for (int i = 0; i < model->n_layers; i++)

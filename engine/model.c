@@ -232,7 +232,17 @@ caml_model_free (CamlModel *model)
   g_free (model->touched_mark);
   g_free (model->w);
   g_free (model->dw);
+  caml_vocab_unref (model->vocab);
   g_free (model);
+}
+
+void
+caml_model_set_vocab (CamlModel *model, CamlVocab *vocab)
+{
+  if (vocab != NULL)
+    caml_vocab_ref (vocab);
+  caml_vocab_unref (model->vocab);
+  model->vocab = vocab;
 }
 
 const CamlShape *

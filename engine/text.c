@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "caml.h"
+#define XXH_STATIC_LINKING_ONLY   /* XXH64_state_t on the stack */
+#include <xxhash.h>
 
 /* ------------------------------------------------------------- tokenizer */
 
@@ -268,4 +270,17 @@ caml_vocab_count (const CamlVocab *vocab, int id)
 {
   g_return_val_if_fail (id >= 0 && (guint) id < vocab->counts->len, 0);
   return g_array_index (vocab->counts, gint64, id);
+}
+
+guint64
+caml_vocab_fingerprint (const CamlVocab *vocab)
+{
+  XXH64_state_t hash;
+  XXH64_reset (&hash, 0);
+  for (guint id = 0; id < vocab->words->len; id++)
+    {
+      const char *word = g_ptr_array_index (vocab->words, id);
+      XXH64_update (&hash, word, strlen (word) + 1);   /* with its NUL: "ab" "c" ≠ "a" "bc" */
+    }
+  return XXH64_digest (&hash);
 }

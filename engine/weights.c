@@ -3,7 +3,9 @@
  * Little-endian throughout:
  *
  *   8 bytes   magic CAML_WEIGHTS_MAGIC ("CAMLWGT1")
- *   u32       version (CAML_WEIGHTS_VERSION)
+ *   u32       version (CAML_WEIGHTS_VERSION, 2)
+ *   u32       vocabulary word count V (0: the model has no vocabulary)
+ *   u64       caml_vocab_fingerprint of that vocabulary (0 when V is 0)
  *   u32       layer count L
  *   L times:  u16 name length, the name (ops->name, no NUL),
  *             u64 parameter count of the layer (sum over its params)
@@ -11,11 +13,17 @@
  *   F floats  the parameter block model->w, IEEE-754 binary32
  *   32 bytes  SHA-256 of every byte before it
  *
+ * Version 1 is the same without the two vocabulary fields; it still loads,
+ * unchecked against the model's vocabulary.
+ *
  * Writing builds the whole file in memory and replaces the target atomically
  * (caml_file_replace: temporary file, fsync, rename). Reading checks everything — the magic, the
- * version, every length against the bytes left, the checksum, the layer
- * table against the model, and that every value is finite — before one
- * memcpy into model->w, so a file that fails leaves the model as it was. */
+ * version, every length against the bytes left, the checksum, the vocabulary
+ * and the layer table against the model, and that every value is finite —
+ * before one memcpy into model->w, so a file that fails leaves the model as
+ * it was. A word table's rows are indexed by token id, so weights trained on
+ * another vocabulary of the same size would fit every layer and load; the
+ * fingerprint is what tells. */
 #include <string.h>
 
 #include "caml.h"
@@ -77,6 +85,8 @@ caml_weights_save (const CamlModel *model, const char *path, GError **error)
 
   g_byte_array_append (b, (const guint8 *) CAML_WEIGHTS_MAGIC, MAGIC_LEN);
   put_u32 (b, CAML_WEIGHTS_VERSION);
+  put_u32 (b, model->vocab != NULL ? (guint32) caml_vocab_size (model->vocab) : 0);
+  put_u64 (b, model->vocab != NULL ? caml_vocab_fingerprint (model->vocab) : 0);
   put_u32 (b, (guint32) model->n_layers);
   for (int i = 0; i < model->n_layers; i++)
     {
@@ -109,6 +119,11 @@ typedef struct {
   gsize         pos;
   const char   *source;
   GError      **error;
+  /* from the header */
+  guint32       version;
+  gsize         vocab_at;      /* where the vocabulary fields start (version 2) */
+  guint32       vocab_words;   /* 0: none recorded (or a version-1 file) */
+  guint64       vocab_fingerprint;
 } Reader;
 
 /* The next n bytes, or NULL with a "truncated" error naming `what`. */
@@ -175,7 +190,7 @@ escape_bytes (const guint8 *p, gsize n)
   return g_string_free (s, FALSE);
 }
 
-/* Magic and version. */
+/* Magic, version and (from version 2) the vocabulary's fingerprint. */
 static gboolean
 read_header (Reader *r)
 {
@@ -192,19 +207,68 @@ read_header (Reader *r)
   if (take (r, MAGIC_LEN, "the magic number") == NULL)
     return FALSE;
 
-  guint32 version;
   gsize at = r->pos;
-  if (!take_u32 (r, "the version", &version))
+  if (!take_u32 (r, "the version", &r->version))
     return FALSE;
-  if (version != CAML_WEIGHTS_VERSION)
+  if (r->version < 1 || r->version > CAML_WEIGHTS_VERSION)
     {
       g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
                    "%s: byte %" G_GSIZE_FORMAT ": weights file version %u is not "
-                   "supported (this build reads version %d)", r->source, at, version,
-                   CAML_WEIGHTS_VERSION);
+                   "supported (this build reads versions 1…%d)", r->source, at,
+                   r->version, CAML_WEIGHTS_VERSION);
       return FALSE;
     }
+  r->vocab_at = r->pos;
+  r->vocab_words = 0;
+  r->vocab_fingerprint = 0;
+  if (r->version >= 2
+      && (!take_u32 (r, "the vocabulary's word count", &r->vocab_words)
+          || !take_u64 (r, "the vocabulary's fingerprint", &r->vocab_fingerprint)))
+    return FALSE;
   return TRUE;
+}
+
+/* n with thousands separators: "91,897". */
+static char *
+group_digits (guint64 n)
+{
+  char digits[24];
+  int len = g_snprintf (digits, sizeof digits, "%" G_GUINT64_FORMAT, n);
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < len; i++)
+    {
+      if (i > 0 && (len - i) % 3 == 0)
+        g_string_append_c (s, ',');
+      g_string_append_c (s, digits[i]);
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* The file's vocabulary is the model's, when both have one: the same words
+ * in the same order, so row i of every word table still belongs to word i. */
+static gboolean
+check_vocab (Reader *r, const CamlModel *model)
+{
+  if (r->vocab_words == 0 || model->vocab == NULL)
+    return TRUE;
+  guint64 words = (guint64) caml_vocab_size (model->vocab);
+  guint64 fingerprint = caml_vocab_fingerprint (model->vocab);
+  if (words == r->vocab_words && fingerprint == r->vocab_fingerprint)
+    return TRUE;
+
+  g_autofree char *was = group_digits (r->vocab_words);
+  g_autofree char *now = group_digits (words);
+  g_autofree char *how = words == r->vocab_words
+                         ? g_strdup_printf (" with a different fingerprint (%016"
+                                            G_GINT64_MODIFIER "x)", fingerprint)
+                         : g_strdup ("");
+  g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+               "%s: byte %" G_GSIZE_FORMAT ": these weights were trained on a vocabulary "
+               "of %s words with fingerprint %016" G_GINT64_MODIFIER "x; the data now "
+               "gives %s words%s — the training text or the data settings changed, and "
+               "the rows of the word tables would belong to other words",
+               r->source, r->vocab_at, was, r->vocab_fingerprint, now, how);
+  return FALSE;
 }
 
 /* The layer table and the float count. With a model, each entry is compared
@@ -380,9 +444,12 @@ caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
       return FALSE;
     }
 
-  /* 3. … and only then whether it fits this model, values included. */
+  /* 3. … and only then whether it fits this model: the vocabulary first
+   * (another one of another size would read as a layer of another size),
+   * the layers, the values. */
   r.pos = 0;
-  if (!read_header (&r) || !read_body (&r, model, &floats, &n_floats)
+  if (!read_header (&r) || !check_vocab (&r, model)
+      || !read_body (&r, model, &floats, &n_floats)
       || !check_finite (&r, model, floats))
     return FALSE;
 

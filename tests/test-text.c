@@ -77,6 +77,40 @@ test_vocab (void **state)
   caml_vocab_unref (r);
 }
 
+/* The fingerprint weights files record: XXH64 of the words in id order,
+ * each with its NUL — a fixed value (files on disk depend on it), the order
+ * and the word boundaries count, the occurrence counts do not. */
+static void
+test_vocab_fingerprint (void **state)
+{
+  (void) state;
+  CamlVocab *v = caml_vocab_new ();
+  assert_true (caml_vocab_fingerprint (v) == G_GUINT64_CONSTANT (0xef46db3751d8e999));
+  caml_vocab_add (v, "the", 1);
+  caml_vocab_add (v, "cat", 1);
+  guint64 the_cat = caml_vocab_fingerprint (v);
+  assert_true (the_cat == G_GUINT64_CONSTANT (0xa941260216648e57));   /* "the\0cat\0" */
+  caml_vocab_add (v, "the", 40);
+  assert_true (caml_vocab_fingerprint (v) == the_cat);
+
+  CamlVocab *swapped = caml_vocab_new ();
+  caml_vocab_add (swapped, "cat", 1);
+  caml_vocab_add (swapped, "the", 1);
+  assert_true (caml_vocab_fingerprint (swapped) != the_cat);
+
+  CamlVocab *a = caml_vocab_new (), *b = caml_vocab_new ();
+  caml_vocab_add (a, "ab", 1);
+  caml_vocab_add (a, "c", 1);
+  caml_vocab_add (b, "a", 1);
+  caml_vocab_add (b, "bc", 1);
+  assert_true (caml_vocab_fingerprint (a) != caml_vocab_fingerprint (b));
+
+  caml_vocab_unref (v);
+  caml_vocab_unref (swapped);
+  caml_vocab_unref (a);
+  caml_vocab_unref (b);
+}
+
 /* ----------------------------------------------------- labelled text files */
 
 static CamlDataset *
@@ -328,6 +362,7 @@ main (void)
     cmocka_unit_test (test_tokenize_rules),
     cmocka_unit_test (test_tokenize_length),
     cmocka_unit_test (test_vocab),
+    cmocka_unit_test (test_vocab_fingerprint),
     cmocka_unit_test (test_tsv),
     cmocka_unit_test (test_tsv_errors),
     cmocka_unit_test (test_tsv_bom),

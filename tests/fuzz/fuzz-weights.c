@@ -1,5 +1,7 @@
 /* fuzz-weights.c — weights files (caml_weights_load_data) into a fixed
- * model (CA-NN, CA-RES, dense).
+ * model (CA-NN, CA-RES, dense) with a fixed vocabulary (good film bad, the
+ * words of corpus/weights/sealed-vocab), so a file's vocabulary fields are
+ * checked against it too.
  *
  * Input: one mode byte, then the file. With the mode's low bit set the file
  * gets a valid SHA-256 appended, so the fuzzer also reaches what lies behind
@@ -27,6 +29,12 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   model = caml_experiment_build_model (exp, &input, &error);
   FUZZ_CHECK (model != NULL, "%s", error->message);
   caml_experiment_free (exp);
+  CamlVocab *vocab = caml_vocab_new ();
+  caml_vocab_add (vocab, "good", 1);
+  caml_vocab_add (vocab, "film", 2);
+  caml_vocab_add (vocab, "bad", 1);
+  caml_model_set_vocab (model, vocab);
+  caml_vocab_unref (vocab);
   pristine = g_memdup2 (model->w, model->n_weights * sizeof (float));
   return 0;
 }

@@ -73,24 +73,59 @@ write('experiment', 'bad-u-escape', b'{"n\\udca"\\udc:{"}')
 model = [{'layer': 'ca_nn', 'units': 3},
          {'layer': 'ca_res', 'units': 3, 'sublayers': 1},
          {'layer': 'dense', 'units': 1}]  # the model of fuzz-weights.c
+
+
+def trained(data, layers, tmp, extra=None):
+    """The model.weights `caml train` writes for a one-step run."""
+    exp = os.path.join(tmp, 'w.json')
+    doc = {'data': data, 'model': layers, 'training': {'steps': 1, 'eval_every': 1}}
+    doc.update(extra or {})
+    with open(exp, 'w') as f:
+        json.dump(doc, f)
+    out = os.path.join(tmp, 'out')
+    subprocess.run([CAML, 'train', exp, '--out', out, '-q'], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(os.path.join(out, 'model.weights'), 'rb') as f:
+        return f.read()
+
+
+def sealed(body):
+    return b'\1' + body
+
+
+def version_1(body):
+    """A version-2 body as version 1 wrote it: no vocabulary fields."""
+    return body[:8] + struct.pack('<I', 1) + body[24:]
+
+
 tmp = tempfile.mkdtemp()
 try:
-    exp = os.path.join(tmp, 'w.json')
-    with open(exp, 'w') as f:
-        json.dump({'data': {'builtin': 'xor'}, 'model': model,
-                   'training': {'steps': 1, 'eval_every': 1}}, f)
-    subprocess.run([CAML, 'train', exp, '--out', tmp, '-q'], check=True,
-                   stdout=subprocess.DEVNULL)
-    with open(os.path.join(tmp, 'model.weights'), 'rb') as f:
-        good = f.read()
+    good = trained({'builtin': 'xor'}, model, tmp)
+    # The vocabulary fields of a text run on the fuzz model's words (good film bad).
+    tsv = os.path.join(tmp, 'words.tsv')
+    with open(tsv, 'w') as f:
+        f.write('good film\t1\nbad film\t0\n')
+    text = trained({'text': {'train': tsv, 'test': tsv}},
+                   [{'layer': 'average', 'dim': 2}, {'layer': 'dense', 'units': 2}], tmp,
+                   {'loss': 'softmax_cross_entropy'})
 finally:
     shutil.rmtree(tmp)
 body = good[:-32]
+vocab = text[12:24]
+assert struct.unpack('<I', vocab[:4])[0] == 3
 write('weights', 'whole', b'\0' + good)
-write('weights', 'sealed', b'\1' + body)
+write('weights', 'sealed', sealed(body))
 write('weights', 'truncated', b'\0' + good[:len(good) // 2])
 write('weights', 'bad-checksum', b'\0' + good[:-1] + bytes([good[-1] ^ 1]))
 # Sealed (valid checksum) but not this model: layer 0 named dense, 2 layers.
-write('weights', 'sealed-other-layer', b'\1' + body.replace(b'ca_nn', b'dense'))
-write('weights', 'sealed-two-layers', b'\1' + body[:12] + struct.pack('<I', 2) + body[16:])
+write('weights', 'sealed-other-layer', sealed(body.replace(b'ca_nn', b'dense')))
+write('weights', 'sealed-two-layers', sealed(body[:24] + struct.pack('<I', 2) + body[28:]))
+# The model's vocabulary, and another of the same size.
+write('weights', 'sealed-vocab', sealed(body[:12] + vocab + body[24:]))
+other = vocab[:4] + bytes([vocab[4] ^ 1]) + vocab[5:]
+write('weights', 'sealed-other-vocab', sealed(body[:12] + other + body[24:]))
+# Version 1: no vocabulary fields.
+v1 = version_1(body)
+write('weights', 'version-1', b'\0' + v1 + hashlib.sha256(v1).digest())
+write('weights', 'sealed-version-1', sealed(v1))
 write('weights', 'html', b'\0<!DOCTYPE html><html></html>')
