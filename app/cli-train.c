@@ -689,8 +689,14 @@ caml_cli_eval (int argc, char **argv)
                                             exp->name ? exp->name : "experiment", exp->seed);
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       /* the layers only: every weight comes from the file (no word vectors to read) */
-      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error))
-      || !caml_weights_load (model, weights, &error))
+      || !(model = caml_experiment_build_model (exp, &train->x_shape, &error)))
+    {
+      g_printerr ("caml eval: %s\n", error->message);
+      goto out;
+    }
+  /* … with the vocabulary, so weights trained on other words are refused */
+  caml_model_set_vocab (model, train->vocab);
+  if (!caml_weights_load (model, weights, &error))
     {
       g_printerr ("caml eval: %s\n", error->message);
       goto out;

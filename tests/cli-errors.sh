@@ -78,6 +78,20 @@ J
 expect 1 "sample 2 has the target 2, which is not a class of the model's outputs" \
   "$caml" train classes.json -o t2 -q
 
+# Weights trained on other words are refused by eval, even when the
+# vocabulary has the same size (every layer then fits).
+printf 'good film\t1\nbad film\t0\n' >words.tsv
+cat >words.json <<'J'
+{"data": {"text": {"train": "words.tsv", "test": "words.tsv"}},
+ "model": [{"layer": "average", "dim": 4}, {"layer": "dense", "units": 2}],
+ "loss": "softmax_cross_entropy", "training": {"steps": 5}}
+J
+expect 0 '' "$caml" train words.json -o w -q
+expect 0 '' "$caml" eval words.json -w w/model.weights
+printf 'fine film\t1\nbad film\t0\n' >words.tsv
+expect 1 '^caml eval: w/model.weights: byte 12: these weights were trained on a vocabulary of 3 words with fingerprint [0-9a-f]{16}; the data now gives 3 words with a different fingerprint \([0-9a-f]{16}\) — the training text or the data settings changed' \
+  "$caml" eval words.json -w w/model.weights
+
 # A loss that blows up while staying finite is a divergence: exit 1, the
 # message says so, and the results (weights first) are written.
 cat >blowup.json <<'J'
