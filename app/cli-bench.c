@@ -326,8 +326,10 @@ caml_cli_bench (int argc, char **argv)
                   warmup, steps, MAX_STEPS);
       return 2;
     }
+  g_autofree char *source = NULL;
   CamlExperiment *exp = caml_cli_load_experiment ("bench", args ? preset : preset ? preset
-                                                  : "mnist-ca-cnn-nopool", args, &error);
+                                                  : "mnist-ca-cnn-nopool", args, &source,
+                                                  &error);
   if (exp == NULL)
     {
       g_printerr ("caml bench: %s\n", error->message);
@@ -362,6 +364,7 @@ caml_cli_bench (int argc, char **argv)
           /* Only the builtin image sets may not have been fetched yet. */
           if (exp->data.kind != CAML_DATA_MNIST && exp->data.kind != CAML_DATA_FASHION_MNIST)
             {
+              caml_cli_name_experiment (&error, source);
               g_printerr ("caml bench: %s\n", error->message);
               goto out;
             }
@@ -381,6 +384,7 @@ caml_cli_bench (int argc, char **argv)
   model = caml_experiment_build_model_for (exp, train, &error);
   if (model == NULL)
     {
+      caml_cli_name_experiment (&error, source);
       g_printerr ("caml bench: %s\n", error->message);
       goto out;
     }
@@ -390,6 +394,7 @@ caml_cli_bench (int argc, char **argv)
   caml_trainer_set_progress_func (trainer, on_progress, &clock, 1);
   if (!caml_trainer_start (trainer, FALSE, &error))
     {
+      caml_cli_name_experiment (&error, source);
       g_printerr ("caml bench: %s\n", error->message);
       goto out;
     }

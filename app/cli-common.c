@@ -10,7 +10,7 @@
 
 CamlExperiment *
 caml_cli_load_experiment (const char *command, const char *preset, char **args,
-                          GError **error)
+                          char **source, GError **error)
 {
   int n_args = args ? (int) g_strv_length (args) : 0;
   if ((preset != NULL) == (n_args == 1) || n_args > 1)
@@ -20,8 +20,20 @@ caml_cli_load_experiment (const char *command, const char *preset, char **args,
                    "(see `caml %s --help`)", command);
       return NULL;
     }
-  return preset ? caml_presets_load (preset, error)
-                : caml_experiment_load_file (args[0], error);
+  CamlExperiment *exp = preset ? caml_presets_load (preset, error)
+                                : caml_experiment_load_file (args[0], error);
+  if (exp != NULL && source != NULL)
+    *source = preset ? g_strdup_printf ("preset %s", preset) : g_strdup (args[0]);
+  return exp;
+}
+
+void
+caml_cli_name_experiment (GError **error, const char *source)
+{
+  if (error == NULL || *error == NULL || (*error)->domain != CAML_ERROR
+      || !((*error)->code == CAML_ERROR_INVALID || (*error)->code == CAML_ERROR_SHAPE))
+    return;
+  g_prefix_error (error, "%s: ", source);
 }
 
 gboolean

@@ -6,9 +6,20 @@
 #include "caml.h"
 
 /* From --preset NAME or exactly one FILE.json in args. Neither or both is a
- * usage error: G_OPTION_ERROR (exit status 2). */
+ * usage error: G_OPTION_ERROR (exit status 2). *source (if source is not
+ * NULL; free it) gets what names the experiment in messages, as its parse
+ * errors name it: the file's path or "preset NAME". */
 CamlExperiment *caml_cli_load_experiment (const char *command, const char *preset,
-                                          char **args, GError **error);
+                                          char **args, char **source, GError **error);
+/* Names the experiment (source, from caml_cli_load_experiment) in an error
+ * about what it describes — building its data sets and its model, starting
+ * its run: a layer that does not fit ("exp.json: layer 1 (conv2d), input
+ * shape (4): …"; the index is the one in the file's "model" array), a data
+ * setting, targets its loss cannot take (CAML_ERROR_INVALID and
+ * CAML_ERROR_SHAPE). Errors about a file the experiment names — a data set,
+ * word vectors (CAML_ERROR_IO, CAML_ERROR_PARSE) — start with that file
+ * already and are left as they are, as is any other error. */
+void caml_cli_name_experiment (GError **error, const char *source);
 /* error is a usage error (exit status 2) rather than a failure (1). */
 gboolean caml_cli_is_usage_error (const GError *error);
 /* Creates dir (and its parents) and checks that files can be created in it. */
@@ -24,12 +35,13 @@ gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
 
 /* Loads the data, builds the model, trains with progress and writes every
  * result into out_dir (see `caml train --help`). Returns an exit status;
- * problems go to stderr, and when the status is not 0 and failure is not
+ * problems go to stderr (those of building and starting named by source,
+ * caml_cli_name_experiment), and when the status is not 0 and failure is not
  * NULL, *failure (free it) is the first of them (NULL when there was none,
  * as for an interrupted run). */
-int caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *out_dir,
-                             const char *sigma_steps, gboolean quiet, gboolean plain,
-                             char **failure);
+int caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *source,
+                             const char *out_dir, const char *sigma_steps, gboolean quiet,
+                             gboolean plain, char **failure);
 
 /* key: value in a JSON object being built; JSON has no inf or nan, so a
  * figure that is not finite (not measured) is null. */

@@ -383,7 +383,8 @@ caml_cli_sweep (int argc, char **argv)
       g_printerr ("caml sweep: give one or two --grid KEY=V1,V2,…\n");
       return 2;
     }
-  CamlExperiment *exp = caml_cli_load_experiment ("sweep", preset, args, &error);
+  g_autofree char *source = NULL;
+  CamlExperiment *exp = caml_cli_load_experiment ("sweep", preset, args, &source, &error);
   if (exp == NULL)
     {
       g_printerr ("caml sweep: %s\n", error->message);
@@ -463,8 +464,8 @@ caml_cli_sweep (int argc, char **argv)
           Result r = { { index[0], index[1] }, base };
           if (remove_old_summary (dir, &error))
             {
-              r.status = caml_cli_run_experiment (which, preset, dir, "last", TRUE, TRUE,
-                                                  &r.error);
+              r.status = caml_cli_run_experiment (which, preset, source, dir, "last", TRUE,
+                                                  TRUE, &r.error);
               read_summary (dir, &classification, &r);
             }
           else

@@ -292,8 +292,8 @@ kept (Problems *problems, gboolean ok, GError **error)
 /* Trains model in a background thread while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
-run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
-                CamlModel *model, const CamlDataset *train, const CamlDataset *test,
+run_and_report (CamlExperiment *exp, const char *preset, const char *source,
+                const char *out_dir, CamlModel *model, const CamlDataset *train, const CamlDataset *test,
                 long *sigma_steps, int n_sigma_steps, gboolean quiet, gboolean plain,
                 Problems *problems)
 {
@@ -325,6 +325,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
     }
   if (!caml_trainer_start (trainer, FALSE, &error))
     {
+      caml_cli_name_experiment (&error, source);
       problem (problems, error->message);
       caml_trainer_free (trainer);
       g_main_loop_unref (run.loop);
@@ -462,9 +463,9 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *out_dir,
 }
 
 int
-caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *out_dir,
-                         const char *sigma_steps, gboolean quiet, gboolean plain,
-                         char **failure)
+caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *source,
+                         const char *out_dir, const char *sigma_steps, gboolean quiet,
+                         gboolean plain, char **failure)
 {
   g_autoptr (GError) error = NULL;
   Problems problems = { NULL };
@@ -482,12 +483,16 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *ou
     }
   int status = 1;
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
-      || !(model = caml_experiment_build_model_for (exp, train, &error))
-      || !caml_cli_ensure_dir (out_dir, &error))
+      || !(model = caml_experiment_build_model_for (exp, train, &error)))
+    {
+      caml_cli_name_experiment (&error, source);
+      problem (&problems, error->message);
+    }
+  else if (!caml_cli_ensure_dir (out_dir, &error))
     problem (&problems, error->message);
   else
-    status = run_and_report (exp, preset, out_dir, model, train, test, steps, n_steps,
-                             quiet, plain, &problems);
+    status = run_and_report (exp, preset, source, out_dir, model, train, test, steps,
+                             n_steps, quiet, plain, &problems);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);
@@ -593,7 +598,8 @@ caml_cli_train (int argc, char **argv)
       return 2;
     }
 
-  CamlExperiment *exp = caml_cli_load_experiment ("train", preset, args, &error);
+  g_autofree char *source = NULL;
+  CamlExperiment *exp = caml_cli_load_experiment ("train", preset, args, &source, &error);
   if (exp == NULL)
     {
       g_printerr ("caml train: %s\n", error->message);
@@ -617,7 +623,7 @@ caml_cli_train (int argc, char **argv)
       out_dir = g_strdup_printf ("runs/%s-seed%" G_GUINT64_FORMAT, name, exp->seed);
     }
 
-  int status = caml_cli_run_experiment (exp, preset, out_dir,
+  int status = caml_cli_run_experiment (exp, preset, source, out_dir,
                                         sigma_steps ? sigma_steps : "1000,last", quiet, plain,
                                         NULL);
   caml_experiment_free (exp);
@@ -670,7 +676,8 @@ caml_cli_eval (int argc, char **argv)
       g_printerr ("caml eval: --seed must be ≥ 0\n");
       return 2;
     }
-  CamlExperiment *exp = caml_cli_load_experiment ("eval", preset, args, &error);
+  g_autofree char *source = NULL;
+  CamlExperiment *exp = caml_cli_load_experiment ("eval", preset, args, &source, &error);
   if (exp == NULL)
     {
       g_printerr ("caml eval: %s\n", error->message);
@@ -691,6 +698,7 @@ caml_cli_eval (int argc, char **argv)
       /* the layers only: every weight comes from the file (no word vectors to read) */
       || !(model = caml_experiment_build_model (exp, &train->x_shape, &error)))
     {
+      caml_cli_name_experiment (&error, source);
       g_printerr ("caml eval: %s\n", error->message);
       goto out;
     }

@@ -75,8 +75,37 @@ cat >classes.json <<'J'
  "model": [{"layer": "average", "dim": 4}, {"layer": "dense", "units": 2}],
  "loss": "softmax_cross_entropy", "training": {"steps": 10}}
 J
-expect 1 "sample 2 has the target 2, which is not a class of the model's outputs" \
+expect 1 "^caml train: classes.json: the training set's sample 2 has the target 2, which is not a class of the model's outputs" \
   "$caml" train classes.json -o t2 -q
+
+# A model that cannot be built: every command names the experiment file, then
+# the layer by its index in "model"; a preset is named as such. Errors of a
+# file the experiment names (a data set) name that file instead.
+cat >shape.json <<'J'
+{"data": {"builtin": "surface"},
+ "model": [{"layer": "dense", "units": 4}, {"layer": "conv2d"}, {"layer": "dense", "units": 1}],
+ "training": {"steps": 10}}
+J
+conv='layer 1 \(conv2d\), input shape \(4\): conv2d needs an image input \(C, H, W\), got the flat shape \(4\)'
+expect 1 "^caml train: shape.json: $conv" "$caml" train shape.json -o s1 -q
+[ ! -e s1 ] || { echo "FAIL: a model that cannot be built left the output directory"; exit 1; }
+expect 1 "^caml eval: shape.json: $conv" "$caml" eval shape.json -w none
+expect 1 "^caml bench: shape.json: $conv" "$caml" bench shape.json
+expect 1 "^caml sweep: shape.json: $conv" "$caml" sweep shape.json --grid 2.units=1,2 \
+  --no-baseline -o s2
+cat >tokens.json <<'J'
+{"data": {"builtin": "xor"}, "model": [{"layer": "embedding", "dim": 4}, {"layer": "mean_pool"},
+ {"layer": "dense", "units": 1}]}
+J
+expect 1 '^caml train: tokens.json: layer 0 \(embedding\) takes token ids, but its input is \(2\)' \
+  "$caml" train tokens.json -o s1 -q
+expect 1 '^caml train: preset xor-ca-nn: data.validation_fraction: xor data has no validation split' \
+  "$caml" train --preset xor-ca-nn -V 0.1 -o s3 -q
+cat >missing.json <<'J'
+{"data": {"text": {"train": "missing.tsv", "test": "missing.tsv"}},
+ "model": [{"layer": "average", "dim": 4}, {"layer": "dense", "units": 2}]}
+J
+expect 1 '^caml train: /[^ ]*/missing.tsv: no such file' "$caml" train missing.json -o s4 -q
 
 # Weights trained on other words are refused by eval, even when the
 # vocabulary has the same size (every layer then fits).

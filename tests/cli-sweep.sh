@@ -62,9 +62,9 @@ status=0
 [ $status -eq 1 ] || { echo "4 failed runs: exit status $status, not 1"; cat "$dir/out" "$dir/err"; exit 1; }
 grep -q "^caml sweep: 4 of 4 runs failed (1.units=2 context-aware, 1.units=2 baseline, 1.units=3 context-aware, 1.units=3 baseline)" "$dir/err" \
   || { echo "no count of the failed runs"; cat "$dir/err"; exit 1; }
-[ "$(grep -c ",failed,the training set has targets of width 1 but the model's . outputs" "$dir/fail/sweep.csv")" -eq 4 ] \
+[ "$(grep -c ",failed,preset surface-ca-nn-1: the training set has targets of width 1 but the model's . outputs" "$dir/fail/sweep.csv")" -eq 4 ] \
   || { echo "sweep.csv does not mark the 4 failed runs with their message"; cat "$dir/fail/sweep.csv"; exit 1; }
-[ "$(grep -c '| failed: the training set has targets of width 1' "$dir/fail/sweep.md")" -eq 4 ] \
+[ "$(grep -c '| failed: preset surface-ca-nn-1: the training set has targets of width 1' "$dir/fail/sweep.md")" -eq 4 ] \
   || { echo "sweep.md does not mark the 4 failed runs"; cat "$dir/fail/sweep.md"; exit 1; }
 
 # A run that diverges wrote its error into summary.json: sweep.csv gives it.
