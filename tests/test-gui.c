@@ -1016,6 +1016,22 @@ test_words (void **state)
   assert_non_null (strstr (html, bad_row));   /* the same χ̃ as the bars */
   g_unlink (page_path);
 
+  /* Saved weights record the vocabulary their word rows belong to (its
+   * size at byte 12, after the magic and the version). */
+  g_autofree char *weights_path = g_build_filename (dir, "words.weights", NULL);
+  caml_window_save_weights (win, weights_path);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  g_autofree char *bytes = NULL;
+  gsize n_bytes = 0;
+  assert_true (g_file_get_contents (weights_path, &bytes, &n_bytes, NULL));
+  assert_true (n_bytes > 24);
+  guint32 version = 0, vocab_words = 0;
+  memcpy (&version, bytes + 8, 4);
+  memcpy (&vocab_words, bytes + 12, 4);
+  assert_int_equal (GUINT32_FROM_LE (version), 2);
+  assert_true (GUINT32_FROM_LE (vocab_words) > 0);
+  g_unlink (weights_path);
+
   /* A text model: its first page shows the test accuracy, and only the
    * plots it has can be exported. */
   GtkWidget *main_toggle = template_child (win, "main_toggle");

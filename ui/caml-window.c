@@ -2894,6 +2894,8 @@ write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   /* The layers only: the weights are the run's (no word vectors to read). */
   CamlModel *model = caml_experiment_build_model (job->exp, &job->data->train->x_shape, &error);
   gboolean ok = model != NULL;
+  if (ok)
+    caml_model_set_vocab (model, job->data->train->vocab);   /* recorded in the weights file */
   if (ok && model->n_weights != job->n_weights)
     {
       g_set_error (&error, CAML_ERROR, CAML_ERROR_INVALID,
