@@ -437,6 +437,13 @@ caml_cli_sweep (int argc, char **argv)
       g_autofree char *name = caml_cli_safe_name (exp->name);
       out_dir = g_strdup_printf ("runs/sweep-%s", name);
     }
+  /* The tables go there even when every run fails before writing anything. */
+  if (!caml_cli_ensure_dir (out_dir, &error))
+    {
+      g_printerr ("caml sweep: %s\n", error->message);
+      status = 1;
+      goto out;
+    }
 
   int n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1);
   GArray *results = g_array_new (FALSE, TRUE, sizeof (Result));

@@ -67,6 +67,24 @@ grep -q "^caml sweep: 4 of 4 runs failed (1.units=2 context-aware, 1.units=2 bas
 [ "$(grep -c '| failed: preset surface-ca-nn-1: the training set has targets of width 1' "$dir/fail/sweep.md")" -eq 4 ] \
   || { echo "sweep.md does not mark the 4 failed runs"; cat "$dir/fail/sweep.md"; exit 1; }
 
+# Every run failing while its model is built (no run directory made): the
+# tables are written all the same (the output directory did not exist).
+cat >"$dir/embedding.json" <<'J'
+{
+  "name": "xor-embedding",
+  "data": { "builtin": "xor" },
+  "model": [ { "layer": "embedding", "dim": 2 }, { "layer": "ca_nn", "units": 1, "activation": "tanh" } ],
+  "loss": "mse",
+  "optimizer": { "type": "sgd", "lr": 0.1, "momentum": 0 },
+  "training": { "steps": 20, "batch_size": 0, "eval_every": 5 }
+}
+J
+status=0
+"$caml" sweep "$dir/embedding.json" --grid 1.units=1 -o "$dir/unbuilt" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "unbuildable runs: exit status $status, not 1"; cat "$dir/out" "$dir/err"; exit 1; }
+[ "$(grep -c ',failed,".*embedding.json: layer 0 (embedding) takes token ids' "$dir/unbuilt/sweep.csv")" -eq 2 ] \
+  || { echo "sweep.csv missing or without the 2 failed runs"; cat "$dir/err"; ls -R "$dir/unbuilt"; exit 1; }
+
 # A run that diverges wrote its error into summary.json: sweep.csv gives it.
 cat >"$dir/diverge.json" <<'J'
 {
