@@ -828,6 +828,12 @@ void     caml_trainer_free (CamlTrainer *trainer);   /* stops and joins */
 void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
                                          gpointer user_data, int every);
 /* Start the thread. With start_paused the thread waits for resume/step.
+ * Before the weights leave the loop — at the end, on a stop or a pause, for
+ * an evaluation or a caml_trainer_with_model closure — the latest update is
+ * checked by the loss its weights give on its batch, as the next step would
+ * check it: a stopped, paused or finished run never holds weights from an
+ * update that diverged; such a run ends FAILED, rolled back (only the
+ * progress function, after every step, may see an unchecked update).
  * A trainer runs once — except after a divergence (FAILED): started again, it
  * continues from the rolled-back step with the current settings, e.g. after
  * caml_trainer_set_lr with a lower rate (the optimizer's momentum and
@@ -838,7 +844,8 @@ void     caml_trainer_pause (CamlTrainer *trainer);
 void     caml_trainer_resume (CamlTrainer *trainer);
 /* While paused: run exactly one step, then pause again. */
 void     caml_trainer_step (CamlTrainer *trainer);
-/* Ask the thread to stop after the current batch; returns at once. */
+/* Ask the thread to stop after the current batch; returns at once. The run
+ * ends STOPPED, or FAILED when that batch's update diverged (see above). */
 void     caml_trainer_stop (CamlTrainer *trainer);
 /* Wait for the thread to end. Returns the final state. */
 CamlTrainerState caml_trainer_join (CamlTrainer *trainer);

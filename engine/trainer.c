@@ -28,6 +28,17 @@
  * produced). `backup` holds the weights before the latest update for this;
  * the step count, losses and rows are cut back with them, so a FAILED
  * trainer can be started again (with a lower learning rate) from there.
+ *
+ * An update's weights are checked by the next step's loss. Weights that leave
+ * the loop before a next step — the end of the run, a stop, a pause (after a
+ * single step too), an evaluation, a caml_trainer_with_model closure from
+ * another thread — have their latest update checked first by the loss they
+ * give on its batch (trainer_settle_locked): one more forward pass, so the
+ * weights a stopped, paused or finished run holds passed the same check as
+ * every other update's, and a diverged one is rolled back. Only the
+ * progress function, called on the trainer thread after every step
+ * (where a check would double the forward passes), may see an update not
+ * checked yet; an evaluation's row and closures see checked weights.
  */
 #include <math.h>
 #include <string.h>
@@ -73,6 +84,10 @@ struct _CamlTrainer {
   CamlAverage   *average;     /* training.average_decay > 0: from the first step */
   CamlDivergence divergence;  /* of the step that failed (trainer thread) */
   float          first_loss;  /* of the first step trained; < 0 before it */
+  /* the latest update until something checks its weights (trainer thread) */
+  const float   *unchecked_x;    /* (batch, x_shape) its batch; NULL: checked */
+  const float   *unchecked_y;    /* (batch, y_width) */
+  float          unchecked_loss; /* the batch's loss before the update */
 
   GThread *thread;            /* to join; cleared by the joiner */
   GThread *loop_thread;       /* the same, never cleared: who runs the loop */
@@ -546,6 +561,7 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
   int b = trainer->batch;
   float loss;
 
+  trainer->unchecked_x = trainer->unchecked_y = NULL;  /* this step's loss checks it */
   trainer_next_batch (trainer, &x, &y, tokens);
   caml_model_zero_grad (model);
   model->training = TRUE;     /* dropout on for this pass only */
@@ -604,26 +620,39 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
                                           d->param), error);
       return FALSE;
     }
-  /* The run's last update has no next step to check its weights: the loss
-   * they give on the same batch stands in for it. */
-  if (step == trainer->total_steps - 1)
-    {
-      float after = caml_loss_compute (trainer->loss, NULL, caml_model_forward (model, x, b),
-                                       y, b, (int) trainer->out_size);
-      if (!isfinite (after) || loss_blew_up (trainer, after))
-        {
-          d->kind = CAML_DIVERGED_LOSS;
-          d->layer = model->n_layers - 1;
-          trainer_roll_back (trainer, step, FALSE,
-                             g_strdup_printf ("after the last update the loss is %.3g "
-                                              "(%.3g before it)", (double) after,
-                                              (double) loss), error);
-          return FALSE;
-        }
-    }
   if (trainer->average != NULL)
     caml_average_update (trainer->average, model, step);
+  trainer->unchecked_x = x;
+  trainer->unchecked_y = y;
+  trainer->unchecked_loss = loss;
   return TRUE;
+}
+
+/* Checks the latest update, `step` (0-based), which no step's loss has
+ * checked yet, by the loss its weights give on its batch — the check the
+ * next step would make. On divergence the update is undone as in
+ * trainer_do_step. */
+static gboolean
+trainer_check_update (CamlTrainer *trainer, long step, GError **error)
+{
+  CamlModel *model = trainer->model;
+  const float *x = trainer->unchecked_x, *y = trainer->unchecked_y;
+  int b = trainer->batch;
+
+  if (x == NULL)
+    return TRUE;
+  trainer->unchecked_x = trainer->unchecked_y = NULL;
+  float after = caml_loss_compute (trainer->loss, NULL, caml_model_forward (model, x, b),
+                                   y, b, (int) trainer->out_size);
+  if (isfinite (after) && !loss_blew_up (trainer, after))
+    return TRUE;
+  trainer->divergence = (CamlDivergence) { .kind = CAML_DIVERGED_LOSS,
+                                           .layer = model->n_layers - 1 };
+  trainer_roll_back (trainer, step, FALSE,
+                     g_strdup_printf ("after its update the loss is %.3g (%.3g before it)",
+                                      (double) after, (double) trainer->unchecked_loss),
+                     error);
+  return FALSE;
 }
 
 /* Appends an evaluation row for the current step. Called with the lock held;
@@ -690,6 +719,43 @@ trainer_update_rate_locked (CamlTrainer *trainer)
     }
 }
 
+/* Records the run's failure. After a divergence the step count, the losses
+ * and the rows go back with the weights. Called with the lock held. */
+static void
+trainer_fail_locked (CamlTrainer *trainer, GError *error)
+{
+  trainer->error = error;
+  trainer->diverged = g_error_matches (error, CAML_ERROR, CAML_ERROR_DIVERGED);
+  if (!trainer->diverged)
+    return;
+  long to = trainer->divergence.rolled_back_to;
+  trainer->failure = trainer->divergence;
+  trainer->step = to;
+  g_array_set_size (trainer->losses, (guint) to);
+  while (trainer->rows->len > 0
+         && g_array_index (trainer->rows, CamlEvalRow, trainer->rows->len - 1).step > to)
+    g_array_set_size (trainer->rows, trainer->rows->len - 1);
+}
+
+/* Before the weights leave the loop: checks the latest update if no step has
+ * (trainer_check_update). FALSE when it diverged, the failure recorded.
+ * Called with the lock held; releases it for the check. */
+static gboolean
+trainer_settle_locked (CamlTrainer *trainer)
+{
+  GError *error = NULL;
+
+  if (trainer->unchecked_x == NULL)
+    return TRUE;
+  long step = trainer->step - 1;
+  g_mutex_unlock (&trainer->lock);
+  gboolean ok = trainer_check_update (trainer, step, &error);
+  g_mutex_lock (&trainer->lock);
+  if (!ok)
+    trainer_fail_locked (trainer, error);
+  return ok;
+}
+
 static gpointer
 trainer_thread (gpointer data)
 {
@@ -706,6 +772,16 @@ trainer_thread (gpointer data)
       GError *error = NULL;
       gboolean ok, eval, report;
 
+      /* The weights are about to leave the loop: to a closure, the end of
+       * the run or a pause. */
+      if ((trainer->model_served < trainer->model_posted || trainer->stop_requested
+           || trainer->step >= trainer->total_steps
+           || (trainer->state == CAML_TRAINER_PAUSED && trainer->step_budget == 0))
+          && !trainer_settle_locked (trainer))
+        {
+          end = CAML_TRAINER_FAILED;
+          break;
+        }
       trainer_serve_model_locked (trainer);
       if (trainer->stop_requested)
         {
@@ -743,20 +819,7 @@ trainer_thread (gpointer data)
       trainer->last_loss = loss;
       if (!ok)
         {
-          trainer->error = error;
-          trainer->diverged = g_error_matches (error, CAML_ERROR, CAML_ERROR_DIVERGED);
-          if (trainer->diverged)
-            {
-              /* The weights went back: so do the count, the losses and rows. */
-              long to = trainer->divergence.rolled_back_to;
-              trainer->failure = trainer->divergence;
-              trainer->step = to;
-              g_array_set_size (trainer->losses, (guint) to);
-              while (trainer->rows->len > 0
-                     && g_array_index (trainer->rows, CamlEvalRow,
-                                       trainer->rows->len - 1).step > to)
-                g_array_set_size (trainer->rows, trainer->rows->len - 1);
-            }
+          trainer_fail_locked (trainer, error);
           end = CAML_TRAINER_FAILED;
           break;
         }
@@ -769,6 +832,11 @@ trainer_thread (gpointer data)
              || (trainer->eval_every > 0 && trainer->step % trainer->eval_every == 0);
       report = eval || (trainer->progress_every > 0
                         && trainer->step % trainer->progress_every == 0);
+      if (eval && !trainer_settle_locked (trainer))
+        {
+          end = CAML_TRAINER_FAILED;
+          break;
+        }
       if (eval)
         trainer_evaluate_locked (trainer);
       if (report)

@@ -675,7 +675,7 @@ test_divergence_finite_blowup (void **state)
   exp->optimizer.lr = 1e19;
   exp->steps = 1;
   message = run_to_failure (exp, one, train, test, &done, &where);
-  assert_true (g_str_has_prefix (message, "step 1: after the last update the loss is "));
+  assert_true (g_str_has_prefix (message, "step 1: after its update the loss is "));
   assert_int_equal (where.kind, CAML_DIVERGED_LOSS);
   assert_int_equal (done, 0);
   assert_memory_equal (one->w, w_before, one->n_weights * sizeof (float));
@@ -691,6 +691,125 @@ test_divergence_finite_blowup (void **state)
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
   caml_trainer_free (trainer);
   caml_model_free (fresh);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
+/* What ends a run right after the update of step `good` + 1. */
+typedef enum { END_BY_STOP, END_BY_PAUSE, END_BY_EVALUATION } EndBy;
+
+/* A run whose progress function (after every step) sets the learning rate
+ * to `lr` after step `good`, then stops or pauses the run after the next
+ * step (END_BY_EVALUATION: the run evaluates there). */
+typedef struct {
+  CamlTrainer *trainer;
+  long         good;
+  double       lr;
+  EndBy        end;
+  float       *w_good;      /* (n_weights) the weights after step `good` */
+  int          rows_seen;   /* evaluation rows reported while running */
+} StopRun;
+
+static void
+stop_after_blowup_cb (const CamlProgress *progress, gpointer user_data)
+{
+  StopRun *run = user_data;
+  if (progress->state != CAML_TRAINER_RUNNING)
+    return;
+  run->rows_seen = MAX (run->rows_seen, progress->n_rows);
+  if (progress->step == run->good)
+    {
+      caml_trainer_with_model (run->trainer, copy_weights_cb, run->w_good);
+      caml_trainer_set_lr (run->trainer, run->lr);
+    }
+  else if (progress->step == run->good + 1 && run->end == END_BY_STOP)
+    caml_trainer_stop (run->trainer);
+  else if (progress->step == run->good + 1 && run->end == END_BY_PAUSE)
+    caml_trainer_pause (run->trainer);
+}
+
+/* Polls until the trainer is in `state`; a hang fails after 2 min. */
+static void
+wait_for_state (CamlTrainer *trainer, CamlTrainerState state)
+{
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  CamlTrainerState now;
+  while ((current_step (trainer, &now), now) != state)
+    {
+      assert_true (g_get_monotonic_time () < deadline);
+      g_usleep (1000);
+    }
+}
+
+/* The update just before a stop, a pause or an evaluation is checked as the
+ * last step's is: a step at lr 1e19 right before it is a divergence, and
+ * the weights kept are those before it, not what a stop would save or an
+ * evaluation report. */
+static void
+test_divergence_before_stop (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 0.1, 1000, 0, 0, 1);
+  CamlModel *model = make_mlp (5, 3);
+  size_t bytes = model->n_weights * sizeof (float);
+  float *w0 = g_memdup2 (model->w, bytes);
+  StopRun run = { .good = 3, .lr = 1e19, .w_good = g_malloc (bytes) };
+  CamlDivergence where;
+  caml_data_surface (81, 0.01, 1, &train, &test);
+
+  for (EndBy end = END_BY_STOP; end <= END_BY_EVALUATION; end++)
+    {
+      run.end = end;
+      run.rows_seen = 0;
+      /* Else no evaluation before the end: nothing else checks step 4. */
+      exp->eval_every = end == END_BY_EVALUATION ? 4 : 0;
+      memcpy (model->w, w0, bytes);
+      run.trainer = caml_trainer_new (exp, model, train, test);
+      caml_trainer_set_progress_func (run.trainer, stop_after_blowup_cb, &run, 1);
+      assert_true (caml_trainer_start (run.trainer, FALSE, NULL));
+      /* Paused, nothing else would end the run: it fails by itself. */
+      if (end == END_BY_PAUSE)
+        wait_for_state (run.trainer, CAML_TRAINER_FAILED);
+      assert_int_equal (caml_trainer_join (run.trainer), CAML_TRAINER_FAILED);
+
+      GError *error = caml_trainer_get_error (run.trainer);
+      assert_error (error, CAML_ERROR, CAML_ERROR_DIVERGED);
+      assert_true (g_str_has_prefix (error->message, "step 4: after its update the loss is "));
+      assert_message_ends (error->message, 3);
+      g_clear_error (&error);
+      assert_true (caml_trainer_get_divergence (run.trainer, &where));
+      assert_int_equal (where.kind, CAML_DIVERGED_LOSS);
+      assert_int_equal (where.step, 4);
+      assert_int_equal (where.rolled_back_to, 3);
+      assert_int_equal (current_step (run.trainer, NULL), 3);
+      long n_losses;
+      g_free (caml_trainer_copy_losses (run.trainer, &n_losses));
+      assert_int_equal (n_losses, 3);
+      assert_int_equal (run.rows_seen, 0);   /* no row of the diverged weights */
+      assert_memory_equal (model->w, run.w_good, bytes);
+      caml_trainer_free (run.trainer);
+    }
+
+  /* At a sound rate the same stop ends STOPPED after step 4. */
+  run.lr = 0.1;
+  run.end = END_BY_STOP;
+  exp->eval_every = 0;
+  memcpy (model->w, w0, bytes);
+  run.trainer = caml_trainer_new (exp, model, train, test);
+  caml_trainer_set_progress_func (run.trainer, stop_after_blowup_cb, &run, 1);
+  assert_true (caml_trainer_start (run.trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (run.trainer), CAML_TRAINER_STOPPED);
+  assert_null (caml_trainer_get_error (run.trainer));
+  assert_int_equal (current_step (run.trainer, NULL), 4);
+  assert_memory_not_equal (model->w, run.w_good, bytes);
+  assert_true (all_finite (model->w, model->n_weights));
+  caml_trainer_free (run.trainer);
+
+  g_free (run.w_good);
+  g_free (w0);
   caml_model_free (model);
   caml_dataset_free (train);
   caml_dataset_free (test);
@@ -1484,6 +1603,7 @@ main (void)
     cmocka_unit_test (test_divergence_and_resume),
     cmocka_unit_test (test_divergence_kinds),
     cmocka_unit_test (test_divergence_finite_blowup),
+    cmocka_unit_test (test_divergence_before_stop),
     cmocka_unit_test (test_start_checks_targets),
     cmocka_unit_test (test_start_reserves_batch),
     cmocka_unit_test (test_set_lr_live),
