@@ -387,6 +387,13 @@ void caml_optimizer_config_defaults (CamlOptimizerConfig *config, CamlOptimizerK
 
 typedef struct _CamlOptimizer CamlOptimizer;
 
+/* The state takes 2 floats per weight. caml_optimizer_try_new returns NULL
+ * with an error saying how much when that cannot be allocated ("the
+ * optimizer's state needs 1.1 TB (adam keeps 2 values for each of
+ * 137438953472 parameters), which cannot be allocated"); caml_optimizer_new
+ * aborts instead, for sizes known to fit. */
+CamlOptimizer *caml_optimizer_try_new (const CamlOptimizerConfig *config, size_t n_weights,
+                                       GError **error);
 CamlOptimizer *caml_optimizer_new (const CamlOptimizerConfig *config, size_t n_weights);
 void           caml_optimizer_free (CamlOptimizer *opt);
 /* Live changes (the GUI changes lr and em_steps while training). */
@@ -828,6 +835,11 @@ void     caml_trainer_free (CamlTrainer *trainer);   /* stops and joins */
 void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc func,
                                          gpointer user_data, int every);
 /* Start the thread. With start_paused the thread waits for resume/step.
+ * The run's memory is allocated here, before the thread starts: the model's
+ * batch buffers (caml_model_reserve), the optimizer's state, the trainer's
+ * copy of the weights and of a batch. One that cannot be allocated is an
+ * error naming it and its size ("the optimizer's state needs 1.1 TB …,
+ * which cannot be allocated"); the trainer then stays IDLE.
  * Before the weights leave the loop — at the end, on a stop or a pause, for
  * an evaluation or a caml_trainer_with_model closure — the latest update is
  * checked by the loss its weights give on its batch, as the next step would

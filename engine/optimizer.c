@@ -33,15 +33,41 @@ caml_optimizer_config_defaults (CamlOptimizerConfig *config, CamlOptimizerKind k
 }
 
 CamlOptimizer *
-caml_optimizer_new (const CamlOptimizerConfig *config, size_t n_weights)
+caml_optimizer_try_new (const CamlOptimizerConfig *config, size_t n_weights, GError **error)
 {
+  /* The state is as large as the weights and their gradients together:
+   * a size the user chose, allocated where failing is an error. */
+  size_t count = 0, bytes = 0;
+  gboolean overflow = !g_size_checked_mul (&count, 2, MAX (n_weights, 1))
+                      || !g_size_checked_mul (&bytes, count, sizeof (float));
+  float *state = overflow ? NULL : g_try_malloc0 (bytes);
+  if (state == NULL)
+    {
+      g_autofree char *need = overflow ? g_strdup ("more memory than can be addressed")
+                                       : g_format_size ((guint64) bytes);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the optimizer's state needs %s (%s keeps 2 values for each of %zu "
+                   "parameters), which cannot be allocated", need,
+                   caml_optimizer_names[config->kind], n_weights);
+      return NULL;
+    }
   CamlOptimizer *opt = g_new0 (CamlOptimizer, 1);
   opt->config = *config;
   opt->n = n_weights;
-  opt->state = g_new0 (float, 2 * MAX (n_weights, 1));
+  opt->state = state;
   if (config->kind == CAML_OPTIM_ADAGRAD)
     for (size_t i = 0; i < n_weights; i++)
       opt->state[i] = (float) config->initial_accumulator;
+  return opt;
+}
+
+CamlOptimizer *
+caml_optimizer_new (const CamlOptimizerConfig *config, size_t n_weights)
+{
+  GError *error = NULL;
+  CamlOptimizer *opt = caml_optimizer_try_new (config, n_weights, &error);
+  if (opt == NULL)
+    g_error ("caml_optimizer_new: %s (use caml_optimizer_try_new)", error->message);
   return opt;
 }
 

@@ -68,7 +68,8 @@ struct _CamlTrainer {
   int           eval_every;   /* 0: only after the last step */
   CamlLossKind  loss;
 
-  /* owned, used by the trainer thread only while it runs */
+  /* owned, used by the trainer thread only while it runs; opt, bx, by,
+   * dpred, backup and ebuf are allocated by the first start (trainer_alloc) */
   CamlOptimizer *opt;
   GRand         *rng;
   int           *order;       /* (train->n) this epoch's sample order */
@@ -77,6 +78,7 @@ struct _CamlTrainer {
   float         *by;          /* (batch, y_width) */
   float         *dpred;       /* (batch, out) */
   float         *backup;      /* (n_weights) weights before the latest update */
+  float         *ebuf;        /* (chunk, x_shape) evaluation rows of a text set, or NULL */
   long           backup_step; /* steps done when backup was taken; -1: none */
   gboolean       backup_sparse;  /* backup holds only backup_ranges */
   GArray        *backup_ranges;  /* gsize (offset, count) pairs of a sparse backup */
@@ -154,13 +156,14 @@ evaluate_chunk (const CamlModel *model, const CamlShape *x_shape)
   return (int) CLAMP ((16u << 20) / MAX (per_sample, 1), 1, CAML_EVAL_CHUNK);
 }
 
-void
-caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
+/* caml_evaluate with `buf` for the rows of a chunk of a set that holds no x
+ * (text): at least MIN (evaluate_chunk, set->n) × x_size floats. */
+static void
+evaluate_with (CamlModel *model, CamlLossKind loss, const CamlDataset *set, float *buf,
                double *mean_loss, double *metric)
 {
   double loss_sum = 0.0, metric_sum = 0.0;
   size_t d = caml_shape_size (caml_model_output_shape (model));
-  size_t x_size = caml_shape_size (&set->x_shape);
   int yw = set->y_width;
   gboolean classification = set->n_classes > 0;
 
@@ -174,7 +177,7 @@ caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
     }
 
   int chunk = evaluate_chunk (model, &set->x_shape);
-  float *buf = set->x == NULL ? g_new (float, (size_t) chunk * x_size) : NULL;
+  g_assert (set->x != NULL || buf != NULL);
 
   for (int start = 0; start < set->n; start += chunk)
     {
@@ -212,11 +215,21 @@ caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
         }
     }
 
-  g_free (buf);
   if (mean_loss)
     *mean_loss = loss_sum / set->n;
   if (metric)
     *metric = metric_sum / set->n;
+}
+
+void
+caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
+               double *mean_loss, double *metric)
+{
+  /* At most 16 Mi floats (evaluate_chunk) unless one sample is larger. */
+  size_t rows = (size_t) MIN (evaluate_chunk (model, &set->x_shape), MAX (set->n, 1));
+  float *buf = set->x == NULL ? g_new (float, rows * caml_shape_size (&set->x_shape)) : NULL;
+  evaluate_with (model, loss, set, buf, mean_loss, metric);
+  g_free (buf);
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -676,13 +689,14 @@ trainer_evaluate_locked (CamlTrainer *trainer)
   g_mutex_unlock (&trainer->lock);
   gint64 start = g_get_monotonic_time ();
   if (isnan (row.train_loss))  /* no step since the last row: measure it */
-    caml_evaluate (trainer->model, trainer->loss, trainer->train, &row.train_loss, NULL);
+    evaluate_with (trainer->model, trainer->loss, trainer->train, trainer->ebuf,
+                   &row.train_loss, NULL);
   if (trainer->test != NULL)
     {
       /* The test figures are of the averaged weights, when averaging. */
       if (trainer->average != NULL)
         caml_average_swap (trainer->average, trainer->model);
-      caml_evaluate (trainer->model, trainer->loss, trainer->test,
+      evaluate_with (trainer->model, trainer->loss, trainer->test, trainer->ebuf,
                      &row.test_loss, &row.test_metric);
       if (trainer->average != NULL)
         caml_average_swap (trainer->average, trainer->model);
@@ -865,6 +879,18 @@ trainer_thread (gpointer data)
 
 /* ------------------------------------------------------------- public API */
 
+/* Frees what trainer_alloc allocates. */
+static void
+trainer_release (CamlTrainer *trainer)
+{
+  g_clear_pointer (&trainer->opt, caml_optimizer_free);
+  g_clear_pointer (&trainer->bx, g_free);
+  g_clear_pointer (&trainer->by, g_free);
+  g_clear_pointer (&trainer->dpred, g_free);
+  g_clear_pointer (&trainer->backup, g_free);
+  g_clear_pointer (&trainer->ebuf, g_free);
+}
+
 CamlTrainer *
 caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
                   const CamlDataset *train, const CamlDataset *test)
@@ -902,15 +928,9 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
    * row by row. */
   model->sparse_grads = TRUE;
   trainer->out_size = caml_shape_size (caml_model_output_shape (model));
-  trainer->bx = g_new (float, (size_t) MAX (trainer->batch, 1)
-                              * MAX (caml_shape_size (&train->x_shape), 1));
-  trainer->by = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (train->y_width, 1));
-  trainer->dpred = g_new (float, (size_t) MAX (trainer->batch, 1) * MAX (trainer->out_size, 1));
-  trainer->backup = g_new (float, MAX (model->n_weights, 1));
   trainer->backup_ranges = g_array_new (FALSE, FALSE, sizeof (gsize));
   trainer->backup_step = -1;
   trainer->first_loss = -1.0f;
-  trainer->opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
 
   g_mutex_init (&trainer->lock);
   g_cond_init (&trainer->cond);
@@ -930,14 +950,10 @@ caml_trainer_free (CamlTrainer *trainer)
   caml_trainer_stop (trainer);
   caml_trainer_join (trainer);
 
-  caml_optimizer_free (trainer->opt);
+  trainer_release (trainer);
   caml_average_free (trainer->average);
   g_rand_free (trainer->rng);
   g_free (trainer->order);
-  g_free (trainer->bx);
-  g_free (trainer->by);
-  g_free (trainer->dpred);
-  g_free (trainer->backup);
   g_array_unref (trainer->backup_ranges);
   g_array_unref (trainer->losses);
   g_array_unref (trainer->rows);
@@ -1055,6 +1071,91 @@ trainer_reserve (CamlTrainer *trainer, GError **error)
   return caml_model_reserve (trainer->model, MAX (trainer->batch, chunk), error);
 }
 
+/* *bytes = a × b floats (each at least 1); FALSE when that overflows. */
+static gboolean
+floats_bytes (size_t a, size_t b, size_t *bytes)
+{
+  size_t count = 0;
+  return g_size_checked_mul (&count, MAX (a, 1), MAX (b, 1))
+         && g_size_checked_mul (bytes, count, sizeof (float));
+}
+
+/* "<what> <size><detail>, which cannot be allocated"; size 0: overflow. */
+static void
+set_alloc_error (GError **error, size_t bytes, const char *what, const char *detail)
+{
+  g_autofree char *need = bytes == 0 ? g_strdup ("more memory than can be addressed")
+                                     : g_format_size ((guint64) bytes);
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "%s %s%s, which cannot be allocated", what, need, detail);
+}
+
+/* What the run needs besides the model's batch buffers, all sized by the
+ * batch or the model — the batch copied out of the training set with its
+ * targets and the loss gradient, the optimizer's state (2 floats a weight),
+ * the weights before the latest update, a text set's evaluation rows —
+ * allocated by the first start, where a size no memory holds is an error
+ * rather than an abort. Only while nothing else uses them (not running). */
+static gboolean
+trainer_alloc (CamlTrainer *trainer, GError **error)
+{
+  const CamlModel *model = trainer->model;
+  const CamlDataset *train = trainer->train, *test = trainer->test;
+  size_t b = (size_t) trainer->batch, x_size = caml_shape_size (&train->x_shape);
+  size_t bx = 0, by = 0, dpred = 0, batch = 0, backup = 0, ebuf = 0;
+
+  if (trainer->opt != NULL)   /* a restart: allocated already */
+    return TRUE;
+
+  gboolean fits = floats_bytes (b, x_size, &bx) && floats_bytes (b, train->y_width, &by)
+                  && floats_bytes (b, trainer->out_size, &dpred)
+                  && g_size_checked_add (&batch, bx, by)
+                  && g_size_checked_add (&batch, batch, dpred);
+  if (!fits || (trainer->bx = g_try_malloc (bx)) == NULL
+      || (trainer->by = g_try_malloc (by)) == NULL
+      || (trainer->dpred = g_try_malloc (dpred)) == NULL)
+    {
+      g_autofree char *what = g_strdup_printf ("the trainer's buffers for a batch of %zu "
+                                               "sample%s need", b, b == 1 ? "" : "s");
+      set_alloc_error (error, fits ? batch : 0, what, "");
+      trainer_release (trainer);
+      return FALSE;
+    }
+
+  trainer->opt = caml_optimizer_try_new (&trainer->exp->optimizer, model->n_weights, error);
+  if (trainer->opt == NULL)
+    {
+      trainer_release (trainer);
+      return FALSE;
+    }
+
+  fits = floats_bytes (model->n_weights, 1, &backup);
+  if (!fits || (trainer->backup = g_try_malloc (backup)) == NULL)
+    {
+      g_autofree char *detail = g_strdup_printf (" (%zu parameters, kept to roll back a "
+                                                 "divergence)", model->n_weights);
+      set_alloc_error (error, fits ? backup : 0, "the trainer's copy of the weights needs",
+                       detail);
+      trainer_release (trainer);
+      return FALSE;
+    }
+
+  /* Text sets hold no x: an evaluation pads a chunk's rows into ebuf. */
+  int text_n = MAX (train->x == NULL ? train->n : 0,
+                    test != NULL && test->x == NULL ? test->n : 0);
+  size_t rows = (size_t) MIN (evaluate_chunk (model, &train->x_shape), text_n);
+  fits = floats_bytes (rows, x_size, &ebuf);
+  if (text_n > 0 && (!fits || (trainer->ebuf = g_try_malloc (ebuf)) == NULL))
+    {
+      g_autofree char *what = g_strdup_printf ("the rows of an evaluation chunk of %zu "
+                                               "sample%s need", rows, rows == 1 ? "" : "s");
+      set_alloc_error (error, fits ? ebuf : 0, what, "");
+      trainer_release (trainer);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* A run that diverged, whose thread is done and that nobody stopped, may be
  * started again. */
 static gboolean
@@ -1094,7 +1195,7 @@ caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
       return FALSE;
     }
   /* No thread uses the model now: never started, or the failed one joined. */
-  if (!trainer_reserve (trainer, error))
+  if (!trainer_reserve (trainer, error) || !trainer_alloc (trainer, error))
     {
       g_mutex_unlock (&trainer->lock);
       return FALSE;

@@ -10,24 +10,6 @@
 #include "caml.h"
 #include "gradcheck.h"
 
-/* The allocation tests ask for petabytes, which malloc refuses with NULL;
- * AddressSanitizer aborts instead unless told to return NULL too. */
-#if defined(__SANITIZE_ADDRESS__)
-#define CAML_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CAML_TEST_ASAN 1
-#endif
-#endif
-#ifdef CAML_TEST_ASAN
-const char *__asan_default_options (void);
-const char *
-__asan_default_options (void)
-{
-  return "allocator_may_return_null=1";
-}
-#endif
-
 static void
 test_registry_lists_every_layer (void **state)
 {

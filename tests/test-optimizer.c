@@ -400,6 +400,58 @@ test_parameter_groups (void **state)
   expect_groups ("embedding", &tokens, NULL, NULL, 0);
 }
 
+/* The state is as large as the weights and their gradients together, a
+ * size the user chose: one no machine holds is an error saying how much,
+ * not an abort. 2^46 parameters need 512 TB of state, beyond a 47-bit
+ * address space, so it fails even where the kernel overcommits without
+ * limit; nothing is allocated. */
+static void
+test_state_too_large (void **state)
+{
+  (void) state;
+  CamlOptimizerConfig config;
+  GError *error = NULL;
+  size_t n = (size_t) 1 << 46;
+
+  caml_optimizer_config_defaults (&config, CAML_OPTIM_ADAM);
+  assert_null (caml_optimizer_try_new (&config, n, &error));
+  g_autofree char *need = g_format_size ((guint64) n * 2 * sizeof (float));
+  g_autofree char *expected = g_strdup_printf (
+    "the optimizer's state needs %s (adam keeps 2 values for each of %zu parameters), "
+    "which cannot be allocated", need, n);
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+
+  /* Bytes beyond what size_t counts. */
+  n = SIZE_MAX / 4;
+  caml_optimizer_config_defaults (&config, CAML_OPTIM_ADAGRAD);
+  assert_null (caml_optimizer_try_new (&config, n, &error));
+  g_free (expected);
+  expected = g_strdup_printf ("the optimizer's state needs more memory than can be "
+                              "addressed (adagrad keeps 2 values for each of %zu "
+                              "parameters), which cannot be allocated", n);
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+
+  /* A size that fits: Adagrad's accumulators start at initial_accumulator. */
+  CamlModel *model = tiny_model ();
+  CamlOptimizer *opt = caml_optimizer_try_new (&config, model->n_weights, &error);
+  assert_non_null (opt);
+  assert_null (error);
+  model->w[0] = 1.0f;
+  model->dw[0] = 1.0f;
+  model->dw[1] = 0.0f;
+  float w1 = model->w[1];
+  caml_optimizer_step (opt, model, 0);
+  /* w −= lr g / (sqrt (acc + g²) + eps) */
+  double acc = config.initial_accumulator + 1.0;
+  assert_float_equal (model->w[0], 1.0 - config.lr / (sqrt (acc) + config.eps), 1e-6);
+  assert_float_equal (model->w[1], w1, 0.0);
+  caml_optimizer_free (opt);
+  caml_model_free (model);
+}
+
 int
 main (void)
 {
@@ -413,6 +465,7 @@ main (void)
     cmocka_unit_test (test_adam_em_steps),
     cmocka_unit_test (test_frozen_embedding),
     cmocka_unit_test (test_parameter_groups),
+    cmocka_unit_test (test_state_too_large),
   };
   return cmocka_run_group_tests_name ("optimizer", tests, NULL, NULL);
 }

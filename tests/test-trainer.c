@@ -944,6 +944,52 @@ test_start_reserves_batch (void **state)
   g_free (exp);
 }
 
+/* The optimizer's state and the trainer's own buffers are allocated when
+ * the run starts, where a size no memory holds is an error, not an abort.
+ * No model whose weights fit lacks room for its optimizer on every machine
+ * (the state is as large as the weights and their gradients), so this one
+ * claims 2^46 parameters: 512 TB of state, beyond a 47-bit address space,
+ * refused even where the kernel overcommits without limit, before anything
+ * reads the weights. */
+static void
+test_start_reports_allocation (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.05, 10, 0, 0, 1);
+  CamlModel *model = make_mlp (4, 1);
+  size_t n_weights = model->n_weights, claimed = (size_t) 1 << 46;
+  GError *error = NULL;
+  CamlTrainerState st;
+
+  caml_data_xor (&train, &test);
+  model->n_weights = claimed;
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_false (caml_trainer_start (trainer, FALSE, &error));
+  g_autofree char *need = g_format_size ((guint64) claimed * 2 * sizeof (float));
+  g_autofree char *expected = g_strdup_printf (
+    "the optimizer's state needs %s (adam keeps 2 values for each of %zu parameters), "
+    "which cannot be allocated", need, claimed);
+  assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+  assert_int_equal (current_step (trainer, &st), 0);
+  assert_int_equal (st, CAML_TRAINER_IDLE);
+
+  /* Nothing changed: with the model as it is, the same trainer runs. */
+  model->n_weights = n_weights;
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_int_equal (current_step (trainer, NULL), 10);
+  caml_trainer_free (trainer);
+
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
 /* Each kind of divergence, with the exact message. */
 static void
 test_divergence_kinds (void **state)
@@ -1606,6 +1652,7 @@ main (void)
     cmocka_unit_test (test_divergence_before_stop),
     cmocka_unit_test (test_start_checks_targets),
     cmocka_unit_test (test_start_reserves_batch),
+    cmocka_unit_test (test_start_reports_allocation),
     cmocka_unit_test (test_set_lr_live),
     cmocka_unit_test (test_progress_callback),
     cmocka_unit_test (test_with_model_while_running),
