@@ -232,6 +232,13 @@ struct _CamlLayerOps {
    * every later forward pass, or with a negative value compute it again.
    * Backward after a forced forward is undefined. CA-NN has it. */
   void         (*force_chi) (CamlLayer *layer, float value);
+  /* optional: the layer's own scratch buffers whose size follows the batch
+   * (N × units and the like). Adds to *bytes what they take for batches of
+   * up to n samples (SIZE_MAX when that overflows) and, with `allocate`,
+   * grows them to it with g_try_malloc: FALSE when that fails, the layer
+   * then holding none. caml_model_reserve calls it, so a model's forward
+   * and backward passes find them allocated. */
+  gboolean     (*reserve)  (CamlLayer *layer, int n, gboolean allocate, size_t *bytes);
 };
 
 /* Registry. Layer types are listed in a fixed order (the palette order). */
@@ -312,14 +319,17 @@ void       caml_model_set_vocab (CamlModel *model, CamlVocab *vocab);
 const CamlShape *caml_model_output_shape (const CamlModel *model);
 /* Re-initialise every parameter from rng. */
 void       caml_model_init_params (CamlModel *model, GRand *rng);
-/* Sizes the per-batch buffers (every layer's output and its gradient) for
+/* Sizes the per-batch buffers (every layer's output and its gradient, and
+ * the layers' own scratch sized by the batch, CamlLayerOps.reserve) for
  * batches of up to n samples; FALSE with an error naming the layer and the
  * size when they cannot be allocated ("layer 0 (ca_nn): the buffers for a
  * batch of 943718 samples need 495 GB, which cannot be allocated"), the
  * model then holding no batch buffers. Call it before caml_model_forward
  * whenever n comes from the user (a batch size, a data set's size): the
  * forward pass sizes them itself but has no way to report a failure, and
- * aborts. (A layer's own scratch buffers are still sized by the layer.) */
+ * aborts. (Not yet covered: the recurrent and attention layers' buffers of
+ * the packed valid steps, which follow the batch's lengths, grow in the
+ * forward pass.) */
 gboolean   caml_model_reserve (CamlModel *model, int n, GError **error);
 /* Returns the output (N, out), owned by the model, valid until the next call. */
 const float *caml_model_forward (CamlModel *model, const float *x, int n);

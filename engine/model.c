@@ -273,16 +273,28 @@ caml_model_reserve (CamlModel *model, int n, GError **error)
   release_batch_buffers (model);
   for (int i = 0; i < model->n_layers; i++)
     {
-      const CamlLayer *layer = model->layers[i];
+      CamlLayer *layer = model->layers[i];
       size_t count = 0, bytes = 0, both = 0;   /* one buffer; it and its gradient */
+      size_t scratch = 0;                      /* the layer's own (ops->reserve) */
       gboolean overflow = !g_size_checked_mul (&count, (size_t) n,
                                                MAX (caml_shape_size (&layer->out), 1))
                           || !g_size_checked_mul (&bytes, count, sizeof (float))
                           || !g_size_checked_mul (&both, bytes, 2);
-      if (!overflow
-          && (model->acts[i] = g_try_malloc (bytes)) != NULL
-          && (model->dacts[i] = g_try_malloc (bytes)) != NULL)
+      gboolean ok = !overflow
+                    && (model->acts[i] = g_try_malloc (bytes)) != NULL
+                    && (model->dacts[i] = g_try_malloc (bytes)) != NULL;
+      gboolean counted = FALSE;
+      if (ok && layer->ops->reserve != NULL)
+        {
+          ok = layer->ops->reserve (layer, n, TRUE, &scratch);
+          counted = TRUE;
+        }
+      if (ok)
         continue;
+      /* The whole need: the output, its gradient and the layer's scratch. */
+      if (!counted && layer->ops->reserve != NULL)
+        layer->ops->reserve (layer, n, FALSE, &scratch);
+      overflow = overflow || scratch == SIZE_MAX || !g_size_checked_add (&both, both, scratch);
       g_autofree char *need = format_bytes (overflow, both);
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                    "layer %d (%s): the buffers for a batch of %d sample%s need %s, which "

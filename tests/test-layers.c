@@ -313,7 +313,8 @@ test_too_large_to_allocate (void **state)
   assert_string_equal (error->message, expected);
   g_clear_error (&error);
 
-  /* A batch: 2^31 − 1 samples of 65536 units, 512 TB a buffer. The model
+  /* A batch: 2^31 − 1 samples of 65536 units, 512 TB a buffer: the
+   * output, its gradient and dense's own scratch for backward. The model
    * stays usable at sizes that fit. */
   CamlShape two = caml_shape_flat (2);
   GRand *rng = g_rand_new_with_seed (1);
@@ -321,7 +322,7 @@ test_too_large_to_allocate (void **state)
   assert_non_null (model);
   assert_false (caml_model_reserve (model, G_MAXINT, &error));
   g_free (need);
-  need = g_format_size ((guint64) G_MAXINT * 65536 * sizeof (float) * 2);
+  need = g_format_size ((guint64) G_MAXINT * 65536 * sizeof (float) * 3);
   g_free (expected);
   expected = g_strdup_printf ("layer 0 (dense): the buffers for a batch of %d samples "
                               "need %s, which cannot be allocated", G_MAXINT, need);
@@ -337,6 +338,92 @@ test_too_large_to_allocate (void **state)
     assert_true (isfinite (out[i]));
   caml_model_free (model);
   g_rand_free (rng);
+}
+
+/* A layer's own scratch sized by the batch (CamlLayerOps.reserve) is
+ * allocated by caml_model_reserve, where a size that cannot be allocated is
+ * a FALSE with the size, not an abort; the layer then holds none (none
+ * half-made) and grows them again for a batch that fits. Each layer type with such buffers,
+ * configured so that 2^31 − 1 samples need over 2^49 bytes (beyond a 47-bit
+ * address space: refused even where the kernel overcommits without limit). */
+static void
+test_scratch_too_large (void **state)
+{
+  (void) state;
+  /* 65536 values a sample in the first buffer each allocates (so none is
+   * allocated): flat, a 256×256 image (512×512 before a 2×2 pool), 65536
+   * tokens. */
+  const struct {
+    const char *name;
+    CamlShape   in;
+    const char *key;      /* an option to set, or NULL */
+    double      value;
+  } cases[] = {
+    { "dense", caml_shape_flat (1), "units", 65536 },
+    { "ca_nn", caml_shape_flat (1), "units", 65536 },
+    { "ca_res", caml_shape_flat (65536), "units", 1 },
+    { "dropout", caml_shape_flat (65536), NULL, 0 },
+    { "max_pool", caml_shape_image (1, 512, 512), NULL, 0 },
+    { "ca_cnn", caml_shape_image (1, 256, 256), "kernel", 1 },
+    { "ca_res_conv", caml_shape_image (1, 256, 256), "kernel", 1 },
+    { "ca_bsfe", caml_shape_tokens (65536, 10), NULL, 0 },
+  };
+  int n_types = 0, covered = 0;
+  const CamlLayerOps *const *types = caml_layer_registry (&n_types);
+
+  for (int t = 0; t < n_types; t++)
+    {
+      if (types[t]->reserve == NULL)
+        continue;
+      const char *name = types[t]->name;
+      gsize c = 0;
+      while (c < G_N_ELEMENTS (cases) && !g_str_equal (cases[c].name, name))
+        c++;
+      if (c == G_N_ELEMENTS (cases))
+        fail_msg ("layer type %s has a reserve op but no case here", name);
+      covered++;
+      CamlShape in = cases[c].in;
+      CamlLayerSpec spec = cases[c].key != NULL
+                           ? caml_test_spec (name, cases[c].key, cases[c].value, NULL)
+                           : caml_test_spec (name, NULL);
+      GRand *rng = g_rand_new_with_seed (3);
+      GError *error = NULL;
+      CamlModel *model = caml_model_new (&in, &spec, 1, rng, &error);
+      g_rand_free (rng);
+      assert_null (error);
+      assert_non_null (model);
+      CamlLayer *layer = model->layers[0];
+
+      size_t bytes = 0;
+      assert_false (layer->ops->reserve (layer, G_MAXINT, TRUE, &bytes));
+      if (bytes < (size_t) G_MAXINT * 65536 * sizeof (int))
+        fail_msg ("%s: %zu bytes counted for 2^31 − 1 samples", name, bytes);
+      /* Counting alone gives the same size. */
+      size_t counted = 0;
+      assert_true (layer->ops->reserve (layer, G_MAXINT, FALSE, &counted));
+      assert_true (counted == bytes);
+
+      /* A batch that fits, within the model's capacity (1 sample, reserved
+       * by caml_model_new): forward and backward grow the buffers again. */
+      int n = 1;
+      size_t in_size = caml_shape_size (&in), out_size = caml_shape_size (&layer->out);
+      float *x = g_new (float, n * in_size), *dout = g_new (float, n * out_size);
+      for (size_t k = 0; k < n * in_size; k++)
+        x[k] = g_str_equal (name, "ca_bsfe") ? (k % in_size < 5 ? (float) (k % 7) : -1.0f)
+                                             : (float) (k % 13) / 13.0f;
+      for (size_t k = 0; k < n * out_size; k++)
+        dout[k] = 1.0f;
+      model->training = TRUE;
+      const float *out = caml_model_forward (model, x, n);
+      for (size_t k = 0; k < n * out_size; k++)
+        assert_true (isfinite (out[k]));
+      caml_model_backward (model, x, dout, n);
+      assert_true (isfinite (model->dw[0]));
+      g_free (x);
+      g_free (dout);
+      caml_model_free (model);
+    }
+  assert_int_equal (covered, G_N_ELEMENTS (cases));
 }
 
 int
@@ -355,6 +442,7 @@ main (void)
     cmocka_unit_test (test_shape_mismatch_names_both_shapes),
     cmocka_unit_test (test_dropout),
     cmocka_unit_test (test_too_large_to_allocate),
+    cmocka_unit_test (test_scratch_too_large),
   };
   return cmocka_run_group_tests_name ("layers", tests, NULL, NULL);
 }

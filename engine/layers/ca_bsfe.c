@@ -96,11 +96,22 @@ bag_scale (const CaBsfe *s, int len)
     }
 }
 
+/* chi (N, T) for batches of up to n samples. */
+static gboolean
+ca_bsfe_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  CaBsfe *s = layer->state;
+  CamlScratch sc = { .allocate = allocate, .bytes = *bytes };
+  caml_scratch_floats (&sc, &s->chi, &s->chi_cap, n, s->t);
+  *bytes = sc.bytes;
+  return !sc.failed;
+}
+
 static void
 ca_bsfe_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   CaBsfe *s = layer->state;
-  caml_buffer_reserve (&s->chi, &s->chi_cap, (size_t) n * s->t);
+  caml_scratch_require (layer, n);
   for (int i = 0; i < n; i++)
     {
       const float *ids = inp + (size_t) i * s->t;   /* (T) */
@@ -216,6 +227,7 @@ const CamlLayerOps caml_ca_bsfe_ops = {
   .chi = ca_bsfe_chi,
   .word_chi = ca_bsfe_word_chi,
   .free = ca_bsfe_free,
+  .reserve = ca_bsfe_reserve,
 };
 
 /* ----------------------------------------------------------------- average */

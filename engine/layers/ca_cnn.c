@@ -106,18 +106,33 @@ ca_cnn_epilogue (gpointer data, const float *y, int n0, int nb)
     }
 }
 
+/* v (N, depth, OH, OW) and chi (N, 1, OH, OW) for batches of up to n
+ * samples. */
+static gboolean
+ca_cnn_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  CaCnn *s = layer->state;
+  CamlScratch sc = { .allocate = allocate && (size_t) n > s->cap, .bytes = *bytes };
+  caml_scratch_floats (&sc, &s->v, NULL, n, (size_t) s->depth * s->g.p);
+  caml_scratch_floats (&sc, &s->chi, NULL, n, s->g.p);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      g_clear_pointer (&s->v, g_free);
+      g_clear_pointer (&s->chi, g_free);
+      s->cap = 0;
+      return FALSE;
+    }
+  if (sc.allocate)
+    s->cap = n;
+  return TRUE;
+}
+
 static void
 ca_cnn_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   CaCnn *s = layer->state;
-  if ((size_t) n > s->cap)
-    {
-      g_free (s->v);
-      g_free (s->chi);
-      s->v = g_new (float, (size_t) n * s->depth * s->g.p);
-      s->chi = g_new (float, (size_t) n * s->g.p);
-      s->cap = n;
-    }
+  caml_scratch_require (layer, n);
   g_assert (s->u->w == s->W->w + (size_t) s->depth * s->g.kk);
   s->out = out;
   caml_conv_forward (&s->g, s->W->w, s->depth + 1, inp, n, &s->scratch,
@@ -243,4 +258,5 @@ const CamlLayerOps caml_ca_cnn_ops = {
   .chi = ca_cnn_chi,
   .free = ca_cnn_free,
   .flops = ca_cnn_flops,
+  .reserve = ca_cnn_reserve,
 };

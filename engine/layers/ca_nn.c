@@ -53,24 +53,36 @@ ca_nn_setup (CamlLayer *layer, GError **error)
   return TRUE;
 }
 
-static void
-ca_nn_reserve (CaNn *s, int n)
+/* v, dv (N, U), chi, dz (N) for batches of up to n samples. */
+static gboolean
+ca_nn_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
 {
-  if ((size_t) n <= s->cap)
-    return;
-  g_free (s->v); g_free (s->chi); g_free (s->dv); g_free (s->dz);
-  s->v = g_new (float, (size_t) n * s->u);
-  s->dv = g_new (float, (size_t) n * s->u);
-  s->chi = g_new (float, n);
-  s->dz = g_new (float, n);
-  s->cap = n;
+  CaNn *s = layer->state;
+  CamlScratch sc = { .allocate = allocate && (size_t) n > s->cap, .bytes = *bytes };
+  caml_scratch_floats (&sc, &s->v, NULL, n, s->u);
+  caml_scratch_floats (&sc, &s->dv, NULL, n, s->u);
+  caml_scratch_floats (&sc, &s->chi, NULL, n, 1);
+  caml_scratch_floats (&sc, &s->dz, NULL, n, 1);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      g_clear_pointer (&s->v, g_free);
+      g_clear_pointer (&s->dv, g_free);
+      g_clear_pointer (&s->chi, g_free);
+      g_clear_pointer (&s->dz, g_free);
+      s->cap = 0;
+      return FALSE;
+    }
+  if (sc.allocate)
+    s->cap = n;
+  return TRUE;
 }
 
 static void
 ca_nn_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   CaNn *s = layer->state;
-  ca_nn_reserve (s, n);
+  caml_scratch_require (layer, n);
   caml_linear_forward (s->v, inp, s->W->w, s->b->w, n, s->d, s->u);
   caml_activation_forward (s->act, s->v, s->v, (size_t) n * s->u);
   if (s->forced_chi >= 0.0f)
@@ -147,4 +159,5 @@ const CamlLayerOps caml_ca_nn_ops = {
   .free = ca_nn_free,
   .flops = ca_nn_flops,
   .force_chi = ca_nn_force_chi,
+  .reserve = ca_nn_reserve,
 };

@@ -136,34 +136,46 @@ ca_res_free_buffers (CaRes *s)
   g_clear_pointer (&s->dz, g_free);
 }
 
-static void
-ca_res_reserve (CaRes *s, int n)
+/* Every sublayer's caches and the gradient scratch, for batches of up to
+ * n samples. */
+static gboolean
+ca_res_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
 {
-  if ((size_t) n <= s->cap)
-    return;
-  ca_res_free_buffers (s);
+  CaRes *s = layer->state;
+  CamlScratch sc = { .allocate = allocate && (size_t) n > s->cap, .bytes = *bytes };
   size_t N = n, U = s->u;
   int widest = s->d;
+  if (sc.allocate)
+    ca_res_free_buffers (s);
   for (int k = 0; k < s->l; k++)
     {
       Sub *sb = &s->sub[k];
       if (sb->dense)
-        sb->cat_v = g_new (float, N * sb->dv);
+        caml_scratch_floats (&sc, &sb->cat_v, NULL, N, sb->dv);
       if (s->gated)
         {
-          sb->cat_c = g_new (float, N * sb->dc);
-          sb->chi = g_new (float, N);
+          caml_scratch_floats (&sc, &sb->cat_c, NULL, N, sb->dc);
+          caml_scratch_floats (&sc, &sb->chi, NULL, N, 1);
         }
-      sb->v = g_new (float, N * U);
-      sb->w = g_new (float, N * U);
-      sb->dw = g_new (float, N * U);
+      caml_scratch_floats (&sc, &sb->v, NULL, N, U);
+      caml_scratch_floats (&sc, &sb->w, NULL, N, U);
+      caml_scratch_floats (&sc, &sb->dw, NULL, N, U);
       widest = MAX (widest, MAX (sb->dv, sb->dc));
     }
-  s->dc = g_new (float, N * s->d);
-  s->dcat = g_new (float, N * widest);
-  s->g = g_new (float, N * U);
-  s->dz = g_new (float, N);
-  s->cap = n;
+  caml_scratch_floats (&sc, &s->dc, NULL, N, s->d);
+  caml_scratch_floats (&sc, &s->dcat, NULL, N, widest);
+  caml_scratch_floats (&sc, &s->g, NULL, N, U);
+  caml_scratch_floats (&sc, &s->dz, NULL, N, 1);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      ca_res_free_buffers (s);
+      s->cap = 0;
+      return FALSE;
+    }
+  if (sc.allocate)
+    s->cap = n;
+  return TRUE;
 }
 
 /* cat (N, d + m·U) = [c, w_{k−1}, …, w_{k−m}] */
@@ -207,7 +219,7 @@ ca_res_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   CaRes *s = layer->state;
   size_t NU = (size_t) n * s->u;
-  ca_res_reserve (s, n);
+  caml_scratch_require (layer, n);
 
   for (int k = 0; k < s->l; k++)
     {
@@ -316,4 +328,5 @@ const CamlLayerOps caml_ca_res_ops = {
   .backward = ca_res_backward,
   .chi = ca_res_chi,
   .free = ca_res_free,
+  .reserve = ca_res_reserve,
 };

@@ -153,35 +153,47 @@ ca_res_conv_free_buffers (CaResConv *s)
   g_clear_pointer (&s->dz, g_free);
 }
 
-static void
-ca_res_conv_reserve (CaResConv *s, int n)
+/* Every sublayer's caches and the gradient scratch, for batches of up to
+ * n samples (P positions each). */
+static gboolean
+ca_res_conv_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
 {
-  if ((size_t) n <= s->cap)
-    return;
-  ca_res_conv_free_buffers (s);
-  size_t NP = (size_t) n * s->p, ND = NP * s->depth;
+  CaResConv *s = layer->state;
+  CamlScratch sc = { .allocate = allocate && (size_t) n > s->cap, .bytes = *bytes };
+  size_t N = n, P = s->p, DP = (size_t) s->depth * s->p;
   int widest = s->cin;
+  if (sc.allocate)
+    ca_res_conv_free_buffers (s);
   for (int j = 0; j < s->l; j++)
     {
       Sub *sb = &s->sub[j];
       if (sb->dense && sb->nv > 0)
-        sb->cat_v = g_new (float, NP * sb->gv.c);
+        caml_scratch_floats (&sc, &sb->cat_v, NULL, N, P * sb->gv.c);
       if (s->gated)
         {
           if (sb->ns > 0)
-            sb->cat_c = g_new (float, NP * sb->gc.c);
-          sb->chi = g_new (float, NP);
+            caml_scratch_floats (&sc, &sb->cat_c, NULL, N, P * sb->gc.c);
+          caml_scratch_floats (&sc, &sb->chi, NULL, N, P);
         }
-      sb->v = g_new (float, ND);
-      sb->w = g_new (float, ND);
-      sb->dw = g_new (float, ND);
+      caml_scratch_floats (&sc, &sb->v, NULL, N, DP);
+      caml_scratch_floats (&sc, &sb->w, NULL, N, DP);
+      caml_scratch_floats (&sc, &sb->dw, NULL, N, DP);
       widest = MAX (widest, MAX (sb->gv.c, sb->gc.c));
     }
-  s->dc = g_new (float, NP * s->cin);
-  s->dcat = g_new (float, NP * widest);
-  s->g = g_new (float, ND);
-  s->dz = g_new (float, NP);
-  s->cap = n;
+  caml_scratch_floats (&sc, &s->dc, NULL, N, P * s->cin);
+  caml_scratch_floats (&sc, &s->dcat, NULL, N, P * widest);
+  caml_scratch_floats (&sc, &s->g, NULL, N, DP);
+  caml_scratch_floats (&sc, &s->dz, NULL, N, P);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      ca_res_conv_free_buffers (s);
+      s->cap = 0;
+      return FALSE;
+    }
+  if (sc.allocate)
+    s->cap = n;
+  return TRUE;
 }
 
 /* The input of sublayer j over m previous outputs: c itself when m = 0,
@@ -230,7 +242,7 @@ ca_res_conv_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   CaResConv *s = layer->state;
   size_t ND = (size_t) n * s->depth * s->p;
-  ca_res_conv_reserve (s, n);
+  caml_scratch_require (layer, n);
 
   for (int j = 0; j < s->l; j++)
     {
@@ -358,4 +370,5 @@ const CamlLayerOps caml_ca_res_conv_ops = {
   .chi = ca_res_conv_chi,
   .free = ca_res_conv_free,
   .flops = ca_res_conv_flops,
+  .reserve = ca_res_conv_reserve,
 };

@@ -46,12 +46,23 @@ dense_forward (CamlLayer *layer, float *out, const float *inp, int n)
   caml_activation_forward (s->act, out, out, (size_t) n * s->u);
 }
 
+/* dpre (N, U) for batches of up to n samples. */
+static gboolean
+dense_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  Dense *s = layer->state;
+  CamlScratch sc = { .allocate = allocate, .bytes = *bytes };
+  caml_scratch_floats (&sc, &s->dpre, &s->dpre_cap, n, s->u);
+  *bytes = sc.bytes;
+  return !sc.failed;
+}
+
 static void
 dense_backward (CamlLayer *layer, float *dinp, const float *dout,
                 const float *inp, const float *out, int n)
 {
   Dense *s = layer->state;
-  caml_buffer_reserve (&s->dpre, &s->dpre_cap, (size_t) n * s->u);
+  caml_scratch_require (layer, n);
   caml_activation_backward (s->act, s->dpre, dout, out, (size_t) n * s->u, FALSE);
   caml_linear_backward (dinp, s->W->dw, s->b ? s->b->dw : NULL, s->dpre, inp,
                         s->W->w, n, s->d, s->u, FALSE);
@@ -85,4 +96,5 @@ const CamlLayerOps caml_dense_ops = {
   .backward = dense_backward,
   .free = dense_free,
   .flops = dense_flops,
+  .reserve = dense_reserve,
 };

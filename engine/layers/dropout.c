@@ -35,6 +35,17 @@ dropout_seed (CamlLayer *layer, guint32 seed)
   g_rand_set_seed (s->rng, seed);
 }
 
+/* The mask (N, ·) for training batches of up to n samples. */
+static gboolean
+dropout_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  Dropout *s = layer->state;
+  CamlScratch sc = { .allocate = allocate, .bytes = *bytes };
+  caml_scratch_floats (&sc, &s->mask, &s->mask_cap, n, caml_shape_size (&layer->in));
+  *bytes = sc.bytes;
+  return !sc.failed;
+}
+
 static void
 dropout_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
@@ -47,7 +58,7 @@ dropout_forward (CamlLayer *layer, float *out, const float *inp, int n)
       memcpy (out, inp, count * sizeof (float));
       return;
     }
-  caml_buffer_reserve (&s->mask, &s->mask_cap, count);
+  caml_scratch_require (layer, n);
   float keep_scale = (float) (1.0 / (1.0 - rate));
   /* One 32-bit draw per value: the rate is exact to 2^-32. */
   guint32 threshold = (guint32) (rate * 4294967296.0);
@@ -92,4 +103,5 @@ const CamlLayerOps caml_dropout_ops = {
   .backward = dropout_backward,
   .seed = dropout_seed,
   .free = dropout_free,
+  .reserve = dropout_reserve,
 };

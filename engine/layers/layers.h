@@ -170,6 +170,27 @@ void caml_linear_backward (float *dx, float *dW, float *db, const float *dy,
 /* Grow *buf to hold at least `count` floats (contents not kept). */
 void caml_buffer_reserve (float **buf, size_t *capacity, size_t count);
 
+/* A layer's scratch buffers sized by the batch, for its reserve op
+ * (CamlLayerOps.reserve, called by caml_model_reserve): each call adds the
+ * bytes of one buffer of a × b elements to sc->bytes (SIZE_MAX once that
+ * overflows) and, while sc->allocate is set and nothing failed, replaces
+ * *buf (contents not kept) by a block allocated with g_try_malloc — unless
+ * capacity is given and already holds a × b. A buffer that cannot be
+ * allocated sets sc->failed and leaves *buf NULL (capacity 0); later calls
+ * only count. */
+typedef struct {
+  gboolean allocate;
+  gboolean failed;
+  size_t   bytes;
+} CamlScratch;
+
+void caml_scratch_floats (CamlScratch *sc, float **buf, size_t *capacity, size_t a, size_t b);
+void caml_scratch_ints (CamlScratch *sc, int **buf, size_t *capacity, size_t a, size_t b);
+/* For forward and backward, which grow the scratch themselves when a layer
+ * runs without caml_model_reserve (tests): the layer's reserve op for n
+ * samples, aborting as g_new does when the buffers cannot be allocated. */
+void caml_scratch_require (CamlLayer *layer, int n);
+
 /* The element-wise gate mix used by every CA layer, for rows of width U:
  * out (N, U) = χ_n v + (1 − χ_n) w0. */
 void caml_gate_mix_forward (float *out, const float *chi, const float *v,

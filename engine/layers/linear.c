@@ -86,6 +86,51 @@ caml_buffer_reserve (float **buf, size_t *capacity, size_t count)
   *capacity = count;
 }
 
+/* The scratch buffer *buf of a × b elements of `size` bytes (see layers.h). */
+static void
+scratch_grow (CamlScratch *sc, gpointer *buf, size_t *capacity, size_t a, size_t b,
+              size_t size)
+{
+  size_t count = 0, bytes = 0;
+  gboolean fits = g_size_checked_mul (&count, a, b)
+                  && g_size_checked_mul (&bytes, MAX (count, 1), size);
+  if (!fits || !g_size_checked_add (&sc->bytes, sc->bytes, bytes))
+    sc->bytes = SIZE_MAX;
+  if (!sc->allocate || sc->failed || (capacity != NULL && count <= *capacity))
+    return;
+  g_free (*buf);
+  *buf = fits ? g_try_malloc (bytes) : NULL;
+  if (capacity != NULL)
+    *capacity = *buf != NULL ? count : 0;
+  sc->failed = *buf == NULL;
+}
+
+void
+caml_scratch_floats (CamlScratch *sc, float **buf, size_t *capacity, size_t a, size_t b)
+{
+  gpointer p = *buf;
+  scratch_grow (sc, &p, capacity, a, b, sizeof (float));
+  *buf = p;
+}
+
+void
+caml_scratch_ints (CamlScratch *sc, int **buf, size_t *capacity, size_t a, size_t b)
+{
+  gpointer p = *buf;
+  scratch_grow (sc, &p, capacity, a, b, sizeof (int));
+  *buf = p;
+}
+
+void
+caml_scratch_require (CamlLayer *layer, int n)
+{
+  size_t bytes = 0;
+  if (!layer->ops->reserve (layer, n, TRUE, &bytes))
+    g_error ("layer %d (%s): its scratch buffers for %d samples need %zu bytes, which "
+             "cannot be allocated (call caml_model_reserve first)",
+             layer->index, layer->ops->name, n, bytes);
+}
+
 void
 caml_gate_mix_forward (float *out, const float *chi, const float *v,
                        const float *w0, int n, int u)

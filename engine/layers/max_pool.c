@@ -38,18 +38,23 @@ max_pool_setup (CamlLayer *layer, GError **error)
   return TRUE;
 }
 
+/* arg (N, C, OH, OW) for batches of up to n samples. */
+static gboolean
+max_pool_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  MaxPool *s = layer->state;
+  CamlScratch sc = { .allocate = allocate, .bytes = *bytes };
+  caml_scratch_ints (&sc, &s->arg, &s->arg_cap, n, (size_t) s->g.c * s->g.p);
+  *bytes = sc.bytes;
+  return !sc.failed;
+}
+
 static void
 max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   MaxPool *s = layer->state;
   const CamlConvGeom *g = &s->g;
-  size_t n_out = (size_t) n * g->c * g->p;
-  if (n_out > s->arg_cap)
-    {
-      g_free (s->arg);
-      s->arg = g_new (int, n_out);
-      s->arg_cap = n_out;
-    }
+  caml_scratch_require (layer, n);
   for (int i = 0; i < n * g->c; i++)
     {
       const float *img = inp + (size_t) i * g->h * g->w;
@@ -111,4 +116,5 @@ const CamlLayerOps caml_max_pool_ops = {
   .forward = max_pool_forward,
   .backward = max_pool_backward,
   .free = max_pool_free,
+  .reserve = max_pool_reserve,
 };
