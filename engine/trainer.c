@@ -734,7 +734,8 @@ trainer_update_rate_locked (CamlTrainer *trainer)
 }
 
 /* Records the run's failure. After a divergence the step count, the losses
- * and the rows go back with the weights. Called with the lock held. */
+ * and the rows go back with the weights, and the weight average is dropped.
+ * Called with the lock held. */
 static void
 trainer_fail_locked (CamlTrainer *trainer, GError *error)
 {
@@ -745,6 +746,9 @@ trainer_fail_locked (CamlTrainer *trainer, GError *error)
   long to = trainer->divergence.rolled_back_to;
   trainer->failure = trainer->divergence;
   trainer->step = to;
+  /* The average took in the diverged updates before they were checked: a
+   * run started again averages afresh from the weights rolled back to. */
+  caml_average_free (g_steal_pointer (&trainer->average));
   g_array_set_size (trainer->losses, (guint) to);
   while (trainer->rows->len > 0
          && g_array_index (trainer->rows, CamlEvalRow, trainer->rows->len - 1).step > to)

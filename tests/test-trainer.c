@@ -636,6 +636,43 @@ test_divergence_and_resume (void **state)
   g_free (exp);
 }
 
+/* With weight averaging, a divergence takes the average back too: the
+ * diverged weights went into it before the check, and a trainer started
+ * again at a sane rate ended with that average installed (not finite). */
+static void
+test_divergence_average_resume (void **state)
+{
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 1e30, 300, 0, 10, 1);
+  exp->average_decay = 0.9;
+  CamlModel *model = make_mlp (5, 3);
+  GError *error = NULL;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  assert_true (all_finite (model->w, model->n_weights));   /* the last good weights */
+
+  caml_trainer_set_lr (trainer, 0.01);
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_true (all_finite (model->w, model->n_weights));   /* the average, installed */
+  int n_rows;
+  CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+  assert_true (n_rows > 0);
+  for (int i = 0; i < n_rows; i++)
+    assert_true (isfinite (rows[i].test_loss));
+  g_free (rows);
+
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+}
+
 /* A loss that grows a million-fold while staying finite is a divergence
  * (SGD at lr 1e6 on the surface blows up over a few steps); the weights go
  * back to those before the step that produced it. */
@@ -1647,6 +1684,7 @@ main (void)
     cmocka_unit_test (test_start_stop_cycles),
     cmocka_unit_test (test_determinism),
     cmocka_unit_test (test_divergence_and_resume),
+    cmocka_unit_test (test_divergence_average_resume),
     cmocka_unit_test (test_divergence_kinds),
     cmocka_unit_test (test_divergence_finite_blowup),
     cmocka_unit_test (test_divergence_before_stop),
