@@ -141,9 +141,10 @@ token_lengths (int *lengths, const float *x, int n, int t_max)
  * clock around each call, as the trainer runs them: dropout on, token
  * batches padded from the ragged text sets with their lengths, sequence
  * inputs with the model's lengths (all T unless set). */
-static void
+static gboolean
 profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *train,
-               int batch, int steps, LayerTime *times, double *loss_s, double *optim_s)
+               int batch, int steps, LayerTime *times, double *loss_s, double *optim_s,
+               GError **error)
 {
   int n = batch;
   size_t in = caml_shape_size (&train->x_shape);
@@ -153,7 +154,10 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
   /* text sets hold no x: their rows are padded into xbuf */
   g_autofree float *xbuf = train->x == NULL ? g_new (float, (size_t) n * in) : NULL;
   g_autofree int *lengths = tokens ? g_new (int, n) : NULL;
-  CamlOptimizer *opt = caml_optimizer_new (&exp->optimizer, model->n_weights);
+  /* A second optimizer state beside the timed run's: it may not fit. */
+  CamlOptimizer *opt = caml_optimizer_try_new (&exp->optimizer, model->n_weights, error);
+  if (opt == NULL)
+    return FALSE;
   caml_model_forward (model, caml_dataset_rows (train, 0, n, xbuf), n); /* sizes every buffer */
 
   for (int s = 0; s < steps; s++)
@@ -209,6 +213,7 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
         }
     }
   caml_optimizer_free (opt);
+  return TRUE;
 }
 
 /* What `caml bench --json` writes; times is NULL before the profile. */
@@ -435,9 +440,14 @@ caml_cli_bench (int argc, char **argv)
       goto out;
     }
 
+  g_clear_pointer (&trainer, caml_trainer_free);   /* its state and copies are not needed now */
   times = g_new0 (LayerTime, model->n_layers);
   double loss_s = 0, optim_s = 0;
-  profile_steps (model, exp, train, batch, profile, times, &loss_s, &optim_s);
+  if (!profile_steps (model, exp, train, batch, profile, times, &loss_s, &optim_s, &error))
+    {
+      g_printerr ("caml bench: the profile: %s\n", error->message);
+      goto out;
+    }
 
   g_print ("per step over %d profiled steps:\n", profile);
   g_print ("  %-3s %-12s %10s %10s %12s %12s\n", "", "layer", "fwd ms", "bwd ms",
