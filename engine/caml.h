@@ -699,6 +699,8 @@ void            caml_experiment_free (CamlExperiment *exp);
 CamlExperiment *caml_experiment_copy (const CamlExperiment *exp);
 /* Field by field (layer options up to each type's n_options). */
 gboolean        caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b);
+/* The same data: every key of "data" (the files by path). */
+gboolean        caml_data_config_equal (const CamlDataConfig *a, const CamlDataConfig *b);
 /* `source` names the document in errors (a path or "preset surface-nn").
  * Errors name the key path, e.g. "surface.json: model[1].units: 0 is out of
  * range 1…4096". */

@@ -154,31 +154,39 @@ optimizer_equal (const CamlOptimizerConfig *a, const CamlOptimizerConfig *b)
 }
 
 gboolean
+caml_data_config_equal (const CamlDataConfig *a, const CamlDataConfig *b)
+{
+  if (a->kind != b->kind || a->grid != b->grid
+      || a->train_fraction != b->train_fraction
+      || a->has_split_seed != b->has_split_seed
+      || (a->has_split_seed && a->split_seed != b->split_seed)
+      || a->train_limit != b->train_limit
+      || a->test_limit != b->test_limit
+      || a->max_tokens != b->max_tokens
+      || a->split != b->split
+      || a->unique_tokens != b->unique_tokens
+      || a->ngrams != b->ngrams
+      || a->validation_fraction != b->validation_fraction
+      || g_strcmp0 (a->embeddings, b->embeddings) != 0)
+    return FALSE;
+  for (int i = 0; i < 2; i++)
+    if (g_strcmp0 (a->text_paths[i], b->text_paths[i]) != 0)
+      return FALSE;
+  for (int i = 0; i < 4; i++)
+    if (g_strcmp0 (a->idx_paths[i], b->idx_paths[i]) != 0)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
 caml_experiment_equal (const CamlExperiment *a, const CamlExperiment *b)
 {
   if (g_strcmp0 (a->name, b->name) != 0
       || g_strcmp0 (a->description, b->description) != 0
       || g_strcmp0 (a->paper, b->paper) != 0)
     return FALSE;
-  if (a->data.kind != b->data.kind || a->data.grid != b->data.grid
-      || a->data.train_fraction != b->data.train_fraction
-      || a->data.has_split_seed != b->data.has_split_seed
-      || (a->data.has_split_seed && a->data.split_seed != b->data.split_seed)
-      || a->data.train_limit != b->data.train_limit
-      || a->data.test_limit != b->data.test_limit
-      || a->data.max_tokens != b->data.max_tokens
-      || a->data.split != b->data.split
-      || a->data.unique_tokens != b->data.unique_tokens
-      || a->data.ngrams != b->data.ngrams
-      || a->data.validation_fraction != b->data.validation_fraction
-      || g_strcmp0 (a->data.embeddings, b->data.embeddings) != 0)
+  if (!caml_data_config_equal (&a->data, &b->data))
     return FALSE;
-  for (int i = 0; i < 2; i++)
-    if (g_strcmp0 (a->data.text_paths[i], b->data.text_paths[i]) != 0)
-      return FALSE;
-  for (int i = 0; i < 4; i++)
-    if (g_strcmp0 (a->data.idx_paths[i], b->data.idx_paths[i]) != 0)
-      return FALSE;
   if (a->n_layers != b->n_layers)
     return FALSE;
   for (int i = 0; i < a->n_layers; i++)

@@ -306,9 +306,11 @@ test_ready_to_train (void **state)
 static void
 test_build_off_main_thread (void **state)
 {
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, win, 10));
   assert_true (iterate_until (not_loading, win, 10));
+  /* Layer 0 selected: its parts (not the last CA-NN's) are sampled by the
+   * build too, not afterwards on the main thread. */
   activate (win, "select-layer", g_variant_new_int32 (0));
   activate (win, "layer-option", g_variant_new ("(sd)", "units", 20000.0));
   assert_true (caml_window_is_loading (win));   /* returned at once; the job builds it */
@@ -320,6 +322,8 @@ test_build_off_main_thread (void **state)
                  stall.gaps->len, stall.max_gap / 1000.0);
   assert_null (caml_window_get_error (win));
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
+  assert_int_equal (caml_window_get_parts_layer (win), 0);
+  assert_int_equal (caml_window_get_jobs_in_flight (), 0);   /* nothing sampled after */
   assert_true (enabled (win, "train"));
   g_array_unref (stall.gaps);
   gtk_window_destroy (GTK_WINDOW (win));
@@ -769,10 +773,13 @@ test_ca_nn_parts (void **state)
   assert_non_null (parts);
 
   activate (win, "select-layer", g_variant_new_int32 (1));
+  assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
   activate (win, "select-layer", g_variant_new_int32 (0));
+  assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 0);
   activate (win, "select-layer", g_variant_new_int32 (2));   /* dense: the last CA-NN */
+  assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
 
   activate (win, "train", NULL);
@@ -794,12 +801,19 @@ test_ca_nn_parts (void **state)
   caml_plot_heatmap_get_segments (caml_plot_view_get_heatmap (parts, 1, NULL), &n_segments);
   assert_true (n_segments > 0);   /* χ·f₁ has contours: it is not flat */
 
-  /* Choosing the other CA-NN after training samples its parts at once. */
+  /* Choosing the other CA-NN after training samples its parts on a worker
+   * thread, from the trained weights. */
   guint updates = caml_plot_view_get_update_count (parts);
   activate (win, "select-layer", g_variant_new_int32 (0));
+  assert_true (caml_window_is_loading (win));
+  assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 0);
   assert_true (caml_plot_view_get_update_count (parts) > updates);
+  caml_plot_heatmap_get_range (caml_plot_view_get_heatmap (parts, 2, NULL), &lo, &hi);
+  assert_true (hi - lo > 1e-6);
   activate (win, "select-layer", g_variant_new_int32 (1));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_parts_layer (win), 1);
 
   const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
   g_autofree char *png = g_build_filename (out_dir != NULL ? out_dir : ".", "gui-parts.png",
@@ -2524,6 +2538,149 @@ test_throughput (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* A model the editor accepts but the build refuses (a pretrained embedding
+ * without word vectors) is reported once and not built again and again;
+ * a change builds again. */
+static void
+test_failed_build_settles (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "embeddings"));
+  assert_false (enabled (win, "train"));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_window_get_jobs_in_flight (), 0);   /* no build after build */
+  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_true (enabled (win, "train"));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* Compare with Baseline, then Stop before the baseline is built: no
+ * baseline trains on behind the stopped run. */
+static void
+test_baseline_after_stop (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 1000000);
+  assert_true (iterate_until (can_train, win, 10));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_RUNNING);
+  activate (win, "compare-baseline", NULL);
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (no_jobs, NULL, 10));
+  assert_true (iterate_until (run_ended, win, 10));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_STOPPED);
+  double lr = 0;
+  int em = 0;
+  assert_false (caml_window_get_baseline_optimizer (win, &lr, &em));
+  assert_false (caml_window_is_loading (win));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* A correction ("learning rate must be …: set to 10") stays in the status
+ * line: rebuilding the run loaded from a file does not cover it with a
+ * second "Loaded the weights from …". */
+static void
+test_notice_kept (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-notice-XXXXXX", NULL);
+  g_autofree char *exp_path = g_build_filename (dir, "xor.json", NULL);
+  g_autofree char *wa = g_build_filename (dir, "a.weights", NULL);
+  static const char json[] =
+    "{ \"name\": \"xor\", \"seed\": 0, \"data\": { \"builtin\": \"xor\" },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 1, \"activation\": \"tanh\" } ],"
+    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.1 },"
+    "  \"training\": { \"steps\": 20, \"batch_size\": 0, \"eval_every\": 10 } }";
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (json, -1, "xor", &error);
+  assert_non_null (exp);
+  CamlDataset *train = NULL, *test = NULL;
+  assert_true (caml_experiment_load_datasets (exp, &train, &test, &error));
+  CamlModel *model = caml_experiment_build_model_for (exp, train, &error);
+  assert_non_null (model);
+  assert_true (caml_weights_save (model, wa, &error));
+
+  CamlWindow *win = open_window_on (exp_path);
+  caml_window_load_weights (win, wa);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_string_equal (status_text (win), "Loaded the weights from a.weights");
+  GtkSpinButton *lr = GTK_SPIN_BUTTON (template_child (win, "lr_spin"));
+  type_into (win, lr, "1000");
+  gtk_spin_button_update (lr);
+  assert_string_equal (status_text (win), "learning rate must be 1e-05…10: set to 10");
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_string_equal (status_text (win), "learning rate must be 1e-05…10: set to 10");
+  gtk_window_destroy (GTK_WINDOW (win));
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_experiment_free (exp);
+  g_unlink (wa);
+  g_unlink (exp_path);
+  g_rmdir (dir);
+}
+
+/* A build on built-in data is quiet for a moment: the progress bar and
+ * the status keep what they said. */
+static void
+test_quiet_build (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkProgressBar *bar = GTK_PROGRESS_BAR (template_child (win, "progress_bar"));
+  g_autofree char *before = g_strdup (gtk_progress_bar_get_text (bar));
+  g_autofree char *status_before = g_strdup (status_text (win));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 6.0));
+  assert_true (caml_window_is_loading (win));
+  assert_string_equal (gtk_progress_bar_get_text (bar), before);
+  assert_string_equal (status_text (win), status_before);
+  assert_true (iterate_until (not_loading, win, 10));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* Another experiment on other text files: the previous run's curves go
+ * (its losses are on other data). */
+static void
+test_previous_other_data (void **state)
+{
+  g_autofree char *dir_a = g_dir_make_tmp ("caml-gui-prev-a-XXXXXX", NULL);
+  g_autofree char *dir_b = g_dir_make_tmp ("caml-gui-prev-b-XXXXXX", NULL);
+  const char *layers = "{ \"layer\": \"embedding\", \"dim\": 4 }, { \"layer\": \"mean_pool\" }";
+  g_autofree char *a = write_words_experiment (dir_a, "", layers, 20);
+  g_autofree char *b = write_words_experiment (dir_b, "", layers, 20);
+  CamlWindow *win = open_window_on (a);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  activate (win, "train", NULL);   /* again: the first is the previous run */
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_true (enabled (win, "forget-previous"));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, a, &error));   /* the same data: kept */
+  assert_true (iterate_until (can_train, win, 30));
+  assert_true (enabled (win, "forget-previous"));
+  assert_true (caml_window_load_file (win, b, &error));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_false (enabled (win, "forget-previous"));
+  gtk_window_destroy (GTK_WINDOW (win));
+  remove_words_experiment (dir_a);
+  remove_words_experiment (dir_b);
+}
+
 int
 main (void)
 {
@@ -2533,6 +2690,11 @@ main (void)
     cmocka_unit_test (test_options_text),
     cmocka_unit_test (test_build_off_main_thread),
     cmocka_unit_test (test_previous_run),
+    cmocka_unit_test (test_failed_build_settles),
+    cmocka_unit_test (test_baseline_after_stop),
+    cmocka_unit_test (test_notice_kept),
+    cmocka_unit_test (test_quiet_build),
+    cmocka_unit_test (test_previous_other_data),
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_value_corrected),

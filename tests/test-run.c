@@ -160,7 +160,7 @@ run_with_window (const CamlExperiment *exp, Window *w, const char *dir)
   if (data == NULL)
     fail_msg ("%s", error->message);
   w->context = g_main_context_new ();
-  w->run = caml_run_new (exp, data, 24, notify, w, &error);
+  w->run = caml_run_new (exp, data, 24, -1, notify, w, &error);
   if (w->run == NULL)
     fail_msg ("%s", error->message);
   caml_run_data_unref (data);

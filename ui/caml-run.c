@@ -382,7 +382,8 @@ run_progress (const CamlProgress *progress, gpointer user_data)
     {
       gint64 now = g_get_monotonic_time ();
       gint64 gap = MAX (MIN_GAP_US, COST_FACTOR * run->sample_cost_us);
-      if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sample_us >= gap)
+      if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sample_us >= gap
+          || caml_run_parts_pending (run))
         {
           caml_trainer_with_model (run->trainer, sample_model, run);
           run->sample_cost_us = g_get_monotonic_time () - now;
@@ -458,7 +459,7 @@ make_word_samples (CamlRun *run)
 }
 
 CamlRun *
-caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
+caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_preferred,
               CamlRunNotify notify, gpointer notify_data, GError **error)
 {
   CamlModel *model = caml_experiment_build_model_for (exp, data->train, error);
@@ -520,7 +521,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
     {
       size_t cells = (size_t) run->grid * run->grid;
       find_chi_layers (run);
-      run->parts_layer = caml_report_parts_layer (model, -1);
+      run->parts_layer = caml_report_parts_layer (model, parts_preferred);
       run->work_fit = g_new0 (float, cells);
       run->scratch = g_new0 (float, cells);
       run->work_chi = g_new0 (float, MAX (run->n_chi, 1) * cells);
@@ -685,12 +686,37 @@ caml_run_set_parts_layer (CamlRun *run, int preferred)
   /* Layer types are fixed once the model is built: reading them here, on
    * the main thread, races with nothing. */
   int layer = caml_report_parts_layer (run->model, preferred);
-  if (g_atomic_int_get (&run->parts_layer) != layer)
-    {
-      g_atomic_int_set (&run->parts_layer, layer);
-      caml_trainer_with_model (run->trainer, sample_model, run);
-    }
+  g_atomic_int_set (&run->parts_layer, layer);
   return layer;
+}
+
+gboolean
+caml_run_parts_pending (CamlRun *run)
+{
+  g_mutex_lock (&run->lock);
+  gboolean pending = run->surface
+                     && run->sampled_parts_layer != g_atomic_int_get (&run->parts_layer);
+  g_mutex_unlock (&run->lock);
+  return pending;
+}
+
+gboolean
+caml_run_put_parts (CamlRun *run, int layer, const float *free, const float *sensitive)
+{
+  size_t cells = (size_t) run->grid * run->grid;
+
+  g_mutex_lock (&run->lock);
+  gboolean taken = run->surface && layer >= 0 && layer == g_atomic_int_get (&run->parts_layer)
+                   && run->sampled_parts_layer != layer;
+  if (taken)
+    {
+      memcpy (run->free, free, cells * sizeof (float));
+      memcpy (run->sensitive, sensitive, cells * sizeof (float));
+      run->sampled_parts_layer = layer;
+      run->version++;
+    }
+  g_mutex_unlock (&run->lock);
+  return taken;
 }
 
 int

@@ -30,9 +30,12 @@ typedef void (*CamlRunNotify) (gpointer user_data);
 
 /* Copies exp, references data, builds the model (initialised from exp's
  * seed) and a trainer that has not started. For 2-D → 1-D regression it
- * samples the untrained surface at once. */
+ * samples the untrained surface at once, with the parts of the CA-NN layer
+ * parts_preferred (see caml_run_set_parts_layer). Takes seconds for a big
+ * model: call it on a worker thread. */
 CamlRun *caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
-                       CamlRunNotify notify, gpointer notify_data, GError **error);
+                       int parts_preferred, CamlRunNotify notify, gpointer notify_data,
+                       GError **error);
 /* Stops and joins the trainer thread, then frees everything. */
 void     caml_run_free (CamlRun *run);
 
@@ -60,11 +63,19 @@ int      caml_run_get_chi_layer (CamlRun *run, int k, const char **title);
 gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
                                 float *free, float *sensitive, int *parts_layer);
 /* Chooses the CA-NN layer whose parts are sampled: `preferred` when it is
- * one, else the last CA-NN (caml_report_parts_layer). A change samples the
- * surface again between two steps. Returns the layer, or -1 (no CA-NN, or
- * not a surface run). */
+ * one, else the last CA-NN (caml_report_parts_layer). Returns the layer, or
+ * -1 (no CA-NN, or not a surface run). Nothing is sampled here: a running
+ * trainer samples the new layer's parts at its next report; otherwise the
+ * caller samples them off the main thread (on a model of its own, from
+ * caml_run_copy_weights) and hands them over with caml_run_put_parts. */
 int      caml_run_set_parts_layer (CamlRun *run, int preferred);
 int      caml_run_get_parts_layer (CamlRun *run);
+/* The parts of the layer chosen are not the ones sampled yet. */
+gboolean caml_run_parts_pending (CamlRun *run);
+/* Takes (copies) parts sampled elsewhere, (grid × grid) each, when they are
+ * of the layer chosen and that is still pending; FALSE when not taken. */
+gboolean caml_run_put_parts (CamlRun *run, int layer, const float *free,
+                             const float *sensitive);
 /* σ-map snapshots (image models with a convolutional CA layer only):
  * sampled at most twice a second on the trainer thread, each with its step
  * and the foreground/background AUC over the first 100 test images; at most

@@ -53,6 +53,7 @@ typedef enum {
   JOB_IDX,    /* order and load four chosen IDX files; commit only when they load */
   JOB_WEIGHTS, /* build a run beside the current one and load weights into it */
   JOB_BASELINE, /* build the matched baseline of the current run */
+  JOB_PARTS,  /* sample the chosen CA-NN layer's parts, on a copy of the run's model */
 } JobKind;
 
 /* What to do once the run being built is there. */
@@ -126,13 +127,17 @@ struct _CamlWindow {
   gboolean        idx_loading;   /* a JOB_IDX for data_serial is under way */
   gboolean        run_building;  /* a job builds the run for run_serial */
   guint           build_source;  /* shows "Building the model…" if a quick build is not quick */
+  char           *build_error;   /* the build for run_serial failed: no other until it changes */
+  char           *status;        /* the status line's text when no notice covers it */
   guint           run_serial;    /* changes whenever the run is discarded */
   Pending         pending;       /* what to do when the run being built arrives */
   char           *pending_weights; /* weights file asked for, not yet in an installed run */
   guint           weights_serial;  /* changes whenever pending_weights does */
   gboolean        weights_loading; /* a JOB_WEIGHTS for the current request is under way */
   gboolean        baseline_building; /* a JOB_BASELINE for run_serial is under way */
+  int             parts_sampling;  /* JOB_PARTS under way */
   char           *loaded_weights;  /* the file the untrained run was loaded from, or NULL */
+  gboolean        announce_load;   /* say so when the weights asked for are loaded */
   GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
   gboolean        run_started;
@@ -170,6 +175,7 @@ struct _CamlWindow {
   CamlEvalRow    *prev_rows;
   int             prev_n_rows;
   gboolean        prev_classification;
+  CamlExperiment *prev_exp;      /* what it trained (its data decide whether it compares) */
   gboolean        log_scale;
   double          smoothing;
   gboolean        syncing;       /* widgets are being set from exp */
@@ -469,8 +475,18 @@ forget_previous (CamlWindow *self)
 {
   g_clear_pointer (&self->prev_losses, g_free);
   g_clear_pointer (&self->prev_rows, g_free);
+  g_clear_pointer (&self->prev_exp, caml_experiment_free);
   self->prev_n_steps = 0;
   self->prev_n_rows = 0;
+}
+
+/* …and go when the experiment's data are no longer those it trained on
+ * (other files, grid, split, limits…). */
+static void
+forget_previous_if_other_data (CamlWindow *self)
+{
+  if (self->prev_exp != NULL && !caml_data_config_equal (&self->prev_exp->data, &self->exp->data))
+    forget_previous (self);
 }
 
 static void
@@ -518,16 +534,7 @@ set_pending_weights (CamlWindow *self, const char *path)
 static void
 discard_run (CamlWindow *self)
 {
-  g_clear_pointer (&self->baseline, caml_run_free);
-  g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
-  self->run_started = FALSE;
-  self->run_building = FALSE;   /* a run being built is dropped when it arrives */
-  self->baseline_building = FALSE;   /* … and so is its baseline */
-  g_clear_handle_id (&self->build_source, g_source_remove);
-  self->weights_loading = FALSE;   /* … and one built beside it */
-  g_clear_pointer (&self->loaded_weights, g_free);   /* experiment_changed reads it first */
-  self->run_serial++;
-  if (self->n_steps > 0)
+  if (self->n_steps > 0 && self->run != NULL)
     {
       /* A run that trained: its curves stay for comparison with the next. */
       forget_previous (self);
@@ -536,7 +543,18 @@ discard_run (CamlWindow *self)
       self->prev_rows = g_steal_pointer (&self->rows);
       self->prev_n_rows = self->n_rows;
       self->prev_classification = self->progress.classification;
+      self->prev_exp = caml_experiment_copy (caml_run_get_experiment (self->run));
     }
+  g_clear_pointer (&self->baseline, caml_run_free);
+  g_clear_pointer (&self->run, caml_run_free);   /* stops and joins the thread */
+  self->run_started = FALSE;
+  self->run_building = FALSE;   /* a run being built is dropped when it arrives */
+  self->baseline_building = FALSE;   /* … and so is its baseline */
+  g_clear_pointer (&self->build_error, g_free);   /* the next model may build */
+  g_clear_handle_id (&self->build_source, g_source_remove);
+  self->weights_loading = FALSE;   /* … and one built beside it */
+  g_clear_pointer (&self->loaded_weights, g_free);   /* experiment_changed reads it first */
+  self->run_serial++;
   self->sigma_version = 0;
   self->n_sigma = 0;
   self->sigma_shown = -1;
@@ -1066,7 +1084,13 @@ format_duration (double s)
 static void
 set_status (CamlWindow *self, const char *text)
 {
-  gtk_label_set_text (self->status_label, self->notice != NULL ? self->notice : text);
+  if (text != self->status)   /* its own text: keep it (a quiet build) */
+    {
+      g_free (self->status);
+      self->status = g_strdup (text != NULL ? text : "");
+    }
+  gtk_label_set_text (self->status_label, self->notice != NULL ? self->notice
+                                          : self->status != NULL ? self->status : "");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), self->notice);
 }
 
@@ -1078,10 +1102,20 @@ update_progress_widgets (CamlWindow *self)
     "ready", "training", "paused", "finished", "stopped", "failed",
   };
 
-  /* No spinner for a build that is still quiet (see prepare_run). */
-  gboolean loading = caml_window_is_loading (self) && self->build_source == 0;
+  /* No spinner for a build that is still quiet (see prepare_run), nor for
+   * the parts of another layer (a moment, usually). */
+  gboolean loading = (self->data_loading || self->run_building || self->idx_loading
+                      || self->weights_loading || self->baseline_building)
+                     && self->build_source == 0;
   gtk_widget_set_visible (GTK_WIDGET (self->load_spinner), loading);
   gtk_spinner_set_spinning (self->load_spinner, loading);
+  if (self->run == NULL && self->build_source != 0)
+    {
+      /* A quiet build (prepare_run): the bar and status stay as they were;
+       * a notice still shows. */
+      set_status (self, self->status);
+      return;
+    }
   if (self->run == NULL)
     {
       g_autofree char *text = self->data_loading || self->idx_loading
@@ -1142,6 +1176,10 @@ end_notice (gpointer data)
 static void
 show_notice_full (CamlWindow *self, const char *message, gboolean warning)
 {
+  /* A warning still showing is not replaced by news. */
+  if (!warning && self->notice != NULL
+      && gtk_widget_has_css_class (GTK_WIDGET (self->status_label), "warning"))
+    return;
   g_free (self->notice);
   self->notice = g_strdup (message);
   if (warning)
@@ -1167,6 +1205,15 @@ show_done (CamlWindow *self, const char *what, const char *path)
   g_autofree char *name = g_path_get_basename (path);
   g_autofree char *text = g_strdup_printf ("%s %s", what, name);
   show_notice_full (self, text, FALSE);
+}
+
+/* Once per Load Weights. */
+static void
+announce_loaded (CamlWindow *self, const char *path)
+{
+  if (self->announce_load)
+    show_done (self, "Loaded the weights from", path);
+  self->announce_load = FALSE;
 }
 
 static void
@@ -1337,6 +1384,21 @@ show_waiting (CamlWindow *self, const char *why)
 
 static void do_pending (CamlWindow *self);
 
+/* The parts of the CA-NN layer chosen, when they are not the ones sampled:
+ * a training run's thread samples them at its next report; otherwise a
+ * worker does, on a copy of the weights (for a big model, seconds). */
+static void
+sample_parts (CamlWindow *self)
+{
+  if (self->run == NULL || !caml_run_parts_pending (self->run))
+    return;
+  CamlProgress p;
+  caml_run_get_progress (self->run, &p);
+  if (self->run_started && p.state == CAML_TRAINER_RUNNING)
+    return;
+  start_job (self, JOB_PARTS, NULL, 0);
+}
+
 /* The accuracy plot before the run's first evaluation. */
 static void
 clear_accuracy (CamlWindow *self)
@@ -1385,6 +1447,7 @@ install_run (CamlWindow *self, CamlRun *run)
       int parts = caml_run_set_parts_layer (self->run,
                                             caml_model_editor_get_selected (self->model_editor));
       set_chi_columns (self, caml_run_get_n_chi (self->run), parts >= 0);
+      sample_parts (self);   /* when another layer was chosen during the build */
     }
   self->last_update_us = 0;
   update_from_run (self);
@@ -1451,17 +1514,25 @@ prepare_run (CamlWindow *self)
       update_actions (self);
       return;
     }
+  if (self->build_error != NULL)
+    {
+      show_waiting (self, "the model cannot be built (see above)");
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
   /* Built, and given the weights asked for, on a worker thread: even on
    * built-in data a big model takes seconds (its untrained surface is a
    * forward pass over the grid). A model that is usually built within a
    * frame or two keeps the plots shown until then, so that editing does not
    * flash "Building the model…" at every change. */
-  start_job (self, JOB_RUN, NULL, 0);
-  if (kind_from_files (self->exp->data.kind) || self->pending_weights != NULL)
-    show_waiting (self, "Building the model…");
-  else
+  gboolean quiet = !kind_from_files (self->exp->data.kind) && self->pending_weights == NULL;
+  if (quiet)
     self->build_source = g_timeout_add_full (G_PRIORITY_DEFAULT, BUILD_QUIET_MS, end_build_quiet,
                                              g_object_ref (self), g_object_unref);
+  start_job (self, JOB_RUN, NULL, 0);
+  if (!quiet)
+    show_waiting (self, "Building the model…");
   update_progress_widgets (self);
   update_actions (self);
 }
@@ -1488,6 +1559,12 @@ typedef struct {
   char           *data_error;
   char           *run_error;
   char           *weights_error;  /* the run is built, its weights could not be loaded */
+  int             parts_layer;    /* JOB_RUN…: the CA-NN whose parts to sample; JOB_PARTS: */
+  float          *w;              /* the weights of the run (a copy) */
+  size_t          n_weights;
+  int             grid;
+  float          *parts_free;     /* results: (grid × grid) each */
+  float          *parts_sensitive;
 } Job;
 
 /* Main thread, when the job's results have been used (or dropped): the
@@ -1517,6 +1594,9 @@ job_free (gpointer p)
   g_free (job->run_error);
   g_free (job->weights);
   g_free (job->weights_error);
+  g_free (job->w);
+  g_free (job->parts_free);
+  g_free (job->parts_sensitive);
   g_free (job);
 }
 
@@ -1546,6 +1626,26 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           job->exp->data.idx_paths[i] = ordered[i];
         }
     }
+  if (job->kind == JOB_PARTS)
+    {
+      /* The layers only, with the run's weights: a model of the job's own. */
+      CamlModel *model = caml_experiment_build_model (job->exp, &job->data->train->x_shape,
+                                                      &error);
+      if (model != NULL && model->n_weights == job->n_weights)
+        {
+          size_t cells = (size_t) job->grid * job->grid;
+          memcpy (model->w, job->w, job->n_weights * sizeof (float));
+          job->parts_free = g_new (float, cells);
+          job->parts_sensitive = g_new (float, cells);
+          if (!caml_model_sample_grid_parts (model, job->exp->plot_domain, job->grid, job->grid,
+                                             job->parts_layer, job->parts_free,
+                                             job->parts_sensitive, NULL))
+            g_clear_pointer (&job->parts_free, g_free);
+        }
+      caml_model_free (model);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
   if (job->kind != JOB_RUN && job->kind != JOB_WEIGHTS && job->kind != JOB_BASELINE)
     {
       gint64 start = g_get_monotonic_time ();
@@ -1565,7 +1665,7 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
     {
       /* The baseline's surface is never shown: the smallest grid. */
       job->run = caml_run_new (job->exp, job->data, job->kind == JOB_BASELINE ? 2 : SURFACE_GRID,
-                               on_run_notify, source, &error);
+                               job->parts_layer, on_run_notify, source, &error);
       if (job->run == NULL)
         job->run_error = g_strdup (error->message);
       /* Its trainer has not started: the weights load on this thread. */
@@ -1640,6 +1740,17 @@ job_done (CamlWindow *self, Job *job)
       return;
     }
 
+  if (job->kind == JOB_PARTS)
+    {
+      self->parts_sampling--;
+      if (job->run_serial == self->run_serial && self->run != NULL && job->parts_free != NULL
+          && caml_run_put_parts (self->run, job->parts_layer, job->parts_free,
+                                 job->parts_sensitive))
+        update_from_run (self);
+      update_progress_widgets (self);
+      return;
+    }
+
   if (job->kind == JOB_BASELINE)
     {
       if (job->run_serial == self->run_serial && self->baseline_building)
@@ -1662,6 +1773,7 @@ job_done (CamlWindow *self, Job *job)
                * Train pressed meanwhile is not started from other weights. */
               set_pending_weights (self, NULL);
               self->pending = PENDING_NONE;
+              self->announce_load = FALSE;
               caml_window_show_error (self, job->weights_error);
             }
           else
@@ -1671,7 +1783,7 @@ job_done (CamlWindow *self, Job *job)
               g_free (self->loaded_weights);
               self->loaded_weights = g_strdup (job->weights);
               install_run (self, g_steal_pointer (&job->run));
-              show_done (self, "Loaded the weights from", job->weights);
+              announce_loaded (self, job->weights);
             }
         }
       /* else: the run or the weights asked for changed meanwhile (and
@@ -1720,9 +1832,12 @@ job_done (CamlWindow *self, Job *job)
         }
       install_run (self, g_steal_pointer (&job->run));
       if (weights_current && job->weights_error != NULL)
-        caml_window_show_error (self, job->weights_error);
+        {
+          self->announce_load = FALSE;
+          caml_window_show_error (self, job->weights_error);
+        }
       else if (weights_current)
-        show_done (self, "Loaded the weights from", job->weights);
+        announce_loaded (self, job->weights);
     }
   else if (job->run == NULL && job->run_error == NULL)
     prepare_run (self);   /* not built yet (the data came first): build it now */
@@ -1730,6 +1845,10 @@ job_done (CamlWindow *self, Job *job)
     {
       if (job->run_error != NULL && caml_model_editor_is_valid (self->model_editor))
         caml_window_show_error (self, job->run_error);
+      /* Not built again (it would fail again) until the experiment changes. */
+      g_free (self->build_error);
+      self->build_error = g_strdup (job->run_error != NULL ? job->run_error
+                                                           : "the model could not be built");
       self->pending = PENDING_NONE;
       set_pending_weights (self, NULL);
       prepare_run (self);   /* shows why there is no run */
@@ -1749,6 +1868,7 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
   job->run_serial = self->run_serial;
   job->weights = g_strdup (self->pending_weights);
   job->weights_serial = self->weights_serial;
+  job->parts_layer = caml_model_editor_get_selected (self->model_editor);
   for (int i = 0; i < n_files && i < 4; i++)
     job->files[i] = g_strdup (files[i]);
   job->n_files = n_files;
@@ -1787,7 +1907,20 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       job->exp->optimizer.lr = caml_run_get_lr (self->run);
       job->exp->optimizer.em_steps = caml_run_get_em_steps (self->run);
       job->data = caml_run_data_ref (self->data);
+      g_clear_pointer (&job->weights, g_free);   /* the run's file is not the baseline's */
+      job->parts_layer = -1;
       self->baseline_building = TRUE;
+      break;
+    case JOB_PARTS:
+      caml_experiment_free (job->exp);
+      job->exp = caml_experiment_copy (caml_run_get_experiment (self->run));
+      job->data = caml_run_data_ref (caml_run_get_data (self->run));
+      g_clear_pointer (&job->weights, g_free);
+      job->parts_layer = caml_run_get_parts_layer (self->run);
+      job->w = caml_run_copy_weights (self->run);
+      job->n_weights = caml_run_get_n_weights (self->run);
+      job->grid = caml_run_get_grid (self->run);
+      self->parts_sampling++;
       break;
     case JOB_IDX:
       self->idx_loading = TRUE;
@@ -1813,7 +1946,7 @@ gboolean
 caml_window_is_loading (CamlWindow *self)
 {
   return self->data_loading || self->run_building || self->idx_loading
-         || self->weights_loading || self->baseline_building;
+         || self->weights_loading || self->baseline_building || self->parts_sampling > 0;
 }
 
 /* The experiment changed in a way the run depends on. */
@@ -1828,6 +1961,7 @@ experiment_changed (CamlWindow *self)
   if (self->loaded_weights != NULL && !self->run_started && self->pending_weights == NULL)
     set_pending_weights (self, self->loaded_weights);
   discard_run (self);   /* drops loaded_weights */
+  forget_previous_if_other_data (self);
   prepare_run (self);
 }
 
@@ -2019,7 +2153,8 @@ loss_hover (CamlPlotView *view, double x, double y, gpointer user_data)
 static void
 update_actions (CamlWindow *self)
 {
-  gboolean valid = caml_model_editor_is_valid (self->model_editor) && self->data != NULL;
+  gboolean valid = caml_model_editor_is_valid (self->model_editor) && self->data != NULL
+                   && self->build_error == NULL;
   /* Train and Step pressed while the data loads or the model is built act
    * once it is there (start_run keeps them pending). */
   gboolean waiting = self->run == NULL && (self->data_loading || self->run_building);
@@ -2197,6 +2332,7 @@ action_stop (GSimpleAction *action, GVariant *param, gpointer user_data)
     caml_trainer_stop (caml_run_get_trainer (self->run));
   if (self->baseline != NULL)
     caml_trainer_stop (caml_run_get_trainer (self->baseline));
+  self->baseline_building = FALSE;   /* a baseline still being built is dropped */
 }
 
 /* Trains the matched baseline (every CA layer replaced by its plain
@@ -2233,14 +2369,22 @@ install_baseline (CamlWindow *self, Job *job)
       caml_window_show_error (self, text);
       return;
     }
-  if (!run_active (self))
-    return;   /* job_release frees it */
+  /* The run's state now, not at the window's last update (which may be
+   * before a Stop or a Pause). */
+  CamlProgress p;
+  caml_run_get_progress (self->run, &p);
+  if (!self->run_started
+      || (p.state != CAML_TRAINER_RUNNING && p.state != CAML_TRAINER_PAUSED))
+    {
+      show_notice (self, "The run ended before its baseline was built: no baseline trained");
+      return;   /* job_release frees it */
+    }
   self->baseline = g_steal_pointer (&job->run);
   caml_run_set_lr (self->baseline, caml_run_get_lr (self->run));
   caml_run_set_em_steps (self->baseline, caml_run_get_em_steps (self->run));
   self->base_state = CAML_TRAINER_IDLE;
   if (!caml_trainer_start (caml_run_get_trainer (self->baseline),
-                           self->progress.state == CAML_TRAINER_PAUSED, &error))
+                           p.state == CAML_TRAINER_PAUSED, &error))
     {
       caml_window_show_error (self, error->message);
       g_clear_pointer (&self->baseline, caml_run_free);
@@ -3035,6 +3179,7 @@ load_weights_from (CamlWindow *self, const char *path, gpointer unused)
    * replaces it only when the file loads (a failed load changes nothing);
    * without one, the run being built (or the next) takes them. */
   set_pending_weights (self, path);
+  self->announce_load = TRUE;   /* not when a change reloads them into a rebuilt run */
   if (self->run != NULL && self->data != NULL)
     {
       start_job (self, JOB_WEIGHTS, NULL, 0);
@@ -3123,9 +3268,8 @@ on_selection_changed (CamlModelEditor *editor, CamlWindow *self)
   /* The parts shown follow the selected CA-NN layer. */
   if (self->run != NULL && caml_run_has_surface (self->run))
     {
-      int before = caml_run_get_parts_layer (self->run);
-      if (caml_run_set_parts_layer (self->run, caml_model_editor_get_selected (editor)) != before)
-        update_from_run (self);
+      caml_run_set_parts_layer (self->run, caml_model_editor_get_selected (editor));
+      sample_parts (self);
     }
 }
 
@@ -3249,11 +3393,10 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   g_return_if_fail (CAML_IS_WINDOW (self) && exp != NULL);
 
   discard_run (self);
-  if (exp->data.kind != self->exp->data.kind || exp->data.kind == CAML_DATA_IDX)
-    forget_previous (self);
   clear_error (self);
   g_clear_pointer (&self->exp, caml_experiment_free);
   self->exp = exp;
+  forget_previous_if_other_data (self);
   g_free (self->path);
   self->path = g_strdup (path);
   if (path != NULL)
@@ -3739,6 +3882,7 @@ caml_window_dispose (GObject *object)
   g_clear_handle_id (&self->notice_source, g_source_remove);
   g_clear_handle_id (&self->build_source, g_source_remove);
   g_clear_pointer (&self->notice, g_free);
+  g_clear_pointer (&self->status, g_free);
   g_clear_pointer (&self->autosave_id, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
   G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);
