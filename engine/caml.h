@@ -310,6 +310,12 @@ struct _CamlModel {
  * holds … of them), which cannot be allocated". */
 CamlModel *caml_model_new (const CamlShape *input, const CamlLayerSpec *specs,
                            int n_specs, GRand *rng, GError **error);
+/* The layers only — options checked, shapes inferred, n_weights counted —
+ * without weights or buffers: a quick check of a model being edited (the
+ * weights of a big one take long to allocate and initialise). Only its
+ * shapes, layers and n_weights may be used. */
+CamlModel *caml_model_new_shapes (const CamlShape *input, const CamlLayerSpec *specs,
+                                  int n_specs, GError **error);
 void       caml_model_free (CamlModel *model);
 /* The vocabulary the model's token ids come from (a reference is taken; NULL
  * clears it): a text data set's (CamlDataset.vocab). caml_weights_save

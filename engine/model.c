@@ -74,12 +74,15 @@ format_bytes (gboolean overflow, size_t bytes)
 
 /* Lays the parameters out in one block, and allocates it and its gradient
  * block (zeroed). */
+/* Each parameter's offset in the one block; the total in model->n_weights.
+ * FALSE when the total overflows size_t. */
 static gboolean
-alloc_weights (CamlModel *model, GError **error)
+layout_params (CamlModel *model, size_t *biggest, int *biggest_layer)
 {
-  size_t total = 0, biggest = 0;
-  int biggest_layer = 0;
+  size_t total = 0;
   gboolean overflow = FALSE;
+  *biggest = 0;
+  *biggest_layer = 0;
   for (int i = 0; i < model->n_layers; i++)
     {
       size_t layer_total = 0;
@@ -90,13 +93,23 @@ alloc_weights (CamlModel *model, GError **error)
           overflow |= !g_size_checked_add (&total, total, p->count);
           overflow |= !g_size_checked_add (&layer_total, layer_total, p->count);
         }
-      if (layer_total > biggest)
+      if (layer_total > *biggest)
         {
-          biggest = layer_total;
-          biggest_layer = i;
+          *biggest = layer_total;
+          *biggest_layer = i;
         }
     }
   model->n_weights = total;
+  return !overflow;
+}
+
+static gboolean
+alloc_weights (CamlModel *model, GError **error)
+{
+  size_t biggest = 0;
+  int biggest_layer = 0;
+  gboolean overflow = !layout_params (model, &biggest, &biggest_layer);
+  size_t total = model->n_weights;
 
   size_t bytes = 0, both = 0;   /* one block; both blocks */
   overflow = overflow || !g_size_checked_mul (&bytes, MAX (total, 1), sizeof (float))
@@ -118,9 +131,10 @@ alloc_weights (CamlModel *model, GError **error)
   return FALSE;
 }
 
-CamlModel *
-caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
-                GRand *rng, GError **error)
+/* The layers, their options checked and shapes inferred, without weights
+ * or buffers. */
+static CamlModel *
+build_layers (const CamlShape *input, const CamlLayerSpec *specs, int n_specs, GError **error)
 {
   if (n_specs <= 0)
     {
@@ -131,7 +145,6 @@ caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
   CamlModel *model = g_new0 (CamlModel, 1);
   model->input = *input;
   model->layers = g_new0 (CamlLayer *, n_specs);
-
   CamlShape shape = *input;
   for (int i = 0; i < n_specs; i++)
     {
@@ -184,6 +197,39 @@ caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
       model->layers[model->n_layers++] = layer;
       shape = layer->out;
     }
+
+  return model;
+
+fail:
+  caml_model_free (model);
+  return NULL;
+}
+
+CamlModel *
+caml_model_new_shapes (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
+                       GError **error)
+{
+  CamlModel *model = build_layers (input, specs, n_specs, error);
+  size_t biggest;
+  int biggest_layer;
+
+  if (model != NULL && !layout_params (model, &biggest, &biggest_layer))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the model has more parameters than can be addressed (layer %d (%s) "
+                   "holds the most)", biggest_layer, model->layers[biggest_layer]->ops->name);
+      g_clear_pointer (&model, caml_model_free);
+    }
+  return model;
+}
+
+CamlModel *
+caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
+                GRand *rng, GError **error)
+{
+  CamlModel *model = build_layers (input, specs, n_specs, error);
+  if (model == NULL)
+    return NULL;
 
   if (!alloc_weights (model, error))
     goto fail;

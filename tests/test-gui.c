@@ -2681,6 +2681,96 @@ test_previous_other_data (void **state)
   remove_words_experiment (dir_b);
 }
 
+/* Switching a two-class model's data keeps a loss it can train with: one
+ * output under the sigmoid (it became softmax, and Train was refused). */
+static void
+test_loss_follows_data (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_experiment (win)->loss, CAML_LOSS_SIGMOID_XENT);
+  activate (win, "data", g_variant_new_string ("xor"));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_experiment (win)->loss, CAML_LOSS_MSE);
+  activate (win, "data", g_variant_new_string ("rnn_sanity"));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_experiment (win)->loss, CAML_LOSS_SIGMOID_XENT);
+  assert_true (enabled (win, "train"));
+
+  /* Trained, then made invalid: no accuracy curve of the gone run stays. */
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 20);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  iterate_until (always_false, NULL, 0.2);
+  assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "accuracy")));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "remove-layer", NULL);
+  assert_false (caml_model_editor_is_valid (CAML_MODEL_EDITOR (template_child (win,
+                                                                               "model_editor"))));
+  assert_false (caml_plot_view_has_plot (caml_window_get_plot_view (win, "accuracy")));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* Choosing the file for a chooser that is open, as a click on Open does. */
+static void
+choose_file (CamlWindow *win, const char *path)
+{
+  GtkWindow *chooser = NULL;
+  for (int i = 0; i < 200 && chooser == NULL; i++)
+    {
+      iterate_until (always_false, NULL, 0.05);
+      chooser = dialog_of (win, GTK_TYPE_FILE_CHOOSER_DIALOG);
+    }
+  assert_non_null (chooser);
+  assert_true (iterate_until (is_mapped, chooser, 10));
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  assert_true (gtk_file_chooser_set_file (GTK_FILE_CHOOSER (chooser), file, NULL));
+  iterate_until (always_false, NULL, 0.2);   /* the folder is read */
+  gtk_dialog_response (GTK_DIALOG (chooser), GTK_RESPONSE_ACCEPT);
+  iterate_until (always_false, NULL, 0.1);
+}
+
+/* Text files as data: the window asks for the training and the test file
+ * (an experiment of text data without files could be saved but not read
+ * back: autosave recovery failed). */
+static void
+test_choose_text_files (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-text-XXXXXX", NULL);
+  const char *layers = "{ \"layer\": \"ca_bsfe\" }";
+  g_autofree char *exp_path = write_words_experiment (dir, "", layers, 20);
+  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  activate (win, "data", g_variant_new_string ("text"));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_RNN_SANITY);
+  choose_file (win, train);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_RNN_SANITY);
+  choose_file (win, test);
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  assert_int_equal (exp->data.kind, CAML_DATA_TEXT);
+  assert_string_equal (exp->data.text_paths[0], train);
+  assert_string_equal (exp->data.text_paths[1], test);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_null (caml_window_get_error (win));
+
+  /* Saved, it reads back. */
+  g_autofree char *saved = g_build_filename (dir, "saved.json", NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_save_to_path (win, saved, &error));
+  CamlExperiment *back = caml_experiment_load_file (saved, &error);
+  assert_non_null (back);
+  assert_int_equal (back->data.kind, CAML_DATA_TEXT);
+  caml_experiment_free (back);
+  g_unlink (saved);
+  gtk_window_destroy (GTK_WINDOW (win));
+  remove_words_experiment (dir);
+}
+
 int
 main (void)
 {
@@ -2695,6 +2785,8 @@ main (void)
     cmocka_unit_test (test_notice_kept),
     cmocka_unit_test (test_quiet_build),
     cmocka_unit_test (test_previous_other_data),
+    cmocka_unit_test (test_loss_follows_data),
+    cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_value_corrected),

@@ -280,6 +280,63 @@ test_dropout (void **state)
  * more than any machine holds; that is an error naming the layer and the
  * size, not an abort in g_malloc. The sizes here are petabytes, so nothing
  * is really allocated. */
+/* caml_model_new_shapes (the editor's quick check) infers what
+ * caml_model_new does — every layer's output shape and the parameter count —
+ * without weights, even for a model whose weights cannot be allocated. */
+static void
+test_shapes_only (void **state)
+{
+  (void) state;
+  CamlShape flat = caml_shape_flat (2), image = caml_shape_image (1, 28, 28);
+  CamlLayerSpec surface[] = {
+    caml_test_spec ("ca_nn", "units", 5.0, NULL),
+    caml_test_spec ("dense", "units", 1.0, NULL),
+  };
+  CamlLayerSpec conv[] = {
+    caml_test_spec ("ca_cnn", "kernel", 5.0, "depth", 4.0, NULL),
+    caml_test_spec ("max_pool", NULL),
+    caml_test_spec ("dense", "units", 10.0, NULL),
+  };
+  struct { const CamlShape *in; const CamlLayerSpec *specs; int n; } cases[] = {
+    { &flat, surface, 2 }, { &image, conv, 3 },
+  };
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      GRand *rng = g_rand_new_with_seed (1);
+      CamlModel *full = caml_model_new (cases[c].in, cases[c].specs, cases[c].n, rng, NULL);
+      CamlModel *shapes = caml_model_new_shapes (cases[c].in, cases[c].specs, cases[c].n, NULL);
+      assert_non_null (full);
+      assert_non_null (shapes);
+      assert_null (shapes->w);
+      assert_int_equal (shapes->n_weights, full->n_weights);
+      assert_int_equal (shapes->n_layers, full->n_layers);
+      for (int i = 0; i < full->n_layers; i++)
+        {
+          g_autofree char *a = caml_shape_to_string (&full->layers[i]->out);
+          g_autofree char *b = caml_shape_to_string (&shapes->layers[i]->out);
+          assert_string_equal (a, b);
+        }
+      caml_model_free (full);
+      caml_model_free (shapes);
+      g_rand_free (rng);
+    }
+
+  /* 2^47 parameters: counted, not allocated. */
+  CamlShape wide = caml_shape_flat (G_MAXINT);
+  CamlLayerSpec dense = caml_test_spec ("dense", "units", 65536.0, NULL);
+  CamlModel *big = caml_model_new_shapes (&wide, &dense, 1, NULL);
+  assert_non_null (big);
+  assert_int_equal (big->n_weights, (size_t) G_MAXINT * 65536 + 65536);
+  caml_model_free (big);
+
+  /* A shape that does not fit is the same error. */
+  GError *error = NULL;
+  CamlLayerSpec bad[] = { caml_test_spec ("max_pool", NULL) };
+  assert_null (caml_model_new_shapes (&flat, bad, 1, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_SHAPE));
+  g_clear_error (&error);
+}
+
 static void
 test_too_large_to_allocate (void **state)
 {
@@ -441,6 +498,7 @@ main (void)
     cmocka_unit_test (test_bad_options_name_the_layer),
     cmocka_unit_test (test_shape_mismatch_names_both_shapes),
     cmocka_unit_test (test_dropout),
+    cmocka_unit_test (test_shapes_only),
     cmocka_unit_test (test_too_large_to_allocate),
     cmocka_unit_test (test_scratch_too_large),
   };

@@ -27,7 +27,7 @@ caml_data_source_title (CamlDataKind kind)
     case CAML_DATA_IMDB:          return "IMDB reviews";
     case CAML_DATA_RNN_SANITY:    return "Sanity sentences (Fig. 13)";
     case CAML_DATA_IDX:           return "IDX files…";
-    case CAML_DATA_TEXT:          return "Text files (named in the experiment)";
+    case CAML_DATA_TEXT:          return "Text files (text<TAB>label)…";
     default:                      return "?";
     }
 }

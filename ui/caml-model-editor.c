@@ -33,6 +33,7 @@ struct _CamlModelEditor {
   char      *error;           /* first error, or NULL */
   int        error_layer;
   size_t     n_weights;
+  int        n_outputs;      /* the width of the model's output, 0 when it does not build */
   CamlShape  input;
   gboolean   has_input;
   int        want_outputs;
@@ -41,7 +42,6 @@ struct _CamlModelEditor {
   int        selected;        /* -1: none */
   gboolean   syncing;         /* programmatic widget changes */
   GtkWidget *option_widgets[CAML_MAX_OPTIONS];
-  GRand     *rng;
 };
 
 G_DEFINE_FINAL_TYPE (CamlModelEditor, caml_model_editor, GTK_TYPE_BOX)
@@ -98,6 +98,7 @@ validate (CamlModelEditor *self)
   g_clear_pointer (&self->error, g_free);
   self->error_layer = -1;
   self->n_weights = 0;
+  self->n_outputs = 0;
 
   if (!self->has_input && self->data_error == NULL)
     {
@@ -118,7 +119,8 @@ validate (CamlModelEditor *self)
       return;
     }
 
-  CamlModel *model = caml_model_new (&self->input, specs, n, self->rng, &error);
+  /* Shapes only: no weights to allocate and initialise on the main thread. */
+  CamlModel *model = caml_model_new_shapes (&self->input, specs, n, &error);
   int good = n;
   if (model == NULL)
     {
@@ -127,7 +129,7 @@ validate (CamlModelEditor *self)
       for (int k = 1; k <= n; k++)
         {
           g_autoptr (GError) local = NULL;
-          CamlModel *prefix = caml_model_new (&self->input, specs, k, self->rng, &local);
+          CamlModel *prefix = caml_model_new_shapes (&self->input, specs, k, &local);
           if (prefix == NULL)
             {
               g_clear_error (&error);
@@ -140,13 +142,15 @@ validate (CamlModelEditor *self)
       self->error_layer = good < n ? good : n - 1;
       self->error = g_strdup (strip_layer_prefix (error->message));
       if (good > 0)
-        model = caml_model_new (&self->input, specs, good, self->rng, NULL);
+        model = caml_model_new_shapes (&self->input, specs, good, NULL);
     }
   if (model != NULL)
     {
       for (int i = 0; i < model->n_layers; i++)
         self->shapes->pdata[i] = caml_shape_to_string (&model->layers[i]->out);
       self->n_weights = model->n_weights;
+      if (good == n)
+        self->n_outputs = (int) caml_shape_size (caml_model_output_shape (model));
       if (good == n && self->want_outputs > 0)
         {
           size_t outputs = caml_shape_size (caml_model_output_shape (model));
@@ -747,6 +751,12 @@ caml_model_editor_get_selected (CamlModelEditor *self)
   return self->selected;
 }
 
+int
+caml_model_editor_get_outputs (CamlModelEditor *self)
+{
+  return self->n_outputs;
+}
+
 gboolean
 caml_model_editor_is_valid (CamlModelEditor *self)
 {
@@ -916,7 +926,6 @@ caml_model_editor_dispose (GObject *object)
   g_clear_pointer (&self->error, g_free);
   g_clear_pointer (&self->data_name, g_free);
   g_clear_pointer (&self->data_error, g_free);
-  g_clear_pointer (&self->rng, g_rand_free);
   G_OBJECT_CLASS (caml_model_editor_parent_class)->dispose (object);
 }
 
@@ -959,7 +968,6 @@ caml_model_editor_init (CamlModelEditor *self)
   self->shapes = g_ptr_array_new_with_free_func (g_free);
   self->selected = -1;
   self->error_layer = -1;
-  self->rng = g_rand_new_with_seed (0);
   self->input = caml_shape_flat (2);
   self->has_input = TRUE;
 

@@ -395,7 +395,15 @@ static void
 adapt_to_data (CamlWindow *self)
 {
   default_domain (self->exp->data.kind, self->data->train, self->exp->plot_domain);
-  CamlLossKind loss = self->data->train->n_classes > 0 ? CAML_LOSS_SOFTMAX_XENT : CAML_LOSS_MSE;
+  /* Classes: softmax over the outputs, or for two classes and one output
+   * (every text preset) its sigmoid — a classification loss already chosen
+   * that fits is kept. Values: squared error. */
+  int classes = self->data->train->n_classes;
+  int outputs = caml_model_editor_get_outputs (self->model_editor);   /* 0: does not build */
+  gboolean sigmoid = classes == 2
+                     && (outputs == 1 || (outputs == 0 && self->exp->loss == CAML_LOSS_SIGMOID_XENT));
+  CamlLossKind loss = classes == 0 ? CAML_LOSS_MSE
+                      : sigmoid ? CAML_LOSS_SIGMOID_XENT : CAML_LOSS_SOFTMAX_XENT;
   if (loss != self->exp->loss)
     {
       self->exp->loss = loss;
@@ -1040,7 +1048,8 @@ update_plots_switcher (CamlWindow *self)
   gtk_widget_set_visible (GTK_WIDGET (self->words_toggle), words);
   gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), self->has_parts || words);
   if ((g_str_equal (page, "parts") && !self->has_parts)
-      || (g_str_equal (page, "words") && !words && self->run != NULL))
+      || (g_str_equal (page, "words") && !words
+          && (self->run != NULL || !caml_window_is_loading (self))))   /* kept while built */
     g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
                                     g_variant_new_string ("main"));
 }
@@ -1510,6 +1519,8 @@ prepare_run (CamlWindow *self)
       show_surface_placeholders (self, "fix the model to see its surface");
       caml_plot_view_clear (self->loss_view);
       caml_plot_view_set_placeholder (self->loss_view, "the model does not fit the data yet");
+      caml_plot_view_clear (self->accuracy_view);   /* no curves of a run left */
+      caml_plot_view_set_placeholder (self->accuracy_view, "the model does not fit the data yet");
       update_progress_widgets (self);
       update_actions (self);
       return;
@@ -2560,6 +2571,9 @@ refresh_data_titles (CamlWindow *self)
 /* Picks a data set. "idx" opens the file chooser for four IDX files (the
  * data changes once they load). A fetched set that is not there changes
  * nothing: the banner says which command fetches it. */
+static void ask_text_files (CamlWindow *self);
+static void use_data_kind (CamlWindow *self, CamlDataKind kind, gboolean new_files);
+
 static void
 action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
 {
@@ -2583,19 +2597,35 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
       g_action_group_activate_action (G_ACTION_GROUP (self), "choose-idx", NULL);
       return;
     }
-  g_autofree char *missing = caml_data_source_missing ((CamlDataKind) kind);
+  if (kind == CAML_DATA_TEXT
+      && (self->exp->data.text_paths[0] == NULL || self->exp->data.text_paths[1] == NULL))
+    {
+      /* Which files: asked for first (an experiment never names none). */
+      sync_data_choice (self);
+      ask_text_files (self);
+      return;
+    }
+  use_data_kind (self, (CamlDataKind) kind, FALSE);
+}
+
+/* The data become those of kind (its files already named; new_files: other
+ * files than before, of the same kind maybe). */
+static void
+use_data_kind (CamlWindow *self, CamlDataKind kind, gboolean new_files)
+{
+  g_autofree char *missing = caml_data_source_missing (kind);
   if (missing != NULL)
     {
       sync_data_choice (self);
       caml_window_show_error (self, missing);
       return;
     }
-  if ((int) self->exp->data.kind == kind)
+  if (self->exp->data.kind == kind && !new_files)
     {
       sync_data_choice (self);
       return;
     }
-  self->exp->data.kind = (CamlDataKind) kind;
+  self->exp->data.kind = kind;
   sync_data_choice (self);
   clear_error (self);
   invalidate_data (self);
@@ -2977,8 +3007,8 @@ on_open_response (GtkNativeDialog *dialog, int response, gpointer user_data)
 /* filter_name and pattern: the files offered first ("Weights (*.weights)",
  * "*.weights"); all files are the other choice. */
 static void
-ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
-               const char *pattern, PathFunc func)
+ask_open_path_what (CamlWindow *self, const char *title, const char *filter_name,
+                    const char *pattern, PathFunc func, const char *what)
 {
   GtkFileChooserNative *dialog =
     gtk_file_chooser_native_new (title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
@@ -2996,9 +3026,43 @@ ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
 
   req->self = g_object_ref (self);
   req->func = func;
+  req->what = g_strdup (what);   /* handed to func */
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), req);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
+               const char *pattern, PathFunc func)
+{
+  ask_open_path_what (self, title, filter_name, pattern, func, NULL);
+}
+
+/* Text files (text<TAB>label): the training file, then the test file;
+ * the data change only when both are chosen. */
+static void
+text_test_chosen (CamlWindow *self, const char *path, gpointer train)
+{
+  for (int i = 0; i < 2; i++)
+    g_free (self->exp->data.text_paths[i]);
+  self->exp->data.text_paths[0] = g_strdup (train);
+  self->exp->data.text_paths[1] = g_strdup (path);
+  use_data_kind (self, CAML_DATA_TEXT, TRUE);
+}
+
+static void
+text_train_chosen (CamlWindow *self, const char *path, gpointer unused)
+{
+  ask_open_path_what (self, "Test Texts (text<TAB>label)", "Tab-separated text (*.tsv)", "*.tsv",
+                      text_test_chosen, path);
+}
+
+static void
+ask_text_files (CamlWindow *self)
+{
+  ask_open_path (self, "Training Texts (text<TAB>label)", "Tab-separated text (*.tsv)", "*.tsv",
+                 text_train_chosen);
 }
 
 /* Writing what a run's weights give — the weights file, the words page — on
