@@ -2771,6 +2771,29 @@ test_choose_text_files (void **state)
   remove_words_experiment (dir);
 }
 
+/* Held-out training data (data.validation_fraction) is called what it is:
+ * not "test". */
+static void
+test_validation_labels (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-validation-XXXXXX", NULL);
+  g_autofree char *path = write_words_experiment (dir, ", \"validation_fraction\": 0.2",
+                                                  "{ \"layer\": \"ca_bsfe\" }", 20);
+  CamlWindow *win = open_window_on (path);
+  assert_non_null (strstr (caml_window_get_data_text (win), "validation samples"));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  iterate_until (always_false, NULL, 0.2);
+  g_autofree char *labels = loss_labels (win);
+  assert_string_equal (labels, "train loss|validation loss");
+  const CamlPlotLine *acc = caml_plot_view_get_line (caml_window_get_plot_view (win, "accuracy"));
+  assert_non_null (acc);
+  assert_string_equal (caml_plot_line_get_label (acc, 0), "validation accuracy");
+  assert_non_null (strstr (status_text (win), "validation accuracy"));
+  gtk_window_destroy (GTK_WINDOW (win));
+  remove_words_experiment (dir);
+}
+
 int
 main (void)
 {
@@ -2787,6 +2810,7 @@ main (void)
     cmocka_unit_test (test_previous_other_data),
     cmocka_unit_test (test_loss_follows_data),
     cmocka_unit_test (test_choose_text_files),
+    cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_value_corrected),

@@ -357,6 +357,14 @@ kind_from_files (CamlDataKind kind)
   return kind != CAML_DATA_XOR && kind != CAML_DATA_SURFACE && kind != CAML_DATA_RNN_SANITY;
 }
 
+/* What the evaluations are on: "validation" when data.validation_fraction
+ * holds part of the training set out (the test set is then not used). */
+static const char *
+held_out (CamlWindow *self)
+{
+  return self->exp->data.validation_fraction > 0 ? "validation" : "test";
+}
+
 static const char *
 data_title (CamlWindow *self)
 {
@@ -372,8 +380,8 @@ show_data (CamlWindow *self)
   g_autofree char *shape = caml_shape_to_string (&train->x_shape);
   int want = train->n_classes > 0 ? train->n_classes : train->y_width;
   g_autofree char *text =
-    g_strdup_printf ("%d training and %d test samples, input %s, %s with %d %s",
-                     train->n, test != NULL ? test->n : 0, shape,
+    g_strdup_printf ("%d training and %d %s samples, input %s, %s with %d %s",
+                     train->n, test != NULL ? test->n : 0, held_out (self), shape,
                      train->n_classes > 0 ? "classification" : "regression", want,
                      train->n_classes > 0 ? "classes" : want == 1 ? "output" : "outputs");
   if (self->exp->data.kind == CAML_DATA_IDX && self->exp->data.idx_paths[0] != NULL)
@@ -900,17 +908,19 @@ rebuild_words_text (CamlWindow *self)
   gtk_text_buffer_get_end_iter (buffer, &end);
   if (samples == NULL || n == 0)
     {
-      gtk_text_buffer_insert_with_tags_by_name (buffer, &end, samples == NULL
-                                                ? "Test texts appear here, each word shaded by its gate χ̃."
-                                                : "The test set keeps no texts to show.",
-                                                -1, "meta", NULL);
+      g_autofree char *none = g_strdup_printf (samples == NULL
+                                               ? "The %s texts appear here, each word shaded "
+                                                 "by its gate χ̃."
+                                               : "The %s set keeps no texts to show.",
+                                               held_out (self));
+      gtk_text_buffer_insert_with_tags_by_name (buffer, &end, none, -1, "meta", NULL);
       return;
     }
   for (int i = 0; i < n; i++)
     {
       const CamlWordSample *sample = &samples[i];
       g_autoptr (GString) meta = g_string_new (NULL);
-      g_string_append_printf (meta, "%stest text %d", i > 0 ? "\n" : "", i);
+      g_string_append_printf (meta, "%s%s text %d", i > 0 ? "\n" : "", held_out (self), i);
       if (sample->label >= 0)
         g_string_append_printf (meta, " · label %d", sample->label);
       if (self->word_probs != NULL && isfinite (self->word_probs[i]))
@@ -1152,7 +1162,7 @@ update_progress_widgets (CamlWindow *self)
     status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", p->steps_per_second,
                               left, p->last_loss);
   else if (p->n_rows > 0)
-    status = g_strdup_printf ("test %s %.4g · %s, %.0f steps/s",
+    status = g_strdup_printf ("%s %s %.4g · %s, %.0f steps/s", held_out (self),
                               p->classification ? "accuracy" : "MSE",
                               p->last_row.test_metric, elapsed,
                               p->seconds > 0 ? p->step / p->seconds : 0.0);
@@ -1418,7 +1428,8 @@ clear_accuracy (CamlWindow *self)
   /* The first evaluation: every eval_every steps, or after the last. */
   const CamlExperiment *exp = caml_run_get_experiment (self->run);
   int first = exp->eval_every > 0 ? MIN (exp->eval_every, exp->steps) : exp->steps;
-  g_autofree char *when = g_strdup_printf ("test accuracy appears at step %d", first);
+  g_autofree char *when = g_strdup_printf ("%s accuracy appears at step %d", held_out (self),
+                                          first);
   caml_plot_view_set_placeholder (self->accuracy_view, when);
 }
 
@@ -2082,9 +2093,16 @@ rebuild_loss_plot (CamlWindow *self)
     base_metric[i] = self->base_rows[i].test_metric;
   /* The previous run, dashed in grey (train) and olive (test), under the
    * baselines, which draw last. */
+  const char *set = held_out (self);
+  g_autofree char *test_loss = g_strdup_printf ("%s loss", set);
+  g_autofree char *prev_test_loss = g_strdup_printf ("previous run: %s loss", set);
+  g_autofree char *base_test_loss = g_strdup_printf ("baseline %s loss", set);
+  g_autofree char *test_acc = g_strdup_printf ("%s accuracy", set);
+  g_autofree char *prev_test_acc = g_strdup_printf ("previous run: %s accuracy", set);
+  g_autofree char *base_test_acc = g_strdup_printf ("baseline %s accuracy", set);
   CamlPlotSeries series[6] = {
     { step_x, smoothed ? smooth : raw, m, "train loss", 0, FALSE },
-    { eval_x, test, r, "test loss", 1, FALSE },
+    { eval_x, test, r, test_loss, 1, FALSE },
   };
   size_t n_series = 2;
   if (prev_m > 0)
@@ -2092,7 +2110,7 @@ rebuild_loss_plot (CamlWindow *self)
       series[n_series++] = (CamlPlotSeries) { prev_x, prev_y, prev_m, "previous run: train loss",
                                               PREVIOUS_COLOR, TRUE };
       series[n_series++] = (CamlPlotSeries) { prev_eval_x, prev_test, prev_r,
-                                              "previous run: test loss", PREVIOUS_TEST_COLOR,
+                                              prev_test_loss, PREVIOUS_TEST_COLOR,
                                               TRUE };
     }
   if (self->baseline != NULL)
@@ -2100,7 +2118,7 @@ rebuild_loss_plot (CamlWindow *self)
       series[n_series++] = (CamlPlotSeries) { base_x, base_y, base_m, "baseline train loss", 0,
                                               TRUE };
       series[n_series++] = (CamlPlotSeries) { base_eval_x, base_test, base_r,
-                                              "baseline test loss", 1, TRUE };
+                                              base_test_loss, 1, TRUE };
     }
   g_autofree CamlPlotEvent *events = g_new0 (CamlPlotEvent, MAX (self->events->len, 1));
   for (guint i = 0; i < self->events->len; i++)
@@ -2119,16 +2137,16 @@ rebuild_loss_plot (CamlWindow *self)
   gboolean prev_acc = self->prev_classification && prev_r > 0;
   if ((self->progress.classification && r > 0) || (prev_acc && r == 0))
     {
-      CamlPlotSeries acc[3] = { { eval_x, metric, r, "test accuracy", 2, FALSE } };
+      CamlPlotSeries acc[3] = { { eval_x, metric, r, test_acc, 2, FALSE } };
       size_t n_acc = 1;
       if (prev_acc)
         acc[n_acc++] = (CamlPlotSeries) { prev_eval_x, prev_metric, prev_r,
-                                          "previous run: test accuracy", PREVIOUS_COLOR, TRUE };
+                                          prev_test_acc, PREVIOUS_COLOR, TRUE };
       if (self->baseline != NULL)
         acc[n_acc++] = (CamlPlotSeries) { base_eval_x, base_metric, base_r,
-                                          "baseline test accuracy", 2, TRUE };
+                                          base_test_acc, 2, TRUE };
       CamlPlotLineOptions acc_opts = {
-        .title = "test accuracy", .x_label = "step", .y_label = "accuracy",
+        .title = test_acc, .x_label = "step", .y_label = "accuracy",
         .legend = TRUE, .grid = TRUE,
       };
       span_run (self, &acc_opts);
@@ -2152,8 +2170,8 @@ loss_hover (CamlPlotView *view, double x, double y, gpointer user_data)
   for (int r = self->n_rows - 1; r >= 0; r--)
     if (self->rows[r].step <= i + 1)
       {
-        g_string_append_printf (s, "  test %.4g at step %ld", self->rows[r].test_loss,
-                                self->rows[r].step);
+        g_string_append_printf (s, "  %s %.4g at step %ld", held_out (self),
+                                self->rows[r].test_loss, self->rows[r].step);
         break;
       }
   return g_string_free (s, FALSE);
