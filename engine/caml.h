@@ -543,6 +543,11 @@ CamlDataset *caml_text_load_tsv_data (const char *data, gsize length, const char
 /* The same from texts in memory (takes texts, a NULL-terminated array of n). */
 CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, int n,
                                            int n_classes, CamlVocab *vocab, gboolean grow);
+/* Keeps the first max_tokens tokens of every sample (no change when
+ * max_tokens <= 0); T becomes the longest result. Done to the words before
+ * caml_text_dataset_add_ngrams, so that data.max_tokens limits the words read
+ * and the n-grams are formed from those words. */
+void         caml_text_dataset_truncate (CamlDataset *set, int max_tokens);
 /* Appends to every sample its word bigrams, "w1 w2" for each two adjacent
  * tokens (after the sample's words, in order). With grow, new bigrams join
  * the vocabulary (the training set); otherwise they, and every bigram with an

@@ -1792,10 +1792,18 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
     return FALSE;
   if (!is_text_kind (exp->data.kind))
     return TRUE;
+  /* With n-grams, max_tokens limits the words read: the n-grams are formed
+   * from the first max_tokens words and T holds them all (words + n-grams),
+   * so that truncating a batch never drops the n-grams, which come after the
+   * words. */
+  int max_tokens = exp->data.max_tokens;
   if (exp->data.ngrams > 1)
     {
+      caml_text_dataset_truncate (*train, max_tokens);
+      caml_text_dataset_truncate (*test, max_tokens);
       caml_text_dataset_add_ngrams (*train, exp->data.ngrams, TRUE);
       caml_text_dataset_add_ngrams (*test, exp->data.ngrams, FALSE);
+      max_tokens = 0;
     }
   if (exp->data.unique_tokens)
     {
@@ -1803,7 +1811,7 @@ caml_experiment_load_datasets (const CamlExperiment *exp, CamlDataset **train,
       caml_text_dataset_unique (*test);
     }
   if (exp->data.ngrams > 1 || exp->data.unique_tokens)
-    caml_text_datasets_finish (*train, *test, exp->data.max_tokens);
+    caml_text_datasets_finish (*train, *test, max_tokens);
   return TRUE;
 }
 

@@ -192,6 +192,26 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
 }
 
 void
+caml_text_dataset_truncate (CamlDataset *set, int max_tokens)
+{
+  if (max_tokens <= 0)
+    return;
+  gint64 out = 0;
+  int t_max = 1;
+  for (int i = 0; i < set->n; i++)
+    {
+      gint64 start = set->offsets[i], end = set->offsets[i + 1];
+      gint64 len = MIN (end - start, (gint64) max_tokens);
+      memmove (set->tokens + out, set->tokens + start, (gsize) len * sizeof (gint32));
+      set->offsets[i] = out;
+      out += len;
+      t_max = MAX (t_max, (int) len);
+    }
+  set->offsets[set->n] = out;
+  set->x_shape.dims[0] = t_max;
+}
+
+void
 caml_text_dataset_add_ngrams (CamlDataset *set, int n, gboolean grow)
 {
   if (n < 2)

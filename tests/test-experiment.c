@@ -755,6 +755,72 @@ test_text_data_round_trip (void **state)
     }
 }
 
+/* data.max_tokens with data.ngrams limits the words read: the n-grams are
+ * formed from the first max_tokens words and T holds words and n-grams, so
+ * none is cut off (they used to follow all the words and be truncated
+ * first). */
+static void
+test_text_ngrams_max_tokens (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  char *dir = g_dir_make_tmp ("caml-exp-XXXXXX", &error);
+  assert_non_null (dir);
+  char *train_path = g_build_filename (dir, "tr.tsv", NULL);
+  char *test_path = g_build_filename (dir, "te.tsv", NULL);
+  assert_true (g_file_set_contents (train_path, "a b c d e\t0\nb a\t1\n", -1, NULL));
+  assert_true (g_file_set_contents (test_path, "a b c\t0\n", -1, NULL));
+  for (int n = 2; n <= 3; n++)
+    {
+      char *json = g_strdup_printf ("{ \"data\": { \"text\": { \"train\": \"%s\", "
+                                    "\"test\": \"%s\" }, \"ngrams\": %d, "
+                                    "\"max_tokens\": 3 } }", train_path, test_path, n);
+      CamlExperiment *exp = caml_experiment_load_data (json, -1, "ng.json", &error);
+      if (exp == NULL)
+        fail_msg ("%s", error->message);
+      CamlDataset *train, *test;
+      if (!caml_experiment_load_datasets (exp, &train, &test, &error))
+        fail_msg ("%s", error->message);
+      CamlVocab *v = train->vocab;
+      int a = caml_vocab_lookup (v, "a"), b = caml_vocab_lookup (v, "b");
+      int c = caml_vocab_lookup (v, "c");
+      int ab = caml_vocab_lookup (v, "a b"), bc = caml_vocab_lookup (v, "b c");
+      int ba = caml_vocab_lookup (v, "b a");
+      assert_true (ab >= 0 && bc >= 0 && ba >= 0);
+      /* Words past the third make no n-gram. */
+      assert_int_equal (caml_vocab_lookup (v, "c d"), -1);
+      assert_int_equal (caml_vocab_lookup (v, "d e"), -1);
+      /* 3 words + 2 bigrams (+ 1 trigram): all of them fit in T. */
+      int t = n == 2 ? 5 : 6;
+      assert_int_equal (train->x_shape.dims[0], t);
+      assert_int_equal (test->x_shape.dims[0], t);
+      assert_int_equal (caml_dataset_length (train, 0), t);
+      float row[6];
+      int idx = 0;
+      caml_dataset_gather (train, &idx, 1, row, (float[1]) { 0 });
+      assert_true (row[0] == a && row[1] == b && row[2] == c && row[3] == ab
+                   && row[4] == bc);
+      if (n == 3)
+        assert_true (row[5] == caml_vocab_lookup (v, "a b c"));
+      caml_dataset_gather (test, &idx, 1, row, (float[1]) { 0 });
+      assert_true (row[0] == a && row[3] == ab && row[4] == bc);
+      idx = 1;
+      caml_dataset_gather (train, &idx, 1, row, (float[1]) { 0 });
+      assert_true (row[0] == b && row[1] == a && row[2] == ba
+                   && row[3] == CAML_TOKEN_PAD);
+      caml_dataset_free (train);
+      caml_dataset_free (test);
+      caml_experiment_free (exp);
+      g_free (json);
+    }
+  g_unlink (train_path);
+  g_unlink (test_path);
+  g_rmdir (dir);
+  g_free (train_path);
+  g_free (test_path);
+  g_free (dir);
+}
+
 /* Nesting deep enough to overflow json-glib's recursive parser (a crash
  * before the nesting check) is an error naming the line and column of the
  * bracket that goes too deep. Brackets inside strings do not count; white
@@ -1125,6 +1191,7 @@ main (void)
     cmocka_unit_test (test_deep_nesting),
     cmocka_unit_test (test_image_data_round_trip),
     cmocka_unit_test (test_idx_relative_paths),
+    cmocka_unit_test (test_text_ngrams_max_tokens),
     cmocka_unit_test (test_builtin_not_fetched),
     cmocka_unit_test (test_image_presets_data),
   };
