@@ -239,6 +239,10 @@ struct _CamlLayerOps {
    * then holding none. caml_model_reserve calls it, so a model's forward
    * and backward passes find them allocated. */
   gboolean     (*reserve)  (CamlLayer *layer, int n, gboolean allocate, size_t *bytes);
+  /* TRUE for layers that read a sequence in order (recurrent and attention
+   * layers): they cannot take data.ngrams, whose n-grams follow the words as
+   * further tokens. */
+  gboolean              reads_order;
 };
 
 /* Registry. Layer types are listed in a fixed order (the palette order). */

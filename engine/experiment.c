@@ -1873,6 +1873,20 @@ caml_experiment_build_model (const CamlExperiment *exp, const CamlShape *input,
                    "sample (mean_pool, an RNN or attention, then dense)", out);
       g_clear_pointer (&model, caml_model_free);
     }
+  /* The n-grams follow the words as further tokens: a layer that reads the
+   * tokens in order would take them for more steps of the text. */
+  for (int i = 0; model != NULL && is_text_kind (exp->data.kind) && exp->data.ngrams > 1
+                  && i < model->n_layers; i++)
+    if (model->layers[i]->ops->reads_order)
+      {
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                     "data.ngrams %d adds word %s as further tokens after the words: only "
+                     "bag-of-words layers (ca_bsfe, average, embedding + mean_pool) can read "
+                     "them; layer %d (%s) reads the tokens in order", exp->data.ngrams,
+                     exp->data.ngrams == 2 ? "pairs" : "pairs and triples", i,
+                     model->layers[i]->ops->name);
+        g_clear_pointer (&model, caml_model_free);
+      }
   return model;
 }
 

@@ -821,6 +821,55 @@ test_text_ngrams_max_tokens (void **state)
   g_free (dir);
 }
 
+/* data.ngrams with a layer that reads the tokens in order (recurrent,
+ * attention) is refused when the model is built, naming the layer; bag-of-
+ * words models build. */
+static void
+test_text_ngrams_sequence_layers (void **state)
+{
+  (void) state;
+  static const struct { const char *model; const char *layer; } cases[] = {
+    { "{\"layer\": \"embedding\"}, {\"layer\": \"lstm\"}", "layer 1 (lstm)" },
+    { "{\"layer\": \"embedding\"}, {\"layer\": \"gru\"}", "layer 1 (gru)" },
+    { "{\"layer\": \"embedding\"}, {\"layer\": \"ca_rnn\"}", "layer 1 (ca_rnn)" },
+    { "{\"layer\": \"embedding\"}, {\"layer\": \"attention\"}", "layer 1 (attention)" },
+    { "{\"layer\": \"embedding\"}, {\"layer\": \"ca_att\"}", "layer 1 (ca_att)" },
+    { "{\"layer\": \"embedding\"}, {\"layer\": \"mean_pool\"}", NULL },
+    { "{\"layer\": \"ca_bsfe\"}", NULL },
+    { "{\"layer\": \"average\"}", NULL },
+  };
+  CamlShape in = caml_shape_tokens (12, 40);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    for (int n = 1; n <= 2; n++)
+      {
+        GError *error = NULL;
+        char *json = g_strdup_printf ("{ \"data\": { \"builtin\": \"sst\", \"ngrams\": %d }, "
+                                      "\"model\": [ %s, {\"layer\": \"dense\", "
+                                      "\"units\": 1} ], \"loss\": "
+                                      "\"sigmoid_cross_entropy\" }", n, cases[i].model);
+        CamlExperiment *exp = caml_experiment_load_data (json, -1, "ng.json", &error);
+        if (exp == NULL)
+          fail_msg ("%s: %s", json, error->message);
+        CamlModel *model = caml_experiment_build_model (exp, &in, &error);
+        if (n == 1 || cases[i].layer == NULL)
+          {
+            if (model == NULL)
+              fail_msg ("%s: %s", json, error->message);
+            caml_model_free (model);
+          }
+        else
+          {
+            assert_null (model);
+            assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+            assert_non_null (strstr (error->message, "data.ngrams 2 adds word pairs"));
+            assert_non_null (strstr (error->message, cases[i].layer));
+            g_clear_error (&error);
+          }
+        caml_experiment_free (exp);
+        g_free (json);
+      }
+}
+
 /* Nesting deep enough to overflow json-glib's recursive parser (a crash
  * before the nesting check) is an error naming the line and column of the
  * bracket that goes too deep. Brackets inside strings do not count; white
@@ -1192,6 +1241,7 @@ main (void)
     cmocka_unit_test (test_image_data_round_trip),
     cmocka_unit_test (test_idx_relative_paths),
     cmocka_unit_test (test_text_ngrams_max_tokens),
+    cmocka_unit_test (test_text_ngrams_sequence_layers),
     cmocka_unit_test (test_builtin_not_fetched),
     cmocka_unit_test (test_image_presets_data),
   };

@@ -463,6 +463,7 @@ const CamlLayerOps caml_attention_ops = {
   .options = attention_options,
   .n_options = G_N_ELEMENTS (attention_options),
   .accepts = CAML_ACCEPTS (CAML_SHAPE_SEQUENCE),
+  .reads_order = TRUE,
   .setup = attention_setup,
   .forward = attention_forward,
   .backward = attention_backward,

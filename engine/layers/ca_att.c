@@ -214,6 +214,7 @@ const CamlLayerOps caml_ca_att_ops = {
   .options = ca_att_options,
   .n_options = G_N_ELEMENTS (ca_att_options),
   .accepts = CAML_ACCEPTS (CAML_SHAPE_SEQUENCE),
+  .reads_order = TRUE,
   .setup = ca_att_setup,
   .forward = ca_att_forward,
   .backward = ca_att_backward,

@@ -480,6 +480,7 @@ const CamlLayerOps caml_ca_rnn_ops = {
   .options = ca_rnn_options,
   .n_options = G_N_ELEMENTS (ca_rnn_options),
   .accepts = CAML_ACCEPTS (CAML_SHAPE_SEQUENCE),
+  .reads_order = TRUE,
   .setup = ca_rnn_setup,
   .forward = ca_rnn_forward,
   .backward = ca_rnn_backward,

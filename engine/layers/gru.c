@@ -306,6 +306,7 @@ const CamlLayerOps caml_gru_ops = {
   .options = gru_options,
   .n_options = G_N_ELEMENTS (gru_options),
   .accepts = CAML_ACCEPTS (CAML_SHAPE_SEQUENCE),
+  .reads_order = TRUE,
   .setup = gru_setup,
   .forward = gru_forward,
   .backward = gru_backward,

@@ -282,6 +282,7 @@ const CamlLayerOps caml_lstm_ops = {
   .options = lstm_options,
   .n_options = G_N_ELEMENTS (lstm_options),
   .accepts = CAML_ACCEPTS (CAML_SHAPE_SEQUENCE),
+  .reads_order = TRUE,
   .setup = lstm_setup,
   .forward = lstm_forward,
   .backward = lstm_backward,
