@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <glib-unix.h>
 #include <gio/gio.h>
@@ -289,6 +290,22 @@ kept (Problems *problems, gboolean ok, GError **error)
   return ok;
 }
 
+/* 16282 → "16,282". */
+static char *
+digits_grouped (int n)
+{
+  g_autofree char *plain = g_strdup_printf ("%d", n);
+  GString *s = g_string_new (NULL);
+  int len = (int) strlen (plain);
+  for (int i = 0; i < len; i++)
+    {
+      if (i > 0 && plain[i - 1] != '-' && (len - i) % 3 == 0)
+        g_string_append_c (s, ',');
+      g_string_append_c (s, plain[i]);
+    }
+  return g_string_free (s, FALSE);
+}
+
 /* Trains model in a background thread while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
@@ -322,6 +339,16 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                exp->data.validation_fraction > 0
                ? "validation samples held out of the training set — the test_* figures "
                  "below are theirs" : "test samples");
+      if (model->n_word_vectors > 0)
+        {
+          g_autofree char *path = g_str_equal (exp->data.embeddings, "wink")
+                                  ? caml_embeddings_wink_path ()
+                                  : g_strdup (exp->data.embeddings);
+          g_autofree char *found = digits_grouped (model->n_word_vectors);
+          g_autofree char *words = digits_grouped (caml_vocab_size (train->vocab));
+          g_print ("word vectors: %s of %s training words found in %s\n", found, words,
+                   path);
+        }
     }
   if (!caml_trainer_start (trainer, FALSE, &error))
     {

