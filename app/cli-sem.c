@@ -552,6 +552,23 @@ caml_cli_sem (int argc, char **argv)
   if (info.cache_note != NULL)
     g_printerr ("caml sem: note: %s\n", info.cache_note);
 
+  /* Without a vector for any word of the pairs every sentence embedding is
+   * zero, every cosine the same, and Pearson's r undefined. */
+  pair_tokens_init (&tokens, pairs);
+  gboolean any_vector = FALSE;
+  for (int s = 0; s < 2 && !any_vector; s++)
+    for (int i = 0; i < tokens.n && !any_vector; i++)
+      for (char **w = tokens.tokens[s][i]; *w != NULL && !any_vector; w++)
+        any_vector = caml_embeddings_lookup (emb, *w) != NULL;
+  if (!any_vector)
+    {
+      g_printerr ("caml sem: %s: no word of its %d pairs has a vector in %s, so every "
+                  "sentence embedding is zero and Pearson's r is undefined (the words are "
+                  "lower-cased: is the vectors file cased, or of another language?)\n",
+                  pairs_path, pairs->n, embeddings_path);
+      goto out;
+    }
+
   /* The corpus, and what of it has no vector. */
   GArray *oov = corpus_words (&corpus, emb, 0);
   gint64 oov_tokens = 0;
@@ -579,7 +596,6 @@ caml_cli_sem (int argc, char **argv)
 
   /* The baselines, then the fit, scored as it goes. */
   sif = caml_sif_new (emb, freq, sif_a);
-  pair_tokens_init (&tokens, pairs);
   double pearson[N_METHODS];
   pearson[AVERAGE] = evaluate (AVERAGE, &tokens, pairs, emb, sif, sem);
   pearson[SIF] = evaluate (SIF, &tokens, pairs, emb, sif, sem);

@@ -39,4 +39,13 @@ status=0
   --out "$dir/out2" >/dev/null 2>"$dir/err" || status=$?
 [ $status -eq 1 ] || { echo "a malformed pairs file gave $status"; exit 1; }
 grep -q "bad.tsv:2: expected 3 tab-separated fields" "$dir/err" || { cat "$dir/err"; exit 1; }
+
+# No word of the pairs has a vector: 1, saying why instead of printing nan.
+printf 'zzz qqq\tyyy\t1\nfoo\tbar\t2\nbaz\tquux\t3\n' >"$dir/novec.tsv"
+status=0
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/novec.tsv" --word-freq "$dir/freq.txt" \
+  --out "$dir/out3" >"$dir/stdout" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "pairs without vectors gave $status"; cat "$dir/stdout"; exit 1; }
+grep -q "novec.tsv: no word of its 3 pairs has a vector in .*vectors.txt" "$dir/err" \
+  || { cat "$dir/err"; exit 1; }
 echo ok
