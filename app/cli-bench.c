@@ -303,7 +303,7 @@ caml_cli_bench (int argc, char **argv)
     "Trains the experiment (default: mnist-ca-cnn-nopool with kernel 8, depth 8 —\n"
     "one CA-CNN layer + dense 128 + softmax 10, batch 100, the paper's recipe and\n"
     "bench/torch_reference.py's model) through the real trainer\n"
-    "thread and reports steps/s and images/s over --steps after --warmup, then\n"
+    "thread and reports steps/s and images/s (texts/s, samples/s) over --steps after --warmup, then\n"
     "times each layer's forward and backward separately and reports GFLOP/s of\n"
     "the convolution and dense kernels, and the process's peak memory.\n"
     "Uses the experiment's data, named on the first line of the report; MNIST\n"
@@ -431,7 +431,9 @@ caml_cli_bench (int argc, char **argv)
   print_cell (0, 1, steps_per_s);
   g_print (" steps/s,");
   print_cell (0, 0, steps_per_s * batch);
-  g_print (" images/s (%ld steps in %.2f s after %d warm-up)\n", timed, seconds, warmup);
+  g_print (" %s/s (%ld steps in %.2f s after %d warm-up)\n",
+           train->x_shape.ndim == 3 ? "images" : train->texts != NULL || train->tokens != NULL
+           ? "texts" : "samples", timed, seconds, warmup);
   g_print ("peak memory (max RSS): %.0f MB\n\n", figures.peak_mb);
   fflush (stdout);
   if (out_path && !write_json (out_path, &figures, &error))

@@ -208,7 +208,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
   g_autofree char *out_dir = NULL;
   g_autofree char *optimizer = NULL;
   g_auto (GStrv) layer_options = NULL;
-  int runs = 10, steps = 100, units = 0;
+  int runs = 10, steps = 100, units = G_MININT;   /* G_MININT: the presets' */
   g_autofree char *lr_text = NULL;   /* unset: the presets' */
   const GOptionEntry entries[] = {
     { "runs", 'r', 0, G_OPTION_ARG_INT, &runs, "Runs per cell, seeds 0 … N − 1 (default 10)",
@@ -265,12 +265,24 @@ caml_cli_rnn_sanity (int argc, char **argv)
   for (int k = 0; optimizer != NULL && caml_optimizer_names[k] != NULL; k++)
     if (g_str_equal (optimizer, caml_optimizer_names[k]))
       optimizer_kind = k;
-  if (argc > 1 || runs < 1 || runs > 10000 || steps < 1 || steps > 1000000 || units < 0
-      || units > 4096 || !(isnan (lr) || (lr > 0 && lr < 1e3)) || (optimizer != NULL && optimizer_kind < 0))
+  /* Each bad option says what it is and what it takes. */
+  g_autofree char *usage = NULL;
+  if (argc > 1)
+    usage = g_strdup_printf ("unexpected argument \"%s\" (rnn-sanity takes options only)",
+                             argv[1]);
+  else if (runs < 1 || runs > 10000)
+    usage = g_strdup_printf ("--runs %d: expected a whole number in 1…10000", runs);
+  else if (steps < 1 || steps > 1000000)
+    usage = g_strdup_printf ("--steps %d: expected a whole number in 1…1000000", steps);
+  else if (units != G_MININT && (units < 1 || units > 4096))
+    usage = g_strdup_printf ("--units %d: expected a whole number in 1…4096", units);
+  else if (!(isnan (lr) || (lr > 0 && lr < 1e3)))
+    usage = g_strdup_printf ("--lr %s: expected a number in (0, 1000)", lr_text);
+  else if (optimizer != NULL && optimizer_kind < 0)
+    usage = g_strdup_printf ("--optimizer %s: expected sgd, adagrad or adam", optimizer);
+  if (usage != NULL)
     {
-      g_printerr ("caml rnn-sanity: --runs in 1…10000, --steps in 1…1000000, --units in "
-                  "1…4096, --lr in (0, 1000), --optimizer sgd, adagrad or adam, no other "
-                  "arguments\n");
+      g_printerr ("caml rnn-sanity: %s\n", usage);
       return 2;
     }
   if (out_dir == NULL)
@@ -301,7 +313,8 @@ caml_cli_rnn_sanity (int argc, char **argv)
             }
           if (!isnan (lr))
             exps[c]->optimizer.lr = lr;
-          g_autofree char *width = units > 0 ? g_strdup_printf ("1.units=%d", units) : NULL;
+          g_autofree char *width = units != G_MININT ? g_strdup_printf ("1.units=%d", units)
+                                                     : NULL;
           char *list[] = { width, NULL };
           if (!caml_cli_apply_layer_options (exps[c], layer_options, 0, 0, &error)
               || !caml_cli_apply_layer_options (exps[c], list, 0, 0, &error))

@@ -36,8 +36,11 @@ expect 2 'sigma-steps: "foo"' "$caml" train --preset xor-ca-nn --sigma-steps=foo
 expect 2 'seed must be' "$caml" eval --preset xor-ca-nn -s -5 -w none
 expect 2 'unexpected argument "extra"' "$caml" presets extra
 expect 2 'unexpected argument "foo"' "$caml" layers foo
-expect 2 'lr in \(0, 1000\)' "$caml" rnn-sanity --lr 0 -o u1
-expect 2 'lr in \(0, 1000\)' "$caml" rnn-sanity --lr nan -o u1
+expect 2 '^caml rnn-sanity: --lr 0: expected a number in \(0, 1000\)$' "$caml" rnn-sanity --lr 0 -o u1
+expect 2 '^caml rnn-sanity: --lr nan: expected a number in \(0, 1000\)$' "$caml" rnn-sanity --lr nan -o u1
+# --units 0 meant "the presets' width" and was taken; each option says its own range.
+expect 2 '^caml rnn-sanity: --units 0: expected a whole number in 1…4096$' "$caml" rnn-sanity --units 0 -o u1
+expect 2 '^caml rnn-sanity: --runs 0: expected a whole number in 1…10000$' "$caml" rnn-sanity --runs 0 -o u1
 [ ! -e u1 ] || { echo "FAIL: a usage error left the output directory"; exit 1; }
 expect 0 '' "$caml" help help
 grep -q '^Usage: caml COMMAND' out.txt || { echo "FAIL: caml help help"; exit 1; }
