@@ -266,14 +266,19 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
   if (!ok)
     return FALSE;
 
-  /* Plot: metric against the first axis' values (numeric), one colour per
-   * value of the second axis, context-aware solid, baseline dashed; runs
-   * that did not finish are left out. */
+  /* Plot: metric against the first axis' values, one colour per value of
+   * the second axis, context-aware solid, baseline dashed; runs that did
+   * not finish are left out. Numbers go on a numeric axis; any other values
+   * (score=bahdanau,luong) are categories, evenly spaced in the order
+   * given and labelled with themselves. */
   const Axis *x_axis = &axes[0];
   int n_lines = n_axes > 1 ? axes[1].n_values : 1;
   g_autofree double *xs = g_new (double, x_axis->n_values);
-  for (int i = 0; i < x_axis->n_values; i++)
-    xs[i] = g_ascii_strtod (x_axis->values[i], NULL);
+  gboolean numeric = caml_plot_parse_numbers ((const char *const *) x_axis->values,
+                                              x_axis->n_values, xs);
+  if (!numeric)
+    for (int i = 0; i < x_axis->n_values; i++)
+      xs[i] = i;
   GPtrArray *owned = g_ptr_array_new_with_free_func (g_free);
   GArray *series = g_array_new (FALSE, TRUE, sizeof (CamlPlotSeries));
   for (int line = 0; line < n_lines; line++)
@@ -310,6 +315,8 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
   CamlPlotLineOptions opts = {
     .title = title, .x_label = x_axis->key, .y_label = metric,
     .legend = TRUE, .grid = TRUE,
+    .x_categories = numeric ? NULL : (const char *const *) x_axis->values,
+    .n_x_categories = numeric ? 0 : x_axis->n_values,
   };
   g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, (CamlPlotSeries *) series->data,
                                                       series->len, NULL, 0);
@@ -357,7 +364,8 @@ caml_cli_sweep (int argc, char **argv)
     "DIR/<combination>/baseline; DIR/sweep.csv and DIR/sweep.md tabulate test\n"
     "metric, loss, σ-AUC and time, and DIR/sweep.png plots the metric against\n"
     "the first grid key (one line per value of the second; baseline dashed),\n"
-    "like the paper's Fig. 17. A run that fails is marked in the status and\n"
+    "like the paper's Fig. 17 — words such as score=bahdanau,luong as evenly\n"
+    "spaced categories. A run that fails is marked in the status and\n"
     "error columns of sweep.csv (and in sweep.md), left out of the plot and\n"
     "counted at the end; the sweep then exits with status 1. Give each option\n"
     "in one --grid:\n"

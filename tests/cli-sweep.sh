@@ -54,6 +54,13 @@ grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,status,error$' "$dir/
   || { echo "sweep.csv has no status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
 grep -q '^1,context-aware,.*,ok,$' "$dir/ok/sweep.csv" || { echo "a finished run is not ok"; cat "$dir/ok/sweep.csv"; exit 1; }
 
+# Word-valued options plot as categories (test-plot's test_categorical_x
+# checks the axis): the sweep writes its plot as for numbers.
+"$caml" sweep --preset xor-ca-nn --grid activation=tanh,relu -n 5 --no-baseline -o "$dir/words" \
+  >"$dir/out" 2>"$dir/err" || { echo "a word-valued grid failed"; cat "$dir/out" "$dir/err"; exit 1; }
+head -c 8 "$dir/words/sweep.png" | od -An -tx1 | grep -q "89 50 4e 47" \
+  || { echo "no sweep.png for a word-valued grid"; exit 1; }
+
 # Runs that fail: every run of surface-ca-nn-1 with a wider readout fails
 # before training (2 or 3 outputs for 1-wide targets); the sweep said
 # "results in" and exited 0 with a sweep.csv of nan.

@@ -1190,6 +1190,52 @@ test_tiles_fit_height (void **state)
   cairo_surface_destroy (img);
 }
 
+/* caml sweep --grid 1.score=bahdanau,luong: the words were read as numbers
+ * (both 0) and every point drawn at x = 0 of an unlabelled axis 0…1. Words
+ * are categories: evenly spaced ticks labelled with them; numbers stay
+ * numbers. */
+static void
+test_categorical_x (void **state)
+{
+  RenderFixture *f = *state;
+  const char *words[] = { "bahdanau", "luong" };
+  const char *numbers[] = { "3", "0.5", "1e-3" };
+  const char *mixed[] = { "3", "3x" };
+  const char *odd[] = { "", "nan" };
+  double v[3] = { 0 };
+  assert_false (caml_plot_parse_numbers (words, 2, v));
+  assert_false (caml_plot_parse_numbers (mixed, 2, v));
+  assert_false (caml_plot_parse_numbers (odd, 1, v));
+  assert_false (caml_plot_parse_numbers (odd + 1, 1, v));
+  assert_true (caml_plot_parse_numbers (numbers, 3, v));
+  assert_true (v[0] == 3.0 && v[1] == 0.5 && fabs (v[2] - 1e-3) < 1e-12);
+
+  double xs[] = { 0, 1 }, ys[] = { 0.81, 0.83 }, base[] = { 0.79, 0.80 };
+  CamlPlotSeries series[] = {
+    { xs, ys, 2, "context-aware", 0, FALSE },
+    { xs, base, 2, "baseline", 0, TRUE },
+  };
+  CamlPlotLineOptions opts = {
+    .title = "sst: test_accuracy by 1.score", .x_label = "1.score",
+    .y_label = "test_accuracy", .legend = TRUE, .grid = TRUE,
+    .x_categories = words, .n_x_categories = 2,
+  };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, series, 2, NULL, 0);
+  const CamlPlotAxis *x = caml_plot_line_get_x_axis (plot);
+  assert_int_equal (x->n_ticks, 2);
+  assert_true (x->ticks[0] == 0.0 && x->ticks[1] == 1.0);
+  assert_true (x->lo < 0.0 && x->hi > 1.0);   /* room either side */
+  assert_string_equal (caml_plot_line_get_x_tick_label (plot, 0), "bahdanau");
+  assert_string_equal (caml_plot_line_get_x_tick_label (plot, 1), "luong");
+  g_autofree char *path = g_build_filename (f->dir, "categories.png", NULL);
+  assert_true (caml_plot_write_png (path, 900, 560, caml_plot_line_draw_cb, plot, NULL));
+
+  /* A numeric axis has no tick labels of its own. */
+  CamlPlotLineOptions plain = { .title = "t" };
+  g_autoptr (CamlPlotLine) numeric = caml_plot_line_new (&plain, series, 1, NULL, 0);
+  assert_null (caml_plot_line_get_x_tick_label (numeric, 0));
+}
+
 int
 main (void)
 {
@@ -1225,6 +1271,7 @@ main (void)
     cmocka_unit_test (test_baseline_distinct),
     cmocka_unit_test (test_backdrop_under),
     cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_categorical_x, render_setup, render_teardown),
   };
   int failed = cmocka_run_group_tests (tests, NULL, NULL);
 

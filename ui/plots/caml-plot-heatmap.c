@@ -471,7 +471,7 @@ caml_plot_heatmap_draw (const CamlPlotHeatmap *plot, cairo_t *cr,
   draw_field (cr, plot, &area);
   draw_contours (cr, plot, &style, &area);
   draw_points (cr, plot, &style, &area);
-  caml_plot_draw_axes (cr, &style, width, &area, &plot->x, &plot->y,
+  caml_plot_draw_axes (cr, &style, width, &area, &plot->x, &plot->y, NULL,
                        plot->title, plot->x_label, plot->y_label);
   if (plot->opts.colorbar)
     draw_colorbar (cr, plot, &style, &area);

@@ -41,6 +41,8 @@ struct _CamlPlotLine {
   size_t n_series;
   CamlPlotEvent *events;      /* (n_events), text owned */
   size_t n_events;
+  char **categories;          /* (opts.n_x_categories) or NULL: a categorical x axis */
+  const char *tick_labels[CAML_PLOT_MAX_TICKS]; /* of the x ticks, borrowed from categories */
   CamlPlotAxis x;
   CamlPlotAxis y;
 };
@@ -137,7 +139,23 @@ compute_axes (CamlPlotLine *plot)
         }
     }
 
-  if (plot->opts.x_min < plot->opts.x_max)
+  if (plot->categories != NULL)
+    {
+      /* one tick per category (every k-th when there are too many), half a
+       * step of room either side */
+      int n = plot->opts.n_x_categories;
+      int every = (n + CAML_PLOT_MAX_TICKS - 1) / CAML_PLOT_MAX_TICKS;
+      caml_plot_axis_linear (&plot->x, -0.5, n - 0.5, 8);
+      plot->x.n_ticks = 0;
+      plot->x.n_minor = 0;
+      plot->x.step = every;
+      for (int i = 0; i < n; i += every)
+        {
+          plot->tick_labels[plot->x.n_ticks] = plot->categories[i];
+          plot->x.ticks[plot->x.n_ticks++] = i;
+        }
+    }
+  else if (plot->opts.x_min < plot->opts.x_max)
     {
       xlo = have_x ? MIN (xlo, plot->opts.x_min) : plot->opts.x_min;
       xhi = have_x ? MAX (xhi, plot->opts.x_max) : plot->opts.x_max;
@@ -151,8 +169,9 @@ compute_axes (CamlPlotLine *plot)
       xlo = xlo >= 0.0 ? MAX (xlo - d, 0.0) : xlo - d;
       xhi += d;
     }
-  caml_plot_axis_linear (&plot->x, xlo, xhi, 8);
-  if (whole)
+  if (plot->categories == NULL)
+    caml_plot_axis_linear (&plot->x, xlo, xhi, 8);
+  if (whole && plot->categories == NULL)
     caml_plot_axis_integer_ticks (&plot->x, 8);
   if (log_y)
     {
@@ -213,6 +232,15 @@ caml_plot_line_new (const CamlPlotLineOptions *opts,
   plot->opts.title = plot->title;
   plot->opts.x_label = plot->x_label;
   plot->opts.y_label = plot->y_label;
+  if (plot->opts.n_x_categories > 0 && plot->opts.x_categories != NULL)
+    {
+      plot->categories = g_new0 (char *, plot->opts.n_x_categories + 1);
+      for (int i = 0; i < plot->opts.n_x_categories; i++)
+        plot->categories[i] = g_strdup (plot->opts.x_categories[i]);
+    }
+  else
+    plot->opts.n_x_categories = 0;
+  plot->opts.x_categories = (const char *const *) plot->categories;
 
   plot->series = g_new0 (LineSeries, MAX (n_series, 1));
   plot->n_series = n_series;
@@ -272,6 +300,7 @@ caml_plot_line_free (CamlPlotLine *plot)
   g_free (plot->title);
   g_free (plot->x_label);
   g_free (plot->y_label);
+  g_strfreev (plot->categories);
   g_free (plot);
 }
 
@@ -279,6 +308,13 @@ const CamlPlotAxis *
 caml_plot_line_get_x_axis (const CamlPlotLine *plot)
 {
   return &plot->x;
+}
+
+const char *
+caml_plot_line_get_x_tick_label (const CamlPlotLine *plot, int i)
+{
+  g_return_val_if_fail (i >= 0 && i < plot->x.n_ticks, NULL);
+  return plot->categories != NULL ? plot->tick_labels[i] : NULL;
 }
 
 const CamlPlotAxis *
@@ -800,7 +836,7 @@ caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
   draw_series (cr, plot, &style, &area);
   draw_events (cr, plot, &style, &area);
   caml_plot_draw_axes (cr, &style, width, &area, &plot->x, &plot->y,
-                       NULL, plot->x_label, plot->y_label);
+                       plot->categories != NULL ? plot->tick_labels : NULL, NULL, plot->x_label, plot->y_label);
   cairo_set_source_rgb (cr, 0.0, 0.0, 0.0);
   caml_plot_draw_title (cr, style.title_size, width, area.x + 0.5 * area.width, title_y,
                         plot->title);

@@ -241,6 +241,21 @@ caml_plot_axis_unmap (const CamlPlotAxis *axis, double p, double p0, double p1)
   return axis->lo + t * (axis->hi - axis->lo);
 }
 
+gboolean
+caml_plot_parse_numbers (const char *const *texts, int n, double *values)
+{
+  for (int i = 0; i < n; i++)
+    {
+      char *end = NULL;
+      double v = g_ascii_strtod (texts[i], &end);
+      if (end == texts[i] || *end != '\0' || !isfinite (v))
+        return FALSE;
+    }
+  for (int i = 0; values != NULL && i < n; i++)
+    values[i] = g_ascii_strtod (texts[i], NULL);
+  return TRUE;
+}
+
 void
 caml_plot_format_tick (char *buf, size_t size, double v, double step)
 {

@@ -37,7 +37,10 @@ void caml_plot_layout (cairo_t *cr, const CamlPlotStyle *style, double width, do
 /* Light grid lines at the ticks (and log minor ticks), inside area. */
 void caml_plot_draw_grid (cairo_t *cr, const CamlPlotStyle *style, const CamlPlotRect *area,
                           const CamlPlotAxis *x, const CamlPlotAxis *y);
-/* Frame, tick marks, tick labels, captions and title. */
+/* Frame, tick marks, tick labels, captions and title. x_tick_labels, if
+ * not NULL, holds the label of each x tick (x->n_ticks) in place of its
+ * number (a categorical axis). */
 void caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
                           const CamlPlotRect *area, const CamlPlotAxis *x, const CamlPlotAxis *y,
-                          const char *title, const char *x_label, const char *y_label);
+                          const char *const *x_tick_labels, const char *title,
+                          const char *x_label, const char *y_label);

@@ -190,13 +190,15 @@ caml_plot_draw_grid (cairo_t *cr, const CamlPlotStyle *style, const CamlPlotRect
 void
 caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
                      const CamlPlotRect *area, const CamlPlotAxis *x, const CamlPlotAxis *y,
-                     const char *title, const char *x_label, const char *y_label)
+                     const char *const *x_tick_labels, const char *title, const char *x_label,
+                     const char *y_label)
 {
   double s = style->scale;
   double tick_len = 4.0 * s;
   double x0 = area->x, x1 = area->x + area->width;
   double y0 = area->y + area->height, y1 = area->y;
   char labels[CAML_PLOT_MAX_TICKS][64];
+  const char *texts[CAML_PLOT_MAX_TICKS];
   double widths[CAML_PLOT_MAX_TICKS];
 
   cairo_save (cr);
@@ -221,7 +223,8 @@ caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
   for (int i = 0; i < x->n_ticks; i++)
     {
       caml_plot_format_tick (labels[i], sizeof labels[i], x->ticks[i], tick_step (x));
-      widths[i] = caml_plot_text_width (cr, style->tick_size, labels[i]);
+      texts[i] = x_tick_labels != NULL ? x_tick_labels[i] : labels[i];
+      widths[i] = caml_plot_text_width (cr, style->tick_size, texts[i]);
     }
   int stride = 1;
   for (; stride < x->n_ticks; stride++)
@@ -240,7 +243,7 @@ caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
   cairo_set_source_rgb (cr, 0.15, 0.15, 0.15);
   for (int i = 0; i < x->n_ticks; i += stride)
     caml_plot_text (cr, style->tick_size, FALSE, caml_plot_axis_map (x, x->ticks[i], x0, x1),
-                    y0 + tick_len + 4.0 * s, 0.5, 0.0, labels[i]);
+                    y0 + tick_len + 4.0 * s, 0.5, 0.0, texts[i]);
   double widest = 0.0;
   for (int i = 0; i < y->n_ticks; i++)
     {

@@ -93,6 +93,12 @@ double caml_plot_axis_map (const CamlPlotAxis *axis, double v, double p0, double
 /* Pixel → data, the inverse of caml_plot_axis_map (for hover read-outs). */
 double caml_plot_axis_unmap (const CamlPlotAxis *axis, double p, double p0, double p1);
 
+/* Whether every one of texts (n) is a finite number, as a whole
+ * (g_ascii_strtod, nothing left over): then values (n, may be NULL) holds
+ * them. "3", "0.5", "1e-3" are numbers; "bahdanau", "3x", "" and "nan" are
+ * not — such values are categories (CamlPlotLineOptions.x_categories). */
+gboolean caml_plot_parse_numbers (const char *const *texts, int n, double *values);
+
 /* Compact tick label: "0", "0.001", "1e-05", "2.5", "1000", "1e+06". step is
  * the axis tick spacing (0 if unknown) and sets the number of digits so
  * neighbouring labels differ; -0 and rounding noise print as "0". */
@@ -159,6 +165,11 @@ typedef struct {
   gboolean legend;
   gboolean grid;
   double x_min, x_max;  /* when x_min < x_max, the x axis covers at least this */
+  /* A categorical x axis: when n_x_categories > 0, x = 0, 1, …, n - 1 stand
+   * for these values (say, words such as "bahdanau", "luong"), evenly spaced
+   * and labelled with them; x_min and x_max are ignored. Copied. */
+  const char *const *x_categories;
+  int n_x_categories;
 } CamlPlotLineOptions;
 
 typedef struct _CamlPlotLine CamlPlotLine;
@@ -176,6 +187,9 @@ const CamlPlotAxis *caml_plot_line_get_y_axis (const CamlPlotLine *plot);
 /* The smoothed (or raw, without smoothing) y values of series i (n values). */
 const double *caml_plot_line_get_values (const CamlPlotLine *plot, size_t i, size_t *n);
 size_t        caml_plot_line_get_n_series (const CamlPlotLine *plot);
+/* The label of x tick i: a category's value on a categorical axis, else
+ * NULL (the tick's number is drawn). */
+const char   *caml_plot_line_get_x_tick_label (const CamlPlotLine *plot, int i);
 /* Series i's legend entry (NULL for none). */
 const char   *caml_plot_line_get_label (const CamlPlotLine *plot, size_t i);
 
