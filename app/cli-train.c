@@ -27,6 +27,7 @@ typedef struct {
   gboolean     quiet;
   int          rows_printed;
   gboolean     interrupted;
+  const char  *evaluated_on;   /* "test" or "validation" (caml_report_evaluated_on) */
 } Run;
 
 static const char *
@@ -45,7 +46,7 @@ state_name (CamlTrainerState state)
 }
 
 static void
-print_bar (const CamlProgress *p, gboolean classification)
+print_bar (const CamlProgress *p, gboolean classification, const char *evaluated_on)
 {
   const int width = 30;
   double frac = p->total_steps > 0 ? (double) p->step / p->total_steps : 0.0;
@@ -59,7 +60,8 @@ print_bar (const CamlProgress *p, gboolean classification)
   g_printerr ("\r[%s] %3.0f%% step %ld/%ld  loss %.4g", bar, 100 * frac, p->step,
               p->total_steps, p->last_loss);
   if (p->n_rows > 0)
-    g_printerr ("  test %s %.4g", classification ? "acc" : "mse", p->last_row.test_metric);
+    g_printerr ("  %s %s %.4g", evaluated_on, classification ? "acc" : "mse",
+                p->last_row.test_metric);
   g_printerr ("  %.0f steps/s", p->steps_per_second);
   if (p->tokens > 0)
     g_printerr ("  %.0f tokens/s", p->tokens_per_second);
@@ -76,17 +78,17 @@ on_tick (gpointer user_data)
                   || p.state == CAML_TRAINER_FAILED;
 
   if (!run->quiet && run->tty)
-    print_bar (&p, p.classification);
+    print_bar (&p, p.classification, run->evaluated_on);
   else if (!run->quiet && p.n_rows > run->rows_printed)
     {
       int n = 0;
       g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n);
       for (int i = run->rows_printed; i < n; i++)
         {
-          g_print ("step %ld  train_loss %.6g  test_loss %.6g  test_%s %.6g  %.1fs",
-                   rows[i].step, rows[i].train_loss, rows[i].test_loss,
-                   p.classification ? "accuracy" : "mse", rows[i].test_metric,
-                   rows[i].seconds);
+          g_print ("step %ld  train_loss %.6g  %s_loss %.6g  %s_%s %.6g  %.1fs",
+                   rows[i].step, rows[i].train_loss, run->evaluated_on, rows[i].test_loss,
+                   run->evaluated_on, p.classification ? "accuracy" : "mse",
+                   rows[i].test_metric, rows[i].seconds);
           /* Text: the mean rate so far, over the time spent training. */
           double training = rows[i].seconds - rows[i].eval_seconds;
           if (rows[i].tokens > 0 && training > 0)
@@ -135,6 +137,10 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   json_builder_add_int_value (b, p->step);
   json_builder_set_member_name (b, "state");
   json_builder_add_string_value (b, state_name (p->state));
+  /* What the test_* figures are of: the test set, or the validation part
+   * held out of the training set (data.validation_fraction). */
+  json_builder_set_member_name (b, "evaluated_on");
+  json_builder_add_string_value (b, caml_report_evaluated_on (exp));
   caml_cli_json_add_number (b, "train_loss", last ? last->train_loss : NAN);
   caml_cli_json_add_number (b, "test_loss", last ? last->test_loss : NAN);
   caml_cli_json_add_number (b, classification ? "train_accuracy" : "train_mse", train_metric);
@@ -329,6 +335,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
     .loop = g_main_loop_new (NULL, FALSE),
     .tty = isatty (STDERR_FILENO) && !plain,
     .quiet = quiet,
+    .evaluated_on = caml_report_evaluated_on (exp),
   };
   if (!quiet)
     {
@@ -337,8 +344,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                "%d train / %d %s)\n", exp->name ? exp->name : "experiment",
                exp->seed, exp->steps, model->n_weights, in, train->n, test->n,
                exp->data.validation_fraction > 0
-               ? "validation samples held out of the training set — the test_* figures "
-                 "below are theirs" : "test samples");
+               ? "validation samples held out of the training set" : "test samples");
       if (model->n_word_vectors > 0)
         {
           g_autofree char *path = g_str_equal (exp->data.embeddings, "wink")
@@ -452,11 +458,13 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                                       classification, sigma_auc, sigma_high_on_fg,
                                       run_error ? run_error->message : NULL, &error), &error);
   written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
-                                               classification, title, &error), &error);
+                                               classification, run.evaluated_on, title,
+                                               &error), &error);
   written_all &= kept (problems, caml_report_write_surfaces (out_dir, exp, model, train, &error), &error);
-  written_all &= kept (problems, caml_report_write_words (words_path, words_png, title, model, exp->loss,
-                                                train, test, WORDS_SAMPLES, WORDS_MIN_COUNT,
-                                                WORDS_TOP, &words, &error), &error);
+  written_all &= kept (problems, caml_report_write_words_on (words_path, words_png, title, model,
+                                                   exp->loss, train, test, run.evaluated_on,
+                                                   WORDS_SAMPLES, WORDS_MIN_COUNT, WORDS_TOP,
+                                                   &words, &error), &error);
 
 
   if (run_error)
@@ -469,10 +477,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
     g_print (", %.0f tokens/s", training > 0 ? p.tokens / training : 0.0);
   g_print (" while training)\n");
   if (last)
-    g_print ("train_loss %.6g  test_loss %.6g  train_%s %.6g  test_%s %.6g\n",
-             last->train_loss, last->test_loss,
+    g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
+             last->train_loss, run.evaluated_on, last->test_loss,
              classification ? "accuracy" : "mse", train_metric,
-             classification ? "accuracy" : "mse", last->test_metric);
+             run.evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
   if (!isnan (sigma_auc))
     g_print ("sigma_auc %.4f (χ higher on the %s)\n", sigma_auc,
              sigma_high_on_fg ? "foreground" : "background");
@@ -578,14 +586,17 @@ caml_cli_train (int argc, char **argv)
     "one run's results):\n"
     "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
     "                   test_mse or test_accuracy, seconds\n"
-    "  summary.json     preset, seed, steps, train_loss, test_loss, test_mse or\n"
+    "  summary.json     preset, seed, steps, evaluated_on (\"test\", or\n"
+    "                   \"validation\" with --validation: then the test_* figures\n"
+    "                   here and in metrics.csv are the held-out part's),\n"
+    "                   train_loss, test_loss, test_mse or\n"
     "                   test_accuracy, seconds, eval_seconds (of them spent\n"
     "                   evaluating), steps_per_second over the rest; for text\n"
     "                   data also tokens (valid tokens trained on) and\n"
     "                   tokens_per_second\n"
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
-    "  loss.png         training and test loss per step\n"
+    "  loss.png         training and test (or validation) loss per step\n"
     "  surface.png      for 2-D → 1-D regression: ground truth and fitted surface\n"
     "                   with the training points, over the experiment's plot domain\n"
     "  chi.png          the χ surface of every context-aware layer\n"
@@ -742,12 +753,14 @@ caml_cli_eval (int argc, char **argv)
   caml_evaluate (model, exp->loss, train, &loss, &value);
   g_print ("train  loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, train->n);
   caml_evaluate (model, exp->loss, test, &loss, &value);
-  g_print ("test   loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, test->n);
+  g_print ("%-6s loss %.6g  %s %.6g  (%d samples)\n", caml_report_evaluated_on (exp), loss,
+           metric, value, test->n);
   if (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
                   || !caml_report_write_surfaces (out_dir, exp, model, train, &error)
-                  || !caml_report_write_words (words_path, words_png, title, model,
-                                               exp->loss, train, test, WORDS_SAMPLES,
-                                               WORDS_MIN_COUNT, WORDS_TOP, &words, &error)))
+                  || !caml_report_write_words_on (words_path, words_png, title, model,
+                                                  exp->loss, train, test,
+                                                  caml_report_evaluated_on (exp), WORDS_SAMPLES,
+                                                  WORDS_MIN_COUNT, WORDS_TOP, &words, &error)))
     {
       g_printerr ("caml eval: %s\n", error->message);
       goto out;

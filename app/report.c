@@ -12,11 +12,19 @@
 #define CELL_WIDTH   560
 #define CELL_HEIGHT  500
 
+const char *
+caml_report_evaluated_on (const CamlExperiment *exp)
+{
+  return exp->data.validation_fraction > 0 ? "validation" : "test";
+}
+
 gboolean
 caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
                         const float *losses, long n_steps, gboolean classification,
-                        const char *title, GError **error)
+                        const char *evaluated_on, const char *title, GError **error)
 {
+  g_autofree char *loss_label = g_strdup_printf ("%s loss", evaluated_on);
+  g_autofree char *accuracy_label = g_strdup_printf ("%s accuracy", evaluated_on);
   g_autofree double *step_x = g_new (double, MAX (n_steps, 1));
   g_autofree double *train = caml_plot_doubles_from_floats (losses, n_steps);
   g_autofree double *train_smooth = g_new (double, MAX (n_steps, 1));
@@ -39,7 +47,7 @@ caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
   CamlPlotSeries series[] = {
     { step_x, train, n_steps, NULL, 0, FALSE },
     { step_x, train_smooth, n_steps, "train loss", 0, FALSE },
-    { eval_x, test, n_rows, "test loss", 1, FALSE },
+    { eval_x, test, n_rows, loss_label, 1, FALSE },
   };
   CamlPlotLineOptions opts = {
     .title = title, .x_label = "step", .y_label = "loss",
@@ -54,9 +62,9 @@ caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
     return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT,
                                 caml_plot_line_draw_cb, loss_plot, error);
 
-  CamlPlotSeries acc_series[] = { { eval_x, metric, n_rows, "test accuracy", 2, FALSE } };
+  CamlPlotSeries acc_series[] = { { eval_x, metric, n_rows, accuracy_label, 2, FALSE } };
   CamlPlotLineOptions acc_opts = {
-    .title = "test accuracy", .x_label = "step", .y_label = "accuracy",
+    .title = accuracy_label, .x_label = "step", .y_label = "accuracy",
     .legend = TRUE, .grid = TRUE,
   };
   g_autoptr (CamlPlotLine) acc_plot = caml_plot_line_new (&acc_opts, acc_series, 1, NULL, 0);
@@ -613,6 +621,16 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
                          const CamlDataset *test, int n_samples, int min_count, int n_top,
                          gboolean *written, GError **error)
 {
+  return caml_report_write_words_on (path, png_path, title, model, loss, train, test, "test",
+                                     n_samples, min_count, n_top, written, error);
+}
+
+gboolean
+caml_report_write_words_on (const char *path, const char *png_path, const char *title,
+                            CamlModel *model, CamlLossKind loss, const CamlDataset *train,
+                            const CamlDataset *test, const char *evaluated_on, int n_samples,
+                            int min_count, int n_top, gboolean *written, GError **error)
+{
   *written = FALSE;
   if (train->vocab == NULL || model->input.kind != CAML_SHAPE_TOKENS)
     return TRUE;
@@ -621,6 +639,7 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
   int layer = caml_report_word_chi (model, train->vocab, chi);
   g_autofree float *token_chi = NULL;
   g_autofree char *chi_source = NULL;
+  g_autofree char *texts_read = NULL;   /* per-position gates: what the means are over */
   int steps = model->input.dims[0];
   n_samples = test->texts != NULL ? MIN (n_samples, test->n) : 0;
   g_autofree gboolean *aligned = g_new0 (gboolean, MAX (n_samples, 1));
@@ -634,7 +653,9 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
       token_chi = g_new (float, (size_t) MAX (n_mean, 1) * steps);
       caml_report_token_chi (model, layer, test, n_mean, token_chi);
       caml_report_token_chi_means (test, n_mean, steps, token_chi, vocab, chi);
-      chi_source = g_strdup_printf ("its occurrences in the first %d test texts", n_mean);
+      texts_read = n_mean == 1 ? g_strdup_printf ("the first %s text", evaluated_on)
+                   : g_strdup_printf ("the first %d %s texts", n_mean, evaluated_on);
+      chi_source = g_strdup_printf ("its occurrences in %s", texts_read);
       for (int i = 0; i < n_samples; i++)
         aligned[i] = caml_report_text_aligned (test, i);
     }
@@ -645,7 +666,7 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
                                                  model->layers[layer]->ops->title);
   CamlWordsPage page = {
     .title = title, .layer = layer_name, .vocab = train->vocab, .chi = chi,
-    .min_count = min_count, .n_top = n_top,
+    .min_count = min_count, .n_top = n_top, .samples_from = evaluated_on,
     .texts = test->texts, .labels = test->n_classes > 0 ? test->y : NULL,
     .probabilities = probabilities, .n_samples = n_samples, .max_words = 200,
     .per_position = token_chi != NULL, .chi_source = chi_source,
@@ -667,9 +688,11 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
     { caml_plot_bars_draw_cb, most_free },
     { caml_plot_bars_draw_cb, most_sensitive },
   };
-  g_autofree char *panel_title = g_strdup_printf ("%s: %s of %s, words seen ≥ %d× in training",
-                                                  title ? title : "",
+  g_autofree char *panel_title = g_strdup_printf ("%s: %s of %s%s%s, words seen ≥ %d× in "
+                                                  "training", title ? title : "",
                                                   page.per_position ? "mean χ" : "χ̃", layer_name,
+                                                  page.per_position ? " over " : "",
+                                                  page.per_position ? texts_read : "",
                                                   min_count);
   CamlPlotPanel panel = { panel_title, cells, 2, 2 };
   return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),

@@ -6,12 +6,19 @@
 
 typedef struct _CamlPlotBars CamlPlotBars;   /* caml-plot.h */
 
-/* loss.png: per-step training loss (smoothed) and the evaluated test loss
- * (and test accuracy on a second plot for classification). */
+/* What a run of exp evaluates on: "validation" when data.validation_fraction
+ * holds part of the training set out (caml_experiment_load_datasets then
+ * returns that part as the "test" set, and every test_* figure is its),
+ * else "test". The labels of plots, pages and printed figures. */
+const char *caml_report_evaluated_on (const CamlExperiment *exp);
+
+/* loss.png: per-step training loss (smoothed) and the evaluated loss (and
+ * accuracy on a second plot for classification) on evaluated_on
+ * (caml_report_evaluated_on: "test" or "validation"). */
 gboolean caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
                                  const float *losses, long n_steps,
-                                 gboolean classification, const char *title,
-                                 GError **error);
+                                 gboolean classification, const char *evaluated_on,
+                                 const char *title, GError **error);
 
 /* For models with 2 inputs and 1 output: surface.png (ground truth when the
  * data has one, the fitted surface with the training points), chi.png
@@ -128,10 +135,17 @@ int caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean pe
  * and the n_top most and least context-free words among those seen
  * min_count times in training (for a per-position gate by their mean χ over
  * the first 2,000 test texts); and, if png_path is not NULL, the two lists
- * drawn as bars (words.png). Sets *written to whether the model has such a
+ * drawn as bars (words.png). The texts are called test texts. Sets *written to whether the model has such a
  * layer (and the data a vocabulary); writes nothing if not. */
 gboolean caml_report_write_words (const char *path, const char *png_path, const char *title,
                                   CamlModel *model,
                                   CamlLossKind loss, const CamlDataset *train,
                                   const CamlDataset *test, int n_samples, int min_count,
                                   int n_top, gboolean *written, GError **error);
+/* The same, with test a held-out set named evaluated_on
+ * (caml_report_evaluated_on): the page and words.png call its texts so. */
+gboolean caml_report_write_words_on (const char *path, const char *png_path,
+                                     const char *title, CamlModel *model, CamlLossKind loss,
+                                     const CamlDataset *train, const CamlDataset *test,
+                                     const char *evaluated_on, int n_samples, int min_count,
+                                     int n_top, gboolean *written, GError **error);

@@ -195,7 +195,9 @@ append_samples (GString *html, const CamlWordsPage *page)
 {
   if (page->n_samples <= 0)
     return;
-  g_string_append_printf (html, "<h2>%d test samples</h2>\n", page->n_samples);
+  g_string_append_printf (html, "<h2>%d ", page->n_samples);
+  caml_html_escape (html, page->samples_from != NULL ? page->samples_from : "test", -1);
+  g_string_append (html, " samples</h2>\n");
   for (int i = 0; i < page->n_samples; i++)
     {
       g_string_append_printf (html, "<div class=\"sample\"><div class=\"meta\">sample %d", i);

@@ -41,6 +41,7 @@ typedef struct {
   int              min_count;      /* words in the lists: seen this often */
   int              n_top;          /* length of each list */
   /* sample texts, shaded word by word */
+  const char      *samples_from;   /* what they are: "test" (NULL too) or "validation" */
   char *const     *texts;          /* (n_samples) */
   const float     *labels;         /* (n_samples) class indices, or NULL */
   const float     *probabilities;  /* (n_samples) the model's P(class 1), or NULL */
