@@ -118,7 +118,8 @@ on_interrupt (gpointer user_data)
 
 static gboolean
 write_summary (const char *path, const char *preset, const CamlExperiment *exp,
-               const CamlProgress *p, const CamlEvalRow *last, double train_metric,
+               const CamlProgress *p, const CamlEvalRow *last, double train_loss,
+               double train_metric,
                gboolean classification, double sigma_auc, gboolean sigma_high_on_fg,
                const char *error_message, GError **error)
 {
@@ -141,7 +142,10 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
    * held out of the training set (data.validation_fraction). */
   json_builder_set_member_name (b, "evaluated_on");
   json_builder_add_string_value (b, caml_report_evaluated_on (exp));
-  caml_cli_json_add_number (b, "train_loss", last ? last->train_loss : NAN);
+  /* train_loss and train_accuracy/train_mse: the final weights over the
+   * whole training set (metrics.csv's train_loss is a mean over the batches
+   * since the evaluation before). */
+  caml_cli_json_add_number (b, "train_loss", train_loss);
   caml_cli_json_add_number (b, "test_loss", last ? last->test_loss : NAN);
   caml_cli_json_add_number (b, classification ? "train_accuracy" : "train_mse", train_metric);
   caml_cli_json_add_number (b, classification ? "test_accuracy" : "test_mse",
@@ -386,8 +390,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   caml_trainer_free (trainer);
   g_main_loop_unref (run.loop);
 
-  double train_loss_now = 0, train_metric = NAN;
-  caml_evaluate (model, exp->loss, train, &train_loss_now, &train_metric);
+  /* The final weights on the whole training set, as `caml eval` measures
+   * them: summary.json's and the last line's train figures. */
+  double train_loss = NAN, train_metric = NAN;
+  caml_evaluate (model, exp->loss, train, &train_loss, &train_metric);
   gboolean classification = train->n_classes > 0;
   const CamlEvalRow *last = n_rows > 0 ? &rows[n_rows - 1] : NULL;
 
@@ -454,7 +460,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   written_all &= kept (problems, caml_experiment_save_file (exp, exp_path, &error), &error);
   written_all &= kept (problems, caml_report_write_metrics (metrics_path, rows, n_rows, classification,
                                                   &error), &error);
-  written_all &= kept (problems, write_summary (summary_path, preset, exp, &p, last, train_metric,
+  written_all &= kept (problems, write_summary (summary_path, preset, exp, &p, last, train_loss, train_metric,
                                       classification, sigma_auc, sigma_high_on_fg,
                                       run_error ? run_error->message : NULL, &error), &error);
   written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
@@ -478,7 +484,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   g_print (" while training)\n");
   if (last)
     g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
-             last->train_loss, run.evaluated_on, last->test_loss,
+             train_loss, run.evaluated_on, last->test_loss,
              classification ? "accuracy" : "mse", train_metric,
              run.evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
   if (!isnan (sigma_auc))
@@ -584,12 +590,15 @@ caml_cli_train (int argc, char **argv)
     "\n"
     "Writes into DIR (removing plots an earlier run left there, so it holds\n"
     "one run's results):\n"
-    "  metrics.csv      a row per evaluation: step, train_loss, test_loss,\n"
+    "  metrics.csv      a row per evaluation: step, train_loss (the mean over\n"
+    "                   the batches since the evaluation before), test_loss,\n"
     "                   test_mse or test_accuracy, seconds\n"
     "  summary.json     preset, seed, steps, evaluated_on (\"test\", or\n"
     "                   \"validation\" with --validation: then the test_* figures\n"
     "                   here and in metrics.csv are the held-out part's),\n"
-    "                   train_loss, test_loss, test_mse or\n"
+    "                   train_loss and train_accuracy or train_mse (the final\n"
+    "                   weights on the whole training set, as `caml eval`\n"
+    "                   gives them), test_loss, test_mse or\n"
     "                   test_accuracy, seconds, eval_seconds (of them spent\n"
     "                   evaluating), steps_per_second over the rest; for text\n"
     "                   data also tokens (valid tokens trained on) and\n"
