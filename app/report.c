@@ -593,15 +593,19 @@ caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean per_po
 {
   int n = 0;
   g_autofree CamlWordGate *gates = caml_words_rank (vocab, chi, min_count, &n);
-  int shown = MIN (n, n_top);
-  g_autofree const char **labels = g_new (const char *, MAX (2 * shown, 1));
-  g_autofree double *values = g_new (double, MAX (2 * shown, 1));
-  for (int k = 0; k < shown; k++)
+  int n_free, n_sensitive;
+  caml_words_split (n, n_top, &n_free, &n_sensitive);
+  g_autofree const char **labels = g_new (const char *, MAX (n_free + n_sensitive, 1));
+  g_autofree double *values = g_new (double, MAX (n_free + n_sensitive, 1));
+  for (int k = 0; k < n_free; k++)
     {
       labels[k] = gates[k].word;
       values[k] = gates[k].chi;
-      labels[shown + k] = gates[n - 1 - k].word;
-      values[shown + k] = gates[n - 1 - k].chi;
+    }
+  for (int k = 0; k < n_sensitive; k++)
+    {
+      labels[n_free + k] = gates[n - 1 - k].word;
+      values[n_free + k] = gates[n - 1 - k].chi;
     }
   CamlPlotBarsOptions free_opts = { per_position ? "most context-free (mean χ high)"
                                                : "most context-free (χ̃ high)",
@@ -609,9 +613,10 @@ caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean per_po
   CamlPlotBarsOptions sensitive_opts = { per_position ? "most context-sensitive (mean χ low)"
                                                     : "most context-sensitive (χ̃ low)",
                                          CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
-  *most_free = caml_plot_bars_new (&free_opts, labels, values, shown);
-  *most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + shown, values + shown, shown);
-  return shown;
+  *most_free = caml_plot_bars_new (&free_opts, labels, values, n_free);
+  *most_sensitive = caml_plot_bars_new (&sensitive_opts, labels + n_free, values + n_free,
+                                        n_sensitive);
+  return n_free;
 }
 
 gboolean
@@ -695,6 +700,18 @@ caml_report_write_words_on (const char *path, const char *png_path, const char *
                                                   page.per_position ? texts_read : "",
                                                   min_count);
   CamlPlotPanel panel = { panel_title, cells, 2, 2 };
+  if (shown == 0)
+    {
+      /* no lists: a note in their place, not two empty columns */
+      g_autofree char *note = g_strdup_printf ("No word is seen %d times in training: "
+                                               "there is nothing to rank.", min_count);
+      CamlPlotBarsOptions note_opts = { note, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
+      g_autoptr (CamlPlotBars) empty = caml_plot_bars_new (&note_opts, NULL, NULL, 0);
+      CamlPlotPanelCell note_cell[] = { { caml_plot_bars_draw_cb, empty } };
+      CamlPlotPanel note_panel = { panel_title, note_cell, 1, 1 };
+      return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 80, caml_plot_panel_draw_cb,
+                                  &note_panel, error);
+    }
   return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),
                               caml_plot_panel_draw_cb, &panel, error);
 }

@@ -123,7 +123,9 @@ gboolean caml_report_text_aligned (const CamlDataset *set, int i);
  * context-free words (χ̃ highest) and the n_top most context-sensitive
  * (lowest) among those seen min_count times, as bars on [0, 1] with light =
  * context-free; `per_position`: chi are the mean gates of a per-position gate
- * (the titles say so). Returns the length of each list (0: empty plots). */
+ * (the titles say so). Fewer than 2 × n_top words are split between the
+ * lists (caml_words_split), so no word is in both. Returns the length of the
+ * first, the longer (0: empty plots). */
 int caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean per_position,
                            int min_count, int n_top, CamlPlotBars **most_free,
                            CamlPlotBars **most_sensitive);

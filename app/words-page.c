@@ -56,6 +56,20 @@ caml_words_rank (const CamlVocab *vocab, const float *chi, int min_count, int *n
   return gates;
 }
 
+void
+caml_words_split (int n, int n_top, int *n_free, int *n_sensitive)
+{
+  n = MAX (n, 0);
+  n_top = MAX (n_top, 0);
+  if (n >= 2 * n_top)
+    *n_free = *n_sensitive = n_top;
+  else
+    {
+      *n_free = (n + 1) / 2;
+      *n_sensitive = n - *n_free;
+    }
+}
+
 /* -------------------------------------------------------------------- page */
 
 /* Darkness 1 − χ̃ mixes white into a deep blue. */
@@ -217,9 +231,8 @@ append_samples (GString *html, const CamlWordsPage *page)
 
 static void
 append_list (GString *html, const char *heading, const char *symbol, const CamlWordGate *gates,
-             int n, gboolean from_end, int n_top)
+             int n, gboolean from_end, int count)
 {
-  int count = MIN (n, n_top);
   g_string_append (html, "<div><h2>");
   caml_html_escape (html, heading, -1);
   g_string_append_printf (html, "</h2>\n<table><tr><th>#</th><th>word</th><th>%s</th>"
@@ -318,15 +331,26 @@ caml_words_page_html (const CamlWordsPage *page)
       caml_html_escape (html, page->chi_source, -1);
     }
   g_string_append (html, ".</p>\n");
+  if (n == 0)
+    {
+      g_string_append_printf (html, "<p>No word is seen %d times in training: there is "
+                              "nothing to rank.</p>\n</body>\n</html>\n", page->min_count);
+      return g_string_free (html, FALSE);
+    }
   append_histogram (html, gates, n);
+  int n_free, n_sensitive;
+  caml_words_split (n, page->n_top, &n_free, &n_sensitive);
+  if (n < 2 * page->n_top)
+    g_string_append_printf (html, "<p>Fewer than %d words: the more context-free half "
+                            "in one list, the rest in the other.</p>\n", 2 * page->n_top);
   g_string_append (html, "<div class=\"lists\">\n");
   g_autofree char *free_heading = g_strdup_printf ("The %d most context-free (%s highest)",
-                                                   MIN (n, page->n_top), symbol);
+                                                   n_free, symbol);
   g_autofree char *sensitive_heading = g_strdup_printf ("The %d most context-sensitive "
-                                                        "(%s lowest)", MIN (n, page->n_top),
-                                                        symbol);
-  append_list (html, free_heading, symbol, gates, n, FALSE, page->n_top);
-  append_list (html, sensitive_heading, symbol, gates, n, TRUE, page->n_top);
+                                                        "(%s lowest)", n_sensitive, symbol);
+  append_list (html, free_heading, symbol, gates, n, FALSE, n_free);
+  if (n_sensitive > 0)
+    append_list (html, sensitive_heading, symbol, gates, n, TRUE, n_sensitive);
   g_string_append (html, "</div>\n</body>\n</html>\n");
   return g_string_free (html, FALSE);
 }

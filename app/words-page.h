@@ -32,6 +32,12 @@ typedef struct {
 CamlWordGate *caml_words_rank (const CamlVocab *vocab, const float *chi, int min_count,
                                int *n);
 
+/* How many of n ranked words each list shows: n_top each when there are
+ * 2 × n_top or more, else the top half (rounded up) as the most
+ * context-free and the rest as the most context-sensitive, so that no word
+ * is in both lists. */
+void caml_words_split (int n, int n_top, int *n_free, int *n_sensitive);
+
 /* Everything the page shows. */
 typedef struct {
   const char      *title;          /* e.g. the experiment's name */

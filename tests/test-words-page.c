@@ -15,6 +15,7 @@
 
 #include "caml.h"
 #include "gradcheck.h"
+#include "caml-plot.h"
 #include "report.h"
 #include "words-page.h"
 
@@ -74,6 +75,67 @@ test_rank (void **state)
   gates = caml_words_rank (vocab, chi, 1000, &n);
   assert_int_equal (n, 0);
   g_free (gates);
+  caml_vocab_unref (vocab);
+}
+
+/* Occurrences of needle in haystack. */
+static int
+count_of (const char *haystack, const char *needle)
+{
+  int n = 0;
+  for (const char *p = strstr (haystack, needle); p != NULL; p = strstr (p + 1, needle))
+    n++;
+  return n;
+}
+
+/* Fewer than 2 × n_top ranked words: both lists showed all of them, so a
+ * word was at once among the most and the least context-free. They are
+ * split now; and with no word at all the page says so. */
+static void
+test_small_vocab_lists (void **state)
+{
+  (void) state;
+  int f, s;
+  caml_words_split (100, 50, &f, &s);
+  assert_true (f == 50 && s == 50);
+  caml_words_split (7, 50, &f, &s);
+  assert_true (f == 4 && s == 3);
+  caml_words_split (1, 50, &f, &s);
+  assert_true (f == 1 && s == 0);
+  caml_words_split (0, 50, &f, &s);
+  assert_true (f == 0 && s == 0);
+
+  CamlVocab *vocab = make_vocab ();   /* 6 words seen 20 times */
+  CamlPlotBars *most_free = NULL, *most_sensitive = NULL;
+  assert_int_equal (caml_report_word_bars (vocab, chi, FALSE, 20, 5, &most_free,
+                                           &most_sensitive), 3);
+  assert_int_equal (caml_plot_bars_get_n (most_free), 3);
+  assert_int_equal (caml_plot_bars_get_n (most_sensitive), 3);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      assert_string_not_equal (caml_plot_bars_get_row (most_free, i, NULL),
+                               caml_plot_bars_get_row (most_sensitive, j, NULL));
+  caml_plot_bars_free (most_free);
+  caml_plot_bars_free (most_sensitive);
+
+  CamlWordsPage page = { .title = "t", .vocab = vocab, .chi = chi, .min_count = 20, .n_top = 5 };
+  char *html = caml_words_page_html (&page);
+  assert_non_null (strstr (html, "The 3 most context-free"));
+  assert_non_null (strstr (html, "The 3 most context-sensitive"));
+  static const char *const words[] = { "the", "great", "&lt;b&gt;", "awful", "a&amp;b", "film" };
+  for (gsize i = 0; i < G_N_ELEMENTS (words); i++)
+    {
+      g_autofree char *row = g_strdup_printf (">%s</span></td>", words[i]);
+      if (count_of (html, row) != 1)
+        fail_msg ("%s is in %d lists", words[i], count_of (html, row));
+    }
+  g_free (html);
+
+  page.min_count = 1000;
+  html = caml_words_page_html (&page);
+  assert_non_null (strstr (html, "No word is seen 1000 times in training"));
+  assert_null (strstr (html, "most context-free ("));
+  g_free (html);
   caml_vocab_unref (vocab);
 }
 
@@ -199,13 +261,16 @@ test_page_per_position (void **state)
   /* Lists: "<b>" and "a&b" were not measured, "rare" is below min_count. */
   assert_non_null (strstr (html, "<p>4 of the 7 words of the vocabulary; mean χ over its "
                                  "occurrences in the first 2 test texts.</p>"));
-  gsize lists = position (html, "The 4 most context-free (mean χ highest)");
+  /* 4 words for lists of 5: split, the top two in one, the rest (from
+   * the bottom up) in the other. */
+  gsize lists = position (html, "The 2 most context-free (mean χ highest)");
+  position (html, "The 2 most context-sensitive (mean χ lowest)");
   const char *tail = html + lists;
   gsize the = position (tail, ">the</span></td><td class=\"n\">0.800</td>");
   gsize film = position (tail, ">film</span></td><td class=\"n\">0.500</td>");
   gsize great = position (tail, ">great</span></td><td class=\"n\">0.200</td>");
   gsize awful = position (tail, ">awful</span></td><td class=\"n\">0.100</td>");
-  assert_true (the < film && film < great && great < awful);
+  assert_true (the < film && film < awful && awful < great);
   assert_null (strstr (tail, ">a&amp;b<"));
   assert_non_null (strstr (html, "title=\"mean χ = 0.800, 50× in training\">the</span>"));
   g_free (html);
@@ -399,6 +464,7 @@ main (void)
     cmocka_unit_test (test_escape),
     cmocka_unit_test (test_rank),
     cmocka_unit_test (test_page),
+    cmocka_unit_test (test_small_vocab_lists),
     cmocka_unit_test (test_page_per_position),
     cmocka_unit_test (test_token_gates),
   };
