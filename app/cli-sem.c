@@ -490,7 +490,8 @@ caml_cli_sem (int argc, char **argv)
   gboolean default_embeddings = embeddings_path == NULL;
   if (default_embeddings)
     embeddings_path = caml_embeddings_wink_path ();
-  if (word_freq_path == NULL)
+  gboolean default_word_freq = word_freq_path == NULL;
+  if (default_word_freq)
     word_freq_path = g_build_filename (caml_shared_datasets_dir (), "enwiki_vocab_min200.txt", NULL);
   if (out_dir == NULL)
     out_dir = g_strdup ("runs/sem");
@@ -509,9 +510,22 @@ caml_cli_sem (int argc, char **argv)
   /* Everything is read first, the small files before the vectors, so a bad
    * file fails before any long work. */
   if (!load_corpus (&corpus, corpus_files, &error)
-      || !(pairs = caml_sentence_pairs_load (pairs_path, &error))
-      || !(freq = caml_word_counts_load (word_freq_path, &error))
-      || !caml_cli_ensure_dir (out_dir, &error))
+      || !(pairs = caml_sentence_pairs_load (pairs_path, &error)))
+    {
+      g_printerr ("caml sem: %s\n", error->message);
+      goto out;
+    }
+  if (!(freq = caml_word_counts_load (word_freq_path, &error)))
+    {
+      /* SIF's word frequencies: where the default comes from. */
+      g_printerr ("caml sem: %s%s\n", error->message,
+                  default_word_freq && g_error_matches (error, CAML_ERROR, CAML_ERROR_IO)
+                  ? " (SIF's word frequencies: give --word-freq FILE, or set "
+                    "CAML_SHARED_DATASETS to the directory that holds enwiki_vocab_min200.txt)"
+                  : "");
+      goto out;
+    }
+  if (!caml_cli_ensure_dir (out_dir, &error))
     {
       g_printerr ("caml sem: %s\n", error->message);
       goto out;

@@ -48,4 +48,12 @@ status=0
 [ $status -eq 1 ] || { echo "pairs without vectors gave $status"; cat "$dir/stdout"; exit 1; }
 grep -q "novec.tsv: no word of its 3 pairs has a vector in .*vectors.txt" "$dir/err" \
   || { cat "$dir/err"; exit 1; }
+
+# SIF's default word counts missing: the message says how to give them.
+status=0
+CAML_SHARED_DATASETS="$dir/nowhere" "$caml" sem --embeddings "$dir/vectors.txt" \
+  --pairs "$dir/pairs.tsv" --out "$dir/out4" >/dev/null 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "missing word counts gave $status"; exit 1; }
+grep -q "enwiki_vocab_min200.txt: no such file (SIF's word frequencies: give --word-freq FILE, or set CAML_SHARED_DATASETS" "$dir/err" \
+  || { cat "$dir/err"; exit 1; }
 echo ok

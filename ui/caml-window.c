@@ -129,6 +129,7 @@ struct _CamlWindow {
   guint           build_source;  /* shows "Building the model…" if a quick build is not quick */
   char           *build_error;   /* the build for run_serial failed: no other until it changes */
   char           *status;        /* the status line's text when no notice covers it */
+  char           *last_notice;   /* the latest notice, kept after it goes (tests) */
   guint           run_serial;    /* changes whenever the run is discarded */
   Pending         pending;       /* what to do when the run being built arrives */
   char           *pending_weights; /* weights file asked for, not yet in an installed run */
@@ -362,7 +363,7 @@ kind_from_files (CamlDataKind kind)
 static const char *
 held_out (CamlWindow *self)
 {
-  return self->exp->data.validation_fraction > 0 ? "validation" : "test";
+  return caml_report_evaluated_on (self->exp);
 }
 
 static const char *
@@ -1201,6 +1202,8 @@ show_notice_full (CamlWindow *self, const char *message, gboolean warning)
     return;
   g_free (self->notice);
   self->notice = g_strdup (message);
+  g_free (self->last_notice);
+  self->last_notice = g_strdup (message);
   if (warning)
     gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "warning");
   else
@@ -1956,6 +1959,12 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
   g_task_run_in_thread (task, job_thread);
   g_object_unref (task);
   update_progress_widgets (self);
+}
+
+const char *
+caml_window_get_last_notice (CamlWindow *self)
+{
+  return self->last_notice;
 }
 
 int
@@ -3141,9 +3150,11 @@ write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
                                                                    : "experiment",
                                                     job->exp->seed);
           gboolean written = FALSE;
-          ok = caml_report_write_words (job->path, NULL, title, model, job->exp->loss,
-                                        job->data->train, job->data->test, WORDS_PAGE_SAMPLES,
-                                        WORDS_MIN_COUNT, WORDS_PAGE_TOP, &written, &error);
+          ok = caml_report_write_words_on (job->path, NULL, title, model, job->exp->loss,
+                                           job->data->train, job->data->test,
+                                           caml_report_evaluated_on (job->exp),
+                                           WORDS_PAGE_SAMPLES, WORDS_MIN_COUNT, WORDS_PAGE_TOP,
+                                           &written, &error);
           if (ok && !written)
             {
               g_set_error (&error, CAML_ERROR, CAML_ERROR_INVALID,
@@ -3965,6 +3976,7 @@ caml_window_dispose (GObject *object)
   g_clear_handle_id (&self->build_source, g_source_remove);
   g_clear_pointer (&self->notice, g_free);
   g_clear_pointer (&self->status, g_free);
+  g_clear_pointer (&self->last_notice, g_free);
   g_clear_pointer (&self->autosave_id, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
   G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);

@@ -39,6 +39,8 @@ void     caml_window_export_words_page (CamlWindow *self, const char *path);
 void     caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths);
 /* Data being loaded, or a run being built, on a worker thread. */
 gboolean caml_window_is_loading (CamlWindow *self);
+/* The latest notice of the status line, also after it has gone (NULL: none yet). */
+const char *caml_window_get_last_notice (CamlWindow *self);
 /* Jobs under way on worker threads, in every window (a window closed while
  * loading leaves its job to finish and drop its results). */
 int      caml_window_get_jobs_in_flight (void);
