@@ -218,6 +218,19 @@ caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kerne
   return TRUE;
 }
 
+gboolean
+caml_cli_json_write (JsonBuilder *b, const char *path, GError **error)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  gsize length = 0;
+  g_autofree char *text = json_generator_to_data (gen, &length);
+  g_autofree char *line = g_strconcat (text, "\n", NULL);
+  return caml_file_replace (path, line, length + 1, error);
+}
+
 void
 caml_cli_json_add_number (JsonBuilder *b, const char *key, double value)
 {

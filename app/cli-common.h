@@ -46,3 +46,6 @@ int caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char
 /* key: value in a JSON object being built; JSON has no inf or nan, so a
  * figure that is not finite (not measured) is null. */
 void caml_cli_json_add_number (JsonBuilder *b, const char *key, double value);
+/* The document b has built, pretty-printed with a final newline, written
+ * with caml_file_replace. */
+gboolean caml_cli_json_write (JsonBuilder *b, const char *path, GError **error);

@@ -219,9 +219,7 @@ stop_name (CamlSemStop stop)
 static gboolean
 write_text (const char *path, GString *text, GError **error)
 {
-  gboolean ok = g_file_set_contents_full (path, text->str, (gssize) text->len,
-                                          G_FILE_SET_CONTENTS_CONSISTENT
-                                          | G_FILE_SET_CONTENTS_DURABLE, 0644, error);
+  gboolean ok = caml_file_replace (path, text->str, text->len, error);
   g_string_free (text, TRUE);
   return ok;
 }
@@ -352,16 +350,7 @@ write_summary (const char *path, const Summary *s, const CamlSem *sem, GError **
   json_builder_end_object (b);
   json_builder_end_object (b);
 
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  gsize length = 0;
-  char *text = json_generator_to_data (gen, &length);
-  GString *str = g_string_new_len (text, (gssize) length);
-  g_free (text);
-  g_string_append_c (str, '\n');
-  return write_text (path, str, error);
+  return caml_cli_json_write (b, path, error);
 }
 
 /* Every file of the results directory. */

@@ -174,13 +174,7 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
     }
   json_builder_end_object (b);
 
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  gsize length = 0;
-  g_autofree char *text = json_generator_to_data (gen, &length);
-  return caml_file_replace (path, text, length, error);
+  return caml_cli_json_write (b, path, error);
 }
 
 /* σ-map snapshots, taken on the trainer thread between two steps. */

@@ -2022,6 +2022,21 @@ loss_curve (CamlWindow *self, const float *losses, long n, double **x, double **
   return m;
 }
 
+/* The step, held-out loss and metric of n evaluations, as columns. */
+static void
+eval_columns (const CamlEvalRow *rows, int n, double **step, double **loss, double **metric)
+{
+  *step = g_new (double, MAX (n, 1));
+  *loss = g_new (double, MAX (n, 1));
+  *metric = g_new (double, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    {
+      (*step)[i] = (double) rows[i].step;
+      (*loss)[i] = rows[i].test_loss;
+      (*metric)[i] = rows[i].test_metric;
+    }
+}
+
 static void
 rebuild_loss_plot (CamlWindow *self)
 {
@@ -2060,15 +2075,8 @@ rebuild_loss_plot (CamlWindow *self)
       m++;
     }
 
-  g_autofree double *eval_x = g_new (double, MAX (r, 1));
-  g_autofree double *test = g_new (double, MAX (r, 1));
-  g_autofree double *metric = g_new (double, MAX (r, 1));
-  for (int i = 0; i < r; i++)
-    {
-      eval_x[i] = (double) self->rows[i].step;
-      test[i] = self->rows[i].test_loss;
-      metric[i] = self->rows[i].test_metric;
-    }
+  g_autofree double *eval_x = NULL, *test = NULL, *metric = NULL;
+  eval_columns (self->rows, r, &eval_x, &test, &metric);
   /* One train curve: the smoothed trend, or with smoothing off the raw
    * per-step loss (the hover read-out always gives both). Drawing the raw
    * zig-zag under the trend costs Cairo ~4× the rest of the plot. */
@@ -2080,26 +2088,11 @@ rebuild_loss_plot (CamlWindow *self)
   long prev_m = self->prev_n_steps > 0
                 ? loss_curve (self, self->prev_losses, self->prev_n_steps, &prev_x, &prev_y) : 0;
   int prev_r = self->prev_n_rows;
-  g_autofree double *prev_eval_x = g_new (double, MAX (prev_r, 1));
-  g_autofree double *prev_test = g_new (double, MAX (prev_r, 1));
-  g_autofree double *prev_metric = g_new (double, MAX (prev_r, 1));
-  for (int i = 0; i < prev_r; i++)
-    {
-      prev_eval_x[i] = (double) self->prev_rows[i].step;
-      prev_test[i] = self->prev_rows[i].test_loss;
-      prev_metric[i] = self->prev_rows[i].test_metric;
-    }
+  g_autofree double *prev_eval_x = NULL, *prev_test = NULL, *prev_metric = NULL;
+  eval_columns (self->prev_rows, prev_r, &prev_eval_x, &prev_test, &prev_metric);
   int base_r = self->base_n_rows;
-  g_autofree double *base_eval_x = g_new (double, MAX (base_r, 1));
-  g_autofree double *base_test = g_new (double, MAX (base_r, 1));
-  for (int i = 0; i < base_r; i++)
-    {
-      base_eval_x[i] = (double) self->base_rows[i].step;
-      base_test[i] = self->base_rows[i].test_loss;
-    }
-  g_autofree double *base_metric = g_new (double, MAX (base_r, 1));
-  for (int i = 0; i < base_r; i++)
-    base_metric[i] = self->base_rows[i].test_metric;
+  g_autofree double *base_eval_x = NULL, *base_test = NULL, *base_metric = NULL;
+  eval_columns (self->base_rows, base_r, &base_eval_x, &base_test, &base_metric);
   /* The previous run, dashed in grey (train) and olive (test), under the
    * baselines, which draw last. */
   const char *set = held_out (self);
