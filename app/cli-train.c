@@ -179,13 +179,15 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
 
 /* σ-map snapshots, taken on the trainer thread between two steps. */
 typedef struct {
-  CamlModel         *model;
+  CamlTrainer       *trainer;
   const CamlDataset *test;
   int                layer;
   long              *steps;      /* wanted steps, ascending; the last run step is added */
   int                n_steps;
   GPtrArray         *snapshots;  /* CamlSigmaSnapshot, in step order */
   long               last_taken;
+  long               taking;     /* the step of the snapshot being taken */
+  CamlSigmaSnapshot *taken;      /* by take_snapshot, until kept */
   GError            *error;
 } SigmaRecorder;
 
@@ -198,6 +200,15 @@ typedef struct {
 #define SIGMA_GRID_IMAGES 64
 #define SIGMA_AUC_IMAGES  1000
 
+/* The forward passes of a snapshot do not touch the weights. */
+static void
+take_snapshot (CamlModel *model, gpointer user_data)
+{
+  SigmaRecorder *rec = user_data;
+  rec->taken = caml_sigma_snapshot_new (model, rec->layer, rec->test, SIGMA_GRID_IMAGES,
+                                        rec->taking, &rec->error);
+}
+
 static void
 on_trainer_progress (const CamlProgress *p, gpointer user_data)
 {
@@ -207,12 +218,17 @@ on_trainer_progress (const CamlProgress *p, gpointer user_data)
     wanted |= rec->steps[i] == p->step;
   if (!wanted || p->step == rec->last_taken || rec->error != NULL)
     return;
-  /* Between two steps the trainer thread owns the model: reading it here
-   * is safe, and the forward passes below do not touch the weights. */
-  CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (rec->model, rec->layer, rec->test,
-                                                     SIGMA_GRID_IMAGES, p->step, &rec->error);
-  if (snap != NULL)
+  /* At once, on this thread, but after the latest update is checked: one
+   * that diverged is rolled back and the run fails, so its snapshot, of the
+   * weights before that step, is not kept. */
+  rec->taking = p->step;
+  caml_trainer_with_model (rec->trainer, take_snapshot, rec);
+  g_autoptr (GError) failed = caml_trainer_get_error (rec->trainer);
+  CamlSigmaSnapshot *snap = g_steal_pointer (&rec->taken);
+  if (snap != NULL && failed == NULL)
     g_ptr_array_add (rec->snapshots, snap);
+  else if (snap != NULL)
+    caml_sigma_snapshot_free (snap);
   rec->last_taken = p->step;
 }
 
@@ -319,13 +335,13 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                 Problems *problems)
 {
   g_autoptr (GError) error = NULL;
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   SigmaRecorder rec = {
-    .model = model, .test = test, .layer = caml_report_sigma_layer (model),
+    .trainer = trainer, .test = test, .layer = caml_report_sigma_layer (model),
     .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
     .last_taken = -1, .steps = sigma_steps, .n_steps = n_sigma_steps,
   };
 
-  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   if (rec.layer >= 0)
     caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
   Run run = {

@@ -877,8 +877,9 @@ void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc 
  * an evaluation or a caml_trainer_with_model closure — the latest update is
  * checked by the loss its weights give on its batch, as the next step would
  * check it: a stopped, paused or finished run never holds weights from an
- * update that diverged; such a run ends FAILED, rolled back (only the
- * progress function, after every step, may see an unchecked update).
+ * update that diverged; such a run ends FAILED, rolled back. A progress
+ * function reads the model only through caml_trainer_with_model, whose
+ * closure runs at once but after the same check.
  * A trainer runs once — except after a divergence (FAILED): started again, it
  * continues from the rolled-back step with the current settings, e.g. after
  * caml_trainer_set_lr with a lower rate (the optimizer's momentum and

@@ -35,10 +35,11 @@
  * another thread — have their latest update checked first by the loss they
  * give on its batch (trainer_settle_locked): one more forward pass, so the
  * weights a stopped, paused or finished run holds passed the same check as
- * every other update's, and a diverged one is rolled back. Only the
- * progress function, called on the trainer thread after every step
- * (where a check would double the forward passes), may see an update not
- * checked yet; an evaluation's row and closures see checked weights.
+ * every other update's, and a diverged one is rolled back. The progress
+ * function, called on the trainer thread after every step, is not given
+ * the model (a check there would double the forward passes); a closure it
+ * runs with caml_trainer_with_model gets the update checked first, like
+ * every other closure, and an evaluation's row sees checked weights too.
  */
 #include <math.h>
 #include <string.h>
@@ -90,6 +91,7 @@ struct _CamlTrainer {
   const float   *unchecked_x;    /* (batch, x_shape) its batch; NULL: checked */
   const float   *unchecked_y;    /* (batch, y_width) */
   float          unchecked_loss; /* the batch's loss before the update */
+  gboolean       closure_failed; /* a progress function's closure found it diverged */
 
   GThread *thread;            /* to join; cleared by the joiner */
   GThread *loop_thread;       /* the same, never cleared: who runs the loop */
@@ -661,10 +663,17 @@ trainer_check_update (CamlTrainer *trainer, long step, GError **error)
     return TRUE;
   trainer->divergence = (CamlDivergence) { .kind = CAML_DIVERGED_LOSS,
                                            .layer = model->n_layers - 1 };
-  trainer_roll_back (trainer, step, FALSE,
-                     g_strdup_printf ("after its update the loss is %.3g (%.3g before it)",
-                                      (double) after, (double) trainer->unchecked_loss),
-                     error);
+  char *why;
+  if (isfinite (after))
+    why = g_strdup_printf ("after its update the loss is %.3g (%.3g before it)",
+                           (double) after, (double) trainer->unchecked_loss);
+  else
+    {
+      /* As a step's own loss would be: which layer's output went first. */
+      g_autofree char *what = diagnose_loss (trainer, x, y, after);
+      why = g_strdup_printf ("after its update, %s", what);
+    }
+  trainer_roll_back (trainer, step, FALSE, why, error);
   return FALSE;
 }
 
@@ -859,6 +868,14 @@ trainer_thread (gpointer data)
         trainer_evaluate_locked (trainer);
       if (report)
         trainer_report_locked (trainer);
+      /* A closure of the progress function checked the update and found it
+       * diverged: the failure is recorded, the weights rolled back. */
+      if (trainer->closure_failed)
+        {
+          trainer->closure_failed = FALSE;
+          end = CAML_TRAINER_FAILED;
+          break;
+        }
     }
 
   /* A run of zero steps still gets its one row. */
@@ -1381,13 +1398,18 @@ caml_trainer_with_model (CamlTrainer *trainer,
   /* Not running, or called from the trainer thread (a progress function):
    * the model is free. A closure run while the trainer is not running may
    * change the weights (load a file before a restart): the next rollback
-   * then cannot go back past them. */
+   * then cannot go back past them. From a progress function the latest
+   * update is checked first, as for a posted closure: a diverged one is
+   * rolled back, the closure sees the weights before it, and the run ends
+   * FAILED after the progress function returns. */
   if (trainer->loop_thread == NULL || trainer->done
       || g_thread_self () == trainer->loop_thread)
     {
       gboolean idle = trainer->loop_thread == NULL || trainer->done;
       if (idle)
         trainer->backup_step = -1;
+      else if (!trainer_settle_locked (trainer))
+        trainer->closure_failed = TRUE;
       g_mutex_unlock (&trainer->lock);
       /* From the trainer thread while it runs: the averaged weights, as a
        * posted closure gets them (a finished run has them installed). */

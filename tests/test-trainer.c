@@ -507,17 +507,11 @@ run_to_failure (CamlExperiment *exp, CamlModel *model, const CamlDataset *train,
 /* A run whose progress function (called on the trainer thread after every
  * step) logs the weights: history holds (steps done + 1, n_weights). */
 typedef struct {
-  CamlTrainer *trainer;
-  size_t       n_weights;
-  GArray      *history;   /* float */
+  CamlTrainer     *trainer;
+  const CamlModel *model;
+  size_t           n_weights;
+  GArray          *history;   /* float */
 } LoggedRun;
-
-static void
-append_weights_cb (CamlModel *model, gpointer user_data)
-{
-  LoggedRun *run = user_data;
-  g_array_append_vals (run->history, model->w, (guint) model->n_weights);
-}
 
 static void
 logged_progress_cb (const CamlProgress *progress, gpointer user_data)
@@ -526,7 +520,10 @@ logged_progress_cb (const CamlProgress *progress, gpointer user_data)
   if (progress->state != CAML_TRAINER_RUNNING)
     return;
   assert_int_equal (run->history->len, (guint) (progress->step * run->n_weights));
-  caml_trainer_with_model (run->trainer, append_weights_cb, run);
+  /* Read directly (the trainer thread holds the model now), not through
+   * caml_trainer_with_model: its check of the latest update would catch a
+   * divergence a step early, and this test follows the steps' own checks. */
+  g_array_append_vals (run->history, run->model->w, (guint) run->n_weights);
 }
 
 static void
@@ -550,7 +547,7 @@ test_divergence_and_resume (void **state)
   CamlExperiment *exp = make_experiment (CAML_OPTIM_SGD, 1e30, 300, 0, 10, 1);
   CamlModel *model = make_mlp (5, 3);
   size_t nw = model->n_weights, bytes = nw * sizeof (float);
-  LoggedRun run = { .n_weights = nw };
+  LoggedRun run = { .model = model, .n_weights = nw };
   CamlDivergence where;
   CamlProgress p;
 
@@ -712,7 +709,8 @@ test_divergence_finite_blowup (void **state)
   exp->optimizer.lr = 1e19;
   exp->steps = 1;
   message = run_to_failure (exp, one, train, test, &done, &where);
-  assert_true (g_str_has_prefix (message, "step 1: after its update the loss is "));
+  assert_true (g_str_has_prefix (message, "step 1: after its update, the loss is inf: "
+                                          "the outputs of layer 1 (dense) reach "));
   assert_int_equal (where.kind, CAML_DIVERGED_LOSS);
   assert_int_equal (done, 0);
   assert_memory_equal (one->w, w_before, one->n_weights * sizeof (float));
@@ -735,17 +733,19 @@ test_divergence_finite_blowup (void **state)
 }
 
 /* What ends a run right after the update of step `good` + 1. */
-typedef enum { END_BY_STOP, END_BY_PAUSE, END_BY_EVALUATION } EndBy;
+typedef enum { END_BY_STOP, END_BY_PAUSE, END_BY_EVALUATION, END_BY_CLOSURE } EndBy;
 
 /* A run whose progress function (after every step) sets the learning rate
  * to `lr` after step `good`, then stops or pauses the run after the next
- * step (END_BY_EVALUATION: the run evaluates there). */
+ * step (END_BY_EVALUATION: the run evaluates there; END_BY_CLOSURE: the
+ * progress function reads the weights with caml_trainer_with_model). */
 typedef struct {
   CamlTrainer *trainer;
   long         good;
   double       lr;
   EndBy        end;
   float       *w_good;      /* (n_weights) the weights after step `good` */
+  float       *w_seen;      /* (n_weights) END_BY_CLOSURE: what the closure saw */
   int          rows_seen;   /* evaluation rows reported while running */
 } StopRun;
 
@@ -765,6 +765,8 @@ stop_after_blowup_cb (const CamlProgress *progress, gpointer user_data)
     caml_trainer_stop (run->trainer);
   else if (progress->step == run->good + 1 && run->end == END_BY_PAUSE)
     caml_trainer_pause (run->trainer);
+  else if (progress->step == run->good + 1 && run->end == END_BY_CLOSURE)
+    caml_trainer_with_model (run->trainer, copy_weights_cb, run->w_seen);
 }
 
 /* Polls until the trainer is in `state`; a hang fails after 2 min. */
@@ -780,10 +782,11 @@ wait_for_state (CamlTrainer *trainer, CamlTrainerState state)
     }
 }
 
-/* The update just before a stop, a pause or an evaluation is checked as the
- * last step's is: a step at lr 1e19 right before it is a divergence, and
- * the weights kept are those before it, not what a stop would save or an
- * evaluation report. */
+/* The update just before a stop, a pause, an evaluation or a closure run by
+ * the progress function is checked as the last step's is: a step at lr
+ * 1e19 right before it is a divergence, and the weights kept are those
+ * before it, not what a stop would save, an evaluation report or the
+ * closure read. */
 static void
 test_divergence_before_stop (void **state)
 {
@@ -793,11 +796,12 @@ test_divergence_before_stop (void **state)
   CamlModel *model = make_mlp (5, 3);
   size_t bytes = model->n_weights * sizeof (float);
   float *w0 = g_memdup2 (model->w, bytes);
-  StopRun run = { .good = 3, .lr = 1e19, .w_good = g_malloc (bytes) };
+  StopRun run = { .good = 3, .lr = 1e19, .w_good = g_malloc (bytes),
+                  .w_seen = g_malloc (bytes) };
   CamlDivergence where;
   caml_data_surface (81, 0.01, 1, &train, &test);
 
-  for (EndBy end = END_BY_STOP; end <= END_BY_EVALUATION; end++)
+  for (EndBy end = END_BY_STOP; end <= END_BY_CLOSURE; end++)
     {
       run.end = end;
       run.rows_seen = 0;
@@ -827,6 +831,8 @@ test_divergence_before_stop (void **state)
       assert_int_equal (n_losses, 3);
       assert_int_equal (run.rows_seen, 0);   /* no row of the diverged weights */
       assert_memory_equal (model->w, run.w_good, bytes);
+      if (end == END_BY_CLOSURE)
+        assert_memory_equal (run.w_seen, run.w_good, bytes);
       caml_trainer_free (run.trainer);
     }
 
@@ -846,6 +852,7 @@ test_divergence_before_stop (void **state)
   caml_trainer_free (run.trainer);
 
   g_free (run.w_good);
+  g_free (run.w_seen);
   g_free (w0);
   caml_model_free (model);
   caml_dataset_free (train);
