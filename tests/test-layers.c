@@ -409,7 +409,7 @@ test_scratch_too_large (void **state)
   (void) state;
   /* 65536 values a sample in the first buffer each allocates (so none is
    * allocated): flat, a 256×256 image (512×512 before a 2×2 pool), 65536
-   * tokens. */
+   * tokens, a sequence of 256 steps of width 256 (the packed steps). */
   const struct {
     const char *name;
     CamlShape   in;
@@ -424,6 +424,11 @@ test_scratch_too_large (void **state)
     { "ca_cnn", caml_shape_image (1, 256, 256), "kernel", 1 },
     { "ca_res_conv", caml_shape_image (1, 256, 256), "kernel", 1 },
     { "ca_bsfe", caml_shape_tokens (65536, 10), NULL, 0 },
+    { "ca_rnn", caml_shape_sequence (256, 256), NULL, 0 },
+    { "lstm", caml_shape_sequence (256, 256), NULL, 0 },
+    { "gru", caml_shape_sequence (256, 256), NULL, 0 },
+    { "attention", caml_shape_sequence (256, 256), NULL, 0 },
+    { "ca_att", caml_shape_sequence (256, 256), NULL, 0 },
   };
   int n_types = 0, covered = 0;
   const CamlLayerOps *const *types = caml_layer_registry (&n_types);

@@ -66,41 +66,46 @@ caml_att_memory_setup (CamlAttMemory *mem, CamlLayer *layer, CamlAttScore score,
 void
 caml_att_memory_clear (CamlAttMemory *mem)
 {
-  g_free (mem->off);
-  g_free (mem->S); g_free (mem->C); g_free (mem->z);
-  g_free (mem->P); g_free (mem->H); g_free (mem->K);
-  g_free (mem->dS); g_free (mem->dC); g_free (mem->dz);
-  g_free (mem->dH); g_free (mem->dP);
+  g_clear_pointer (&mem->off, g_free);
+  g_clear_pointer (&mem->S, g_free);
+  g_clear_pointer (&mem->C, g_free);
+  g_clear_pointer (&mem->z, g_free);
+  g_clear_pointer (&mem->P, g_free);
+  g_clear_pointer (&mem->H, g_free);
+  g_clear_pointer (&mem->K, g_free);
+  g_clear_pointer (&mem->dS, g_free);
+  g_clear_pointer (&mem->dC, g_free);
+  g_clear_pointer (&mem->dz, g_free);
+  g_clear_pointer (&mem->dH, g_free);
+  g_clear_pointer (&mem->dP, g_free);
+  mem->off_cap = mem->S_cap = mem->C_cap = mem->z_cap = mem->P_cap = mem->H_cap = 0;
+  mem->K_cap = mem->dS_cap = mem->dC_cap = mem->dz_cap = mem->dH_cap = mem->dP_cap = 0;
 }
 
-static void
-reserve (CamlAttMemory *mem, int n, int m)
+void
+caml_att_memory_reserve (CamlAttMemory *mem, CamlScratch *sc, int n)
 {
-  size_t rows = MAX (m, 1), batch = MAX (n, 1);
-  if ((size_t) n + 1 > mem->off_cap)
-    {
-      g_free (mem->off);
-      mem->off = g_new (int, n + 1);
-      mem->off_cap = n + 1;
-    }
-  caml_buffer_reserve (&mem->S, &mem->S_cap, rows * mem->d);
-  caml_buffer_reserve (&mem->dS, &mem->dS_cap, rows * mem->d);
-  caml_buffer_reserve (&mem->z, &mem->z_cap, rows);
-  caml_buffer_reserve (&mem->dz, &mem->dz_cap, rows);
-  caml_buffer_reserve (&mem->C, &mem->C_cap, batch * mem->q);
-  caml_buffer_reserve (&mem->dC, &mem->dC_cap, batch * mem->q);
+  /* M = Σ lengths: a batch of full-length samples fills N·T rows. */
+  size_t rows = caml_scratch_rows (n, mem->t);
+  caml_scratch_floats (sc, &mem->S, &mem->S_cap, rows, mem->d);
+  caml_scratch_floats (sc, &mem->dS, &mem->dS_cap, rows, mem->d);
   if (mem->score == CAML_ATT_SCORE_BAHDANAU)
     {
-      caml_buffer_reserve (&mem->P, &mem->P_cap, batch * mem->a);
-      caml_buffer_reserve (&mem->dP, &mem->dP_cap, batch * mem->a);
-      caml_buffer_reserve (&mem->H, &mem->H_cap, rows * mem->a);
-      caml_buffer_reserve (&mem->dH, &mem->dH_cap, rows * mem->a);
+      caml_scratch_floats (sc, &mem->H, &mem->H_cap, rows, mem->a);
+      caml_scratch_floats (sc, &mem->dH, &mem->dH_cap, rows, mem->a);
+      caml_scratch_floats (sc, &mem->P, &mem->P_cap, n, mem->a);
+      caml_scratch_floats (sc, &mem->dP, &mem->dP_cap, n, mem->a);
     }
   if (mem->score == CAML_ATT_SCORE_LUONG)
     {
-      caml_buffer_reserve (&mem->K, &mem->K_cap, batch * mem->d);
-      caml_buffer_reserve (&mem->dP, &mem->dP_cap, batch * mem->d);
+      caml_scratch_floats (sc, &mem->K, &mem->K_cap, n, mem->d);
+      caml_scratch_floats (sc, &mem->dP, &mem->dP_cap, n, mem->d);
     }
+  caml_scratch_floats (sc, &mem->z, &mem->z_cap, rows, 1);
+  caml_scratch_floats (sc, &mem->dz, &mem->dz_cap, rows, 1);
+  caml_scratch_floats (sc, &mem->C, &mem->C_cap, n, mem->q);
+  caml_scratch_floats (sc, &mem->dC, &mem->dC_cap, n, mem->q);
+  caml_scratch_ints (sc, &mem->off, &mem->off_cap, (size_t) n + 1, 1);
 }
 
 static void
@@ -301,12 +306,7 @@ score_backward (CamlAttMemory *mem)
 void
 caml_att_memory_forward (CamlAttMemory *mem, const float *inp, const int *lengths, int n)
 {
-  int m = 0;
-  for (int i = 0; i < n; i++)
-    m += lengths ? CLAMP (lengths[i], 0, mem->t) : mem->t;
-  reserve (mem, n, m);
   mem->n = n;
-  mem->m = m;
   mem->off[0] = 0;
   for (int i = 0; i < n; i++)
     {
@@ -315,6 +315,7 @@ caml_att_memory_forward (CamlAttMemory *mem, const float *inp, const int *length
       memcpy (mem->S + (size_t) mem->off[i] * mem->d, inp + (size_t) i * mem->t * mem->d,
               (size_t) len * mem->d * sizeof (float));
     }
+  mem->m = mem->off[n];
   query_forward (mem);
   score_forward (mem);
 }
@@ -363,6 +364,35 @@ typedef struct {
   size_t        dalpha_cap;
 } Attention;
 
+static void
+attention_release (Attention *s)
+{
+  caml_att_memory_clear (&s->mem);
+  g_clear_pointer (&s->alpha, g_free);
+  g_clear_pointer (&s->dalpha, g_free);
+  s->alpha_cap = s->dalpha_cap = 0;
+}
+
+/* The memory's buffers, α and dα (M) for batches of up to n samples (at
+ * least one: an empty batch still writes off[0]). */
+static gboolean
+attention_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  Attention *s = layer->state;
+  n = MAX (n, 1);
+  CamlScratch sc = { .allocate = allocate, .bytes = *bytes };
+  caml_att_memory_reserve (&s->mem, &sc, n);
+  caml_scratch_floats (&sc, &s->alpha, &s->alpha_cap, n, s->mem.t);
+  caml_scratch_floats (&sc, &s->dalpha, &s->dalpha_cap, n, s->mem.t);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      attention_release (s);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 attention_setup (CamlLayer *layer, GError **error)
 {
@@ -381,9 +411,9 @@ attention_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   Attention *s = layer->state;
   CamlAttMemory *mem = &s->mem;
+  caml_scratch_require (layer, n);
   caml_att_memory_forward (mem, inp, layer->lengths, n);
   int d = mem->d;
-  caml_buffer_reserve (&s->alpha, &s->alpha_cap, MAX (mem->m, 1));
   for (int i = 0; i < n; i++)
     {
       int r0 = mem->off[i], len = mem->off[i + 1] - r0;
@@ -419,7 +449,6 @@ attention_backward (CamlLayer *layer, float *dinp, const float *dout,
   Attention *s = layer->state;
   CamlAttMemory *mem = &s->mem;
   int d = mem->d;
-  caml_buffer_reserve (&s->dalpha, &s->dalpha_cap, MAX (mem->m, 1));
   memset (mem->dC, 0, (size_t) n * mem->q * sizeof (float));
   for (int i = 0; i < n; i++)
     {
@@ -449,9 +478,7 @@ static void
 attention_free (CamlLayer *layer)
 {
   Attention *s = layer->state;
-  caml_att_memory_clear (&s->mem);
-  g_free (s->alpha);
-  g_free (s->dalpha);
+  attention_release (s);
   g_free (s);
 }
 
@@ -468,4 +495,5 @@ const CamlLayerOps caml_attention_ops = {
   .forward = attention_forward,
   .backward = attention_backward,
   .free = attention_free,
+  .reserve = attention_reserve,
 };

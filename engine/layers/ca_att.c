@@ -82,6 +82,44 @@ ca_att_setup (CamlLayer *layer, GError **error)
   return TRUE;
 }
 
+static void
+ca_att_release (CaAtt *s)
+{
+  caml_att_memory_clear (&s->mem);
+  g_clear_pointer (&s->chi, g_free);
+  g_clear_pointer (&s->work, g_free);
+  g_clear_pointer (&s->chi_steps, g_free);
+  g_clear_pointer (&s->V, g_free);
+  g_clear_pointer (&s->G, g_free);
+  g_clear_pointer (&s->X, g_free);
+  s->chi_cap = s->work_cap = s->chi_steps_cap = s->V_cap = s->G_cap = s->X_cap = 0;
+}
+
+/* The memory's buffers and the layer's own for batches of up to n samples
+ * (at least one: an empty batch still writes off[0]). */
+static gboolean
+ca_att_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  CaAtt *s = layer->state;
+  n = MAX (n, 1);
+  CamlScratch sc = { .allocate = allocate, .bytes = *bytes };
+  int t = s->mem.t, d = s->mem.d;
+  caml_att_memory_reserve (&s->mem, &sc, n);
+  caml_scratch_floats (&sc, &s->chi, &s->chi_cap, n, t);
+  caml_scratch_floats (&sc, &s->work, &s->work_cap, n, t);
+  caml_scratch_floats (&sc, &s->chi_steps, &s->chi_steps_cap, n, t);
+  caml_scratch_floats (&sc, &s->V, &s->V_cap, n, d);
+  caml_scratch_floats (&sc, &s->G, &s->G_cap, n, d);
+  caml_scratch_floats (&sc, &s->X, &s->X_cap, n, 1);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      ca_att_release (s);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static float
 length_scale (const CaAtt *s, int len)
 {
@@ -93,14 +131,9 @@ ca_att_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   CaAtt *s = layer->state;
   CamlAttMemory *mem = &s->mem;
+  caml_scratch_require (layer, n);
   caml_att_memory_forward (mem, inp, layer->lengths, n);
   int d = mem->d, t = mem->t, m = mem->m;
-  caml_buffer_reserve (&s->chi, &s->chi_cap, MAX (m, 1));
-  caml_buffer_reserve (&s->work, &s->work_cap, MAX (m, 1));
-  caml_buffer_reserve (&s->chi_steps, &s->chi_steps_cap, (size_t) n * t);
-  caml_buffer_reserve (&s->V, &s->V_cap, (size_t) n * d);
-  caml_buffer_reserve (&s->G, &s->G_cap, (size_t) n * d);
-  caml_buffer_reserve (&s->X, &s->X_cap, n);
 
   caml_activation_forward (CAML_ACT_SIGMOID, s->chi, mem->z, m);
   for (int r = 0; r < m; r++)
@@ -198,9 +231,7 @@ static void
 ca_att_free (CamlLayer *layer)
 {
   CaAtt *s = layer->state;
-  caml_att_memory_clear (&s->mem);
-  g_free (s->chi); g_free (s->work); g_free (s->chi_steps);
-  g_free (s->V); g_free (s->G); g_free (s->X);
+  ca_att_release (s);
   g_free (s);
 }
 
@@ -220,4 +251,5 @@ const CamlLayerOps caml_ca_att_ops = {
   .backward = ca_att_backward,
   .chi = ca_att_chi,
   .free = ca_att_free,
+  .reserve = ca_att_reserve,
 };

@@ -75,7 +75,7 @@ typedef struct {
   float         *mat[N_MATS];   /* stacked weights, one block */
   float         *dmat[N_MATS];  /* their gradients, same layout */
   CamlRnnPack    pack;
-  size_t         cap;           /* packed rows the buffers hold */
+  size_t         cap;           /* samples the buffers hold (N·T rows) */
   float         *x;             /* (rows, D) packed input; dX in backward */
   float         *P;             /* (rows, G) pre-activations, then f, o and the values */
   float         *dP;            /* (rows, G) */
@@ -83,7 +83,6 @@ typedef struct {
   float         *y, *yprev;     /* (rows, U) */
   float         *dc, *dy;       /* (rows, U) */
   float         *chi;           /* (N, T) f_t, filled on request */
-  size_t         chi_cap;
 } CaRnn;
 
 static CamlParam *
@@ -203,11 +202,35 @@ unpack_gradients (CaRnn *s)
 }
 
 static void
-reserve (CaRnn *s, int rows)
+release_buffers (CaRnn *s)
 {
   float **const units[] = { &s->c, &s->cprev, &s->y, &s->yprev, &s->dc, &s->dy };
-  caml_rnn_reserve (&s->cap, rows, units, G_N_ELEMENTS (units), s->u, &s->x, s->d,
+  caml_rnn_release (&s->pack, units, G_N_ELEMENTS (units), &s->x, &s->P, &s->dP);
+  g_clear_pointer (&s->chi, g_free);
+  s->cap = 0;
+}
+
+/* The packed buffers, the pack and χ for batches of up to n samples (at
+ * least one: an empty batch still reads the pack). */
+static gboolean
+ca_rnn_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  CaRnn *s = layer->state;
+  n = MAX (n, 1);
+  CamlScratch sc = { .allocate = allocate && (size_t) n > s->cap, .bytes = *bytes };
+  float **const units[] = { &s->c, &s->cprev, &s->y, &s->yprev, &s->dc, &s->dy };
+  caml_rnn_reserve (&sc, &s->pack, n, s->t, units, G_N_ELEMENTS (units), s->u, &s->x, s->d,
                     &s->P, &s->dP, s->g);
+  caml_scratch_floats (&sc, &s->chi, NULL, n, s->t);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      release_buffers (s);
+      return FALSE;
+    }
+  if (sc.allocate)
+    s->cap = n;
+  return TRUE;
 }
 
 /* C (m, n) += A (m, k) · B (n, k)ᵀ, with leading dimensions. */
@@ -280,8 +303,8 @@ ca_rnn_forward (CamlLayer *layer, float *out, const float *inp, int n)
   CaRnn *s = layer->state;
   CamlRnnPack *p = &s->pack;
   int u = s->u, g = s->g;
+  caml_scratch_require (layer, n);
   caml_rnn_pack_set (p, layer->lengths, n, s->t);
-  reserve (s, p->rows);
   pack_weights (s);
 
   if (p->rows > 0)
@@ -444,7 +467,7 @@ static const float *
 ca_rnn_chi (CamlLayer *layer, int *chi_per_sample)
 {
   CaRnn *s = layer->state;
-  caml_buffer_reserve (&s->chi, &s->chi_cap, (size_t) MAX (s->pack.n, 1) * s->t);
+  caml_scratch_require (layer, s->pack.n);   /* only before the first forward */
   caml_rnn_chi (&s->pack, s->chi, s->P + s->col_f, s->g);
   *chi_per_sample = s->t;
   return s->chi;
@@ -454,19 +477,9 @@ static void
 ca_rnn_free (CamlLayer *layer)
 {
   CaRnn *s = layer->state;
-  caml_rnn_pack_clear (&s->pack);
+  release_buffers (s);
   g_free (s->mat[0]);
   g_free (s->dmat[0]);
-  g_free (s->x);
-  g_free (s->P);
-  g_free (s->dP);
-  g_free (s->c);
-  g_free (s->cprev);
-  g_free (s->y);
-  g_free (s->yprev);
-  g_free (s->dc);
-  g_free (s->dy);
-  g_free (s->chi);
   g_free (s);
 }
 
@@ -486,4 +499,5 @@ const CamlLayerOps caml_ca_rnn_ops = {
   .backward = ca_rnn_backward,
   .chi = ca_rnn_chi,
   .free = ca_rnn_free,
+  .reserve = ca_rnn_reserve,
 };

@@ -43,7 +43,7 @@ typedef struct {
   CamlParam     *U;             /* (U, U) */
   CamlParam     *W_y, *b_y;     /* (U, U), (U) */
   CamlRnnPack    pack;
-  size_t         cap;           /* packed rows the buffers hold */
+  size_t         cap;           /* samples the buffers hold (N·T rows) */
   float         *x;             /* (rows, D) packed input; dX in backward */
   float         *P;             /* (rows, 3U) pre-activations, then r, z, c̄ */
   float         *dP;            /* (rows, 3U) */
@@ -53,7 +53,6 @@ typedef struct {
   float         *scratch;       /* (rows, U) d(r ⊙ c_{t−1}); dy before h */
   float         *y;             /* (rows, U) outputs when return_sequences */
   float         *cy, *dy, *dcy; /* (N, U) the emitted c_t, dy before h and dc_t when not */
-  size_t         y_cap, cy_cap, dy_cap, dcy_cap;
 } Gru;
 
 static gboolean
@@ -85,11 +84,45 @@ gru_setup (CamlLayer *layer, GError **error)
 }
 
 static void
-reserve (Gru *s, int rows)
+release_buffers (Gru *s)
 {
   float **const units[] = { &s->c, &s->cprev, &s->rc, &s->dc, &s->scratch };
-  caml_rnn_reserve (&s->cap, rows, units, G_N_ELEMENTS (units), s->u, &s->x, s->d,
+  caml_rnn_release (&s->pack, units, G_N_ELEMENTS (units), &s->x, &s->P, &s->dP);
+  g_clear_pointer (&s->y, g_free);
+  g_clear_pointer (&s->cy, g_free);
+  g_clear_pointer (&s->dy, g_free);
+  g_clear_pointer (&s->dcy, g_free);
+  s->cap = 0;
+}
+
+/* The packed buffers, the pack and the output's buffers for batches of up
+ * to n samples (at least one: an empty batch still reads the pack). */
+static gboolean
+gru_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  Gru *s = layer->state;
+  n = MAX (n, 1);
+  CamlScratch sc = { .allocate = allocate && (size_t) n > s->cap, .bytes = *bytes };
+  float **const units[] = { &s->c, &s->cprev, &s->rc, &s->dc, &s->scratch };
+  caml_rnn_reserve (&sc, &s->pack, n, s->t, units, G_N_ELEMENTS (units), s->u, &s->x, s->d,
                     &s->P, &s->dP, s->g);
+  if (s->emit == CAML_RNN_EMIT_OUTPUT && s->sequences)
+    caml_scratch_floats (&sc, &s->y, NULL, caml_scratch_rows (n, s->t), s->u);
+  else if (s->emit == CAML_RNN_EMIT_OUTPUT)
+    {
+      caml_scratch_floats (&sc, &s->cy, NULL, n, s->u);
+      caml_scratch_floats (&sc, &s->dy, NULL, n, s->u);
+      caml_scratch_floats (&sc, &s->dcy, NULL, n, s->u);
+    }
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      release_buffers (s);
+      return FALSE;
+    }
+  if (sc.allocate)
+    s->cap = n;
+  return TRUE;
 }
 
 static void
@@ -98,8 +131,8 @@ gru_forward (CamlLayer *layer, float *out, const float *inp, int n)
   Gru *s = layer->state;
   CamlRnnPack *p = &s->pack;
   int u = s->u, g = s->g;
+  caml_scratch_require (layer, n);
   caml_rnn_pack_set (p, layer->lengths, n, s->t);
-  reserve (s, p->rows);
 
   if (p->rows > 0)
     {
@@ -149,7 +182,6 @@ gru_forward (CamlLayer *layer, float *out, const float *inp, int n)
    * sample's last (zeros for length 0, its initial state). */
   if (s->sequences)
     {
-      caml_buffer_reserve (&s->y, &s->y_cap, (size_t) MAX (p->rows, 1) * u);
       if (p->rows > 0)
         {
           caml_linear_forward (s->y, s->c, s->W_y->w, s->b_y->w, p->rows, u, u);
@@ -158,7 +190,6 @@ gru_forward (CamlLayer *layer, float *out, const float *inp, int n)
       caml_rnn_scatter (p, out, s->y, u);
       return;
     }
-  caml_buffer_reserve (&s->cy, &s->cy_cap, (size_t) n * u);
   caml_rnn_gather_last (p, s->cy, s->c, u);
   caml_linear_forward (out, s->cy, s->W_y->w, s->b_y->w, n, u, u);
   caml_activation_forward (s->act_h, out, out, (size_t) n * u);
@@ -188,8 +219,6 @@ output_backward (Gru *s, const float *dout, const float *out)
                             FALSE);
       return;
     }
-  caml_buffer_reserve (&s->dy, &s->dy_cap, (size_t) n * u);
-  caml_buffer_reserve (&s->dcy, &s->dcy_cap, (size_t) n * u);
   float *dy = s->dy, *dcy = s->dcy;
   caml_activation_backward (s->act_h, dy, dout, out, (size_t) n * u, FALSE);
   for (int i = 0; i < n; i++)
@@ -283,19 +312,7 @@ static void
 gru_free (CamlLayer *layer)
 {
   Gru *s = layer->state;
-  caml_rnn_pack_clear (&s->pack);
-  g_free (s->x);
-  g_free (s->P);
-  g_free (s->dP);
-  g_free (s->c);
-  g_free (s->cprev);
-  g_free (s->rc);
-  g_free (s->dc);
-  g_free (s->scratch);
-  g_free (s->y);
-  g_free (s->cy);
-  g_free (s->dy);
-  g_free (s->dcy);
+  release_buffers (s);
   g_free (s);
 }
 
@@ -311,4 +328,5 @@ const CamlLayerOps caml_gru_ops = {
   .forward = gru_forward,
   .backward = gru_backward,
   .free = gru_free,
+  .reserve = gru_reserve,
 };

@@ -32,12 +32,39 @@ void caml_embedding_forward (float *out, const float *ids, const float *E, const
 void caml_embedding_backward (float *dE, const float *dout, const float *ids,
                               const int *lengths, int n, int t_max, int v, int d);
 
+/* ---------------------------------------------- batch scratch (linear.c) */
+
+/* A layer's scratch buffers sized by the batch, for its reserve op
+ * (CamlLayerOps.reserve, called by caml_model_reserve): each call adds the
+ * bytes of one buffer of a × b elements to sc->bytes (SIZE_MAX once that
+ * overflows) and, while sc->allocate is set and nothing failed, replaces
+ * *buf (contents not kept) by a block allocated with g_try_malloc — unless
+ * capacity is given and already holds a × b. A buffer that cannot be
+ * allocated sets sc->failed and leaves *buf NULL (capacity 0); later calls
+ * only count. */
+typedef struct {
+  gboolean allocate;
+  gboolean failed;
+  size_t   bytes;
+} CamlScratch;
+
+void caml_scratch_floats (CamlScratch *sc, float **buf, size_t *capacity, size_t a, size_t b);
+void caml_scratch_ints (CamlScratch *sc, int **buf, size_t *capacity, size_t a, size_t b);
+/* For forward and backward, which grow the scratch themselves when a layer
+ * runs without caml_model_reserve (tests): the layer's reserve op for n
+ * samples, aborting as g_new does when the buffers cannot be allocated. */
+void caml_scratch_require (CamlLayer *layer, int n);
+/* The rows of n samples of up to t steps each packed together, n·t: what a
+ * recurrent or attention layer reserves for. SIZE_MAX when that overflows
+ * size_t, so that the sizes caml_scratch_* computes from it overflow too. */
+size_t caml_scratch_rows (int n, int t);
+
 /* ------------------------------------------------ recurrent layers (rnn.c) */
 
 /* A batch of N ragged sequences packed time-major, longest first: the
  * samples running at step t are ranks 0 … active[t] − 1, their rows packed
- * rows offset[t] + rank. Buffers grow on demand; clear with
- * caml_rnn_pack_clear. */
+ * rows offset[t] + rank. Its arrays are allocated by caml_rnn_reserve and
+ * freed by caml_rnn_release. */
 typedef struct {
   int  n, t_max;
   int  steps;      /* the longest length in the batch */
@@ -47,12 +74,11 @@ typedef struct {
   int *length;     /* (N) length of each sample, clamped to 0 … T */
   int *active;     /* (T + 1) samples longer than t */
   int *offset;     /* (T + 1) first packed row of step t */
-  int  cap_n, cap_rank, cap_length, cap_t, cap_offset;
 } CamlRnnPack;
 
-/* lengths (N) or NULL for all T. */
+/* lengths (N) or NULL for all T; the arrays reserved for at least n samples
+ * of t_max steps. */
 void caml_rnn_pack_set (CamlRnnPack *p, const int *lengths, int n, int t_max);
-void caml_rnn_pack_clear (CamlRnnPack *p);
 /* packed (rows, d) from the valid steps of seq (N, T, d). */
 void caml_rnn_gather (const CamlRnnPack *p, float *packed, const float *seq, int d);
 /* seq (N, T, d) from packed (rows, d), zeros at and after each length. */
@@ -70,12 +96,20 @@ void caml_rnn_emit_backward (const CamlRnnPack *p, float *dpacked, const float *
 /* chi (N, T) from column 0 of packed rows `stride` floats apart; 0 after
  * each length. */
 void caml_rnn_chi (const CamlRnnPack *p, float *chi, const float *packed, int stride);
-/* Grows a cell's per-row buffers to hold `rows` (at least 1) rows, their
- * contents not kept: each of the n_units buffers to rows × u floats, x to
- * rows × d (the packed input), P and dP to rows × g (the pre-activations and
- * their gradient). *cap counts the rows they hold. */
-void caml_rnn_reserve (size_t *cap, int rows, float **const units[], gsize n_units, int u,
+/* For a cell's reserve op: a cell's per-row buffers for batches of up to n
+ * samples of t_max steps, whose packed rows are at most n·t_max (every
+ * sample full length) — x rows × d (the packed input), P and dP rows × g
+ * (the pre-activations and their gradient), each of the n_units buffers
+ * rows × u — and the pack's arrays. They are counted into sc and, with
+ * sc->allocate, replaced (contents not kept): the cell sets sc->allocate
+ * only when they hold fewer than n samples, and on failure frees them all
+ * with caml_rnn_release. */
+void caml_rnn_reserve (CamlScratch *sc, CamlRnnPack *p, int n, int t_max,
+                       float **const units[], gsize n_units, int u,
                        float **x, int d, float **P, float **dP, int g);
+/* Frees those buffers and the pack's arrays, leaving NULLs. */
+void caml_rnn_release (CamlRnnPack *p, float **const units[], gsize n_units,
+                       float **x, float **P, float **dP);
 /* prev (rows, d) at step t + 1 = the first active[t + 1] rows of cur (rows,
  * d) at step t: the previous state each running sample reads. */
 void caml_rnn_shift_prev (const CamlRnnPack *p, float *prev, const float *cur, int t, int d);
@@ -109,7 +143,9 @@ extern const char *const caml_att_query_names[]; /* "learned", "mean"; NULL-term
 /* What the two attention layers share: the memory of the last forward packed
  * to its valid steps, the queries, the scores and their backward. Letters: M
  * the valid steps of the whole batch (Σ lengths), Q the query width, A the
- * Bahdanau hidden width. Sample n owns the packed rows off[n] … off[n + 1). */
+ * Bahdanau hidden width. Sample n owns the packed rows off[n] … off[n + 1).
+ * The buffers are allocated by caml_att_memory_reserve for N·T rows, the
+ * most M can be. */
 typedef struct {
   int           t, d, q, a;
   CamlAttScore  score;
@@ -143,9 +179,15 @@ typedef struct {
 void caml_att_memory_setup (CamlAttMemory *mem, CamlLayer *layer, CamlAttScore score,
                             CamlAttQuery query, int query_dim, int att_dim,
                             CamlParamGroup group, gboolean bias);
+/* For the layer's reserve op: the buffers for batches of up to n samples,
+ * counted into sc and, with sc->allocate, grown (contents not kept). On
+ * failure the layer frees them with caml_att_memory_clear. */
+void caml_att_memory_reserve (CamlAttMemory *mem, CamlScratch *sc, int n);
+/* Frees the buffers, leaving NULLs and capacities 0. */
 void caml_att_memory_clear (CamlAttMemory *mem);
-/* Packs the valid steps of inp (N, T, D) (lengths NULL: all T), computes the
- * queries C and the scores z, and makes room for the backward buffers. */
+/* Packs the valid steps of inp (N, T, D) (lengths NULL: all T) and computes
+ * the queries C and the scores z, in buffers reserved for at least n
+ * samples. */
 void caml_att_memory_forward (CamlAttMemory *mem, const float *inp, const int *lengths, int n);
 /* With dS, dC and dz filled by the layer: adds what flows back through the
  * scores and the query, accumulates the parameter gradients, and writes
@@ -169,27 +211,6 @@ void caml_linear_backward (float *dx, float *dW, float *db, const float *dy,
 
 /* Grow *buf to hold at least `count` floats (contents not kept). */
 void caml_buffer_reserve (float **buf, size_t *capacity, size_t count);
-
-/* A layer's scratch buffers sized by the batch, for its reserve op
- * (CamlLayerOps.reserve, called by caml_model_reserve): each call adds the
- * bytes of one buffer of a × b elements to sc->bytes (SIZE_MAX once that
- * overflows) and, while sc->allocate is set and nothing failed, replaces
- * *buf (contents not kept) by a block allocated with g_try_malloc — unless
- * capacity is given and already holds a × b. A buffer that cannot be
- * allocated sets sc->failed and leaves *buf NULL (capacity 0); later calls
- * only count. */
-typedef struct {
-  gboolean allocate;
-  gboolean failed;
-  size_t   bytes;
-} CamlScratch;
-
-void caml_scratch_floats (CamlScratch *sc, float **buf, size_t *capacity, size_t a, size_t b);
-void caml_scratch_ints (CamlScratch *sc, int **buf, size_t *capacity, size_t a, size_t b);
-/* For forward and backward, which grow the scratch themselves when a layer
- * runs without caml_model_reserve (tests): the layer's reserve op for n
- * samples, aborting as g_new does when the buffers cannot be allocated. */
-void caml_scratch_require (CamlLayer *layer, int n);
 
 /* The element-wise gate mix used by every CA layer, for rows of width U:
  * out (N, U) = χ_n v + (1 − χ_n) w0. */

@@ -121,6 +121,13 @@ caml_scratch_ints (CamlScratch *sc, int **buf, size_t *capacity, size_t a, size_
   *buf = p;
 }
 
+size_t
+caml_scratch_rows (int n, int t)
+{
+  size_t rows;
+  return g_size_checked_mul (&rows, MAX (n, 0), MAX (t, 0)) ? rows : SIZE_MAX;
+}
+
 void
 caml_scratch_require (CamlLayer *layer, int n)
 {

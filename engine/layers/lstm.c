@@ -42,7 +42,7 @@ typedef struct {
   CamlParam     *W, *R, *b;     /* (4U, D), (4U, U), (4U): blocks z, i, f, o */
   CamlParam     *p_i, *p_f, *p_o; /* (U) peepholes */
   CamlRnnPack    pack;
-  size_t         cap;           /* packed rows the buffers hold */
+  size_t         cap;           /* samples the buffers hold (N·T rows) */
   float         *x;             /* (rows, D) packed input; dX in backward */
   float         *P;             /* (rows, 4U) pre-activations, then z, i, f, o */
   float         *dP;            /* (rows, 4U) */
@@ -81,11 +81,33 @@ lstm_setup (CamlLayer *layer, GError **error)
 }
 
 static void
-reserve (Lstm *s, int rows)
+release_buffers (Lstm *s)
 {
   float **const units[] = { &s->c, &s->cprev, &s->hc, &s->y, &s->yprev, &s->dc, &s->dy };
-  caml_rnn_reserve (&s->cap, rows, units, G_N_ELEMENTS (units), s->u, &s->x, s->d,
+  caml_rnn_release (&s->pack, units, G_N_ELEMENTS (units), &s->x, &s->P, &s->dP);
+  s->cap = 0;
+}
+
+/* The packed buffers and the pack for batches of up to n samples (at least
+ * one: an empty batch still reads the pack). */
+static gboolean
+lstm_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
+{
+  Lstm *s = layer->state;
+  n = MAX (n, 1);
+  CamlScratch sc = { .allocate = allocate && (size_t) n > s->cap, .bytes = *bytes };
+  float **const units[] = { &s->c, &s->cprev, &s->hc, &s->y, &s->yprev, &s->dc, &s->dy };
+  caml_rnn_reserve (&sc, &s->pack, n, s->t, units, G_N_ELEMENTS (units), s->u, &s->x, s->d,
                     &s->P, &s->dP, s->g);
+  *bytes = sc.bytes;
+  if (sc.failed)
+    {
+      release_buffers (s);
+      return FALSE;
+    }
+  if (sc.allocate)
+    s->cap = n;
+  return TRUE;
 }
 
 /* Rows of one step: the gates and c_t, h(c_t), y_t from the pre-activations. */
@@ -126,8 +148,8 @@ lstm_forward (CamlLayer *layer, float *out, const float *inp, int n)
   Lstm *s = layer->state;
   CamlRnnPack *p = &s->pack;
   int u = s->u, g = s->g;
+  caml_scratch_require (layer, n);
   caml_rnn_pack_set (p, layer->lengths, n, s->t);
-  reserve (s, p->rows);
 
   if (p->rows > 0)
     {
@@ -261,17 +283,7 @@ static void
 lstm_free (CamlLayer *layer)
 {
   Lstm *s = layer->state;
-  caml_rnn_pack_clear (&s->pack);
-  g_free (s->x);
-  g_free (s->P);
-  g_free (s->dP);
-  g_free (s->c);
-  g_free (s->cprev);
-  g_free (s->hc);
-  g_free (s->y);
-  g_free (s->yprev);
-  g_free (s->dc);
-  g_free (s->dy);
+  release_buffers (s);
   g_free (s);
 }
 
@@ -287,4 +299,5 @@ const CamlLayerOps caml_lstm_ops = {
   .forward = lstm_forward,
   .backward = lstm_backward,
   .free = lstm_free,
+  .reserve = lstm_reserve,
 };

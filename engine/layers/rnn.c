@@ -10,24 +10,9 @@
  * length are never stored: padding cannot reach the output. */
 #include "layers.h"
 
-static void
-reserve_ints (int **buf, int *capacity, int count)
-{
-  if (count <= *capacity)
-    return;
-  g_free (*buf);
-  *buf = g_new (int, count);
-  *capacity = count;
-}
-
 void
 caml_rnn_pack_set (CamlRnnPack *p, const int *lengths, int n, int t_max)
 {
-  reserve_ints (&p->order, &p->cap_n, n);
-  reserve_ints (&p->rank, &p->cap_rank, n);
-  reserve_ints (&p->length, &p->cap_length, n);
-  reserve_ints (&p->active, &p->cap_t, t_max + 1);
-  reserve_ints (&p->offset, &p->cap_offset, t_max + 1);
   p->n = n;
   p->t_max = t_max;
 
@@ -69,35 +54,40 @@ caml_rnn_pack_set (CamlRnnPack *p, const int *lengths, int n, int t_max)
 }
 
 void
-caml_rnn_pack_clear (CamlRnnPack *p)
+caml_rnn_reserve (CamlScratch *sc, CamlRnnPack *p, int n, int t_max,
+                  float **const units[], gsize n_units, int u,
+                  float **x, int d, float **P, float **dP, int g)
 {
+  /* The packed rows are Σ lengths: a batch of full-length samples fills
+   * n·t_max of them. */
+  size_t rows = caml_scratch_rows (n, t_max);
+  caml_scratch_floats (sc, x, NULL, rows, d);
+  caml_scratch_floats (sc, P, NULL, rows, g);
+  caml_scratch_floats (sc, dP, NULL, rows, g);
+  for (gsize i = 0; i < n_units; i++)
+    caml_scratch_floats (sc, units[i], NULL, rows, u);
+  caml_scratch_ints (sc, &p->order, NULL, n, 1);
+  caml_scratch_ints (sc, &p->rank, NULL, n, 1);
+  caml_scratch_ints (sc, &p->length, NULL, n, 1);
+  caml_scratch_ints (sc, &p->active, NULL, (size_t) t_max + 1, 1);
+  caml_scratch_ints (sc, &p->offset, NULL, (size_t) t_max + 1, 1);
+}
+
+void
+caml_rnn_release (CamlRnnPack *p, float **const units[], gsize n_units,
+                  float **x, float **P, float **dP)
+{
+  g_clear_pointer (x, g_free);
+  g_clear_pointer (P, g_free);
+  g_clear_pointer (dP, g_free);
+  for (gsize i = 0; i < n_units; i++)
+    g_clear_pointer (units[i], g_free);
   g_free (p->order);
   g_free (p->rank);
   g_free (p->length);
   g_free (p->active);
   g_free (p->offset);
   memset (p, 0, sizeof *p);
-}
-
-void
-caml_rnn_reserve (size_t *cap, int rows, float **const units[], gsize n_units, int u,
-                  float **x, int d, float **P, float **dP, int g)
-{
-  size_t need = MAX (rows, 1);
-  if (need <= *cap)
-    return;
-  for (gsize i = 0; i < n_units; i++)
-    {
-      g_free (*units[i]);
-      *units[i] = g_new (float, need * u);
-    }
-  g_free (*x);
-  g_free (*P);
-  g_free (*dP);
-  *x = g_new (float, need * d);
-  *P = g_new (float, need * g);
-  *dP = g_new (float, need * g);
-  *cap = need;
 }
 
 void
