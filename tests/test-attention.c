@@ -2,7 +2,9 @@
  * (layer, score, query) over ragged batches with a zero-length sample,
  * outputs against references written out here with plain loops, softmax
  * weights, padding that must change nothing, χ per step, the matched
- * baseline and a small learning task. */
+ * baseline, a small learning task, and scratch buffers reserved with the
+ * model's: a reserved pass allocates nothing, a batch too large to reserve
+ * is an error. */
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "alloc-count.h"
 #include "caml.h"
 #include "gradcheck.h"
 
@@ -612,6 +615,148 @@ test_learns_keyword (void **state)
   g_rand_free (data_rng);
 }
 
+/* ------------------------------------------------------ reserved buffers */
+
+/* The bytes of a layer's scratch for batches of n samples of T steps of
+ * width D, what its reserve op counts: the memory for n·T rows (every
+ * sample full length), its scores, queries and offsets, and the layer's
+ * own buffers. */
+static size_t
+scratch_bytes (const char *type, int score, int query, int n, int T, int D, int query_dim,
+               int att_dim)
+{
+  size_t rows = (size_t) n * T, N = n, d = D, a = att_dim;
+  size_t q = query == QUERY_MEAN ? d : (size_t) query_dim;
+  size_t floats = 2 * rows * d + 2 * rows + 2 * N * q;   /* S, dS; z, dz; C, dC */
+  if (score == SCORE_BAHDANAU)                           /* H, dH; W1 c and its gradient */
+    floats += 2 * rows * a + 2 * N * a;
+  else if (score == SCORE_LUONG)                         /* Wᵀ c and its gradient */
+    floats += 2 * N * d;
+  if (g_str_equal (type, "attention"))                   /* α, dα */
+    floats += 2 * rows;
+  else                                                   /* χ, 1 − χ, χ per step; v(c), G; Σ χ */
+    floats += 3 * rows + 2 * N * d + N;
+  return floats * sizeof (float) + (N + 1) * sizeof (int);   /* and off */
+}
+
+/* After caml_model_reserve for n samples, a training pass over n samples of
+ * full length (the most valid steps n samples have), then one over a
+ * ragged batch of fewer, allocates nothing, for each layer, score and
+ * query: the reserve op counted and allocated every buffer forward,
+ * backward and χ use. */
+static void
+test_reserved_pass_allocates_nothing (void **state)
+{
+  (void) state;
+  enum { N = 6, T = 5, D = 4, Q = 3, A = 2 };
+  CamlShape in = caml_shape_sequence (T, D);
+  const int full[N] = { T, T, T, T, T, T }, ragged[4] = { 2, 0, 5, 1 };
+  GRand *rng = g_rand_new_with_seed (41);
+  float x[N * T * D], dout[N * D];
+  for (gsize i = 0; i < G_N_ELEMENTS (x); i++)
+    x[i] = (float) g_rand_double_range (rng, -1, 1);
+  for (gsize i = 0; i < G_N_ELEMENTS (dout); i++)
+    dout[i] = (float) g_rand_double_range (rng, -1, 1);
+
+  const char *types[] = { "ca_att", "attention" };
+  for (int k = 0; k < 2; k++)
+    for (int score = 0; score < (k == 0 ? 3 : 2); score++)
+      for (int query = 0; query < 2; query++)
+        {
+          CamlLayerSpec spec = caml_test_spec (types[k], "score", (double) score,
+                                               "query", (double) query, "query_dim", (double) Q,
+                                               "att_dim", (double) A, NULL);
+          GError *error = NULL;
+          CamlModel *model = caml_model_new (&in, &spec, 1, rng, &error);
+          assert_non_null (model);
+          CamlLayer *layer = model->layers[0];
+          if (layer->ops->reserve == NULL)
+            fail_msg ("%s has no reserve op", types[k]);
+          size_t bytes = 0;
+          assert_true (layer->ops->reserve (layer, N, FALSE, &bytes));
+          assert_int_equal (bytes, scratch_bytes (types[k], score, query, N, T, D, Q, A));
+          assert_true (caml_model_reserve (model, N, &error));
+          model->training = TRUE;
+          caml_model_zero_grad (model);
+
+          guint before = caml_test_allocations ();
+          caml_model_set_sequence_lengths (model, full);
+          caml_model_forward (model, x, N);
+          caml_model_backward (model, x, dout, N);
+          caml_model_set_sequence_lengths (model, ragged);
+          caml_model_forward (model, x, 4);
+          caml_model_backward (model, x, dout, 4);
+          int per = 0;
+          if (layer->ops->chi != NULL)
+            assert_non_null (layer->ops->chi (layer, &per));
+          guint made = caml_test_allocations () - before;
+          if (made != 0)
+            fail_msg ("%s score=%s query=%s: %u allocations in reserved passes", types[k],
+                      score_names[score], query_names[query], made);
+          for (size_t i = 0; i < model->n_weights; i++)
+            assert_true (isfinite (model->dw[i]));
+          caml_model_free (model);
+        }
+  g_rand_free (rng);
+}
+
+/* A batch whose outputs fit but whose memory no machine holds is an error
+ * from caml_model_reserve naming the layer and the size (the outputs, their
+ * gradients and the layer's scratch), not an abort in the forward pass, and
+ * the model still runs batches that fit. 2^25 samples of 2^21 steps of
+ * width 1: 128 MB of outputs, and 2^48 bytes for the packed steps alone
+ * (beyond a 47-bit address space: refused even where the kernel
+ * overcommits without limit). Each layer with its default score. */
+static void
+test_reserve_too_large (void **state)
+{
+  (void) state;
+  const int N = 1 << 25, T = 1 << 21, D = 1;
+  CamlShape in = caml_shape_sequence (T, D);
+  const int lengths[2] = { 3, 0 };
+  float *x = g_new0 (float, (size_t) 2 * T * D), dout[2] = { 1, -1 };
+  for (int k = 0; k < 3 * D; k++)
+    x[k] = (float) (k + 1) / 4.0f;
+  const char *types[] = { "ca_att", "attention" };
+  const int scores[] = { SCORE_LINEAR, SCORE_BAHDANAU };
+  for (int k = 0; k < 2; k++)
+    {
+      CamlLayerSpec spec = caml_test_spec (types[k], "query_dim", 1.0, "att_dim", 1.0, NULL);
+      assert_float_equal (spec.opt[caml_layer_ops_option_index (spec.ops, "score")],
+                          scores[k], 0);
+      GRand *rng = g_rand_new_with_seed (6);
+      GError *error = NULL;
+      CamlModel *model = caml_model_new (&in, &spec, 1, rng, &error);
+      g_rand_free (rng);
+      assert_non_null (model);
+
+      assert_false (caml_model_reserve (model, N, &error));
+      size_t need = 2 * (size_t) N * D * sizeof (float)
+                    + scratch_bytes (types[k], scores[k], QUERY_LEARNED, N, T, D, 1, 1);
+      g_autofree char *size = g_format_size (need);
+      g_autofree char *expected =
+        g_strdup_printf ("layer 0 (%s): the buffers for a batch of %d samples need %s, "
+                         "which cannot be allocated", types[k], N, size);
+      assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+      assert_string_equal (error->message, expected);
+      g_clear_error (&error);
+      assert_int_equal (model->capacity, 0);
+
+      assert_true (caml_model_reserve (model, 2, &error));
+      caml_model_set_sequence_lengths (model, lengths);
+      model->training = TRUE;
+      const float *out = caml_model_forward (model, x, 2);
+      assert_true (isfinite (out[0]) && out[0] != 0.0f);
+      assert_float_equal (out[1], 0.0, 0);   /* length 0 */
+      caml_model_zero_grad (model);
+      caml_model_backward (model, x, dout, 2);
+      for (size_t i = 0; i < model->n_weights; i++)
+        assert_true (isfinite (model->dw[i]));
+      caml_model_free (model);
+    }
+  g_free (x);
+}
+
 int
 main (void)
 {
@@ -626,6 +771,8 @@ main (void)
     cmocka_unit_test (test_baseline),
     cmocka_unit_test (test_shape_errors),
     cmocka_unit_test (test_learns_keyword),
+    cmocka_unit_test (test_reserved_pass_allocates_nothing),
+    cmocka_unit_test (test_reserve_too_large),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
  * over ragged batches in every output mode, each cell against a plain scalar
  * implementation written out below, padding that cannot reach the output,
  * zeros after each length, parameter groups, the CA-RNN's χ, its LSTM
- * baseline, and learning the paper's sanity sentences. */
+ * baseline, learning the paper's sanity sentences, and scratch buffers
+ * reserved with the model's: a reserved pass allocates nothing, a batch
+ * too large to reserve is an error. */
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "alloc-count.h"
 #include "caml.h"
 #include "gradcheck.h"
 
@@ -709,6 +712,143 @@ test_shape_errors (void **state)
     }
 }
 
+/* ------------------------------------------------------ reserved buffers */
+
+/* The bytes of a cell's scratch for batches of n samples of T steps of
+ * width D, what its reserve op counts: the packed buffers for n·T rows
+ * (every sample full length) and the pack's arrays. */
+static size_t
+scratch_bytes (const char *cell, int n, int T, int D, int U, int sequences, int emit)
+{
+  size_t rows = (size_t) n * T, u = U, floats;
+  if (g_str_equal (cell, "lstm"))          /* x, P, dP (4U); c, c_{t−1}, h(c), y, y_{t−1}, dc, dy */
+    floats = rows * (D + 2 * 4 * u + 7 * u);
+  else if (g_str_equal (cell, "gru"))      /* x, P, dP (3U); c, c_{t−1}, r ⊙ c_{t−1}, dc, scratch */
+    {
+      floats = rows * (D + 2 * 3 * u + 5 * u);
+      if (emit == 0 && sequences)          /* y (rows, U) */
+        floats += rows * u;
+      else if (emit == 0)                  /* the last c, dy, dc (N, U) */
+        floats += 3 * (size_t) n * u;
+    }
+  else                                     /* x, P, dP (2 + 4U); c, c_{t−1}, y, y_{t−1}, dc, dy; χ */
+    floats = rows * (D + 2 * (2 + 4 * u) + 6 * u) + (size_t) n * T;
+  size_t ints = 3 * (size_t) n + 2 * ((size_t) T + 1);   /* order, rank, length; active, offset */
+  return floats * sizeof (float) + ints * sizeof (int);
+}
+
+/* After caml_model_reserve for n samples, a training pass over n samples of
+ * full length (the most packed rows n samples have), then one over a ragged
+ * batch of fewer, allocates nothing: the reserve op counted and allocated
+ * every buffer forward, backward and χ use. */
+static void
+test_reserved_pass_allocates_nothing (void **state)
+{
+  (void) state;
+  enum { N = 6, T = 5, D = 3, U = 4 };
+  CamlShape in = caml_shape_sequence (T, D);
+  const int full[N] = { T, T, T, T, T, T }, ragged[4] = { 2, 0, 5, 1 };
+  GRand *rng = g_rand_new_with_seed (31);
+  float x[N * T * D], dout[N * T * U];
+  for (gsize i = 0; i < G_N_ELEMENTS (x); i++)
+    x[i] = (float) g_rand_double_range (rng, -1, 1);
+  for (gsize i = 0; i < G_N_ELEMENTS (dout); i++)
+    dout[i] = (float) g_rand_double_range (rng, -1, 1);
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cells); c++)
+    for (int sequences = 0; sequences <= 1; sequences++)
+      for (int emit = 0; emit <= 1; emit++)
+        {
+          CamlLayerSpec spec = caml_test_spec (cells[c], "units", (double) U,
+                                               "return_sequences", (double) sequences,
+                                               "emit", (double) emit, NULL);
+          GError *error = NULL;
+          CamlModel *model = caml_model_new (&in, &spec, 1, rng, &error);
+          assert_non_null (model);
+          CamlLayer *layer = model->layers[0];
+          if (layer->ops->reserve == NULL)
+            fail_msg ("%s has no reserve op", cells[c]);
+          size_t bytes = 0;
+          assert_true (layer->ops->reserve (layer, N, FALSE, &bytes));
+          assert_int_equal (bytes, scratch_bytes (cells[c], N, T, D, U, sequences, emit));
+          assert_true (caml_model_reserve (model, N, &error));
+          model->training = TRUE;
+          caml_model_zero_grad (model);
+
+          guint before = caml_test_allocations ();
+          caml_model_set_sequence_lengths (model, full);
+          caml_model_forward (model, x, N);
+          caml_model_backward (model, x, dout, N);
+          caml_model_set_sequence_lengths (model, ragged);
+          caml_model_forward (model, x, 4);
+          caml_model_backward (model, x, dout, 4);
+          int per = 0;
+          if (layer->ops->chi != NULL)
+            assert_non_null (layer->ops->chi (layer, &per));
+          guint made = caml_test_allocations () - before;
+          if (made != 0)
+            fail_msg ("%s (return_sequences %d, emit %d): %u allocations in reserved passes",
+                      cells[c], sequences, emit, made);
+          for (size_t i = 0; i < model->n_weights; i++)
+            assert_true (isfinite (model->dw[i]));
+          caml_model_free (model);
+        }
+  g_rand_free (rng);
+}
+
+/* A batch whose outputs fit but whose packed steps no memory holds is an
+ * error from caml_model_reserve naming the layer and the size (the outputs,
+ * their gradients and the cell's scratch), not an abort in the forward
+ * pass, and the model still runs batches that fit. 2^25 samples of 2048
+ * steps of width 1024 with one unit: 128 MB of outputs, and 2^48 bytes for
+ * the packed input alone (beyond a 47-bit address space: refused even where
+ * the kernel overcommits without limit). */
+static void
+test_reserve_too_large (void **state)
+{
+  (void) state;
+  const int N = 1 << 25, T = 2048, D = 1024, U = 1;
+  CamlShape in = caml_shape_sequence (T, D);
+  const int lengths[2] = { 3, 0 };
+  float *x = g_new0 (float, (size_t) 2 * T * D), dout[2] = { 1, -1 };
+  for (int k = 0; k < 3 * D; k++)
+    x[k] = (float) (k % 7) / 7.0f;
+  for (gsize c = 0; c < G_N_ELEMENTS (cells); c++)
+    {
+      CamlLayerSpec spec = caml_test_spec (cells[c], "units", (double) U, NULL);
+      GRand *rng = g_rand_new_with_seed (4);
+      GError *error = NULL;
+      CamlModel *model = caml_model_new (&in, &spec, 1, rng, &error);
+      g_rand_free (rng);
+      assert_non_null (model);
+
+      assert_false (caml_model_reserve (model, N, &error));
+      size_t need = 2 * (size_t) N * U * sizeof (float)
+                    + scratch_bytes (cells[c], N, T, D, U, FALSE, 0);
+      g_autofree char *size = g_format_size (need);
+      g_autofree char *expected =
+        g_strdup_printf ("layer 0 (%s): the buffers for a batch of %d samples need %s, "
+                         "which cannot be allocated", cells[c], N, size);
+      assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+      assert_string_equal (error->message, expected);
+      g_clear_error (&error);
+      assert_int_equal (model->capacity, 0);
+
+      assert_true (caml_model_reserve (model, 2, &error));
+      caml_model_set_sequence_lengths (model, lengths);
+      model->training = TRUE;
+      const float *out = caml_model_forward (model, x, 2);
+      assert_true (isfinite (out[0]) && out[0] != 0.0f);
+      assert_float_equal (out[1], 0.0, 0);   /* length 0 */
+      caml_model_zero_grad (model);
+      caml_model_backward (model, x, dout, 2);
+      for (size_t i = 0; i < model->n_weights; i++)
+        assert_true (isfinite (model->dw[i]));
+      caml_model_free (model);
+    }
+  g_free (x);
+}
+
 int
 main (void)
 {
@@ -726,6 +866,8 @@ main (void)
     cmocka_unit_test (test_groups_and_baseline),
     cmocka_unit_test (test_learns_sanity_sentences),
     cmocka_unit_test (test_shape_errors),
+    cmocka_unit_test (test_reserved_pass_allocates_nothing),
+    cmocka_unit_test (test_reserve_too_large),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
