@@ -284,6 +284,7 @@ struct _CamlModel {
   float     **acts;       /* acts[i] = output of layer i, (N, layers[i]->out) */
   float     **dacts;      /* gradients of the same */
   int         capacity;   /* N the buffers hold */
+  size_t      buffer_bytes; /* what they take, the layers' scratch included */
   int        *lengths;    /* (capacity) token input: valid steps per sample */
   const int  *seq_lengths;/* borrowed: sequence input, set by
                            * caml_model_set_sequence_lengths */
@@ -732,7 +733,10 @@ char           *caml_experiment_to_json (const CamlExperiment *exp);
 gboolean        caml_experiment_save_file (const CamlExperiment *exp,
                                            const char *path, GError **error);
 
-/* Build the data sets and the model an experiment describes. */
+/* Build the data sets and the model an experiment describes. A model whose
+ * training needs more than caml_memory_limit at 5 floats a parameter (the
+ * weights, gradients, optimizer state and trainer's copy) is an error
+ * before anything is allocated. */
 gboolean   caml_experiment_load_datasets (const CamlExperiment *exp,
                                           CamlDataset **train, CamlDataset **test,
                                           GError **error);
@@ -781,6 +785,22 @@ gboolean caml_weights_save (const CamlModel *model, const char *path, GError **e
 gboolean caml_weights_load (CamlModel *model, const char *path, GError **error);
 gboolean caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
                                  const char *source, GError **error);
+
+/* ---------------------------------------------------------------- memory */
+
+/* What a model and a run may take in all: the machine's physical memory
+ * (SIZE_MAX when unknown), or what caml_set_memory_limit set. Linux grants
+ * blocks larger than the memory it has (overcommit) and fails later, when
+ * they are touched; so the weights (caml_model_new), the batch buffers
+ * (caml_model_reserve) and a run's whole need (caml_trainer_start) are
+ * checked against this first, and a size over it is an error giving both
+ * ("…, more than this machine's memory (25.2 GB)"). */
+size_t   caml_memory_limit (void);
+/* 0 restores the machine's memory. For tests and embedders; set it before
+ * building models, not while a trainer runs. */
+void     caml_set_memory_limit (size_t bytes);
+/* "this machine's memory (25.2 GB)" or "the memory limit (1.0 MB)". */
+char    *caml_memory_limit_text (void);
 
 /* ------------------------------------------------------ CPU priority */
 

@@ -1861,6 +1861,29 @@ CamlModel *
 caml_experiment_build_model (const CamlExperiment *exp, const CamlShape *input,
                              GError **error)
 {
+  /* A model too big to train here is refused before its weights are
+   * allocated and initialised (a minute for 1.6 G of them): with their
+   * gradients, the optimizer's state and the trainer's copy they take 5
+   * floats a parameter (caml_trainer_start checks the whole run). */
+  CamlModel *shapes = caml_model_new_shapes (input, exp->layers, exp->n_layers, error);
+  if (shapes == NULL)
+    return NULL;
+  size_t n_weights = shapes->n_weights, need;
+  caml_model_free (shapes);
+  gboolean overflow = !g_size_checked_mul (&need, MAX (n_weights, 1), 5 * sizeof (float));
+  if (overflow || need > caml_memory_limit ())
+    {
+      g_autofree char *size = overflow ? g_strdup ("more than can be addressed")
+                                       : g_format_size ((guint64) need);
+      g_autofree char *limit = caml_memory_limit_text ();
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "training this model needs at least %s for its %zu parameters (the "
+                   "weights, their gradients, the optimizer's state and the copy kept to "
+                   "roll back a divergence: 5 floats each), more than %s", size, n_weights,
+                   limit);
+      return NULL;
+    }
+
   guint32 seed[2] = { (guint32) (exp->seed & 0xffffffffu), (guint32) (exp->seed >> 32) };
   GRand *rng = g_rand_new_with_seed_array (seed, G_N_ELEMENTS (seed));
   CamlModel *model = caml_model_new (input, exp->layers, exp->n_layers, rng, error);

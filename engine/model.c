@@ -114,6 +114,17 @@ alloc_weights (CamlModel *model, GError **error)
   size_t bytes = 0, both = 0;   /* one block; both blocks */
   overflow = overflow || !g_size_checked_mul (&bytes, MAX (total, 1), sizeof (float))
                       || !g_size_checked_mul (&both, bytes, 2);
+  if (!overflow && both > caml_memory_limit ())
+    {
+      g_autofree char *need = g_format_size ((guint64) both);
+      g_autofree char *limit = caml_memory_limit_text ();
+      const CamlLayer *layer = model->layers[biggest_layer];
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the weights need %s (%zu parameters and their gradients; layer %d (%s) "
+                   "holds %zu of them), more than %s", need, total, biggest_layer,
+                   layer->ops->name, biggest, limit);
+      return FALSE;
+    }
   if (!overflow)
     {
       model->w = g_try_malloc0 (bytes);
@@ -307,6 +318,7 @@ release_batch_buffers (CamlModel *model)
     }
   g_clear_pointer (&model->lengths, g_free);
   model->capacity = 0;
+  model->buffer_bytes = 0;
 }
 
 gboolean
@@ -317,6 +329,44 @@ caml_model_reserve (CamlModel *model, int n, GError **error)
   if (n <= model->capacity)
     return TRUE;
   release_batch_buffers (model);
+
+  /* The whole need first, against the memory there is: each layer's output,
+   * its gradient and its own scratch. (An overflow is reported below, by the
+   * layer where it happens.) */
+  size_t total = 0, most = 0;
+  int most_layer = 0;
+  gboolean too_big = FALSE;
+  for (int i = 0; i < model->n_layers && !too_big; i++)
+    {
+      CamlLayer *layer = model->layers[i];
+      size_t count = 0, both = 0, scratch = 0;
+      too_big = !g_size_checked_mul (&count, (size_t) n, MAX (caml_shape_size (&layer->out), 1))
+                 || !g_size_checked_mul (&both, count, 2 * sizeof (float));
+      if (!too_big && layer->ops->reserve != NULL)
+        layer->ops->reserve (layer, n, FALSE, &scratch);
+      too_big = too_big || scratch == SIZE_MAX || !g_size_checked_add (&both, both, scratch)
+                 || !g_size_checked_add (&total, total, both);
+      if (both > most)
+        {
+          most = both;
+          most_layer = i;
+        }
+    }
+  size_t weights = 2 * sizeof (float) * MAX (model->n_weights, 1);
+  if (!too_big && (total > caml_memory_limit () || caml_memory_limit () - total < weights))
+    {
+      g_autofree char *need = g_format_size ((guint64) total);
+      g_autofree char *need_most = g_format_size ((guint64) most);
+      g_autofree char *need_weights = g_format_size ((guint64) weights);
+      g_autofree char *limit = caml_memory_limit_text ();
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the buffers for a batch of %d sample%s need %s (layer %d (%s) the most, "
+                   "%s); with the weights and their gradients (%s) that is more than %s",
+                   n, n == 1 ? "" : "s", need, most_layer,
+                   model->layers[most_layer]->ops->name, need_most, need_weights, limit);
+      return FALSE;
+    }
+
   for (int i = 0; i < model->n_layers; i++)
     {
       CamlLayer *layer = model->layers[i];
@@ -359,6 +409,7 @@ caml_model_reserve (CamlModel *model, int n, GError **error)
       return FALSE;
     }
   model->capacity = n;
+  model->buffer_bytes = total;
   return TRUE;
 }
 

@@ -1128,10 +1128,47 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
   if (trainer->opt != NULL)   /* a restart: allocated already */
     return TRUE;
 
+  /* Text sets hold no x: an evaluation pads a chunk's rows into ebuf. */
+  int text_n = MAX (train->x == NULL ? train->n : 0,
+                    test != NULL && test->x == NULL ? test->n : 0);
+  size_t rows = (size_t) MIN (evaluate_chunk (model, &train->x_shape), text_n);
   gboolean fits = floats_bytes (b, x_size, &bx) && floats_bytes (b, train->y_width, &by)
                   && floats_bytes (b, trainer->out_size, &dpred)
                   && g_size_checked_add (&batch, bx, by)
                   && g_size_checked_add (&batch, batch, dpred);
+
+  /* The whole run against the memory there is, before any of it is
+   * allocated: the model's weights, gradients and batch buffers (allocated
+   * already), the optimizer's state (2 floats a weight), the copy of the
+   * weights, the batch and the evaluation rows. */
+  size_t weights = 0, state = 0, total = 0;
+  gboolean counted = fits && floats_bytes (model->n_weights, 2, &weights)
+                     && floats_bytes (model->n_weights, 2, &state)
+                     && floats_bytes (model->n_weights, 1, &backup)
+                     && (text_n == 0 || floats_bytes (rows, x_size, &ebuf))
+                     && g_size_checked_add (&total, weights, model->buffer_bytes)
+                     && g_size_checked_add (&total, total, state)
+                     && g_size_checked_add (&total, total, backup)
+                     && g_size_checked_add (&total, total, batch)
+                     && g_size_checked_add (&total, total, ebuf);
+  if (counted && total > caml_memory_limit ())
+    {
+      g_autofree char *need = g_format_size ((guint64) total);
+      g_autofree char *need_weights = g_format_size ((guint64) weights);
+      g_autofree char *need_buffers = g_format_size ((guint64) model->buffer_bytes);
+      g_autofree char *need_state = g_format_size ((guint64) state);
+      g_autofree char *need_backup = g_format_size ((guint64) backup);
+      g_autofree char *need_batch = g_format_size ((guint64) batch + ebuf);
+      g_autofree char *limit = caml_memory_limit_text ();
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the run needs %s in all (the weights and their gradients %s, the "
+                   "layers' buffers for a batch %s, the optimizer's state %s, the copy of "
+                   "the weights kept to roll back a divergence %s, the batch %s), more "
+                   "than %s", need, need_weights, need_buffers, need_state, need_backup,
+                   need_batch, limit);
+      return FALSE;
+    }
+
   if (!fits || (trainer->bx = g_try_malloc (bx)) == NULL
       || (trainer->by = g_try_malloc (by)) == NULL
       || (trainer->dpred = g_try_malloc (dpred)) == NULL)
@@ -1161,10 +1198,6 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
       return FALSE;
     }
 
-  /* Text sets hold no x: an evaluation pads a chunk's rows into ebuf. */
-  int text_n = MAX (train->x == NULL ? train->n : 0,
-                    test != NULL && test->x == NULL ? test->n : 0);
-  size_t rows = (size_t) MIN (evaluate_chunk (model, &train->x_shape), text_n);
   fits = floats_bytes (rows, x_size, &ebuf);
   if (text_n > 0 && (!fits || (trainer->ebuf = g_try_malloc (ebuf)) == NULL))
     {

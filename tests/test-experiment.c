@@ -238,6 +238,40 @@ test_presets_cover_registry (void **state)
 
 /* --------------------------------------------------------------- defaults */
 
+/* A model too big to train within the memory there is is refused before
+ * its weights are allocated or initialised, with its size: dense 1000 on
+ * 2 inputs then dense 1 is 4,001 parameters, 80 kB at 5 floats each. */
+static void
+test_build_checks_memory (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (
+    "{\"data\": {\"builtin\": \"surface\"}, \"model\": [{\"layer\": \"dense\", "
+    "\"units\": 1000}, {\"layer\": \"dense\", \"units\": 1}]}", -1, "big.json", &error);
+  assert_non_null (exp);
+  CamlShape input = caml_shape_flat (2);
+
+  caml_set_memory_limit (80020 - 1);
+  assert_null (caml_experiment_build_model (exp, &input, &error));
+  g_autofree char *need = g_format_size (80020), *limit = g_format_size (80019);
+  g_autofree char *expected = g_strdup_printf (
+    "training this model needs at least %s for its 4001 parameters (the weights, their "
+    "gradients, the optimizer's state and the copy kept to roll back a divergence: 5 "
+    "floats each), more than the memory limit (%s)", need, limit);
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+
+  caml_set_memory_limit (80020 + 65536);   /* and the buffers for a batch of 1 */
+  CamlModel *model = caml_experiment_build_model (exp, &input, &error);
+  assert_non_null (model);
+  assert_int_equal (model->n_weights, 4001);
+  caml_model_free (model);
+  caml_set_memory_limit (0);
+  caml_experiment_free (exp);
+}
+
 static void
 test_defaults (void **state)
 {
@@ -1230,6 +1264,7 @@ main (void)
     cmocka_unit_test (test_image_presets_content),
     cmocka_unit_test (test_presets_cover_registry),
     cmocka_unit_test (test_defaults),
+    cmocka_unit_test (test_build_checks_memory),
     cmocka_unit_test (test_round_trip_all_fields),
     cmocka_unit_test (test_file_name_default),
     cmocka_unit_test (test_malformed),

@@ -341,6 +341,9 @@ static void
 test_too_large_to_allocate (void **state)
 {
   (void) state;
+  /* No limit from the machine's memory: what is tested is the allocation
+   * failing (caml_memory_limit is tested in test-layers). */
+  caml_set_memory_limit (SIZE_MAX);
   GError *error = NULL;
 
   /* Weights: dense 65536 on 2^31 − 1 inputs, 2^47 parameters. */
@@ -395,6 +398,87 @@ test_too_large_to_allocate (void **state)
     assert_true (isfinite (out[i]));
   caml_model_free (model);
   g_rand_free (rng);
+  caml_set_memory_limit (0);
+}
+
+/* Sizes within the address space but beyond the memory there is are refused
+ * before anything is allocated: Linux would grant them (overcommit) and
+ * the process would die, or the machine swap, once they are touched. */
+static void
+test_memory_limit (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+
+  /* The machine's own limit: three dense layers of 65,536 units on 65,536
+   * inputs, 12.9 G parameters, 103 GB with their gradients. */
+  size_t limit = caml_memory_limit ();
+  assert_true (limit > 0);
+  CamlShape wide = caml_shape_flat (65536);
+  CamlLayerSpec dense = caml_test_spec ("dense", "units", 65536.0, NULL);
+  CamlLayerSpec three[] = { dense, dense, dense };
+  size_t params = 3 * ((size_t) 65536 * 65536 + 65536);
+  if (limit / 8 < params)
+    {
+      gint64 start = g_get_monotonic_time ();
+      assert_null (caml_model_new (&wide, three, 3, NULL, &error));
+      g_autofree char *need = g_format_size ((guint64) params * 8);
+      g_autofree char *machine = g_format_size ((guint64) limit);
+      g_autofree char *expected = g_strdup_printf (
+        "the weights need %s (%zu parameters and their gradients; layer 0 (dense) holds "
+        "%zu of them), more than this machine's memory (%s)", need, params, params / 3,
+        machine);
+      assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+      assert_string_equal (error->message, expected);
+      g_clear_error (&error);
+      /* Refused, not allocated and touched: far below a second (no
+       * threshold asserted; the machine is shared). */
+      print_message ("refused 103 GB of weights in %.1f ms\n",
+                     (g_get_monotonic_time () - start) / 1e3);
+    }
+  else
+    print_message ("skipped the 103 GB model: this machine has %zu bytes\n", limit);
+
+  /* A limit of 1 MB: 2 MB of weights and gradients are refused … */
+  caml_set_memory_limit (1 << 20);
+  CamlShape in = caml_shape_flat (1023);
+  CamlLayerSpec d256 = caml_test_spec ("dense", "units", 256.0, NULL);
+  assert_null (caml_model_new (&in, &d256, 1, NULL, &error));
+  g_autofree char *mb2 = g_format_size (262144 * 8), *mb1 = g_format_size (1 << 20);
+  g_autofree char *refused = g_strdup_printf (
+    "the weights need %s (262144 parameters and their gradients; layer 0 (dense) holds "
+    "262144 of them), more than the memory limit (%s)", mb2, mb1);
+  assert_string_equal (error->message, refused);
+  g_clear_error (&error);
+
+  /* … and so are batch buffers that would take the model past it: 4,000
+   * samples of 16 units are 512 kB, output and gradient, a layer (dense
+   * keeps a third buffer for backward), beside 1.3 kB of weights. */
+  CamlShape two = caml_shape_flat (2);
+  CamlLayerSpec small[] = { caml_test_spec ("dense", "units", 16.0, NULL),
+                            caml_test_spec ("dense", "units", 16.0, NULL) };
+  GRand *rng = g_rand_new_with_seed (3);
+  CamlModel *model = caml_model_new (&two, small, 2, rng, &error);
+  g_rand_free (rng);
+  assert_non_null (model);
+  assert_false (caml_model_reserve (model, 4000, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
+  g_autofree char *buffers = g_format_size (2 * (size_t) 4000 * 16 * 3 * sizeof (float));
+  g_autofree char *prefix = g_strdup_printf ("the buffers for a batch of 4000 samples need "
+                                             "%s (layer 0 (dense) the most, ", buffers);
+  g_autofree char *suffix = g_strdup_printf ("that is more than the memory limit (%s)", mb1);
+  assert_true (g_str_has_prefix (error->message, prefix));
+  assert_true (g_str_has_suffix (error->message, suffix));
+  g_clear_error (&error);
+  assert_int_equal (model->capacity, 0);
+  assert_int_equal (model->buffer_bytes, 0);
+  /* What fits is reserved, and counted. */
+  assert_true (caml_model_reserve (model, 1000, &error));
+  assert_int_equal (model->buffer_bytes, 2 * (size_t) 1000 * 16 * 3 * sizeof (float));
+  caml_model_free (model);
+
+  caml_set_memory_limit (0);
+  assert_int_equal (caml_memory_limit (), limit);
 }
 
 /* A layer's own scratch sized by the batch (CamlLayerOps.reserve) is
@@ -505,6 +589,7 @@ main (void)
     cmocka_unit_test (test_dropout),
     cmocka_unit_test (test_shapes_only),
     cmocka_unit_test (test_too_large_to_allocate),
+    cmocka_unit_test (test_memory_limit),
     cmocka_unit_test (test_scratch_too_large),
   };
   return cmocka_run_group_tests_name ("layers", tests, NULL, NULL);

@@ -999,6 +999,9 @@ static void
 test_start_reports_allocation (void **state)
 {
   (void) state;
+  /* No limit from the machine's memory: what is tested is the allocation
+   * failing (caml_memory_limit is tested in test-layers). */
+  caml_set_memory_limit (SIZE_MAX);
   CamlDataset *train, *test;
   CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.05, 10, 0, 0, 1);
   CamlModel *model = make_mlp (4, 1);
@@ -1027,6 +1030,60 @@ test_start_reports_allocation (void **state)
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
   assert_int_equal (current_step (trainer, NULL), 10);
   caml_trainer_free (trainer);
+
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (exp);
+  caml_set_memory_limit (0);
+}
+
+/* A run whose whole need — the model's weights, gradients and buffers, the
+ * optimizer's state, the copy of the weights, the batch — is more than the
+ * memory there is is refused at the start, naming each part, and nothing
+ * is allocated or changed: within the limit the same trainer runs. */
+static void
+test_start_checks_memory (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.05, 10, 0, 0, 1);
+  CamlModel *model = make_mlp (4, 1);
+  GError *error = NULL;
+  CamlTrainerState st;
+
+  caml_data_xor (&train, &test);
+  /* The buffers the trainer reserves (a batch of the whole set at most). */
+  assert_true (caml_model_reserve (model, 1024, &error));
+  size_t nw = model->n_weights, weights = 2 * nw * sizeof (float);
+  size_t state_bytes = weights, backup = nw * sizeof (float);
+  size_t batch = (size_t) train->n * (2 + 1 + 1) * sizeof (float);   /* x, y, dloss */
+  size_t total = weights + model->buffer_bytes + state_bytes + backup + batch;
+  caml_set_memory_limit (total - 1);
+
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_false (caml_trainer_start (trainer, FALSE, &error));
+  g_autofree char *all = g_format_size (total), *w = g_format_size (weights);
+  g_autofree char *buffers = g_format_size (model->buffer_bytes);
+  g_autofree char *opt = g_format_size (state_bytes), *copy = g_format_size (backup);
+  g_autofree char *b = g_format_size (batch), *limit = g_format_size (total - 1);
+  g_autofree char *expected = g_strdup_printf (
+    "the run needs %s in all (the weights and their gradients %s, the layers' buffers for "
+    "a batch %s, the optimizer's state %s, the copy of the weights kept to roll back a "
+    "divergence %s, the batch %s), more than the memory limit (%s)", all, w, buffers, opt,
+    copy, b, limit);
+  assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+  assert_int_equal (current_step (trainer, &st), 0);
+  assert_int_equal (st, CAML_TRAINER_IDLE);
+
+  caml_set_memory_limit (total);
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  caml_trainer_free (trainer);
+  caml_set_memory_limit (0);
 
   caml_model_free (model);
   caml_dataset_free (train);
@@ -1698,6 +1755,7 @@ main (void)
     cmocka_unit_test (test_start_checks_targets),
     cmocka_unit_test (test_start_reserves_batch),
     cmocka_unit_test (test_start_reports_allocation),
+    cmocka_unit_test (test_start_checks_memory),
     cmocka_unit_test (test_set_lr_live),
     cmocka_unit_test (test_progress_callback),
     cmocka_unit_test (test_with_model_while_running),
