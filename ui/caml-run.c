@@ -135,17 +135,28 @@ run_data_clear (gpointer p)
   caml_dataset_free (data->test);
 }
 
+/* Per thread: data sets loaded or made on it (caml_run_data_get_loads_here). */
+static GPrivate loads_here;
+
 CamlRunData *
 caml_run_data_load (const CamlExperiment *exp, GError **error)
 {
   CamlDataset *train = NULL, *test = NULL;
 
+  g_private_set (&loads_here, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_private_get (&loads_here))
+                                                + 1));
   if (!caml_experiment_load_datasets (exp, &train, &test, error))
     return NULL;
   CamlRunData *data = g_atomic_rc_box_new0 (CamlRunData);   /* shared with worker threads */
   data->train = train;
   data->test = test;
   return data;
+}
+
+guint
+caml_run_data_get_loads_here (void)
+{
+  return GPOINTER_TO_UINT (g_private_get (&loads_here));
 }
 
 CamlRunData *

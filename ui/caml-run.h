@@ -17,7 +17,12 @@ typedef struct {
   CamlDataset *test;
 } CamlRunData;
 
+/* Loads or makes exp's data sets: seconds for files, up to 93 ms for the
+ * largest built-in surface. The workbench calls it on worker threads only. */
 CamlRunData *caml_run_data_load (const CamlExperiment *exp, GError **error);
+/* How many times caml_run_data_load was called on the calling thread (tests:
+ * none on the workbench's main thread). */
+guint        caml_run_data_get_loads_here (void);
 CamlRunData *caml_run_data_ref (CamlRunData *data);
 void         caml_run_data_unref (CamlRunData *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlRunData, caml_run_data_unref)
