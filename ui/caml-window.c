@@ -128,6 +128,8 @@ struct _CamlWindow {
   gboolean        run_building;  /* a job builds the run for run_serial */
   guint           build_source;  /* shows "Building the model…" if a quick build is not quick */
   char           *build_error;   /* the build for run_serial failed: no other until it changes */
+  int             shown_kind;    /* the data kind whose shapes the data label and the model
+                                  * editor show, -1: none (loading, or an error) */
   char           *status;        /* the status line's text when no notice covers it */
   char           *last_notice;   /* the latest notice, kept after it goes (tests) */
   guint           run_serial;    /* changes whenever the run is discarded */
@@ -347,11 +349,13 @@ default_domain (CamlDataKind kind, const CamlDataset *set, double domain[4])
 }
 
 /* Whether a data kind is read from files (images, texts, IMDB's 66 MB of
- * JSON, word vectors): loaded on a worker thread, and its runs built there
- * too (a CA-CNN's untrained σ-maps take a forward pass over 124 images; a
- * text model's word tables can hold millions of rows). The computed sets —
- * XOR, the surface, the four sanity sentences — take microseconds and are
- * made on the spot: no frame in which Train is greyed out. */
+ * JSON, word vectors), which takes seconds and says so ("Loading MNIST…").
+ * The computed sets — XOR, the surface, the four sanity sentences — are
+ * made on a worker thread too (the largest surface grid, 1024², takes
+ * 93 ms), but quietly: a build on them keeps the plots for BUILD_QUIET_MS,
+ * and the data label and model editor keep the shapes of the last data of
+ * the same kind, which are the same. Every data set is made or read on a
+ * worker thread (JOB_DATA), never on the main thread. */
 static gboolean
 kind_from_files (CamlDataKind kind)
 {
@@ -371,6 +375,16 @@ data_title (CamlWindow *self)
 {
   return self->exp->data.kind == CAML_DATA_IDX ? "IDX"
          : caml_data_source_title (self->exp->data.kind);
+}
+
+/* What the window says while exp's data are loaded or made: "Loading
+ * MNIST…", "Making the XOR (4 points) data…" (lower: for the progress bar). */
+static char *
+data_loading_text (CamlWindow *self, gboolean lower)
+{
+  if (kind_from_files (self->exp->data.kind))
+    return g_strdup_printf ("%s %s…", lower ? "loading" : "Loading", data_title (self));
+  return g_strdup_printf ("%s the %s data…", lower ? "making" : "Making", data_title (self));
 }
 
 /* Tells the data label and the model editor about self->data. */
@@ -396,6 +410,19 @@ show_data (CamlWindow *self)
   gtk_widget_remove_css_class (GTK_WIDGET (self->data_label), "error");
   caml_model_editor_set_data (self->model_editor, &train->x_shape, want, data_title (self),
                               NULL);
+  self->shown_kind = (int) self->exp->data.kind;
+}
+
+/* Tells the data label and the model editor that exp's data are on their
+ * way (the editor checks no shapes meanwhile). */
+static void
+show_data_loading (CamlWindow *self)
+{
+  g_autofree char *text = data_loading_text (self, FALSE);
+  gtk_label_set_text (self->data_label, text);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->data_label), "error");
+  caml_model_editor_set_data (self->model_editor, NULL, 0, data_title (self), NULL);
+  self->shown_kind = -1;
 }
 
 /* After the data kind changed through the picker: the plot domain and the
@@ -448,15 +475,19 @@ set_data_error (CamlWindow *self, const char *message)
                                         ? message : text);
   gtk_widget_add_css_class (GTK_WIDGET (self->data_label), "error");
   caml_model_editor_set_data (self->model_editor, NULL, 0, data_title (self), message);
+  self->shown_kind = -1;
   caml_window_show_error (self, gtk_label_get_text (self->data_label));
 }
 
 static void start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files);
+static void start_build_quiet (CamlWindow *self);
 
-/* Makes sure exp's data sets are loaded or being loaded: at once for the
- * built-in sets, on a worker thread for files. A fetched set that is not on
- * this computer is reported with the command that fetches it, before any
- * attempt to read it. */
+/* Makes sure exp's data sets are loaded or being loaded, on a worker
+ * thread (JOB_DATA, which builds the run too unless the loss and domain are
+ * still to follow the data): read from files, or made for the built-in
+ * sets, quietly (start_build_quiet) unless weights are to be loaded. A
+ * fetched set that is not on this computer is reported with the command
+ * that fetches it, before any attempt to read it. */
 static void
 request_data (CamlWindow *self)
 {
@@ -470,17 +501,9 @@ request_data (CamlWindow *self)
       set_data_error (self, missing);
       return;
     }
-  if (kind_from_files (kind))
-    {
-      start_job (self, JOB_DATA, NULL, 0);
-      return;
-    }
-  g_autoptr (GError) error = NULL;
-  CamlRunData *data = caml_run_data_load (self->exp, &error);
-  if (data != NULL)
-    install_data (self, data);
-  else
-    set_data_error (self, error->message);
+  if (!kind_from_files (kind) && self->pending_weights == NULL)
+    start_build_quiet (self);
+  start_job (self, JOB_DATA, NULL, 0);
 }
 
 /* The data sets no longer match exp: forget them (a load under way is
@@ -1138,9 +1161,8 @@ update_progress_widgets (CamlWindow *self)
     }
   if (self->run == NULL)
     {
-      g_autofree char *text = self->data_loading || self->idx_loading
-                              ? g_strdup_printf ("loading %s…", self->idx_loading
-                                                 ? "the IDX files" : data_title (self))
+      g_autofree char *text = self->idx_loading ? g_strdup ("loading the IDX files…")
+                              : self->data_loading ? data_loading_text (self, TRUE)
                               : self->run_building ? g_strdup ("building the model…")
                               : g_strdup ("no model to train");
       gtk_progress_bar_set_fraction (self->progress_bar, 0);
@@ -1485,12 +1507,31 @@ end_build_quiet (gpointer data)
   CamlWindow *self = data;
 
   self->build_source = 0;
-  if (self->run == NULL && self->run_building)
+  if (self->run == NULL && self->data_loading)
+    {
+      g_autofree char *text = data_loading_text (self, FALSE);
+      show_data_loading (self);
+      show_waiting (self, text);
+      update_progress_widgets (self);
+      update_actions (self);
+    }
+  else if (self->run == NULL && self->run_building)
     {
       show_waiting (self, "Building the model…");
       update_progress_widgets (self);
     }
   return G_SOURCE_REMOVE;
+}
+
+/* A build on built-in data begins: nothing changes in the plots, progress
+ * bar and status for BUILD_QUIET_MS (from the start of the data or the
+ * model, whichever came first). */
+static void
+start_build_quiet (CamlWindow *self)
+{
+  if (self->build_source == 0)
+    self->build_source = g_timeout_add_full (G_PRIORITY_DEFAULT, BUILD_QUIET_MS, end_build_quiet,
+                                             g_object_ref (self), g_object_unref);
 }
 
 /* Builds a run from exp, when the model and data allow it, on a worker
@@ -1501,13 +1542,24 @@ prepare_run (CamlWindow *self)
   if (self->run != NULL)
     return;
   gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);   /* until a run has σ-maps */
+  /* Built, and given the weights asked for, on a worker thread: even on
+   * built-in data a big model takes seconds (its untrained surface is a
+   * forward pass over the grid), and the largest surface grid takes 93 ms
+   * to make. A build on built-in data that is usually done within a frame
+   * or two keeps the plots shown until then, so that editing does not
+   * flash "Building the model…" at every change. */
+  gboolean quiet = !kind_from_files (self->exp->data.kind) && self->pending_weights == NULL;
   request_data (self);
   if (self->data_loading || self->run_building)
     {
-      g_autofree char *text = self->data_loading
-                              ? g_strdup_printf ("Loading %s…", data_title (self))
-                              : g_strdup ("Building the model…");
-      show_waiting (self, text);
+      if (!quiet)   /* weights asked for: the build says so at once */
+        g_clear_handle_id (&self->build_source, g_source_remove);
+      if (self->build_source == 0)   /* a quiet build keeps the plots */
+        {
+          g_autofree char *text = self->data_loading ? data_loading_text (self, FALSE)
+                                                     : g_strdup ("Building the model…");
+          show_waiting (self, text);
+        }
       update_progress_widgets (self);
       update_actions (self);
       return;
@@ -1546,15 +1598,10 @@ prepare_run (CamlWindow *self)
       update_actions (self);
       return;
     }
-  /* Built, and given the weights asked for, on a worker thread: even on
-   * built-in data a big model takes seconds (its untrained surface is a
-   * forward pass over the grid). A model that is usually built within a
-   * frame or two keeps the plots shown until then, so that editing does not
-   * flash "Building the model…" at every change. */
-  gboolean quiet = !kind_from_files (self->exp->data.kind) && self->pending_weights == NULL;
   if (quiet)
-    self->build_source = g_timeout_add_full (G_PRIORITY_DEFAULT, BUILD_QUIET_MS, end_build_quiet,
-                                             g_object_ref (self), g_object_unref);
+    start_build_quiet (self);
+  else
+    g_clear_handle_id (&self->build_source, g_source_remove);
   start_job (self, JOB_RUN, NULL, 0);
   if (!quiet)
     show_waiting (self, "Building the model…");
@@ -1827,6 +1874,7 @@ job_done (CamlWindow *self, Job *job)
         {
           set_data_error (self, job->data_error);
           self->run_building = FALSE;
+          g_clear_handle_id (&self->build_source, g_source_remove);   /* nothing to be quiet for */
           self->pending = PENDING_NONE;
           show_waiting (self, "the data could not be read");
           update_progress_widgets (self);
@@ -1874,6 +1922,7 @@ job_done (CamlWindow *self, Job *job)
       g_free (self->build_error);
       self->build_error = g_strdup (job->run_error != NULL ? job->run_error
                                                            : "the model could not be built");
+      g_clear_handle_id (&self->build_source, g_source_remove);   /* nothing to be quiet for */
       self->pending = PENDING_NONE;
       set_pending_weights (self, NULL);
       prepare_run (self);   /* shows why there is no run */
@@ -1909,12 +1958,10 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       /* The run waits when the loss and domain are still to follow the data. */
       job->build_run = !self->adapt_pending;
       self->run_building = job->build_run;
-      {
-        g_autofree char *text = g_strdup_printf ("Loading %s…", data_title (self));
-        gtk_label_set_text (self->data_label, text);
-        gtk_widget_remove_css_class (GTK_WIDGET (self->data_label), "error");
-        caml_model_editor_set_data (self->model_editor, NULL, 0, data_title (self), NULL);
-      }
+      /* Built-in data of the kind shown have the shapes shown: the label
+       * and the editor stay as they are (quietly, see prepare_run). */
+      if (kind_from_files (self->exp->data.kind) || self->shown_kind != (int) self->exp->data.kind)
+        show_data_loading (self);
       break;
     case JOB_RUN:
       job->data = caml_run_data_ref (self->data);
@@ -2205,7 +2252,7 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "forget-previous", self->prev_n_steps > 0);
   set_action_enabled (self, "continue-diverged", self->run_started
                                                  && state == CAML_TRAINER_FAILED);
-  set_action_enabled (self, "compare-baseline", valid && self->baseline == NULL
+  set_action_enabled (self, "compare-baseline", (valid || waiting) && self->baseline == NULL
                                                  && !self->baseline_building
                                                  && state != CAML_TRAINER_FINISHED
                                                  && state != CAML_TRAINER_STOPPED
@@ -4159,6 +4206,7 @@ caml_window_init (CamlWindow *self)
   self->sigma_shown = -1;
   self->sigma_follow = TRUE;
   self->parts_layer = -1;
+  self->shown_kind = -1;
   caml_plot_view_set_placeholder (self->words_view, "words are shown for text data and a "
                                   "gate over words (CA-BSFE, CA-ATT, CA-RNN)");
 
