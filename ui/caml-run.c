@@ -79,6 +79,8 @@ struct _CamlRun {
   int      words_steps;         /* the model's steps (T) */
   int      n_words_mean;        /* test texts its mean is taken over */
   int      n_words;             /* vocabulary size */
+  int      word_vectors;        /* words whose pre-trained vector the initial weights
+                                 * hold; 0 once caml_run_load_weights replaced them */
 
   /* trainer thread only (or the creating thread before the start) */
   long     sample_step;         /* the step the next σ sample belongs to */
@@ -481,6 +483,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_
   run->exp = caml_experiment_copy (exp);
   run->data = caml_run_data_ref (data);
   run->model = model;
+  run->word_vectors = model->n_word_vectors;
   run->grid = MAX (grid, 2);
   run->notify = notify;
   run->notify_data = notify_data;
@@ -632,6 +635,16 @@ size_t
 caml_run_get_n_weights (CamlRun *run)
 {
   return run->model->n_weights;
+}
+
+int
+caml_run_get_word_vectors (CamlRun *run, int *n_words)
+{
+  const CamlVocab *vocab = run->data->train->vocab;
+
+  if (n_words != NULL)
+    *n_words = vocab != NULL ? caml_vocab_size (vocab) : 0;
+  return run->word_vectors;
 }
 
 gboolean
@@ -840,7 +853,10 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
     }
   caml_trainer_with_model (run->trainer, load_weights_cb, &io);
   if (io.ok)
-    memcpy (run->checkpoint, run->model->w, run->model->n_weights * sizeof (float));
+    {
+      memcpy (run->checkpoint, run->model->w, run->model->n_weights * sizeof (float));
+      run->word_vectors = 0;   /* the file's rows, not the vectors */
+    }
   if (io.ok && run->surface)
     caml_trainer_with_model (run->trainer, sample_model, run);
   if (io.ok && run->sigma_layer >= 0)

@@ -53,6 +53,11 @@ CamlRunData          *caml_run_get_data (CamlRun *run);   /* borrowed */
  * between two steps: the caller waits for the trainer thread. */
 float                *caml_run_copy_weights (CamlRun *run);
 size_t                caml_run_get_n_weights (CamlRun *run);
+/* The words of the training vocabulary whose pre-trained vector the
+ * model's pretrained embedding tables started from (model->n_word_vectors;
+ * 0: none, and 0 after caml_run_load_weights: the file's rows replaced
+ * them), and the vocabulary's size in *n_words (may be NULL). */
+int                   caml_run_get_word_vectors (CamlRun *run, int *n_words);
 
 /* Surface snapshot (2-D → 1-D regression only). */
 gboolean caml_run_has_surface (CamlRun *run);
