@@ -2889,6 +2889,66 @@ test_validation_labels (void **state)
   remove_words_experiment (dir);
 }
 
+static gboolean
+status_has (gpointer data)
+{
+  const char *text = status_text (CAML_WINDOW (((gpointer *) data)[0]));
+  return strstr (text, ((gpointer *) data)[1]) != NULL;
+}
+
+/* A text model whose embedding starts from word vectors says how many
+ * words of the vocabulary had one, as `caml train` does: in a notice when
+ * it is built, then in the status line while it is ready; a rebuild on the
+ * same data does not say it again, and a model without pre-trained vectors
+ * does not say it. */
+static void
+test_word_vector_coverage (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-vectors-XXXXXX", NULL);
+  g_autofree char *vectors = g_build_filename (dir, "vectors.txt", NULL);
+  /* 9 of the 45 words of write_text_tsv (GloVe text: a word, then 4 values),
+   * and one it does not have. */
+  static const char *const words[] = { "the", "movie", "good", "bad", "w0", "w1", "w2", "w3",
+                                       "w4", "unseen" };
+  g_autoptr (GString) glove = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (words); i++)
+    g_string_append_printf (glove, "%s %g 0.5 -0.25 %g\n", words[i], 0.1 * i, -0.1 * i);
+  assert_true (g_file_set_contents (vectors, glove->str, -1, NULL));
+  g_autofree char *extra = g_strdup_printf (", \"embeddings\": \"%s\"", vectors);
+  g_autofree char *path = write_words_experiment (
+    dir, extra, "{ \"layer\": \"embedding\", \"dim\": 4, \"pretrained\": true },"
+                " { \"layer\": \"mean_pool\" }", 20);
+
+  CamlWindow *win = open_window_on (path);
+  assert_null (caml_window_get_error (win));
+  g_autofree char *notice = g_strdup_printf ("Pre-trained vectors for %'d of %'d words (%d %%)",
+                                             9, 45, 20);
+  assert_non_null (caml_window_get_last_notice (win));
+  assert_string_equal (caml_window_get_last_notice (win), notice);
+  /* The notice goes; the status line keeps it beside the weight count. */
+  g_autofree char *status = g_strdup_printf ("weights · vectors for %'d of %'d words (%d %%)",
+                                             9, 45, 20);
+  gpointer shown[] = { win, status };
+  assert_true (iterate_until (status_has, shown, 15));
+  print_message ("status: %s\n", status_text (win));
+
+  /* Not pre-trained: nothing to say. */
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_non_null (strstr (status_text (win), "weights"));
+  assert_null (strstr (status_text (win), "vectors"));
+  /* Pre-trained again on the same data: the status line says it, no
+   * second notice covers it. */
+  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_non_null (strstr (status_text (win), status));
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (vectors);
+  remove_words_experiment (dir);
+}
+
 int
 main (void)
 {
@@ -2907,6 +2967,7 @@ main (void)
     cmocka_unit_test (test_loss_follows_data),
     cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_validation_labels),
+    cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_value_corrected),

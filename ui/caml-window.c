@@ -141,6 +141,8 @@ struct _CamlWindow {
   int             parts_sampling;  /* JOB_PARTS under way */
   char           *loaded_weights;  /* the file the untrained run was loaded from, or NULL */
   gboolean        announce_load;   /* say so when the weights asked for are loaded */
+  guint           vectors_told_serial; /* the word-vector coverage last announced: its */
+  int             vectors_told;        /* data_serial and words with a vector (0: none) */
   GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
   gboolean        run_started;
@@ -1111,6 +1113,23 @@ show_surface_placeholders (CamlWindow *self, const char *why)
   caml_plot_view_set_placeholder (self->chi_view, why);
 }
 
+/* "vectors for 12,345 of 16,000 words (77 %)": the words of the training
+ * vocabulary whose pre-trained vector the run's embedding tables start
+ * from (what `caml train` prints), digits grouped as the weight count is;
+ * NULL when there are none (or a weights file replaced them). */
+static char *
+word_vector_coverage (CamlWindow *self)
+{
+  int words = 0;
+  int found = self->run != NULL ? caml_run_get_word_vectors (self->run, &words) : 0;
+
+  if (found <= 0 || words <= 0)
+    return NULL;
+  /* Whole percents: never 100 when a word has none. */
+  int percent = CLAMP ((int) lround (100.0 * found / words), 1, found < words ? 99 : 100);
+  return g_strdup_printf ("vectors for %'d of %'d words (%d %%)", found, words, percent);
+}
+
 static char *
 format_duration (double s)
 {
@@ -1132,9 +1151,11 @@ set_status (CamlWindow *self, const char *text)
       g_free (self->status);
       self->status = g_strdup (text != NULL ? text : "");
     }
-  gtk_label_set_text (self->status_label, self->notice != NULL ? self->notice
-                                          : self->status != NULL ? self->status : "");
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), self->notice);
+  const char *shown = self->notice != NULL ? self->notice
+                      : self->status != NULL ? self->status : "";
+  gtk_label_set_text (self->status_label, shown);
+  /* All of it, when the label is too narrow for it. */
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), *shown != '\0' ? shown : NULL);
 }
 
 static void
@@ -1190,7 +1211,11 @@ update_progress_widgets (CamlWindow *self)
                               p->last_row.test_metric, elapsed,
                               p->seconds > 0 ? p->step / p->seconds : 0.0);
   else
-    status = g_strdup_printf ("%'zu weights", caml_run_get_n_weights (self->run));
+    {
+      g_autofree char *vectors = word_vector_coverage (self);
+      status = g_strdup_printf ("%'zu weights%s%s", caml_run_get_n_weights (self->run),
+                                vectors != NULL ? " · " : "", vectors != NULL ? vectors : "");
+    }
   if (self->weights_loading)
     {
       g_free (status);
@@ -1458,6 +1483,26 @@ clear_accuracy (CamlWindow *self)
   caml_plot_view_set_placeholder (self->accuracy_view, when);
 }
 
+/* A run whose embedding tables start from word vectors says how many
+ * words had one, as `caml train` does: in the status line while it is
+ * ready (word_vector_coverage), and in a notice once per data and count,
+ * which a rebuild after each edit does not repeat and a Train pressed
+ * during the build does not cover at once. */
+static void
+announce_word_vectors (CamlWindow *self)
+{
+  g_autofree char *coverage = word_vector_coverage (self);
+  int found = caml_run_get_word_vectors (self->run, NULL);
+
+  if (coverage == NULL
+      || (found == self->vectors_told && self->data_serial == self->vectors_told_serial))
+    return;
+  self->vectors_told = found;
+  self->vectors_told_serial = self->data_serial;
+  g_autofree char *text = g_strdup_printf ("Pre-trained %s", coverage);
+  show_notice_full (self, text, FALSE);
+}
+
 /* Takes ownership of run and shows its untrained surface or σ-maps. */
 static void
 install_run (CamlWindow *self, CamlRun *run)
@@ -1497,6 +1542,7 @@ install_run (CamlWindow *self, CamlRun *run)
   self->last_update_us = 0;
   update_from_run (self);
   update_actions (self);
+  announce_word_vectors (self);
   do_pending (self);
 }
 
