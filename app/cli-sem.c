@@ -441,8 +441,11 @@ caml_cli_sem (int argc, char **argv)
     "  summary.json  the inputs, corpus statistics, iterations, fit seconds, energies\n"
     "                and the four Pearson r × 100\n"
     "\n"
-    "Example (after datasets/fetch embeddings):\n"
-    "  caml sem --corpus sick/sicktrain sick/sickdev --pairs sick/sickdev\n"
+    "Example (after datasets/fetch embeddings, with CAML_SHARED_DATASETS set to\n"
+    "the shared data sets, which also hold enwiki_vocab_min200.txt):\n"
+    "  caml sem --corpus $CAML_SHARED_DATASETS/sick/sicktrain \\\n"
+    "           $CAML_SHARED_DATASETS/sick/sickdev \\\n"
+    "           --pairs $CAML_SHARED_DATASETS/sick/sickdev\n"
     "\n"
     "Exit status: 0 on success, 1 when a file cannot be read or the fit fails,\n"
     "2 for bad command-line options.");
