@@ -66,7 +66,8 @@ caml_layers_markdown (void)
     "(a test checks this file against it). Every layer is an object in an\n"
     "experiment's `\"model\"` array with `\"layer\": NAME` and any of its options;\n"
     "an option left out takes its default. See `experiment-files.md` for the\n"
-    "rest of the format and `../shared/paper/NOTES.md` for the equations.\n");
+    "rest of the format and the paper notes beside the repository\n"
+    "(`../../shared/paper/NOTES.md` from here) for the equations.\n");
   for (int t = 0; t < n; t++)
     {
       const CamlLayerOps *ops = types[t];
