@@ -157,7 +157,10 @@ touch reuse/notes.txt
 [ -e reuse/notes.txt ] || { echo "FAIL: a file caml does not write was removed"; exit 1; }
 
 # SIGTERM stops a run as Ctrl+C does: exit 130 and the results written.
-# Sent after the first evaluation line, when the run is surely under way.
+# Sent after the first evaluation line, when the run is surely under way
+# (term.txt made first: grep on a file the child has not opened yet ended
+# the wait at once, and the signal came before the handler).
+: >term.txt
 "$caml" train --preset surface-ca-nn-2 -n 100000000 -o term --plain >term.txt 2>&1 &
 pid=$!
 tries=0
