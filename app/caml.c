@@ -131,7 +131,9 @@ main (int argc, char **argv)
   g_set_prgname (prgname);
   int status;
   if (g_str_equal (verb, "--help") || g_str_equal (verb, "-h")
-      || (g_str_equal (verb, "help") && (argc < 3 || g_str_equal (argv[2], "help"))))
+      || (g_str_equal (verb, "help")
+          && (argc < 3 || g_str_equal (argv[2], "help") || g_str_equal (argv[2], "--help")
+              || g_str_equal (argv[2], "-h"))))
     {
       g_print ("%s", usage);
       status = 0;

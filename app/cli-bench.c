@@ -288,7 +288,8 @@ caml_cli_bench (int argc, char **argv)
     { "synthetic", 0, 0, G_OPTION_ARG_NONE, &synthetic,
       "Random 28×28 images instead of the experiment's image data (same arithmetic)", NULL },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &out_path, "Also write the figures as JSON", "FILE" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    /* no arg_description: the context's parameter string names FILE.json */
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[--preset NAME | FILE.json] - time training");

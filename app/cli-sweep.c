@@ -350,7 +350,8 @@ caml_cli_sweep (int argc, char **argv)
       "Do not train the matched baselines", NULL },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
       "Directory for the results (default: runs/sweep-NAME)", "DIR" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE.json" },
+    /* no arg_description: the context's parameter string names FILE.json */
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("(--preset NAME | FILE.json) --grid KEY=V1,V2,… - train a grid of layer options");

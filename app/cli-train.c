@@ -459,7 +459,6 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   g_autofree char *loss_path = g_build_filename (out_dir, "loss.png", NULL);
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
                                             exp->name ? exp->name : "experiment", exp->seed);
-  g_autofree char *files = g_string_free (written, FALSE);
   g_autofree char *words_path = g_build_filename (out_dir, "words.html", NULL);
   g_autofree char *words_png = g_build_filename (out_dir, "words.png", NULL);
   gboolean words = FALSE;
@@ -476,7 +475,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
                                                classification, run.evaluated_on, title,
                                                &error), &error);
-  written_all &= kept (problems, caml_report_write_surfaces (out_dir, exp, model, train, &error), &error);
+  /* the plots of a model, after the σ-maps: ", surface.png, chi.png" … */
+  GString *drawn = g_string_new (NULL);
+  written_all &= kept (problems, caml_report_write_surfaces (out_dir, exp, model, train, drawn,
+                                                             &error), &error);
   written_all &= kept (problems, caml_report_write_words_on (words_path, words_png, title, model,
                                                    exp->loss, train, test, run.evaluated_on,
                                                    WORDS_SAMPLES, WORDS_MIN_COUNT, WORDS_TOP,
@@ -500,12 +502,13 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   if (!isnan (sigma_auc))
     g_print ("sigma_auc %.4f (χ higher on the %s)\n", sigma_auc,
              sigma_high_on_fg ? "foreground" : "background");
+  if (words)
+    g_string_append (drawn, ", words.html, words.png");
+  g_string_append (drawn, written->str);
   g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
-           "loss.png%s%s%s)\n", out_dir,
-           !caml_shape_is_plane (&train->x_shape) ? ""
-           : caml_report_parts_layer (model, -1) >= 0 ? ", surface.png, chi.png, parts.png"
-           : caml_model_find_chi_layer (model, 0) >= 0 ? ", surface.png, chi.png"
-           : ", surface.png", files, words ? ", words.html, words.png" : "");
+           "loss.png%s)\n", out_dir, drawn->str);
+  g_string_free (drawn, TRUE);
+  g_string_free (written, TRUE);
   if (!written_all)
     g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
   if (p.state == CAML_TRAINER_FAILED)
@@ -643,10 +646,17 @@ caml_cli_train (int argc, char **argv)
       g_printerr ("caml train: %s\n", error->message);
       return 2;
     }
-  if ((seed != UNSET && seed < 0)
-      || (steps != UNSET && (steps < 1 || steps > 1000000000)))
+  /* Each names its own option and value, as `caml sweep` does. */
+  if (seed != UNSET && seed < 0)
     {
-      g_printerr ("caml train: --seed must be ≥ 0 and --steps in 1…1000000000\n");
+      g_printerr ("caml train: --seed %" G_GINT64_FORMAT ": expected a whole number in "
+                  "0…%" G_GINT64_FORMAT "\n", seed, G_MAXINT64);
+      return 2;
+    }
+  if (steps != UNSET && (steps < 1 || steps > 1000000000))
+    {
+      g_printerr ("caml train: --steps %" G_GINT64_FORMAT ": expected a whole number in "
+                  "1…1000000000\n", steps);
       return 2;
     }
   if (validation != -1 && !(validation >= 0 && validation < 1))
@@ -703,8 +713,8 @@ caml_cli_eval (int argc, char **argv)
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
       "Seed of the data split (default: the file's; use the training run's)", "N" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
-      "Also write the surface plots, or for a text model with word gates the words page, "
-      "into DIR", "DIR" },
+      "Also draw the model into DIR: surface.png, chi.png and parts.png, or for a text "
+      "model with word gates words.html and words.png", "DIR" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL }
   };
@@ -715,8 +725,10 @@ caml_cli_eval (int argc, char **argv)
     "layers), and prints the loss and the metric (MSE or accuracy) on the\n"
     "training and test sets. The experiment.json a training run writes beside\n"
     "its weights reproduces that run's data split. With --out, writes what\n"
-    "`caml train` draws from a trained model: surface.png and chi.png for a\n"
-    "2-D surface, words.html and words.png for a text model with word gates.");
+    "`caml train` draws from a trained model, and says which files it wrote:\n"
+    "for 2-D → 1-D regression surface.png, chi.png (with a gated layer) and\n"
+    "parts.png (with a CA-NN layer); for a text model with word gates\n"
+    "words.html and words.png. A model with none of these gets none.");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
@@ -730,7 +742,8 @@ caml_cli_eval (int argc, char **argv)
     }
   if (seed != UNSET && seed < 0)
     {
-      g_printerr ("caml eval: --seed must be ≥ 0\n");
+      g_printerr ("caml eval: --seed %" G_GINT64_FORMAT ": expected a whole number in "
+                  "0…%" G_GINT64_FORMAT "\n", seed, G_MAXINT64);
       return 2;
     }
   g_autofree char *source = NULL;
@@ -747,6 +760,7 @@ caml_cli_eval (int argc, char **argv)
   CamlModel *model = NULL;
   int status = 1;
   gboolean words = FALSE;
+  g_autoptr (GString) drawn = g_string_new (NULL);   /* ", NAME" per file drawn */
   g_autofree char *words_path = out_dir ? g_build_filename (out_dir, "words.html", NULL) : NULL;
   g_autofree char *words_png = out_dir ? g_build_filename (out_dir, "words.png", NULL) : NULL;
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
@@ -775,7 +789,7 @@ caml_cli_eval (int argc, char **argv)
   g_print ("%-6s loss %.6g  %s %.6g  (%d samples)\n", caml_report_evaluated_on (exp), loss,
            metric, value, test->n);
   if (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
-                  || !caml_report_write_surfaces (out_dir, exp, model, train, &error)
+                  || !caml_report_write_surfaces (out_dir, exp, model, train, drawn, &error)
                   || !caml_report_write_words_on (words_path, words_png, title, model,
                                                   exp->loss, train, test,
                                                   caml_report_evaluated_on (exp), WORDS_SAMPLES,
@@ -785,7 +799,13 @@ caml_cli_eval (int argc, char **argv)
       goto out;
     }
   if (words)
-    g_print ("words page in %s (words.html, words.png)\n", out_dir);
+    g_string_append (drawn, ", words.html, words.png");
+  /* As `caml train` says where its results went; the names after ", ". */
+  if (out_dir && drawn->len > 0)
+    g_print ("results in %s/ (%s)\n", out_dir, drawn->str + 2);
+  else if (out_dir)
+    g_print ("nothing drawn into %s/: the model is no 2-D → 1-D surface and has no "
+             "word gates\n", out_dir);
   status = 0;
 
 out:

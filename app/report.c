@@ -158,7 +158,7 @@ caml_report_parts_add_up (double residual, const float *fit, size_t n)
 /* parts.png: χ of the last CA-NN, its two shares and the fit they add up to. */
 static gboolean
 write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
-             const CamlDataset *train, float *fit, GError **error)
+             const CamlDataset *train, float *fit, GString *written, GError **error)
 {
   int layer = caml_report_parts_layer (model, -1);
   if (layer < 0)
@@ -209,12 +209,14 @@ write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
                                      caml_plot_panel_draw_cb, &panel, error);
   for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
     caml_plot_heatmap_free (maps[i]);
+  if (ok && written != NULL)
+    g_string_append (written, ", parts.png");
   return ok;
 }
 
 gboolean
 caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlModel *model,
-                            const CamlDataset *train, GError **error)
+                            const CamlDataset *train, GString *written, GError **error)
 {
   if (!caml_shape_is_plane (&model->input)
       || caml_shape_size (caml_model_output_shape (model)) != 1)
@@ -264,6 +266,8 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
   free_heatmaps (maps);
   if (!ok)
     return FALSE;
+  if (written != NULL)
+    g_string_append (written, ", surface.png");
 
   /* χ of every layer with a per-sample gate, side by side. */
   maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
@@ -295,11 +299,13 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
       ok = caml_plot_write_png (chi_path, CELL_WIDTH * (int) maps->len, CELL_HEIGHT,
                                 caml_plot_panel_draw_cb, &chi_panel, error);
       g_free (panel_cells);
+      if (ok && written != NULL)
+        g_string_append (written, ", chi.png");
     }
   free_heatmaps (maps);
   if (!ok)
     return FALSE;
-  return write_parts (dir, exp, model, train, fit, error);
+  return write_parts (dir, exp, model, train, fit, written, error);
 }
 
 gboolean

@@ -25,10 +25,11 @@ gboolean caml_report_write_loss (const char *path, const CamlEvalRow *rows, int 
  * (χ of every gated layer) and, when a layer is a CA-NN, parts.png (the last
  * CA-NN's χ, its context-sensitive share χ·f₁, its context-free share
  * (1 − χ)·f₀ and the fit), over exp->plot_domain. Writes nothing and returns
- * TRUE for other models. */
+ * TRUE for other models. Appends ", NAME" to written (may be NULL) for each
+ * file written. */
 gboolean caml_report_write_surfaces (const char *dir, const CamlExperiment *exp,
                                      CamlModel *model, const CamlDataset *train,
-                                     GError **error);
+                                     GString *written, GError **error);
 
 /* The CA-NN layer whose parts are drawn: `preferred` when it is one (a layer
  * whose gate can be held, see caml_model_sample_grid_parts), else the last

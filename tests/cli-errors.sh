@@ -24,8 +24,12 @@ expect () {
 }
 
 # Usage errors: 2, and no output directory made.
-expect 2 'steps in 1' "$caml" train --preset xor-ca-nn -n -1 -o u1
-expect 2 'seed must be' "$caml" train --preset xor-ca-nn -s -1 -o u1
+# Each names the option that is wrong, and only it (both were named).
+expect 2 '^caml train: --steps -1: expected a whole number in 1…1000000000$' \
+  "$caml" train --preset xor-ca-nn -n -1 -o u1
+! grep -q -- '--seed' err.txt || { echo "FAIL: --steps -1 named --seed"; cat err.txt; exit 1; }
+expect 2 '^caml train: --seed -1: expected a whole number in 0…' "$caml" train --preset xor-ca-nn -s -1 -o u1
+! grep -q -- '--steps' err.txt || { echo "FAIL: --seed -1 named --steps"; cat err.txt; exit 1; }
 expect 2 'kernel: -3 is not a size' "$caml" train --preset mnist-ca-cnn -k -3 -o u1
 expect 2 'units: "0x10" is not a number' "$caml" train --preset xor-ca-nn -O units=0x10 -o u1
 expect 2 'units: "nan" is not a number' "$caml" train --preset xor-ca-nn -O units=nan -o u1
@@ -33,7 +37,7 @@ expect 2 'give either --preset NAME or one' "$caml" train --preset xor-ca-nn x.j
 expect 2 "give either --preset NAME or one" "$caml" sweep --preset xor-ca-nn x.json --grid units=1,2
 expect 2 "give either --preset NAME or one" "$caml" bench --preset xor-ca-nn x.json
 expect 2 'sigma-steps: "foo"' "$caml" train --preset xor-ca-nn --sigma-steps=foo -o u1
-expect 2 'seed must be' "$caml" eval --preset xor-ca-nn -s -5 -w none
+expect 2 '^caml eval: --seed -5: expected a whole number in 0…' "$caml" eval --preset xor-ca-nn -s -5 -w none
 expect 2 'unexpected argument "extra"' "$caml" presets extra
 expect 2 'unexpected argument "foo"' "$caml" layers foo
 expect 2 '^caml rnn-sanity: --lr 0: expected a number in \(0, 1000\)$' "$caml" rnn-sanity --lr 0 -o u1
@@ -44,9 +48,20 @@ expect 2 '^caml rnn-sanity: --runs 0: expected a whole number in 1…10000$' "$c
 [ ! -e u1 ] || { echo "FAIL: a usage error left the output directory"; exit 1; }
 expect 0 '' "$caml" help help
 grep -q '^Usage: caml COMMAND' out.txt || { echo "FAIL: caml help help"; exit 1; }
+# `caml help --help` was 'unknown command "--help"', exit 2.
+for h in --help -h; do
+  expect 0 '' "$caml" help $h
+  grep -q '^Usage: caml COMMAND' out.txt || { echo "FAIL: caml help $h"; cat out.txt err.txt; exit 1; }
+done
 expect 0 '' "$caml" train --help
 grep -q 'caml train \[OPTION…\] (--preset NAME | FILE.json)' out.txt \
   || { echo "FAIL: the usage line of caml train:"; head -3 out.txt; exit 1; }
+# sweep's and bench's usage lines said FILE.json twice.
+for c in sweep bench; do
+  expect 0 '' "$caml" $c --help
+  grep -q "caml $c \[OPTION…\] [[(]--preset NAME | FILE.json[])]" out.txt \
+    || { echo "FAIL: the usage line of caml $c:"; head -3 out.txt; exit 1; }
+done
 
 # Output that cannot be written is a failure.
 if [ -w /dev/full ]; then
