@@ -111,6 +111,16 @@ print_cell (int width, int decimals, double value)
     g_print (" %*s", width + (int) strlen (DASH) - 1, DASH);
 }
 
+/* Whether a layer of exp has the option key. */
+static gboolean
+has_option (const CamlExperiment *exp, const char *key)
+{
+  for (int i = 0; i < exp->n_layers; i++)
+    if (caml_layer_ops_option_index (exp->layers[i].ops, key) >= 0)
+      return TRUE;
+  return FALSE;
+}
+
 /* A step count given on the command line: 1…MAX_STEPS. */
 static gboolean
 check_steps (const char *option, int value, GError **error)
@@ -304,8 +314,12 @@ caml_cli_bench (int argc, char **argv)
     "Uses the experiment's data, named on the first line of the report; MNIST\n"
     "and Fashion-MNIST presets fall back to --synthetic images when\n"
     "`datasets/fetch` has not been run. Presets without a kernel and a depth\n"
-    "option (dense, text) need -k 0 -d 0.\n"
-    "OpenBLAS threads: OPENBLAS_NUM_THREADS (default: all cores).\n"
+    "option (dense, text) need -k 0 -d 0. --json FILE is checked before the run.\n"
+    "Threads: the engine runs OpenBLAS single-threaded (OPENBLAS_NUM_THREADS\n"
+    "is overridden: the products here are small, where OpenBLAS's threads cost\n"
+    "more than they gain and spin against the engine's) and splits each large\n"
+    "product and the optimizer's loops in two itself, over the training thread\n"
+    "and one helper thread on a machine with 2 or more cores.\n"
     "bench/torch_reference.py times the same model in PyTorch.");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
@@ -345,7 +359,19 @@ caml_cli_bench (int argc, char **argv)
   char *data_name = NULL;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
     {
-      g_printerr ("caml bench: %s\n", error->message);
+      /* -k 8 -d 8 are the defaults: a model without them needs -k 0 -d 0 */
+      gboolean hint = (kernel > 0 && !has_option (exp, "kernel"))
+                      || (depth > 0 && !has_option (exp, "depth"));
+      g_printerr ("caml bench: %s%s\n", error->message,
+                  hint ? " (caml bench sets kernel 8 and depth 8 unless told otherwise: "
+                         "give -k 0 -d 0 for a model without convolutional layers)" : "");
+      status = 2;
+      goto out;
+    }
+  /* The JSON is written after a run that may take minutes. */
+  if (out_path && !caml_cli_check_output_file (out_path, &error))
+    {
+      g_printerr ("caml bench: --json %s\n", error->message);
       goto out;
     }
   if (synthetic && !takes_synthetic (&exp->data))

@@ -68,6 +68,31 @@ caml_cli_ensure_dir (const char *dir, GError **error)
   return TRUE;
 }
 
+gboolean
+caml_cli_check_output_file (const char *path, GError **error)
+{
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_ISDIR,
+                   "%s: is a directory, not a file to write", path);
+      return FALSE;
+    }
+  /* caml_file_replace writes a temporary beside path, then renames it */
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *probe = g_build_filename (dir, ".caml-write-test-XXXXXX", NULL);
+  int fd = g_mkstemp (probe);
+  if (fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: cannot save into %s: %s", path, dir, g_strerror (saved));
+      return FALSE;
+    }
+  close (fd);
+  g_unlink (probe);
+  return TRUE;
+}
+
 /* A default output path from an experiment's name: one path component, so
  * a name like "../x" or "/tmp/x" cannot place results outside runs/. */
 char *

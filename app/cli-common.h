@@ -24,6 +24,9 @@ void caml_cli_name_experiment (GError **error, const char *source);
 gboolean caml_cli_is_usage_error (const GError *error);
 /* Creates dir (and its parents) and checks that files can be created in it. */
 gboolean caml_cli_ensure_dir (const char *dir, GError **error);
+/* Checks, before any work, that caml_file_replace can write the file path
+ * later: its folder exists and takes files, and path is no folder. */
+gboolean caml_cli_check_output_file (const char *path, GError **error);
 /* name as one safe path component ("experiment" when empty); free with g_free. */
 char *caml_cli_safe_name (const char *name);
 

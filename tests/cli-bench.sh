@@ -109,6 +109,28 @@ grep -q "^words, data: text $dir/train.tsv (6 training samples), batch 2," "$dir
 grep -q "\"data\" : \"text $dir/train.tsv\"" "$dir/words-bench.json" \
   || { echo "the JSON does not name the text file"; cat "$dir/words-bench.json"; exit 1; }
 check_json "$dir/words-bench.json"
+# A preset without convolutional layers, without -k 0 -d 0: the message
+# says why (the defaults -k 8 -d 8), not only that no layer has a kernel.
+expect_usage "no -k 0 -d 0" 'kernel.*caml bench sets kernel 8 and depth 8 unless told otherwise: give -k 0 -d 0' \
+  --preset xor-ca-nn --warmup 1 -n 1
+
+# --json where no file can be written fails before the run (it was found
+# out after the whole benchmark): 10⁸ xor steps would take minutes.
+: >"$dir/regular"
+status=0
+timeout 30 "$caml" bench --preset xor-ca-nn -k 0 -d 0 --warmup 1 -n 100000000 \
+  --json "$dir/regular/bench.json" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "--json under a regular file: exit status $status, not 1"; cat "$dir/out" "$dir/err"; exit 1; }
+grep -q "^caml bench: --json $dir/regular/bench.json: cannot save into $dir/regular: " "$dir/err" \
+  || { echo "--json under a regular file: no message"; cat "$dir/err"; exit 1; }
+! grep -q '^training:' "$dir/out" || { echo "--json under a regular file: trained first"; cat "$dir/out"; exit 1; }
+
+# The help says what the engine does with threads (it said
+# OPENBLAS_NUM_THREADS chose them, which the engine overrides).
+"$caml" bench --help >"$dir/out"
+! grep -q 'OPENBLAS_NUM_THREADS (default: all cores)' "$dir/out" || { echo "bench --help: OpenBLAS threads"; exit 1; }
+grep -q 'runs OpenBLAS single-threaded' "$dir/out" || { echo "bench --help: no word on threads"; cat "$dir/out"; exit 1; }
+
 # --synthetic images cannot stand in for other data: a usage error.
 expect_usage "--synthetic on xor" "^caml bench: --synthetic: makes 28×28 images, but xor-ca-nn trains on xor data" \
   --preset xor-ca-nn -k 0 -d 0 --synthetic
