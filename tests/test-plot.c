@@ -1168,6 +1168,96 @@ test_backdrop_under (void **state)
   cairo_surface_destroy (img);
 }
 
+/* caml rnn-sanity drew each model's test curve (dashed) in another hue than
+ * its train curve, as a baseline's: with same_hue it keeps the colour, is
+ * drawn dashed and its legend sample too. */
+static void
+test_same_hue (void **state)
+{
+  (void) state;
+  double x[100], train[100], test[100];
+  for (int i = 0; i < 100; i++)
+    {
+      x[i] = i + 1;
+      train[i] = 0.3;
+      test[i] = 0.7;
+    }
+  CamlPlotSeries series[] = {
+    { x, train, 100, "LSTM train", 1, FALSE },
+    { x, test, 100, "LSTM test", 1, TRUE, TRUE },
+  };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (NULL, series, 2, NULL, 0);
+  double train_rgb[3], test_rgb[3];
+  caml_plot_line_get_series_rgb (plot, 0, train_rgb);
+  caml_plot_line_get_series_rgb (plot, 1, test_rgb);
+  assert_memory_equal (train_rgb, test_rgb, sizeof train_rgb);
+  /* dashed: along its line, its colour shows in stretches, not all along */
+  CamlPlotRect frame;
+  cairo_surface_t *img = render_line (plot, 600, 300, &frame);
+  double py = caml_plot_axis_map (caml_plot_line_get_y_axis (plot), 0.7,
+                                  frame.y + frame.height, frame.y);
+  int columns = 0, x0 = (int) frame.x + 10, x1 = (int) (frame.x + frame.width) - 10;
+  for (int px = x0; px < x1; px++)
+    columns += count_near (img, test_rgb, px, (int) py - 1, px + 1, (int) py + 2) > 0;
+  assert_true (columns > (x1 - x0) * 0.4 && columns < (x1 - x0) * 0.85);
+  cairo_surface_destroy (img);
+
+  /* without it, the old rule: a labelled dashed companion is a reference */
+  series[1].same_hue = FALSE;
+  g_autoptr (CamlPlotLine) reference = caml_plot_line_new (NULL, series, 2, NULL, 0);
+  caml_plot_line_get_series_rgb (reference, 1, test_rgb);
+  assert_memory_not_equal (train_rgb, test_rgb, sizeof train_rgb);
+}
+
+/* A step axis with no data at all (a run that failed before its first step
+ * was drawn on 0…1 with ticks 0.2 … 0.8): integer_x keeps whole numbers. */
+static void
+test_integer_x_without_data (void **state)
+{
+  (void) state;
+  CamlPlotSeries empty = { NULL, NULL, 0, "train loss", 0, FALSE };
+  CamlPlotLineOptions opts = { .log_y = TRUE, .legend = TRUE, .grid = TRUE };
+  g_autoptr (CamlPlotLine) before = caml_plot_line_new (&opts, &empty, 1, NULL, 0);
+  assert_true (caml_plot_line_get_x_axis (before)->step < 1.0);   /* the bug, without it */
+  opts.integer_x = TRUE;
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, &empty, 1, NULL, 0);
+  const CamlPlotAxis *a = caml_plot_line_get_x_axis (plot);
+  assert_true (a->n_ticks >= 1);
+  for (int i = 0; i < a->n_ticks; i++)
+    assert_true (a->ticks[i] == floor (a->ticks[i]));
+}
+
+/* A note is drawn in the middle of the plot area, wrapped to fit. */
+static void
+test_note (void **state)
+{
+  (void) state;
+  CamlPlotSeries empty = { NULL, NULL, 0, "context-aware", 0, FALSE };
+  CamlPlotLineOptions opts = { .title = "sweep", .legend = TRUE, .grid = TRUE };
+  const char *note = "no run succeeded: the first error was preset surface-ca-nn-1: the "
+                     "training set has targets of width 1 but the model's 2 outputs";
+  double ink[3] = { 0.2, 0.2, 0.2 };
+  for (int with = 0; with <= 1; with++)
+    {
+      opts.note = with ? note : NULL;
+      g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, &empty, 1, NULL, 0);
+      CamlPlotRect frame;
+      cairo_surface_t *img = render_line (plot, 400, 300, &frame);
+      int mid = count_near (img, ink, (int) frame.x + 2, (int) (frame.y + 0.25 * frame.height),
+                            (int) (frame.x + frame.width) - 2,
+                            (int) (frame.y + 0.75 * frame.height));
+      int left = count_near (img, ink, (int) frame.x + 2, (int) frame.y + 2,
+                             (int) (frame.x + 0.08 * frame.width),
+                             (int) (frame.y + frame.height) - 2);
+      if (with)
+        assert_true (mid > 100);
+      else
+        assert_int_equal (mid, 0);
+      assert_int_equal (left, 0);   /* wrapped within the area, not clipped at its side */
+      cairo_surface_destroy (img);
+    }
+}
+
 /* A σ-map grid exported at its fitted height has no empty band below. */
 static void
 test_tiles_fit_height (void **state)
@@ -1270,6 +1360,9 @@ main (void)
     cmocka_unit_test (test_legend_avoids_data),
     cmocka_unit_test (test_baseline_distinct),
     cmocka_unit_test (test_backdrop_under),
+    cmocka_unit_test (test_same_hue),
+    cmocka_unit_test (test_integer_x_without_data),
+    cmocka_unit_test (test_note),
     cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_categorical_x, render_setup, render_teardown),
   };

@@ -29,6 +29,7 @@ typedef struct {
   int color;
   double rgb[3];  /* the colour drawn, after the role's */
   gboolean dashed;
+  gboolean same_hue;
   SeriesRole role;
 } LineSeries;
 
@@ -37,6 +38,7 @@ struct _CamlPlotLine {
   char *title;
   char *x_label;
   char *y_label;
+  char *note;
   LineSeries *series;         /* (n_series) */
   size_t n_series;
   CamlPlotEvent *events;      /* (n_events), text owned */
@@ -161,7 +163,7 @@ compute_axes (CamlPlotLine *plot)
       xhi = have_x ? MAX (xhi, plot->opts.x_max) : plot->opts.x_max;
       have_x = TRUE;
     }
-  gboolean whole = have_x && integer_x (plot);
+  gboolean whole = plot->opts.integer_x || (have_x && integer_x (plot));
   if (whole && xhi - xlo < 1.0)
     {
       /* one step: a step either side, not a tenth of it */
@@ -203,7 +205,7 @@ assign_roles (CamlPlotLine *plot)
       for (size_t o = 0; o < plot->n_series; o++)
         if (o != s && !plot->series[o].dashed && plot->series[o].color == ls->color)
           shares = TRUE;
-      ls->role = !ls->dashed ? ROLE_PLAIN
+      ls->role = !ls->dashed || ls->same_hue ? ROLE_PLAIN
                  : !shares ? ROLE_BACKDROP
                  : ls->label == NULL || *ls->label == '\0' ? ROLE_FAINT : ROLE_REFERENCE;
       /* a reference takes a hue four places on in the palette: blue's is
@@ -229,9 +231,11 @@ caml_plot_line_new (const CamlPlotLineOptions *opts,
   plot->title = g_strdup (plot->opts.title);
   plot->x_label = g_strdup (plot->opts.x_label);
   plot->y_label = g_strdup (plot->opts.y_label);
+  plot->note = g_strdup (plot->opts.note);
   plot->opts.title = plot->title;
   plot->opts.x_label = plot->x_label;
   plot->opts.y_label = plot->y_label;
+  plot->opts.note = plot->note;
   if (plot->opts.n_x_categories > 0 && plot->opts.x_categories != NULL)
     {
       plot->categories = g_new0 (char *, plot->opts.n_x_categories + 1);
@@ -266,6 +270,7 @@ caml_plot_line_new (const CamlPlotLineOptions *opts,
       ls->label = g_strdup (in->label);
       ls->color = in->color;
       ls->dashed = in->dashed;
+      ls->same_hue = in->same_hue;
     }
 
   plot->events = g_new0 (CamlPlotEvent, MAX (n_events, 1));
@@ -300,6 +305,7 @@ caml_plot_line_free (CamlPlotLine *plot)
   g_free (plot->title);
   g_free (plot->x_label);
   g_free (plot->y_label);
+  g_free (plot->note);
   g_strfreev (plot->categories);
   g_free (plot);
 }
@@ -609,6 +615,61 @@ draw_events (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
   cairo_restore (cr);
 }
 
+/* The note, wrapped at spaces to lines of at most 80 % of the plot area's
+ * width, in a box at the area's middle. */
+static void
+draw_note (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+           const CamlPlotRect *area)
+{
+  const char *note = plot->note;
+  if (note == NULL || *note == '\0')
+    return;
+  double s = style->scale;
+  double size = style->tick_size * 1.1;
+  double avail = MAX (0.8 * area->width, 20.0);
+  g_auto (GStrv) words = g_strsplit (note, " ", -1);
+  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
+  GString *line = g_string_new (NULL);
+  for (int i = 0; words[i] != NULL; i++)
+    {
+      if (*words[i] == '\0')
+        continue;
+      g_autofree char *longer = line->len > 0 ? g_strconcat (line->str, " ", words[i], NULL)
+                                              : g_strdup (words[i]);
+      if (line->len > 0 && caml_plot_text_width (cr, size, longer) > avail)
+        {
+          g_ptr_array_add (lines, g_strdup (line->str));
+          g_string_assign (line, words[i]);
+        }
+      else
+        g_string_assign (line, longer);
+    }
+  if (line->len > 0)
+    g_ptr_array_add (lines, g_string_free (line, FALSE));
+  else
+    g_string_free (line, TRUE);
+
+  double widest = 0.0;
+  for (guint i = 0; i < lines->len; i++)
+    widest = MAX (widest, caml_plot_text_width (cr, size, lines->pdata[i]));
+  double row = size * 1.4, pad = 8.0 * s;
+  double bw = widest + 2.0 * pad, bh = lines->len * row - (row - size * 0.72) + 2.0 * pad;
+  double bx = area->x + 0.5 * (area->width - bw), by = area->y + 0.5 * (area->height - bh);
+  cairo_save (cr);
+  cairo_rectangle (cr, bx, by, bw, bh);
+  cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.92);
+  cairo_fill_preserve (cr);
+  cairo_set_source_rgb (cr, 0.75, 0.75, 0.75);
+  cairo_set_line_width (cr, 0.8 * s);
+  cairo_stroke (cr);
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  for (guint i = 0; i < lines->len; i++)
+    caml_plot_text (cr, size, FALSE, area->x + 0.5 * area->width, by + pad + i * row, 0.5, 0.0,
+                    lines->pdata[i]);
+  cairo_restore (cr);
+  g_ptr_array_free (lines, TRUE);
+}
+
 /* How much of the data a box would cover: points of every series inside
  * it, with sparse series sampled along their segments too. */
 static size_t
@@ -835,6 +896,7 @@ caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
     caml_plot_draw_grid (cr, &style, &area, &plot->x, &plot->y);
   draw_series (cr, plot, &style, &area);
   draw_events (cr, plot, &style, &area);
+  draw_note (cr, plot, &style, &area);
   caml_plot_draw_axes (cr, &style, width, &area, &plot->x, &plot->y,
                        plot->categories != NULL ? plot->tick_labels : NULL, NULL, plot->x_label, plot->y_label);
   cairo_set_source_rgb (cr, 0.0, 0.0, 0.0);

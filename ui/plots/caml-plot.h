@@ -147,6 +147,9 @@ typedef struct {
                          * hue of its own, above the others); dashed in a colour
                          * no solid series has: a backdrop such as an earlier
                          * run (drawn under the solid series) */
+  gboolean same_hue;    /* dashed: a curve of its own in exactly `color`, drawn like
+                         * a solid one, whatever else has that colour — the test
+                         * curve of a model beside its solid train curve */
 } CamlPlotSeries;
 
 /* A vertical marker, e.g. where the learning rate changed. */
@@ -164,7 +167,12 @@ typedef struct {
   gboolean show_raw;    /* with smoothing: also draw the raw data, faint */
   gboolean legend;
   gboolean grid;
-  double x_min, x_max;  /* when x_min < x_max, the x axis covers at least this */
+  double x_min, x_max;  /* when x_min < x_max, the x axis covers at least this: give
+                         * plots side by side the same span to line them up */
+  gboolean integer_x;   /* x counts something (steps): whole-number ticks always,
+                         * with no data too (else only when every x is whole) */
+  const char *note;     /* may be NULL: a few words drawn in the middle of the plot
+                         * area, wrapped, e.g. why it is empty */
   /* A categorical x axis: when n_x_categories > 0, x = 0, 1, …, n - 1 stand
    * for these values (say, words such as "bahdanau", "luong"), evenly spaced
    * and labelled with them; x_min and x_max are ignored. Copied. */
@@ -199,7 +207,7 @@ void caml_plot_line_get_series_rgb (const CamlPlotLine *plot, size_t i, double r
 /* Draws into (0, 0, width, height); if frame is not NULL it receives the plot
  * area in pixels (to map the mouse with caml_plot_axis_unmap). Series of
  * few points (or one) get a marker at each point; x axes whose data are
- * whole numbers get whole-number ticks; the legend goes into the corner
+ * whole numbers (or with integer_x) get whole-number ticks; the legend goes into the corner
  * of the plot area that covers the fewest points; a title too long for the
  * figure is shrunk, then shortened with "…". */
 void caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
