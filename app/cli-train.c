@@ -473,7 +473,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                                       classification, sigma_auc, sigma_high_on_fg,
                                       run_error ? run_error->message : NULL, &error), &error);
   written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
-                                               classification, run.evaluated_on, title,
+                                               NULL, classification, run.evaluated_on, title,
                                                &error), &error);
   /* the plots of a model, after the σ-maps: ", surface.png, chi.png" … */
   GString *drawn = g_string_new (NULL);

@@ -18,10 +18,11 @@ caml_report_evaluated_on (const CamlExperiment *exp)
   return exp->data.validation_fraction > 0 ? "validation" : "test";
 }
 
-gboolean
-caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
-                        const float *losses, long n_steps, gboolean classification,
-                        const char *evaluated_on, const char *title, GError **error)
+void
+caml_report_loss_plots (const CamlEvalRow *rows, int n_rows, const float *losses, long n_steps,
+                        const CamlDivergence *divergence, gboolean classification,
+                        const char *evaluated_on, const char *title, CamlPlotLine **loss_plot,
+                        CamlPlotLine **accuracy_plot)
 {
   g_autofree char *loss_label = g_strdup_printf ("%s loss", evaluated_on);
   g_autofree char *accuracy_label = g_strdup_printf ("%s accuracy", evaluated_on);
@@ -37,11 +38,27 @@ caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
   g_autofree double *eval_x = g_new (double, MAX (n_rows, 1));
   g_autofree double *test = g_new (double, MAX (n_rows, 1));
   g_autofree double *metric = g_new (double, MAX (n_rows, 1));
+  /* Both panels span the run's steps (from 0 when it was evaluated
+   * untrained), so that an evaluation lines up with the loss at its step. */
+  double first = 1.0, last = (double) MAX (n_steps, 1);
   for (int i = 0; i < n_rows; i++)
     {
       eval_x[i] = (double) rows[i].step;
       test[i] = rows[i].test_loss;
       metric[i] = rows[i].test_metric;
+      first = MIN (first, eval_x[i]);
+      last = MAX (last, eval_x[i]);
+    }
+  /* A run that diverged: a marker at the failed step. */
+  g_autofree char *diverged = NULL;
+  CamlPlotEvent events[1];
+  size_t n_events = 0;
+  if (divergence != NULL && divergence->step > 0)
+    {
+      diverged = g_strdup_printf ("diverged at step %ld; rolled back to step %ld",
+                                  divergence->step, divergence->rolled_back_to);
+      events[n_events++] = (CamlPlotEvent) { (double) divergence->step, diverged };
+      last = MAX (last, (double) divergence->step);
     }
 
   CamlPlotSeries series[] = {
@@ -52,22 +69,42 @@ caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
   CamlPlotLineOptions opts = {
     .title = title, .x_label = "step", .y_label = "loss",
     .log_y = TRUE, .legend = TRUE, .grid = TRUE,
+    .x_min = first, .x_max = last, .integer_x = TRUE,
+    .note = n_steps == 0 && n_rows == 0 ? "no step trained" : NULL,
   };
   /* The raw per-step loss is drawn faint under its smoothed trend: give it
    * the same colour, dashed. */
   series[0].dashed = TRUE;
-  g_autoptr (CamlPlotLine) loss_plot = caml_plot_line_new (&opts, series, 3, NULL, 0);
-
+  *loss_plot = caml_plot_line_new (&opts, series, 3, events, n_events);
+  if (accuracy_plot == NULL)
+    return;
+  *accuracy_plot = NULL;
   if (!classification)
-    return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT,
-                                caml_plot_line_draw_cb, loss_plot, error);
+    return;
 
   CamlPlotSeries acc_series[] = { { eval_x, metric, n_rows, accuracy_label, 2, FALSE } };
   CamlPlotLineOptions acc_opts = {
     .title = accuracy_label, .x_label = "step", .y_label = "accuracy",
     .legend = TRUE, .grid = TRUE,
+    .x_min = first, .x_max = last, .integer_x = TRUE,
+    .note = n_rows == 0 ? "no evaluation" : NULL,
   };
-  g_autoptr (CamlPlotLine) acc_plot = caml_plot_line_new (&acc_opts, acc_series, 1, NULL, 0);
+  *accuracy_plot = caml_plot_line_new (&acc_opts, acc_series, 1, events, n_events);
+}
+
+gboolean
+caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
+                        const float *losses, long n_steps, const CamlDivergence *divergence,
+                        gboolean classification, const char *evaluated_on, const char *title,
+                        GError **error)
+{
+  g_autoptr (CamlPlotLine) loss_plot = NULL;
+  g_autoptr (CamlPlotLine) acc_plot = NULL;
+  caml_report_loss_plots (rows, n_rows, losses, n_steps, divergence, classification,
+                          evaluated_on, title, &loss_plot, &acc_plot);
+  if (acc_plot == NULL)
+    return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT,
+                                caml_plot_line_draw_cb, loss_plot, error);
   CamlPlotPanelCell cells[] = {
     { caml_plot_line_draw_cb, loss_plot },
     { caml_plot_line_draw_cb, acc_plot },

@@ -5,6 +5,7 @@
 #include "caml.h"
 
 typedef struct _CamlPlotBars CamlPlotBars;   /* caml-plot.h */
+typedef struct _CamlPlotLine CamlPlotLine;   /* caml-plot.h */
 
 /* What a run of exp evaluates on: "validation" when data.validation_fraction
  * holds part of the training set out (caml_experiment_load_datasets then
@@ -12,13 +13,25 @@ typedef struct _CamlPlotBars CamlPlotBars;   /* caml-plot.h */
  * else "test". The labels of plots, pages and printed figures. */
 const char *caml_report_evaluated_on (const CamlExperiment *exp);
 
-/* loss.png: per-step training loss (smoothed) and the evaluated loss (and
- * accuracy on a second plot for classification) on evaluated_on
- * (caml_report_evaluated_on: "test" or "validation"). */
+/* loss.png: per-step training loss (smoothed; losses[i] is step i + 1's)
+ * and the evaluated loss (and accuracy on a second plot for
+ * classification) on evaluated_on (caml_report_evaluated_on: "test" or
+ * "validation"). Both plots span the same steps, on whole-number ticks.
+ * A run that diverged (divergence not NULL) is marked at the failed step
+ * ("diverged at step N; rolled back to step M"); losses may then run past
+ * the step rolled back to, up to the failed one. */
 gboolean caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
                                  const float *losses, long n_steps,
+                                 const CamlDivergence *divergence,
                                  gboolean classification, const char *evaluated_on,
                                  const char *title, GError **error);
+/* The plots of caml_report_write_loss, prepared (for tests): *accuracy_plot
+ * is NULL unless classification; accuracy_plot itself may be NULL. */
+void caml_report_loss_plots (const CamlEvalRow *rows, int n_rows, const float *losses,
+                             long n_steps, const CamlDivergence *divergence,
+                             gboolean classification, const char *evaluated_on,
+                             const char *title, CamlPlotLine **loss_plot,
+                             CamlPlotLine **accuracy_plot);
 
 /* For models with 2 inputs and 1 output: surface.png (ground truth when the
  * data has one, the fitted surface with the training points), chi.png

@@ -1377,7 +1377,8 @@ test_sigma_maps (void **state)
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "sigma-auc")));
   /* The accuracy and AUC plots span the run's steps as the loss plot
    * does, not just the evaluations (10…30 here; one at step 1000 spanned
-   * 900…1100). The AUC starts at the untrained maps, step 0. */
+   * 900…1100). The AUC starts at the untrained maps, step 0, and so do
+   * the others (the AUC's 0…2 stood beside a loss plot's 1…10). */
   const CamlPlotAxis *loss_x =
     caml_plot_line_get_x_axis (caml_plot_view_get_line (caml_window_get_plot_view (win, "loss")));
   const CamlPlotAxis *acc_x = caml_plot_line_get_x_axis (
@@ -1387,7 +1388,8 @@ test_sigma_maps (void **state)
   print_message ("x axes: loss %g…%g, accuracy %g…%g, AUC %g…%g\n", loss_x->lo, loss_x->hi,
                  acc_x->lo, acc_x->hi, auc_x->lo, auc_x->hi);
   assert_true (acc_x->lo == loss_x->lo && acc_x->hi == loss_x->hi);
-  assert_true (auc_x->lo <= loss_x->lo && auc_x->hi == loss_x->hi);
+  assert_true (auc_x->lo == loss_x->lo && auc_x->hi == loss_x->hi);
+  assert_true (loss_x->lo == 0.0);
   /* Scrubbing back shows the first snapshot again. */
   guint updates = caml_plot_view_get_update_count (sigma);
   gtk_range_set_value (caml_window_get_sigma_scrubber (win), 0);

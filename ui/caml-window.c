@@ -761,18 +761,36 @@ rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
   caml_plot_view_set_heatmaps (self->parts_view, parts, 4);
 }
 
-/* Options for a plot of a few evaluations by step: its x axis spans the
- * run, so it lines up with the loss plot (one evaluation, at step 1000,
- * spanned 900–1100). */
+/* Options for the plots by step — loss, accuracy, σ-map AUC: each x axis
+ * spans the run's steps, from 0 when the σ-maps start with the untrained
+ * ones, so that they line up (one evaluation, at step 1000, spanned
+ * 900–1100; the AUC's 0…2 stood beside a loss plot's 1…10). */
 static void
 span_run (CamlWindow *self, CamlPlotLineOptions *opts)
 {
-  long n = MAX (self->n_steps, self->prev_n_steps);   /* as the loss plot's curves do */
+  /* as far as the loss plot's curves go */
+  long n = MAX (MAX (self->n_steps, self->prev_n_steps), self->base_n_steps);
+  opts->integer_x = TRUE;
   if (n > 0)
     {
-      opts->x_min = 1;
+      opts->x_min = self->run != NULL && caml_run_has_sigma (self->run) ? 0 : 1;
       opts->x_max = (double) MAX (n, 2);
     }
+}
+
+/* The σ-map AUC by step, spanning the run as the loss plot does: built
+ * with each new snapshot and each loss plot. */
+static void
+rebuild_sigma_auc (CamlWindow *self)
+{
+  g_autofree double *steps = NULL, *auc = NULL;
+  int m = caml_run_copy_sigma_auc (self->run, &steps, &auc);
+  CamlPlotSeries series[] = { { steps, auc, m, "foreground / background AUC", 3, FALSE } };
+  CamlPlotLineOptions opts = {
+    .title = "σ-map AUC", .x_label = "step", .y_label = "AUC", .legend = TRUE, .grid = TRUE,
+  };
+  span_run (self, &opts);
+  caml_plot_view_set_line (self->sigma_auc_view, caml_plot_line_new (&opts, series, 1, NULL, 0));
 }
 
 /* The scrubber spans the snapshots kept; at its right end it follows the
@@ -833,16 +851,7 @@ rebuild_sigma_plots (CamlWindow *self, gboolean new_data)
     }
 
   if (new_data)
-    {
-      g_autofree double *steps = NULL, *auc = NULL;
-      int m = caml_run_copy_sigma_auc (self->run, &steps, &auc);
-      CamlPlotSeries series[] = { { steps, auc, m, "foreground / background AUC", 3, FALSE } };
-      CamlPlotLineOptions opts = {
-        .title = "σ-map AUC", .x_label = "step", .y_label = "AUC", .legend = TRUE, .grid = TRUE,
-      };
-      span_run (self, &opts);
-      caml_plot_view_set_line (self->sigma_auc_view, caml_plot_line_new (&opts, series, 1, NULL, 0));
-    }
+    rebuild_sigma_auc (self);
 }
 
 static void
@@ -2225,9 +2234,13 @@ rebuild_loss_plot (CamlWindow *self)
     .title = "loss", .x_label = "step", .y_label = "loss", .log_y = self->log_scale,
     .legend = TRUE, .grid = TRUE,
   };
+  span_run (self, &opts);
   caml_plot_view_set_line (self->loss_view,
                            caml_plot_line_new (&opts, series, n_series, events,
                                                self->events->len));
+  /* the AUC's span follows the loss plot's, not only its snapshots */
+  if (self->run != NULL && caml_run_has_sigma (self->run) && self->n_sigma > 0)
+    rebuild_sigma_auc (self);
 
   gboolean prev_acc = self->prev_classification && prev_r > 0;
   if ((self->progress.classification && r > 0) || (prev_acc && r == 0))
