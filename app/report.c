@@ -58,13 +58,14 @@ caml_report_loss_plots (const CamlEvalRow *rows, int n_rows, const float *losses
       diverged = g_strdup_printf ("diverged at step %ld; rolled back to step %ld",
                                   divergence->step, divergence->rolled_back_to);
       events[n_events++] = (CamlPlotEvent) { (double) divergence->step, diverged };
-      last = MAX (last, (double) divergence->step);
+      /* room after the marker, which would vanish in the frame's edge */
+      last = MAX (last, (double) divergence->step + MAX (1.0, ceil (0.03 * divergence->step)));
     }
 
   CamlPlotSeries series[] = {
     { step_x, train, n_steps, NULL, 0, FALSE },
     { step_x, train_smooth, n_steps, "train loss", 0, FALSE },
-    { eval_x, test, n_rows, loss_label, 1, FALSE },
+    { eval_x, test, n_rows, n_rows > 0 ? loss_label : NULL, 1, FALSE },
   };
   CamlPlotLineOptions opts = {
     .title = title, .x_label = "step", .y_label = "loss",

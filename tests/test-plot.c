@@ -1258,6 +1258,29 @@ test_note (void **state)
     }
 }
 
+/* A failed run's loss plot: the marker's text at the top right was hidden
+ * under the legend, which now takes another free corner. */
+static void
+test_legend_avoids_event_text (void **state)
+{
+  (void) state;
+  double x[] = { 1, 2 }, y[] = { 2.8, 9e11 };
+  CamlPlotSeries series = { x, y, 2, "train loss", 0, FALSE };
+  CamlPlotEvent event = { 2, "diverged at step 2; rolled back to step 0" };
+  CamlPlotLineOptions opts = { .log_y = TRUE, .legend = TRUE, .grid = TRUE,
+                               .x_min = 1, .x_max = 2, .integer_x = TRUE };
+  g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, &series, 1, &event, 1);
+  CamlPlotRect frame;
+  cairo_surface_t *img = render_line (plot, 1120, 500, &frame);
+  double ink[3] = { 0.3, 0.3, 0.3 };
+  /* the text ends left of the marker at the right edge, on the top row,
+   * where a legend box at the top right would start */
+  int text = count_near (img, ink, (int) (frame.x + frame.width) - 100, (int) frame.y + 9,
+                         (int) (frame.x + frame.width), (int) frame.y + 15);
+  assert_true (text > 20);
+  cairo_surface_destroy (img);
+}
+
 /* A σ-map grid exported at its fitted height has no empty band below. */
 static void
 test_tiles_fit_height (void **state)
@@ -1363,6 +1386,7 @@ main (void)
     cmocka_unit_test (test_same_hue),
     cmocka_unit_test (test_integer_x_without_data),
     cmocka_unit_test (test_note),
+    cmocka_unit_test (test_legend_avoids_event_text),
     cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_categorical_x, render_setup, render_teardown),
   };

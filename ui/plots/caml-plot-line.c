@@ -710,6 +710,34 @@ covered (const CamlPlotLine *plot, const CamlPlotRect *area, const CamlPlotRect 
   return count;
 }
 
+/* Whether a box would hide an event's text: its place as draw_events puts
+ * it on the first row (right of the marker, or left when it would leave the
+ * area). */
+static gboolean
+hides_event_text (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+                  const CamlPlotRect *area, const CamlPlotRect *box)
+{
+  double s = style->scale;
+  double size = style->tick_size * 0.95;
+  for (size_t e = 0; e < plot->n_events; e++)
+    {
+      const char *text = plot->events[e].text;
+      double px = caml_plot_axis_map (&plot->x, plot->events[e].x, area->x,
+                                      area->x + area->width);
+      if (text == NULL || *text == '\0' || !isfinite (px))
+        continue;
+      double tw = caml_plot_text_width (cr, size, text);
+      double tx = px + 3.0 * s;
+      if (tx + tw > area->x + area->width - 2.0 * s)
+        tx = px - 3.0 * s - tw;
+      double ty = area->y + 4.0 * s;
+      if (tx < box->x + box->width && tx + tw > box->x
+          && ty < box->y + box->height && ty + size > box->y)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* Where the legend goes: a box in a corner of the plot area, or, when
  * every corner would cover data, a strip of entries side by side above the
  * plot area (which then gives up strip_h of its height). */
@@ -750,7 +778,8 @@ legend_place (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
   double bw = lg->pad + lg->sample + 6.0 * s + lg->widest + lg->pad;
   double bh = lg->pad * 2.0 + lg->rows * lg->row_h - (lg->row_h - lg->size * 0.72);
   double margin = 8.0 * s;
-  /* The corner that covers the least data, top right on a tie. */
+  /* The corner that covers the least data, top right on a tie; never over
+   * an event's text if another corner is free of it. */
   double corners[4][2] = {
     { area->x + area->width - bw - margin, area->y + margin },
     { area->x + margin, area->y + margin },
@@ -763,6 +792,8 @@ legend_place (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
       CamlPlotRect box = { corners[c][0] - 3.0 * s, corners[c][1] - 3.0 * s,
                            bw + 6.0 * s, bh + 6.0 * s };
       size_t n = covered (plot, area, &box);
+      if (hides_event_text (cr, plot, style, area, &box))
+        n = n + G_MAXSIZE / 8;
       if (n < best_count)
         {
           best_count = n;
@@ -775,7 +806,8 @@ legend_place (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
   if (best_count == 0 || bw > 0.9 * area->width || bh > 0.9 * area->height)
     return TRUE;
 
-  /* Every corner covers data: entries in rows above the plot area. */
+  /* Every corner covers data (or an event's text): entries in rows above
+   * the plot area. */
   int lines = 1;
   double x = 0.0;
   for (size_t i = 0; i < plot->n_series; i++)
