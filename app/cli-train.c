@@ -68,6 +68,20 @@ print_bar (const CamlProgress *p, gboolean classification, const char *evaluated
   g_printerr ("  eta %.0fs   ", eta);
 }
 
+/* A line of --plain output: one evaluation. */
+static void
+print_row (const CamlEvalRow *row, gboolean classification, const char *evaluated_on)
+{
+  g_print ("step %ld  train_loss %.6g  %s_loss %.6g  %s_%s %.6g  %.1fs", row->step,
+           row->train_loss, evaluated_on, row->test_loss, evaluated_on,
+           classification ? "accuracy" : "mse", row->test_metric, row->seconds);
+  /* Text: the mean rate so far, over the time spent training. */
+  double training = row->seconds - row->eval_seconds;
+  if (row->tokens > 0 && training > 0)
+    g_print ("  %.0f tokens/s", row->tokens / training);
+  g_print ("\n");
+}
+
 static gboolean
 on_tick (gpointer user_data)
 {
@@ -84,17 +98,7 @@ on_tick (gpointer user_data)
       int n = 0;
       g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n);
       for (int i = run->rows_printed; i < n; i++)
-        {
-          g_print ("step %ld  train_loss %.6g  %s_loss %.6g  %s_%s %.6g  %.1fs",
-                   rows[i].step, rows[i].train_loss, run->evaluated_on, rows[i].test_loss,
-                   run->evaluated_on, p.classification ? "accuracy" : "mse",
-                   rows[i].test_metric, rows[i].seconds);
-          /* Text: the mean rate so far, over the time spent training. */
-          double training = rows[i].seconds - rows[i].eval_seconds;
-          if (rows[i].tokens > 0 && training > 0)
-            g_print ("  %.0f tokens/s", rows[i].tokens / training);
-          g_print ("\n");
-        }
+        print_row (&rows[i], p.classification, run->evaluated_on);
       run->rows_printed = n;
     }
   if (done)
@@ -121,7 +125,7 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
                const CamlProgress *p, const CamlEvalRow *last, double train_loss,
                double train_metric,
                gboolean classification, double sigma_auc, gboolean sigma_high_on_fg,
-               const char *error_message, GError **error)
+               const char *error_message, const CamlDivergence *divergence, GError **error)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -172,16 +176,31 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
       json_builder_set_member_name (b, "error");
       json_builder_add_string_value (b, error_message);
     }
+  if (divergence)
+    {
+      json_builder_set_member_name (b, "diverged_at_step");
+      json_builder_add_int_value (b, divergence->step);
+      json_builder_set_member_name (b, "rolled_back_to");
+      json_builder_add_int_value (b, divergence->rolled_back_to);
+    }
   json_builder_end_object (b);
 
   return caml_cli_json_write (b, path, error);
 }
 
-/* σ-map snapshots, taken on the trainer thread between two steps. */
+/* The losses of the last steps, with their steps: a divergence takes the
+ * trainer's losses back to the step rolled back to (one or two steps
+ * before the failed one), but loss.png shows what the run went through. */
+#define LOSS_TAIL 8
+
+/* What the progress function records on the trainer thread: the loss
+ * tail at every step and σ-map snapshots between two steps. */
 typedef struct {
+  long               tail_step[LOSS_TAIL];  /* 0: empty */
+  float              tail_loss[LOSS_TAIL];
   CamlTrainer       *trainer;
   const CamlDataset *test;
-  int                layer;
+  int                layer;      /* of the σ-maps, or -1 */
   long              *steps;      /* wanted steps, ascending; the last run step is added */
   int                n_steps;
   GPtrArray         *snapshots;  /* CamlSigmaSnapshot, in step order */
@@ -189,7 +208,7 @@ typedef struct {
   long               taking;     /* the step of the snapshot being taken */
   CamlSigmaSnapshot *taken;      /* by take_snapshot, until kept */
   GError            *error;
-} SigmaRecorder;
+} Recorder;
 
 /* words.html: test samples shown, and the lists of the most and least
  * context-free words among those seen at least WORDS_MIN_COUNT times. */
@@ -204,7 +223,7 @@ typedef struct {
 static void
 take_snapshot (CamlModel *model, gpointer user_data)
 {
-  SigmaRecorder *rec = user_data;
+  Recorder *rec = user_data;
   rec->taken = caml_sigma_snapshot_new (model, rec->layer, rec->test, SIGMA_GRID_IMAGES,
                                         rec->taking, &rec->error);
 }
@@ -212,7 +231,16 @@ take_snapshot (CamlModel *model, gpointer user_data)
 static void
 on_trainer_progress (const CamlProgress *p, gpointer user_data)
 {
-  SigmaRecorder *rec = user_data;
+  Recorder *rec = user_data;
+  /* every step's report, while running (the last report of a failed run
+   * has the step rolled back to with the failed step's loss) */
+  if (p->state == CAML_TRAINER_RUNNING && p->step > 0)
+    {
+      rec->tail_step[p->step % LOSS_TAIL] = p->step;
+      rec->tail_loss[p->step % LOSS_TAIL] = (float) p->last_loss;
+    }
+  if (rec->layer < 0)
+    return;
   gboolean wanted = FALSE;
   for (int i = 0; i < rec->n_steps; i++)
     wanted |= rec->steps[i] == p->step;
@@ -265,13 +293,16 @@ parse_steps_list (const char *text, long total, long **steps, int *n_steps, GErr
 }
 
 /* The plots an earlier run may have left in out_dir that this one might not
- * draw (another kind of model or data): removed, so the directory holds one
- * run's results. Only names caml train writes are touched. */
+ * draw (another kind of model or data), and the report of a run that kept
+ * nothing: removed, so the directory holds one run's results. Only names
+ * caml train writes are touched; only a run that keeps its results calls
+ * this. */
 static void
 remove_stale_results (const char *out_dir)
 {
   static const char *const names[] = {
-    "surface.png", "chi.png", "parts.png", "words.html", "words.png", NULL
+    "surface.png", "chi.png", "parts.png", "words.html", "words.png",
+    "failed-summary.json", "failed-loss.png", NULL
   };
   g_autoptr (GDir) dir = g_dir_open (out_dir, 0, NULL);
   const char *name;
@@ -326,6 +357,104 @@ digits_grouped (int n)
   return g_string_free (s, FALSE);
 }
 
+/* The losses loss.png draws for a run that diverged: those kept (steps
+ * 1 … rolled_back_to) and those the rollback dropped, up to the failed
+ * step's (its loss, last_loss, may be the one that blew up); a step whose
+ * loss the tail lost is NaN, not drawn. g_free the result. */
+static float *
+losses_through_divergence (const float *kept, long n_kept, const Recorder *rec,
+                           const CamlDivergence *d, double last_loss, long *n)
+{
+  long total = MAX (d->step, n_kept);
+  float *out = g_new (float, MAX (total, 1));
+  for (long i = 0; i < total; i++)
+    {
+      long step = i + 1;
+      if (i < n_kept)
+        out[i] = kept[i];
+      else if (step == d->step)
+        out[i] = (float) last_loss;
+      else
+        out[i] = rec->tail_step[step % LOSS_TAIL] == step ? rec->tail_loss[step % LOSS_TAIL]
+                                                           : NAN;
+    }
+  *n = total;
+  return out;
+}
+
+/* rows has room for one more: a row at p's step, of the final weights on
+ * the test set as `caml eval` measures them, for a run whose last
+ * evaluation was at an earlier step (stopped, or rolled back between two
+ * evaluations), so that summary.json, metrics.csv and loss.png describe
+ * the weights saved. Its train_loss is the mean over the steps since the
+ * row before, as the trainer's rows have; its time counts as evaluating,
+ * and p's seconds grow by it. */
+static void
+add_final_row (CamlModel *model, CamlLossKind loss, const CamlDataset *test, const float *losses,
+               long n_steps, CamlEvalRow *rows, int n_rows, CamlProgress *p)
+{
+  CamlEvalRow *row = &rows[n_rows];
+  long from = n_rows > 0 ? rows[n_rows - 1].step : 0;
+  double sum = 0;
+  for (long i = from; i < MIN (p->step, n_steps); i++)
+    sum += losses[i];
+  *row = (CamlEvalRow) { .step = p->step, .tokens = p->tokens };
+  row->train_loss = p->step > from ? sum / (double) (MIN (p->step, n_steps) - from) : NAN;
+  gint64 start = g_get_monotonic_time ();
+  caml_evaluate (model, loss, test, &row->test_loss, &row->test_metric);
+  double spent = (g_get_monotonic_time () - start) / 1e6;
+  p->seconds += spent;
+  p->eval_seconds += spent;
+  row->seconds = p->seconds;
+  row->eval_seconds = p->eval_seconds;
+}
+
+/* "stopped after 385 steps in 12.0s (…)" */
+static void
+print_ended (const CamlProgress *p)
+{
+  double training = p->seconds - p->eval_seconds;
+  g_print ("%s after %ld steps in %.1fs (%.1fs of them evaluating; %.0f steps/s",
+           state_name (p->state), p->step, p->seconds, p->eval_seconds,
+           training > 0 ? p->step / training : 0.0);
+  if (p->tokens > 0)
+    g_print (", %.0f tokens/s", training > 0 ? p->tokens / training : 0.0);
+  g_print (" while training)\n");
+}
+
+/* A run that failed with nothing to keep (its weights went back to the
+ * untrained ones): what an earlier run left in out_dir stays, and this
+ * run's summary and loss plot go beside it as failed-summary.json and
+ * failed-loss.png. */
+static void
+report_nothing_kept (const char *out_dir, const char *preset, const CamlExperiment *exp,
+                     const CamlProgress *p, const GError *run_error,
+                     const CamlDivergence *divergence, const float *losses, long n_losses,
+                     gboolean classification, const char *evaluated_on, const char *title,
+                     Problems *problems)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *summary_path = g_build_filename (out_dir, "failed-summary.json", NULL);
+  g_autofree char *loss_path = g_build_filename (out_dir, "failed-loss.png", NULL);
+  g_autofree char *loss_title = g_strdup_printf ("%s: failed", title);
+  /* no figures: the untrained weights are not what anyone asked for */
+  gboolean ok = kept (problems, write_summary (summary_path, preset, exp, p, NULL, NAN, NAN,
+                                               classification, NAN, FALSE,
+                                               run_error ? run_error->message : NULL,
+                                               divergence, &error), &error);
+  ok &= kept (problems, caml_report_write_loss (loss_path, NULL, 0, losses, n_losses, divergence,
+                                                classification, evaluated_on, loss_title,
+                                                &error), &error);
+  if (run_error)
+    problem (problems, run_error->message);
+  print_ended (p);
+  g_print ("nothing kept: the run failed before a step worth keeping, so %s/ keeps what it "
+           "held; this run's failure is in failed-summary.json and failed-loss.png there\n",
+           out_dir);
+  if (!ok)
+    g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
+}
+
 /* Trains model in a background thread while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
@@ -336,14 +465,13 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
 {
   g_autoptr (GError) error = NULL;
   CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
-  SigmaRecorder rec = {
+  Recorder rec = {
     .trainer = trainer, .test = test, .layer = caml_report_sigma_layer (model),
     .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
     .last_taken = -1, .steps = sigma_steps, .n_steps = n_sigma_steps,
   };
 
-  if (rec.layer >= 0)
-    caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
+  caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
   Run run = {
     .trainer = trainer,
     .loop = g_main_loop_new (NULL, FALSE),
@@ -379,9 +507,6 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
       g_ptr_array_free (rec.snapshots, TRUE);
       return 1;
     }
-  /* Only now that the run has started: a run refused at the start leaves
-   * the directory as it was. */
-  remove_stale_results (out_dir);
   g_timeout_add (100, on_tick, &run);   /* removes itself when the run ends */
   guint sigint = g_unix_signal_add (SIGINT, on_interrupt, &run);
   guint sigterm = g_unix_signal_add (SIGTERM, on_interrupt, &run);
@@ -394,17 +519,53 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   caml_trainer_get_progress (trainer, &p);
   int n_rows = 0;
   long n_steps = 0;
-  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+  g_autofree CamlEvalRow *trainer_rows = caml_trainer_copy_rows (trainer, &n_rows);
   g_autofree float *losses = caml_trainer_copy_losses (trainer, &n_steps);
   g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
+  CamlDivergence divergence;
+  gboolean diverged = caml_trainer_get_divergence (trainer, &divergence);
   caml_trainer_free (trainer);
   g_main_loop_unref (run.loop);
+  gboolean classification = train->n_classes > 0;
+  g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
+                                            exp->name ? exp->name : "experiment", exp->seed);
+  /* loss.png: the losses up to the failed step, not only those kept */
+  long n_plotted = n_steps;
+  g_autofree float *plotted = diverged ? losses_through_divergence (losses, n_steps, &rec,
+                                                                    &divergence, p.last_loss,
+                                                                    &n_plotted)
+                                       : NULL;
+
+  if (p.state == CAML_TRAINER_FAILED && p.step == 0)
+    {
+      /* Nothing of this run is worth keeping: the directory keeps what it
+       * held (an earlier run's results), and this one's failure goes
+       * beside them under names of its own. */
+      g_ptr_array_free (rec.snapshots, TRUE);
+      g_clear_error (&rec.error);
+      report_nothing_kept (out_dir, preset, exp, &p, run_error, diverged ? &divergence : NULL,
+                           plotted ? plotted : losses, n_plotted, classification,
+                           run.evaluated_on, title, problems);
+      return 1;
+    }
+  /* The directory holds one run's results: an earlier run's plots that
+   * this one might not draw (another kind of model or data) go. */
+  remove_stale_results (out_dir);
 
   /* The final weights on the whole training set, as `caml eval` measures
    * them: summary.json's and the last line's train figures. */
   double train_loss = NAN, train_metric = NAN;
   caml_evaluate (model, exp->loss, train, &train_loss, &train_metric);
-  gboolean classification = train->n_classes > 0;
+  /* … and on the test set, when the last evaluation was at an earlier step
+   * (a stopped run, or one rolled back to a step between evaluations). */
+  CamlEvalRow *rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1);
+  if (n_rows == 0 || rows[n_rows - 1].step != p.step)
+    {
+      add_final_row (model, exp->loss, test, losses, n_steps, rows, n_rows, &p);
+      if (!quiet && !run.tty)
+        print_row (&rows[n_rows], classification, run.evaluated_on);
+      n_rows++;
+    }
   const CamlEvalRow *last = n_rows > 0 ? &rows[n_rows - 1] : NULL;
 
   /* σ-maps: a grid at every snapshot (and at the end, whatever step that
@@ -438,11 +599,11 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
       const CamlSigmaSnapshot *snap = rec.snapshots->pdata[i];
       g_autofree char *name = g_strdup_printf ("sigma-step%ld.png", snap->step);
       g_autofree char *path = g_build_filename (out_dir, name, NULL);
-      g_autofree char *title = g_strdup_printf ("%s: test images and their σ-maps "
-                                                "(χ black 0 … white 1), step %ld",
-                                                exp->name ? exp->name : "experiment",
-                                                snap->step);
-      if (!caml_report_write_sigma_grid (path, snap, title, &error))
+      g_autofree char *grid_title = g_strdup_printf ("%s: test images and their σ-maps "
+                                                     "(χ black 0 … white 1), step %ld",
+                                                     exp->name ? exp->name : "experiment",
+                                                     snap->step);
+      if (!caml_report_write_sigma_grid (path, snap, grid_title, &error))
         {
           problem (problems, error->message);
           g_clear_error (&error);
@@ -457,8 +618,6 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   g_autofree char *weights_path = g_build_filename (out_dir, "model.weights", NULL);
   g_autofree char *exp_path = g_build_filename (out_dir, "experiment.json", NULL);
   g_autofree char *loss_path = g_build_filename (out_dir, "loss.png", NULL);
-  g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
-                                            exp->name ? exp->name : "experiment", exp->seed);
   g_autofree char *words_path = g_build_filename (out_dir, "words.html", NULL);
   g_autofree char *words_png = g_build_filename (out_dir, "words.png", NULL);
   gboolean words = FALSE;
@@ -471,10 +630,12 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                                                   &error), &error);
   written_all &= kept (problems, write_summary (summary_path, preset, exp, &p, last, train_loss, train_metric,
                                       classification, sigma_auc, sigma_high_on_fg,
-                                      run_error ? run_error->message : NULL, &error), &error);
-  written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows, losses, n_steps,
-                                               NULL, classification, run.evaluated_on, title,
-                                               &error), &error);
+                                      run_error ? run_error->message : NULL,
+                                      diverged ? &divergence : NULL, &error), &error);
+  written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows,
+                                               plotted ? plotted : losses, n_plotted,
+                                               diverged ? &divergence : NULL, classification,
+                                               run.evaluated_on, title, &error), &error);
   /* the plots of a model, after the σ-maps: ", surface.png, chi.png" … */
   GString *drawn = g_string_new (NULL);
   written_all &= kept (problems, caml_report_write_surfaces (out_dir, exp, model, train, drawn,
@@ -487,13 +648,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
 
   if (run_error)
     problem (problems, run_error->message);
-  double training = p.seconds - p.eval_seconds;
-  g_print ("%s after %ld steps in %.1fs (%.1fs of them evaluating; %.0f steps/s",
-           state_name (p.state), p.step, p.seconds, p.eval_seconds,
-           training > 0 ? p.step / training : 0.0);
-  if (p.tokens > 0)
-    g_print (", %.0f tokens/s", training > 0 ? p.tokens / training : 0.0);
-  g_print (" while training)\n");
+  print_ended (&p);
   if (last)
     g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
              train_loss, run.evaluated_on, last->test_loss,
@@ -509,6 +664,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
            "loss.png%s)\n", out_dir, drawn->str);
   g_string_free (drawn, TRUE);
   g_string_free (written, TRUE);
+  g_free (rows);
   if (!written_all)
     g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
   if (p.state == CAML_TRAINER_FAILED)
@@ -605,20 +761,26 @@ caml_cli_train (int argc, char **argv)
     "one run's results):\n"
     "  metrics.csv      a row per evaluation: step, train_loss (the mean over\n"
     "                   the batches since the evaluation before), test_loss,\n"
-    "                   test_mse or test_accuracy, seconds\n"
+    "                   test_mse or test_accuracy, seconds; a run stopped (or\n"
+    "                   rolled back by a divergence) between evaluations gets\n"
+    "                   a last row at its final step, evaluated after the run\n"
+    "                   with the weights it saves\n"
     "  summary.json     preset, seed, steps, evaluated_on (\"test\", or\n"
     "                   \"validation\" with --validation: then the test_* figures\n"
     "                   here and in metrics.csv are the held-out part's),\n"
     "                   train_loss and train_accuracy or train_mse (the final\n"
     "                   weights on the whole training set, as `caml eval`\n"
     "                   gives them), test_loss, test_mse or\n"
-    "                   test_accuracy, seconds, eval_seconds (of them spent\n"
+    "                   test_accuracy (of the saved weights, metrics.csv's\n"
+    "                   last row), seconds, eval_seconds (of them spent\n"
     "                   evaluating), steps_per_second over the rest; for text\n"
     "                   data also tokens (valid tokens trained on) and\n"
-    "                   tokens_per_second\n"
+    "                   tokens_per_second; after a divergence the error,\n"
+    "                   diverged_at_step and rolled_back_to\n"
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
-    "  loss.png         training and test (or validation) loss per step\n"
+    "  loss.png         training and test (or validation) loss per step, and a\n"
+    "                   marker where a run diverged\n"
     "  surface.png      for 2-D → 1-D regression: ground truth and fitted surface\n"
     "                   with the training points, over the experiment's plot domain\n"
     "  chi.png          the χ surface of every context-aware layer\n"
@@ -636,6 +798,11 @@ caml_cli_train (int argc, char **argv)
     "                   most and least context-free words seen ≥ 20 times in\n"
     "                   training (docs/text-classification.md)\n"
     "  words.png        the same two lists as bars\n"
+    "\n"
+    "A run that diverges is rolled back to its last good weights and keeps\n"
+    "them as above; one rolled back to step 0 has nothing to keep and leaves\n"
+    "DIR as it was (an earlier run's results too), writing only\n"
+    "failed-summary.json and failed-loss.png (the losses up to the failure).\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"
     "not start or could not write a result, 2 for bad command-line options, 130\n"

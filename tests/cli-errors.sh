@@ -140,17 +140,48 @@ expect 1 '^caml eval: w/model.weights: byte 12: these weights were trained on a 
   "$caml" eval words.json -w w/model.weights
 
 # A loss that blows up while staying finite is a divergence: exit 1, the
-# message says so, and the results (weights first) are written.
+# message says so, and the results of the steps kept (weights first) are
+# written — here 24 of them, the run failing at step 26.
 cat >blowup.json <<'J'
 {"data": {"builtin": "surface"},
- "model": [{"layer": "ca_nn", "units": 5}, {"layer": "dense", "units": 1}],
- "optimizer": {"type": "adagrad", "lr": 1e6}, "training": {"steps": 300}}
+ "model": [{"layer": "dense", "units": 16, "activation": "relu"}, {"layer": "dense", "units": 1}],
+ "optimizer": {"type": "sgd", "lr": 0.3, "momentum": 0.99},
+ "training": {"steps": 1000, "eval_every": 10}}
 J
-expect 1 'is over a million times the first step' "$caml" train blowup.json -o b -q
-for f in model.weights summary.json metrics.csv; do
+expect 1 'step 26: .*is over a million times the first step.*rolled back to step 24' \
+  "$caml" train blowup.json -o b -q
+for f in model.weights summary.json metrics.csv loss.png; do
   [ -s "b/$f" ] || { echo "FAIL: a diverged run did not write $f"; exit 1; }
 done
 grep -q '"error"' b/summary.json || { echo "FAIL: summary.json lacks the error"; exit 1; }
+grep -q '"diverged_at_step" : 26' b/summary.json && grep -q '"rolled_back_to" : 24' b/summary.json \
+  || { echo "FAIL: summary.json does not say where the run diverged"; cat b/summary.json; exit 1; }
+[ ! -e b/failed-summary.json ] || { echo "FAIL: a failure with steps kept wrote failed-summary.json"; exit 1; }
+
+# A run that fails with nothing kept (rolled back to step 0) leaves an
+# earlier run's results in the directory as they were: they were replaced
+# by the untrained weights, and chi.png and parts.png deleted. Its own
+# failure goes to failed-summary.json and failed-loss.png.
+cat >diverge0.json <<'J'
+{"data": {"builtin": "surface"},
+ "model": [{"layer": "dense", "units": 16, "activation": "relu"}, {"layer": "dense", "units": 1}],
+ "optimizer": {"type": "sgd", "lr": 1000}, "training": {"steps": 100}}
+J
+"$caml" train --preset surface-ca-nn-1 -n 50 -o good -q >/dev/null
+cp -r good good.before
+expect 1 'step 2: .*rolled back to step 0' "$caml" train diverge0.json -o good
+grep -q '^nothing kept: .*good/ keeps what it held' out.txt \
+  || { echo "FAIL: the run did not say it kept nothing"; cat out.txt; exit 1; }
+for f in model.weights summary.json metrics.csv experiment.json loss.png surface.png chi.png parts.png; do
+  cmp -s "good/$f" "good.before/$f" || { echo "FAIL: a run that kept nothing changed $f"; ls -l good; exit 1; }
+done
+grep -q '"diverged_at_step" : 2' good/failed-summary.json && grep -q '"rolled_back_to" : 0' good/failed-summary.json \
+  || { echo "FAIL: no failed-summary.json"; ls good; exit 1; }
+head -c 8 good/failed-loss.png | od -An -tx1 | grep -q "89 50 4e 47" || { echo "FAIL: no failed-loss.png"; exit 1; }
+# … until a run that keeps its results replaces them: the failure report goes too.
+"$caml" train --preset surface-nn -n 20 -o good -q >/dev/null
+[ ! -e good/failed-summary.json ] && [ ! -e good/failed-loss.png ] && [ ! -e good/chi.png ] \
+  || { echo "FAIL: an earlier run's files stayed beside a new run's"; ls good; exit 1; }
 
 # A name cannot place the default output outside runs/.
 cat >evil.json <<'J'
