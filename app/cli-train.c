@@ -12,6 +12,7 @@
 #include "caml.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-progress.h"
 #include "presets.h"
 #include "report.h"
 
@@ -45,27 +46,14 @@ state_name (CamlTrainerState state)
   return "?";
 }
 
+/* The bar redrawn in place, within the terminal's width (read each time:
+ * the window may be resized), the rest of the old line erased. */
 static void
-print_bar (const CamlProgress *p, gboolean classification, const char *evaluated_on)
+print_bar (const CamlProgress *p, const char *evaluated_on)
 {
-  const int width = 30;
-  double frac = p->total_steps > 0 ? (double) p->step / p->total_steps : 0.0;
-  int filled = (int) (frac * width);
-  char bar[64];
-  for (int i = 0; i < width; i++)
-    bar[i] = i < filled ? '#' : '-';
-  bar[width] = '\0';
-  double eta = p->steps_per_second > 0
-               ? (p->total_steps - p->step) / p->steps_per_second : 0.0;
-  g_printerr ("\r[%s] %3.0f%% step %ld/%ld  loss %.4g", bar, 100 * frac, p->step,
-              p->total_steps, p->last_loss);
-  if (p->n_rows > 0)
-    g_printerr ("  %s %s %.4g", evaluated_on, classification ? "acc" : "mse",
-                p->last_row.test_metric);
-  g_printerr ("  %.0f steps/s", p->steps_per_second);
-  if (p->tokens > 0)
-    g_printerr ("  %.0f tokens/s", p->tokens_per_second);
-  g_printerr ("  eta %.0fs   ", eta);
+  g_autofree char *line = caml_cli_progress_line (p, evaluated_on,
+                                                  caml_cli_terminal_columns (STDERR_FILENO));
+  g_printerr ("\r%s\033[K", line);
 }
 
 /* A line of --plain output: one evaluation. */
@@ -92,7 +80,7 @@ on_tick (gpointer user_data)
                   || p.state == CAML_TRAINER_FAILED;
 
   if (!run->quiet && run->tty)
-    print_bar (&p, p.classification, run->evaluated_on);
+    print_bar (&p, run->evaluated_on);
   else if (!run->quiet && p.n_rows > run->rows_printed)
     {
       int n = 0;

@@ -1,0 +1,84 @@
+/* test-cli-progress.c — caml train's progress bar fits the terminal: it
+ * printed about 128 columns whatever the width, which wrap on an
+ * 80-column terminal and leave a line behind at every redraw. */
+#include <stdlib.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli-progress.h"
+
+/* A text run as the user saw it: every field there is. */
+static CamlProgress
+text_run (void)
+{
+  CamlProgress p = {
+    .state = CAML_TRAINER_RUNNING, .step = 385, .total_steps = 1500, .last_loss = 0.227229,
+    .steps_per_second = 74.2, .tokens = 1234567, .tokens_per_second = 89471.3,
+    .seconds = 12, .classification = TRUE, .n_rows = 3,
+  };
+  p.last_row.test_metric = 0.815367;
+  return p;
+}
+
+static void
+test_fits (void **state)
+{
+  (void) state;
+  CamlProgress p = text_run ();
+  for (int columns = 1; columns <= 200; columns++)
+    {
+      g_autofree char *line = caml_cli_progress_line (&p, "validation", columns);
+      assert_true ((int) strlen (line) <= MAX (columns - 1, 1));
+      assert_null (strchr (line, '\r'));
+      assert_null (strchr (line, '\n'));
+      if (columns >= 40)
+        assert_non_null (strstr (line, "step 385/1500"));
+    }
+}
+
+/* Wide: everything, with a 30-column bar. 80 columns: a bar and the
+ * figures that matter most; the rates go first. */
+static void
+test_what_goes (void **state)
+{
+  (void) state;
+  CamlProgress p = text_run ();
+  g_autofree char *wide = caml_cli_progress_line (&p, "test", 200);
+  assert_true (g_str_has_prefix (wide, "[#######-----------------------]  26% step 385/1500  "
+                                       "loss 0.2272  test acc 0.8154  74 steps/s  "
+                                       "89471 tokens/s  eta 15s"));
+  assert_non_null (strstr (wide, "test acc 0.8154"));
+  assert_non_null (strstr (wide, "74 steps/s"));
+  assert_non_null (strstr (wide, "89471 tokens/s"));
+  assert_non_null (strstr (wide, "eta 15s"));
+
+  g_autofree char *eighty = caml_cli_progress_line (&p, "test", 80);
+  assert_true (eighty[0] == '[');
+  assert_non_null (strstr (eighty, "loss 0.2272"));
+  assert_non_null (strstr (eighty, "test acc 0.8154"));
+  assert_null (strstr (eighty, "tokens/s"));
+
+  g_autofree char *narrow = caml_cli_progress_line (&p, "test", 40);
+  assert_true (g_str_has_prefix (narrow, " 26% step 385/1500  loss 0.2272"));
+
+  /* before any evaluation: no metric; a long eta in minutes */
+  p.n_rows = 0;
+  p.steps_per_second = 1.0;
+  g_autofree char *early = caml_cli_progress_line (&p, "test", 200);
+  assert_null (strstr (early, "acc"));
+  assert_non_null (strstr (early, "eta 18m35s"));
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_fits),
+    cmocka_unit_test (test_what_goes),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
