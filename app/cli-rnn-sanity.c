@@ -155,7 +155,8 @@ write_tables (const char *dir, const CellResult *results, int n_cells, GError **
 }
 
 /* rnn-sanity.png: the mean training and test loss per step (left) and the
- * mean test error (right), one colour per cell — the paper's Fig. 13. */
+ * mean test error (right) — the paper's Fig. 13. One colour per cell in
+ * both panels; train solid, test dashed (same_hue: not a baseline's hue). */
 static gboolean
 write_plot (const char *dir, CellResult *results, int n_cells, int steps, GError **error)
 {
@@ -177,15 +178,17 @@ write_plot (const char *dir, CellResult *results, int n_cells, int steps, GError
       labels[2 * c + 1] = g_strdup_printf ("%s test", cells[c].title);
       loss[2 * c] = (CamlPlotSeries) { x, cell->train_curve, steps, labels[2 * c], c, FALSE };
       loss[2 * c + 1] = (CamlPlotSeries) { x, cell->test_curve, steps, labels[2 * c + 1], c,
-                                           TRUE };
-      err[c] = (CamlPlotSeries) { x, cell->error_curve, steps, cells[c].title, c, FALSE };
+                                           TRUE, TRUE };
+      err[c] = (CamlPlotSeries) { x, cell->error_curve, steps, labels[2 * c + 1], c, TRUE, TRUE };
     }
   CamlPlotLineOptions loss_opts = {
-    .title = "mean loss over runs (test dashed)", .x_label = "step", .y_label = "loss",
+    .title = "mean loss over runs (train solid, test dashed)", .x_label = "step",
+    .y_label = "loss",
     .log_y = TRUE, .legend = TRUE, .grid = TRUE,
   };
   CamlPlotLineOptions err_opts = {
-    .title = "mean test error over runs", .x_label = "step", .y_label = "test error",
+    .title = "mean test error over runs", .x_label = "step",
+    .y_label = "test error",
     .legend = TRUE, .grid = TRUE,
   };
   g_autoptr (CamlPlotLine) loss_plot = caml_plot_line_new (&loss_opts, loss, 2 * n_cells,
