@@ -115,6 +115,34 @@ check_axes (char **grids, const Axis *axes, int n_axes, GError **error)
   return FALSE;
 }
 
+/* For an axis whose key names no layer and reaches several ("units" sets
+ * the readout's too): a hint for the runs that fail, else NULL. g_free it. */
+static char *
+every_layer_hint (const CamlExperiment *exp, const Axis *axis)
+{
+  int layer;
+  const char *option;
+  split_key (axis->key, &layer, &option);
+  if (layer >= 0)
+    return NULL;
+  GString *layers = g_string_new (NULL);
+  int n = 0, first = -1;
+  for (int i = 0; i < exp->n_layers; i++)
+    if (caml_layer_ops_option_index (exp->layers[i].ops, option) >= 0)
+      {
+        g_string_append_printf (layers, "%s%d (%s)", n == 0 ? "" : " and ", i,
+                                exp->layers[i].ops->name);
+        first = n++ == 0 ? i : first;
+      }
+  g_autofree char *values = g_strjoinv (",", axis->values);
+  char *hint = n < 2 ? NULL
+               : g_strdup_printf ("--grid %s sets %s on layers %s alike; to vary one "
+                                  "layer's, give its index: --grid %d.%s=%s",
+                                  axis->key, option, layers->str, first, option, values);
+  g_string_free (layers, TRUE);
+  return hint;
+}
+
 static double
 member_double (JsonObject *obj, const char *key)
 {
@@ -312,11 +340,33 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
         g_array_append_val (series, s);
       }
   g_autofree char *title = g_strdup_printf ("%s: %s by %s", name, metric, x_axis->key);
+  /* The axis spans the grid's values, drawn or not (they are whole
+   * numbers when every value is). */
+  double lo = INFINITY, hi = -INFINITY;
+  gboolean whole = numeric;
+  for (int i = 0; numeric && i < x_axis->n_values; i++)
+    {
+      lo = MIN (lo, xs[i]);
+      hi = MAX (hi, xs[i]);
+      whole &= xs[i] == floor (xs[i]);
+    }
+  /* Nothing to draw: say why on the empty chart. */
+  g_autofree char *note = NULL;
+  if (series->len == 0)
+    {
+      const char *first = NULL;
+      for (int r = 0; r < n_results && first == NULL; r++)
+        first = results[r].error;
+      note = first != NULL ? g_strdup_printf ("no run succeeded; the first error: %s", first)
+                           : g_strdup ("no run finished");
+    }
   CamlPlotLineOptions opts = {
     .title = title, .x_label = x_axis->key, .y_label = metric,
     .legend = TRUE, .grid = TRUE,
     .x_categories = numeric ? NULL : (const char *const *) x_axis->values,
     .n_x_categories = numeric ? 0 : x_axis->n_values,
+    .x_min = numeric ? lo : 0, .x_max = numeric ? hi : 0, .integer_x = whole,
+    .note = note,
   };
   g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, (CamlPlotSeries *) series->data,
                                                       series->len, NULL, 0);
@@ -357,19 +407,24 @@ caml_cli_sweep (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("(--preset NAME | FILE.json) --grid KEY=V1,V2,… - train a grid of layer options");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_description (ctx,
-    "Trains the experiment once for every combination of the grid's values (set\n"
-    "on every layer that has the option), and — unless --no-baseline — its\n"
-    "matched baseline, where each context-aware layer is replaced by its plain\n"
-    "counterpart (CA-CNN → conv2d, CA-NN → dense) with the same options, seed\n"
-    "and data order. Each run's full results go into DIR/<combination>/ca and\n"
+    "Trains the experiment once for every combination of the grid's values,\n"
+    "and — unless --no-baseline — its matched baseline, where each\n"
+    "context-aware layer is replaced by its plain counterpart (CA-CNN →\n"
+    "conv2d, CA-NN → dense) with the same options, seed and data order. Each\n"
+    "run's full results go into DIR/<combination>/ca and\n"
     "DIR/<combination>/baseline; DIR/sweep.csv and DIR/sweep.md tabulate test\n"
     "metric, loss, σ-AUC and time, and DIR/sweep.png plots the metric against\n"
     "the first grid key (one line per value of the second; baseline dashed),\n"
     "like the paper's Fig. 17 — words such as score=bahdanau,luong as evenly\n"
-    "spaced categories. A run that fails is marked in the status and\n"
-    "error columns of sweep.csv (and in sweep.md), left out of the plot and\n"
-    "counted at the end; the sweep then exits with status 1. Give each option\n"
-    "in one --grid:\n"
+    "spaced categories. A run that fails is marked in the status and error\n"
+    "columns of sweep.csv (and in sweep.md), left out of the plot (which says\n"
+    "so when no run succeeded, with the first error) and counted at the end;\n"
+    "the sweep then exits with status 1. Each run's error is printed once, on\n"
+    "stderr.\n"
+    "\n"
+    "A KEY sets the option on every layer that has it — units=2,5 the\n"
+    "readout's too —, N.KEY on layer N only (N counts the experiment's\n"
+    "\"model\" list from 0): --grid 0.units=2,5. Give each option in one --grid:\n"
     "\n"
     "  caml sweep --preset mnist-ca-cnn --grid kernel=3,5,8 --grid depth=8,16,32\n"
     "  caml sweep --preset fashion-ca-res --grid sublayers=1,2,3 --grid n_v=1,2");
@@ -455,6 +510,12 @@ caml_cli_sweep (int argc, char **argv)
     }
 
   int n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1);
+  /* Said once, with the first run that fails, and kept with every failed
+   * run's error in the tables. */
+  char *hints[2] = { NULL, NULL };
+  for (int a = 0; a < n_axes; a++)
+    hints[a] = every_layer_hint (exp, &axes[a]);
+  gboolean hinted = FALSE;
   GArray *results = g_array_new (FALSE, TRUE, sizeof (Result));
   int n_failed = 0;
   GString *failed = g_string_new (NULL);   /* the failed runs' labels */
@@ -489,16 +550,27 @@ caml_cli_sweep (int argc, char **argv)
               r.metric = r.test_loss = r.sigma_auc = r.seconds = NAN;
               r.status = 1;
               r.error = g_strdup (error->message);
+              g_printerr ("caml sweep: %s\n", error->message);
               g_clear_error (&error);
             }
           if (r.status != 0 && r.status != 130 && r.error == NULL)
             r.error = g_strdup_printf ("exit status %d", r.status);
+          for (int a = 0; a < n_axes && r.status != 0 && r.status != 130; a++)
+            if (hints[a] != NULL)
+              {
+                if (!hinted)
+                  g_printerr ("caml sweep: if that is why: %s\n", hints[a]);
+                char *with = g_strdup_printf ("%s (%s)", r.error, hints[a]);
+                g_free (r.error);
+                r.error = with;
+              }
+          hinted |= r.status != 0 && r.status != 130 && (hints[0] || hints[1]);
+          /* The run's own error went to stderr, once. */
           if (r.status == 0)
             g_print ("        %s %.4f\n", classification ? "test_accuracy" : "test_mse",
                      r.metric);
           else
-            g_print ("        %s%s%s\n", status_name (r.status), r.error ? ": " : "",
-                     r.error ? r.error : "");
+            g_print ("        %s\n", status_name (r.status));
           if (r.status != 0 && r.status != 130)
             {
               n_failed++;
@@ -537,6 +609,8 @@ write:
     }
   for (guint i = 0; i < results->len; i++)
     g_free (g_array_index (results, Result, i).error);
+  g_free (hints[0]);
+  g_free (hints[1]);
   g_array_free (results, TRUE);
   g_string_free (failed, TRUE);
 

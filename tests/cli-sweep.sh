@@ -73,6 +73,25 @@ grep -q "^caml sweep: 4 of 4 runs failed (1.units=2 context-aware, 1.units=2 bas
   || { echo "sweep.csv does not mark the 4 failed runs with their message"; cat "$dir/fail/sweep.csv"; exit 1; }
 [ "$(grep -c '| failed: preset surface-ca-nn-1: the training set has targets of width 1' "$dir/fail/sweep.md")" -eq 4 ] \
   || { echo "sweep.md does not mark the 4 failed runs"; cat "$dir/fail/sweep.md"; exit 1; }
+# Each run's error is printed once, on stderr (it was on stdout too).
+[ "$(grep -c 'targets of width 1' "$dir/err")" -eq 4 ] && ! grep -q 'targets of width 1' "$dir/out" \
+  || { echo "the errors are not printed once each, on stderr"; cat "$dir/out" "$dir/err"; exit 1; }
+# A layer given: no word about giving one.
+! grep -q 'give its index' "$dir/err" "$dir/fail/sweep.csv" || { echo "a hint for an indexed key"; cat "$dir/err"; exit 1; }
+
+# A key without an index sets the option on every layer that has it:
+# units=2,3 widened surface-ca-nn-1's readout too and every run failed. The
+# error says how to vary one layer's (once on stderr, in every row of the
+# tables).
+status=0
+"$caml" sweep --preset surface-ca-nn-1 --grid units=2,3 -n 20 --no-baseline -o "$dir/every" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "units=2,3: exit status $status, not 1"; cat "$dir/out" "$dir/err"; exit 1; }
+[ "$(grep -c 'sets units on layers 0 (ca_nn) and 1 (dense) alike; to vary one layer.s, give its index: --grid 0.units=2,3' "$dir/err")" -eq 1 ] \
+  || { echo "units=2,3: no hint (once) to give a layer's index"; cat "$dir/err"; exit 1; }
+[ "$(grep -c ',failed,.*give its index: --grid 0.units=2,3' "$dir/every/sweep.csv")" -eq 2 ] \
+  || { echo "units=2,3: sweep.csv lacks the hint"; cat "$dir/every/sweep.csv"; exit 1; }
+head -c 8 "$dir/every/sweep.png" | od -An -tx1 | grep -q "89 50 4e 47" \
+  || { echo "no sweep.png when every run failed"; exit 1; }
 
 # Every run failing while its model is built (no run directory made): the
 # tables are written all the same (the output directory did not exist).
