@@ -536,6 +536,17 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                            run.evaluated_on, title, problems);
       return 1;
     }
+  if (p.state == CAML_TRAINER_STOPPED && p.step == 0)
+    {
+      /* Stopped before its first step: untrained weights are nothing to
+       * keep, and an earlier run's results stay. */
+      g_ptr_array_free (rec.snapshots, TRUE);
+      g_clear_error (&rec.error);
+      print_ended (&p);
+      g_print ("nothing kept: stopped before the first step, so %s/ keeps what it held\n",
+               out_dir);
+      return run.interrupted ? 130 : 1;
+    }
   /* The directory holds one run's results: an earlier run's plots that
    * this one might not draw (another kind of model or data) go. */
   remove_stale_results (out_dir);
@@ -780,9 +791,10 @@ caml_cli_train (int argc, char **argv)
     "                   summary.json gains sigma_auc (ROC AUC of χ between digit\n"
     "                   pixels > 0.5 and background pixels = 0, first 1000 test\n"
     "                   images) and sigma_high_on (foreground or background)\n"
-    "  words.html       for text models with a per-word gate (CA-BSFE): 20 test\n"
-    "                   samples with every word shaded by its χ̃ (light: context-\n"
-    "                   free, χ̃ → 1; dark: context-sensitive, χ̃ → 0), and the 50\n"
+    "  words.html       for text models with a per-word or per-position gate\n"
+    "                   (CA-BSFE, CA-ATT, CA-RNN): 20 test samples with every\n"
+    "                   word shaded by its χ̃ (light: context-free, χ̃ → 1;\n"
+    "                   dark: context-sensitive, χ̃ → 0), and the 50\n"
     "                   most and least context-free words seen ≥ 20 times in\n"
     "                   training (docs/text-classification.md)\n"
     "  words.png        the same two lists as bars\n"
@@ -791,6 +803,7 @@ caml_cli_train (int argc, char **argv)
     "them as above; one rolled back to step 0 has nothing to keep and leaves\n"
     "DIR as it was (an earlier run's results too), writing only\n"
     "failed-summary.json and failed-loss.png (the losses up to the failure).\n"
+    "A run stopped before its first step writes nothing.\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"
     "not start or could not write a result, 2 for bad command-line options, 130\n"
