@@ -1,12 +1,14 @@
 /* test-autosave.c — crash recovery files without a display: a window's
  * autosave round-trips through caml_experiment_load_file, files of running
  * processes (this one) are never leftovers, files of processes that are gone
- * (a pid that cannot exist, a child that exited) are, a corrupt leftover is
+ * (a pid that cannot exist, a child that exited, a zombie, a pid another
+ * program runs) are, a corrupt leftover is
  * listed and fails to load with the engine's message, removal is quiet. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,9 +142,64 @@ test_names (void **state)
   assert_int_equal (caml_autosave_pid_of ("99999999999-abc.json"), 0);
   assert_int_equal (caml_autosave_pid_of ("notes.json"), 0);
   assert_true (caml_autosave_pid_alive (getpid ()));
-  assert_true (caml_autosave_pid_alive (1));      /* init: EPERM still means alive */
   assert_false (caml_autosave_pid_alive (G_MAXINT));
   assert_false (caml_autosave_pid_alive (0));
+}
+
+/* A process that exists is not always a live workbench: a child that has
+ * exited and is not reaped yet (a zombie: kill(pid, 0) still succeeds) has
+ * ended, and so, for its files, has a pid now run by another program. A
+ * child that runs this program (a fork) is alive. */
+static void
+test_pid_alive (void **state)
+{
+  if (!g_file_test ("/proc/self/stat", G_FILE_TEST_EXISTS))
+    {
+      print_message ("no /proc: only kill(pid, 0) can be asked\n");
+      skip ();
+    }
+  int status = 0;
+
+  /* Runs this program: alive until it exits; a zombie then, dead. */
+  int to_child[2];
+  assert_int_equal (pipe (to_child), 0);
+  pid_t same = fork ();
+  assert_true (same >= 0);
+  if (same == 0)
+    {
+      char c;
+      close (to_child[1]);
+      while (read (to_child[0], &c, 1) < 0)   /* until the parent says so */
+        ;
+      _exit (0);
+    }
+  close (to_child[0]);
+  assert_true (caml_autosave_pid_alive (same));
+  assert_int_equal (write (to_child[1], "x", 1), 1);
+  close (to_child[1]);
+  /* Not reaped: wait until it is a zombie without reaping it. */
+  siginfo_t info;
+  memset (&info, 0, sizeof info);
+  assert_int_equal (waitid (P_PID, (id_t) same, &info, WEXITED | WNOWAIT), 0);
+  assert_int_equal (kill (same, 0), 0);               /* still there… */
+  assert_false (caml_autosave_pid_alive (same));      /* …but it has ended */
+  assert_int_equal (waitpid (same, &status, 0), same);
+
+  /* Another program with a live pid: not a workbench. */
+  const char *argv[] = { "sleep", "30", NULL };
+  GPid other = 0;
+  g_autoptr (GError) error = NULL;
+  assert_true (g_spawn_async (NULL, (char **) argv, NULL,
+                              G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                              &other, &error));
+  /* (Until it has exec'd sleep it is still a copy of this program.) */
+  for (int i = 0; i < 500 && caml_autosave_pid_alive (other); i++)
+    g_usleep (10000);
+  assert_int_equal (kill (other, 0), 0);
+  assert_false (caml_autosave_pid_alive (other));
+  kill (other, SIGKILL);
+  assert_int_equal (waitpid (other, &status, 0), other);
+  g_spawn_close_pid (other);
 }
 
 static void
@@ -204,6 +261,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_names),
+    cmocka_unit_test (test_pid_alive),
     cmocka_unit_test_setup_teardown (test_write_and_remove, setup, teardown),
     cmocka_unit_test_setup_teardown (test_leftovers, setup, teardown),
   };

@@ -72,11 +72,49 @@ caml_autosave_pid_of (const char *basename)
   return (GPid) pid;
 }
 
+/* The name and state of a process from /proc/PID/stat: "PID (NAME) S …",
+ * where NAME (at most 15 bytes) may itself hold spaces and parentheses.
+ * FALSE when there is no such file (no /proc, or no such process). */
+static gboolean
+read_proc_stat (const char *pid_dir, char **name, char *state)
+{
+  g_autofree char *path = g_build_filename ("/proc", pid_dir, "stat", NULL);
+  g_autofree char *text = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  const char *open = strchr (text, '(');
+  const char *close = strrchr (text, ')');
+  if (open == NULL || close == NULL || close < open || close[1] != ' ' || close[2] == '\0')
+    return FALSE;
+  *name = g_strndup (open + 1, (gsize) (close - open - 1));
+  *state = close[2];
+  return TRUE;
+}
+
 gboolean
 caml_autosave_pid_alive (GPid pid)
 {
+  if (pid <= 0)
+    return FALSE;
   /* Signal 0 only checks: EPERM means the process exists (another user's). */
-  return pid > 0 && (kill (pid, 0) == 0 || errno == EPERM);
+  if (kill (pid, 0) != 0 && errno != EPERM)
+    return FALSE;
+  /* It exists — as a zombie too (exited, not yet reaped by its parent), or
+   * as another program that was given a recycled pid. Where /proc tells
+   * (Linux), a zombie or dead process has ended, and only a process that
+   * runs this program (the same name) is a workbench whose files are its
+   * own. Without /proc, existing is all that can be known. */
+  g_autofree char *pid_dir = g_strdup_printf ("%ld", (long) pid);
+  g_autofree char *name = NULL, *own = NULL;
+  char state = 0, own_state = 0;
+  if (!read_proc_stat (pid_dir, &name, &state))
+    return !g_file_test ("/proc/self/stat", G_FILE_TEST_EXISTS);   /* gone meanwhile */
+  if (state == 'Z' || state == 'X' || state == 'x')
+    return FALSE;
+  if (!read_proc_stat ("self", &own, &own_state))
+    return TRUE;
+  return g_str_equal (name, own);
 }
 
 static int

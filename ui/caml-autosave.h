@@ -27,7 +27,10 @@ void       caml_autosave_remove (const char *id);
 /* The pid an autosave file name starts with, or 0 when the name is not an
  * autosave's ("<pid>-….json", not hidden). */
 GPid       caml_autosave_pid_of (const char *basename);
-/* The process runs (or exists but belongs to another user). */
+/* The process runs (or exists but belongs to another user) and, where
+ * /proc tells (Linux), is not a zombie and runs a program of this one's
+ * name (caml-workbench), so that a pid recycled by another program does
+ * not keep a crashed session's files from being offered. */
 gboolean   caml_autosave_pid_alive (GPid pid);
 /* Full paths of the autosaves in the directory whose process is gone,
  * sorted; an empty array when there are none or no directory. */
