@@ -2051,6 +2051,67 @@ test_recent_files (void **state)
   g_rmdir (dir);
 }
 
+/* ------------------------------------------------------ open several */
+
+static gboolean
+has_error_with (CamlWindow *win, const char *text)
+{
+  const char *msg = caml_window_get_error (win);
+  return msg != NULL && strstr (msg, text) != NULL;
+}
+
+/* `caml-workbench missing.json bad.json good.json`: every file that cannot
+ * be opened is named in a banner — the first one too, which the second
+ * used to replace — and the file that opens gets a window of its own, not
+ * the one whose banner lists the others. */
+static void
+test_open_several (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-open-XXXXXX", NULL);
+  g_autofree char *missing = g_build_filename (dir, "missing.json", NULL);
+  g_autofree char *bad = g_build_filename (dir, "bad.json", NULL);
+  g_autofree char *good = g_build_filename (dir, "good.json", NULL);
+  assert_true (g_file_set_contents (bad, "{ \"steps\": ", -1, NULL));
+  assert_true (g_file_set_contents (good, "{ \"name\": \"good\", \"training\": { \"steps\": 77 } }",
+                                    -1, NULL));
+  GList *before = g_list_copy (gtk_application_get_windows (GTK_APPLICATION (app)));
+  GFile *files[3] = { g_file_new_for_path (missing), g_file_new_for_path (bad),
+                      g_file_new_for_path (good) };
+
+  g_application_open (G_APPLICATION (app), files, 3, "");
+  CamlWindow *errors = NULL, *opened = NULL;
+  int n_new = 0;
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
+    {
+      if (g_list_find (before, l->data) != NULL || !CAML_IS_WINDOW (l->data))
+        continue;
+      CamlWindow *win = CAML_WINDOW (l->data);
+      n_new++;
+      if (has_error_with (win, "missing.json"))
+        errors = win;
+      if (g_strcmp0 (caml_window_get_experiment (win)->name, "good") == 0)
+        opened = win;
+    }
+  assert_non_null (errors);
+  print_message ("banner: %s\n", caml_window_get_error (errors));
+  assert_true (has_error_with (errors, "bad.json"));          /* both, one line each */
+  assert_non_null (strchr (caml_window_get_error (errors), '\n'));
+  assert_non_null (opened);
+  assert_true (opened != errors);
+  assert_null (caml_window_get_error (opened));
+  assert_int_equal (caml_window_get_experiment (opened)->steps, 77);
+  assert_int_equal (n_new, 2);
+
+  gtk_window_destroy (GTK_WINDOW (errors));
+  gtk_window_destroy (GTK_WINDOW (opened));
+  for (int i = 0; i < 3; i++)
+    g_object_unref (files[i]);
+  g_list_free (before);
+  g_unlink (bad);
+  g_unlink (good);
+  g_rmdir (dir);
+}
+
 /* ------------------------------------------------------- divergence */
 
 static gboolean
@@ -2983,6 +3044,7 @@ main (void)
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_recent_files),
+    cmocka_unit_test (test_open_several),
     cmocka_unit_test (test_drag_and_drop),
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_text_loading),

@@ -330,15 +330,20 @@ show_leftovers (CamlApplication *self, CamlWindow *win)
   g_set_weak_pointer (&self->recovery_window, GTK_WINDOW (win));
 }
 
-/* Once per run, in the first window shown. */
+/* Once per run, in the first window shown — or, when that window's banner
+ * says something else (busy: files that could not be opened), in a window
+ * of its own. */
 static void
-offer_recovery (CamlApplication *self, CamlWindow *win)
+offer_recovery (CamlApplication *self, CamlWindow *win, CamlWindow *busy)
 {
   if (self->leftovers != NULL || win == NULL)
     return;
   self->leftovers = caml_autosave_list_leftovers ();
-  if (self->leftovers->len > 0)
-    show_leftovers (self, win);
+  if (self->leftovers->len == 0)
+    return;
+  if (win == busy)
+    win = CAML_WINDOW (caml_application_open_preset (self, self->initial_preset));
+  show_leftovers (self, win);
 }
 
 /* Opens each readable leftover in a new window, modified and titled
@@ -748,13 +753,19 @@ caml_application_activate (GApplication *app)
     preset = g_strdup (self->initial_preset);
   else if (self->settings != NULL)
     preset = g_settings_get_string (self->settings, "default-preset");
-  offer_recovery (self, CAML_WINDOW (caml_application_open_preset (self, preset)));
+  offer_recovery (self, CAML_WINDOW (caml_application_open_preset (self, preset)), NULL);
 }
 
 static void
 caml_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
 {
   CamlApplication *self = CAML_APPLICATION (app);
+  /* The files that cannot be opened are listed together in one window's
+   * banner, one line each (the engine's message names the file); that
+   * window is not then reused for a file that opens, which would clear
+   * the banner. */
+  CamlWindow *error_win = NULL, *opened = NULL;
+  g_autoptr (GString) errors = g_string_new (NULL);
 
   for (int i = 0; i < n_files; i++)
     {
@@ -766,19 +777,29 @@ caml_application_open (GApplication *app, GFile **files, int n_files, const char
       if (exp == NULL)
         {
           /* Nothing changes; the engine's message says why. */
-          if (win == NULL)
-            win = CAML_WINDOW (caml_application_open_preset (self, self->initial_preset));
-          caml_window_show_error (win, error != NULL ? error->message
-                                                     : "only local files can be opened");
-          gtk_window_present (GTK_WINDOW (win));
+          if (error_win == NULL)
+            error_win = win != NULL ? win
+                        : CAML_WINDOW (caml_application_open_preset (self, self->initial_preset));
+          if (errors->len > 0)
+            g_string_append_c (errors, '\n');
+          if (error != NULL)
+            g_string_append (errors, error->message);
+          else
+            {
+              g_autofree char *uri = g_file_get_uri (files[i]);
+              g_string_append_printf (errors, "%s: only local files can be opened", uri);
+            }
+          caml_window_show_error (error_win, errors->str);
+          gtk_window_present (GTK_WINDOW (error_win));
           continue;
         }
-      if (win == NULL || !caml_window_is_pristine (win))
+      if (win == NULL || win == error_win || !caml_window_is_pristine (win))
         win = caml_window_new (GTK_APPLICATION (self));
       caml_window_set_experiment (win, exp, path, NULL);
       gtk_window_present (GTK_WINDOW (win));
+      opened = win;
     }
-  offer_recovery (self, active_window (self));
+  offer_recovery (self, opened != NULL ? opened : active_window (self), error_win);
 }
 
 static int
