@@ -550,12 +550,13 @@ test_value_corrected (void **state)
   gtk_spin_button_update (units);
   assert_int_equal (units_of_layer (win, 0), 7);
 
+  /* The learning rate takes any number > 0, as experiment files do. */
   GtkSpinButton *lr = GTK_SPIN_BUTTON (template_child (win, "lr_spin"));
-  type_into (win, lr, "1000");
+  type_into (win, lr, "-1");
   gtk_spin_button_update (lr);
-  assert_true (caml_window_get_experiment (win)->optimizer.lr == 10);
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.1);
   print_message ("status: %s\n", status_text (win));
-  assert_string_equal (status_text (win), "learning rate must be 1e-05…10: set to 10");
+  assert_string_equal (status_text (win), "learning rate must be > 0: kept 0.1");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (lr), "error"));
   /* The red goes, and the notice, in a few seconds. */
   assert_true (iterate_until (lacks_error_style, lr, 5));
@@ -2200,6 +2201,90 @@ test_divergence (void **state)
   g_free (dir);
 }
 
+static const char *
+field_text (GtkSpinButton *spin)
+{
+  return gtk_editable_get_text (GTK_EDITABLE (spin));
+}
+
+/* The learning-rate field shows and takes any rate an experiment file
+ * does (> 0): lr 1000 reads "1000", not the old range's 10, and what the
+ * field shows is what the run trains at and Save writes — after "Continue
+ * at lr 100" too, whose next offer is then 10. Small rates read as the
+ * file has them ("1e-7", not "0.00000"), "+" and "−" step within the
+ * value's decade. */
+static void
+test_lr_any_value (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-lr-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "lr1000.json", NULL);
+  g_autofree char *saved = g_build_filename (dir, "saved.json", NULL);
+  static const char json[] =
+    "{ \"name\": \"lr1000\", \"seed\": 0, \"data\": { \"builtin\": \"surface\" },"
+    "  \"model\": [ { \"layer\": \"dense\", \"units\": 16, \"activation\": \"relu\" },"
+    "               { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"optimizer\": { \"type\": \"sgd\", \"lr\": 1000 }, \"training\": { \"steps\": 200 } }";
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  CamlWindow *win = open_window_on (path);
+  GtkSpinButton *lr = GTK_SPIN_BUTTON (template_child (win, "lr_spin"));
+  assert_string_equal (field_text (lr), "1000");
+  assert_true (gtk_spin_button_get_value (lr) == 1000);
+
+  gtk_spin_button_spin (lr, GTK_SPIN_STEP_FORWARD, 0);
+  assert_string_equal (field_text (lr), "1100");
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 1100);
+  type_into (win, lr, "0.01");
+  gtk_spin_button_update (lr);
+  gtk_spin_button_spin (lr, GTK_SPIN_STEP_FORWARD, 0);
+  assert_string_equal (field_text (lr), "0.011");   /* not 0.011000000000000001 */
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.011);
+  gtk_spin_button_spin (lr, GTK_SPIN_STEP_BACKWARD, 0);
+  gtk_spin_button_spin (lr, GTK_SPIN_STEP_BACKWARD, 0);
+  assert_string_equal (field_text (lr), "0.009");
+  type_into (win, lr, "1e-7");
+  gtk_spin_button_update (lr);
+  assert_string_equal (field_text (lr), "1e-7");
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 1e-7);
+  assert_false (caml_spin_button_is_edited (lr));
+  type_into (win, lr, "2e-13");   /* under GTK's own 1e-10 threshold */
+  gtk_spin_button_update (lr);
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 2e-13);
+  assert_string_equal (field_text (lr), "2e-13");
+  type_into (win, lr, "1000");
+  gtk_spin_button_update (lr);
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 1000);
+
+  assert_true (iterate_until (can_train, win, 30));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_failed_or_finished, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);
+  GtkButton *banner_button = GTK_BUTTON (template_child (win, "banner_button"));
+  assert_string_equal (gtk_button_get_label (banner_button), "_Continue at lr 100");
+  assert_string_equal (field_text (lr), "1000");   /* the rate it diverged at */
+
+  activate (win, "continue-diverged", NULL);
+  assert_string_equal (field_text (lr), "100");
+  assert_true (gtk_spin_button_get_value (lr) == 100);
+  assert_true (caml_window_get_experiment (win)->optimizer.lr == 100);
+  assert_true (iterate_until (run_failed_or_finished, win, 60));
+  iterate_until (always_false, NULL, 0.2);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);   /* 100 is too much too */
+  assert_string_equal (gtk_button_get_label (banner_button), "_Continue at lr 10");
+  assert_string_equal (field_text (lr), "100");
+  assert_non_null (caml_window_get_error (win));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_save_to_path (win, saved, &error));
+  CamlExperiment *back = caml_experiment_load_file (saved, &error);
+  assert_non_null (back);
+  assert_true (back->optimizer.lr == 100);
+  caml_experiment_free (back);
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (path);
+  g_unlink (saved);
+  g_rmdir (dir);
+}
+
 /* ------------------------------------------------------------ quit */
 
 /* win may be gone (freed): only compared. */
@@ -2661,7 +2746,7 @@ test_baseline_after_stop (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* A correction ("learning rate must be …: set to 10") stays in the status
+/* A correction ("learning rate must be > 0: kept 0.1") stays in the status
  * line: rebuilding the run loaded from a file does not cover it with a
  * second "Loaded the weights from …". */
 static void
@@ -2690,14 +2775,15 @@ test_notice_kept (void **state)
   assert_true (iterate_until (can_train, win, 30));
   assert_string_equal (caml_window_get_last_notice (win), "Loaded the weights from a.weights");
   GtkSpinButton *lr = GTK_SPIN_BUTTON (template_child (win, "lr_spin"));
-  type_into (win, lr, "1000");
+  type_into (win, lr, "0");
   gtk_spin_button_update (lr);
-  assert_string_equal (status_text (win), "learning rate must be 1e-05…10: set to 10");
+  type_into (win, lr, "0.2");   /* a change that rebuilds the run */
+  gtk_spin_button_update (lr);
+  assert_string_equal (status_text (win), "learning rate must be > 0: kept 0.1");
   assert_true (iterate_until (no_jobs, NULL, 30));
   assert_true (iterate_until (can_train, win, 30));
   /* (The notice, not the label: a slow machine may outlast its 6 s.) */
-  assert_string_equal (caml_window_get_last_notice (win),
-                       "learning rate must be 1e-05…10: set to 10");
+  assert_string_equal (caml_window_get_last_notice (win), "learning rate must be > 0: kept 0.1");
   gtk_window_destroy (GTK_WINDOW (win));
   caml_model_free (model);
   caml_dataset_free (train);
@@ -3043,6 +3129,7 @@ main (void)
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
+    cmocka_unit_test (test_lr_any_value),
     cmocka_unit_test (test_recent_files),
     cmocka_unit_test (test_open_several),
     cmocka_unit_test (test_drag_and_drop),

@@ -8,6 +8,7 @@
 #include "caml-model-editor.h"
 #include "caml-layer-row.h"
 
+#include <float.h>
 #include <math.h>
 
 #define MAX_UNDO 200
@@ -355,9 +356,185 @@ on_checked_input (GtkSpinButton *spin, double *value, RangeCheck *check)
   return TRUE;
 }
 
+/* ------------------------------------- a field for any number > 0 */
+
+#define POSITIVE_KEY "caml-positive"   /* object data: a PositiveField */
+
+typedef struct {
+  RangeCheck check;
+  double     last;       /* the value at the last value-changed */
+} PositiveField;
+
+static void
+positive_field_free (gpointer p, GClosure *closure)
+{
+  PositiveField *field = p;
+  g_free (field->check.name);
+  g_free (field);
+}
+
+char *
+caml_format_positive (double value)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE + 8];
+  int digits = 1;
+
+  if (!(value > 0) || !isfinite (value))
+    return g_strdup_printf ("%g", value);
+  /* The fewest significant digits that read back as the value… */
+  for (; digits < 17; digits++)
+    {
+      g_snprintf (buf, sizeof buf, "%.*g", digits, value);
+      if (g_strtod (buf, NULL) == value)
+        break;
+    }
+  if (digits == 17)
+    g_snprintf (buf, sizeof buf, "%.17g", value);
+  /* …written out up to 10¹⁶ (1000, not 1e+03), and a short exponent
+   * beyond (1e-7, 2.5e20). */
+  int exponent = (int) floor (log10 (value));
+  if (exponent >= digits && exponent < 16)
+    g_snprintf (buf, sizeof buf, "%.*g", exponent + 1, value);
+  GString *out = g_string_new (NULL);
+  const char *e = strchr (buf, 'e');
+  if (e == NULL)
+    return g_strdup (buf);
+  g_string_append_len (out, buf, e - buf + 1);
+  e++;
+  if (*e == '-')
+    g_string_append_c (out, *e++);
+  else if (*e == '+')
+    e++;
+  while (*e == '0' && e[1] != '\0')
+    e++;
+  g_string_append (out, e);
+  return g_string_free (out, FALSE);
+}
+
+/* "+" and "−" step by a tenth of the value's decade (0.01 → 0.011, 1000 →
+ * 1100, 0.01 − 0.001 → 0.009 → 0.0089), Page Up/Down by the decade. */
+static void
+set_positive_increments (GtkSpinButton *spin, double value)
+{
+  double decade = pow (10.0, floor (log10 (value) + 1e-9));
+  if (isfinite (decade) && decade > 0)
+    gtk_spin_button_set_increments (spin, decade / 10, decade);
+}
+
+static int
+on_positive_output (GtkSpinButton *spin, gpointer unused)
+{
+  g_autofree char *text = caml_format_positive (gtk_spin_button_get_value (spin));
+  if (!g_str_equal (text, gtk_editable_get_text (GTK_EDITABLE (spin))))
+    gtk_editable_set_text (GTK_EDITABLE (spin), text);
+  return TRUE;
+}
+
+static int
+on_positive_input (GtkSpinButton *spin, double *value, PositiveField *field)
+{
+  GtkAdjustment *adj = gtk_spin_button_get_adjustment (spin);
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (spin))));
+  char *end = NULL;
+  double typed = g_strtod (text, &end);
+  double now = gtk_adjustment_get_value (adj);
+
+  if (end != text && *end == '\0' && isfinite (typed) && typed > 0)
+    {
+      /* GTK takes no change under 1e-10 (its EPSILON): 2e-11 typed over
+       * 1e-11 would be shown and not kept. */
+      if (typed != now && fabs (typed - now) <= 1e-10)
+        gtk_adjustment_set_value (adj, typed);
+      *value = typed;
+      return TRUE;
+    }
+  *value = now;
+  g_autofree char *kept = caml_format_positive (now);
+  g_autofree char *message =
+    *text == '\0' || end == text || *end != '\0' || !isfinite (typed)
+    ? g_strdup_printf ("%s must be a number > 0: \"%s\" is not; kept %s", field->check.name,
+                       text, kept)
+    : g_strdup_printf ("%s must be > 0: kept %s", field->check.name, kept);
+  flash_error (GTK_WIDGET (spin));
+  field->check.report (message, field->check.user_data);
+  return TRUE;
+}
+
+/* Connected first: a step of the arrows lands on a float sum (0.01 + 0.001
+ * = 0.011000000000000001); it is rounded to 15 significant digits, which
+ * any value typed with fewer keeps. A value set or typed is left as it is. */
+static void
+on_positive_changed (GtkSpinButton *spin, PositiveField *field)
+{
+  double value = gtk_spin_button_get_value (spin);
+  double step = 0, page = 0;
+
+  gtk_spin_button_get_increments (spin, &step, &page);
+  double moved = fabs (value - field->last);
+  gboolean stepped = fabs (moved - step) <= 1e-9 * step || fabs (moved - page) <= 1e-9 * page;
+  field->last = value;
+  if (stepped)
+    {
+      char buf[40];
+      g_snprintf (buf, sizeof buf, "%.15g", value);
+      double rounded = g_strtod (buf, NULL);
+      if (rounded != value && rounded > 0)
+        {
+          field->last = rounded;
+          gtk_adjustment_set_value (gtk_spin_button_get_adjustment (spin), rounded);
+          return;   /* the nested value-changed set the increments */
+        }
+    }
+  set_positive_increments (spin, value);
+}
+
+void
+caml_spin_button_make_positive (GtkSpinButton *spin, const char *name, CamlSpinReport report,
+                                gpointer user_data)
+{
+  PositiveField *field = g_new0 (PositiveField, 1);
+  double value = gtk_spin_button_get_value (spin);
+
+  g_return_if_fail (GTK_IS_SPIN_BUTTON (spin) && name != NULL && report != NULL);
+  field->check.name = g_strdup (name);
+  field->check.report = report;
+  field->check.user_data = user_data;
+  field->last = value;
+  /* Typed as "1e-5" too: a numeric field would drop the "e". */
+  gtk_spin_button_set_numeric (spin, FALSE);
+  gtk_spin_button_set_range (spin, DBL_TRUE_MIN, DBL_MAX);
+  gtk_spin_button_set_update_policy (spin, GTK_UPDATE_ALWAYS);
+  g_object_set_data (G_OBJECT (spin), POSITIVE_KEY, field);
+  g_signal_connect (spin, "output", G_CALLBACK (on_positive_output), NULL);
+  g_signal_connect_data (spin, "input", G_CALLBACK (on_positive_input), field,
+                         positive_field_free, 0);
+  g_signal_connect (spin, "value-changed", G_CALLBACK (on_positive_changed), field);
+  set_positive_increments (spin, value > 0 ? value : 1.0);
+  on_positive_output (spin, NULL);
+}
+
+void
+caml_spin_button_set_positive (GtkSpinButton *spin, double value)
+{
+  GtkAdjustment *adj = gtk_spin_button_get_adjustment (spin);
+
+  PositiveField *field = g_object_get_data (G_OBJECT (spin), POSITIVE_KEY);
+
+  g_return_if_fail (field != NULL && value > 0);
+  field->last = value;   /* set, not stepped: kept exactly */
+  /* The adjustment itself: gtk_spin_button_set_value ignores a change of
+   * less than 1e-10, and clamps nothing here that the range does not. */
+  gtk_adjustment_set_value (adj, value);
+}
+
 gboolean
 caml_spin_button_is_edited (GtkSpinButton *spin)
 {
+  if (g_object_get_data (G_OBJECT (spin), POSITIVE_KEY) != NULL)
+    {
+      g_autofree char *shown = caml_format_positive (gtk_spin_button_get_value (spin));
+      return !g_str_equal (gtk_editable_get_text (GTK_EDITABLE (spin)), shown);
+    }
   /* How GTK 4.8 shows a value (gtk_spin_button_format_for_value): fixed
    * digits, no "-0". */
   double value = gtk_spin_button_get_value (spin);

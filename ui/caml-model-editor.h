@@ -69,6 +69,20 @@ typedef void (*CamlSpinReport) (const char *message, gpointer user_data);
 gboolean caml_spin_button_is_edited (GtkSpinButton *spin);
 void  caml_spin_button_check_range (GtkSpinButton *spin, const char *name,
                                     CamlSpinReport report, gpointer user_data);
+/* Makes spin a field for any finite number > 0 — what an experiment file
+ * takes for the learning rate — instead of its adjustment's range: shown
+ * in its shortest exact form, %g-style ("0.01", "1000", "1e-7"), typed in
+ * any form g_strtod reads; "+" and "−" step by a tenth of the value's
+ * decade. Text that is not a number, or a number ≤ 0, keeps the value, and
+ * spin flashes and reports it as caml_spin_button_check_range does. Call
+ * it before connecting spin's "value-changed". */
+void  caml_spin_button_make_positive (GtkSpinButton *spin, const char *name,
+                                      CamlSpinReport report, gpointer user_data);
+/* Sets such a field to exactly value (gtk_spin_button_set_value ignores a
+ * change under 1e-10). */
+void  caml_spin_button_set_positive (GtkSpinButton *spin, double value);
+/* value > 0 as such a field shows it: "0.01", "1000", "1e-7" (g_free). */
+char *caml_format_positive (double value);
 
 /* A layer's options as its row shows them: "units 5, tanh", "size 2,
  * stride = size, valid". */

@@ -1320,7 +1320,8 @@ show_divergence (CamlWindow *self)
                      "whose loss was in bounds) with the learning rate ÷ 10, or change the "
                      "model or the optimizer and Train again.",
                      error != NULL ? error->message : "unknown error", from);
-  g_autofree char *label = g_strdup_printf ("_Continue at lr %g", lr);
+  g_autofree char *shown = caml_format_positive (lr);   /* as the field shows it */
+  g_autofree char *label = g_strdup_printf ("_Continue at lr %s", shown);
 
   caml_window_show_error (self, text);
   gtk_button_set_label (self->banner_button, label);
@@ -2853,7 +2854,7 @@ action_set_lr (GSimpleAction *action, GVariant *param, gpointer user_data)
     return;
   self->exp->optimizer.lr = lr;
   if (!self->syncing && gtk_spin_button_get_value (self->lr_spin) != lr)
-    gtk_spin_button_set_value (self->lr_spin, lr);
+    caml_spin_button_set_positive (self->lr_spin, lr);
   gboolean live = run_active (self), base_live = baseline_active (self);
   if (live)
     caml_run_set_lr (self->run, lr);
@@ -2861,7 +2862,8 @@ action_set_lr (GSimpleAction *action, GVariant *param, gpointer user_data)
     caml_run_set_lr (self->baseline, lr);   /* the comparison stays like for like */
   if (live || base_live)
     {
-      record_event (self, g_strdup_printf ("lr %g", lr));
+      g_autofree char *shown = caml_format_positive (lr);
+      record_event (self, g_strdup_printf ("lr %s", shown));
       mark_dirty (self);
     }
   else
@@ -2928,7 +2930,7 @@ action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_
   self->exp->optimizer.lr = lr;
   gboolean was_syncing = self->syncing;
   self->syncing = TRUE;
-  gtk_spin_button_set_value (self->lr_spin, lr);
+  caml_spin_button_set_positive (self->lr_spin, lr);
   self->syncing = was_syncing;
   mark_dirty (self);
   clear_error (self);
@@ -2937,7 +2939,8 @@ action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_
     if (g_array_index (self->events, Event, i).step > from)
       g_array_remove_index (self->events, i);
   update_from_run (self);
-  record_event (self, g_strdup_printf ("lr %g after divergence", lr));
+  g_autofree char *shown = caml_format_positive (lr);
+  record_event (self, g_strdup_printf ("lr %s after divergence", shown));
   update_actions (self);
 }
 
@@ -3566,7 +3569,7 @@ sync_widgets (CamlWindow *self)
   self->syncing = TRUE;
   gtk_drop_down_set_selected (self->loss_drop, exp->loss);
   gtk_drop_down_set_selected (self->optimizer_drop, exp->optimizer.kind);
-  gtk_spin_button_set_value (self->lr_spin, exp->optimizer.lr);
+  caml_spin_button_set_positive (self->lr_spin, exp->optimizer.lr);
   gtk_spin_button_set_value (self->em_spin, exp->optimizer.em_steps);
   gtk_spin_button_set_value (self->batch_spin, exp->batch_size);
   gtk_spin_button_set_value (self->steps_spin, exp->steps);
@@ -4239,6 +4242,9 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->loss_drop, "notify::selected", G_CALLBACK (on_loss_selected), self);
   g_signal_connect (self->optimizer_drop, "notify::selected",
                     G_CALLBACK (on_optimizer_selected), self);
+  /* Any rate an experiment file takes (> 0), shown as the file has it:
+   * before its value-changed handler, which sees the rounded step. */
+  caml_spin_button_make_positive (self->lr_spin, "learning rate", on_value_corrected, self);
   g_signal_connect (self->lr_spin, "value-changed", G_CALLBACK (on_lr_changed), self);
   g_signal_connect (self->em_spin, "value-changed", G_CALLBACK (on_em_changed), self);
   g_signal_connect (self->batch_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
@@ -4250,7 +4256,7 @@ caml_window_init (CamlWindow *self)
                     self);
   {
     struct { GtkSpinButton *spin; const char *name; } checked[] = {
-      { self->lr_spin, "learning rate" }, { self->em_spin, "em_steps" },
+      { self->em_spin, "em_steps" },
       { self->batch_spin, "batch size" }, { self->steps_spin, "steps" },
       { self->eval_spin, "evaluate every" }, { self->average_spin, "weight average" },
       { self->seed_spin, "seed" },
