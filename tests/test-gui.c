@@ -2285,6 +2285,104 @@ test_lr_any_value (void **state)
   g_rmdir (dir);
 }
 
+static const char *
+placeholder_of (CamlWindow *win, const char *view)
+{
+  CamlPlotView *v = caml_window_get_plot_view (win, view);
+  return caml_plot_view_has_plot (v) ? NULL : caml_plot_view_get_placeholder (v);
+}
+
+static const char *
+progress_text (CamlWindow *win)
+{
+  return gtk_progress_bar_get_text (GTK_PROGRESS_BAR (template_child (win, "progress_bar")));
+}
+
+/* A run that diverged before any loss was kept says so — where, and that
+ * it went back — rather than "Press Train" and "failed — step 0". Continue
+ * says at once that it goes on, and a continued run that fails again (at
+ * once, maybe before the window's first look at it) brings the banner
+ * back each time. */
+static void
+test_divergence_feedback (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-divfb-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "lr1000.json", NULL);
+  static const char json[] =
+    "{ \"name\": \"lr1000\", \"seed\": 0, \"data\": { \"builtin\": \"surface\" },"
+    "  \"model\": [ { \"layer\": \"dense\", \"units\": 16, \"activation\": \"relu\" },"
+    "               { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"optimizer\": { \"type\": \"sgd\", \"lr\": 1e6 }, \"training\": { \"steps\": 200 } }";
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  CamlWindow *win = open_window_on (path);
+  assert_string_equal (placeholder_of (win, "loss"), "Press Train (F5) to start");
+
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_failed_or_finished, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);
+  long n = -1;
+  caml_window_get_losses (win, &n);
+  assert_int_equal (n, 0);   /* rolled back to step 0 */
+  print_message ("loss plot: %s\nprogress: %s\n", placeholder_of (win, "loss"),
+                 progress_text (win));
+  long at = 0;
+  assert_int_equal (sscanf (placeholder_of (win, "loss"), "Diverged at step %ld;", &at), 1);
+  assert_true (at >= 1);
+  assert_non_null (strstr (placeholder_of (win, "loss"), "back at step 0"));
+  g_autofree char *expected = g_strdup_printf ("diverged at step %ld — back at step 0 of 200", at);
+  assert_string_equal (progress_text (win), expected);
+
+  /* Each continuation (lr 1e5, 1e4, … all too high) fails again: the
+   * banner comes back every time, with the next rate. */
+  for (int i = 0; i < 4; i++)
+    {
+      activate (win, "continue-diverged", NULL);
+      /* (The banner may be back already: the new trainer can fail before
+       * Continue returns.) */
+      g_autofree char *continuing = g_strdup_printf ("Continuing from step 0 at lr %s",
+                                                     i == 0 ? "100000" : i == 1 ? "10000"
+                                                     : i == 2 ? "1000" : "100");
+      if (caml_window_get_error (win) == NULL)   /* still going: it says so */
+        assert_string_equal (status_text (win), continuing);
+      assert_true (iterate_until (run_failed_or_finished, win, 60));
+      iterate_until (always_false, NULL, 0.1);
+      assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);
+      assert_non_null (caml_window_get_error (win));
+      assert_non_null (strstr (caml_window_get_error (win), "diverged"));
+    }
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* Stopped before the first evaluation, the accuracy pane says so instead
+ * of promising an evaluation at a step the run will not reach. */
+static void
+test_stop_before_evaluation (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (can_train, win, 30));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 1000000);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "eval_spin")), 500000);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_string_equal (placeholder_of (win, "accuracy"), "test accuracy appears at step 500000");
+  activate (win, "train", NULL);
+  assert_true (iterate_until (not_loading, win, 10));
+  iterate_until (always_false, NULL, 0.2);
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
+  iterate_until (always_false, NULL, 0.2);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_STOPPED);
+  long n = 0;
+  caml_window_get_losses (win, &n);
+  g_autofree char *expected = g_strdup_printf ("stopped at step %ld, before the first "
+                                               "evaluation (step 500000)", n);
+  print_message ("accuracy: %s\n", placeholder_of (win, "accuracy"));
+  assert_string_equal (placeholder_of (win, "accuracy"), expected);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* ------------------------------------------------------------ quit */
 
 /* win may be gone (freed): only compared. */
@@ -3130,6 +3228,8 @@ main (void)
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_lr_any_value),
+    cmocka_unit_test (test_divergence_feedback),
+    cmocka_unit_test (test_stop_before_evaluation),
     cmocka_unit_test (test_recent_files),
     cmocka_unit_test (test_open_several),
     cmocka_unit_test (test_drag_and_drop),

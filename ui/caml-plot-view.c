@@ -574,6 +574,12 @@ caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
   self->hover_data = user_data;
 }
 
+const char *
+caml_plot_view_get_placeholder (CamlPlotView *self)
+{
+  return self->placeholder;
+}
+
 gboolean
 caml_plot_view_has_plot (CamlPlotView *self)
 {

@@ -991,7 +991,37 @@ caml_run_copy_rows (CamlRun *run, int *n_rows)
 GError *
 caml_run_get_error (CamlRun *run)
 {
-  return caml_trainer_get_error (run->trainer);
+  GError *error = caml_trainer_get_error (run->trainer);
+  CamlDivergence d;
+
+  /* A continued run's trainer counts from where it went on: "step 12: …;
+   * weights rolled back to step 11" is said as the run counts. */
+  if (error == NULL || run->step_offset == 0 || !caml_trainer_get_divergence (run->trainer, &d))
+    return error;
+  g_autofree char *head = g_strdup_printf ("step %ld: ", d.step);
+  g_autofree char *tail = g_strdup_printf ("; weights rolled back to step %ld", d.rolled_back_to);
+  const char *msg = error->message;
+  if (g_str_has_prefix (msg, head) && g_str_has_suffix (msg, tail))
+    {
+      g_autofree char *why = g_strndup (msg + strlen (head),
+                                        strlen (msg) - strlen (head) - strlen (tail));
+      g_autofree char *text = g_strdup_printf ("step %ld: %s; weights rolled back to step %ld",
+                                               d.step + run->step_offset, why,
+                                               d.rolled_back_to + run->step_offset);
+      g_free (error->message);
+      error->message = g_steal_pointer (&text);
+    }
+  return error;
+}
+
+gboolean
+caml_run_get_divergence (CamlRun *run, CamlDivergence *divergence)
+{
+  if (!caml_trainer_get_divergence (run->trainer, divergence))
+    return FALSE;
+  divergence->step += run->step_offset;
+  divergence->rolled_back_to += run->step_offset;
+  return TRUE;
 }
 
 long

@@ -157,8 +157,12 @@ int      caml_run_get_em_steps (CamlRun *run);
 void         caml_run_get_progress (CamlRun *run, CamlProgress *progress);
 float       *caml_run_copy_losses (CamlRun *run, long *n_steps);
 CamlEvalRow *caml_run_copy_rows (CamlRun *run, int *n_rows);
-/* The current trainer's error (a copy, or NULL). */
+/* The current trainer's error (a copy, or NULL); a divergence's steps
+ * counted from the run's start. */
 GError      *caml_run_get_error (CamlRun *run);
+/* After a divergence: caml_trainer_get_divergence's, its steps counted
+ * from the run's start. FALSE when the run has not diverged. */
+gboolean     caml_run_get_divergence (CamlRun *run, CamlDivergence *divergence);
 
 /* The run keeps the weights of its last healthy evaluation — one whose
  * loss (test, else train) was finite and at most twice the lowest so far —

@@ -146,6 +146,7 @@ struct _CamlWindow {
   GCancellable   *cancellable;   /* cancelled when the window goes away */
   CamlRun        *run;           /* NULL, or built from exp */
   gboolean        run_started;
+  gboolean        failure_shown; /* the current trainer's failure is in the banner */
   CamlProgress    progress;      /* last copy */
   CamlEvalRow    *rows;
   int             n_rows;
@@ -559,6 +560,7 @@ clear_history (CamlWindow *self)
     g_array_set_size (self->events, 0);
   memset (&self->progress, 0, sizeof self->progress);
   self->progress.state = CAML_TRAINER_IDLE;
+  self->failure_shown = FALSE;
 }
 
 /* The weights file the next installed run is to have (NULL: none). Jobs
@@ -683,6 +685,7 @@ target_range (CamlWindow *self, double *lo, double *hi)
 }
 
 static void rebuild_parts_plots (CamlWindow *self, double vmin, double vmax);
+static void clear_accuracy (CamlWindow *self);
 
 /* Builds the surface and χ plots from the copied grids. */
 static void
@@ -1201,8 +1204,15 @@ update_progress_widgets (CamlWindow *self)
       return;
     }
   long total = p->total_steps > 0 ? p->total_steps : self->exp->steps;
-  g_autofree char *text = g_strdup_printf ("%s — step %ld of %ld", state_names[p->state],
-                                           p->step, total);
+  CamlDivergence d;
+  /* A divergence says where it happened, not only where the weights are
+   * now ("failed — step 0" read as if nothing had run). */
+  g_autofree char *text = self->run_started && p->state == CAML_TRAINER_FAILED
+                          && caml_run_get_divergence (self->run, &d)
+                          ? g_strdup_printf ("diverged at step %ld — back at step %ld of %ld",
+                                             d.step, p->step, total)
+                          : g_strdup_printf ("%s — step %ld of %ld", state_names[p->state],
+                                             p->step, total);
   gtk_progress_bar_set_fraction (self->progress_bar, total > 0 ? (double) p->step / total : 0);
   gtk_progress_bar_set_text (self->progress_bar, text);
 
@@ -1420,8 +1430,22 @@ update_from_run (CamlWindow *self)
         rebuild_surface_plots (self);
     }
 
-  if (p.state == CAML_TRAINER_FAILED && old_state != CAML_TRAINER_FAILED)
-    show_divergence (self);
+  /* Each failure once, a continued run's too (which may have failed again
+   * before the window's first look at it). */
+  if (p.state == CAML_TRAINER_FAILED && !self->failure_shown)
+    {
+      self->failure_shown = TRUE;
+      show_divergence (self);
+    }
+  if (p.state != old_state)
+    {
+      /* What the empty plots say follows the state: "diverged at step 2",
+       * "stopped before the first evaluation". */
+      if (self->n_steps == 0)
+        rebuild_loss_plot (self);
+      if (self->n_rows == 0 && !(self->prev_classification && self->prev_n_rows > 0))
+        clear_accuracy (self);
+    }
   update_progress_widgets (self);
   if (p.state != old_state)
     update_actions (self);
@@ -1478,7 +1502,9 @@ sample_parts (CamlWindow *self)
   start_job (self, JOB_PARTS, NULL, 0);
 }
 
-/* The accuracy plot before the run's first evaluation. */
+/* The accuracy plot before the run's first evaluation: when it comes, or
+ * why it will not (a run stopped or diverged before it: a stopped run is
+ * not evaluated). */
 static void
 clear_accuracy (CamlWindow *self)
 {
@@ -1488,8 +1514,14 @@ clear_accuracy (CamlWindow *self)
   /* The first evaluation: every eval_every steps, or after the last. */
   const CamlExperiment *exp = caml_run_get_experiment (self->run);
   int first = exp->eval_every > 0 ? MIN (exp->eval_every, exp->steps) : exp->steps;
-  g_autofree char *when = g_strdup_printf ("%s accuracy appears at step %d", held_out (self),
-                                          first);
+  CamlTrainerState state = self->run_started ? self->progress.state : CAML_TRAINER_IDLE;
+  g_autofree char *when =
+    state == CAML_TRAINER_STOPPED
+    ? g_strdup_printf ("stopped at step %ld, before the first evaluation (step %d)",
+                       self->progress.step, first)
+    : state == CAML_TRAINER_FAILED
+    ? g_strdup_printf ("diverged before the first evaluation (step %d)", first)
+    : g_strdup_printf ("%s accuracy appears at step %d", held_out (self), first);
   caml_plot_view_set_placeholder (self->accuracy_view, when);
 }
 
@@ -2148,8 +2180,20 @@ rebuild_loss_plot (CamlWindow *self)
 
   if (n == 0 && r == 0 && self->prev_n_steps == 0)
     {
+      CamlTrainerState state = self->run != NULL && self->run_started ? self->progress.state
+                                                                      : CAML_TRAINER_IDLE;
+      CamlDivergence d;
+      g_autofree char *why =
+        state == CAML_TRAINER_FAILED && caml_run_get_divergence (self->run, &d)
+        ? g_strdup_printf ("Diverged at step %ld; the weights are back at step %ld, before any "
+                           "loss was kept", d.step, d.rolled_back_to)
+        : state == CAML_TRAINER_RUNNING ? g_strdup ("Training: the loss appears after the first step")
+        : state == CAML_TRAINER_PAUSED ? g_strdup ("Paused before the first step: Step (F7) "
+                                                   "or Resume (F5)")
+        : state == CAML_TRAINER_STOPPED ? g_strdup ("Stopped before the first step")
+        : g_strdup ("Press Train (F5) to start");
       caml_plot_view_clear (self->loss_view);
-      caml_plot_view_set_placeholder (self->loss_view, "Press Train (F5) to start");
+      caml_plot_view_set_placeholder (self->loss_view, why);
       return;
     }
   /* Smooth over every step, then draw at most MAX_PLOT_POINTS of them: a
@@ -2924,6 +2968,7 @@ action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_
       caml_window_show_error (self, error->message);
       return;
     }
+  self->failure_shown = FALSE;   /* the new trainer's failure, if it comes, is news */
   if (baseline_active (self))
     caml_run_set_lr (self->baseline, lr);
   /* The experiment keeps the learning rate it goes on with. */
@@ -2942,6 +2987,11 @@ action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_
   g_autofree char *shown = caml_format_positive (lr);
   record_event (self, g_strdup_printf ("lr %s after divergence", shown));
   update_actions (self);
+  /* Feedback at once, before the first report of the new trainer (unless
+   * it has failed already: the banner is back). */
+  g_autofree char *text = g_strdup_printf ("Continuing from step %ld at lr %s", from, shown);
+  if (!self->failure_shown)
+    show_notice_full (self, text, FALSE);
 }
 
 static void
