@@ -1694,6 +1694,16 @@ baseline_copied (gpointer data)
   return n == caml_window_get_experiment (CAML_WINDOW (data))->steps;
 }
 
+static gboolean
+comparing (CamlWindow *win)
+{
+  g_autoptr (GVariant) on = g_action_group_get_action_state (G_ACTION_GROUP (win),
+                                                             "compare-baseline");
+  return g_variant_get_boolean (on);
+}
+
+static const char *progress_text (CamlWindow *win);
+
 static void
 test_compare_baseline (void **state)
 {
@@ -1718,11 +1728,11 @@ test_compare_baseline (void **state)
   activate (win, "set-lr", g_variant_new_double (0.04));
   activate (win, "compare-baseline", NULL);
   /* Built on a worker thread; a change meanwhile reaches it too. */
-  assert_false (enabled (win, "compare-baseline"));
+  assert_true (comparing (win));
   assert_true (caml_window_is_loading (win));
   activate (win, "set-lr", g_variant_new_double (0.05));
   assert_true (iterate_until (not_loading, win, 10));
-  assert_false (enabled (win, "compare-baseline"));
+  assert_true (enabled (win, "compare-baseline"));   /* to turn it off */
   assert_true (caml_window_get_baseline_optimizer (win, &base_lr, &base_em));
   assert_true (base_lr == 0.05);
   /* Later changes reach both runs. */
@@ -1753,10 +1763,79 @@ test_compare_baseline (void **state)
   assert_true (caml_plot_view_write (caml_window_get_plot_view (win, "loss"), shot, 800, 400,
                                      &error));
 
-  /* Reset drops the baseline; the action is available again. */
+  /* Reset drops the baseline, not the comparison; the previous run's
+   * curves stay, and so does their export. */
   activate (win, "reset", NULL);
   assert_null (caml_window_get_baseline_losses (win, &n_base));
+  assert_true (comparing (win));
+  assert_true (iterate_until (can_train, win, 10));
+  assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "loss")));
+  assert_true (enabled (win, "export-loss"));
+  /* F5 then trains a baseline beside the new run. */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (baseline_ended, win, 120));
+  assert_true (iterate_until (baseline_copied, win, 10));
+  /* Off: the baseline and its curves go. */
+  activate (win, "compare-baseline", NULL);
+  assert_false (comparing (win));
+  assert_null (caml_window_get_baseline_losses (win, &n_base));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* Compare with Baseline after the run has finished (it used to be greyed
+ * out until Reset): the baseline trains alone to the run's step and its
+ * curves are overlaid; the progress bar follows it meanwhile, and Stop
+ * stops it. Stopped at step N, the run's baseline trains N steps. */
+static void
+test_compare_after_run (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (can_train, win, 10));
+  assert_false (enabled (win, "export-loss"));   /* nothing in the loss plot yet */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  assert_true (enabled (win, "export-loss"));
   assert_true (enabled (win, "compare-baseline"));
+  activate (win, "compare-baseline", NULL);
+  assert_true (comparing (win));
+  assert_true (iterate_until (baseline_ended, win, 120));
+  assert_true (iterate_until (baseline_copied, win, 10));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);   /* not run again */
+  const CamlPlotLine *plot = caml_plot_view_get_line (caml_window_get_plot_view (win, "loss"));
+  g_autofree char *labels = loss_labels (win);
+  print_message ("loss plot: %s\n", labels);
+  assert_non_null (strstr (labels, "baseline train loss"));
+  size_t n_values = 0;
+  assert_non_null (plot);
+
+  /* A stopped run: its baseline trains as many steps as it did. */
+  activate (win, "compare-baseline", NULL);   /* off */
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 1000000);
+  assert_true (iterate_until (can_train, win, 10));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (not_loading, win, 10));
+  iterate_until (always_false, NULL, 0.2);
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
+  iterate_until (always_false, NULL, 0.2);
+  long n_run = 0, n_base = 0;
+  caml_window_get_losses (win, &n_run);
+  activate (win, "compare-baseline", NULL);   /* on */
+  assert_true (iterate_until (not_loading, win, 30));
+  iterate_until (always_false, NULL, 0.2);
+  print_message ("baseline of a run stopped at step %ld: %s\n", n_run, progress_text (win));
+  assert_true (enabled (win, "stop") || caml_window_baseline_ended (win));
+  assert_true (iterate_until (baseline_ended, win, 120));
+  iterate_until (always_false, NULL, 0.3);
+  caml_window_get_baseline_losses (win, &n_base);
+  assert_int_equal (n_base, n_run);
+  caml_plot_line_get_values (caml_plot_view_get_line (caml_window_get_plot_view (win, "loss")),
+                             2, &n_values);
+  assert_true (n_values > 0);
+  activate (win, "compare-baseline", NULL);   /* off, for the tests after */
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -3225,6 +3304,7 @@ main (void)
     cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
+    cmocka_unit_test (test_compare_after_run),
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_lr_any_value),

@@ -61,7 +61,6 @@ typedef enum {
   PENDING_NONE,
   PENDING_TRAIN,
   PENDING_STEP,
-  PENDING_COMPARE,
 } Pending;
 
 struct _CamlWindow {
@@ -138,6 +137,7 @@ struct _CamlWindow {
   guint           weights_serial;  /* changes whenever pending_weights does */
   gboolean        weights_loading; /* a JOB_WEIGHTS for the current request is under way */
   gboolean        baseline_building; /* a JOB_BASELINE for run_serial is under way */
+  gboolean        compare;       /* Compare with Baseline is on: each run gets its baseline */
   int             parts_sampling;  /* JOB_PARTS under way */
   char           *loaded_weights;  /* the file the untrained run was loaded from, or NULL */
   gboolean        announce_load;   /* say so when the weights asked for are loaded */
@@ -686,6 +686,7 @@ target_range (CamlWindow *self, double *lo, double *hi)
 
 static void rebuild_parts_plots (CamlWindow *self, double vmin, double vmax);
 static void clear_accuracy (CamlWindow *self);
+static void start_baseline_if_wanted (CamlWindow *self);
 
 /* Builds the surface and χ plots from the copied grids. */
 static void
@@ -1241,6 +1242,23 @@ update_progress_widgets (CamlWindow *self)
       status = g_strdup (self->pending != PENDING_NONE ? "loading weights… then training"
                                                        : "loading weights…");
     }
+  else if (self->run_started && !run_active (self) && baseline_active (self))
+    {
+      /* The run has ended; its baseline trains on, alone, to its step. */
+      CamlProgress bp;
+      caml_run_get_progress (self->baseline, &bp);
+      g_autofree char *base_text = g_strdup_printf ("baseline — step %ld of %ld", bp.step,
+                                                    bp.total_steps);
+      g_autofree char *base_left = format_duration (bp.steps_per_second > 0
+                                                    ? (bp.total_steps - bp.step)
+                                                      / bp.steps_per_second : NAN);
+      gtk_progress_bar_set_fraction (self->progress_bar, bp.total_steps > 0
+                                                         ? (double) bp.step / bp.total_steps : 0);
+      gtk_progress_bar_set_text (self->progress_bar, base_text);
+      g_free (status);
+      status = g_strdup_printf ("training the baseline: %.0f steps/s · %s left",
+                                bp.steps_per_second, base_left);
+    }
   set_status (self, status);
 }
 
@@ -1383,7 +1401,10 @@ update_from_run (CamlWindow *self)
                                                    error != NULL ? error->message : "?");
           caml_window_show_error (self, text);
         }
+      gboolean base_changed = bp.state != self->base_state;
       self->base_state = bp.state;
+      if (base_changed)
+        update_actions (self);   /* Stop for a baseline training alone */
     }
 
   if (caml_run_has_sigma (self->run))
@@ -1708,6 +1729,7 @@ typedef struct {
   char           *files[4];     /* JOB_IDX: the chosen files, in any order */
   int             n_files;
   gboolean        build_run;    /* JOB_DATA: build the run too */
+  gboolean        alone;        /* JOB_BASELINE: for a run that has ended, to its steps */
   char           *weights;      /* a weights file to load into the run built (a copy) */
   guint           weights_serial;
   guint           data_serial;
@@ -2066,6 +2088,15 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       job->exp = caml_experiment_make_baseline (caml_run_get_experiment (self->run));
       job->exp->optimizer.lr = caml_run_get_lr (self->run);
       job->exp->optimizer.em_steps = caml_run_get_em_steps (self->run);
+      {
+        /* A run that has ended: its baseline trains alone, as many steps. */
+        CamlProgress p;
+        caml_run_get_progress (self->run, &p);
+        job->alone = self->run_started && (p.state == CAML_TRAINER_FINISHED
+                                           || p.state == CAML_TRAINER_STOPPED);
+        if (job->alone)
+          job->exp->steps = (int) CLAMP (p.step, 1, G_MAXINT);
+      }
       job->data = caml_run_data_ref (self->data);
       g_clear_pointer (&job->weights, g_free);   /* the run's file is not the baseline's */
       job->parts_layer = -1;
@@ -2194,6 +2225,7 @@ rebuild_loss_plot (CamlWindow *self)
         : g_strdup ("Press Train (F5) to start");
       caml_plot_view_clear (self->loss_view);
       caml_plot_view_set_placeholder (self->loss_view, why);
+      set_action_enabled (self, "export-loss", FALSE);
       return;
     }
   /* Smooth over every step, then draw at most MAX_PLOT_POINTS of them: a
@@ -2283,6 +2315,7 @@ rebuild_loss_plot (CamlWindow *self)
   caml_plot_view_set_line (self->loss_view,
                            caml_plot_line_new (&opts, series, n_series, events,
                                                self->events->len));
+  set_action_enabled (self, "export-loss", TRUE);
   /* the AUC's span follows the loss plot's, not only its snapshots */
   if (self->run != NULL && caml_run_has_sigma (self->run) && self->n_sigma > 0)
     rebuild_sigma_auc (self);
@@ -2351,16 +2384,14 @@ update_actions (CamlWindow *self)
   gtk_label_set_text_with_mnemonic (self->train_label, state == CAML_TRAINER_PAUSED
                                                        ? "_Resume" : "_Train");
   set_action_enabled (self, "step", (valid || waiting) && state != CAML_TRAINER_RUNNING);
-  set_action_enabled (self, "stop", active);
+  set_action_enabled (self, "stop", active || (self->run_started && baseline_active (self)));
   set_action_enabled (self, "reset", self->run_started && !active);
   set_action_enabled (self, "forget-previous", self->prev_n_steps > 0);
   set_action_enabled (self, "continue-diverged", self->run_started
                                                  && state == CAML_TRAINER_FAILED);
-  set_action_enabled (self, "compare-baseline", (valid || waiting) && self->baseline == NULL
-                                                 && !self->baseline_building
-                                                 && state != CAML_TRAINER_FINISHED
-                                                 && state != CAML_TRAINER_STOPPED
-                                                 && state != CAML_TRAINER_FAILED);
+  /* On: a baseline beside each run (one that has ended gets its own, to
+   * its steps). Off again at any time. */
+  set_action_enabled (self, "compare-baseline", valid || waiting || self->compare);
 
   /* The model and the data stay as they are while a run is under way; the
    * learning rate and em_steps can change live. */
@@ -2380,7 +2411,8 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "export-metrics", self->n_rows > 0);
   /* Each plot's export where the model and data have that plot. */
   gboolean surface = self->run != NULL && caml_run_has_surface (self->run);
-  set_action_enabled (self, "export-loss", self->run_started);
+  /* Whatever the loss plot shows: a previous run's curves after Reset too. */
+  set_action_enabled (self, "export-loss", caml_plot_view_has_plot (self->loss_view));
   set_action_enabled (self, "export-surface", surface);
   set_action_enabled (self, "export-chi", surface && caml_run_get_n_chi (self->run) > 0);
   set_action_enabled (self, "export-parts", surface && self->has_parts);
@@ -2436,6 +2468,7 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
   self->run_started = TRUE;
   g_clear_pointer (&self->loaded_weights, g_free);   /* the run's weights are its own now */
   self->progress.state = paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
+  start_baseline_if_wanted (self);   /* Compare with Baseline is on */
   update_actions (self);
   update_progress_widgets (self);
   return TRUE;
@@ -2517,28 +2550,66 @@ action_stop (GSimpleAction *action, GVariant *param, gpointer user_data)
   self->baseline_building = FALSE;   /* a baseline still being built is dropped */
 }
 
-/* Trains the matched baseline (every CA layer replaced by its plain
- * counterpart; same data, seed and schedule) alongside, starting the run
- * too when it has not started. The baseline is built on a worker thread
- * (install_baseline). */
+/* With Compare with Baseline on, the current run gets its matched baseline
+ * (every CA layer replaced by its plain counterpart; same data, seed and
+ * schedule), built on a worker thread (install_baseline): trained alongside
+ * a run that is under way, or alone, to the same step, beside one that has
+ * finished or was stopped. A run that diverged gets none (it waits to be
+ * continued); the next fresh run does. */
+static void
+start_baseline_if_wanted (CamlWindow *self)
+{
+  if (!self->compare || self->baseline != NULL || self->baseline_building
+      || self->run == NULL || !self->run_started)
+    return;
+  CamlProgress p;
+  caml_run_get_progress (self->run, &p);
+  if (p.state == CAML_TRAINER_FAILED || p.state == CAML_TRAINER_IDLE
+      || (p.state != CAML_TRAINER_RUNNING && p.state != CAML_TRAINER_PAUSED && p.step == 0))
+    return;
+  start_job (self, JOB_BASELINE, NULL, 0);
+}
+
+/* Turns Compare with Baseline on — starting the run when it has not
+ * started, and its baseline — or off, which stops and drops the baseline
+ * and its curves. */
 static void
 action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
 
-  if (self->baseline != NULL || self->baseline_building)
-    return;
+  self->compare = !self->compare;
+  g_simple_action_set_state (action, g_variant_new_boolean (self->compare));
+  if (!self->compare)
+    {
+      g_clear_pointer (&self->baseline, caml_run_free);   /* stops and joins it */
+      self->baseline_building = FALSE;   /* one being built is dropped */
+      g_clear_pointer (&self->base_losses, g_free);
+      g_clear_pointer (&self->base_rows, g_free);
+      self->base_n_steps = 0;
+      self->base_n_rows = 0;
+      rebuild_loss_plot (self);
+      update_progress_widgets (self);
+      update_actions (self);
+      return;
+    }
   commit_pending_edit (self);
-  if (!(self->run != NULL && self->run_started && run_active (self))
-      && !start_run (self, FALSE, PENDING_COMPARE))
-    return;
-  start_job (self, JOB_BASELINE, NULL, 0);
+  if (self->run != NULL && self->run_started)
+    {
+      start_baseline_if_wanted (self);
+      if (!self->baseline_building && self->progress.state == CAML_TRAINER_FAILED)
+        show_notice_full (self, "The baseline trains beside the next run (this one diverged)",
+                          FALSE);
+    }
+  else
+    start_run (self, FALSE, PENDING_TRAIN);   /* then its baseline (start_run) */
   update_actions (self);
 }
 
 /* Main thread: the baseline built for the current run is there. It starts
  * as the run is now (paused or training, at its learning rate and
- * em_steps); a run that has ended meanwhile trains no baseline. */
+ * em_steps), or alone when the run has ended since (finished, or stopped
+ * before the baseline was asked for). */
 static void
 install_baseline (CamlWindow *self, Job *job)
 {
@@ -2555,10 +2626,13 @@ install_baseline (CamlWindow *self, Job *job)
    * before a Stop or a Pause). */
   CamlProgress p;
   caml_run_get_progress (self->run, &p);
-  if (!self->run_started
-      || (p.state != CAML_TRAINER_RUNNING && p.state != CAML_TRAINER_PAUSED))
+  gboolean alongside = p.state == CAML_TRAINER_RUNNING || p.state == CAML_TRAINER_PAUSED;
+  gboolean after = p.state == CAML_TRAINER_FINISHED
+                   || (job->alone && p.state == CAML_TRAINER_STOPPED);
+  if (!self->run_started || !self->compare || !(alongside || after))
     {
-      show_notice (self, "The run ended before its baseline was built: no baseline trained");
+      if (self->compare && self->run_started)
+        show_notice (self, "The run ended before its baseline was built: no baseline trained");
       return;   /* job_release frees it */
     }
   self->baseline = g_steal_pointer (&job->run);
@@ -2570,6 +2644,11 @@ install_baseline (CamlWindow *self, Job *job)
     {
       caml_window_show_error (self, error->message);
       g_clear_pointer (&self->baseline, caml_run_free);
+    }
+  else if (after)
+    {
+      g_autofree char *text = g_strdup_printf ("Training the baseline to step %ld", p.step);
+      show_notice_full (self, text, FALSE);
     }
 }
 
@@ -2597,10 +2676,6 @@ do_pending (CamlWindow *self)
     case PENDING_STEP:
       if (start_run (self, TRUE, PENDING_NONE))
         caml_trainer_step (caml_run_get_trainer (self->run));
-      break;
-    case PENDING_COMPARE:
-      if (g_action_group_get_action_enabled (G_ACTION_GROUP (self), "compare-baseline"))
-        g_action_group_activate_action (G_ACTION_GROUP (self), "compare-baseline", NULL);
       break;
     case PENDING_NONE:
       break;
@@ -3456,7 +3531,7 @@ static const GActionEntry win_entries[] = {
   { "stop", action_stop },
   { "reset", action_reset },
   { "forget-previous", action_forget_previous },
-  { "compare-baseline", action_compare_baseline },
+  { "compare-baseline", action_compare_baseline, NULL, "false" },
   { "save", action_save },
   { "save-as", action_save_as },
   { "add-layer", action_add_layer, "s" },
