@@ -507,6 +507,31 @@ test_pending_edit (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* The model header has room for a few words: a data error (whose end,
+ * "(it fetches into CAML_DATA_DIR, /tmp/…).", was all it showed) reads as
+ * its gist, the whole message in the tooltip. */
+static void
+test_model_header_short (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkWidget *editor = template_child (win, "model_editor");
+  GtkLabel *summary = GTK_LABEL (gtk_widget_get_template_child (editor, CAML_TYPE_MODEL_EDITOR,
+                                                                "summary_label"));
+  assert_non_null (strstr (gtk_label_get_text (summary), "weights"));
+  static const char why[] = "MNIST is not fetched: /tmp/x/mnist has no train-images-idx3-ubyte. "
+                            "Get it with `datasets/fetch mnist` (it fetches into CAML_DATA_DIR, "
+                            "/tmp/x).";
+  caml_model_editor_set_data (CAML_MODEL_EDITOR (editor), NULL, 0, "MNIST", why);
+  assert_string_equal (gtk_label_get_text (summary), "no MNIST data");
+  const char *tip = gtk_widget_get_tooltip_text (GTK_WIDGET (summary));
+  assert_non_null (strstr (tip, why));
+  caml_model_editor_set_data (CAML_MODEL_EDITOR (editor), NULL, 0, "MNIST", NULL);
+  assert_string_equal (gtk_label_get_text (summary), "waiting for the MNIST data");
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static gboolean
 lacks_error_style (gpointer data)
 {
@@ -518,6 +543,8 @@ status_text (CamlWindow *win)
 {
   return gtk_label_get_text (GTK_LABEL (template_child (win, "status_label")));
 }
+
+static const char *field_text (GtkSpinButton *spin);
 
 /* A value typed out of range, or not a number, is not taken silently:
  * the field turns red for a moment and the status says the range and
@@ -534,7 +561,7 @@ test_value_corrected (void **state)
   gtk_spin_button_update (units);   /* what Enter or leaving the field does */
   assert_int_equal (units_of_layer (win, 0), 65536);
   print_message ("status: %s\n", status_text (win));
-  assert_string_equal (status_text (win), "units must be 1…65536: set to 65536");
+  assert_string_equal (status_text (win), "units set to 65536: must be 1…65536");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (units), "error"));
 
   units = first_option_spin (win);   /* the inspector may have been rebuilt */
@@ -543,7 +570,7 @@ test_value_corrected (void **state)
   assert_int_equal (units_of_layer (win, 0), 65536);   /* kept, not 1 */
   print_message ("status: %s\n", status_text (win));
   /* (A numeric field drops the letters: the text left is empty.) */
-  assert_string_equal (status_text (win), "units must be a number, 1…65536: kept 65536");
+  assert_string_equal (status_text (win), "units kept at 65536: no number typed (1…65536)");
 
   /* A value in range is taken as typed and says nothing new. */
   type_into (win, units, "7");
@@ -552,11 +579,15 @@ test_value_corrected (void **state)
 
   /* The learning rate takes any number > 0, as experiment files do. */
   GtkSpinButton *lr = GTK_SPIN_BUTTON (template_child (win, "lr_spin"));
+  type_into (win, lr, "abc");   /* not a numeric field: the letters stay */
+  gtk_spin_button_update (lr);
+  assert_string_equal (status_text (win), "learning rate kept at 0.1: \"abc\" is not a number (> 0)");
+  assert_string_equal (field_text (lr), "0.1");
   type_into (win, lr, "-1");
   gtk_spin_button_update (lr);
   assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.1);
   print_message ("status: %s\n", status_text (win));
-  assert_string_equal (status_text (win), "learning rate must be > 0: kept 0.1");
+  assert_string_equal (status_text (win), "learning rate kept at 0.1: must be > 0");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (lr), "error"));
   /* The red goes, and the notice, in a few seconds. */
   assert_true (iterate_until (lacks_error_style, lr, 5));
@@ -2923,7 +2954,7 @@ test_baseline_after_stop (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* A correction ("learning rate must be > 0: kept 0.1") stays in the status
+/* A correction ("learning rate kept at 0.1: must be > 0") stays in the status
  * line: rebuilding the run loaded from a file does not cover it with a
  * second "Loaded the weights from …". */
 static void
@@ -2956,11 +2987,11 @@ test_notice_kept (void **state)
   gtk_spin_button_update (lr);
   type_into (win, lr, "0.2");   /* a change that rebuilds the run */
   gtk_spin_button_update (lr);
-  assert_string_equal (status_text (win), "learning rate must be > 0: kept 0.1");
+  assert_string_equal (status_text (win), "learning rate kept at 0.1: must be > 0");
   assert_true (iterate_until (no_jobs, NULL, 30));
   assert_true (iterate_until (can_train, win, 30));
   /* (The notice, not the label: a slow machine may outlast its 6 s.) */
-  assert_string_equal (caml_window_get_last_notice (win), "learning rate must be > 0: kept 0.1");
+  assert_string_equal (caml_window_get_last_notice (win), "learning rate kept at 0.1: must be > 0");
   gtk_window_destroy (GTK_WINDOW (win));
   caml_model_free (model);
   caml_dataset_free (train);
@@ -3297,6 +3328,7 @@ main (void)
     cmocka_unit_test (test_focus_after_menu),
     cmocka_unit_test (test_pending_edit),
     cmocka_unit_test (test_value_corrected),
+    cmocka_unit_test (test_model_header_short),
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_words),

@@ -243,8 +243,17 @@ update_rows (CamlModelEditor *self)
   else
     gtk_list_box_unselect_all (self->stack);
 
+  /* The header has room for a few words: the gist, the whole message in
+   * its tooltip (a long data error would show only its end). */
   if (self->error != NULL && self->error_layer < 0)
-    gtk_label_set_text (self->summary_label, self->error);
+    {
+      const char *data = self->data_name != NULL ? self->data_name : "";
+      g_autofree char *text = self->has_input ? g_strdup ("no layers yet")
+                              : self->data_error == NULL
+                              ? g_strdup_printf ("waiting for the %s data", data)
+                              : g_strdup_printf ("no %s data", data);
+      gtk_label_set_text (self->summary_label, text);
+    }
   else if (self->error != NULL)
     {
       g_autofree char *text = g_strdup_printf ("layer %d does not fit", self->error_layer);
@@ -259,7 +268,8 @@ update_rows (CamlModelEditor *self)
       gtk_label_set_text (self->summary_label, text);
     }
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->summary_label),
-                               gtk_label_get_text (self->summary_label));
+                               self->error != NULL ? self->error
+                               : gtk_label_get_text (self->summary_label));
   self->syncing = FALSE;
 }
 
@@ -334,17 +344,18 @@ on_checked_input (GtkSpinButton *spin, double *value, RangeCheck *check)
     {
       *value = gtk_adjustment_get_value (adj);
       g_autofree char *kept = format_value (spin, *value);
+      /* What was kept first: a narrow status line cuts the end. */
       message = *text == '\0'
-                ? g_strdup_printf ("%s must be a number, %s…%s: kept %s", check->name, lo, hi,
-                                   kept)
-                : g_strdup_printf ("%s must be a number, %s…%s: \"%s\" is not; kept %s",
-                                   check->name, lo, hi, text, kept);
+                ? g_strdup_printf ("%s kept at %s: no number typed (%s…%s)", check->name, kept,
+                                   lo, hi)
+                : g_strdup_printf ("%s kept at %s: \"%s\" is not a number (%s…%s)",
+                                   check->name, kept, text, lo, hi);
     }
   else if (typed < lower || typed > upper)
     {
       *value = CLAMP (typed, lower, upper);
       g_autofree char *set = format_value (spin, *value);
-      message = g_strdup_printf ("%s must be %s…%s: set to %s", check->name, lo, hi, set);
+      message = g_strdup_printf ("%s set to %s: must be %s…%s", check->name, set, lo, hi);
     }
   else
     {
@@ -452,9 +463,11 @@ on_positive_input (GtkSpinButton *spin, double *value, PositiveField *field)
   g_autofree char *kept = caml_format_positive (now);
   g_autofree char *message =
     *text == '\0' || end == text || *end != '\0' || !isfinite (typed)
-    ? g_strdup_printf ("%s must be a number > 0: \"%s\" is not; kept %s", field->check.name,
-                       text, kept)
-    : g_strdup_printf ("%s must be > 0: kept %s", field->check.name, kept);
+    ? (*text == '\0' ? g_strdup_printf ("%s kept at %s: no number typed (> 0)",
+                                         field->check.name, kept)
+       : g_strdup_printf ("%s kept at %s: \"%s\" is not a number (> 0)", field->check.name,
+                          kept, text))
+    : g_strdup_printf ("%s kept at %s: must be > 0", field->check.name, kept);
   flash_error (GTK_WIDGET (spin));
   field->check.report (message, field->check.user_data);
   return TRUE;

@@ -60,8 +60,9 @@ const char *caml_model_editor_get_error (CamlModelEditor *self, int *layer);
 /* Makes spin say when what is typed into it is not taken as typed (GTK
  * does it silently): text that is not a number keeps the value, a number
  * out of range is clamped. Either way spin shows the "error" style for a
- * moment and report gets a message that names the range, "units must be
- * 1…65536: set to 65536". name: what the field sets. */
+ * moment and report gets a message that says first what was set or kept,
+ * then the range: "units set to 65536: must be 1…65536". name: what the
+ * field sets. */
 typedef void (*CamlSpinReport) (const char *message, gpointer user_data);
 /* Whether spin's text is not the display of its value: something typed and
  * not yet taken. gtk_spin_button_update would otherwise re-read a rounded

@@ -38,6 +38,7 @@ typedef struct {
   cairo_surface_t *surface;       /* width·scale × height·scale, or NULL */
   gint64 cpu_us;                  /* the worker's CPU time for it */
   CamlPlotRect frame;             /* the line plot's data area, in widget pixels */
+  char *hint;                     /* the view's hint when it was asked for, or NULL */
 } Render;
 
 struct _CamlPlotView {
@@ -49,6 +50,7 @@ struct _CamlPlotView {
   gboolean rendering;             /* a worker job is under way */
   gboolean queued;                /* waiting in the render budget's line */
   char *placeholder;
+  char *hint;                     /* a line plot's corner hint, or NULL (from the next image) */
   char *hover_text;
   double hover_x;                 /* pixels, < 0 when not hovering */
   double pointer_x, pointer_y;    /* pixels, the pointer over the view; < 0 when outside */
@@ -90,6 +92,7 @@ render_free (Render *render)
 {
   g_clear_pointer (&render->scene, scene_unref);
   g_clear_pointer (&render->surface, cairo_surface_destroy);
+  g_free (render->hint);
   g_free (render);
 }
 
@@ -105,11 +108,34 @@ draw_scene (const Scene *scene, cairo_t *cr, double width, double height, CamlPl
     caml_plot_panel_draw (&scene->panel, cr, width, height);
 }
 
+/* A line plot's hint (what hovering does) in the card's bottom-right
+ * corner, under the plot area and right of the x caption, drawn with the
+ * plot (by the worker: the main thread draws no plot text beside it) and
+ * only when it takes under a third of the width — never cut. */
+static void
+draw_hint (cairo_t *cr, const Scene *scene, const char *hint, const CamlPlotRect *frame,
+           double width, double height)
+{
+  cairo_text_extents_t ext;
+
+  if (hint == NULL || scene->line == NULL || frame->width <= 0)
+    return;
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 11);
+  cairo_text_extents (cr, hint, &ext);
+  if (ext.x_advance > width / 3.0 || frame->y + frame->height + 30 > height - 4)
+    return;
+  cairo_set_source_rgb (cr, 0.55, 0.55, 0.55);
+  cairo_move_to (cr, width - 8 - ext.x_advance, height - 6);
+  cairo_show_text (cr, hint);
+}
+
 static void
 draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
 {
   CamlPlotView *self = user_data;
   draw_scene (self->scene, cr, width, height, &self->frame);
+  draw_hint (cr, self->scene, self->hint, &self->frame, width, height);
 }
 
 static gboolean
@@ -156,6 +182,7 @@ render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
   cairo_t *cr = cairo_create (render->surface);
   card (cr, render->width, render->height);
   draw_scene (render->scene, cr, render->width, render->height, &render->frame);
+  draw_hint (cr, render->scene, render->hint, &render->frame, render->width, render->height);
   cairo_destroy (cr);
   cairo_surface_flush (render->surface);
   clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t1);
@@ -267,6 +294,7 @@ start_render (CamlPlotView *self, int width, int height)
   render->width = width;
   render->height = height;
   render->scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  render->hint = g_strdup (self->hint);
 
   GTask *task = g_task_new (self, NULL, on_render_done, NULL);
   g_task_set_source_tag (task, start_render);
@@ -357,14 +385,25 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
     card (cr, width, height);
   if (!scene_has_plot (self->scene) && self->placeholder != NULL)
     {
-      cairo_text_extents_t ext;
-      cairo_select_font_face (cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                              CAIRO_FONT_WEIGHT_NORMAL);
-      cairo_set_font_size (cr, 14);
-      cairo_text_extents (cr, self->placeholder, &ext);
+      /* Centred, and wrapped to the card's width: a narrow card (the
+       * accuracy beside the σ-maps) shows all of it on a few lines. */
+      PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self),
+                                                            self->placeholder);
+      PangoContext *context = pango_layout_get_context (layout);
+      PangoFontDescription *font =
+        pango_font_description_copy (pango_context_get_font_description (context));
+      int text_w = 0, text_h = 0;
+      pango_font_description_set_absolute_size (font, 14 * PANGO_SCALE);
+      pango_layout_set_font_description (layout, font);
+      pango_font_description_free (font);
+      pango_layout_set_width (layout, MAX (width - 32, 1) * PANGO_SCALE);
+      pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+      pango_layout_set_alignment (layout, PANGO_ALIGN_CENTER);
+      pango_layout_get_pixel_size (layout, &text_w, &text_h);
       cairo_set_source_rgb (cr, 0.45, 0.45, 0.45);
-      cairo_move_to (cr, (width - ext.width) / 2 - ext.x_bearing, height / 2.0);
-      cairo_show_text (cr, self->placeholder);
+      cairo_move_to (cr, 16, MAX ((height - text_h) / 2.0, 0.0));
+      pango_cairo_show_layout (cr, layout);
+      g_object_unref (layout);
     }
 
   draw_hover (self, cr);
@@ -421,6 +460,7 @@ caml_plot_view_dispose (GObject *object)
   g_clear_pointer (&self->scene, scene_unref);
   g_clear_pointer (&self->image, render_free);
   g_clear_pointer (&self->placeholder, g_free);
+  g_clear_pointer (&self->hint, g_free);
   g_clear_pointer (&self->hover_text, g_free);
   G_OBJECT_CLASS (caml_plot_view_parent_class)->dispose (object);
 }
@@ -572,6 +612,15 @@ caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
   self->hover_func = func;
   self->hover_data = user_data;
+}
+
+void
+caml_plot_view_set_hint (CamlPlotView *self, const char *text)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  g_free (self->hint);
+  self->hint = g_strdup (text);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 const char *

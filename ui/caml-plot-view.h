@@ -30,6 +30,10 @@ void       caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles);
 void       caml_plot_view_clear (CamlPlotView *self);
 /* Shown when there is no plot. */
 void       caml_plot_view_set_placeholder (CamlPlotView *self, const char *text);
+/* A line plot's hint ("hover to read values"), drawn small with the plot
+ * in the card's bottom-right corner where it fits whole (NULL: none); the
+ * next image has it. */
+void       caml_plot_view_set_hint (CamlPlotView *self, const char *text);
 /* The text shown while there is no plot (NULL: none). */
 const char *caml_plot_view_get_placeholder (CamlPlotView *self);
 void       caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,

@@ -1275,8 +1275,8 @@ end_notice (gpointer data)
 }
 
 /* Says something in the status label for NOTICE_MS: as a warning, what
- * the window did with what was typed ("units must be 1…65536: set to
- * 65536"); plainly, that a file was written or read. */
+ * the window did with what was typed ("units set to 65536: must be
+ * 1…65536"); plainly, that a file was written or read. */
 static void
 show_notice_full (CamlWindow *self, const char *message, gboolean warning)
 {
@@ -4392,6 +4392,9 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->smoothing_scale, "value-changed", G_CALLBACK (on_smoothing_changed),
                     self);
   caml_plot_view_set_hover_func (self->loss_view, loss_hover, self);
+  /* In the loss card's corner, where it fits whole (the toolbar above the
+   * plots cut it to "H…" at 1024 px beside the page switcher). */
+  caml_plot_view_set_hint (self->loss_view, "hover to read values");
   g_signal_connect (self->sigma_scale, "value-changed", G_CALLBACK (on_sigma_scrubbed), self);
   self->sigma_shown = -1;
   self->sigma_follow = TRUE;
