@@ -1094,6 +1094,67 @@ test_legend_avoids_data (void **state)
   cairo_surface_destroy (img);
 }
 
+static gboolean
+boxes_meet (const CamlPlotRect *a, const CamlPlotRect *b)
+{
+  return a->x < b->x + b->width && b->x < a->x + a->width
+         && a->y < b->y + b->height && b->y < a->y + a->height;
+}
+
+/* Learning-rate change markers on a falling loss curve, whose legend sits
+ * in a corner: every label is inside the plot area (its letters clear of
+ * the frame's top line), off the legend box and off the other labels, the
+ * ones crowded at the right end too. */
+static void
+test_event_labels_clear (void **state)
+{
+  (void) state;
+  double x[1000], y[1000], tx[5], ty[5];
+  for (int i = 0; i < 1000; i++)
+    {
+      x[i] = i + 1;
+      y[i] = 2.3 * exp (-i / 150.0) + 0.05;
+    }
+  for (int i = 0; i < 5; i++)
+    {
+      tx[i] = 200 * (i + 1);
+      ty[i] = 2.3 * exp (-tx[i] / 150.0) + 0.1;
+    }
+  CamlPlotSeries series[2] = { { x, y, 1000, "train loss", 0, FALSE },
+                               { tx, ty, 5, "test loss", 1, FALSE } };
+  CamlPlotEvent events[] = { { 120, "lr 0.05" }, { 880, "lr 0.05" }, { 905, "em 3" },
+                             { 990, "lr 0.005 after divergence" } };
+  for (int log_y = 0; log_y < 2; log_y++)
+    {
+      CamlPlotLineOptions opts = { .title = "loss", .x_label = "step", .y_label = "loss",
+                                   .log_y = log_y, .legend = TRUE, .grid = TRUE };
+      g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, series, 2, events,
+                                                          G_N_ELEMENTS (events));
+      int sizes[2][2] = { { 900, 260 }, { 1120, 500 } };
+      for (int k = 0; k < 2; k++)
+        {
+          CamlPlotRect frame, legend, labels[G_N_ELEMENTS (events)];
+          cairo_surface_t *img = render_line (plot, sizes[k][0], sizes[k][1], &frame);
+          cairo_t *cr = cairo_create (img);
+          caml_plot_line_event_rects (plot, cr, sizes[k][0], sizes[k][1], &legend, labels);
+          cairo_destroy (cr);
+          cairo_surface_destroy (img);
+          assert_true (legend.width > 0);   /* a box in a corner: the case at hand */
+          for (size_t i = 0; i < G_N_ELEMENTS (events); i++)
+            {
+              const CamlPlotRect *b = &labels[i];
+              assert_true (b->width > 0);
+              assert_true (b->x >= frame.x && b->x + b->width <= frame.x + frame.width);
+              /* below the frame line, which cut the tops of the letters */
+              assert_true (b->y >= frame.y + 2.0 && b->y + b->height <= frame.y + frame.height);
+              assert_false (boxes_meet (b, &legend));
+              for (size_t j = 0; j < i; j++)
+                assert_false (boxes_meet (b, &labels[j]));
+            }
+        }
+    }
+}
+
 /* A baseline (dashed, labelled, in a main series' colour) is drawn in a
  * hue of its own; an unlabelled dashed companion (raw data) keeps it. */
 static void
@@ -1381,6 +1442,7 @@ main (void)
     cmocka_unit_test (test_integer_step_ticks),
     cmocka_unit_test_setup_teardown (test_title_fits, render_setup, render_teardown),
     cmocka_unit_test (test_legend_avoids_data),
+    cmocka_unit_test (test_event_labels_clear),
     cmocka_unit_test (test_baseline_distinct),
     cmocka_unit_test (test_backdrop_under),
     cmocka_unit_test (test_same_hue),

@@ -562,19 +562,105 @@ draw_series (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
         draw_markers (cr, plot, style, area, &plot->series[i]);
 }
 
+static gboolean
+rects_overlap (const CamlPlotRect *a, const CamlPlotRect *b, double gap)
+{
+  return a->width > 0 && b->width > 0
+         && a->x < b->x + b->width + gap && b->x < a->x + a->width + gap
+         && a->y < b->y + b->height + gap && b->y < a->y + a->height + gap;
+}
+
+/* An event label's box: its text (ascenders and descenders too, with a
+ * margin) right of its line at px (side 0) or left of it (side 1), on row
+ * `row` of the rows from `top` down. Row 0 from the plot area's top keeps
+ * the text clear of the frame line, which the "l" of "lr 0.05" touched.
+ * The text goes at event_label_text_x/_y. */
+static CamlPlotRect
+event_label_box (const CamlPlotStyle *style, double px, double text_w, double top, int row,
+                 int side)
+{
+  double s = style->scale;
+  double size = style->tick_size * 0.95;
+  double w = text_w + 4.0 * s, h = size * 1.06 + 3.0 * s;
+  return (CamlPlotRect) { side == 0 ? px + 1.5 * s : px - 1.5 * s - w,
+                          top + 3.0 * s + row * (h + 2.0 * s), w, h };
+}
+
+static double
+event_label_text_x (const CamlPlotStyle *style, const CamlPlotRect *box)
+{
+  return box->x + 2.0 * style->scale;
+}
+
+static double
+event_label_text_y (const CamlPlotStyle *style, const CamlPlotRect *box)
+{
+  return box->y + 1.5 * style->scale + style->tick_size * 0.95 * 0.12;   /* capitals' top */
+}
+
+/* Where each event's label goes (width 0: none): inside the plot area,
+ * right of its line or else left of it, in the first of a few rows under
+ * the top of the frame that meets neither the legend box (avoid, may be
+ * NULL) nor a label placed before — or, when those are taken, in rows
+ * below the legend. */
 static void
-draw_events (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
-             const CamlPlotRect *area)
+place_event_labels (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+                    const CamlPlotRect *area, const CamlPlotRect *avoid, CamlPlotRect *boxes)
 {
   enum { ROWS = 3 };
   double s = style->scale;
-  double dash[2] = { 3.0 * s, 3.0 * s };
-  double row_end[ROWS];
   double size = style->tick_size * 0.95;
+  double left_end = area->x + 1.0 * s, right_end = area->x + area->width - 1.0 * s;
 
-  for (int r = 0; r < ROWS; r++)
-    row_end[r] = -G_MAXDOUBLE;
+  for (size_t e = 0; e < plot->n_events; e++)
+    {
+      boxes[e] = (CamlPlotRect) { 0 };
+      double px = caml_plot_axis_map (&plot->x, plot->events[e].x, area->x,
+                                      area->x + area->width);
+      const char *text = plot->events[e].text;
+      if (!isfinite (px) || px < area->x - 0.5 || px > area->x + area->width + 0.5
+          || text == NULL || *text == '\0')
+        continue;
+      double tw = caml_plot_text_width (cr, size, text);
+      double below = avoid != NULL ? avoid->y + avoid->height + 1.0 * s : area->y;
+      gboolean found = FALSE;
 
+      /* Rows under the top first, then rows below the legend. */
+      for (int pass = 0; pass < 2 && !found; pass++)
+        for (int row = 0; row < ROWS && !found; row++)
+          for (int side = 0; side < 2 && !found; side++)
+            {
+              CamlPlotRect box = event_label_box (style, px, tw, pass == 0 ? area->y : below,
+                                                  row, side);
+              gboolean clear = box.x >= left_end && box.x + box.width <= right_end
+                               && box.y + box.height <= area->y + area->height
+                               && (avoid == NULL || !rects_overlap (&box, avoid, 2.0 * s));
+              for (size_t f = 0; clear && f < e; f++)
+                clear = !rects_overlap (&box, &boxes[f], 1.0 * s);
+              if (clear)
+                {
+                  boxes[e] = box;
+                  found = TRUE;
+                }
+            }
+      if (!found)   /* crowded: the first row, kept inside the area */
+        {
+          boxes[e] = event_label_box (style, px, tw, area->y, 0, 0);
+          boxes[e].x = CLAMP (boxes[e].x, left_end, MAX (right_end - boxes[e].width, left_end));
+        }
+    }
+}
+
+static void
+draw_events (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
+             const CamlPlotRect *area, const CamlPlotRect *avoid)
+{
+  double s = style->scale;
+  double dash[2] = { 3.0 * s, 3.0 * s };
+  double size = style->tick_size * 0.95;
+  g_autofree CamlPlotRect *boxes = g_new0 (CamlPlotRect, MAX (plot->n_events, 1));
+
+  place_event_labels (cr, plot, style, area, avoid, boxes);
   cairo_save (cr);
   cairo_rectangle (cr, area->x, area->y, area->width, area->height);
   cairo_clip (cr);
@@ -592,25 +678,18 @@ draw_events (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
       cairo_line_to (cr, px, area->y + area->height);
       cairo_stroke (cr);
       cairo_set_dash (cr, NULL, 0, 0.0);
-
-      const char *text = plot->events[e].text;
-      if (text == NULL || *text == '\0')
+    }
+  for (size_t e = 0; e < plot->n_events; e++)
+    {
+      const CamlPlotRect *box = &boxes[e];
+      if (box->width <= 0)
         continue;
-      double tw = caml_plot_text_width (cr, size, text);
-      double tx = px + 3.0 * s;
-      if (tx + tw > area->x + area->width - 2.0 * s)
-        tx = px - 3.0 * s - tw;
-      int row = 0;
-      while (row < ROWS - 1 && tx < row_end[row] + 4.0 * s)
-        row++;
-      row_end[row] = tx + tw;
-
-      double ty = area->y + 4.0 * s + row * size * 1.4;
       cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.85);
-      cairo_rectangle (cr, tx - 1.5 * s, ty - 1.5 * s, tw + 3.0 * s, size * 0.72 + 3.0 * s);
+      cairo_rectangle (cr, box->x, box->y, box->width, box->height);
       cairo_fill (cr);
       cairo_set_source_rgb (cr, 0.3, 0.3, 0.3);
-      caml_plot_text (cr, size, FALSE, tx, ty, 0.0, 0.0, text);
+      caml_plot_text (cr, size, FALSE, event_label_text_x (style, box),
+                      event_label_text_y (style, box), 0.0, 0.0, plot->events[e].text);
     }
   cairo_restore (cr);
 }
@@ -710,14 +789,14 @@ covered (const CamlPlotLine *plot, const CamlPlotRect *area, const CamlPlotRect 
   return count;
 }
 
-/* Whether a box would hide an event's text: its place as draw_events puts
- * it on the first row (right of the marker, or left when it would leave the
- * area). */
+/* Whether a box would hide an event's text where it goes with no legend
+ * in the way: the first row, right of the marker, or left when it would
+ * leave the area (place_event_labels, which also moves a label off a
+ * legend that could not avoid it). */
 static gboolean
 hides_event_text (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
                   const CamlPlotRect *area, const CamlPlotRect *box)
 {
-  double s = style->scale;
   double size = style->tick_size * 0.95;
   for (size_t e = 0; e < plot->n_events; e++)
     {
@@ -727,12 +806,10 @@ hides_event_text (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *st
       if (text == NULL || *text == '\0' || !isfinite (px))
         continue;
       double tw = caml_plot_text_width (cr, size, text);
-      double tx = px + 3.0 * s;
-      if (tx + tw > area->x + area->width - 2.0 * s)
-        tx = px - 3.0 * s - tw;
-      double ty = area->y + 4.0 * s;
-      if (tx < box->x + box->width && tx + tw > box->x
-          && ty < box->y + box->height && ty + size > box->y)
+      CamlPlotRect label = event_label_box (style, px, tw, area->y, 0, 0);
+      if (label.x + label.width > area->x + area->width - 1.0 * style->scale)
+        label = event_label_box (style, px, tw, area->y, 0, 1);
+      if (rects_overlap (&label, box, 0.0))
         return TRUE;
     }
   return FALSE;
@@ -927,7 +1004,9 @@ caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
   if (plot->opts.grid)
     caml_plot_draw_grid (cr, &style, &area, &plot->x, &plot->y);
   draw_series (cr, plot, &style, &area);
-  draw_events (cr, plot, &style, &area);
+  draw_events (cr, plot, &style, &area,
+               show_legend && !legend.strip
+               ? &(CamlPlotRect) { legend.x, legend.y, legend.w, legend.h } : NULL);
   draw_note (cr, plot, &style, &area);
   caml_plot_draw_axes (cr, &style, width, &area, &plot->x, &plot->y,
                        plot->categories != NULL ? plot->tick_labels : NULL, NULL, plot->x_label, plot->y_label);
@@ -937,6 +1016,26 @@ caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
   if (show_legend)
     draw_legend (cr, plot, &style, &area, &legend);
   cairo_restore (cr);
+}
+
+void
+caml_plot_line_event_rects (const CamlPlotLine *plot, cairo_t *cr, double width, double height,
+                            CamlPlotRect *legend_box, CamlPlotRect *labels)
+{
+  CamlPlotStyle style;
+  CamlPlotRect area;
+  Legend legend;
+
+  caml_plot_style_init (&style, width, height);
+  caml_plot_layout (cr, &style, width, height, plot->title, plot->x_label, plot->y_label,
+                    &plot->y, 0.0, &area);
+  gboolean box = plot->opts.legend && legend_place (cr, plot, &style, &area, &legend)
+                 && !legend.strip;
+  CamlPlotRect avoid = box ? (CamlPlotRect) { legend.x, legend.y, legend.w, legend.h }
+                           : (CamlPlotRect) { 0 };
+  if (legend_box != NULL)
+    *legend_box = avoid;
+  place_event_labels (cr, plot, &style, &area, box ? &avoid : NULL, labels);
 }
 
 void

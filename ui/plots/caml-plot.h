@@ -214,6 +214,12 @@ void caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
                           double width, double height, CamlPlotRect *frame);
 /* CamlPlotDrawFunc adapter; user_data is a CamlPlotLine. */
 void caml_plot_line_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
+/* Where caml_plot_line_draw puts the legend box (width 0: none, or a strip
+ * above the plot area) and each event's label box (labels: n_events of
+ * them; width 0: not shown) in width × height of cr (for tests): inside
+ * the plot area, clear of the legend and of each other. */
+void caml_plot_line_event_rects (const CamlPlotLine *plot, cairo_t *cr, double width,
+                                 double height, CamlPlotRect *legend_box, CamlPlotRect *labels);
 
 /* ---------------------------------------------------------- contours --- */
 
