@@ -279,6 +279,7 @@ on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
       self->image = g_memdup2 (render, sizeof *render);
       render->scene = NULL;
       render->surface = NULL;
+      render->hint = NULL;
       self->frame = self->image->frame;
       update_hover (self);
     }
