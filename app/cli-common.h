@@ -43,7 +43,8 @@ gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
  * NULL, *failure (free it) is the first of them (NULL when there was none,
  * as for an interrupted run). */
 int caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *source,
-                             const char *out_dir, const char *sigma_steps, gboolean quiet,
+                             const char *out_dir, const char *sigma_steps,
+                             gboolean sigma_stretch, gboolean quiet,
                              gboolean plain, char **failure);
 
 /* key: value in a JSON object being built; JSON has no inf or nan, so a

@@ -541,7 +541,7 @@ caml_cli_sweep (int argc, char **argv)
           Result r = { { index[0], index[1] }, base };
           if (remove_old_summary (dir, &error))
             {
-              r.status = caml_cli_run_experiment (which, preset, source, dir, "last", TRUE,
+              r.status = caml_cli_run_experiment (which, preset, source, dir, "last", FALSE, TRUE,
                                                   TRUE, &r.error);
               read_summary (dir, &classification, &r);
             }

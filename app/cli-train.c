@@ -448,7 +448,8 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
 static int
 run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                 const char *out_dir, CamlModel *model, const CamlDataset *train, const CamlDataset *test,
-                long *sigma_steps, int n_sigma_steps, gboolean quiet, gboolean plain,
+                long *sigma_steps, int n_sigma_steps, gboolean sigma_stretch,
+                gboolean quiet, gboolean plain,
                 Problems *problems)
 {
   g_autoptr (GError) error = NULL;
@@ -598,11 +599,8 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
       const CamlSigmaSnapshot *snap = rec.snapshots->pdata[i];
       g_autofree char *name = g_strdup_printf ("sigma-step%ld.png", snap->step);
       g_autofree char *path = g_build_filename (out_dir, name, NULL);
-      g_autofree char *grid_title = g_strdup_printf ("%s: test images and their σ-maps "
-                                                     "(χ black 0 … white 1), step %ld",
-                                                     exp->name ? exp->name : "experiment",
-                                                     snap->step);
-      if (!caml_report_write_sigma_grid (path, snap, grid_title, &error))
+      if (!caml_report_write_sigma_grid (path, snap, sigma_stretch,
+                                         exp->name ? exp->name : "experiment", &error))
         {
           problem (problems, error->message);
           g_clear_error (&error);
@@ -673,8 +671,9 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
 
 int
 caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *source,
-                         const char *out_dir, const char *sigma_steps, gboolean quiet,
-                         gboolean plain, char **failure)
+                         const char *out_dir, const char *sigma_steps,
+                         gboolean sigma_stretch, gboolean quiet, gboolean plain,
+                         char **failure)
 {
   g_autoptr (GError) error = NULL;
   Problems problems = { NULL };
@@ -701,7 +700,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *so
     problem (&problems, error->message);
   else
     status = run_and_report (exp, preset, source, out_dir, model, train, test, steps,
-                             n_steps, quiet, plain, &problems);
+                             n_steps, sigma_stretch, quiet, plain, &problems);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);
@@ -719,7 +718,7 @@ caml_cli_train (int argc, char **argv)
   gint64 seed = UNSET, steps = UNSET;
   int kernel = 0, depth = 0;
   double validation = -1;
-  gboolean quiet = FALSE, plain = FALSE;
+  gboolean quiet = FALSE, plain = FALSE, sigma_stretch = FALSE;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
@@ -742,6 +741,9 @@ caml_cli_train (int argc, char **argv)
       "test set (data.validation_fraction), e.g. 0.1 to choose a step count", "F" },
     { "sigma-steps", 0, 0, G_OPTION_ARG_STRING, &sigma_steps,
       "Steps at which to draw σ-maps, e.g. 1000,5000,last (default: 1000,last)", "LIST" },
+    { "sigma-stretch", 0, 0, G_OPTION_ARG_NONE, &sigma_stretch,
+      "Draw σ-maps with their grey scale stretched over the maps' own χ range (1st to 99th "
+      "percentile, in the title) instead of 0 to 1", NULL },
     { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
       "Print a line per evaluation instead of a progress bar", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary", NULL },
@@ -787,7 +789,9 @@ caml_cli_train (int argc, char **argv)
     "                   χ·f₁ and the context-free share (1 − χ)·f₀ (f₁, f₀: the\n"
     "                   output with the gate held at 1 and at 0) beside the fit\n"
     "  sigma-stepN.png  for convolutional CA layers: 64 test images, each beside\n"
-    "                   its σ-map (χ per pixel), at the --sigma-steps; and\n"
+    "                   its σ-map (χ per pixel: black 0, white 1, or the\n"
+    "                   title's range with --sigma-stretch), at the\n"
+    "                   --sigma-steps; and\n"
     "                   summary.json gains sigma_auc (ROC AUC of χ between digit\n"
     "                   pixels > 0.5 and background pixels = 0, first 1000 test\n"
     "                   images) and sigma_high_on (foreground or background)\n"
@@ -859,8 +863,8 @@ caml_cli_train (int argc, char **argv)
     }
 
   int status = caml_cli_run_experiment (exp, preset, source, out_dir,
-                                        sigma_steps ? sigma_steps : "1000,last", quiet, plain,
-                                        NULL);
+                                        sigma_steps ? sigma_steps : "1000,last",
+                                        sigma_stretch, quiet, plain, NULL);
   caml_experiment_free (exp);
   return status;
 }

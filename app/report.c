@@ -412,35 +412,94 @@ caml_report_sigma_layer (const CamlModel *model)
   return -1;
 }
 
-gboolean
-caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
-                              const char *title, GError **error)
+static int
+compare_float (gconstpointer a, gconstpointer b)
 {
-  const int pairs_per_row = 8;
-  int n = MIN (snap->count, 64);
+  float x = *(const float *) a, y = *(const float *) b;
+  return (x > y) - (x < y);
+}
+
+float *
+caml_sigma_tiles (const CamlSigmaSnapshot *snap, int count, gboolean stretch,
+                  CamlSigmaScale *scale)
+{
   int h = snap->height, w = snap->width;
-  g_autofree float *tiles = g_new (float, (size_t) 2 * n * h * w);
-  for (int i = 0; i < n; i++)
+  size_t plane = (size_t) h * w;
+  float *tiles = g_new (float, 2 * (size_t) MAX (count, 1) * plane);
+
+  *scale = (CamlSigmaScale) { .lo = 0.0, .hi = 1.0 };
+  if (stretch && count > 0)
     {
-      float *img = tiles + (size_t) (2 * i) * h * w;
-      float *map = img + (size_t) h * w;
-      memcpy (img, snap->images + (size_t) i * h * w, (size_t) h * w * sizeof (float));
-      /* A smaller map (valid padding, strides) is shown at the image's size,
-       * each image pixel taking the map pixel that covers it. */
+      /* Percentiles of the maps' own values: a few border pixels do not
+       * decide the scale. */
+      size_t n = (size_t) count * snap->map_h * snap->map_w, k = 0;
+      g_autofree float *sorted = g_new (float, n);
+      for (size_t i = 0; i < n; i++)
+        if (isfinite (snap->maps[i]))
+          sorted[k++] = snap->maps[i];
+      if (k > 0)
+        {
+          qsort (sorted, k, sizeof (float), compare_float);
+          double lo = sorted[(size_t) floor (0.01 * (k - 1))];
+          double hi = sorted[(size_t) ceil (0.99 * (k - 1))];
+          if (hi - lo < 1e-3)
+            {
+              double mid = 0.5 * (lo + hi);
+              lo = CLAMP (mid - 5e-4, 0.0, 1.0 - 1e-3);
+              hi = lo + 1e-3;
+            }
+          *scale = (CamlSigmaScale) { .lo = lo, .hi = hi, .stretched = TRUE };
+        }
+    }
+  double span = scale->hi - scale->lo;
+  for (int i = 0; i < count; i++)
+    {
+      float *img = tiles + (size_t) (2 * i) * plane;
+      float *map = img + plane;
       const float *src = snap->maps + (size_t) i * snap->map_h * snap->map_w;
+      memcpy (img, snap->images + (size_t) i * plane, plane * sizeof (float));
       for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
           {
             int my = MIN ((int) ((y + 0.5) * snap->map_h / h), snap->map_h - 1);
             int mx = MIN ((int) ((x + 0.5) * snap->map_w / w), snap->map_w - 1);
-            map[y * w + x] = src[my * snap->map_w + mx];
+            double v = (src[my * snap->map_w + mx] - scale->lo) / span;
+            map[y * w + x] = (float) CLAMP (v, 0.0, 1.0);
           }
     }
+  return tiles;
+}
+
+char *
+caml_sigma_scale_text (const CamlSigmaScale *scale)
+{
+  if (!scale->stretched)
+    return g_strdup ("χ black 0 … white 1");
+  /* Enough digits to give the span itself to two. */
+  double span = MAX (scale->hi - scale->lo, 1e-9);
+  double top = MAX (fabs (scale->lo), fabs (scale->hi));
+  int digits = CLAMP ((int) ceil (log10 (MAX (top / span, 1.0))) + 2, 3, 9);
+  return g_strdup_printf ("χ black %.*g … white %.*g, stretched", digits, scale->lo,
+                          digits, scale->hi);
+}
+
+gboolean
+caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
+                              gboolean stretch, const char *name, GError **error)
+{
+  const int pairs_per_row = 8;
+  int n = MIN (snap->count, 64);
+  CamlSigmaScale scale;
+  g_autofree float *tiles = caml_sigma_tiles (snap, n, stretch, &scale);
+  g_autofree char *scale_text = caml_sigma_scale_text (&scale);
+  g_autofree char *title = g_strdup_printf ("%s: test images and their σ-maps (%s), step %ld",
+                                            name, scale_text, snap->step);
   CamlPlotTilesOptions opts = {
     .title = title, .colormap = CAML_PLOT_COLORMAP_GREY,
     .n_cols = 2 * pairs_per_row, .group = 2,
   };
-  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, 2 * n, h, w);
+  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, 2 * n, snap->height,
+                                                        snap->width);
   int gw, gh;
   caml_plot_tiles_get_size (plot, &gw, &gh);
   /* Three screen pixels per value; the height that width fills, title included. */

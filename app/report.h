@@ -81,10 +81,32 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlSigmaSnapshot, caml_sigma_snapshot_free)
 /* The first layer with a σ-map (a convolutional CA layer), or -1. */
 int caml_report_sigma_layer (const CamlModel *model);
 
-/* A grid of the snapshot's images, each beside its σ-map (grey: χ = 0 black,
- * χ = 1 white), 8 pairs a row. */
+/* The grey scale of σ-maps: χ = lo black, χ = hi white. */
+typedef struct {
+  double lo, hi;
+  gboolean stretched;  /* lo, hi from the maps shown, not 0 and 1 */
+} CamlSigmaScale;
+
+/* Tiles of the snapshot's first `count` images, each followed by its σ-map
+ * resized to the image's (each image pixel takes the map pixel that covers
+ * it): (2·count, height, width), values in [0, 1] for the grey colormap.
+ * Without stretch χ is shown as it is (0 black, 1 white). With stretch the
+ * grey scale spans the maps' own range, from the 1st to the 99th
+ * percentile of their values (at least 0.001 wide), clamped beyond it, so
+ * that maps whose χ stays near 0.5 still show their structure; `scale`
+ * says what was used, for the title. */
+float *caml_sigma_tiles (const CamlSigmaSnapshot *snap, int count, gboolean stretch,
+                         CamlSigmaScale *scale);
+
+/* "χ black 0 … white 1", or for a stretched scale "χ black 0.412 … white
+ * 0.803, stretched". */
+char *caml_sigma_scale_text (const CamlSigmaScale *scale);
+
+/* A grid of the snapshot's first 64 images, each beside its σ-map (grey, as
+ * caml_sigma_tiles), 8 pairs a row, titled "NAME: test images and their
+ * σ-maps (SCALE), step N". */
 gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
-                                       const char *title, GError **error);
+                                       gboolean stretch, const char *name, GError **error);
 
 /* metrics.csv: step, train_loss, test_loss, test_mse or test_accuracy, seconds. */
 gboolean caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,

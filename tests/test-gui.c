@@ -1429,6 +1429,25 @@ test_sigma_maps (void **state)
   updates = caml_plot_view_get_update_count (sigma);
   gtk_range_set_value (caml_window_get_sigma_scrubber (win), n - 1);
   assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  /* Stretch redraws the grid on the maps' own range, which the title
+   * gives, and is remembered; off again, the title is the plain one. */
+  const char *title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
+  assert_null (strstr (title, "stretched"));
+  updates = caml_plot_view_get_update_count (sigma);
+  g_action_group_change_action_state (G_ACTION_GROUP (win), "sigma-stretch",
+                                      g_variant_new_boolean (TRUE));
+  assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
+  print_message ("stretched: %s\n", title);
+  assert_non_null (strstr (title, "stretched"));
+  assert_non_null (strstr (title, "χ black "));
+  GSettings *settings = caml_application_get_settings (app);
+  assert_true (g_settings_get_boolean (settings, "sigma-stretch"));
+  g_action_group_change_action_state (G_ACTION_GROUP (win), "sigma-stretch",
+                                      g_variant_new_boolean (FALSE));
+  assert_false (g_settings_get_boolean (settings, "sigma-stretch"));
+  title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
+  assert_null (strstr (title, "stretched"));
   g_autofree char *png = g_build_filename (dir, "sigma.png", NULL);
   assert_true (caml_plot_view_write (sigma, png, 800, 300, &error));
 

@@ -1,6 +1,7 @@
 /* test-report.c — the plots `caml train` leaves (app/report.c), prepared
  * without writing them: loss.png's panels line up and count steps in whole
- * numbers, and a run that diverged is marked where it did. */
+ * numbers, a run that diverged is marked where it did, and σ-map tiles show
+ * χ as it is or stretched over the maps' own range. */
 #include <math.h>
 #include <stdlib.h>
 #include <setjmp.h>
@@ -103,12 +104,93 @@ test_divergence_marked (void **state)
   assert_whole_ticks (caml_plot_line_get_x_axis (nothing));
 }
 
+/* Two 4×4 images with 2×2 maps (each map pixel covers 2×2 image pixels). */
+static CamlSigmaSnapshot *
+small_snapshot (const float *maps)
+{
+  CamlSigmaSnapshot *snap = g_new0 (CamlSigmaSnapshot, 1);
+  snap->step = 7;
+  snap->count = 2;
+  snap->height = snap->width = 4;
+  snap->map_h = snap->map_w = 2;
+  snap->images = g_new (float, 2 * 16);
+  for (int i = 0; i < 32; i++)
+    snap->images[i] = (float) i / 31.0f;
+  snap->maps = g_memdup2 (maps, 8 * sizeof (float));
+  return snap;
+}
+
+static void
+test_sigma_tiles (void **state)
+{
+  const float maps[8] = { 0.40f, 0.45f, 0.50f, 0.55f, 0.60f, 0.42f, 0.48f, 0.52f };
+  g_autoptr (CamlSigmaSnapshot) snap = small_snapshot (maps);
+  CamlSigmaScale scale;
+
+  /* As it is: each image, then its map at the image's size. */
+  g_autofree float *plain = caml_sigma_tiles (snap, 2, FALSE, &scale);
+  assert_false (scale.stretched);
+  assert_true (scale.lo == 0.0 && scale.hi == 1.0);
+  for (int t = 0; t < 2; t++)
+    {
+      assert_memory_equal (plain + 2 * t * 16, snap->images + t * 16, 16 * sizeof (float));
+      for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++)
+          assert_true (plain[(2 * t + 1) * 16 + y * 4 + x]
+                       == maps[t * 4 + (y / 2) * 2 + x / 2]);
+    }
+  g_autofree char *plain_text = caml_sigma_scale_text (&scale);
+  assert_string_equal (plain_text, "χ black 0 … white 1");
+
+  /* Stretched: the 1st and 99th percentiles of the eight values (0.40 and
+   * 0.60 here: nearest ranks of 8) become black and white; the images stay. */
+  g_autofree float *wide = caml_sigma_tiles (snap, 2, TRUE, &scale);
+  assert_true (scale.stretched);
+  assert_float_equal (scale.lo, 0.40, 1e-6);
+  assert_float_equal (scale.hi, 0.60, 1e-6);
+  assert_memory_equal (wide, snap->images, 16 * sizeof (float));
+  for (int t = 0; t < 2; t++)
+    for (int k = 0; k < 4; k++)
+      {
+        int y = (k / 2) * 2, x = (k % 2) * 2;
+        assert_float_equal (wide[(2 * t + 1) * 16 + y * 4 + x],
+                            (maps[t * 4 + k] - 0.40) / 0.20, 1e-5);
+      }
+  g_autofree char *wide_text = caml_sigma_scale_text (&scale);
+  assert_string_equal (wide_text, "χ black 0.4 … white 0.6, stretched");
+
+  /* One outlier among many values does not set the scale; it is clamped. */
+  g_autofree float *many = g_new (float, 200 * 4);
+  for (int i = 0; i < 800; i++)
+    many[i] = 0.45f + 0.1f * (float) (i % 100) / 99.0f;
+  many[0] = 0.0f;
+  CamlSigmaSnapshot big = { .count = 200, .height = 2, .width = 2, .map_h = 2, .map_w = 2,
+                            .images = many, .maps = many };
+  g_autofree float *clamped = caml_sigma_tiles (&big, 200, TRUE, &scale);
+  assert_true (scale.lo > 0.44 && scale.lo < 0.46);
+  assert_true (scale.hi > 0.54 && scale.hi < 0.56);
+  assert_true (clamped[4] == 0.0f);                     /* the outlier: black */
+  for (int i = 0; i < 200 * 2 * 4; i++)
+    assert_true (clamped[i] >= 0.0f && clamped[i] <= 1.0f);
+
+  /* Flat maps get a scale 0.001 wide around their value, printed so that
+   * its ends differ. */
+  const float flat[8] = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f };
+  g_autoptr (CamlSigmaSnapshot) level = small_snapshot (flat);
+  g_autofree float *level_tiles = caml_sigma_tiles (level, 2, TRUE, &scale);
+  assert_true (fabs (scale.hi - scale.lo - 1e-3) < 1e-9);
+  assert_float_equal (level_tiles[16], 0.5, 1e-3);
+  g_autofree char *level_text = caml_sigma_scale_text (&scale);
+  assert_string_equal (level_text, "χ black 0.4995 … white 0.5005, stretched");
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_panels_aligned),
     cmocka_unit_test (test_divergence_marked),
+    cmocka_unit_test (test_sigma_tiles),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

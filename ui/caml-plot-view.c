@@ -642,6 +642,12 @@ caml_plot_view_get_line (CamlPlotView *self)
   return self->scene != NULL ? self->scene->line : NULL;
 }
 
+const CamlPlotTiles *
+caml_plot_view_get_tiles (CamlPlotView *self)
+{
+  return self->scene != NULL ? self->scene->tiles : NULL;
+}
+
 guint
 caml_plot_view_get_update_count (CamlPlotView *self)
 {

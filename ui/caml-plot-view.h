@@ -41,6 +41,8 @@ void       caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverF
 gboolean   caml_plot_view_has_plot (CamlPlotView *self);
 /* The line plot shown, or NULL. */
 const CamlPlotLine *caml_plot_view_get_line (CamlPlotView *self);
+/* The tiles shown, or NULL. */
+const CamlPlotTiles *caml_plot_view_get_tiles (CamlPlotView *self);
 /* Heatmap index of the row shown (NULL when out of range); *n_maps: how many. */
 const CamlPlotHeatmap *caml_plot_view_get_heatmap (CamlPlotView *self, int index, int *n_maps);
 /* Plots set so far, and frames drawn so far (for tests). */

@@ -183,6 +183,7 @@ struct _CamlWindow {
   gboolean        prev_classification;
   CamlExperiment *prev_exp;      /* what it trained (its data decide whether it compares) */
   gboolean        log_scale;
+  gboolean        sigma_stretch; /* σ-maps' grey scale over their own range */
   double          smoothing;
   gboolean        syncing;       /* widgets are being set from exp */
   char           *error_text;
@@ -825,31 +826,27 @@ rebuild_sigma_plots (CamlWindow *self, gboolean new_data)
       g_autoptr (CamlSigmaSnapshot) snap = caml_run_copy_sigma (self->run, index);
       if (snap != NULL)
         {
-          int count = MIN (snap->count, 32), h = snap->height, w = snap->width;
-          g_autofree float *tiles = g_new (float, (size_t) 2 * count * h * w);
-          for (int i = 0; i < count; i++)
+          int count = MIN (snap->count, 32);
+          CamlSigmaScale scale;
+          g_autofree float *tiles = caml_sigma_tiles (snap, count, self->sigma_stretch, &scale);
+          g_autofree char *title = NULL;
+          if (scale.stretched)
             {
-              float *img = tiles + (size_t) (2 * i) * h * w;
-              float *map = img + (size_t) h * w;
-              const float *src = snap->maps + (size_t) i * snap->map_h * snap->map_w;
-              memcpy (img, snap->images + (size_t) i * h * w, (size_t) h * w * sizeof (float));
-              /* A smaller map is shown at the image's size. */
-              for (int y = 0; y < h; y++)
-                for (int x = 0; x < w; x++)
-                  {
-                    int my = MIN ((int) ((y + 0.5) * snap->map_h / h), snap->map_h - 1);
-                    int mx = MIN ((int) ((x + 0.5) * snap->map_w / w), snap->map_w - 1);
-                    map[y * w + x] = src[my * snap->map_w + mx];
-                  }
+              g_autofree char *range = caml_sigma_scale_text (&scale);
+              title = g_strdup_printf ("images | σ-maps of layer %d, step %ld (%d/%d; %s)",
+                                       caml_run_get_sigma_layer (self->run), snap->step,
+                                       index + 1, n, range);
             }
-          g_autofree char *title =
-            g_strdup_printf ("images | σ-maps of layer %d, step %ld (%d/%d)",
-                             caml_run_get_sigma_layer (self->run), snap->step, index + 1, n);
+          else
+            title = g_strdup_printf ("images | σ-maps of layer %d, step %ld (%d/%d)",
+                                     caml_run_get_sigma_layer (self->run), snap->step,
+                                     index + 1, n);
           CamlPlotTilesOptions opts = {
             .title = title, .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 8, .group = 2,
           };
           caml_plot_view_set_tiles (self->sigma_view,
-                                    caml_plot_tiles_new (&opts, tiles, 2 * count, h, w));
+                                    caml_plot_tiles_new (&opts, tiles, 2 * count,
+                                                         snap->height, snap->width));
           self->sigma_shown = index;
         }
     }
@@ -3026,6 +3023,19 @@ action_log_scale (GSimpleAction *action, GVariant *value, gpointer user_data)
   rebuild_loss_plot (self);
 }
 
+static void
+action_sigma_stretch (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+
+  g_simple_action_set_state (action, value);
+  self->sigma_stretch = g_variant_get_boolean (value);
+  if (self->settings != NULL)
+    g_settings_set_boolean (self->settings, "sigma-stretch", self->sigma_stretch);
+  if (self->run != NULL && caml_run_has_sigma (self->run) && self->n_sigma > 0)
+    rebuild_sigma_plots (self, TRUE);
+}
+
 /* After a divergence: on from the last evaluation at a tenth of the
  * learning rate, keeping the loss history up to there. */
 static void
@@ -3549,6 +3559,7 @@ static const GActionEntry win_entries[] = {
   { "set-lr", action_set_lr, "d" },
   { "set-em-steps", action_set_em_steps, "i" },
   { "log-scale", NULL, NULL, "true", action_log_scale },
+  { "sigma-stretch", NULL, NULL, "false", action_sigma_stretch },
   { "export-plot", action_export_plot, "s" },
   { "export-loss", action_export_named },
   { "export-surface", action_export_named },
@@ -4431,6 +4442,10 @@ caml_window_new (GtkApplication *app)
       self->log_scale = g_settings_get_boolean (self->settings, "log-scale");
       g_simple_action_set_state (G_SIMPLE_ACTION (log_action),
                                  g_variant_new_boolean (self->log_scale));
+      self->sigma_stretch = g_settings_get_boolean (self->settings, "sigma-stretch");
+      g_simple_action_set_state (G_SIMPLE_ACTION (g_action_map_lookup_action (
+                                   G_ACTION_MAP (self), "sigma-stretch")),
+                                 g_variant_new_boolean (self->sigma_stretch));
       gtk_range_set_value (GTK_RANGE (self->smoothing_scale),
                            g_settings_get_double (self->settings, "smoothing"));
     }

@@ -74,6 +74,12 @@ caml_plot_tiles_get_size (const CamlPlotTiles *plot, int *width, int *height)
   *height = plot->height;
 }
 
+const char *
+caml_plot_tiles_get_title (const CamlPlotTiles *plot)
+{
+  return plot->title;
+}
+
 #define MARGIN 6.0
 
 static double

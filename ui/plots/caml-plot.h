@@ -307,6 +307,7 @@ void caml_plot_tiles_free (CamlPlotTiles *plot);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotTiles, caml_plot_tiles_free)
 /* Width / height of the grid in tile pixels (with gaps), for choosing a size. */
 void caml_plot_tiles_get_size (const CamlPlotTiles *plot, int *width, int *height);
+const char *caml_plot_tiles_get_title (const CamlPlotTiles *plot);
 /* The figure height at which the grid, drawn width wide, fills it with no
  * empty band below (for exports: size the figure to its content). */
 int  caml_plot_tiles_fit_height (const CamlPlotTiles *plot, int width);
