@@ -265,7 +265,7 @@ request_render (CamlPlotView *self)
 static void
 on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  CamlPlotView *self = CAML_PLOT_VIEW (source);
+  g_autoptr (CamlPlotView) self = user_data;   /* the task's reference, dropped here */
   Render *render = g_task_get_task_data (G_TASK (result));
 
   self->rendering = FALSE;
@@ -297,7 +297,10 @@ start_render (CamlPlotView *self, int width, int height)
   render->scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
   render->hint = g_strdup (self->hint);
 
-  GTask *task = g_task_new (self, NULL, on_render_done, NULL);
+  /* The view is the callback's data, not the task's source object: the
+   * worker may drop the task's last reference, and a source object would be
+   * released with it — a destroyed view finalized off the main thread. */
+  GTask *task = g_task_new (NULL, NULL, on_render_done, g_object_ref (self));
   g_task_set_source_tag (task, start_render);
   g_task_set_task_data (task, render, (GDestroyNotify) render_free);
   self->rendering = TRUE;

@@ -1722,6 +1722,7 @@ static gint jobs_in_flight;
 
 typedef struct {
   JobKind         kind;
+  CamlWindow     *window;       /* the run's notify data; never touched on the worker */
   CamlExperiment *exp;          /* a copy: what to load and build */
   char           *files[4];     /* JOB_IDX: the chosen files, in any order */
   int             n_files;
@@ -1844,7 +1845,7 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
     {
       /* The baseline's surface is never shown: the smallest grid. */
       job->run = caml_run_new (job->exp, job->data, job->kind == JOB_BASELINE ? 2 : SURFACE_GRID,
-                               job->parts_layer, on_run_notify, source, &error);
+                               job->parts_layer, on_run_notify, job->window, &error);
       if (job->run == NULL)
         job->run_error = g_strdup (error->message);
       /* Its trainer has not started: the weights load on this thread. */
@@ -1888,7 +1889,7 @@ static void install_baseline (CamlWindow *self, Job *job);
 static void
 on_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  CamlWindow *self = CAML_WINDOW (source);
+  g_autoptr (CamlWindow) self = user_data;   /* the task's reference (start_job) */
   Job *job = g_task_get_task_data (G_TASK (result));
 
   g_atomic_int_add (&jobs_in_flight, -1);
@@ -2044,6 +2045,7 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
 
   job->kind = kind;
+  job->window = self;
   job->exp = caml_experiment_copy (self->exp);
   job->data_serial = self->data_serial;
   job->run_serial = self->run_serial;
@@ -2116,7 +2118,11 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
     }
 
   g_atomic_int_add (&jobs_in_flight, 1);
-  GTask *task = g_task_new (self, self->cancellable, on_job_done, NULL);
+  /* The window is the callback's data, released there on the main thread:
+   * as the task's source object it would be released with the task's last
+   * reference, which the worker may hold — finalizing a closed window on
+   * the worker (a crash seen in the GUI tests). */
+  GTask *task = g_task_new (NULL, self->cancellable, on_job_done, g_object_ref (self));
   g_task_set_name (task, "caml-window-job");
   g_task_set_task_data (task, job, job_free);
   g_task_run_in_thread (task, job_thread);
@@ -3410,7 +3416,7 @@ write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
 static void
 on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  CamlWindow *self = CAML_WINDOW (source);
+  g_autoptr (CamlWindow) self = user_data;   /* the task's reference (start_write) */
   WriteJob *job = g_task_get_task_data (G_TASK (result));
 
   g_atomic_int_add (&jobs_in_flight, -1);
@@ -3452,7 +3458,8 @@ start_write (CamlWindow *self, WriteKind kind, const char *path)
       g_application_hold (job->app);
     }
   g_atomic_int_add (&jobs_in_flight, 1);
-  GTask *task = g_task_new (self, self->cancellable, on_write_done, NULL);
+  /* The window is the callback's data, not the source object (start_job). */
+  GTask *task = g_task_new (NULL, self->cancellable, on_write_done, g_object_ref (self));
   g_task_set_name (task, "caml-window-write");
   g_task_set_task_data (task, job, write_job_free);
   g_task_run_in_thread (task, write_thread);
