@@ -295,6 +295,77 @@ test_sigma_run (void **state)
   caml_experiment_free (exp);
 }
 
+/* A run whose first update blows the loss up: the σ-maps the progress
+ * function takes after that step check the update first, find the
+ * divergence and see the weights rolled back to step 0 — and are labelled
+ * step 0, not the step reported (they were labelled 1). */
+static void
+test_sigma_divergence (void **state)
+{
+  char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
+  char *paths[4] = {
+    write_idx (dir, "train-images", 64, TRUE), write_idx (dir, "train-labels", 64, FALSE),
+    write_idx (dir, "test-images", 64, TRUE), write_idx (dir, "test-labels", 64, FALSE),
+  };
+  char *doc = g_strdup_printf (
+    "{ \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                         \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" }, { \"layer\": \"dense\", \"units\": 10 } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"sgd\", \"lr\": 1e12 },"
+    "  \"training\": { \"steps\": 100, \"batch_size\": 16, \"eval_every\": 50 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (doc, -1, "sigma-diverged", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  CamlRunData *data = caml_run_data_load (exp, &error);
+  if (data == NULL)
+    fail_msg ("%s", error->message);
+  Window w = { 0 };
+  w.context = g_main_context_new ();
+  w.run = caml_run_new (exp, data, 24, -1, notify, &w, &error);
+  if (w.run == NULL)
+    fail_msg ("%s", error->message);
+  caml_run_data_unref (data);
+  /* Past the σ-maps' minimum gap: the report after step 1 takes them. */
+  g_usleep (700000);
+  CamlTrainer *trainer = caml_run_get_trainer (w.run);
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  CamlDivergence d;
+  assert_true (caml_trainer_get_divergence (trainer, &d));
+  CamlProgress p;
+  caml_trainer_get_progress (trainer, &p);
+  print_message ("diverged at step %ld, rolled back to %ld; now at step %ld\n", d.step,
+                 d.rolled_back_to, p.step);
+  assert_int_equal (p.step, d.rolled_back_to);
+  int n = caml_run_get_sigma_count (w.run, NULL);
+  assert_true (n >= 1);
+  for (int i = 0; i < n; i++)
+    {
+      CamlSigmaSnapshot *snap = caml_run_copy_sigma (w.run, i);
+      print_message ("σ-maps %d: step %ld\n", i, snap->step);
+      assert_true (snap->step <= p.step);
+      caml_sigma_snapshot_free (snap);
+    }
+
+  while (g_main_context_iteration (w.context, FALSE))
+    ;
+  caml_run_free (w.run);
+  g_main_context_unref (w.context);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+  g_free (dir);
+  g_free (doc);
+  caml_experiment_free (exp);
+}
+
 /* A per-position gate (CA-ATT whose query is the mean of the words, so that a
  * word's χ depends on its text): the run samples χ at every shown word of
  * the first test texts and each word's mean over the test texts; the last
@@ -402,6 +473,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_surface_run),
     cmocka_unit_test (test_sigma_run),
+    cmocka_unit_test (test_sigma_divergence),
     cmocka_unit_test (test_words_run),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

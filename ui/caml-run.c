@@ -83,7 +83,6 @@ struct _CamlRun {
                                  * hold; 0 once caml_run_load_weights replaced them */
 
   /* trainer thread only (or the creating thread before the start) */
-  long     sample_step;         /* the step the next σ sample belongs to */
   gint64   last_sigma_us;
   gint64   sigma_cost_us;
   float   *auc_maps;            /* (SIGMA_AUC_N, map_h, map_w) */
@@ -223,6 +222,17 @@ sample_model (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
+/* In a caml_trainer_with_model closure: the step of the weights it sees.
+ * Not the step the progress function was told of: the closure's check of
+ * the latest update may have rolled it back. */
+static long
+closure_step (CamlRun *run)
+{
+  CamlProgress p;
+  caml_trainer_get_progress (run->trainer, &p);
+  return run->step_offset + p.step;
+}
+
 /* Trainer thread: σ-maps of the first test images and the foreground /
  * background AUC on a larger sample. */
 static void
@@ -233,7 +243,7 @@ sample_sigma (CamlModel *model, gpointer user_data)
   const CamlDataset *set = run->sigma_set;
   gint64 start = g_get_monotonic_time ();
   CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (model, run->sigma_layer, set,
-                                                     SIGMA_SHOWN, run->sample_step, NULL);
+                                                     SIGMA_SHOWN, closure_step (run), NULL);
   if (snap == NULL)
     return;
   int n_auc = MIN (SIGMA_AUC_N, set->n);
@@ -307,6 +317,7 @@ sample_words (CamlModel *model, gpointer user_data)
   CamlRun *run = user_data;
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
   gint64 start = g_get_monotonic_time ();
+  long step = closure_step (run);
   CamlLayer *layer = model->layers[run->words_layer];
   gboolean ok = TRUE;
   if (run->words_per_position)
@@ -331,7 +342,7 @@ sample_words (CamlModel *model, gpointer user_data)
         for (int k = 0; k < run->word_samples[i].n_words; k++)
           run->token_chi[(size_t) i * WORDS_SHOWN + k] = shown_token_chi (run, i, k);
     }
-  run->words_step = run->sample_step;
+  run->words_step = step;
   run->words_version++;
   g_mutex_unlock (&run->lock);
 }
@@ -373,7 +384,6 @@ run_progress (const CamlProgress *progress, gpointer user_data)
       gint64 gap = MAX (SIGMA_GAP_US, COST_FACTOR * run->sigma_cost_us);
       if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sigma_us >= gap)
         {
-          run->sample_step = run->step_offset + progress->step;
           caml_trainer_with_model (run->trainer, sample_sigma, run);
           run->sigma_cost_us = g_get_monotonic_time () - now;  /* with the averaged weights' swap */
         }
@@ -385,7 +395,6 @@ run_progress (const CamlProgress *progress, gpointer user_data)
       gint64 gap = MAX (WORDS_GAP_US, COST_FACTOR * run->words_cost_us);
       if (progress->state != CAML_TRAINER_RUNNING || now - run->last_words_us >= gap)
         {
-          run->sample_step = run->step_offset + progress->step;
           caml_trainer_with_model (run->trainer, sample_words, run);
           run->words_cost_us = g_get_monotonic_time () - now;
         }
