@@ -166,17 +166,17 @@ caml_report_parts_layer (const CamlModel *model, int preferred)
 }
 
 double
-caml_report_parts_shares (const float *chi, const float *free, const float *sensitive,
-                          const float *fit, size_t n, float *free_share, float *sensitive_share)
+caml_report_parts_shares (const float *chi, const float *at0, const float *at1,
+                          const float *fit, size_t n, float *default_share, float *value_share)
 {
   double residual = 0;
   for (size_t i = 0; i < n; i++)
     {
-      float s = chi[i] * sensitive[i];
-      float f = (1.0f - chi[i]) * free[i];
+      float s = chi[i] * at1[i];
+      float f = (1.0f - chi[i]) * at0[i];
       residual = fmax (residual, fabs ((double) fit[i] - ((double) s + f)));
-      sensitive_share[i] = s;
-      free_share[i] = f;
+      value_share[i] = s;
+      default_share[i] = f;
     }
   return residual;
 }
@@ -204,36 +204,40 @@ write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
   const double *domain = exp->plot_domain;
   const size_t cells = SURFACE_GRID * SURFACE_GRID;
   g_autofree float *chi = g_new (float, cells);
-  g_autofree float *free = g_new (float, cells);
-  g_autofree float *sensitive = g_new (float, cells);
+  g_autofree float *at0 = g_new (float, cells);
+  g_autofree float *at1 = g_new (float, cells);
   if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, layer, chi, error)
-      || !caml_model_sample_grid_parts (model, domain, SURFACE_GRID, SURFACE_GRID, layer, free,
-                                        sensitive, error))
+      || !caml_model_sample_grid_parts (model, domain, SURFACE_GRID, SURFACE_GRID, layer, at0,
+                                        at1, error))
     return FALSE;
-  float f0 = free[0];
-  double residual = caml_report_parts_shares (chi, free, sensitive, fit, cells, free, sensitive);
+  float f0 = at0[0];
+  /* in place: at1 becomes χ·f₁, at0 (1 − χ)·f₀ */
+  double residual = caml_report_parts_shares (chi, at0, at1, fit, cells, at0, at1);
   gboolean add_up = caml_report_parts_add_up (residual, fit, cells);
-  /* The context-sensitive share and the fit on one colour scale; the
-   * context-free share, often a small constant times 1 − χ, on its own. */
+  /* The share of v(c) and the fit on one colour scale; the default value's
+   * share, often a small constant times 1 − χ, on its own. */
   double vmin = INFINITY, vmax = -INFINITY;
   for (size_t i = 0; i < cells; i++)
     {
-      vmin = fmin (vmin, fmin (fit[i], sensitive[i]));
-      vmax = fmax (vmax, fmax (fit[i], sensitive[i]));
+      vmin = fmin (vmin, fmin (fit[i], at1[i]));
+      vmax = fmax (vmax, fmax (fit[i], at1[i]));
     }
   const char *title = model->layers[layer]->ops->title;
   g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (%s)", layer, title);
-  g_autofree char *s_title = g_strdup_printf ("context-sensitive part χ·f₁ (layer %d)", layer);
-  g_autofree char *f_title = g_strdup_printf ("context-free part (1 − χ)·f₀, f₀ = %.3g", f0);
+  /* The paper's names (Eq. 37): v(c) is the context-free part of the
+   * output, w0 the default value for an irrelevant input. */
+  g_autofree char *s_title = g_strdup_printf ("χ·f₁: v(c), the context-free part (layer %d)",
+                                              layer);
+  g_autofree char *f_title = g_strdup_printf ("(1 − χ)·f₀: the default value w₀'s share, f₀ = %.3g", f0);
   const char *fit_title = add_up ? "fitted surface = the sum of the two parts"
                                  : "fitted surface (the parts do not add up: "
                                    "the layers after are not affine)";
   CamlPlotHeatmap *maps[] = {
     surface_heatmap (chi_title, "χ", chi, domain, TRUE, 0.0, 1.0, CAML_PLOT_COLORMAP_VIRIDIS,
                      train, FALSE),
-    surface_heatmap (s_title, "output", sensitive, domain, TRUE, vmin, vmax,
+    surface_heatmap (s_title, "output", at1, domain, TRUE, vmin, vmax,
                      CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
-    surface_heatmap (f_title, "output", free, domain, FALSE, 0, 0,
+    surface_heatmap (f_title, "output", at0, domain, FALSE, 0, 0,
                      CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
     surface_heatmap (fit_title, "output", fit, domain, TRUE, vmin, vmax,
                      CAML_PLOT_COLORMAP_VIRIDIS, train, TRUE),

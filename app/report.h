@@ -49,14 +49,14 @@ gboolean caml_report_write_surfaces (const char *dir, const CamlExperiment *exp,
  * one, else -1. */
 int caml_report_parts_layer (const CamlModel *model, int preferred);
 
-/* The shares of the two parts in the fit, over n grid values: sensitive_share
- * = χ·f₁ and free_share = (1 − χ)·f₀, where f₁ and f₀ are the outputs with
+/* The shares of the two parts in the fit, over n grid values: value_share
+ * = χ·f₁ and default_share = (1 − χ)·f₀, where f₁ and f₀ are the outputs with
  * the gate held at 1 and at 0 (outputs may alias inputs). Returns the largest
- * |fit − (sensitive_share + free_share)|: zero up to rounding when the layers
+ * |fit − (value_share + default_share)|: zero up to rounding when the layers
  * after the gate are affine, so the two maps add up to the fitted surface. */
-double caml_report_parts_shares (const float *chi, const float *free, const float *sensitive,
-                                 const float *fit, size_t n, float *free_share,
-                                 float *sensitive_share);
+double caml_report_parts_shares (const float *chi, const float *at0, const float *at1,
+                                 const float *fit, size_t n, float *default_share,
+                                 float *value_share);
 
 /* Whether the shares add up to the fit (the residual above is below a
  * thousandth of the fit's range, or 1e-5). */

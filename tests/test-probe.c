@@ -73,9 +73,9 @@ test_sample_grid_parts (void **state)
 
   enum { NX = 7, NY = 5 };
   const double domain[4] = { -2, 2, -1.5, 1 };
-  float out[NX * NY], chi[NX * NY], free_part[NX * NY], sensitive[NX * NY], again[NX * NY];
+  float out[NX * NY], chi[NX * NY], default_part[NX * NY], sensitive[NX * NY], again[NX * NY];
   assert_true (caml_model_sample_grid (model, domain, NX, NY, out, 0, chi, NULL));
-  assert_true (caml_model_sample_grid_parts (model, domain, NX, NY, 0, free_part, sensitive,
+  assert_true (caml_model_sample_grid_parts (model, domain, NX, NY, 0, default_part, sensitive,
                                              NULL));
   double f0 = bd[0];
   for (int j = 0; j < 3; j++)
@@ -91,8 +91,8 @@ test_sample_grid_parts (void **state)
           f1 += Wd[j] * tanh (W[2 * j] * x + W[2 * j + 1] * y + b[j]);
         int k = r * NX + c;
         assert_float_equal (sensitive[k], f1, 1e-5);
-        assert_float_equal (free_part[k], f0, 1e-5);
-        assert_float_equal (out[k], chi[k] * sensitive[k] + (1 - chi[k]) * free_part[k], 1e-5);
+        assert_float_equal (default_part[k], f0, 1e-5);
+        assert_float_equal (out[k], chi[k] * sensitive[k] + (1 - chi[k]) * default_part[k], 1e-5);
         varies |= fabsf (sensitive[k] - sensitive[0]) > 1e-3f;
       }
   assert_true (varies);
@@ -105,11 +105,11 @@ test_sample_grid_parts (void **state)
 
   /* A dense layer has no gate to hold; neither has a layer that is not there. */
   GError *error = NULL;
-  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 1, free_part, NULL,
+  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 1, default_part, NULL,
                                               &error));
   assert_non_null (strstr (error->message, "layer 1 (dense)"));
   g_clear_error (&error);
-  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 7, free_part, NULL,
+  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 7, default_part, NULL,
                                               &error));
   g_clear_error (&error);
   caml_model_free (model);

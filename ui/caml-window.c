@@ -157,8 +157,8 @@ struct _CamlWindow {
   guint64         surface_version;
   float          *fit;           /* (grid, grid) */
   float          *chi;           /* (n_chi, grid, grid) */
-  float          *free_part;     /* (grid, grid) output with the parts layer's χ ≡ 0 */
-  float          *sensitive_part;/* (grid, grid) … with χ ≡ 1 */
+  float          *default_part;     /* (grid, grid) output with the parts layer's χ ≡ 0 */
+  float          *value_part;/* (grid, grid) … with χ ≡ 1 */
   int             parts_layer;   /* the layer they belong to, or -1 */
   gboolean        has_parts;     /* the parts page is offered */
   guint64         words_version;
@@ -607,8 +607,8 @@ discard_run (CamlWindow *self)
   self->surface_version = 0;
   g_clear_pointer (&self->fit, g_free);
   g_clear_pointer (&self->chi, g_free);
-  g_clear_pointer (&self->free_part, g_free);
-  g_clear_pointer (&self->sensitive_part, g_free);
+  g_clear_pointer (&self->default_part, g_free);
+  g_clear_pointer (&self->value_part, g_free);
   self->parts_layer = -1;
   self->words_version = 0;
   g_clear_pointer (&self->word_chi, g_free);
@@ -738,28 +738,30 @@ rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
     if (caml_run_get_chi_layer (self->run, k, NULL) == self->parts_layer)
       parts_chi = self->chi + k * cells;
 
-  /* The parts page: χ of the parts layer, its context-sensitive share χ·f₁
-   * on the fit's colour scale, its context-free share (1 − χ)·f₀ — often a
-   * small constant times 1 − χ — on its own, and the fit they add up to. */
+  /* The parts page: χ of the parts layer, the share χ·f₁ of v(c) — the
+   * paper's context-free part (Eq. 37) — on the fit's colour scale, the
+   * share (1 − χ)·f₀ of the default value w₀ — often a small constant times
+   * 1 − χ — on its own, and the fit they add up to. */
   if (parts_chi == NULL)
     {
       caml_plot_view_clear (self->parts_view);
       caml_plot_view_set_placeholder (self->parts_view, "this model has no CA-NN layer");
       return;
     }
-  float f0 = self->free_part[0];
-  g_autofree float *free_share = g_new (float, cells);
-  g_autofree float *sensitive_share = g_new (float, cells);
-  double residual = caml_report_parts_shares (parts_chi, self->free_part, self->sensitive_part,
-                                              self->fit, cells, free_share, sensitive_share);
+  float f0 = self->default_part[0];
+  g_autofree float *default_share = g_new (float, cells);
+  g_autofree float *value_share = g_new (float, cells);
+  double residual = caml_report_parts_shares (parts_chi, self->default_part, self->value_part,
+                                              self->fit, cells, default_share, value_share);
   gboolean add_up = caml_report_parts_add_up (residual, self->fit, cells);
   g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (CA-NN)", self->parts_layer);
   g_autofree char *f_label = g_strdup_printf ("f₀ = %.3g", f0);
   CamlPlotHeatmap *parts[4] = {
     surface_heatmap (self, chi_title, "χ", parts_chi, TRUE, 0.0, 1.0, FALSE),
-    surface_heatmap (self, "context-sensitive χ·f₁", "output", sensitive_share, TRUE, vmin,
+    surface_heatmap (self, "χ·f₁: v(c), context-free part", "output", value_share, TRUE, vmin,
                      vmax, FALSE),
-    surface_heatmap (self, "context-free (1 − χ)·f₀", f_label, free_share, FALSE, 0, 0, FALSE),
+    surface_heatmap (self, "(1 − χ)·f₀: default value w₀", f_label, default_share, FALSE, 0, 0,
+                     FALSE),
     surface_heatmap (self, add_up ? "fit = the sum of the parts" : "fit ≠ sum (not affine after)",
                      "output", self->fit, TRUE, vmin, vmax, TRUE),
   };
@@ -1440,11 +1442,11 @@ update_from_run (CamlWindow *self)
         {
           self->fit = g_new0 (float, cells);
           self->chi = g_new0 (float, MAX (caml_run_get_n_chi (self->run), 1) * cells);
-          self->free_part = g_new0 (float, cells);
-          self->sensitive_part = g_new0 (float, cells);
+          self->default_part = g_new0 (float, cells);
+          self->value_part = g_new0 (float, cells);
         }
       if (caml_run_copy_surface (self->run, &self->surface_version, self->fit, self->chi,
-                                 self->free_part, self->sensitive_part, &self->parts_layer))
+                                 self->default_part, self->value_part, &self->parts_layer))
         rebuild_surface_plots (self);
     }
 
@@ -1743,8 +1745,8 @@ typedef struct {
   float          *w;              /* the weights of the run (a copy) */
   size_t          n_weights;
   int             grid;
-  float          *parts_free;     /* results: (grid × grid) each */
-  float          *parts_sensitive;
+  float          *parts_default;     /* results: (grid × grid) each */
+  float          *parts_value;
 } Job;
 
 /* Main thread, when the job's results have been used (or dropped): the
@@ -1775,8 +1777,8 @@ job_free (gpointer p)
   g_free (job->weights);
   g_free (job->weights_error);
   g_free (job->w);
-  g_free (job->parts_free);
-  g_free (job->parts_sensitive);
+  g_free (job->parts_default);
+  g_free (job->parts_value);
   g_free (job);
 }
 
@@ -1815,12 +1817,12 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
         {
           size_t cells = (size_t) job->grid * job->grid;
           memcpy (model->w, job->w, job->n_weights * sizeof (float));
-          job->parts_free = g_new (float, cells);
-          job->parts_sensitive = g_new (float, cells);
+          job->parts_default = g_new (float, cells);
+          job->parts_value = g_new (float, cells);
           if (!caml_model_sample_grid_parts (model, job->exp->plot_domain, job->grid, job->grid,
-                                             job->parts_layer, job->parts_free,
-                                             job->parts_sensitive, NULL))
-            g_clear_pointer (&job->parts_free, g_free);
+                                             job->parts_layer, job->parts_default,
+                                             job->parts_value, NULL))
+            g_clear_pointer (&job->parts_default, g_free);
         }
       caml_model_free (model);
       g_task_return_boolean (task, TRUE);
@@ -1923,9 +1925,9 @@ job_done (CamlWindow *self, Job *job)
   if (job->kind == JOB_PARTS)
     {
       self->parts_sampling--;
-      if (job->run_serial == self->run_serial && self->run != NULL && job->parts_free != NULL
-          && caml_run_put_parts (self->run, job->parts_layer, job->parts_free,
-                                 job->parts_sensitive))
+      if (job->run_serial == self->run_serial && self->run != NULL && job->parts_default != NULL
+          && caml_run_put_parts (self->run, job->parts_layer, job->parts_default,
+                                 job->parts_value))
         update_from_run (self);
       update_progress_widgets (self);
       return;
