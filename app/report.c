@@ -228,7 +228,8 @@ write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
    * output, w0 the default value for an irrelevant input. */
   g_autofree char *s_title = g_strdup_printf ("χ·f₁: v(c), the context-free part (layer %d)",
                                               layer);
-  g_autofree char *f_title = g_strdup_printf ("(1 − χ)·f₀: the default value w₀'s share, f₀ = %.3g", f0);
+  g_autofree char *f_title = g_strdup_printf ("(1 − χ)·f₀: the default value w₀'s share, "
+                                              "f₀ = %.3g", f0);
   const char *fit_title = add_up ? "fitted surface = the sum of the two parts"
                                  : "fitted surface (the parts do not add up: "
                                    "the layers after are not affine)";
