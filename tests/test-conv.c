@@ -234,6 +234,45 @@ test_max_pool_values (void **state)
   assert_float_equal (out[2], 9, 0);    /* the border row is ignored, not zero */
   assert_float_equal (out[3], -1, 0);
   caml_model_free (model);
+
+  /* Ties go to the first value in row-major order, and a NaN wins only
+   * where it comes first — in the 2×2 fast path, a 3×3 window (the
+   * general one) and a clipped border window alike. */
+  const float t[] = { 2, 2, NAN, 1,
+                      2, 2, 1, 7,
+                      5, 5, 5, 5,
+                      5, 5, 5, 5 };
+  CamlShape in4 = caml_shape_image (1, 4, 4);
+  for (int size = 2; size <= 3; size++)
+    {
+      CamlLayerSpec spec = caml_test_spec ("max_pool", "size", (double) size,
+                                           "padding", (double) SAME, NULL);
+      model = caml_model_new (&in4, &spec, 1, NULL, NULL);
+      CamlLayer *layer = model->layers[0];
+      int p = layer->out.dims[1] * layer->out.dims[2];
+      out = caml_model_forward (model, t, 1);
+      float ones[4] = { 1, 1, 1, 1 }, d[16];
+      layer->ops->backward (layer, d, ones, t, out, 1);
+      if (size == 2)
+        {
+          assert_int_equal (p, 4);
+          assert_float_equal (out[0], 2, 0);
+          assert_true (isnan (out[1]));        /* the NaN comes first in its window */
+          assert_float_equal (d[0], 1, 0);     /* the first of the four 2s */
+          assert_float_equal (d[8], 1, 0);     /* the first of the four 5s */
+          assert_float_equal (d[10], 1, 0);
+        }
+      else
+        {
+          /* same, 3×3, stride 3: windows at rows −1…1 and 2…4 (clipped) */
+          assert_int_equal (p, 4);
+          assert_float_equal (out[0], 2, 0);
+          assert_float_equal (d[0], 1, 0);
+          assert_float_equal (out[2], 5, 0);
+          assert_float_equal (d[8], 1, 0);
+        }
+      caml_model_free (model);
+    }
 }
 
 static void

@@ -49,33 +49,78 @@ max_pool_reserve (CamlLayer *layer, int n, gboolean allocate, size_t *bytes)
   return !sc.failed;
 }
 
+/* The maximum of the window at (y0, x0), clipped to the image; ties and
+ * NaN keep the first value in row-major order. */
+static inline void
+window_max (const float *img, int h, int w, int k, int y0, int x0, float *best_out, int *at_out)
+{
+  int ya = MAX (y0, 0), yb = MIN (y0 + k, h), xa = MAX (x0, 0), xb = MIN (x0 + k, w);
+  int at = ya * w + xa;
+  float best = img[at];
+  for (int y = ya; y < yb; y++)
+    for (int x = xa; x < xb; x++)
+      if (img[y * w + x] > best)
+        {
+          best = img[y * w + x];
+          at = y * w + x;
+        }
+  *best_out = best;
+  *at_out = at;
+}
+
 static void
 max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
 {
   MaxPool *s = layer->state;
   const CamlConvGeom *g = &s->g;
   caml_scratch_require (layer, n);
+  /* The windows wholly inside the image (all of them with valid padding)
+   * go the fast way: 2×2 unrolled, the others without bounds. */
+  int st = g->stride, k = g->k;
   for (int i = 0; i < n * g->c; i++)
     {
       const float *img = inp + (size_t) i * g->h * g->w;
       float *o = out + (size_t) i * g->p;
       int *a = s->arg + (size_t) i * g->p;
       for (int oy = 0; oy < g->oh; oy++)
-        for (int ox = 0; ox < g->ow; ox++)
-          {
-            int y0 = oy * g->stride - g->pad_top, x0 = ox * g->stride - g->pad_left;
-            float best = -FLT_MAX;
-            int at = -1;
-            for (int y = MAX (y0, 0); y < MIN (y0 + g->k, g->h); y++)
-              for (int x = MAX (x0, 0); x < MIN (x0 + g->k, g->w); x++)
-                if (at < 0 || img[y * g->w + x] > best)
-                  {
-                    best = img[y * g->w + x];
-                    at = y * g->w + x;
-                  }
-            o[oy * g->ow + ox] = best;
-            a[oy * g->ow + ox] = at;
-          }
+        {
+          int y0 = oy * st - g->pad_top;
+          gboolean rows_inside = y0 >= 0 && y0 + k <= g->h;
+          for (int ox = 0; ox < g->ow; ox++)
+            {
+              int x0 = ox * st - g->pad_left;
+              float best;
+              int at;
+              if (!rows_inside || x0 < 0 || x0 + k > g->w)
+                window_max (img, g->h, g->w, k, y0, x0, &best, &at);
+              else if (k == 2)
+                {
+                  int p = y0 * g->w + x0, q = p + g->w;
+                  at = p;
+                  best = img[p];
+                  if (img[p + 1] > best) { best = img[p + 1]; at = p + 1; }
+                  if (img[q] > best)     { best = img[q];     at = q; }
+                  if (img[q + 1] > best) { best = img[q + 1]; at = q + 1; }
+                }
+              else
+                {
+                  at = y0 * g->w + x0;
+                  best = img[at];
+                  for (int y = y0; y < y0 + k; y++)
+                    {
+                      const float *row = img + (size_t) y * g->w;
+                      for (int x = x0; x < x0 + k; x++)
+                        if (row[x] > best)
+                          {
+                            best = row[x];
+                            at = y * g->w + x;
+                          }
+                    }
+                }
+              o[oy * g->ow + ox] = best;
+              a[oy * g->ow + ox] = at;
+            }
+        }
     }
 }
 
