@@ -735,7 +735,8 @@ caml_cli_train (int argc, char **argv)
       "Depth of every convolutional layer (same as -O depth=D)", "D" },
     { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
       "Set a layer option on every layer that has it (KEY=VALUE) or on layer N only "
-      "(N.KEY=VALUE), e.g. -O 0.units=8 -O activation=relu; repeatable", "[N.]KEY=VALUE" },
+      "(N.KEY=VALUE), e.g. -O 0.units=8 -O 0.activation=relu (a bare KEY reaches the output "
+      "layer too); repeatable", "[N.]KEY=VALUE" },
     { "validation", 'V', 0, G_OPTION_ARG_DOUBLE, &validation,
       "Hold this fraction of the training set out and evaluate on it instead of the "
       "test set (data.validation_fraction), e.g. 0.1 to choose a step count", "F" },
