@@ -1616,6 +1616,18 @@ builtin_idx_paths (CamlDataKind kind, char *paths[4], GError **error)
   return ok;
 }
 
+/* A data file the experiment names: one that is not there is a fault of
+ * the experiment, named by its key (the loaders name only the path). */
+static gboolean
+check_named_file (const char *group, const char *key, const char *path, GError **error)
+{
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s.%s: %s: no such file", group, key,
+               path);
+  return FALSE;
+}
+
 static gboolean
 load_image_datasets (const CamlDataConfig *data, CamlDataset **train,
                      CamlDataset **test, GError **error)
@@ -1629,6 +1641,12 @@ load_image_datasets (const CamlDataConfig *data, CamlDataset **train,
             {
               g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                            "idx data: the path of %s is not set", idx_keys[i]);
+              return FALSE;
+            }
+          if (!check_named_file ("data.idx", idx_keys[i], data->idx_paths[i], error))
+            {
+              for (int j = 0; j < i; j++)
+                g_free (paths[j]);
               return FALSE;
             }
           paths[i] = g_strdup (data->idx_paths[i]);
@@ -1717,6 +1735,11 @@ load_text_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset
           {
             g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                          "text data: the path of %s is not set", text_keys[i]);
+            g_free (paths[0]);
+            return FALSE;
+          }
+        if (!check_named_file ("data.text", text_keys[i], data->text_paths[i], error))
+          {
             g_free (paths[0]);
             return FALSE;
           }

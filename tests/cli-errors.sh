@@ -123,7 +123,14 @@ cat >missing.json <<'J'
 {"data": {"text": {"train": "missing.tsv", "test": "missing.tsv"}},
  "model": [{"layer": "average", "dim": 4}, {"layer": "dense", "units": 2}]}
 J
-expect 1 '^caml train: /[^ ]*/missing.tsv: no such file' "$caml" train missing.json -o s4 -q
+expect 1 '^caml train: missing.json: data.text.train: /[^ ]*/missing.tsv: no such file' \
+  "$caml" train missing.json -o s4 -q
+cat >missing-idx.json <<'J'
+{"data": {"idx": {"train_images": "a", "train_labels": "b", "test_images": "c",
+  "test_labels": "d"}}, "model": [{"layer": "flatten"}, {"layer": "dense", "units": 10}]}
+J
+expect 1 '^caml train: missing-idx.json: data.idx.train_images: /[^ ]*/a: no such file' \
+  "$caml" train missing-idx.json -o s4 -q
 
 # Weights trained on other words are refused by eval, even when the
 # vocabulary has the same size (every layer then fits).
