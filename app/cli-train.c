@@ -878,6 +878,7 @@ caml_cli_eval (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *weights = NULL, *out_dir = NULL;
   gint64 seed = UNSET;
+  gboolean sigma_stretch = FALSE;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
@@ -887,8 +888,11 @@ caml_cli_eval (int argc, char **argv)
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
       "Seed of the data split (default: the file's; use the training run's)", "N" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
-      "Also draw the model into DIR: surface.png, chi.png and parts.png, or for a text "
-      "model with word gates words.html and words.png", "DIR" },
+      "Also draw the model into DIR: surface.png, chi.png and parts.png, for a "
+      "convolutional CA layer sigma.png, or for a text model with word gates words.html "
+      "and words.png", "DIR" },
+    { "sigma-stretch", 0, 0, G_OPTION_ARG_NONE, &sigma_stretch,
+      "Draw sigma.png with its grey scale stretched over the maps' own χ range", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL }
   };
@@ -901,8 +905,11 @@ caml_cli_eval (int argc, char **argv)
     "its weights reproduces that run's data split. With --out, writes what\n"
     "`caml train` draws from a trained model, and says which files it wrote:\n"
     "for 2-D → 1-D regression surface.png, chi.png (with a gated layer) and\n"
-    "parts.png (with a CA-NN layer); for a text model with word gates\n"
-    "words.html and words.png. A model with none of these gets none.");
+    "parts.png (with a CA-NN layer); for a convolutional CA layer sigma.png\n"
+    "(64 test images beside their σ-maps); for a text model with word gates\n"
+    "words.html and words.png. A model with none of these gets none. A model\n"
+    "with σ-maps also gets sigma_auc: the ROC AUC of χ between digit and\n"
+    "background pixels of the first 1000 test images, as `caml train` gives it.");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
@@ -962,8 +969,20 @@ caml_cli_eval (int argc, char **argv)
   caml_evaluate (model, exp->loss, test, &loss, &value);
   g_print ("%-6s loss %.6g  %s %.6g  (%d samples)\n", caml_report_evaluated_on (exp), loss,
            metric, value, test->n);
-  if (out_dir && (!caml_cli_ensure_dir (out_dir, &error)
-                  || !caml_report_write_surfaces (out_dir, exp, model, train, drawn, &error)
+  double sigma_auc;
+  gboolean high_on_fg;
+  if ((out_dir && !caml_cli_ensure_dir (out_dir, &error))
+      || !caml_report_write_sigma_eval (out_dir, exp->name ? exp->name : "experiment", model,
+                                        test, sigma_stretch, drawn, &sigma_auc, &high_on_fg,
+                                        &error))
+    {
+      g_printerr ("caml eval: %s\n", error->message);
+      goto out;
+    }
+  if (!isnan (sigma_auc))
+    g_print ("sigma_auc %.4f (χ higher on the %s)\n", sigma_auc,
+             high_on_fg ? "foreground" : "background");
+  if (out_dir && (!caml_report_write_surfaces (out_dir, exp, model, train, drawn, &error)
                   || !caml_report_write_words_on (words_path, words_png, title, model,
                                                   exp->loss, train, test,
                                                   caml_report_evaluated_on (exp), WORDS_SAMPLES,
@@ -979,7 +998,7 @@ caml_cli_eval (int argc, char **argv)
     g_print ("results in %s/ (%s)\n", out_dir, drawn->str + 2);
   else if (out_dir)
     g_print ("nothing drawn into %s/: the model is no 2-D → 1-D surface and has no "
-             "word gates\n", out_dir);
+             "σ-maps or word gates\n", out_dir);
   status = 0;
 
 out:

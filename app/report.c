@@ -497,8 +497,11 @@ caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
   CamlSigmaScale scale;
   g_autofree float *tiles = caml_sigma_tiles (snap, n, stretch, &scale);
   g_autofree char *scale_text = caml_sigma_scale_text (&scale);
-  g_autofree char *title = g_strdup_printf ("%s: test images and their σ-maps (%s), step %ld",
-                                            name, scale_text, snap->step);
+  g_autofree char *title =
+    snap->step >= 0 ? g_strdup_printf ("%s: test images and their σ-maps (%s), step %ld",
+                                       name, scale_text, snap->step)
+                    : g_strdup_printf ("%s: test images and their σ-maps (%s)", name,
+                                       scale_text);
   CamlPlotTilesOptions opts = {
     .title = title, .colormap = CAML_PLOT_COLORMAP_GREY,
     .n_cols = 2 * pairs_per_row, .group = 2,
@@ -511,6 +514,31 @@ caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
   int width = 3 * gw + 12;
   return caml_plot_write_png (path, width, caml_plot_tiles_fit_height (plot, width),
                               caml_plot_tiles_draw_cb, plot, error);
+}
+
+gboolean
+caml_report_write_sigma_eval (const char *dir, const char *name, CamlModel *model,
+                              const CamlDataset *set, gboolean stretch, GString *written,
+                              double *auc, gboolean *high_on_foreground, GError **error)
+{
+  *auc = NAN;
+  *high_on_foreground = FALSE;
+  int layer = caml_report_sigma_layer (model);
+  if (layer < 0)
+    return TRUE;
+  g_autoptr (CamlSigmaSnapshot) all = caml_sigma_snapshot_new (model, layer, set,
+                                                               MIN (set->n, 1000), -1, error);
+  if (all == NULL)
+    return FALSE;
+  *auc = caml_sigma_auc (all->images, all->height, all->width, all->maps, all->map_h,
+                         all->map_w, all->count, high_on_foreground);
+  if (dir == NULL)
+    return TRUE;
+  g_autofree char *path = g_build_filename (dir, "sigma.png", NULL);
+  if (!caml_report_write_sigma_grid (path, all, stretch, name, error))
+    return FALSE;
+  g_string_append (written, ", sigma.png");
+  return TRUE;
 }
 
 gboolean

@@ -104,9 +104,19 @@ char *caml_sigma_scale_text (const CamlSigmaScale *scale);
 
 /* A grid of the snapshot's first 64 images, each beside its σ-map (grey, as
  * caml_sigma_tiles), 8 pairs a row, titled "NAME: test images and their
- * σ-maps (SCALE), step N". */
+ * σ-maps (SCALE), step N" (without the step when it is negative). */
 gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
                                        gboolean stretch, const char *name, GError **error);
+
+/* For `caml eval`: when the model has σ-maps (caml_report_sigma_layer), sets
+ * *auc and *high_on_foreground from the first 1000 images of set
+ * (caml_sigma_auc), and when dir is not NULL writes sigma.png there (the
+ * first 64 beside their σ-maps, no step in the title) and appends
+ * ", sigma.png" to written. *auc is NaN when the model has no σ-maps. */
+gboolean caml_report_write_sigma_eval (const char *dir, const char *name, CamlModel *model,
+                                       const CamlDataset *set, gboolean stretch,
+                                       GString *written, double *auc,
+                                       gboolean *high_on_foreground, GError **error);
 
 /* metrics.csv: step, train_loss, test_loss, test_mse or test_accuracy, seconds. */
 gboolean caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,

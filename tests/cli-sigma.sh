@@ -2,8 +2,9 @@
 # cli-sigma.sh CAML — `caml train` draws a convolutional CA layer's σ-maps
 # at the --sigma-steps, on a fixed 0…1 grey scale, or stretched over the
 # maps' own range with --sigma-stretch (a different picture of the same
-# maps), and reports their AUC. Synthetic IDX files: bars whose position
-# is the label.
+# maps), and reports their AUC; `caml eval` gives the same AUC for the
+# saved weights and draws them. Synthetic IDX files: bars whose position is
+# the label.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-sigma.XXXXXX")
@@ -59,4 +60,15 @@ if cmp -s "$dir/fixed/sigma-step20.png" "$dir/stretched/sigma-step20.png"; then
   fail "--sigma-stretch drew the same picture" "$dir/s.txt"
 fi
 "$caml" train --help | grep -q -- '--sigma-stretch' || fail "--help does not list --sigma-stretch" /dev/null
+
+# caml eval gives the saved weights' σ-map AUC, as the run did, and with
+# --out draws sigma.png.
+"$caml" eval "$dir/fixed/experiment.json" -w "$dir/fixed/model.weights" -o "$dir/ev" \
+  >"$dir/e.txt" 2>&1 || fail "caml eval failed" "$dir/e.txt"
+train_auc=$(sed -n 's/^sigma_auc \([^ ]*\) .*/\1/p' "$dir/t.txt")
+eval_auc=$(sed -n 's/^sigma_auc \([^ ]*\) .*/\1/p' "$dir/e.txt")
+[ -n "$eval_auc" ] && [ "$eval_auc" = "$train_auc" ] \
+  || fail "caml eval's sigma_auc '$eval_auc' is not the run's '$train_auc'" "$dir/t.txt" "$dir/e.txt"
+[ -s "$dir/ev/sigma.png" ] || fail "caml eval --out drew no sigma.png" "$dir/e.txt"
+grep -q 'sigma.png' "$dir/e.txt" || fail "caml eval does not say it wrote sigma.png" "$dir/e.txt"
 echo ok
