@@ -1463,6 +1463,47 @@ test_sigma_maps (void **state)
 }
 
 
+/* A plot whose scene is replaced faster than the worker draws it still
+ * shows new images: each finished image is taken even though its scene has
+ * moved on (they were all thrown away, so a fast run's loss plot stayed at
+ * step 700 while training reached step 400,000). */
+static void
+test_plot_view_fast_scenes (void **state)
+{
+  GtkWidget *win = gtk_window_new ();
+  CamlPlotView *view = CAML_PLOT_VIEW (caml_plot_view_new ());
+  gtk_widget_set_size_request (GTK_WIDGET (view), 700, 400);
+  gtk_window_set_child (GTK_WINDOW (win), GTK_WIDGET (view));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, view, 10));
+
+  enum { N = 20000 };
+  g_autofree double *x = g_new (double, N);
+  g_autofree double *y = g_new (double, N);
+  guint before = caml_plot_view_get_image_count (view);
+  gint64 end = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
+  int scenes = 0;
+  while (g_get_monotonic_time () < end)
+    {
+      for (int i = 0; i < N; i++)
+        {
+          x[i] = i + 1;
+          y[i] = 1.0 / (i + 1) + 0.01 * sin (i * 0.01 + scenes);
+        }
+      CamlPlotSeries series[] = { { x, y, N, "loss", 0, FALSE } };
+      CamlPlotLineOptions opts = { .title = "loss", .x_label = "step", .y_label = "loss",
+                                   .log_y = TRUE };
+      caml_plot_view_set_line (view, caml_plot_line_new (&opts, series, 1, NULL, 0));
+      scenes++;
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+    }
+  guint images = caml_plot_view_get_image_count (view) - before;
+  print_message ("%d scenes in 3 s, %u images taken\n", scenes, images);
+  assert_true (images >= 2);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* The Data section: fetched sets that are not there change nothing and say
  * which command fetches them; four IDX files chosen in any order load on a
  * worker thread and become the data only when they load; a broken file
@@ -3334,6 +3375,7 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_plot_view_fast_scenes),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_options_text),

@@ -57,6 +57,7 @@ struct _CamlPlotView {
   CamlPlotRect frame;             /* the line plot's data area, from the last draw */
   guint n_updates;
   guint n_draws;
+  guint n_images;
 
   /* borrowed */
   CamlPlotViewHoverFunc hover_func;
@@ -272,11 +273,17 @@ on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
   budget.busy = FALSE;
   budget.next_start = g_get_monotonic_time ()
                       + MIN ((gint64) (render->cpu_us * (1 / RENDER_SHARE - 1)), RENDER_MAX_GAP);
-  if (render->scene == self->scene && render->surface != NULL)
+  /* The image is kept even when the scene has moved on meanwhile: it is
+   * newer than the one shown. Discarding it starved a plot whose scene
+   * changes faster than it draws — a fast run's loss plot stayed at step
+   * 700 while training reached step 400,000. The newer scene is drawn
+   * next (request_render below). */
+  if (render->surface != NULL)
     {
       /* Move the image out; the task frees the empty shell. */
       g_clear_pointer (&self->image, render_free);
       self->image = g_memdup2 (render, sizeof *render);
+      self->n_images++;
       render->scene = NULL;
       render->surface = NULL;
       render->hint = NULL;
@@ -655,6 +662,12 @@ guint
 caml_plot_view_get_update_count (CamlPlotView *self)
 {
   return self->n_updates;
+}
+
+guint
+caml_plot_view_get_image_count (CamlPlotView *self)
+{
+  return self->n_images;
 }
 
 guint
