@@ -1463,6 +1463,83 @@ test_sigma_maps (void **state)
 }
 
 
+/* A trained run replaced by a new one (an edit, Train after it finished)
+ * leaves its weights set aside with a banner, unless they were saved at
+ * that step: Save Them writes the trained weights, not the new run's
+ * untrained ones (which Save Weights wrote, saying it saved "the weights",
+ * after an edit of the step count had dropped the trained run). */
+static void
+test_set_aside_weights (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-aside-XXXXXX", NULL);
+  g_autofree char *saved = g_build_filename (dir, "saved.weights", NULL);
+  g_autofree char *aside = g_build_filename (dir, "aside.weights", NULL);
+  g_autofree char *fresh = g_build_filename (dir, "fresh.weights", NULL);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  assert_false (enabled (win, "save-set-aside"));
+
+  /* Trained and saved at its last step: nothing to set aside. */
+  gtk_spin_button_set_value (steps, 40);
+  assert_true (iterate_until (not_loading, win, 10));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  caml_window_save_weights (win, saved);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  gtk_spin_button_set_value (steps, 50);
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_false (caml_window_has_set_aside_weights (win, NULL));
+  assert_false (enabled (win, "save-set-aside"));
+
+  /* Trained, not saved, then the step count changes: set aside. */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  gtk_spin_button_set_value (steps, 60);
+  assert_true (iterate_until (not_loading, win, 10));
+  long step = 0;
+  assert_true (caml_window_has_set_aside_weights (win, &step));
+  assert_int_equal (step, 50);
+  assert_true (enabled (win, "save-set-aside"));
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "trained to step 50"));
+
+  /* Saved: the trained weights, not the new run's. */
+  caml_window_save_set_aside_weights (win, aside);
+  caml_window_save_weights (win, fresh);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_false (caml_window_has_set_aside_weights (win, NULL));
+  assert_false (enabled (win, "save-set-aside"));
+  assert_null (caml_window_get_error (win));
+  struct stat sa, sf;
+  assert_int_equal (g_stat (aside, &sa), 0);
+  assert_int_equal (g_stat (fresh, &sf), 0);
+  assert_int_equal (sa.st_size, sf.st_size);
+  g_autofree gchar *a_all = NULL, *f_all = NULL;
+  gsize na = 0, nf = 0;
+  assert_true (g_file_get_contents (aside, &a_all, &na, NULL));
+  assert_true (g_file_get_contents (fresh, &f_all, &nf, NULL));
+  assert_true (na == nf && memcmp (a_all, f_all, na) != 0);
+
+  /* Train after a finished run starts afresh: set aside too; Dismiss lets
+   * them go. */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  activate (win, "train", NULL);
+  assert_true (caml_window_has_set_aside_weights (win, &step));
+  assert_int_equal (step, 60);
+  assert_true (iterate_until (run_ended, win, 60));
+  activate (win, "drop-set-aside", NULL);
+  assert_false (caml_window_has_set_aside_weights (win, NULL));
+
+  g_unlink (saved);
+  g_unlink (aside);
+  g_unlink (fresh);
+  g_rmdir (dir);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* A plot whose scene is replaced faster than the worker draws it still
  * shows new images: each finished image is taken even though its scene has
  * moved on (they were all thrown away, so a fast run's loss plot stayed at
@@ -3376,6 +3453,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_plot_view_fast_scenes),
+    cmocka_unit_test (test_set_aside_weights),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_options_text),

@@ -132,6 +132,10 @@ struct _CamlWindow {
   char           *status;        /* the status line's text when no notice covers it */
   char           *last_notice;   /* the latest notice, kept after it goes (tests) */
   guint           run_serial;    /* changes whenever the run is discarded */
+  guint           saved_serial;  /* the run (run_serial) whose weights were saved … */
+  long            saved_step;    /* … at this step, or -1 */
+  struct SetAside *set_aside;    /* the trained weights of the run a new one replaced */
+  gboolean        set_aside_shown; /* the banner is about them */
   Pending         pending;       /* what to do when the run being built arrives */
   char           *pending_weights; /* weights file asked for, not yet in an installed run */
   guint           weights_serial;  /* changes whenever pending_weights does */
@@ -295,6 +299,7 @@ void
 caml_window_show_error (CamlWindow *self, const char *message)
 {
   /* The Continue button belongs to a divergence message only. */
+  self->set_aside_shown = FALSE;
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), FALSE);
   gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), FALSE);
   gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
@@ -312,10 +317,17 @@ caml_window_get_error (CamlWindow *self)
   return self->error_text;
 }
 
+static void show_set_aside (CamlWindow *self);
+
+/* With the error gone, the banner is back to the set-aside weights, when
+ * there are any: a new message hides their banner only while it stays. */
 static void
 clear_error (CamlWindow *self)
 {
-  caml_window_show_error (self, NULL);
+  if (self->set_aside != NULL)
+    show_set_aside (self);
+  else
+    caml_window_show_error (self, NULL);
 }
 
 /* ------------------------------------------------------------------ data */
@@ -576,9 +588,56 @@ set_pending_weights (CamlWindow *self, const char *path)
   self->weights_loading = FALSE;   /* a JOB_WEIGHTS under way is stale now */
 }
 
+/* The weights of a trained run that a new one replaced, until they are
+ * saved, dismissed or replaced in turn: an edit (the steps, the seed…),
+ * Train after a finished run or another preset starts a new run, and the
+ * weights trained are not lost with the old one. */
+typedef struct SetAside {
+  CamlExperiment *exp;
+  CamlRunData    *data;
+  float          *w;
+  size_t          n_weights;
+  long            step;
+} SetAside;
+
+static void
+set_aside_free (SetAside *s)
+{
+  if (s == NULL)
+    return;
+  caml_experiment_free (s->exp);
+  caml_run_data_unref (s->data);
+  g_free (s->w);
+  g_free (s);
+}
+
+/* Before a run that trained is dropped: its weights are set aside unless
+ * they were saved at the step they are at. */
+static void
+set_aside_run (CamlWindow *self)
+{
+  CamlProgress p;
+  caml_run_get_progress (self->run, &p);
+  if (p.step <= 0 || (self->saved_serial == self->run_serial && self->saved_step == p.step))
+    return;
+  float *w = caml_run_copy_weights (self->run);
+  if (w == NULL)
+    return;
+  set_aside_free (self->set_aside);
+  self->set_aside = g_new0 (SetAside, 1);
+  self->set_aside->exp = caml_experiment_copy (caml_run_get_experiment (self->run));
+  self->set_aside->data = caml_run_data_ref (caml_run_get_data (self->run));
+  self->set_aside->w = w;
+  self->set_aside->n_weights = caml_run_get_n_weights (self->run);
+  self->set_aside->step = p.step;
+  show_set_aside (self);
+}
+
 static void
 discard_run (CamlWindow *self)
 {
+  if (self->run != NULL && self->cancellable != NULL)   /* not when the window goes */
+    set_aside_run (self);
   if (self->n_steps > 0 && self->run != NULL)
     {
       /* A run that trained: its curves stay for comparison with the next. */
@@ -2425,6 +2484,7 @@ update_actions (CamlWindow *self)
                       self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
   set_action_enabled (self, "export-sigma", self->run != NULL && caml_run_has_sigma (self->run));
   set_action_enabled (self, "save-weights", self->run != NULL);
+  set_action_enabled (self, "save-set-aside", self->set_aside != NULL);
   set_action_enabled (self, "export-words-page",
                       self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
   set_action_enabled (self, "load-weights", valid && !active);
@@ -3111,7 +3171,11 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
 static void
 action_dismiss_banner (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
-  clear_error (CAML_WINDOW (user_data));
+  CamlWindow *self = user_data;
+  if (self->set_aside_shown)
+    g_action_group_activate_action (G_ACTION_GROUP (self), "drop-set-aside", NULL);
+  else
+    clear_error (self);
 }
 
 /* -------------------------------------------------------- file dialogs */
@@ -3349,6 +3413,9 @@ typedef struct {
   CamlRunData    *data;
   float          *w;
   size_t          n_weights;
+  guint           run_serial;  /* the run whose weights these are … */
+  long            step;        /* … at this step */
+  SetAside       *set_aside;   /* or the set-aside weights (not owned: compared only) */
   char           *path;
   GApplication   *app;       /* held while the job runs */
   char           *error;
@@ -3427,8 +3494,22 @@ on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
       if (job->error != NULL)
         caml_window_show_error (self, job->error);
       else
-        show_done (self, job->kind == WRITE_WEIGHTS ? "Saved the weights to"
-                                                    : "Wrote the words page to", job->path);
+        {
+          if (job->kind == WRITE_WEIGHTS && job->set_aside == NULL)
+            {
+              self->saved_serial = job->run_serial;
+              self->saved_step = job->step;
+            }
+          else if (job->kind == WRITE_WEIGHTS && job->set_aside == self->set_aside)
+            {
+              /* Saved: they need no keeping, and the banner goes. */
+              g_clear_pointer (&self->set_aside, set_aside_free);
+              set_action_enabled (self, "save-set-aside", FALSE);
+              clear_error (self);
+            }
+          show_done (self, job->kind == WRITE_WEIGHTS ? "Saved the weights to"
+                                                      : "Wrote the words page to", job->path);
+        }
     }
   g_clear_pointer (&job->data, caml_run_data_unref);
   if (job->app != NULL)
@@ -3438,10 +3519,12 @@ on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
 }
 
+/* Writes the run's weights (or words page), or with set_aside those
+ * weights, on a worker thread. */
 static void
-start_write (CamlWindow *self, WriteKind kind, const char *path)
+start_write_from (CamlWindow *self, WriteKind kind, const char *path, SetAside *set_aside)
 {
-  if (self->run == NULL)
+  if (self->run == NULL && set_aside == NULL)
     {
       caml_window_show_error (self, "There is no model to save yet.");
       return;
@@ -3449,10 +3532,25 @@ start_write (CamlWindow *self, WriteKind kind, const char *path)
   WriteJob *job = g_new0 (WriteJob, 1);
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
   job->kind = kind;
-  job->exp = caml_experiment_copy (caml_run_get_experiment (self->run));
-  job->data = caml_run_data_ref (caml_run_get_data (self->run));
-  job->w = caml_run_copy_weights (self->run);
-  job->n_weights = caml_run_get_n_weights (self->run);
+  if (set_aside != NULL)
+    {
+      job->exp = caml_experiment_copy (set_aside->exp);
+      job->data = caml_run_data_ref (set_aside->data);
+      job->w = g_memdup2 (set_aside->w, set_aside->n_weights * sizeof (float));
+      job->n_weights = set_aside->n_weights;
+      job->set_aside = set_aside;
+    }
+  else
+    {
+      CamlProgress p;
+      caml_run_get_progress (self->run, &p);
+      job->exp = caml_experiment_copy (caml_run_get_experiment (self->run));
+      job->data = caml_run_data_ref (caml_run_get_data (self->run));
+      job->w = caml_run_copy_weights (self->run);
+      job->n_weights = caml_run_get_n_weights (self->run);
+      job->run_serial = self->run_serial;
+      job->step = p.step;
+    }
   job->path = g_strdup (path);
   if (app != NULL)
     {
@@ -3471,13 +3569,80 @@ start_write (CamlWindow *self, WriteKind kind, const char *path)
 void
 caml_window_save_weights (CamlWindow *self, const char *path)
 {
-  start_write (self, WRITE_WEIGHTS, path);
+  start_write_from (self, WRITE_WEIGHTS, path, NULL);
+}
+
+void
+caml_window_save_set_aside_weights (CamlWindow *self, const char *path)
+{
+  if (self->set_aside == NULL)
+    {
+      caml_window_show_error (self, "There are no set-aside weights to save.");
+      return;
+    }
+  start_write_from (self, WRITE_WEIGHTS, path, self->set_aside);
+}
+
+gboolean
+caml_window_has_set_aside_weights (CamlWindow *self, long *step)
+{
+  if (self->set_aside != NULL && step != NULL)
+    *step = self->set_aside->step;
+  return self->set_aside != NULL;
 }
 
 void
 caml_window_export_words_page (CamlWindow *self, const char *path)
 {
-  start_write (self, WRITE_WORDS, path);
+  start_write_from (self, WRITE_WORDS, path, NULL);
+}
+
+static void
+save_set_aside_to (CamlWindow *self, const char *path, gpointer unused)
+{
+  caml_window_save_set_aside_weights (self, path);
+}
+
+static void
+action_save_set_aside (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  if (self->set_aside == NULL)
+    return;
+  const CamlExperiment *exp = self->set_aside->exp;
+  g_autofree char *name = g_strdup_printf ("%s-step%ld.weights", exp->name ? exp->name : "model",
+                                           self->set_aside->step);
+  ask_save_path (self, "Save the Set-Aside Weights", name, save_set_aside_to, NULL);
+}
+
+static void
+action_drop_set_aside (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_clear_pointer (&self->set_aside, set_aside_free);
+  set_action_enabled (self, "save-set-aside", FALSE);
+  clear_error (self);
+}
+
+/* The banner that says the trained weights of the replaced run are kept. */
+static void
+show_set_aside (CamlWindow *self)
+{
+  g_autofree char *text =
+    g_strdup_printf ("A new run replaced the one trained to step %ld. Its weights are set "
+                     "aside: save them, or dismiss this to let them go.", self->set_aside->step);
+  caml_window_show_error (self, text);
+  gtk_button_set_label (self->banner_button, "_Save Them…");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button), "win.save-set-aside");
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
+  gtk_button_set_label (self->banner_discard_button, "_Dismiss");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_discard_button),
+                                  "win.drop-set-aside");
+  gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "info");
+  gtk_image_set_from_icon_name (self->banner_icon, "dialog-information-symbolic");
+  set_action_enabled (self, "save-set-aside", TRUE);
+  self->set_aside_shown = TRUE;
 }
 
 static void
@@ -3543,6 +3708,8 @@ action_load_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 
 static const GActionEntry win_entries[] = {
   { "save-weights", action_save_weights },
+  { "save-set-aside", action_save_set_aside },
+  { "drop-set-aside", action_drop_set_aside },
   { "load-weights", action_load_weights },
   { "train", action_train },
   { "pause", action_pause },
@@ -4010,6 +4177,9 @@ caml_window_show_recovery (CamlWindow *self, const char *message, gboolean can_r
   gtk_button_set_label (self->banner_button, "_Recover");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button),
                                   "app.recover-autosaves");
+  gtk_button_set_label (self->banner_discard_button, "_Discard");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_discard_button),
+                                  "app.discard-autosaves");
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), can_recover);
   gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "info");
@@ -4208,6 +4378,7 @@ caml_window_dispose (GObject *object)
   g_clear_pointer (&self->word_spans, g_array_unref);   /* discard_run: disposing */
   discard_run (self);   /* joins the trainer thread: no more notifications */
   forget_previous (self);
+  g_clear_pointer (&self->set_aside, set_aside_free);
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
   g_clear_pointer (&self->loaded_weights, g_free);
@@ -4367,6 +4538,7 @@ caml_window_init (CamlWindow *self)
   self->events = g_array_new (FALSE, TRUE, sizeof (Event));
   g_array_set_clear_func (self->events, clear_event);
   self->log_scale = TRUE;
+  self->saved_step = -1;
   self->smoothing = gtk_range_get_value (GTK_RANGE (self->smoothing_scale));
   self->progress.state = CAML_TRAINER_IDLE;
   g_action_map_add_action_entries (G_ACTION_MAP (self), win_entries,
