@@ -283,10 +283,17 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
             double y = domain[2] + (domain[3] - domain[2]) * j / (SURFACE_GRID - 1);
             truth[j * SURFACE_GRID + i] = (float) caml_surface_function (x, y);
           }
+      /* One colour scale over the truth and the fit: a fit beyond the
+       * truth's range is not clipped to look like it. */
       for (size_t i = 0; i < cells; i++)
         {
           vmin = fmin (vmin, truth[i]);
           vmax = fmax (vmax, truth[i]);
+          if (isfinite (fit[i]))
+            {
+              vmin = fmin (vmin, fit[i]);
+              vmax = fmax (vmax, fit[i]);
+            }
         }
       g_ptr_array_add (maps, surface_heatmap ("ground truth  x·exp(−x²−y²)", "z", truth,
                                               domain, TRUE, vmin, vmax,

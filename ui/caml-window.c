@@ -723,7 +723,8 @@ surface_heatmap (CamlWindow *self, const char *title, const char *value_label,
                                 domain[3], px, py, point_values ? pv : NULL, n);
 }
 
-/* Colours keep one meaning while training: the targets' range. */
+/* Colours keep one meaning while training: the targets' range, widened to
+ * the fit only where it goes beyond them (never clipped to look in range). */
 static void
 target_range (CamlWindow *self, double *lo, double *hi)
 {
@@ -735,6 +736,14 @@ target_range (CamlWindow *self, double *lo, double *hi)
       vmin = fmin (vmin, train->y[i * train->y_width]);
       vmax = fmax (vmax, train->y[i * train->y_width]);
     }
+  /* … and the fit's, where it goes beyond them: a diverged model whose
+   * output is −1 everywhere was drawn as the targets' 0, clipped. */
+  for (size_t i = 0; self->fit != NULL && i < (size_t) SURFACE_GRID * SURFACE_GRID; i++)
+    if (isfinite (self->fit[i]))
+      {
+        vmin = fmin (vmin, self->fit[i]);
+        vmax = fmax (vmax, self->fit[i]);
+      }
   if (!(vmax > vmin))
     {
       vmin -= 0.5;
