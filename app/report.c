@@ -31,9 +31,11 @@ caml_report_loss_plots (const CamlEvalRow *rows, int n_rows, const float *losses
   g_autofree double *train_smooth = g_new (double, MAX (n_steps, 1));
   for (long i = 0; i < n_steps; i++)
     step_x[i] = (double) (i + 1);
-  /* Smooth over ~1 % of the run so the trend reads at any length. */
+  /* Smooth over ~1 % of the run so the trend reads at any length; in log
+   * space, as the axis is logarithmic (a linear average of a loss falling
+   * by decades sits far above it). Short runs are drawn as they are. */
   double factor = n_steps > 50 ? 1.0 - 1.0 / (0.01 * n_steps + 1.0) : 0.0;
-  caml_plot_ema (train_smooth, train, n_steps, factor);
+  caml_plot_ema_log (train_smooth, train, n_steps, factor);
 
   g_autofree double *eval_x = g_new (double, MAX (n_rows, 1));
   g_autofree double *test = g_new (double, MAX (n_rows, 1));
@@ -64,7 +66,8 @@ caml_report_loss_plots (const CamlEvalRow *rows, int n_rows, const float *losses
 
   CamlPlotSeries series[] = {
     { step_x, train, n_steps, NULL, 0, FALSE },
-    { step_x, train_smooth, n_steps, "train loss", 0, FALSE },
+    { step_x, train_smooth, n_steps, factor > 0 ? "train loss (smoothed)" : "train loss", 0,
+      FALSE },
     { eval_x, test, n_rows, n_rows > 0 ? loss_label : NULL, 1, FALSE },
   };
   CamlPlotLineOptions opts = {

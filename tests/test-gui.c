@@ -751,7 +751,7 @@ test_previous_run (void **state)
   assert_true (iterate_until (run_ended, win, 60));
   iterate_until (always_false, NULL, 0.2);
   g_autofree char *trained = loss_labels (win);
-  assert_string_equal (trained, "train loss|test loss");
+  assert_string_equal (trained, "train loss (smoothed)|test loss");
   long n_first = 0;
   caml_window_get_losses (win, &n_first);
   assert_int_equal (n_first, 60);
@@ -762,7 +762,7 @@ test_previous_run (void **state)
   assert_true (iterate_until (not_loading, win, 10));
   assert_true (enabled (win, "forget-previous"));
   g_autofree char *before = loss_labels (win);
-  assert_string_equal (before, "train loss|test loss|previous run: train loss"
+  assert_string_equal (before, "train loss (smoothed)|test loss|previous run: train loss"
                                "|previous run: test loss");
   const CamlPlotLine *line = caml_plot_view_get_line (caml_window_get_plot_view (win, "loss"));
   size_t n = 0;
@@ -783,7 +783,7 @@ test_previous_run (void **state)
   assert_string_equal (both, before);
   activate (win, "forget-previous", NULL);
   g_autofree char *forgotten = loss_labels (win);
-  assert_string_equal (forgotten, "train loss|test loss");
+  assert_string_equal (forgotten, "train loss (smoothed)|test loss");
   assert_false (enabled (win, "forget-previous"));
 
   /* Train again: this run becomes the previous one; other data drops it. */
@@ -793,6 +793,59 @@ test_previous_run (void **state)
   activate (win, "data", g_variant_new_string ("xor"));
   assert_true (iterate_until (not_loading, win, 10));
   assert_false (enabled (win, "forget-previous"));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* The Smoothing slider's trend is an average of log(loss) on the log axis
+ * (a linear one sat far above a loss falling by decades), a linear one on
+ * the linear axis, and the legend says the line is smoothed. */
+static void
+test_smoothing_follows_axis (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 60);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  iterate_until (always_false, NULL, 0.2);
+  long n_steps = 0;
+  const float *losses = caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, 60);
+  GtkRange *smoothing = GTK_RANGE (template_child (win, "smoothing_scale"));
+  double factor = gtk_range_get_value (smoothing);
+  assert_true (factor > 0);
+  g_autofree double *log_ema = caml_plot_doubles_from_floats (losses, n_steps);
+  g_autofree double *lin_ema = caml_plot_doubles_from_floats (losses, n_steps);
+  caml_plot_ema_log (log_ema, log_ema, n_steps, factor);
+  caml_plot_ema (lin_ema, lin_ema, n_steps, factor);
+  CamlPlotView *view = caml_window_get_plot_view (win, "loss");
+
+  gboolean axis[] = { TRUE, FALSE };
+  for (int a = 0; a < 2; a++)
+    {
+      g_action_group_change_action_state (G_ACTION_GROUP (win), "log-scale",
+                                          g_variant_new_boolean (axis[a]));
+      const CamlPlotLine *line = caml_plot_view_get_line (view);
+      assert_string_equal (caml_plot_line_get_label (line, 0), "train loss (smoothed)");
+      size_t n = 0;
+      const double *v = caml_plot_line_get_values (line, 0, &n);
+      assert_int_equal (n, 60);
+      const double *want = axis[a] ? log_ema : lin_ema;
+      for (size_t i = 0; i < n; i++)
+        assert_true (fabs (v[i] - want[i]) <= 1e-9 * fabs (want[i]));
+    }
+  /* the two differ on this run, so the check above tells them apart */
+  assert_true (fabs (log_ema[n_steps - 1] - lin_ema[n_steps - 1])
+               > 1e-6 * lin_ema[n_steps - 1]);
+
+  /* no smoothing: the raw loss, called what it is */
+  gtk_range_set_value (smoothing, 0.0);
+  assert_string_equal (caml_plot_line_get_label (caml_plot_view_get_line (view), 0),
+                       "train loss");
+  gtk_range_set_value (smoothing, factor);
+  g_action_group_change_action_state (G_ACTION_GROUP (win), "log-scale",
+                                      g_variant_new_boolean (TRUE));
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -3379,7 +3432,7 @@ test_validation_labels (void **state)
   assert_true (iterate_until (run_ended, win, 60));
   iterate_until (always_false, NULL, 0.2);
   g_autofree char *labels = loss_labels (win);
-  assert_string_equal (labels, "train loss|validation loss");
+  assert_string_equal (labels, "train loss (smoothed)|validation loss");
   const CamlPlotLine *acc = caml_plot_view_get_line (caml_window_get_plot_view (win, "accuracy"));
   assert_non_null (acc);
   assert_string_equal (caml_plot_line_get_label (acc, 0), "validation accuracy");
@@ -3460,6 +3513,7 @@ main (void)
     cmocka_unit_test (test_build_off_main_thread),
     cmocka_unit_test (test_data_off_main_thread),
     cmocka_unit_test (test_previous_run),
+    cmocka_unit_test (test_smoothing_follows_axis),
     cmocka_unit_test (test_failed_build_settles),
     cmocka_unit_test (test_baseline_after_stop),
     cmocka_unit_test (test_notice_kept),

@@ -351,6 +351,25 @@ test_ema (void **state)
   assert_true (gap[0] == 2.0 && isnan (gap[1]) && gap[2] == 3.0);
 }
 
+/* The log-space average: the geometric mean's trend, so 1 and 100 average
+ * to 10 (not 50.5); a loss of 0 has no log and is a gap. */
+static void
+test_ema_log (void **state)
+{
+  (void) state;
+  double decades[] = { 1.0, 100.0, 1e-3 };
+  double out[3];
+  caml_plot_ema_log (out, decades, 3, 0.5);
+  assert_true (fabs (out[0] - 1.0) < 1e-12);
+  assert_true (fabs (out[1] - 10.0) < 1e-9);
+  assert_true (fabs (out[2] - 1e-1) < 1e-13);
+
+  double gap[] = { 4.0, 0.0, NAN, -1.0, 1.0 };
+  caml_plot_ema_log (gap, gap, 5, 0.5);
+  assert_true (gap[0] == 4.0 && isnan (gap[1]) && isnan (gap[2]) && isnan (gap[3]));
+  assert_true (fabs (gap[4] - 2.0) < 1e-12);
+}
+
 /* ------------------------------------------------------------ contours --- */
 
 static double *
@@ -1426,6 +1445,7 @@ main (void)
     cmocka_unit_test (test_colormap_monotonic),
     cmocka_unit_test (test_normalize),
     cmocka_unit_test (test_ema),
+    cmocka_unit_test (test_ema_log),
     cmocka_unit_test (test_contours_cone),
     cmocka_unit_test (test_contours_plane_and_nan),
     cmocka_unit_test (test_contours_saddle),

@@ -1,6 +1,7 @@
 /* test-report.c — the plots `caml train` leaves (app/report.c), prepared
  * without writing them: loss.png's panels line up and count steps in whole
- * numbers, a run that diverged is marked where it did, and σ-map tiles show
+ * numbers, a run that diverged is marked where it did, the smoothed train
+ * loss follows a fast fall on the log axis, and σ-map tiles show
  * χ as it is or stretched over the maps' own range. */
 #include <math.h>
 #include <stdlib.h>
@@ -104,6 +105,46 @@ test_divergence_marked (void **state)
   assert_whole_ticks (caml_plot_line_get_x_axis (nothing));
 }
 
+/* A loss falling fast on loss.png's log axis, 1e-1 → 1e-9 over 1000 steps:
+ * the bold trend follows it within a small factor to the end, and says it is
+ * smoothed. A linear-space average sat ~100× above the raw values. */
+static void
+test_smoothed_loss_follows_log_axis (void **state)
+{
+  (void) state;
+  enum { N = 1000 };
+  g_autofree float *losses = g_new (float, N);
+  for (int i = 0; i < N; i++)
+    losses[i] = (float) pow (10.0, -1.0 - 8.0 * i / (N - 1));
+  g_autoptr (CamlPlotLine) loss = NULL;
+  caml_report_loss_plots (NULL, 0, losses, N, NULL, FALSE, "test", "t", &loss, NULL);
+  assert_int_equal (caml_plot_line_get_n_series (loss), 3);
+  assert_null (caml_plot_line_get_label (loss, 0));   /* the raw curve, faint */
+  assert_string_equal (caml_plot_line_get_label (loss, 1), "train loss (smoothed)");
+  size_t n_raw = 0, n = 0;
+  const double *raw = caml_plot_line_get_values (loss, 0, &n_raw);
+  const double *smooth = caml_plot_line_get_values (loss, 1, &n);
+  assert_int_equal (n, N);
+  assert_int_equal (n_raw, N);
+  /* a trend lags a falling curve (above it), but by a small factor */
+  for (size_t i = N - 100; i < N; i++)
+    {
+      assert_true (smooth[i] >= raw[i]);
+      assert_true (smooth[i] < 2.0 * raw[i]);
+    }
+  assert_true (smooth[N - 1] < 1e-8);
+
+  /* a short run is drawn as it is, and not called smoothed */
+  float few[] = { 0.5f, 0.25f, 0.125f };
+  g_autoptr (CamlPlotLine) short_run = NULL;
+  caml_report_loss_plots (NULL, 0, few, 3, NULL, FALSE, "test", "t", &short_run, NULL);
+  assert_string_equal (caml_plot_line_get_label (short_run, 1), "train loss");
+  const double *v = caml_plot_line_get_values (short_run, 1, &n);
+  assert_int_equal (n, 3);
+  for (int i = 0; i < 3; i++)
+    assert_true (fabs (v[i] - few[i]) < 1e-9);
+}
+
 /* Two 4×4 images with 2×2 maps (each map pixel covers 2×2 image pixels). */
 static CamlSigmaSnapshot *
 small_snapshot (const float *maps)
@@ -190,6 +231,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_panels_aligned),
     cmocka_unit_test (test_divergence_marked),
+    cmocka_unit_test (test_smoothed_loss_follows_log_axis),
     cmocka_unit_test (test_sigma_tiles),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -2237,13 +2237,25 @@ experiment_changed (CamlWindow *self)
 
 /* ------------------------------------------------------------ loss plots */
 
+/* Smooths a train loss in place with the Smoothing slider's factor: in log
+ * space when the axis is logarithmic (the trend of a loss falling by decades;
+ * a linear average sits far above it there), else linearly. */
+static void
+smooth_loss (CamlWindow *self, double *loss, long n)
+{
+  if (self->log_scale)
+    caml_plot_ema_log (loss, loss, n, self->smoothing);
+  else
+    caml_plot_ema (loss, loss, n, self->smoothing);
+}
+
 /* A train loss (the baseline's, the previous run's), smoothed like the
  * run's and thinned to at most MAX_PLOT_POINTS points; returns the count. */
 static long
 loss_curve (CamlWindow *self, const float *losses, long n, double **x, double **y)
 {
   g_autofree double *smooth = caml_plot_doubles_from_floats (losses, n);
-  caml_plot_ema (smooth, smooth, n, self->smoothing);
+  smooth_loss (self, smooth, n);
   long stride = n > MAX_PLOT_POINTS ? (n + MAX_PLOT_POINTS - 1) / MAX_PLOT_POINTS : 1;
   long m = 0;
   *x = g_new (double, MAX (n / stride + 2, 1));
@@ -2306,7 +2318,7 @@ rebuild_loss_plot (CamlWindow *self)
    * one's. */
   g_free (self->smooth);
   self->smooth = caml_plot_doubles_from_floats (self->losses, n);
-  caml_plot_ema (self->smooth, self->smooth, n, self->smoothing);
+  smooth_loss (self, self->smooth, n);
   long stride = n > MAX_PLOT_POINTS ? (n + MAX_PLOT_POINTS - 1) / MAX_PLOT_POINTS : 1;
   long m = n > 0 ? (n - 1) / stride + 1 : 0;
   g_autofree double *step_x = g_new (double, MAX (m + 1, 1));
@@ -2355,7 +2367,8 @@ rebuild_loss_plot (CamlWindow *self)
   g_autofree char *prev_test_acc = g_strdup_printf ("previous run: %s accuracy", set);
   g_autofree char *base_test_acc = g_strdup_printf ("baseline %s accuracy", set);
   CamlPlotSeries series[6] = {
-    { step_x, smoothed ? smooth : raw, m, "train loss", 0, FALSE },
+    { step_x, smoothed ? smooth : raw, m, smoothed ? "train loss (smoothed)" : "train loss", 0,
+      FALSE },
     { eval_x, test, r, test_loss, 1, FALSE },
   };
   size_t n_series = 2;

@@ -263,7 +263,10 @@ caml_plot_line_new (const CamlPlotLineOptions *opts,
       if (n > 0)
         memcpy (ls->raw, in->y, n * sizeof (double));
       ls->y = g_new (double, MAX (n, 1));
-      if (smoothed (plot))
+      /* on a log axis the trend is an average of log(y) */
+      if (smoothed (plot) && plot->opts.log_y)
+        caml_plot_ema_log (ls->y, ls->raw, n, plot->opts.smoothing);
+      else if (smoothed (plot))
         caml_plot_ema (ls->y, ls->raw, n, plot->opts.smoothing);
       else
         memcpy (ls->y, ls->raw, n * sizeof (double));

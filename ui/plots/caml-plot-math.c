@@ -425,6 +425,28 @@ caml_plot_ema (double *out, const double *in, size_t n, double factor)
     }
 }
 
+void
+caml_plot_ema_log (double *out, const double *in, size_t n, double factor)
+{
+  gboolean started = FALSE;
+  double avg = 0.0;   /* running average of log(in) */
+
+  factor = CLAMP (factor, 0.0, 0.9999);
+  for (size_t i = 0; i < n; i++)
+    {
+      double v = in[i];
+      if (!isfinite (v) || v <= 0.0)
+        {
+          out[i] = NAN;
+          continue;
+        }
+      double lv = log (v);
+      avg = started ? factor * avg + (1.0 - factor) * lv : lv;
+      started = TRUE;
+      out[i] = exp (avg);
+    }
+}
+
 /* ---------------------------------------------------------- contours --- */
 
 static void

@@ -135,6 +135,12 @@ double *caml_plot_doubles_from_floats (const float *v, size_t n);
  * at that index and leave the running average unchanged. out may equal in. */
 void caml_plot_ema (double *out, const double *in, size_t n, double factor);
 
+/* The same average taken of log(in), then exp: the trend a log axis shows. A
+ * linear average of a loss falling by decades sits near the larger, older
+ * values, far above the curve it smooths. Values <= 0 or non-finite give NaN
+ * at that index and leave the running average unchanged. out may equal in. */
+void caml_plot_ema_log (double *out, const double *in, size_t n, double factor);
+
 typedef struct {
   const double *x;      /* (n) or NULL for 0, 1, …, n-1 */
   const double *y;      /* (n) */
