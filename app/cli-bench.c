@@ -111,15 +111,47 @@ print_cell (int width, int decimals, double value)
     g_print (" %*s", width + (int) strlen (DASH) - 1, DASH);
 }
 
-/* Whether a layer of exp has the option key. */
-static gboolean
-has_option (const CamlExperiment *exp, const char *key)
+/* The values the experiment's layers have for an option, in layer order
+ * without repeats ("5", "8/3"); NULL when no layer has it. */
+static char *
+option_values (const CamlExperiment *exp, const char *key)
 {
+  GString *out = NULL;
+  double seen[64];
+  int n_seen = 0;
   for (int i = 0; i < exp->n_layers; i++)
-    if (caml_layer_ops_option_index (exp->layers[i].ops, key) >= 0)
-      return TRUE;
-  return FALSE;
+    {
+      int k = caml_layer_ops_option_index (exp->layers[i].ops, key);
+      if (k < 0)
+        continue;
+      double v = exp->layers[i].opt[k];
+      gboolean repeat = FALSE;
+      for (int j = 0; j < n_seen; j++)
+        repeat = repeat || seen[j] == v;
+      if (repeat)
+        continue;
+      if (n_seen < (int) G_N_ELEMENTS (seen))
+        seen[n_seen++] = v;
+      if (out == NULL)
+        out = g_string_new (NULL);
+      g_string_append_printf (out, "%s%g", out->len > 0 ? "/" : "", v);
+    }
+  return out != NULL ? g_string_free (out, FALSE) : NULL;
 }
+
+/* The kernel and depth the model was built with, for the report's first
+ * line: ", kernel 5, depth 16" (empty for a model without them). */
+static char *
+kernel_depth (const CamlExperiment *exp)
+{
+  g_autofree char *kernel = option_values (exp, "kernel");
+  g_autofree char *depth = option_values (exp, "depth");
+  return g_strdup_printf ("%s%s%s%s", kernel ? ", kernel " : "", kernel ? kernel : "",
+                          depth ? ", depth " : "", depth ? depth : "");
+}
+
+/* -k and -d not given */
+#define NOT_GIVEN G_MININT
 
 /* A step count given on the command line: 1…MAX_STEPS. */
 static gboolean
@@ -282,13 +314,15 @@ caml_cli_bench (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *out_path = NULL;
   g_auto (GStrv) args = NULL, layer_options = NULL;
-  int kernel = 8, depth = 8, warmup = 50, steps = 500, profile = 100;
+  int kernel = NOT_GIVEN, depth = NOT_GIVEN, warmup = 50, steps = 500, profile = 100;
   gboolean synthetic = FALSE;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
       "The experiment to time (default: mnist-ca-cnn-nopool)", "NAME" },
-    { "kernel", 'k', 0, G_OPTION_ARG_INT, &kernel, "Kernel size (default 8)", "K" },
-    { "depth", 'd', 0, G_OPTION_ARG_INT, &depth, "Depth (default 8)", "D" },
+    { "kernel", 'k', 0, G_OPTION_ARG_INT, &kernel,
+      "Kernel size (default: the experiment's; 8 without --preset or a file)", "K" },
+    { "depth", 'd', 0, G_OPTION_ARG_INT, &depth,
+      "Depth (default: the experiment's; 8 without --preset or a file)", "D" },
     { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
       "Any other layer option, as in `caml train`", "KEY=VALUE" },
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed steps first (default 50)", "N" },
@@ -307,14 +341,15 @@ caml_cli_bench (int argc, char **argv)
   g_option_context_set_description (ctx,
     "Trains the experiment (default: mnist-ca-cnn-nopool with kernel 8, depth 8 —\n"
     "one CA-CNN layer + dense 128 + softmax 10, batch 100, the paper's recipe and\n"
-    "bench/torch_reference.py's model) through the real trainer\n"
+    "bench/torch_reference.py's model; a --preset or FILE.json keeps its own\n"
+    "kernel and depth unless -k or -d is given) through the real trainer\n"
     "thread and reports steps/s and images/s (texts/s, samples/s) over --steps after --warmup, then\n"
     "times each layer's forward and backward separately and reports GFLOP/s of\n"
     "the convolution and dense kernels, and the process's peak memory.\n"
-    "Uses the experiment's data, named on the first line of the report; MNIST\n"
+    "The first line of the report names the experiment's data and the kernel\n"
+    "and depth it was built with; MNIST\n"
     "and Fashion-MNIST presets fall back to --synthetic images when\n"
-    "`datasets/fetch` has not been run. Presets without a kernel and a depth\n"
-    "option (dense, text) need -k 0 -d 0. --json FILE is checked before the run.\n"
+    "`datasets/fetch` has not been run. --json FILE is checked before the run.\n"
     "Threads: the engine runs OpenBLAS single-threaded (OPENBLAS_NUM_THREADS\n"
     "is overridden: the products here are small, where OpenBLAS's threads cost\n"
     "more than they gain and spin against the engine's) and splits each large\n"
@@ -357,14 +392,18 @@ caml_cli_bench (int argc, char **argv)
   CamlTrainer *trainer = NULL;
   LayerTime *times = NULL;
   char *data_name = NULL;
+  char *sizes = NULL;   /* ", kernel K, depth D" */
+  /* The default experiment is timed with kernel 8, depth 8 (as
+   * bench/torch_reference.py); one that was named keeps its own unless -k or
+   * -d says otherwise (0 keeps it too). */
+  gboolean named = preset != NULL || args != NULL;
+  if (kernel == NOT_GIVEN)
+    kernel = named ? 0 : 8;
+  if (depth == NOT_GIVEN)
+    depth = named ? 0 : 8;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
     {
-      /* -k 8 -d 8 are the defaults: a model without them needs -k 0 -d 0 */
-      gboolean hint = (kernel > 0 && !has_option (exp, "kernel"))
-                      || (depth > 0 && !has_option (exp, "depth"));
-      g_printerr ("caml bench: %s%s\n", error->message,
-                  hint ? " (caml bench sets kernel 8 and depth 8 unless told otherwise: "
-                         "give -k 0 -d 0 for a model without convolutional layers)" : "");
+      g_printerr ("caml bench: %s\n", error->message);
       status = 2;
       goto out;
     }
@@ -445,9 +484,10 @@ caml_cli_bench (int argc, char **argv)
     .steps_per_s = steps_per_s, .peak_mb = usage.ru_maxrss / 1024.0,
     .model = model, .profile = profile,
   };
-  g_print ("%s, data: %s (%d training samples), batch %d, %zu weights, "
-           "OpenBLAS threads %d\n", exp->name, data_name, train->n, batch, model->n_weights,
-           openblas_get_num_threads ());
+  sizes = kernel_depth (exp);
+  g_print ("%s%s, data: %s (%d training samples), batch %d, %zu weights, "
+           "OpenBLAS threads %d\n", exp->name, sizes, data_name, train->n, batch,
+           model->n_weights, openblas_get_num_threads ());
   g_print ("training:");
   print_cell (0, 1, steps_per_s);
   g_print (" steps/s,");
@@ -499,6 +539,7 @@ caml_cli_bench (int argc, char **argv)
   status = 0;
 
 out:
+  g_free (sizes);
   g_free (data_name);
   g_free (times);
   caml_trainer_free (trainer);

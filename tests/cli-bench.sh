@@ -3,7 +3,8 @@
 # counts out of range, before anything is trained; figures the clock cannot
 # measure shown as a dash and written as null; text data (the RNN sanity
 # sentences, ragged token ids, and texts from an experiment's own files)
-# timed and profiled layer by layer; the report names the data it used.
+# timed and profiled layer by layer; the report names the data it used and
+# the kernel and depth, a preset's own unless -k or -d is given.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-bench.XXXXXX")
@@ -109,10 +110,40 @@ grep -q "^words, data: text $dir/train.tsv (6 training samples), batch 2," "$dir
 grep -q "\"data\" : \"text $dir/train.tsv\"" "$dir/words-bench.json" \
   || { echo "the JSON does not name the text file"; cat "$dir/words-bench.json"; exit 1; }
 check_json "$dir/words-bench.json"
-# A preset without convolutional layers, without -k 0 -d 0: the message
-# says why (the defaults -k 8 -d 8), not only that no layer has a kernel.
-expect_usage "no -k 0 -d 0" 'kernel.*caml bench sets kernel 8 and depth 8 unless told otherwise: give -k 0 -d 0' \
-  --preset xor-ca-nn --warmup 1 -n 1
+# --preset times the preset's own model: mnist-ca-cnn has kernel 5, depth 16
+# and 403,284 weights (bench forced kernel 8, depth 8: 202,715 weights,
+# another model). The first line says which kernel and depth were used.
+bench_head () {
+  "$caml" bench "$@" --warmup 1 -n 1 --profile-steps 1 >"$dir/out" 2>"$dir/err" \
+    || { echo "bench $*: failed"; cat "$dir/out" "$dir/err"; exit 1; }
+  head -n 1 "$dir/out"
+}
+head=$(bench_head --preset mnist-ca-cnn --synthetic)
+case $head in
+  "mnist-ca-cnn, kernel 5, depth 16, data: synthetic "*", 403284 weights,"*) ;;
+  *) echo "bench --preset mnist-ca-cnn: $head"; exit 1 ;;
+esac
+head=$(bench_head --preset mnist-ca-cnn --synthetic -k 3)
+case $head in
+  "mnist-ca-cnn, kernel 3, depth 16, "*) ;;
+  *) echo "bench --preset mnist-ca-cnn -k 3: $head"; exit 1 ;;
+esac
+# Without --preset or a file: the paper's recipe, kernel 8 and depth 8.
+head=$(bench_head --synthetic)
+case $head in
+  "mnist-ca-cnn-nopool, kernel 8, depth 8, "*) ;;
+  *) echo "bench (default): $head"; exit 1 ;;
+esac
+# A preset without convolutional layers needs no -k 0 -d 0 now, and its
+# first line names no kernel.
+head=$(bench_head --preset xor-ca-nn)
+case $head in
+  "xor-ca-nn, data: xor "*) ;;
+  *) echo "bench --preset xor-ca-nn: $head"; exit 1 ;;
+esac
+# -k on a model without a kernel is still an error.
+expect_usage "-k 3 on xor-ca-nn" 'no layer of this experiment has an option "kernel"' \
+  --preset xor-ca-nn -k 3 --warmup 1 -n 1
 
 # --json where no file can be written fails before the run (it was found
 # out after the whole benchmark): 10⁸ xor steps would take minutes.
