@@ -21,6 +21,7 @@ typedef struct {
 typedef struct {
   int    index[2];      /* value index along each axis */
   gboolean baseline;
+  gboolean plain;       /* the model has no context-aware layer (and no baseline) */
   double metric;        /* test accuracy or test MSE */
   double test_loss;
   double sigma_auc;     /* NAN when the model has no σ-map */
@@ -232,6 +233,39 @@ append_md_cell (GString *md, const char *text)
     }
 }
 
+/* What a row's model column says. */
+static const char *
+model_name (const Result *r)
+{
+  return r->baseline ? "baseline" : r->plain ? "plain" : "context-aware";
+}
+
+static gboolean
+has_context_aware (const CamlExperiment *exp)
+{
+  for (int i = 0; i < exp->n_layers; i++)
+    if (exp->layers[i].ops->context_aware)
+      return TRUE;
+  return FALSE;
+}
+
+/* A figure in sweep.md or on the console: 4 significant digits, as small
+ * metrics differ in them (0.000124 and 0.000205 were both 0.0001 with
+ * %.4f, an XOR's MSE 0.0000). */
+static char *
+format_figure (double v)
+{
+  return isnan (v) ? g_strdup ("–") : g_strdup_printf ("%.4g", v);
+}
+
+/* Seconds: 0.2 s was "0" with %.0f; whole seconds from 100 s on. */
+static char *
+format_seconds (double s)
+{
+  return isnan (s) ? g_strdup ("–") : s >= 100 ? g_strdup_printf ("%.0f", s)
+                                               : g_strdup_printf ("%.3g", s);
+}
+
 static char *
 run_label (const Axis *axes, int n_axes, const int *index)
 {
@@ -268,16 +302,17 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
           g_string_append_printf (csv, "%s,", axes[a].values[r->index[a]]);
           g_string_append_printf (md, "| %s ", axes[a].values[r->index[a]]);
         }
-      const char *model = r->baseline ? "baseline" : "context-aware";
+      const char *model = model_name (r);
       g_string_append_printf (csv, "%s,%.6g,%.6g,%.6g,%.1f,%s,", model, r->metric, r->test_loss,
                               r->sigma_auc, r->seconds, status_name (r->status));
       append_csv_field (csv, r->error ? r->error : "");
       g_string_append_c (csv, '\n');
-      char auc[16] = "–";
-      if (!isnan (r->sigma_auc))
-        g_snprintf (auc, sizeof auc, "%.4f", r->sigma_auc);
-      g_string_append_printf (md, "| %s | %.4f | %.4f | %s | %.0f | %s", model, r->metric,
-                              r->test_loss, auc, r->seconds, status_name (r->status));
+      g_autofree char *metric_text = format_figure (r->metric);
+      g_autofree char *loss_text = format_figure (r->test_loss);
+      g_autofree char *auc = format_figure (r->sigma_auc);
+      g_autofree char *seconds = format_seconds (r->seconds);
+      g_string_append_printf (md, "| %s | %s | %s | %s | %s | %s", model, metric_text,
+                              loss_text, auc, seconds, status_name (r->status));
       if (r->error)
         {
           g_string_append (md, ": ");
@@ -330,10 +365,11 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
             g_free (ys);
             continue;
           }
+        gboolean plain = n_results > 0 && results[0].plain;
         char *label = n_axes > 1
-                      ? g_strdup_printf ("%s %s=%s", base ? "baseline" : "CA",
+                      ? g_strdup_printf ("%s %s=%s", base ? "baseline" : plain ? "plain" : "CA",
                                          axes[1].key, axes[1].values[line])
-                      : g_strdup (base ? "baseline" : "context-aware");
+                      : g_strdup (base ? "baseline" : plain ? "plain" : "context-aware");
         g_ptr_array_add (owned, ys);
         g_ptr_array_add (owned, label);
         CamlPlotSeries s = { xs, ys, x_axis->n_values, label, line, base };
@@ -410,7 +446,8 @@ caml_cli_sweep (int argc, char **argv)
     "Trains the experiment once for every combination of the grid's values,\n"
     "and — unless --no-baseline — its matched baseline, where each\n"
     "context-aware layer is replaced by its plain counterpart (CA-CNN →\n"
-    "conv2d, CA-NN → dense) with the same options, seed and data order. Each\n"
+    "conv2d, CA-NN → dense) with the same options, seed and data order (a\n"
+    "model without a context-aware layer has none; its rows say \"plain\"). Each\n"
     "run's full results go into DIR/<combination>/ca and\n"
     "DIR/<combination>/baseline; DIR/sweep.csv and DIR/sweep.md tabulate test\n"
     "metric, loss, σ-AUC and time, and DIR/sweep.png plots the metric against\n"
@@ -510,6 +547,14 @@ caml_cli_sweep (int argc, char **argv)
     }
 
   int n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1);
+  /* Without a context-aware layer the baseline is the same model: training
+   * it again would only repeat the run. */
+  gboolean plain = !has_context_aware (exp);
+  if (plain && !no_baseline)
+    g_print ("%s has no context-aware layer: no baseline runs\n",
+             exp->name ? exp->name : "the experiment");
+  if (plain)
+    no_baseline = TRUE;
   /* Said once, with the first run that fails, and kept with every failed
    * run's error in the tables. */
   char *hints[2] = { NULL, NULL };
@@ -537,8 +582,8 @@ caml_cli_sweep (int argc, char **argv)
           CamlExperiment *which = base ? caml_experiment_make_baseline (run) : run;
           g_autofree char *dir = g_build_filename (out_dir, label, base ? "baseline" : "ca",
                                                    NULL);
-          g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, base ? "baseline" : "context-aware");
-          Result r = { { index[0], index[1] }, base };
+          Result r = { { index[0], index[1] }, base, plain };
+          g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, model_name (&r));
           if (remove_old_summary (dir, &error))
             {
               r.status = caml_cli_run_experiment (which, preset, source, dir, "last", FALSE, TRUE,
@@ -567,15 +612,17 @@ caml_cli_sweep (int argc, char **argv)
           hinted |= r.status != 0 && r.status != 130 && (hints[0] || hints[1]);
           /* The run's own error went to stderr, once. */
           if (r.status == 0)
-            g_print ("        %s %.4f\n", classification ? "test_accuracy" : "test_mse",
-                     r.metric);
+            {
+              g_autofree char *metric = format_figure (r.metric);
+              g_print ("        %s %s\n", classification ? "test_accuracy" : "test_mse", metric);
+            }
           else
             g_print ("        %s\n", status_name (r.status));
           if (r.status != 0 && r.status != 130)
             {
               n_failed++;
               g_string_append_printf (failed, "%s%s %s", failed->len ? ", " : "", label,
-                                      base ? "baseline" : "context-aware");
+                                      model_name (&r));
             }
           g_array_append_val (results, r);
           if (base)

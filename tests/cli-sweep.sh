@@ -2,7 +2,8 @@
 # cli-sweep.sh CAML — `caml sweep` on tiny presets: -n and -s checked like
 # `caml train`'s, and grid keys that set the same option twice refused,
 # before anything is trained; failed runs marked in sweep.csv and sweep.md,
-# counted, and the exit status 1.
+# counted, and the exit status 1; figures in significant digits; no baseline
+# for a model without a context-aware layer.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-sweep.XXXXXX")
@@ -53,6 +54,33 @@ grep -q '"seed" : 5' "$dir/ok/units=1/ca/summary.json" || { echo "the run did no
 grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,status,error$' "$dir/ok/sweep.csv" \
   || { echo "sweep.csv has no status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
 grep -q '^1,context-aware,.*,ok,$' "$dir/ok/sweep.csv" || { echo "a finished run is not ok"; cat "$dir/ok/sweep.csv"; exit 1; }
+
+# A model without a context-aware layer: its "baseline" was the same model
+# trained again, labelled context-aware. Said once, no baseline run, rows
+# labelled plain.
+"$caml" sweep --preset xor-nn --grid 0.units=2,3 -o "$dir/plain" >"$dir/out" 2>"$dir/err" \
+  || { echo "sweep xor-nn failed"; cat "$dir/out" "$dir/err"; exit 1; }
+[ "$(grep -c '^xor-nn has no context-aware layer: no baseline runs$' "$dir/out")" -eq 1 ] \
+  || { echo "xor-nn: not said once that there is no baseline"; cat "$dir/out"; exit 1; }
+[ ! -e "$dir/plain/0.units=2/baseline" ] && [ ! -e "$dir/plain/0.units=3/baseline" ] \
+  || { echo "xor-nn: a baseline was trained"; ls -R "$dir/plain"; exit 1; }
+! grep -q 'baseline\|context-aware' "$dir/plain/sweep.csv" "$dir/plain/sweep.md" \
+  || { echo "xor-nn: a baseline or context-aware row"; cat "$dir/plain/sweep.csv"; exit 1; }
+[ "$(grep -c '^[23],plain,.*,ok,$' "$dir/plain/sweep.csv")" -eq 2 ] \
+  || { echo "xor-nn: not 2 plain rows"; cat "$dir/plain/sweep.csv"; exit 1; }
+
+# sweep.md and the console give 4 significant digits, as sweep.csv's 6 are
+# (%.4f printed XOR's MSEs, ~1e-10, as 0.0000, and 0.2 s as 0).
+for units in 2 3; do
+  mse=$(grep "^$units,plain," "$dir/plain/sweep.csv" | cut -d, -f3)
+  short=$(printf '%.4g' "$mse")
+  grep -q "^| $units | plain | $short | $short | – | [0-9.e+-]* | ok |$" "$dir/plain/sweep.md" \
+    || { echo "sweep.md: units=$units not given as $short"; cat "$dir/plain/sweep.md"; exit 1; }
+  grep -q "^        test_mse $short$" "$dir/out" \
+    || { echo "console: units=$units not given as $short"; cat "$dir/out"; exit 1; }
+done
+! grep -q '0\.0000\|| 0 | ok |' "$dir/plain/sweep.md" \
+  || { echo "sweep.md rounds to nothing"; cat "$dir/plain/sweep.md"; exit 1; }
 
 # Word-valued options plot as categories (test-plot's test_categorical_x
 # checks the axis): the sweep writes its plot as for numbers.
