@@ -20,6 +20,15 @@ caml_cli_load_experiment (const char *command, const char *preset, char **args,
                    "(see `caml %s --help`)", command);
       return NULL;
     }
+  /* A name that is not a preset is a usage error (exit status 2), like an
+   * unknown option; a preset that does not load would be a bug. */
+  if (preset != NULL && !caml_presets_exists (preset))
+    {
+      g_autoptr (GError) local = NULL;
+      caml_presets_load (preset, &local);   /* the message lists the presets */
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, local->message);
+      return NULL;
+    }
   CamlExperiment *exp = preset ? caml_presets_load (preset, error)
                                 : caml_experiment_load_file (args[0], error);
   if (exp != NULL && source != NULL)

@@ -25,6 +25,13 @@ caml_presets_list (void)
   return (char **) g_ptr_array_free (names, FALSE);
 }
 
+gboolean
+caml_presets_exists (const char *name)
+{
+  g_autofree char *path = g_strconcat (PRESETS_PATH, name, ".json", NULL);
+  return g_resources_get_info (path, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL, NULL, NULL);
+}
+
 CamlExperiment *
 caml_presets_load (const char *name, GError **error)
 {

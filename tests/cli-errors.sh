@@ -37,6 +37,11 @@ expect 2 'give either --preset NAME or one' "$caml" train --preset xor-ca-nn x.j
 expect 2 "give either --preset NAME or one" "$caml" sweep --preset xor-ca-nn x.json --grid units=1,2
 expect 2 "give either --preset NAME or one" "$caml" bench --preset xor-ca-nn x.json
 expect 2 'sigma-steps: "foo"' "$caml" train --preset xor-ca-nn --sigma-steps=foo -o u1
+# A preset that does not exist is a usage error like any other (it exited 1).
+expect 2 '^caml bench: no preset named "nope" \(presets: .*xor-nn' "$caml" bench -p nope
+expect 2 '^caml train: no preset named "nope"' "$caml" train -p nope -o u1
+expect 2 '^caml sweep: no preset named "nope"' "$caml" sweep -p nope --grid units=1 -o u1
+expect 2 '^caml eval: no preset named "nope"' "$caml" eval -p nope -w none -o u1
 expect 2 '^caml eval: --seed -5: expected a whole number in 0…' "$caml" eval --preset xor-ca-nn -s -5 -w none
 expect 2 'unexpected argument "extra"' "$caml" presets extra
 expect 2 'unexpected argument "foo"' "$caml" layers foo
