@@ -7,6 +7,7 @@
  *   caml bench [--preset NAME | FILE.json] [--kernel K] [--depth D]
  *   caml rnn-sanity [--runs N] [--steps N] [--units N] [--out DIR]
  *   caml sem   --pairs FILE [--corpus FILE…] [--embeddings FILE] [--iterations N]
+ *   caml --version
  */
 #include <errno.h>
 #include <locale.h>
@@ -34,6 +35,7 @@ static const char *const usage =
   "  rnn-sanity the paper's CA-RNN sanity test (Fig. 13): CA-RNN, LSTM, GRU\n"
   "  sem        CA-SEM sentence embeddings vs. average and SIF on sentence pairs\n"
   "  help       show this help, or `caml help COMMAND` for a command's\n"
+  "  version    print the version (also --version)\n"
   "\n"
   "Run `caml COMMAND --help` for the options of a command. Experiment files\n"
   "are documented in docs/experiment-files.md.\n";
@@ -130,7 +132,12 @@ main (int argc, char **argv)
                                               ? argv[2] : verb);
   g_set_prgname (prgname);
   int status;
-  if (g_str_equal (verb, "--help") || g_str_equal (verb, "-h")
+  if (g_str_equal (verb, "--version") || g_str_equal (verb, "version"))
+    {
+      g_print ("caml %s\n", CAML_VERSION);
+      status = 0;
+    }
+  else if (g_str_equal (verb, "--help") || g_str_equal (verb, "-h")
       || (g_str_equal (verb, "help")
           && (argc < 3 || g_str_equal (argv[2], "help") || g_str_equal (argv[2], "--help")
               || g_str_equal (argv[2], "-h"))))

@@ -1,9 +1,10 @@
 #!/bin/sh
-# cli-errors.sh CAML — what `caml` does with bad input and hostile
+# cli-errors.sh CAML VERSION — what `caml` does with bad input and hostile
 # conditions: usage errors exit 2 before anything is written, failures exit 1
 # with a message that says what is wrong, a run keeps what it can.
 set -eu
 caml=$1
+version=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-errors.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
@@ -66,6 +67,12 @@ for c in sweep bench; do
   expect 0 '' "$caml" $c --help
   grep -q "caml $c \[OPTION…\] [[(]--preset NAME | FILE.json[])]" out.txt \
     || { echo "FAIL: the usage line of caml $c:"; head -3 out.txt; exit 1; }
+done
+
+# The version, from meson.build (--version was an unknown command).
+for v in --version version; do
+  expect 0 '' "$caml" $v
+  [ "$(cat out.txt)" = "caml $version" ] || { echo "FAIL: caml $v said:"; cat out.txt; exit 1; }
 done
 
 # Output that cannot be written is a failure.
