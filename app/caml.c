@@ -67,6 +67,10 @@ cmd_presets (int argc, char **argv)
     }
 
   g_auto (GStrv) names = caml_presets_list ();
+  /* the descriptions line up after the longest name */
+  int width = 0;
+  for (int i = 0; names[i] != NULL; i++)
+    width = MAX (width, (int) g_utf8_strlen (names[i], -1));
   for (int i = 0; names[i] != NULL; i++)
     {
       if (names_only)
@@ -81,7 +85,8 @@ cmd_presets (int argc, char **argv)
           g_printerr ("caml presets: %s\n", local->message);
           return 1;
         }
-      g_print ("%-20s %s", names[i], exp->description ? exp->description : "");
+      g_print ("%s%*s %s", names[i], width - (int) g_utf8_strlen (names[i], -1), "",
+               exp->description ? exp->description : "");
       if (exp->paper != NULL)
         g_print ("  [paper: %s]", exp->paper);
       g_print ("\n");

@@ -75,6 +75,16 @@ for v in --version version; do
   [ "$(cat out.txt)" = "caml $version" ] || { echo "FAIL: caml $v said:"; cat out.txt; exit 1; }
 done
 
+# `caml presets`: the descriptions line up after the longest name (the
+# names column was 20 wide; sst-attention-bahdanau is 22).
+expect 0 '' "$caml" presets
+columns=$(sed 's/^\([^ ]* *\).*/\1/' out.txt | awk '{ print length ($0) }' | sort -u)
+[ "$(echo "$columns" | wc -l)" -eq 1 ] \
+  || { echo "FAIL: caml presets: descriptions start at columns" $columns; cat out.txt; exit 1; }
+longest=$("$caml" presets --names | awk '{ if (length ($0) > n) n = length ($0) } END { print n }')
+[ "$columns" -eq $((longest + 1)) ] \
+  || { echo "FAIL: caml presets: column $columns for names of up to $longest"; exit 1; }
+
 # Output that cannot be written is a failure.
 if [ -w /dev/full ]; then
   expect 1 'cannot write the output' sh -c "\"$caml\" presets >/dev/full"
