@@ -51,7 +51,8 @@ mean_std (const RunResult *runs, int n, gsize field, double *mean, double *std)
       double d = G_STRUCT_MEMBER (double, &runs[i], field) - *mean;
       ss += d * d;
     }
-  *std = n > 1 ? sqrt (ss / (n - 1)) : 0.0;   /* sample standard deviation */
+  /* sample standard deviation: undefined (NAN) for one run */
+  *std = n > 1 ? sqrt (ss / (n - 1)) : NAN;
 }
 
 /* After a finished run: the curves into cell, the final figures into r. */
@@ -334,8 +335,9 @@ caml_cli_rnn_sanity (int argc, char **argv)
 
   const CamlExperiment *first = exps[0];
   int emit = caml_layer_ops_option_index (first->layers[1].ops, "emit");
-  g_print ("%d runs per cell, %d full-batch steps, %s lr %g; embedding %g → cell %g "
-           "(emit %s) → dense 1 → sigmoid cross-entropy\n", runs, steps,
+  g_print ("%d run%s per cell, %d full-batch step%s, %s lr %g; embedding %g → cell %g "
+           "(emit %s) → dense 1 → sigmoid cross-entropy\n", runs, runs == 1 ? "" : "s",
+           steps, steps == 1 ? "" : "s",
            caml_optimizer_names[first->optimizer.kind], first->optimizer.lr,
            first->layers[0].opt[0], first->layers[1].opt[0],
            first->layers[1].ops->options[emit].choices[(int) first->layers[1].opt[emit]]);
@@ -382,9 +384,17 @@ caml_cli_rnn_sanity (int argc, char **argv)
               right[0] += cell->runs[i].p_test[0] > 0.5;
               right[1] += cell->runs[i].p_test[1] <= 0.5;
             }
-          g_print ("%-8s %5d  %9.4g ± %-9.3g  %9.4g ± %-9.3g  %6.3f ± %-6.3f  %d/%d  %d/%d\n",
-                   cells[c].title, cell->n_runs, m[0], s[0], m[1], s[1], m[2], s[2], right[0],
-                   cell->n_runs, right[1], cell->n_runs);
+          /* one run has no spread: a dash (one column of three bytes) */
+          char sd[3][32];
+          static const int width[3] = { 9, 9, 6 };
+          for (int k = 0; k < 3; k++)
+            if (isnan (s[k]))
+              g_snprintf (sd[k], sizeof sd[k], "%-*s", width[k] + 2, "–");
+            else
+              g_snprintf (sd[k], sizeof sd[k], k < 2 ? "%-*.3g" : "%-*.3f", width[k], s[k]);
+          g_print ("%-8s %5d  %9.4g ± %s  %9.4g ± %s  %6.3f ± %s  %d/%d  %d/%d\n",
+                   cells[c].title, cell->n_runs, m[0], sd[0], m[1], sd[1], m[2], sd[2],
+                   right[0], cell->n_runs, right[1], cell->n_runs);
         }
       if (!write_tables (out_dir, results, N_CELLS, &error)
           || !write_plot (out_dir, results, N_CELLS, steps, &error))

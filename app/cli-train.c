@@ -402,8 +402,8 @@ static void
 print_ended (const CamlProgress *p)
 {
   double training = p->seconds - p->eval_seconds;
-  g_print ("%s after %ld steps in %.1fs (%.1fs of them evaluating; %.0f steps/s",
-           state_name (p->state), p->step, p->seconds, p->eval_seconds,
+  g_print ("%s after %ld step%s in %.1fs (%.1fs of them evaluating; %.0f steps/s",
+           state_name (p->state), p->step, p->step == 1 ? "" : "s", p->seconds, p->eval_seconds,
            training > 0 ? p->step / training : 0.0);
   if (p->tokens > 0)
     g_print (", %.0f tokens/s", training > 0 ? p->tokens / training : 0.0);
@@ -471,9 +471,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   if (!quiet)
     {
       g_autofree char *in = caml_shape_to_string (&train->x_shape);
-      g_print ("training %s (seed %" G_GUINT64_FORMAT ", %d steps, %zu weights, input %s, "
+      g_print ("training %s (seed %" G_GUINT64_FORMAT ", %d step%s, %zu weights, input %s, "
                "%d train / %d %s)\n", exp->name ? exp->name : "experiment",
-               exp->seed, exp->steps, model->n_weights, in, train->n, test->n,
+               exp->seed, exp->steps, exp->steps == 1 ? "" : "s", model->n_weights, in,
+               train->n, test->n,
                exp->data.validation_fraction > 0
                ? "validation samples held out of the training set" : "test samples");
       if (model->n_word_vectors > 0)

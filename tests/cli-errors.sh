@@ -85,6 +85,17 @@ longest=$("$caml" presets --names | awk '{ if (length ($0) > n) n = length ($0) 
 [ "$columns" -eq $((longest + 1)) ] \
   || { echo "FAIL: caml presets: column $columns for names of up to $longest"; exit 1; }
 
+# One step is "1 step".
+expect 0 '' "$caml" train --preset xor-nn -n 1 -o one
+grep -q '^training xor-nn (seed 0, 1 step, ' out.txt && grep -q '^finished after 1 step in ' out.txt \
+  || { echo "FAIL: 1 step:"; cat out.txt; exit 1; }
+# One run has no standard deviation: a dash, not "± 0".
+expect 0 '' "$caml" rnn-sanity --runs 1 --steps 1 -o sanity1
+grep -q '^1 run per cell, 1 full-batch step,' out.txt && [ "$(grep -c '± –  .*± –  .*± – ' out.txt)" -eq 3 ] \
+  && ! grep -q '± 0' out.txt || { echo "FAIL: rnn-sanity --runs 1:"; cat out.txt; exit 1; }
+grep -q '^CA-RNN,1,[^,]*,nan,' sanity1/rnn-sanity.csv \
+  || { echo "FAIL: rnn-sanity.csv gives a std for one run"; cat sanity1/rnn-sanity.csv; exit 1; }
+
 # Output that cannot be written is a failure.
 if [ -w /dev/full ]; then
   expect 1 'cannot write the output' sh -c "\"$caml\" presets >/dev/full"
