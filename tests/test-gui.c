@@ -2455,6 +2455,13 @@ test_divergence (void **state)
   assert_non_null (strstr (msg, "diverged"));
   assert_non_null (strstr (msg, "step "));
   assert_true (enabled (win, "continue-diverged"));
+  /* One story: Continue goes on from where the weights are, or says it
+   * goes back further than the step they were rolled back to. */
+  CamlDivergence d;
+  assert_true (caml_run_get_divergence (caml_window_peek_run (win), &d));
+  long from = caml_run_get_checkpoint_step (caml_window_peek_run (win));
+  g_autofree char *further = g_strdup_printf ("Continue goes back further, to step %ld", from);
+  assert_non_null (strstr (msg, from != d.rolled_back_to ? further : "Continue from there"));
 
   const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
   char *shot = g_build_filename (out_dir != NULL ? out_dir : ".",

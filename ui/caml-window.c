@@ -1410,11 +1410,19 @@ show_divergence (CamlWindow *self)
   g_autoptr (GError) error = caml_run_get_error (self->run);
   double lr = caml_run_get_lr (self->run) / 10;
   long from = caml_run_get_checkpoint_step (self->run);
+  CamlDivergence d;
+  gboolean further = caml_run_get_divergence (self->run, &d) && d.rolled_back_to != from;
+  /* Two steps can be named: where the weights are (the last finite ones)
+   * and where Continue goes on from (the last evaluation in bounds). */
   g_autofree char *text =
-    g_strdup_printf ("Training diverged: %s. Continue from step %ld (the last evaluation "
-                     "whose loss was in bounds) with the learning rate ÷ 10, or change the "
-                     "model or the optimizer and Train again.",
-                     error != NULL ? error->message : "unknown error", from);
+    further
+    ? g_strdup_printf ("Training diverged: %s. Continue goes back further, to step %ld — the "
+                       "last evaluation whose loss was in bounds — with the learning rate ÷ 10; "
+                       "or change the model or the optimizer and Train again.",
+                       error != NULL ? error->message : "unknown error", from)
+    : g_strdup_printf ("Training diverged: %s. Continue from there with the learning rate ÷ 10, "
+                       "or change the model or the optimizer and Train again.",
+                       error != NULL ? error->message : "unknown error");
   g_autofree char *shown = caml_format_positive (lr);   /* as the field shows it */
   g_autofree char *label = g_strdup_printf ("_Continue at lr %s", shown);
 
@@ -2198,6 +2206,12 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
   g_task_run_in_thread (task, job_thread);
   g_object_unref (task);
   update_progress_widgets (self);
+}
+
+CamlRun *
+caml_window_peek_run (CamlWindow *self)
+{
+  return self->run;
 }
 
 const char *
