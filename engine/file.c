@@ -119,8 +119,11 @@ remove_stale_temps (int dir_fd, const char *prefix)
 }
 
 /* Creates and locks a fresh temporary; returns its descriptor or -1. */
+/* A temporary file in dir_path for `target`, which errors name: the user
+ * chose it, not the temporary name. */
 static int
-create_temp (const char *dir_path, const char *prefix, char **temp_path, GError **error)
+create_temp (const char *target, const char *dir_path, const char *prefix, char **temp_path,
+             GError **error)
 {
   for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++)
     {
@@ -131,7 +134,7 @@ create_temp (const char *dir_path, const char *prefix, char **temp_path, GError 
       if (fd < 0)
         {
           int saved = errno;
-          fail_errno (error, saved, path, "cannot create a temporary file");
+          fail_errno (error, saved, target, "cannot create a temporary file beside it");
           g_free (path);
           return -1;
         }
@@ -343,7 +346,7 @@ caml_file_replace (const char *path, const void *data, gsize length, GError **er
     }
   remove_stale_temps (dir_fd, prefix);
 
-  fd = create_temp (dir_path, prefix, &temp_path, error);
+  fd = create_temp (path, dir_path, prefix, &temp_path, error);
   if (fd < 0)
     goto out;
   if (!write_all (fd, data, length))

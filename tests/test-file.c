@@ -224,6 +224,16 @@ test_replace (void **state)
   g_ptr_array_unref (hidden);
   g_rmdir (sub);
 
+  /* A directory that takes no new files (/proc, even for root): the error
+   * names the file asked for, not the temporary beside it. */
+  if (g_file_test ("/proc/self", G_FILE_TEST_IS_DIR))
+    {
+      assert_false (caml_file_replace ("/proc/caml-test.csv", "x", 1, &error));
+      assert_true (g_str_has_prefix (error->message, "/proc/caml-test.csv: cannot create a "
+                                                     "temporary file beside it: "));
+      g_clear_error (&error);
+    }
+
   g_free (sub);
   g_free (bad);
   g_free (path);

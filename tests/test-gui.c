@@ -1983,6 +1983,13 @@ test_compare_baseline (void **state)
   g_autoptr (GError) error = NULL;
   assert_true (caml_plot_view_write (caml_window_get_plot_view (win, "loss"), shot, 800, 400,
                                      &error));
+  /* Only PNG and SVG: a .jpg name got PNG data. */
+  g_autofree char *jpg = g_build_filename (g_get_tmp_dir (), "caml-gui-loss.jpg", NULL);
+  assert_false (caml_plot_view_write (caml_window_get_plot_view (win, "loss"), jpg, 800, 400,
+                                      &error));
+  assert_non_null (strstr (error->message, "PNG or SVG"));
+  assert_false (g_file_test (jpg, G_FILE_TEST_EXISTS));
+  g_clear_error (&error);
 
   /* Reset drops the baseline, not the comparison; the previous run's
    * curves stay, and so does their export. */

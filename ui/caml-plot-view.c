@@ -139,6 +139,14 @@ draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
   draw_hint (cr, self->scene, self->hint, &self->frame, width, height);
 }
 
+/* For a file: the plot without the window's hint ("hover to read values"). */
+static void
+draw_plot_for_file (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  CamlPlotView *self = user_data;
+  draw_scene (self->scene, cr, width, height, &self->frame);
+}
+
 static gboolean
 scene_has_plot (const Scene *scene)
 {
@@ -689,10 +697,20 @@ caml_plot_view_write (CamlPlotView *self, const char *path, int width, int heigh
   /* A tile grid is as tall as it is at this width: no empty band below. */
   if (self->scene->tiles != NULL)
     height = caml_plot_tiles_fit_height (self->scene->tiles, width);
+  /* PNG or SVG, as the name says; another extension is refused, not
+   * written as PNG under its name. */
+  g_autofree char *base = g_path_get_basename (path);
+  const char *dot = strrchr (base, '.');
+  gboolean svg = dot != NULL && g_ascii_strcasecmp (dot, ".svg") == 0;
+  if (dot != NULL && !svg && g_ascii_strcasecmp (dot, ".png") != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_FILENAME,
+                   "%s: plots are exported as PNG or SVG: name the file .png or .svg", path);
+      return FALSE;
+    }
   CamlPlotRect saved = self->frame;
-  gboolean ok = g_str_has_suffix (path, ".svg") || g_str_has_suffix (path, ".SVG")
-                ? caml_plot_write_svg (path, width, height, draw_plot, self, error)
-                : caml_plot_write_png (path, width, height, draw_plot, self, error);
+  gboolean ok = svg ? caml_plot_write_svg (path, width, height, draw_plot_for_file, self, error)
+                    : caml_plot_write_png (path, width, height, draw_plot_for_file, self, error);
   self->frame = saved;
   return ok;
 }

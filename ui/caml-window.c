@@ -3311,8 +3311,12 @@ export_plot_to (CamlWindow *self, const char *path, gpointer data)
               : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
                            ? caml_run_get_n_chi (self->run) : 1, 1);
 
-  if (view != NULL && !caml_plot_view_write (view, path, width, 500, &error))
+  if (view == NULL)
+    return;
+  if (!caml_plot_view_write (view, path, width, 500, &error))
     caml_window_show_error (self, error->message);
+  else
+    show_done (self, "Exported the plot to", path);
 }
 
 static void
@@ -3359,6 +3363,8 @@ export_metrics_to (CamlWindow *self, const char *path, gpointer unused)
   if (!caml_report_write_metrics (path, self->rows, self->n_rows,
                                   self->progress.classification, &error))
     caml_window_show_error (self, error->message);
+  else
+    show_done (self, "Exported the metrics to", path);
 }
 
 static void
