@@ -1335,8 +1335,10 @@ caml_experiment_load_file (const char *path, GError **error)
 
   if (!caml_file_get_contents (path, &contents, &length, error))
     return NULL;
-  /* A document without a name takes the file's. */
-  char *base = g_path_get_basename (path);
+  /* A document without a name takes the file's, as valid UTF-8 (a byte
+   * that is not becomes U+FFFD): the name goes into JSON files and plot
+   * titles, which take nothing else. */
+  char *base = g_filename_display_basename (path);
   if (g_str_has_suffix (base, ".json"))
     base[strlen (base) - strlen (".json")] = '\0';
   /* Relative IDX paths in it are relative to its directory. */

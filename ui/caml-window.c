@@ -267,7 +267,7 @@ update_title (CamlWindow *self)
 {
   g_autofree char *name = display_name (self);
   g_autofree char *title = g_strdup_printf ("%s%s", self->dirty ? "• " : "", name);
-  g_autofree char *base = self->path != NULL ? g_path_get_basename (self->path) : NULL;
+  g_autofree char *base = self->path != NULL ? g_filename_display_basename (self->path) : NULL;
 
   gtk_label_set_text (self->title_label, title);
   gtk_label_set_text (self->subtitle_label,
@@ -1375,7 +1375,7 @@ show_notice (CamlWindow *self, const char *message)
 static void
 show_done (CamlWindow *self, const char *what, const char *path)
 {
-  g_autofree char *name = g_path_get_basename (path);
+  g_autofree char *name = g_filename_display_basename (path);
   g_autofree char *text = g_strdup_printf ("%s %s", what, name);
   show_notice_full (self, text, FALSE);
 }
