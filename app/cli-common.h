@@ -37,7 +37,10 @@ gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
                                        int kernel, int depth, GError **error);
 
 /* Loads the data, builds the model, trains with progress and writes every
- * result into out_dir (see `caml train --help`). Returns an exit status;
+ * result into out_dir, all or nothing (see `caml train --help`). A first
+ * Ctrl+C (SIGINT or SIGTERM) stops the run, which is saved; a second ends
+ * the process at once with status 130, out_dir as it was. Returns an exit
+ * status;
  * problems go to stderr (those of building and starting named by source,
  * caml_cli_name_experiment), and when the status is not 0 and failure is not
  * NULL, *failure (free it) is the first of them (NULL when there was none,

@@ -1,9 +1,11 @@
 /* cli-train.c — `caml train` and `caml eval`. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <glib-unix.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -22,13 +24,14 @@
 /* ---------------------------------------------------------------- train */
 
 typedef struct {
-  CamlTrainer *trainer;
-  GMainLoop   *loop;
+  CamlTrainer *trainer;        /* NULL once the run has ended and it is freed */
+  GMainLoop   *loop;           /* waits for the trainer, then for the save */
   gboolean     tty;
   gboolean     quiet;
   int          rows_printed;
   gboolean     interrupted;
   const char  *evaluated_on;   /* "test" or "validation" (caml_report_evaluated_on) */
+  const char  *staging;        /* the results being written, or NULL */
 } Run;
 
 static const char *
@@ -99,13 +102,42 @@ on_tick (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
+static void remove_flat_dir (const char *path);
+
+/* The first Ctrl+C (or SIGTERM) stops the run, which then evaluates and
+ * saves what it trained, saying so at once (that takes a while on large
+ * data); a second aborts: the results being written are removed, and the
+ * output directory keeps what it held. The save runs on a thread of its
+ * own, so the main loop is here to hear the second. */
 static gboolean
 on_interrupt (gpointer user_data)
 {
   Run *run = user_data;
-  run->interrupted = TRUE;
-  caml_trainer_stop (run->trainer);
-  return G_SOURCE_CONTINUE;
+  if (!run->interrupted)
+    {
+      run->interrupted = TRUE;
+      if (run->trainer != NULL)
+        caml_trainer_stop (run->trainer);
+      g_printerr ("%s%s: stopping: evaluating and saving the results (Ctrl-C again to abort)\n",
+                  run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
+      return G_SOURCE_CONTINUE;
+    }
+  if (run->staging != NULL)
+    remove_flat_dir (run->staging);
+  g_printerr ("%s%s: aborted: nothing of this run was kept\n",
+              run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
+  fflush (stdout);
+  /* The trainer or the save thread may be mid-way: nothing to join. */
+  _exit (130);
+}
+
+/* The run's end: Ctrl+C is no longer this run's to handle. */
+static void
+stop_listening (Run *run, guint sigint, guint sigterm)
+{
+  g_source_remove (sigint);
+  g_source_remove (sigterm);
+  g_clear_pointer (&run->loop, g_main_loop_unref);
 }
 
 static gboolean
@@ -280,27 +312,151 @@ parse_steps_list (const char *text, long total, long **steps, int *n_steps, GErr
   return TRUE;
 }
 
-/* The plots an earlier run may have left in out_dir that this one might not
- * draw (another kind of model or data), and the report of a run that kept
- * nothing: removed, so the directory holds one run's results. Only names
- * caml train writes are touched; only a run that keeps its results calls
- * this. */
-static void
-remove_stale_results (const char *out_dir)
+/* The names caml train writes into its output directory: a run that keeps
+ * its results replaces every one an earlier run left there (so the
+ * directory holds one run's results, not an earlier run's plots of another
+ * kind of model or data, nor the report of a run that kept nothing). Other
+ * files are not touched. */
+static gboolean
+is_result_name (const char *name)
 {
   static const char *const names[] = {
+    "metrics.csv", "summary.json", "model.weights", "experiment.json", "loss.png",
     "surface.png", "chi.png", "parts.png", "words.html", "words.png",
     "failed-summary.json", "failed-loss.png", NULL
   };
-  g_autoptr (GDir) dir = g_dir_open (out_dir, 0, NULL);
+  return g_strv_contains (names, name)
+         || (g_str_has_prefix (name, "sigma-step") && g_str_has_suffix (name, ".png"));
+}
+
+/* Removes a directory of files (the staging directory of a run: no
+ * subdirectories). Files may still be appearing in it (a save thread
+ * writing while Ctrl+C aborts): it tries again until it is empty. */
+static void
+remove_flat_dir (const char *path)
+{
+  for (int tries = 0; tries < 100; tries++)
+    {
+      g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+      const char *name;
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *file = g_build_filename (path, name, NULL);
+          g_unlink (file);
+        }
+      if (g_rmdir (path) == 0 || errno == ENOENT)
+        return;
+    }
+}
+
+/* A new empty directory in out_dir (the same file system, so its files
+ * can be renamed into out_dir), named from template ("….XXXXXX"). */
+static char *
+make_hidden_dir (const char *out_dir, const char *template, GError **error)
+{
+  char *path = g_build_filename (out_dir, template, NULL);
+  if (g_mkdtemp (path) == NULL)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: cannot write the results there: %s", out_dir, g_strerror (saved));
+      g_free (path);
+      return NULL;
+    }
+  return path;
+}
+
+static gboolean
+move_file (const char *from_dir, const char *to_dir, const char *name, GError **error)
+{
+  g_autofree char *from = g_build_filename (from_dir, name, NULL);
+  g_autofree char *to = g_build_filename (to_dir, name, NULL);
+  if (g_rename (from, to) == 0)
+    return TRUE;
+  int saved = errno;
+  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+               "%s: cannot move it into place: %s", to, g_strerror (saved));
+  return FALSE;
+}
+
+/* Moves every file of staging (a complete set of results) into out_dir in
+ * place of the result files an earlier run left there, and removes
+ * staging. The earlier files are first moved aside into a directory of
+ * their own, so that when a move fails (a result name taken by a
+ * directory, say) every move is undone and out_dir is as it was; staging
+ * is then left for the caller to remove. */
+static gboolean
+commit_results (const char *out_dir, const char *staging, GError **error)
+{
+  g_autoptr (GPtrArray) new_names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) moved = g_ptr_array_new_with_free_func (g_free);   /* aside */
+  g_autoptr (GPtrArray) placed = g_ptr_array_new_with_free_func (g_free);  /* new */
+  g_autoptr (GDir) dir = g_dir_open (staging, 0, error);
+  if (dir == NULL)
+    return FALSE;
   const char *name;
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    if (g_strv_contains (names, name)
-        || (g_str_has_prefix (name, "sigma-step") && g_str_has_suffix (name, ".png")))
-      {
-        g_autofree char *path = g_build_filename (out_dir, name, NULL);
-        g_unlink (path);
-      }
+  while ((name = g_dir_read_name (dir)) != NULL)
+    g_ptr_array_add (new_names, g_strdup (name));
+  g_clear_pointer (&dir, g_dir_close);
+
+  g_autofree char *aside = make_hidden_dir (out_dir, ".caml-old-XXXXXX", error);
+  if (aside == NULL)
+    return FALSE;
+  gboolean ok = TRUE;
+  /* A name of this run's taken by something other than a file is not
+   * replaced. */
+  for (guint i = 0; ok && i < new_names->len; i++)
+    {
+      g_autofree char *target = g_build_filename (out_dir, new_names->pdata[i], NULL);
+      GStatBuf st;
+      if (g_lstat (target, &st) == 0 && !S_ISREG (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                       "%s: is not a file, so this run's %s could not replace it",
+                       target, (const char *) new_names->pdata[i]);
+          ok = FALSE;
+        }
+    }
+  dir = ok ? g_dir_open (out_dir, 0, error) : NULL;
+  ok &= dir != NULL;
+  while (ok && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (out_dir, name, NULL);
+      GStatBuf st;
+      if (!is_result_name (name) || g_lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
+        continue;
+      if (!(ok = move_file (out_dir, aside, name, error)))
+        break;
+      g_ptr_array_add (moved, g_strdup (name));
+    }
+  for (guint i = 0; ok && i < new_names->len; i++)
+    {
+      if (!(ok = move_file (staging, out_dir, new_names->pdata[i], error)))
+        break;
+      g_ptr_array_add (placed, g_strdup (new_names->pdata[i]));
+    }
+  if (!ok)
+    {
+      /* Undone in reverse: this run's files back to staging, the earlier
+       * run's back into place. */
+      for (guint i = 0; i < placed->len; i++)
+        move_file (out_dir, staging, placed->pdata[i], NULL);
+      for (guint i = 0; i < moved->len; i++)
+        move_file (aside, out_dir, moved->pdata[i], NULL);
+    }
+  remove_flat_dir (aside);
+  if (ok)
+    {
+      g_rmdir (staging);
+      /* the renames reach the disk with the directory */
+      int fd = open (out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0)
+        {
+          fsync (fd);
+          close (fd);
+        }
+    }
+  return ok;
 }
 
 /* Prints a run's problems, prefixed with the command, and keeps the first
@@ -443,6 +599,171 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
     g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
 }
 
+/* What a run that keeps its results writes, and what it finds on the way:
+ * done on a thread of its own (save_results) while the main loop waits for
+ * it, or for a second Ctrl+C. */
+typedef struct {
+  /* in */
+  const CamlExperiment *exp;
+  const char           *preset;
+  CamlModel            *model;
+  const CamlDataset    *train, *test;
+  Recorder             *rec;
+  const float          *losses;    /* kept, (n_steps) */
+  long                  n_steps;
+  const float          *plotted;   /* loss.png's, (n_plotted) */
+  long                  n_plotted;
+  const CamlDivergence *divergence;  /* or NULL */
+  const GError         *run_error;   /* or NULL */
+  gboolean              classification;
+  const char           *evaluated_on;
+  const char           *title;
+  gboolean              sigma_stretch;
+  const char           *dir;       /* the staging directory */
+  const char           *out_dir;   /* where its files go */
+  Problems             *problems;
+  GMainLoop            *loop;
+  /* in and out */
+  CamlProgress          p;         /* seconds grow by a final evaluation */
+  CamlEvalRow          *rows;      /* room for one more */
+  int                   n_rows;
+  /* out */
+  gboolean              final_row; /* rows[n_rows - 1] was added here */
+  double                train_loss, train_metric;
+  double                sigma_auc;
+  gboolean              sigma_high_on_fg;
+  GString              *drawn;     /* ", NAME" per file after loss.png */
+  gboolean              written_all;
+} Save;
+
+static gboolean
+quit_loop (gpointer user_data)
+{
+  g_main_loop_quit (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* kept() for a file written into the staging directory: the message names
+ * it where it was to go, in out_dir. */
+static gboolean
+written (Save *s, gboolean ok, GError **error)
+{
+  if (!ok && *error != NULL)
+    {
+      GString *message = g_string_new ((*error)->message);
+      g_autofree char *from = g_strconcat (s->dir, G_DIR_SEPARATOR_S, NULL);
+      g_autofree char *to = g_strconcat (s->out_dir, G_DIR_SEPARATOR_S, NULL);
+      g_string_replace (message, from, to, 0);
+      g_free ((*error)->message);
+      (*error)->message = g_string_free (message, FALSE);
+    }
+  return kept (s->problems, ok, error);
+}
+
+static gpointer
+save_results (gpointer user_data)
+{
+  Save *s = user_data;
+  const CamlExperiment *exp = s->exp;
+  Recorder *rec = s->rec;
+  g_autoptr (GError) error = NULL;
+
+  /* The final weights on the whole training set, as `caml eval` measures
+   * them: summary.json's and the last line's train figures. */
+  s->train_loss = s->train_metric = NAN;
+  caml_evaluate (s->model, exp->loss, s->train, &s->train_loss, &s->train_metric);
+  /* … and on the test set, when the last evaluation was at an earlier step
+   * (a stopped run, or one rolled back to a step between evaluations). */
+  if (s->n_rows == 0 || s->rows[s->n_rows - 1].step != s->p.step)
+    {
+      add_final_row (s->model, exp->loss, s->test, s->losses, s->n_steps, s->rows, s->n_rows,
+                     &s->p);
+      s->n_rows++;
+      s->final_row = TRUE;
+    }
+  const CamlEvalRow *last = s->n_rows > 0 ? &s->rows[s->n_rows - 1] : NULL;
+
+  /* σ-maps: a grid at every snapshot (and at the end, whatever step that
+   * is), and the AUC over the first test images. */
+  s->sigma_auc = NAN;
+  s->sigma_high_on_fg = FALSE;
+  s->written_all = TRUE;
+  g_autoptr (GString) sigma_written = g_string_new (NULL);
+  if (rec->layer >= 0 && rec->error == NULL && rec->last_taken != s->p.step)
+    {
+      CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (s->model, rec->layer, s->test,
+                                                         SIGMA_GRID_IMAGES, s->p.step,
+                                                         &rec->error);
+      if (snap)
+        g_ptr_array_add (rec->snapshots, snap);
+    }
+  if (rec->layer >= 0 && rec->error == NULL)
+    {
+      g_autoptr (CamlSigmaSnapshot) all = caml_sigma_snapshot_new (s->model, rec->layer, s->test,
+                                                                   SIGMA_AUC_IMAGES, s->p.step,
+                                                                   &rec->error);
+      if (all)
+        s->sigma_auc = caml_sigma_auc (all->images, all->height, all->width, all->maps,
+                                       all->map_h, all->map_w, all->count,
+                                       &s->sigma_high_on_fg);
+    }
+  if (rec->error)
+    {
+      problem (s->problems, rec->error->message);
+      g_clear_error (&rec->error);
+    }
+  for (guint i = 0; i < rec->snapshots->len; i++)
+    {
+      const CamlSigmaSnapshot *snap = rec->snapshots->pdata[i];
+      g_autofree char *name = g_strdup_printf ("sigma-step%ld.png", snap->step);
+      g_autofree char *path = g_build_filename (s->dir, name, NULL);
+      if (written (s, caml_report_write_sigma_grid (path, snap, s->sigma_stretch,
+                                                    exp->name ? exp->name : "experiment",
+                                                    &error), &error))
+        g_string_append_printf (sigma_written, ", %s", name);
+      else
+        s->written_all = FALSE;
+    }
+
+  g_autofree char *metrics_path = g_build_filename (s->dir, "metrics.csv", NULL);
+  g_autofree char *summary_path = g_build_filename (s->dir, "summary.json", NULL);
+  g_autofree char *weights_path = g_build_filename (s->dir, "model.weights", NULL);
+  g_autofree char *exp_path = g_build_filename (s->dir, "experiment.json", NULL);
+  g_autofree char *loss_path = g_build_filename (s->dir, "loss.png", NULL);
+  g_autofree char *words_path = g_build_filename (s->dir, "words.html", NULL);
+  g_autofree char *words_png = g_build_filename (s->dir, "words.png", NULL);
+  gboolean words = FALSE;
+  /* Every file tried even when one fails: each failure is reported. */
+  gboolean ok = TRUE;
+  ok &= written (s, caml_weights_save (s->model, weights_path, &error), &error);
+  ok &= written (s, caml_experiment_save_file (exp, exp_path, &error), &error);
+  ok &= written (s, caml_report_write_metrics (metrics_path, s->rows, s->n_rows,
+                                               s->classification, &error), &error);
+  ok &= written (s, write_summary (summary_path, s->preset, exp, &s->p, last,
+                                   s->train_loss, s->train_metric, s->classification,
+                                   s->sigma_auc, s->sigma_high_on_fg,
+                                   s->run_error ? s->run_error->message : NULL,
+                                   s->divergence, &error), &error);
+  ok &= written (s, caml_report_write_loss (loss_path, s->rows, s->n_rows, s->plotted,
+                                            s->n_plotted, s->divergence,
+                                            s->classification, s->evaluated_on,
+                                            s->title, &error), &error);
+  /* the plots of a model, before the σ-maps: ", surface.png, chi.png" … */
+  ok &= written (s, caml_report_write_surfaces (s->dir, exp, s->model, s->train,
+                                                s->drawn, &error), &error);
+  ok &= written (s, caml_report_write_words_on (words_path, words_png, s->title,
+                                                s->model, exp->loss, s->train, s->test,
+                                                s->evaluated_on, WORDS_SAMPLES,
+                                                WORDS_MIN_COUNT, WORDS_TOP, &words,
+                                                &error), &error);
+  if (words)
+    g_string_append (s->drawn, ", words.html, words.png");
+  g_string_append (s->drawn, sigma_written->str);
+  s->written_all &= ok;
+  g_idle_add (quit_loop, s->loop);
+  return NULL;
+}
+
 /* Trains model in a background thread while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
@@ -501,8 +822,6 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   guint sigint = g_unix_signal_add (SIGINT, on_interrupt, &run);
   guint sigterm = g_unix_signal_add (SIGTERM, on_interrupt, &run);
   g_main_loop_run (run.loop);
-  g_source_remove (sigint);
-  g_source_remove (sigterm);
   caml_trainer_join (trainer);
 
   CamlProgress p;
@@ -515,7 +834,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   CamlDivergence divergence;
   gboolean diverged = caml_trainer_get_divergence (trainer, &divergence);
   caml_trainer_free (trainer);
-  g_main_loop_unref (run.loop);
+  run.trainer = NULL;
   gboolean classification = train->n_classes > 0;
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
                                             exp->name ? exp->name : "experiment", exp->seed);
@@ -533,6 +852,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
        * beside them under names of its own. */
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
+      stop_listening (&run, sigint, sigterm);
       report_nothing_kept (out_dir, preset, exp, &p, run_error, diverged ? &divergence : NULL,
                            plotted ? plotted : losses, n_plotted, classification,
                            run.evaluated_on, title, problems);
@@ -544,130 +864,75 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
        * keep, and an earlier run's results stay. */
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
+      stop_listening (&run, sigint, sigterm);
       print_ended (&p);
       g_print ("nothing kept: stopped before the first step, so %s/ keeps what it held\n",
                out_dir);
       return run.interrupted ? 130 : 1;
     }
-  /* The directory holds one run's results: an earlier run's plots that
-   * this one might not draw (another kind of model or data) go. */
-  remove_stale_results (out_dir);
-
-  /* The final weights on the whole training set, as `caml eval` measures
-   * them: summary.json's and the last line's train figures. */
-  double train_loss = NAN, train_metric = NAN;
-  caml_evaluate (model, exp->loss, train, &train_loss, &train_metric);
-  /* … and on the test set, when the last evaluation was at an earlier step
-   * (a stopped run, or one rolled back to a step between evaluations). */
-  CamlEvalRow *rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1);
-  if (n_rows == 0 || rows[n_rows - 1].step != p.step)
+  /* What this run keeps is written into a staging directory inside
+   * out_dir (the same file system) and moved into place only when every
+   * file was written: a failure, or a second Ctrl+C, leaves out_dir as it
+   * was. */
+  g_autofree char *staging = make_hidden_dir (out_dir, ".caml-new-XXXXXX", &error);
+  if (staging == NULL)
     {
-      add_final_row (model, exp->loss, test, losses, n_steps, rows, n_rows, &p);
-      if (!quiet && !run.tty)
-        print_row (&rows[n_rows], classification, run.evaluated_on);
-      n_rows++;
-    }
-  const CamlEvalRow *last = n_rows > 0 ? &rows[n_rows - 1] : NULL;
-
-  /* σ-maps: a grid at every snapshot (and at the end, whatever step that
-   * is), and the AUC over the first test images. */
-  double sigma_auc = NAN;
-  gboolean sigma_high_on_fg = FALSE;
-  GString *written = g_string_new (NULL);
-  if (rec.layer >= 0 && rec.error == NULL && rec.last_taken != p.step)
-    {
-      CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (model, rec.layer, test,
-                                                         SIGMA_GRID_IMAGES, p.step, &rec.error);
-      if (snap)
-        g_ptr_array_add (rec.snapshots, snap);
-    }
-  if (rec.layer >= 0 && rec.error == NULL)
-    {
-      g_autoptr (CamlSigmaSnapshot) all = caml_sigma_snapshot_new (model, rec.layer, test,
-                                                                   SIGMA_AUC_IMAGES, p.step,
-                                                                   &rec.error);
-      if (all)
-        sigma_auc = caml_sigma_auc (all->images, all->height, all->width, all->maps,
-                                    all->map_h, all->map_w, all->count, &sigma_high_on_fg);
-    }
-  if (rec.error)
-    {
-      problem (problems, rec.error->message);
+      problem (problems, error->message);
+      g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
+      stop_listening (&run, sigint, sigterm);
+      return 1;
     }
-  for (guint i = 0; i < rec.snapshots->len; i++)
-    {
-      const CamlSigmaSnapshot *snap = rec.snapshots->pdata[i];
-      g_autofree char *name = g_strdup_printf ("sigma-step%ld.png", snap->step);
-      g_autofree char *path = g_build_filename (out_dir, name, NULL);
-      if (!caml_report_write_sigma_grid (path, snap, sigma_stretch,
-                                         exp->name ? exp->name : "experiment", &error))
-        {
-          problem (problems, error->message);
-          g_clear_error (&error);
-          continue;
-        }
-      g_string_append_printf (written, ", %s", name);
-    }
+  Save save = {
+    .exp = exp, .preset = preset, .model = model, .train = train, .test = test, .rec = &rec,
+    .losses = losses, .n_steps = n_steps,
+    .plotted = plotted ? plotted : losses, .n_plotted = n_plotted,
+    .divergence = diverged ? &divergence : NULL, .run_error = run_error,
+    .classification = classification, .evaluated_on = run.evaluated_on, .title = title,
+    .sigma_stretch = sigma_stretch, .dir = staging, .out_dir = out_dir, .problems = problems, .loop = run.loop,
+    .p = p, .rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1),
+    .n_rows = n_rows, .drawn = g_string_new (NULL),
+  };
+  run.staging = staging;
+  GThread *thread = g_thread_new ("caml-save", save_results, &save);
+  g_main_loop_run (run.loop);
+  g_thread_join (thread);
   g_ptr_array_free (rec.snapshots, TRUE);
+  gboolean committed = save.written_all && kept (problems, commit_results (out_dir, staging,
+                                                                           &error), &error);
+  /* The moves are done (or undone): a Ctrl+C that came during them was not
+   * heard, and aborts nothing now. */
+  run.staging = NULL;
+  stop_listening (&run, sigint, sigterm);
+  if (!committed)
+    remove_flat_dir (staging);
+  p = save.p;
 
-  g_autofree char *metrics_path = g_build_filename (out_dir, "metrics.csv", NULL);
-  g_autofree char *summary_path = g_build_filename (out_dir, "summary.json", NULL);
-  g_autofree char *weights_path = g_build_filename (out_dir, "model.weights", NULL);
-  g_autofree char *exp_path = g_build_filename (out_dir, "experiment.json", NULL);
-  g_autofree char *loss_path = g_build_filename (out_dir, "loss.png", NULL);
-  g_autofree char *words_path = g_build_filename (out_dir, "words.html", NULL);
-  g_autofree char *words_png = g_build_filename (out_dir, "words.png", NULL);
-  gboolean words = FALSE;
-  /* The weights first, and every file tried even when one fails: what can
-   * be kept of a run is kept. */
-  gboolean written_all = TRUE;
-  written_all &= kept (problems, caml_weights_save (model, weights_path, &error), &error);
-  written_all &= kept (problems, caml_experiment_save_file (exp, exp_path, &error), &error);
-  written_all &= kept (problems, caml_report_write_metrics (metrics_path, rows, n_rows, classification,
-                                                  &error), &error);
-  written_all &= kept (problems, write_summary (summary_path, preset, exp, &p, last, train_loss, train_metric,
-                                      classification, sigma_auc, sigma_high_on_fg,
-                                      run_error ? run_error->message : NULL,
-                                      diverged ? &divergence : NULL, &error), &error);
-  written_all &= kept (problems, caml_report_write_loss (loss_path, rows, n_rows,
-                                               plotted ? plotted : losses, n_plotted,
-                                               diverged ? &divergence : NULL, classification,
-                                               run.evaluated_on, title, &error), &error);
-  /* the plots of a model, after the σ-maps: ", surface.png, chi.png" … */
-  GString *drawn = g_string_new (NULL);
-  written_all &= kept (problems, caml_report_write_surfaces (out_dir, exp, model, train, drawn,
-                                                             &error), &error);
-  written_all &= kept (problems, caml_report_write_words_on (words_path, words_png, title, model,
-                                                   exp->loss, train, test, run.evaluated_on,
-                                                   WORDS_SAMPLES, WORDS_MIN_COUNT, WORDS_TOP,
-                                                   &words, &error), &error);
-
-
+  const CamlEvalRow *last = save.n_rows > 0 ? &save.rows[save.n_rows - 1] : NULL;
+  if (save.final_row && !quiet && !run.tty)
+    print_row (last, classification, run.evaluated_on);
   if (run_error)
     problem (problems, run_error->message);
   print_ended (&p);
   if (last)
     g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
-             train_loss, run.evaluated_on, last->test_loss,
-             classification ? "accuracy" : "mse", train_metric,
+             save.train_loss, run.evaluated_on, last->test_loss,
+             classification ? "accuracy" : "mse", save.train_metric,
              run.evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
-  if (!isnan (sigma_auc))
-    g_print ("sigma_auc %.4f (χ higher on the %s)\n", sigma_auc,
-             sigma_high_on_fg ? "foreground" : "background");
-  if (words)
-    g_string_append (drawn, ", words.html, words.png");
-  g_string_append (drawn, written->str);
-  g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
-           "loss.png%s)\n", out_dir, drawn->str);
-  g_string_free (drawn, TRUE);
-  g_string_free (written, TRUE);
-  g_free (rows);
-  if (!written_all)
-    g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
-  if (p.state == CAML_TRAINER_FAILED)
+  if (!isnan (save.sigma_auc))
+    g_print ("sigma_auc %.4f (χ higher on the %s)\n", save.sigma_auc,
+             save.sigma_high_on_fg ? "foreground" : "background");
+  if (committed)
+    g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
+             "loss.png%s)\n", out_dir, save.drawn->str);
+  else
+    g_print ("nothing kept: some results could not be written (above), so %s/ keeps what "
+             "it held\n", out_dir);
+  g_string_free (save.drawn, TRUE);
+  g_free (save.rows);
+  if (!committed || p.state == CAML_TRAINER_FAILED)
     return 1;
-  return run.interrupted ? 130 : written_all ? 0 : 1;
+  return run.interrupted ? 130 : 0;
 }
 
 int
@@ -756,12 +1021,16 @@ caml_cli_train (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_description (ctx,
     "Trains in a background thread with a progress bar on a terminal (a line per\n"
-    "evaluation otherwise); Ctrl+C (or SIGTERM) stops early and still writes\n"
-    "the results, the weights first. The output directory must take files: that\n"
-    "is checked before training.\n"
+    "evaluation otherwise); Ctrl+C (or SIGTERM) stops early, says so at once,\n"
+    "and still evaluates and writes the results; a second Ctrl+C aborts that\n"
+    "and leaves DIR as it was. The output directory must take files: that is\n"
+    "checked before training.\n"
     "\n"
-    "Writes into DIR (removing plots an earlier run left there, so it holds\n"
-    "one run's results):\n"
+    "Writes into DIR, all or nothing: the results are written into a hidden\n"
+    "directory inside DIR first and moved into place, replacing every result\n"
+    "file an earlier run left there (so DIR holds one run's results), only\n"
+    "when all were written; when one cannot be, DIR keeps what it held and the\n"
+    "failure names the file:\n"
     "  metrics.csv      a row per evaluation: step, train_loss (the mean over\n"
     "                   the batches since the evaluation before), test_loss,\n"
     "                   test_mse or test_accuracy, seconds; a run stopped (or\n"
@@ -810,11 +1079,11 @@ caml_cli_train (int argc, char **argv)
     "them as above; one rolled back to step 0 has nothing to keep and leaves\n"
     "DIR as it was (an earlier run's results too), writing only\n"
     "failed-summary.json and failed-loss.png (the losses up to the failure).\n"
-    "A run stopped before its first step writes nothing.\n"
+    "A run stopped before its first step, or aborted, writes nothing.\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"
-    "not start or could not write a result, 2 for bad command-line options, 130\n"
-    "when interrupted.");
+    "not start or could not write a result (then nothing of it is kept), 2 for\n"
+    "bad command-line options, 130 when interrupted.");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {

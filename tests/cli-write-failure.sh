@@ -1,0 +1,65 @@
+#!/bin/sh
+# cli-write-failure.sh CAML — a run whose results cannot all be written
+# keeps none of them: the output directory holds the earlier run's results
+# exactly as they were (none replaced, none removed, no staging directory
+# left), the failure names the file and the error, the exit status is 1,
+# and no "results in" line lists files that were not written.
+set -eu
+caml=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-write-failure.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+fail () { echo "$1"; shift; cat "$@"; exit 1; }
+
+# listing DIR: every entry with its type and, for a file, its checksum.
+listing () {
+  (cd "$1" && find . | LC_ALL=C sort | while read -r f; do
+     if [ -f "$f" ]; then echo "$f $(cksum <"$f")"; else echo "$f dir"; fi
+   done)
+}
+
+# An earlier run with plots (surface, chi, parts) the next one does not draw.
+"$caml" train --preset surface-ca-nn-2 -n 200 -q --out "$dir/r" >"$dir/t.txt" 2>&1 \
+  || fail "the first run failed" "$dir/t.txt"
+listing "$dir/r" >"$dir/before.txt"
+
+# A real write failure that needs no privileges (and holds for root): files
+# are limited to 8 blocks (4 or 8 KiB), so loss.png (tens of KiB) cannot
+# be written — EFBIG, as SIGXFSZ is ignored — while the weights and
+# experiment.json can.
+status=0
+(trap '' XFSZ; ulimit -f 8; exec "$caml" train --preset surface-nn -n 200 --plain --out "$dir/r") \
+  >"$dir/o.txt" 2>"$dir/e.txt" || status=$?
+[ $status -eq 1 ] || fail "a write failure: exit status $status, not 1" "$dir/o.txt" "$dir/e.txt"
+grep -q "^caml train: $dir/r/loss.png: .*File too large" "$dir/e.txt" \
+  || fail "the failure does not name r/loss.png and the error" "$dir/e.txt"
+! grep -q '^results in' "$dir/o.txt" || fail "a \"results in\" line after a write failure" "$dir/o.txt"
+grep -q "^nothing kept: .*$dir/r/ keeps what it held" "$dir/o.txt" \
+  || fail "the run did not say it kept nothing" "$dir/o.txt"
+listing "$dir/r" >"$dir/after.txt"
+diff "$dir/before.txt" "$dir/after.txt" >"$dir/diff.txt" \
+  || fail "a write failure changed the earlier run's results:" "$dir/diff.txt"
+
+# A result that cannot be moved into place (loss.png is a directory): the
+# moves already made are undone.
+rm "$dir/r/loss.png"
+mkdir "$dir/r/loss.png"
+touch "$dir/r/loss.png/keep"
+listing "$dir/r" >"$dir/before.txt"
+status=0
+"$caml" train --preset surface-nn -n 200 --plain --out "$dir/r" >"$dir/o.txt" 2>"$dir/e.txt" || status=$?
+[ $status -eq 1 ] || fail "loss.png a directory: exit status $status, not 1" "$dir/o.txt" "$dir/e.txt"
+grep -q "^caml train: $dir/r/loss.png: is not a file" "$dir/e.txt" \
+  || fail "the failure does not name r/loss.png" "$dir/e.txt"
+! grep -q '^results in' "$dir/o.txt" || fail "a \"results in\" line after a failure" "$dir/o.txt"
+listing "$dir/r" >"$dir/after.txt"
+diff "$dir/before.txt" "$dir/after.txt" >"$dir/diff.txt" \
+  || fail "a failed move changed the earlier run's results:" "$dir/diff.txt"
+
+# … and a run that can write everything replaces them all.
+rm -r "$dir/r/loss.png"
+"$caml" train --preset surface-nn -n 200 -q --out "$dir/r" >"$dir/o.txt" 2>&1 \
+  || fail "the last run failed" "$dir/o.txt"
+[ -s "$dir/r/loss.png" ] && [ ! -e "$dir/r/chi.png" ] && [ ! -e "$dir/r/parts.png" ] \
+  || fail "the last run did not replace the earlier results" "$dir/o.txt"
+[ -z "$(find "$dir/r" -name '.caml-*')" ] || fail "a staging directory was left" "$dir/o.txt"
+echo ok
