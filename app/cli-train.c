@@ -145,7 +145,7 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
                const CamlProgress *p, const CamlEvalRow *last, double train_loss,
                double train_metric,
                gboolean classification, double sigma_auc, gboolean sigma_high_on_fg,
-               const char *error_message, const CamlDivergence *divergence, GError **error)
+               const CamlSigmaSource *sigma_source, const char *error_message, const CamlDivergence *divergence, GError **error)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -190,6 +190,19 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
       caml_cli_json_add_number (b, "sigma_auc", sigma_auc);
       json_builder_set_member_name (b, "sigma_high_on");
       json_builder_add_string_value (b, sigma_high_on_fg ? "foreground" : "background");
+      /* whose σ-maps: a model may have several CA conv layers, and a
+       * ca_res_conv block a gate per sublayer */
+      json_builder_set_member_name (b, "sigma_layer");
+      json_builder_add_int_value (b, sigma_source->layer);
+      json_builder_set_member_name (b, "sigma_layer_type");
+      json_builder_add_string_value (b, sigma_source->type);
+      if (sigma_source->n_sublayers > 0)
+        {
+          json_builder_set_member_name (b, "sigma_sublayer");
+          json_builder_add_int_value (b, sigma_source->sublayer);
+          json_builder_set_member_name (b, "sigma_sublayers");
+          json_builder_add_int_value (b, sigma_source->n_sublayers);
+        }
     }
   if (error_message)
     {
@@ -583,7 +596,7 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
   g_autofree char *loss_title = g_strdup_printf ("%s: failed", title);
   /* no figures: the untrained weights are not what anyone asked for */
   gboolean ok = kept (problems, write_summary (summary_path, preset, exp, p, NULL, NAN, NAN,
-                                               classification, NAN, FALSE,
+                                               classification, NAN, FALSE, NULL,
                                                run_error ? run_error->message : NULL,
                                                divergence, &error), &error);
   ok &= kept (problems, caml_report_write_loss (loss_path, NULL, 0, losses, n_losses, divergence,
@@ -632,6 +645,7 @@ typedef struct {
   double                train_loss, train_metric;
   double                sigma_auc;
   gboolean              sigma_high_on_fg;
+  CamlSigmaSource       sigma_source;  /* whose σ-maps (when rec->layer >= 0) */
   GString              *drawn;     /* ", NAME" per file after loss.png */
   gboolean              written_all;
 } Save;
@@ -712,6 +726,9 @@ save_results (gpointer user_data)
       problem (s->problems, rec->error->message);
       g_clear_error (&rec->error);
     }
+  CamlSigmaSource *source = &s->sigma_source;
+  if (rec->layer >= 0)
+    caml_report_sigma_source (s->model, rec->layer, source);
   for (guint i = 0; i < rec->snapshots->len; i++)
     {
       const CamlSigmaSnapshot *snap = rec->snapshots->pdata[i];
@@ -719,7 +736,7 @@ save_results (gpointer user_data)
       g_autofree char *path = g_build_filename (s->dir, name, NULL);
       if (written (s, caml_report_write_sigma_grid (path, snap, s->sigma_stretch,
                                                     exp->name ? exp->name : "experiment",
-                                                    &error), &error))
+                                                    source, &error), &error))
         g_string_append_printf (sigma_written, ", %s", name);
       else
         s->written_all = FALSE;
@@ -741,7 +758,7 @@ save_results (gpointer user_data)
                                                s->classification, &error), &error);
   ok &= written (s, write_summary (summary_path, s->preset, exp, &s->p, last,
                                    s->train_loss, s->train_metric, s->classification,
-                                   s->sigma_auc, s->sigma_high_on_fg,
+                                   s->sigma_auc, s->sigma_high_on_fg, source,
                                    s->run_error ? s->run_error->message : NULL,
                                    s->divergence, &error), &error);
   ok &= written (s, caml_report_write_loss (loss_path, s->rows, s->n_rows, s->plotted,
@@ -920,8 +937,11 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
              classification ? "accuracy" : "mse", save.train_metric,
              run.evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
   if (!isnan (save.sigma_auc))
-    g_print ("sigma_auc %.4f (χ higher on the %s)\n", save.sigma_auc,
-             save.sigma_high_on_fg ? "foreground" : "background");
+    {
+      g_autofree char *of = caml_report_sigma_source_text (&save.sigma_source);
+      g_print ("sigma_auc %.4f (χ higher on the %s; σ-maps of %s)\n", save.sigma_auc,
+               save.sigma_high_on_fg ? "foreground" : "background", of);
+    }
   if (committed)
     g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
              "loss.png%s)\n", out_dir, save.drawn->str);
@@ -1066,7 +1086,11 @@ caml_cli_train (int argc, char **argv)
     "                   --sigma-steps; and\n"
     "                   summary.json gains sigma_auc (ROC AUC of χ between digit\n"
     "                   pixels > 0.5 and background pixels = 0, first 1000 test\n"
-    "                   images) and sigma_high_on (foreground or background)\n"
+    "                   images), sigma_high_on (foreground or background), and\n"
+    "                   whose σ-maps these are (also in the title): the first\n"
+    "                   convolutional CA layer, sigma_layer (its index) and\n"
+    "                   sigma_layer_type; for a ca_res_conv block the gate of\n"
+    "                   its last sublayer, sigma_sublayer of sigma_sublayers\n"
     "  words.html       for text models with a per-word or per-position gate\n"
     "                   (CA-BSFE, CA-ATT, CA-RNN): 20 test samples with every\n"
     "                   word shaded by its χ̃ (light: context-free, χ̃ → 1;\n"

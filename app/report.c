@@ -427,6 +427,25 @@ caml_report_sigma_layer (const CamlModel *model)
   return -1;
 }
 
+void
+caml_report_sigma_source (const CamlModel *model, int layer, CamlSigmaSource *source)
+{
+  const CamlLayer *l = model->layers[layer];
+  *source = (CamlSigmaSource) { .layer = layer, .type = l->ops->name };
+  int sublayers = caml_layer_ops_option_index (l->ops, "sublayers");
+  if (sublayers >= 0)
+    source->sublayer = source->n_sublayers = (int) l->opt[sublayers];
+}
+
+char *
+caml_report_sigma_source_text (const CamlSigmaSource *source)
+{
+  if (source->n_sublayers > 0)
+    return g_strdup_printf ("layer %d (%s), sublayer %d of %d", source->layer, source->type,
+                            source->sublayer, source->n_sublayers);
+  return g_strdup_printf ("layer %d (%s)", source->layer, source->type);
+}
+
 static int
 compare_float (gconstpointer a, gconstpointer b)
 {
@@ -498,20 +517,29 @@ caml_sigma_scale_text (const CamlSigmaScale *scale)
                           digits, scale->hi);
 }
 
+char *
+caml_report_sigma_grid_title (const char *name, const CamlSigmaSource *source,
+                              const CamlSigmaScale *scale, long step)
+{
+  g_autofree char *source_text = caml_report_sigma_source_text (source);
+  g_autofree char *scale_text = caml_sigma_scale_text (scale);
+  if (step < 0)   /* saved weights, step unknown (caml eval) */
+    return g_strdup_printf ("%s: test images and their σ-maps of %s (%s)", name, source_text,
+                            scale_text);
+  return g_strdup_printf ("%s: test images and their σ-maps of %s (%s), step %ld", name,
+                          source_text, scale_text, step);
+}
+
 gboolean
 caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
-                              gboolean stretch, const char *name, GError **error)
+                              gboolean stretch, const char *name,
+                              const CamlSigmaSource *source, GError **error)
 {
   const int pairs_per_row = 8;
   int n = MIN (snap->count, 64);
   CamlSigmaScale scale;
   g_autofree float *tiles = caml_sigma_tiles (snap, n, stretch, &scale);
-  g_autofree char *scale_text = caml_sigma_scale_text (&scale);
-  g_autofree char *title =
-    snap->step >= 0 ? g_strdup_printf ("%s: test images and their σ-maps (%s), step %ld",
-                                       name, scale_text, snap->step)
-                    : g_strdup_printf ("%s: test images and their σ-maps (%s)", name,
-                                       scale_text);
+  g_autofree char *title = caml_report_sigma_grid_title (name, source, &scale, snap->step);
   CamlPlotTilesOptions opts = {
     .title = title, .colormap = CAML_PLOT_COLORMAP_GREY,
     .n_cols = 2 * pairs_per_row, .group = 2,
@@ -545,7 +573,9 @@ caml_report_write_sigma_eval (const char *dir, const char *name, CamlModel *mode
   if (dir == NULL)
     return TRUE;
   g_autofree char *path = g_build_filename (dir, "sigma.png", NULL);
-  if (!caml_report_write_sigma_grid (path, all, stretch, name, error))
+  CamlSigmaSource source;
+  caml_report_sigma_source (model, layer, &source);
+  if (!caml_report_write_sigma_grid (path, all, stretch, name, &source, error))
     return FALSE;
   g_string_append (written, ", sigma.png");
   return TRUE;

@@ -81,6 +81,22 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlSigmaSnapshot, caml_sigma_snapshot_free)
 /* The first layer with a σ-map (a convolutional CA layer), or -1. */
 int caml_report_sigma_layer (const CamlModel *model);
 
+/* Which σ-map a layer gives: layer index and type, and for a block of gated
+ * sublayers (a layer with a "sublayers" option: ca_res_conv) the sublayer
+ * whose gate it is — the last, the one that decides the block's output
+ * (its CamlLayerOps.chi); sublayer and n_sublayers are 0 otherwise. */
+typedef struct {
+  int         layer;
+  const char *type;         /* the layer's registry name, static */
+  int         sublayer;     /* 1 … n_sublayers */
+  int         n_sublayers;
+} CamlSigmaSource;
+
+void caml_report_sigma_source (const CamlModel *model, int layer, CamlSigmaSource *source);
+
+/* "layer 0 (ca_cnn)", "layer 1 (ca_res_conv), sublayer 2 of 2". */
+char *caml_report_sigma_source_text (const CamlSigmaSource *source);
+
 /* The grey scale of σ-maps: χ = lo black, χ = hi white. */
 typedef struct {
   double lo, hi;
@@ -102,11 +118,18 @@ float *caml_sigma_tiles (const CamlSigmaSnapshot *snap, int count, gboolean stre
  * 0.803, stretched". */
 char *caml_sigma_scale_text (const CamlSigmaScale *scale);
 
+/* The title of a σ-map grid: "NAME: test images and their σ-maps of SOURCE
+ * (SCALE), step N", SOURCE as caml_report_sigma_source_text; without the
+ * step when it is negative (saved weights). */
+char *caml_report_sigma_grid_title (const char *name, const CamlSigmaSource *source,
+                                    const CamlSigmaScale *scale, long step);
+
 /* A grid of the snapshot's first 64 images, each beside its σ-map (grey, as
- * caml_sigma_tiles), 8 pairs a row, titled "NAME: test images and their
- * σ-maps (SCALE), step N" (without the step when it is negative). */
+ * caml_sigma_tiles), 8 pairs a row, titled as caml_report_sigma_grid_title
+ * says. */
 gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
-                                       gboolean stretch, const char *name, GError **error);
+                                       gboolean stretch, const char *name,
+                                       const CamlSigmaSource *source, GError **error);
 
 /* For `caml eval`: when the model has σ-maps (caml_report_sigma_layer), sets
  * *auc and *high_on_foreground from the first 1000 images of set

@@ -52,7 +52,22 @@ for run in fixed stretched; do
   done
   grep -q '"sigma_auc"' "$dir/$run/summary.json" || fail "$run: no sigma_auc" "$dir/$run/summary.json"
 done
-grep -q '^sigma_auc ' "$dir/t.txt" || fail "no sigma_auc line" "$dir/t.txt"
+grep -q '^sigma_auc .*; σ-maps of layer 0 (ca_cnn))$' "$dir/t.txt" || fail "no sigma_auc line naming the layer" "$dir/t.txt"
+# summary.json says whose σ-maps sigma_auc is of
+grep -q '"sigma_layer" : 0,' "$dir/fixed/summary.json" && grep -q '"sigma_layer_type" : "ca_cnn"' "$dir/fixed/summary.json" \
+  || fail "summary.json does not say which layer sigma_auc is of" "$dir/fixed/summary.json"
+! grep -q '"sigma_sublayer"' "$dir/fixed/summary.json" || fail "a sublayer for ca_cnn" "$dir/fixed/summary.json"
+# … and of a ca_res_conv block, which sublayer's gate (the last), after a
+# plain conv layer: layer 1.
+sed 's/{ "layer": "ca_cnn", "kernel": 3, "depth": 2 }/{ "layer": "conv2d", "kernel": 3, "depth": 2 }, { "layer": "ca_res_conv", "kernel": 3, "depth": 2, "sublayers": 2 }/' \
+  "$dir/bars.json" >"$dir/block.json"
+"$caml" train "$dir/block.json" --sigma-steps last -q -o "$dir/block" >"$dir/b.txt" 2>&1 \
+  || fail "training a ca_res_conv block failed" "$dir/b.txt"
+grep -q '^sigma_auc .*; σ-maps of layer 1 (ca_res_conv), sublayer 2 of 2)$' "$dir/b.txt" \
+  || fail "the sigma_auc line does not name the block's sublayer" "$dir/b.txt"
+for pair in '"sigma_layer" : 1,' '"sigma_layer_type" : "ca_res_conv"' '"sigma_sublayer" : 2,' '"sigma_sublayers" : 2'; do
+  grep -q "$pair" "$dir/block/summary.json" || fail "summary.json lacks $pair" "$dir/block/summary.json"
+done
 # Same seed, same maps: only the grey scale (and the title) differ.
 cmp -s "$dir/fixed/model.weights" "$dir/stretched/model.weights" \
   || fail "the two runs trained different weights" "$dir/t.txt" "$dir/s.txt"
