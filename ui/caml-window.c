@@ -2524,6 +2524,23 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "export-words-page",
                       self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
   set_action_enabled (self, "load-weights", valid && !active);
+  /* A focused field that turns insensitive keeps the focus without a
+   * focus-out (GTK warns: "GtkText - did not receive a focus-out event"),
+   * and the keyboard goes nowhere: the window takes the focus first. */
+  GtkWidget *locked[] = {
+    GTK_WIDGET (self->model_editor), GTK_WIDGET (self->data_drop),
+    GTK_WIDGET (self->loss_drop), GTK_WIDGET (self->optimizer_drop),
+    GTK_WIDGET (self->batch_spin), GTK_WIDGET (self->steps_spin),
+    GTK_WIDGET (self->eval_spin), GTK_WIDGET (self->average_spin),
+    GTK_WIDGET (self->seed_spin),
+  };
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (self));
+  for (guint i = 0; active && focus != NULL && i < G_N_ELEMENTS (locked); i++)
+    if (focus == locked[i] || gtk_widget_is_ancestor (focus, locked[i]))
+      {
+        gtk_window_set_focus (GTK_WINDOW (self), NULL);
+        break;
+      }
   gtk_widget_set_sensitive (GTK_WIDGET (self->model_editor), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->data_drop), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->loss_drop), !active);
