@@ -170,8 +170,10 @@ build_presets_menu (CamlApplication *self)
       g_autofree char *label = NULL;
       g_autoptr (GMenuItem) item = NULL;
 
+      /* The paper's claim, said to be the paper's: some are not reproduced
+       * here (README), and the menu must not state them as results. */
       if (exp != NULL && exp->paper != NULL)
-        label = g_strdup_printf ("%s — %s", names[i], exp->paper);
+        label = g_strdup_printf ("%s — paper: %s", names[i], exp->paper);
       else
         label = g_strdup (names[i]);
       /* Underscores in preset names are not mnemonics. */
@@ -205,8 +207,10 @@ rebuild_recent_menu (CamlApplication *self)
   g_menu_remove_all (self->recent_menu);
   for (int i = 0; paths != NULL && paths[i] != NULL; i++)
     {
-      g_autofree char *base = g_path_get_basename (paths[i]);
-      g_autofree char *dir = g_path_get_dirname (paths[i]);
+      /* Shown, so valid UTF-8 whatever the file names' bytes. */
+      g_autofree char *base = g_filename_display_basename (paths[i]);
+      g_autofree char *raw_dir = g_path_get_dirname (paths[i]);
+      g_autofree char *dir = g_filename_display_name (raw_dir);
       g_autofree char *short_dir = home != NULL && g_str_has_prefix (dir, home)
                                    ? g_strconcat ("~", dir + strlen (home), NULL)
                                    : g_strdup (dir);

@@ -1162,6 +1162,14 @@ update_plots_switcher (CamlWindow *self)
 
   gtk_widget_set_visible (GTK_WIDGET (self->parts_toggle), self->has_parts);
   gtk_widget_set_visible (GTK_WIDGET (self->words_toggle), words);
+  /* A per-word gate (CA-BSFE) or one per position (CA-ATT, CA-RNN). */
+  if (words)
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->words_toggle),
+                                 caml_run_words_per_position (self->run)
+                                 ? "Texts shaded by the gate χ at each word, and the words "
+                                   "ranked by their mean χ (light: χ → 1, context-free)"
+                                 : "The most and least context-free words by their gate χ̃ "
+                                   "(light: χ̃ → 1, the word is replaced by the shared v0)");
   gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), self->has_parts || words);
   if ((g_str_equal (page, "parts") && !self->has_parts)
       || (g_str_equal (page, "words") && !words
