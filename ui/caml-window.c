@@ -135,6 +135,7 @@ struct _CamlWindow {
   guint           saved_serial;  /* the run (run_serial) whose weights were saved … */
   long            saved_step;    /* … at this step, or -1 */
   struct SetAside *set_aside;    /* the trained weights of the run a new one replaced */
+  guint           set_aside_serial; /* counts them: a save compares serials, not pointers */
   gboolean        set_aside_shown; /* the banner is about them */
   Pending         pending;       /* what to do when the run being built arrives */
   char           *pending_weights; /* weights file asked for, not yet in an installed run */
@@ -598,6 +599,7 @@ typedef struct SetAside {
   float          *w;
   size_t          n_weights;
   long            step;
+  guint           serial;
 } SetAside;
 
 static void
@@ -630,6 +632,7 @@ set_aside_run (CamlWindow *self)
   self->set_aside->w = w;
   self->set_aside->n_weights = caml_run_get_n_weights (self->run);
   self->set_aside->step = p.step;
+  self->set_aside->serial = ++self->set_aside_serial;
   show_set_aside (self);
 }
 
@@ -3482,7 +3485,7 @@ typedef struct {
   size_t          n_weights;
   guint           run_serial;  /* the run whose weights these are … */
   long            step;        /* … at this step */
-  SetAside       *set_aside;   /* or the set-aside weights (not owned: compared only) */
+  guint           set_aside;   /* or the set-aside weights with this serial (0: not) */
   char           *path;
   GApplication   *app;       /* held while the job runs */
   char           *error;
@@ -3562,12 +3565,13 @@ on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
         caml_window_show_error (self, job->error);
       else
         {
-          if (job->kind == WRITE_WEIGHTS && job->set_aside == NULL)
+          if (job->kind == WRITE_WEIGHTS && job->set_aside == 0)
             {
               self->saved_serial = job->run_serial;
               self->saved_step = job->step;
             }
-          else if (job->kind == WRITE_WEIGHTS && job->set_aside == self->set_aside)
+          else if (job->kind == WRITE_WEIGHTS && self->set_aside != NULL
+                   && job->set_aside == self->set_aside->serial)
             {
               /* Saved: they need no keeping, and the banner goes. */
               g_clear_pointer (&self->set_aside, set_aside_free);
@@ -3605,7 +3609,7 @@ start_write_from (CamlWindow *self, WriteKind kind, const char *path, SetAside *
       job->data = caml_run_data_ref (set_aside->data);
       job->w = g_memdup2 (set_aside->w, set_aside->n_weights * sizeof (float));
       job->n_weights = set_aside->n_weights;
-      job->set_aside = set_aside;
+      job->set_aside = set_aside->serial;
     }
   else
     {
