@@ -258,32 +258,33 @@ write_idx (const char *dir, const char *name, int n, gboolean images)
   return path;
 }
 
-static void
-test_sigma_run (void **state)
+/* A CA-CNN experiment on n synthetic IDX images (train and test) written
+ * into dir, with the optimizer given as JSON; paths[4] receive the files. */
+static CamlExperiment *
+sigma_experiment (const char *dir, int n, const char *optimizer, char *paths[4])
 {
-  char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
-  char *paths[4] = {
-    write_idx (dir, "train-images", 128, TRUE), write_idx (dir, "train-labels", 128, FALSE),
-    write_idx (dir, "test-images", 128, TRUE), write_idx (dir, "test-labels", 128, FALSE),
-  };
-  char *doc = g_strdup_printf (
+  paths[0] = write_idx (dir, "train-images", n, TRUE);
+  paths[1] = write_idx (dir, "train-labels", n, FALSE);
+  paths[2] = write_idx (dir, "test-images", n, TRUE);
+  paths[3] = write_idx (dir, "test-labels", n, FALSE);
+  g_autofree char *doc = g_strdup_printf (
     "{ \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
     "                         \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
     "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
     "               { \"layer\": \"flatten\" }, { \"layer\": \"dense\", \"units\": 10 } ],"
-    "  \"loss\": \"softmax_cross_entropy\","
-    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.05 },"
+    "  \"loss\": \"softmax_cross_entropy\", \"optimizer\": %s,"
     "  \"training\": { \"steps\": 100, \"batch_size\": 16, \"eval_every\": 50 } }",
-    paths[0], paths[1], paths[2], paths[3]);
+    paths[0], paths[1], paths[2], paths[3], optimizer);
   GError *error = NULL;
   CamlExperiment *exp = caml_experiment_load_data (doc, -1, "sigma", &error);
   if (exp == NULL)
     fail_msg ("%s", error->message);
+  return exp;
+}
 
-  Window w = { 0 };
-  run_with_window (exp, &w, dir);
-  assert_true (w.sigma_seen >= 1);
-
+static void
+remove_files (char *dir, char *paths[4])
+{
   for (int i = 0; i < 4; i++)
     {
       g_unlink (paths[i]);
@@ -291,7 +292,19 @@ test_sigma_run (void **state)
     }
   g_rmdir (dir);
   g_free (dir);
-  g_free (doc);
+}
+
+static void
+test_sigma_run (void **state)
+{
+  char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
+  char *paths[4];
+  CamlExperiment *exp = sigma_experiment (dir, 128, "{ \"type\": \"adagrad\", \"lr\": 0.05 }",
+                                          paths);
+  Window w = { 0 };
+  run_with_window (exp, &w, dir);
+  assert_true (w.sigma_seen >= 1);
+  remove_files (dir, paths);
   caml_experiment_free (exp);
 }
 
@@ -303,23 +316,10 @@ static void
 test_sigma_divergence (void **state)
 {
   char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
-  char *paths[4] = {
-    write_idx (dir, "train-images", 64, TRUE), write_idx (dir, "train-labels", 64, FALSE),
-    write_idx (dir, "test-images", 64, TRUE), write_idx (dir, "test-labels", 64, FALSE),
-  };
-  char *doc = g_strdup_printf (
-    "{ \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
-    "                         \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
-    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
-    "               { \"layer\": \"flatten\" }, { \"layer\": \"dense\", \"units\": 10 } ],"
-    "  \"loss\": \"softmax_cross_entropy\","
-    "  \"optimizer\": { \"type\": \"sgd\", \"lr\": 1e12 },"
-    "  \"training\": { \"steps\": 100, \"batch_size\": 16, \"eval_every\": 50 } }",
-    paths[0], paths[1], paths[2], paths[3]);
+  char *paths[4];
+  CamlExperiment *exp = sigma_experiment (dir, 64, "{ \"type\": \"sgd\", \"lr\": 1e12 }",
+                                          paths);
   GError *error = NULL;
-  CamlExperiment *exp = caml_experiment_load_data (doc, -1, "sigma-diverged", &error);
-  if (exp == NULL)
-    fail_msg ("%s", error->message);
   CamlRunData *data = caml_run_data_load (exp, &error);
   if (data == NULL)
     fail_msg ("%s", error->message);
@@ -355,14 +355,7 @@ test_sigma_divergence (void **state)
     ;
   caml_run_free (w.run);
   g_main_context_unref (w.context);
-  for (int i = 0; i < 4; i++)
-    {
-      g_unlink (paths[i]);
-      g_free (paths[i]);
-    }
-  g_rmdir (dir);
-  g_free (dir);
-  g_free (doc);
+  remove_files (dir, paths);
   caml_experiment_free (exp);
 }
 

@@ -131,20 +131,20 @@ draw_hint (cairo_t *cr, const Scene *scene, const char *hint, const CamlPlotRect
   cairo_show_text (cr, hint);
 }
 
-static void
-draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
-{
-  CamlPlotView *self = user_data;
-  draw_scene (self->scene, cr, width, height, &self->frame);
-  draw_hint (cr, self->scene, self->hint, &self->frame, width, height);
-}
-
 /* For a file: the plot without the window's hint ("hover to read values"). */
 static void
 draw_plot_for_file (cairo_t *cr, double width, double height, gpointer user_data)
 {
   CamlPlotView *self = user_data;
   draw_scene (self->scene, cr, width, height, &self->frame);
+}
+
+static void
+draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  CamlPlotView *self = user_data;
+  draw_plot_for_file (cr, width, height, self);
+  draw_hint (cr, self->scene, self->hint, &self->frame, width, height);
 }
 
 static gboolean
