@@ -906,6 +906,19 @@ void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc 
  * moment estimates are kept). caml_trainer_stop after the failure makes it
  * final. */
 gboolean caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error);
+/* More steps for a run: total_steps in all, more than it has done. Not
+ * started, under way or paused, it simply ends later. Finished or stopped,
+ * it starts again (paused with start_paused) and goes on where it ended:
+ * the weights, the optimizer's state (accumulators, moments, the em_steps
+ * phase), the batch order, the step count, losses and rows all continue, so
+ * that without weight averaging the run is the one that was asked for
+ * total_steps from the start (a test checks it bit for bit; it only has one
+ * more evaluation row, at the old end). With training.average_decay a
+ * finished run holds the averaged weights: it goes on from those, and
+ * averages afresh. A failed run is refused (caml_trainer_start continues
+ * it), as is one still stopping. */
+gboolean caml_trainer_extend (CamlTrainer *trainer, long total_steps, gboolean start_paused,
+                              GError **error);
 void     caml_trainer_pause (CamlTrainer *trainer);
 void     caml_trainer_resume (CamlTrainer *trainer);
 /* While paused: run exactly one step, then pause again. */

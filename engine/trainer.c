@@ -1219,11 +1219,34 @@ trainer_can_restart_locked (CamlTrainer *trainer)
          && !trainer->stop_requested;
 }
 
+/* Starts the thread on a trainer no thread uses (never started, or its
+ * thread joined), allocating what the run needs first. Called with the lock
+ * held; on failure the trainer is as it was. */
+static gboolean
+trainer_launch_locked (CamlTrainer *trainer, gboolean start_paused, GError **error)
+{
+  if (!trainer_reserve (trainer, error) || !trainer_alloc (trainer, error))
+    return FALSE;
+  CamlTrainerState before = trainer->state;
+  gboolean was_done = trainer->done;
+  trainer->done = FALSE;
+  trainer->step_budget = 0;
+  trainer->state = start_paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
+  GThread *thread = g_thread_try_new ("caml-trainer", trainer_thread, trainer, error);
+  if (thread == NULL)
+    {
+      trainer->state = before;
+      trainer->done = was_done;
+      return FALSE;
+    }
+  trainer->thread = thread;
+  trainer->loop_thread = thread;
+  return TRUE;
+}
+
 gboolean
 caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
 {
-  GThread *thread;
-
   if (!trainer_check (trainer, error))
     return FALSE;
 
@@ -1248,33 +1271,76 @@ caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error)
                    : "the trainer has already run; create a new one");
       return FALSE;
     }
-  /* No thread uses the model now: never started, or the failed one joined. */
-  if (!trainer_reserve (trainer, error) || !trainer_alloc (trainer, error))
-    {
-      g_mutex_unlock (&trainer->lock);
-      return FALSE;
-    }
-  if (again)
+  gboolean ok = trainer_launch_locked (trainer, start_paused, error);
+  if (ok && again)
     {
       g_clear_error (&trainer->error);
       trainer->diverged = FALSE;
-      trainer->done = FALSE;
-      trainer->step_budget = 0;
     }
-  CamlTrainerState before = trainer->state;
-  trainer->state = start_paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
-  thread = g_thread_try_new ("caml-trainer", trainer_thread, trainer, error);
-  if (thread == NULL)
+  g_mutex_unlock (&trainer->lock);
+  return ok;
+}
+
+gboolean
+caml_trainer_extend (CamlTrainer *trainer, long total_steps, gboolean start_paused,
+                     GError **error)
+{
+  if (!trainer_check (trainer, error))
+    return FALSE;
+
+  g_mutex_lock (&trainer->lock);
+  const char *refused = trainer->state == CAML_TRAINER_FAILED
+                        ? "the run diverged: started again, it goes on from its last good "
+                          "weights"
+                        : trainer->stop_requested && !trainer->done ? "the run is stopping"
+                        : NULL;
+  if (refused != NULL || total_steps <= trainer->step)
     {
-      trainer->state = before;
-      trainer->done = before != CAML_TRAINER_IDLE;
+      if (refused != NULL)
+        g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID, refused);
+      else
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                     "the run has done %ld step%s already: %ld in all would add none",
+                     trainer->step, trainer->step == 1 ? "" : "s", total_steps);
       g_mutex_unlock (&trainer->lock);
       return FALSE;
     }
-  trainer->thread = thread;
-  trainer->loop_thread = thread;
+  if (!trainer->done)
+    {
+      /* Not started, or under way or paused: the loop reads the end at
+       * every step. */
+      trainer->total_steps = total_steps;
+      g_mutex_unlock (&trainer->lock);
+      return TRUE;
+    }
+  /* Finished or stopped (stop_requested is cleared by nobody else while
+   * done): the thread has ended or is ending — join it first. */
+  GThread *old = g_steal_pointer (&trainer->thread);
+  if (old != NULL)
+    {
+      g_mutex_unlock (&trainer->lock);
+      g_thread_join (old);
+      g_mutex_lock (&trainer->lock);
+    }
+  if (trainer->thread != NULL || !trainer->done || trainer->state == CAML_TRAINER_FAILED)
+    {
+      /* another caller extended or started it meanwhile */
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "the run was started again meanwhile");
+      g_mutex_unlock (&trainer->lock);
+      return FALSE;
+    }
+  long before = trainer->total_steps;
+  gboolean stopped = trainer->stop_requested;
+  trainer->total_steps = total_steps;
+  trainer->stop_requested = FALSE;
+  gboolean ok = trainer_launch_locked (trainer, start_paused, error);
+  if (!ok)
+    {
+      trainer->total_steps = before;
+      trainer->stop_requested = stopped;
+    }
   g_mutex_unlock (&trainer->lock);
-  return TRUE;
+  return ok;
 }
 
 void

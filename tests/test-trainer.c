@@ -1,5 +1,5 @@
 /* test-trainer.c — the training thread: a run to completion, pause and single
- * steps, prompt stop, free while running, determinism, divergence, live
+ * steps, prompt stop, free while running, determinism, extension, divergence, live
  * learning-rate changes, progress callbacks, caml_trainer_with_model and
  * caml_evaluate. Experiments are built in code so that this file depends on
  * the engine's model, loss, optimizer and data only. */
@@ -1669,6 +1669,176 @@ test_average_matches_definition (void **state)
     }
 }
 
+/* Trains exp->steps steps from w0 as one run and as a run of `first` steps
+ * extended (caml_trainer_extend, paused, then resumed) to the same end: the
+ * losses and the weights are the same bit for bit, and so are the
+ * evaluations both made. */
+static void
+check_extension (CamlExperiment *exp, CamlModel *model, const float *w0,
+                 const CamlDataset *train, const CamlDataset *test, int first)
+{
+  size_t bytes = model->n_weights * sizeof (float);
+  float *w_ref = g_new (float, model->n_weights), *w_ext = g_new (float, model->n_weights);
+  int total = exp->steps, n_ref_rows = 0, n_rows = 0;
+  long n_ref = 0, n = 0;
+  GError *error = NULL;
+  CamlTrainerState state;
+
+  memcpy (model->w, w0, bytes);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  float *ref = caml_trainer_copy_losses (trainer, &n_ref);
+  CamlEvalRow *ref_rows = caml_trainer_copy_rows (trainer, &n_ref_rows);
+  memcpy (w_ref, model->w, bytes);
+  caml_trainer_free (trainer);
+
+  memcpy (model->w, w0, bytes);
+  exp->steps = first;
+  trainer = caml_trainer_new (exp, model, train, test);   /* copies the steps */
+  exp->steps = total;
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+
+  /* no steps added: refused, and the run stays as it was */
+  assert_false (caml_trainer_extend (trainer, first, FALSE, &error));
+  assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
+  char *want = g_strdup_printf ("the run has done %d steps already: %d in all would add none",
+                                first, first);
+  assert_string_equal (error->message, want);
+  g_free (want);
+  g_clear_error (&error);
+  assert_int_equal (current_step (trainer, &state), first);
+  assert_int_equal (state, CAML_TRAINER_FINISHED);
+
+  assert_true (caml_trainer_extend (trainer, total, TRUE, &error));
+  assert_null (error);
+  assert_int_equal (current_step (trainer, &state), first);
+  assert_int_equal (state, CAML_TRAINER_PAUSED);
+  caml_trainer_resume (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  CamlProgress p;
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.step, total);
+  assert_int_equal (p.total_steps, total);
+
+  float *ext = caml_trainer_copy_losses (trainer, &n);
+  assert_int_equal (n, n_ref);
+  assert_memory_equal (ext, ref, (size_t) n * sizeof (float));
+  caml_trainer_with_model (trainer, copy_weights_cb, w_ext);
+  assert_memory_equal (w_ext, w_ref, bytes);
+
+  /* every evaluation of the single run, at the same step with the same
+   * figures; the extended run has one more, at its old end */
+  CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+  int matched = 0;
+  for (int i = 0; i < n_ref_rows; i++)
+    for (int j = 0; j < n_rows; j++)
+      if (rows[j].step == ref_rows[i].step)
+        {
+          assert_true (rows[j].test_loss == ref_rows[i].test_loss);
+          assert_true (rows[j].test_metric == ref_rows[i].test_metric
+                       || (isnan (rows[j].test_metric) && isnan (ref_rows[i].test_metric)));
+          matched++;
+        }
+  assert_int_equal (matched, n_ref_rows);
+  gboolean at_first = FALSE;
+  for (int j = 0; j < n_rows; j++)
+    at_first |= rows[j].step == first;
+  assert_true (at_first);
+
+  g_free (rows);
+  g_free (ref_rows);
+  g_free (ext);
+  g_free (ref);
+  g_free (w_ref);
+  g_free (w_ext);
+  caml_trainer_free (trainer);
+}
+
+/* caml_trainer_extend: a finished run goes on as the longer run would have
+ * (Adam's moments on an MLP; Adagrad's sparse rows and the em_steps phase on
+ * CA-BSFE); a stopped one goes on too; a paused or idle one simply ends
+ * later; a failed one is refused. */
+static void
+test_extend (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  GError *error = NULL;
+  CamlTrainerState end;
+
+  /* Adam, minibatches of 8 in a shuffled order, an evaluation every 100 */
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 500, 8, 100, 7);
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  CamlModel *model = make_mlp (5, 3);
+  float *w0 = g_memdup2 (model->w, model->n_weights * sizeof (float));
+  check_extension (exp, model, w0, train, test, 170);
+  check_extension (exp, model, w0, train, test, 200);
+
+  /* stopped part way: goes on from the step it stopped at */
+  exp->steps = 1000000;
+  memcpy (model->w, w0, model->n_weights * sizeof (float));
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  wait_for_step (trainer, 20);
+  caml_trainer_stop (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_STOPPED);
+  long stopped_at = current_step (trainer, NULL);
+  assert_true (caml_trainer_extend (trainer, stopped_at + 30, FALSE, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_int_equal (current_step (trainer, NULL), stopped_at + 30);
+  caml_trainer_free (trainer);
+
+  /* paused at its start, and never started: the end moves */
+  exp->steps = 10;
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_extend (trainer, 15, FALSE, NULL));
+  assert_true (caml_trainer_start (trainer, TRUE, NULL));
+  assert_true (caml_trainer_extend (trainer, 40, FALSE, NULL));
+  caml_trainer_resume (trainer);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_int_equal (current_step (trainer, NULL), 40);
+  caml_trainer_free (trainer);
+
+  /* diverged: refused (started again, it goes on from its last good weights) */
+  exp->optimizer.lr = 1e30;
+  exp->optimizer.kind = CAML_OPTIM_SGD;
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  long failed_at = current_step (trainer, &end);
+  assert_false (caml_trainer_extend (trainer, 1000, FALSE, &error));
+  assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
+  assert_non_null (strstr (error->message, "diverged"));
+  g_clear_error (&error);
+  assert_int_equal (current_step (trainer, &end), failed_at);
+  assert_int_equal (end, CAML_TRAINER_FAILED);
+  caml_trainer_free (trainer);
+
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (w0);
+  g_free (exp);
+
+  /* Adagrad on CA-BSFE, one text a step, em_steps 3: the sparse rows'
+   * accumulators and the phase of the block-coordinate schedule go on */
+  caml_data_rnn_sanity (&train, &test);
+  exp = make_experiment (CAML_OPTIM_ADAGRAD, 0.1, 60, 1, 7, 11);
+  exp->loss = CAML_LOSS_SIGMOID_XENT;
+  exp->optimizer.em_steps = 3;
+  model = make_bsfe_model (train);
+  w0 = g_memdup2 (model->w, model->n_weights * sizeof (float));
+  check_extension (exp, model, w0, train, test, 22);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  g_free (w0);
+  g_free (exp);
+}
+
 typedef struct {
   CamlTrainer       *trainer;
   const CamlDataset *test;
@@ -1747,6 +1917,7 @@ main (void)
     cmocka_unit_test (test_free_while_running),
     cmocka_unit_test (test_start_stop_cycles),
     cmocka_unit_test (test_determinism),
+    cmocka_unit_test (test_extend),
     cmocka_unit_test (test_divergence_and_resume),
     cmocka_unit_test (test_divergence_average_resume),
     cmocka_unit_test (test_divergence_kinds),
