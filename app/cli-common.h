@@ -36,19 +36,28 @@ char *caml_cli_safe_name (const char *name);
 gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
                                        int kernel, int depth, GError **error);
 
-/* Loads the data, builds the model, trains with progress and writes every
- * result into out_dir, all or nothing (see `caml train --help`). A first
- * Ctrl+C (SIGINT or SIGTERM) stops the run, which is saved; a second ends
- * the process at once with status 130, out_dir as it was. Returns an exit
- * status;
- * problems go to stderr (those of building and starting named by source,
- * caml_cli_name_experiment), and when the status is not 0 and failure is not
- * NULL, *failure (free it) is the first of them (NULL when there was none,
- * as for an interrupted run). */
-int caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *source,
-                             const char *out_dir, const char *sigma_steps,
-                             gboolean sigma_stretch, gboolean quiet,
-                             gboolean plain, char **failure);
+/* How caml_cli_run_experiment runs and reports. */
+typedef struct {
+  const char *preset;        /* the preset's name, or NULL (summary.json) */
+  const char *source;        /* where the experiment came from, for messages */
+  const char *out_dir;
+  const char *sigma_steps;   /* "--sigma-steps" list ("1000,last") */
+  const char *init_weights;  /* start from this weights file, or NULL: the seed's */
+  gboolean    sigma_stretch;
+  gboolean    quiet;
+  gboolean    plain;         /* no progress bar, even on a terminal */
+} CamlCliRun;
+
+/* Loads the data, builds the model (with run->init_weights, loads them into
+ * it), trains with progress and writes every result into run->out_dir, all
+ * or nothing (see `caml train --help`). A first Ctrl+C (SIGINT or SIGTERM)
+ * stops the run, which is saved; a second ends the process at once with
+ * status 130, out_dir as it was. Returns an exit status; problems go to
+ * stderr (those of building and starting named by run->source,
+ * caml_cli_name_experiment), and when the status is not 0 and failure is
+ * not NULL, *failure (free it) is the first of them (NULL when there was
+ * none, as for an interrupted run). */
+int caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *run, char **failure);
 
 /* key: value in a JSON object being built; JSON has no inf or nan, so a
  * figure that is not finite (not measured) is null. */

@@ -586,8 +586,9 @@ caml_cli_sweep (int argc, char **argv)
           g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, model_name (&r));
           if (remove_old_summary (dir, &error))
             {
-              r.status = caml_cli_run_experiment (which, preset, source, dir, "last", FALSE, TRUE,
-                                                  TRUE, &r.error);
+              CamlCliRun how = { .preset = preset, .source = source, .out_dir = dir,
+                                 .sigma_steps = "last", .quiet = TRUE, .plain = TRUE };
+              r.status = caml_cli_run_experiment (which, &how, &r.error);
               read_summary (dir, &classification, &r);
             }
           else

@@ -142,7 +142,7 @@ stop_listening (Run *run, guint sigint, guint sigterm)
 
 static gboolean
 write_summary (const char *path, const char *preset, const CamlExperiment *exp,
-               const CamlProgress *p, const CamlEvalRow *last, double train_loss,
+               const char *init_weights, const CamlProgress *p, const CamlEvalRow *last, double train_loss,
                double train_metric,
                gboolean classification, double sigma_auc, gboolean sigma_high_on_fg,
                const CamlSigmaSource *sigma_source, const char *error_message, const CamlDivergence *divergence, GError **error)
@@ -158,6 +158,12 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   json_builder_add_string_value (b, exp->name ? exp->name : "");
   json_builder_set_member_name (b, "seed");
   json_builder_add_int_value (b, (gint64) exp->seed);
+  /* the weights file the run started from (`caml train --init-weights`) */
+  json_builder_set_member_name (b, "init_weights");
+  if (init_weights)
+    json_builder_add_string_value (b, init_weights);
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "steps");
   json_builder_add_int_value (b, p->step);
   json_builder_set_member_name (b, "state");
@@ -585,7 +591,7 @@ print_ended (const CamlProgress *p)
  * failed-loss.png. */
 static void
 report_nothing_kept (const char *out_dir, const char *preset, const CamlExperiment *exp,
-                     const CamlProgress *p, const GError *run_error,
+                     const char *init_weights, const CamlProgress *p, const GError *run_error,
                      const CamlDivergence *divergence, const float *losses, long n_losses,
                      gboolean classification, const char *evaluated_on, const char *title,
                      Problems *problems)
@@ -595,7 +601,7 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
   g_autofree char *loss_path = g_build_filename (out_dir, "failed-loss.png", NULL);
   g_autofree char *loss_title = g_strdup_printf ("%s: failed", title);
   /* no figures: the untrained weights are not what anyone asked for */
-  gboolean ok = kept (problems, write_summary (summary_path, preset, exp, p, NULL, NAN, NAN,
+  gboolean ok = kept (problems, write_summary (summary_path, preset, exp, init_weights, p, NULL, NAN, NAN,
                                                classification, NAN, FALSE, NULL,
                                                run_error ? run_error->message : NULL,
                                                divergence, &error), &error);
@@ -632,6 +638,7 @@ typedef struct {
   const char           *evaluated_on;
   const char           *title;
   gboolean              sigma_stretch;
+  const char           *init_weights;  /* the weights the run started from, or NULL */
   const char           *dir;       /* the staging directory */
   const char           *out_dir;   /* where its files go */
   Problems             *problems;
@@ -756,7 +763,7 @@ save_results (gpointer user_data)
   ok &= written (s, caml_experiment_save_file (exp, exp_path, &error), &error);
   ok &= written (s, caml_report_write_metrics (metrics_path, s->rows, s->n_rows,
                                                s->classification, &error), &error);
-  ok &= written (s, write_summary (summary_path, s->preset, exp, &s->p, last,
+  ok &= written (s, write_summary (summary_path, s->preset, exp, s->init_weights, &s->p, last,
                                    s->train_loss, s->train_metric, s->classification,
                                    s->sigma_auc, s->sigma_high_on_fg, source,
                                    s->run_error ? s->run_error->message : NULL,
@@ -784,12 +791,12 @@ save_results (gpointer user_data)
 /* Trains model in a background thread while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
-run_and_report (CamlExperiment *exp, const char *preset, const char *source,
-                const char *out_dir, CamlModel *model, const CamlDataset *train, const CamlDataset *test,
-                long *sigma_steps, int n_sigma_steps, gboolean sigma_stretch,
-                gboolean quiet, gboolean plain,
-                Problems *problems)
+run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
+                const CamlDataset *train, const CamlDataset *test,
+                long *sigma_steps, int n_sigma_steps, Problems *problems)
 {
+  const char *preset = how->preset, *source = how->source, *out_dir = how->out_dir;
+  gboolean quiet = how->quiet;
   g_autoptr (GError) error = NULL;
   CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   Recorder rec = {
@@ -802,7 +809,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
   Run run = {
     .trainer = trainer,
     .loop = g_main_loop_new (NULL, FALSE),
-    .tty = isatty (STDERR_FILENO) && !plain,
+    .tty = isatty (STDERR_FILENO) && !how->plain,
     .quiet = quiet,
     .evaluated_on = caml_report_evaluated_on (exp),
   };
@@ -815,7 +822,10 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
                train->n, test->n,
                exp->data.validation_fraction > 0
                ? "validation samples held out of the training set" : "test samples");
-      if (model->n_word_vectors > 0)
+      if (how->init_weights != NULL)
+        g_print ("starting from the weights in %s (the optimizer's state starts afresh)\n",
+                 how->init_weights);
+      else if (model->n_word_vectors > 0)
         {
           g_autofree char *path = g_str_equal (exp->data.embeddings, "wink")
                                   ? caml_embeddings_wink_path ()
@@ -870,7 +880,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
       stop_listening (&run, sigint, sigterm);
-      report_nothing_kept (out_dir, preset, exp, &p, run_error, diverged ? &divergence : NULL,
+      report_nothing_kept (out_dir, preset, exp, how->init_weights, &p, run_error, diverged ? &divergence : NULL,
                            plotted ? plotted : losses, n_plotted, classification,
                            run.evaluated_on, title, problems);
       return 1;
@@ -906,7 +916,8 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
     .plotted = plotted ? plotted : losses, .n_plotted = n_plotted,
     .divergence = diverged ? &divergence : NULL, .run_error = run_error,
     .classification = classification, .evaluated_on = run.evaluated_on, .title = title,
-    .sigma_stretch = sigma_stretch, .dir = staging, .out_dir = out_dir, .problems = problems, .loop = run.loop,
+    .sigma_stretch = how->sigma_stretch, .init_weights = how->init_weights,
+    .dir = staging, .out_dir = out_dir, .problems = problems, .loop = run.loop,
     .p = p, .rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1),
     .n_rows = n_rows, .drawn = g_string_new (NULL),
   };
@@ -956,10 +967,7 @@ run_and_report (CamlExperiment *exp, const char *preset, const char *source,
 }
 
 int
-caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *source,
-                         const char *out_dir, const char *sigma_steps,
-                         gboolean sigma_stretch, gboolean quiet, gboolean plain,
-                         char **failure)
+caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **failure)
 {
   g_autoptr (GError) error = NULL;
   Problems problems = { NULL };
@@ -968,7 +976,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *so
   g_autofree long *steps = NULL;
   int n_steps = 0;
   /* Everything that can be refused is, before the output directory is made. */
-  if (!parse_steps_list (sigma_steps, exp->steps, &steps, &n_steps, &error))
+  if (!parse_steps_list (how->sigma_steps, exp->steps, &steps, &n_steps, &error))
     {
       g_printerr ("%s: %s\n", g_get_prgname (), error->message);
       if (failure != NULL)
@@ -979,14 +987,21 @@ caml_cli_run_experiment (CamlExperiment *exp, const char *preset, const char *so
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       || !(model = caml_experiment_build_model_for (exp, train, &error)))
     {
-      caml_cli_name_experiment (&error, source);
+      caml_cli_name_experiment (&error, how->source);
       problem (&problems, error->message);
     }
-  else if (!caml_cli_ensure_dir (out_dir, &error))
+  /* the file's weights in place of the seed's (and of pre-trained word
+   * vectors): the model and the vocabulary must be the ones they were
+   * trained with, which the file records */
+  else if (how->init_weights != NULL && !caml_weights_load (model, how->init_weights, &error))
+    {
+      g_prefix_error (&error, "--init-weights: ");
+      problem (&problems, error->message);
+    }
+  else if (!caml_cli_ensure_dir (how->out_dir, &error))
     problem (&problems, error->message);
   else
-    status = run_and_report (exp, preset, source, out_dir, model, train, test, steps,
-                             n_steps, sigma_stretch, quiet, plain, &problems);
+    status = run_and_report (exp, how, model, train, test, steps, n_steps, &problems);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);
@@ -1004,11 +1019,15 @@ caml_cli_train (int argc, char **argv)
   gint64 seed = UNSET, steps = UNSET;
   int kernel = 0, depth = 0;
   double validation = -1;
+  g_autofree char *init_weights = NULL;
   gboolean quiet = FALSE, plain = FALSE, sigma_stretch = FALSE;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
       "Train the built-in experiment NAME (see `caml presets`)", "NAME" },
+    { "init-weights", 'w', 0, G_OPTION_ARG_FILENAME, &init_weights,
+      "Start from these weights (a model.weights of the same model and data) instead "
+      "of the seed's", "FILE" },
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
       "Seed for initial weights, data split and batch order (default: the file's)", "N" },
     { "steps", 'n', 0, G_OPTION_ARG_INT64, &steps,
@@ -1099,6 +1118,13 @@ caml_cli_train (int argc, char **argv)
     "                   training (docs/text-classification.md)\n"
     "  words.png        the same two lists as bars\n"
     "\n"
+    "--init-weights FILE starts from saved weights (a run's model.weights,\n"
+    "or the workbench's) instead of the seed's: the model and, for text, the\n"
+    "vocabulary must be those they were trained with, else nothing runs. The\n"
+    "optimizer's state (Adagrad's accumulators, Adam's moments, the em_steps\n"
+    "phase) and the step count start afresh; the seed still orders the\n"
+    "batches; summary.json names the file.\n"
+    "\n"
     "A run that diverges is rolled back to its last good weights and keeps\n"
     "them as above; one rolled back to step 0 has nothing to keep and leaves\n"
     "DIR as it was (an earlier run's results too), writing only\n"
@@ -1158,9 +1184,12 @@ caml_cli_train (int argc, char **argv)
       out_dir = g_strdup_printf ("runs/%s-seed%" G_GUINT64_FORMAT, name, exp->seed);
     }
 
-  int status = caml_cli_run_experiment (exp, preset, source, out_dir,
-                                        sigma_steps ? sigma_steps : "1000,last",
-                                        sigma_stretch, quiet, plain, NULL);
+  CamlCliRun how = {
+    .preset = preset, .source = source, .out_dir = out_dir,
+    .sigma_steps = sigma_steps ? sigma_steps : "1000,last", .init_weights = init_weights,
+    .sigma_stretch = sigma_stretch, .quiet = quiet, .plain = plain,
+  };
+  int status = caml_cli_run_experiment (exp, &how, NULL);
   caml_experiment_free (exp);
   return status;
 }
