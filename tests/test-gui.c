@@ -1534,8 +1534,9 @@ test_set_aside_weights (void **state)
   GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
   assert_false (enabled (win, "save-set-aside"));
 
-  /* Trained and saved at its last step: nothing to set aside. */
-  gtk_spin_button_set_value (steps, 40);
+  /* Trained and saved at its last step: nothing to set aside. (Fewer
+   * steps: more would make the run go on, test_extend_finished_run.) */
+  gtk_spin_button_set_value (steps, 60);
   assert_true (iterate_until (not_loading, win, 10));
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
@@ -1549,7 +1550,7 @@ test_set_aside_weights (void **state)
   /* Trained, not saved, then the step count changes: set aside. */
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
-  gtk_spin_button_set_value (steps, 60);
+  gtk_spin_button_set_value (steps, 40);
   assert_true (iterate_until (not_loading, win, 10));
   long step = 0;
   assert_true (caml_window_has_set_aside_weights (win, &step));
@@ -1581,7 +1582,7 @@ test_set_aside_weights (void **state)
   assert_true (iterate_until (run_ended, win, 60));
   activate (win, "train", NULL);
   assert_true (caml_window_has_set_aside_weights (win, &step));
-  assert_int_equal (step, 60);
+  assert_int_equal (step, 40);
   assert_true (iterate_until (run_ended, win, 60));
   activate (win, "drop-set-aside", NULL);
   assert_false (caml_window_has_set_aside_weights (win, NULL));
@@ -1937,6 +1938,94 @@ baseline_copied (gpointer data)
   long n = 0;
   caml_window_get_baseline_losses (CAML_WINDOW (data), &n);
   return n == caml_window_get_experiment (CAML_WINDOW (data))->steps;
+}
+
+static gboolean
+baseline_paused (gpointer data)
+{
+  CamlRun *base = caml_window_peek_baseline (CAML_WINDOW (data));
+  CamlProgress p;
+  if (base == NULL)
+    return FALSE;
+  caml_run_get_progress (base, &p);
+  return p.state == CAML_TRAINER_PAUSED;
+}
+
+/* Steps raised on a finished run: the run goes on from where it ended,
+ * paused (Train resumes it), with its optimizer's state and batch order —
+ * the losses are those of one run of that many steps, bit for bit — and
+ * its baseline goes on beside it. Nothing is set aside. Fewer steps than
+ * done start a new run; so does Reset. */
+static void
+test_extend_finished_run (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  activate (win, "compare-baseline", NULL);
+
+  /* One run of 70 steps, for reference. */
+  gtk_spin_button_set_value (steps, 70);
+  assert_true (iterate_until (not_loading, win, 10));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (baseline_ended, win, 60));
+  assert_true (iterate_until (baseline_copied, win, 10));
+  long n = 0, n_base = 0;
+  g_autofree float *whole = g_memdup2 (caml_window_get_losses (win, &n), 70 * sizeof (float));
+  assert_int_equal (n, 70);
+  g_autofree float *whole_base = g_memdup2 (caml_window_get_baseline_losses (win, &n_base),
+                                            70 * sizeof (float));
+  assert_int_equal (n_base, 70);
+
+  /* 40 steps (a new run: fewer than done), then 70 */
+  gtk_spin_button_set_value (steps, 40);
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_IDLE);
+  activate (win, "drop-set-aside", NULL);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (baseline_ended, win, 60));
+  assert_true (iterate_until (baseline_copied, win, 10));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  gtk_spin_button_set_value (steps, 70);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+  assert_false (caml_window_has_set_aside_weights (win, NULL));
+  assert_true (caml_window_is_modified (win));
+  assert_int_equal (caml_window_get_experiment (win)->steps, 70);
+  assert_non_null (strstr (caml_window_get_last_notice (win), "goes on from step 40: Resume"));
+  CamlProgress p;
+  caml_run_get_progress (caml_window_peek_run (win), &p);
+  assert_int_equal (p.step, 40);
+  assert_int_equal (p.total_steps, 70);
+  assert_int_equal (caml_run_get_experiment (caml_window_peek_run (win))->steps, 70);
+  caml_window_get_losses (win, &n);
+  assert_int_equal (n, 40);
+  assert_true (iterate_until (baseline_paused, win, 10));
+  assert_false (gtk_widget_get_sensitive (GTK_WIDGET (steps)));   /* a paused run's */
+
+  activate (win, "train", NULL);   /* resumes both */
+  assert_true (iterate_until (baseline_ended, win, 60));
+  assert_true (iterate_until (baseline_copied, win, 10));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  const float *losses = caml_window_get_losses (win, &n);
+  assert_int_equal (n, 70);
+  assert_memory_equal (losses, whole, 70 * sizeof (float));
+  const float *base = caml_window_get_baseline_losses (win, &n_base);
+  assert_int_equal (n_base, 70);
+  assert_memory_equal (base, whole_base, 70 * sizeof (float));
+  int n_rows = 0;
+  const CamlEvalRow *rows = caml_window_get_rows (win, &n_rows);
+  assert_true (n_rows >= 2);
+  assert_int_equal (rows[n_rows - 1].step, 70);
+
+  /* Reset starts afresh (the trained weights set aside). */
+  activate (win, "reset", NULL);
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_IDLE);
+  assert_true (caml_window_has_set_aside_weights (win, NULL));
+  activate (win, "drop-set-aside", NULL);
+  activate (win, "compare-baseline", NULL);   /* off, for the tests after */
+  gtk_window_destroy (GTK_WINDOW (win));
 }
 
 static gboolean
@@ -3546,6 +3635,7 @@ main (void)
     cmocka_unit_test (test_plot_view_fast_scenes),
     cmocka_unit_test (test_focus_leaves_locked_field),
     cmocka_unit_test (test_set_aside_weights),
+    cmocka_unit_test (test_extend_finished_run),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_options_text),

@@ -1033,6 +1033,18 @@ caml_run_get_divergence (CamlRun *run, CamlDivergence *divergence)
   return TRUE;
 }
 
+gboolean
+caml_run_extend (CamlRun *run, int steps, GError **error)
+{
+  /* The current trainer's steps: those after the earlier trainers'. */
+  if (!caml_trainer_extend (run->trainer, steps - run->step_offset, TRUE, error))
+    return FALSE;
+  run->exp->steps = steps;
+  if (run->cont_exp != NULL)
+    run->cont_exp->steps = (int) (steps - run->step_offset);
+  return TRUE;
+}
+
 long
 caml_run_get_checkpoint_step (CamlRun *run)
 {

@@ -175,5 +175,11 @@ long     caml_run_get_checkpoint_step (CamlRun *run);
  * The new trainer's optimizer state, em_steps phase and batch order start
  * afresh. */
 gboolean caml_run_continue (CamlRun *run, double lr, GError **error);
+/* More steps for a run that finished or was stopped: `steps` in all, more
+ * than it has done. It goes on where it ended, paused (resume it), with
+ * its optimizer's state, batch order, history and samples
+ * (caml_trainer_extend); the run's experiment says `steps`. A run under
+ * way or paused simply ends later; one that diverged is refused. */
+gboolean caml_run_extend (CamlRun *run, int steps, GError **error);
 
 G_END_DECLS

@@ -2225,6 +2225,12 @@ caml_window_peek_run (CamlWindow *self)
   return self->run;
 }
 
+struct _CamlRun *
+caml_window_peek_baseline (CamlWindow *self)
+{
+  return self->baseline;
+}
+
 const char *
 caml_window_get_last_notice (CamlWindow *self)
 {
@@ -3903,6 +3909,34 @@ on_em_changed (GtkSpinButton *spin, CamlWindow *self)
                                     g_variant_new_int32 (gtk_spin_button_get_value_as_int (spin)));
 }
 
+/* Steps raised past where a finished or stopped run ended: the run goes on
+ * from there — paused, Train resumes it — with its optimizer's state, its
+ * curves, σ-maps and baseline, instead of starting afresh (Reset does that).
+ * FALSE when there is no such run (or it cannot go on): the caller starts
+ * a new one. */
+static gboolean
+extend_run (CamlWindow *self, int steps)
+{
+  g_autoptr (GError) error = NULL;
+  CamlProgress p;
+
+  if (self->run == NULL || !self->run_started)
+    return FALSE;
+  caml_run_get_progress (self->run, &p);
+  if ((p.state != CAML_TRAINER_FINISHED && p.state != CAML_TRAINER_STOPPED) || steps <= p.step
+      || !caml_run_extend (self->run, steps, &error))
+    return FALSE;
+  /* Its baseline goes on beside it (one that diverged stays where it ended). */
+  if (self->baseline != NULL)
+    caml_run_extend (self->baseline, steps, NULL);
+  mark_dirty (self);
+  update_from_run (self);
+  g_autofree char *message = g_strdup_printf ("The run goes on from step %ld: Resume (F5)",
+                                              p.step);
+  show_notice_full (self, message, FALSE);
+  return TRUE;
+}
+
 static void
 on_training_spin_changed (GtkSpinButton *spin, CamlWindow *self)
 {
@@ -3913,7 +3947,11 @@ on_training_spin_changed (GtkSpinButton *spin, CamlWindow *self)
   if (spin == self->batch_spin)
     self->exp->batch_size = v;
   else if (spin == self->steps_spin)
-    self->exp->steps = v;
+    {
+      self->exp->steps = v;
+      if (extend_run (self, v))
+        return;
+    }
   else if (spin == self->eval_spin)
     self->exp->eval_every = v;
   else if (spin == self->seed_spin)

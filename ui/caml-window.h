@@ -106,10 +106,12 @@ gboolean              caml_window_get_baseline_optimizer (CamlWindow *self, doub
                                                           int *em_steps);
 /* A baseline is being compared and its trainer has ended. */
 gboolean              caml_window_baseline_ended (CamlWindow *self);
+/* The current run and its baseline, or NULL (for tests: read them, do not
+ * keep them). */
+struct _CamlRun      *caml_window_peek_run (CamlWindow *self);
+struct _CamlRun      *caml_window_peek_baseline (CamlWindow *self);
 /* Throughput of the last run: steps per second of training time, and the
  * seconds the trainer thread spent sampling surfaces or σ-maps for the plots. */
-/* The current run, or NULL (for tests: read it, do not keep it). */
-struct _CamlRun      *caml_window_peek_run (CamlWindow *self);
 void                  caml_window_get_run_timing (CamlWindow *self, double *steps_per_second,
                                                   double *sample_seconds);
 
