@@ -1486,6 +1486,8 @@ test_sigma_maps (void **state)
    * gives, and is remembered; off again, the title is the plain one. */
   const char *title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
   assert_null (strstr (title, "stretched"));
+  /* … whose maps: the layer's index and type, as the CLI's grids say */
+  assert_non_null (strstr (title, "images | σ-maps of layer 0 (ca_cnn), step "));
   updates = caml_plot_view_get_update_count (sigma);
   g_action_group_change_action_state (G_ACTION_GROUP (win), "sigma-stretch",
                                       g_variant_new_boolean (TRUE));

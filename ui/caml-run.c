@@ -72,6 +72,7 @@ struct _CamlRun {
   gpointer      notify_data;
 
   int      sigma_layer;         /* layer with σ-maps, or -1 */
+  CamlSigmaSource sigma_source; /* … its type and, in a block, sublayer */
   gint     parts_layer;         /* atomic: CA-NN whose parts are sampled, or -1 */
   const CamlDataset *sigma_set; /* test set, else train set (borrowed from data) */
   int      words_layer;         /* layer with a gate over words (text data), or -1 */
@@ -514,6 +515,8 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_
   run->sigma_layer = data->train->x_shape.ndim == 3 && data->train->x_shape.dims[0] == 1
                      ? caml_report_sigma_layer (model) : -1;
   if (run->sigma_layer >= 0)
+    caml_report_sigma_source (model, run->sigma_layer, &run->sigma_source);
+  if (run->sigma_layer >= 0)
     caml_trainer_with_model (run->trainer, sample_sigma, run);   /* the untrained maps */
 
   run->n_words = data->train->vocab != NULL ? caml_vocab_size (data->train->vocab) : 0;
@@ -764,10 +767,10 @@ caml_run_has_sigma (CamlRun *run)
   return run->sigma_layer >= 0;
 }
 
-int
-caml_run_get_sigma_layer (CamlRun *run)
+const CamlSigmaSource *
+caml_run_get_sigma_source (CamlRun *run)
 {
-  return run->sigma_layer;
+  return run->sigma_layer >= 0 ? &run->sigma_source : NULL;
 }
 
 int

@@ -91,7 +91,8 @@ gboolean caml_run_put_parts (CamlRun *run, int layer, const float *free,
  * and the foreground/background AUC over the first 100 test images; at most
  * 200 kept (every other one is dropped when full). */
 gboolean caml_run_has_sigma (CamlRun *run);
-int      caml_run_get_sigma_layer (CamlRun *run);
+/* Whose σ-maps they are (layer, type, sublayer), or NULL without them. */
+const CamlSigmaSource *caml_run_get_sigma_source (CamlRun *run);
 /* Number of snapshots kept; *version changes whenever they change. */
 int      caml_run_get_sigma_count (CamlRun *run, guint64 *version);
 /* A copy of snapshot index (0 = oldest), or NULL. */

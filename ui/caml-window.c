@@ -902,18 +902,13 @@ rebuild_sigma_plots (CamlWindow *self, gboolean new_data)
           int count = MIN (snap->count, 32);
           CamlSigmaScale scale;
           g_autofree float *tiles = caml_sigma_tiles (snap, count, self->sigma_stretch, &scale);
-          g_autofree char *title = NULL;
-          if (scale.stretched)
-            {
-              g_autofree char *range = caml_sigma_scale_text (&scale);
-              title = g_strdup_printf ("images | σ-maps of layer %d, step %ld (%d/%d; %s)",
-                                       caml_run_get_sigma_layer (self->run), snap->step,
-                                       index + 1, n, range);
-            }
-          else
-            title = g_strdup_printf ("images | σ-maps of layer %d, step %ld (%d/%d)",
-                                     caml_run_get_sigma_layer (self->run), snap->step,
-                                     index + 1, n);
+          /* "layer 0 (ca_cnn)", or in a block "… sublayer 2 of 2", as the CLI's */
+          g_autofree char *of = caml_report_sigma_source_text (caml_run_get_sigma_source (self->run));
+          g_autofree char *range = scale.stretched ? caml_sigma_scale_text (&scale) : NULL;
+          g_autofree char *title = g_strdup_printf ("images | σ-maps of %s, step %ld (%d/%d%s%s)",
+                                                    of, snap->step, index + 1, n,
+                                                    range != NULL ? "; " : "",
+                                                    range != NULL ? range : "");
           CamlPlotTilesOptions opts = {
             .title = title, .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 8, .group = 2,
           };
