@@ -1313,8 +1313,10 @@ caml_trainer_extend (CamlTrainer *trainer, long total_steps, gboolean start_paus
       g_mutex_unlock (&trainer->lock);
       return TRUE;
     }
-  /* Finished or stopped (stop_requested is cleared by nobody else while
-   * done): the thread has ended or is ending — join it first. */
+  /* Finished or stopped: the thread has ended or is in its last progress
+   * report — join it first, so that its report and the new thread's do not
+   * overlap. (A caml_trainer_join on another thread that took the handle
+   * already would let them; the callers extend and join on one thread.) */
   GThread *old = g_steal_pointer (&trainer->thread);
   if (old != NULL)
     {
