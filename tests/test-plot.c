@@ -216,8 +216,8 @@ static void
 test_tick_labels (void **state)
 {
   assert_tick_label (0.001, 0.001, "0.001");
-  assert_tick_label (1e-5, 1e-5, "1e-05");
-  assert_tick_label (2.5e-5, 5e-6, "2.5e-05");
+  assert_tick_label (1e-5, 1e-5, "1e-5");
+  assert_tick_label (2.5e-5, 5e-6, "2.5e-5");
   assert_tick_label (2.5, 0.5, "2.5");
   assert_tick_label (1000.0, 200.0, "1000");
   assert_tick_label (0.1 * 3.0, 0.1, "0.3");
@@ -226,12 +226,57 @@ test_tick_labels (void **state)
   assert_tick_label (-1.5, 0.5, "-1.5");
   assert_tick_label (0.75, 0.25, "0.75");
   assert_tick_label (1000.1, 0.1, "1000.1");
+  assert_tick_label (1.2e6, 2e5, "1.2e6");
+  assert_tick_label (-3e-7, 1e-7, "-3e-7");
   /* log axes pass step 0 */
   assert_tick_label (1e-4, 0.0, "0.0001");
-  assert_tick_label (1e-5, 0.0, "1e-05");
-  assert_tick_label (1e6, 0.0, "1e+06");
+  assert_tick_label (1e-5, 0.0, "1e-5");
+  assert_tick_label (2e-5, 0.0, "2e-5");
+  assert_tick_label (1e6, 0.0, "1e6");
+  assert_tick_label (1e10, 0.0, "1e10");
   assert_tick_label (1000.0, 0.0, "1000");
+  assert_tick_label (1e4, 0.0, "10000");
+  assert_tick_label (5e5, 0.0, "500000");
+  assert_tick_label (2.5e-4, 0.0, "0.00025");
   assert_tick_label (0.5, 0.0, "0.5");
+}
+
+/* An axis's labels share one form: a run of 1,000,000 steps reads "0, 2e5,
+ * 4e5, 6e5, 8e5, 1e6", not "800000" beside "1e+06"; a log axis down to
+ * 1e-5 writes every decade with an exponent. */
+static void
+test_axis_tick_labels (void **state)
+{
+  CamlPlotAxis a;
+  char buf[64];
+  GString *all = g_string_new (NULL);
+
+  caml_plot_axis_linear (&a, 0.0, 1e6, 6);
+  for (int i = 0; i < a.n_ticks; i++)
+    {
+      caml_plot_axis_tick_label (&a, i, buf, sizeof buf);
+      g_string_append_printf (all, "%s%s", i > 0 ? " " : "", buf);
+    }
+  assert_string_equal (all->str, "0 2e5 4e5 6e5 8e5 1e6");
+
+  g_string_truncate (all, 0);
+  caml_plot_axis_linear (&a, 0.0, 5e5, 6);
+  for (int i = 0; i < a.n_ticks; i++)
+    {
+      caml_plot_axis_tick_label (&a, i, buf, sizeof buf);
+      g_string_append_printf (all, "%s%s", i > 0 ? " " : "", buf);
+    }
+  assert_string_equal (all->str, "0 100000 200000 300000 400000 500000");
+
+  g_string_truncate (all, 0);
+  caml_plot_axis_log (&a, 1e-5, 0.1, 8);
+  for (int i = 0; i < a.n_ticks; i++)
+    {
+      caml_plot_axis_tick_label (&a, i, buf, sizeof buf);
+      g_string_append_printf (all, "%s%s", i > 0 ? " " : "", buf);
+    }
+  assert_string_equal (all->str, "1e-5 1e-4 1e-3 1e-2 1e-1");
+  g_string_free (all, TRUE);
 }
 
 /* ---------------------------------------------------------- colours --- */
@@ -1441,6 +1486,7 @@ main (void)
     cmocka_unit_test (test_log_ticks),
     cmocka_unit_test (test_axis_map),
     cmocka_unit_test (test_tick_labels),
+    cmocka_unit_test (test_axis_tick_labels),
     cmocka_unit_test (test_colormap_endpoints),
     cmocka_unit_test (test_colormap_monotonic),
     cmocka_unit_test (test_normalize),

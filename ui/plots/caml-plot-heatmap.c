@@ -251,7 +251,7 @@ bar_extra (cairo_t *cr, const CamlPlotHeatmap *plot, const CamlPlotStyle *style)
     return 0.0;
   for (int i = 0; i < plot->bar.n_ticks; i++)
     {
-      caml_plot_format_tick (buf, sizeof buf, plot->bar.ticks[i], plot->bar.step);
+      caml_plot_axis_tick_label (&plot->bar, i, buf, sizeof buf);
       widest = MAX (widest, caml_plot_text_width (cr, style->tick_size, buf));
     }
   return 14.0 * s + 14.0 * s + 8.0 * s + widest
@@ -427,7 +427,7 @@ draw_colorbar (cairo_t *cr, const CamlPlotHeatmap *plot, const CamlPlotStyle *st
   for (int i = 0; i < plot->bar.n_ticks; i++)
     {
       double py = caml_plot_axis_map (&plot->bar, plot->bar.ticks[i], by + bh, by);
-      caml_plot_format_tick (buf, sizeof buf, plot->bar.ticks[i], plot->bar.step);
+      caml_plot_axis_tick_label (&plot->bar, i, buf, sizeof buf);
       widest = MAX (widest, caml_plot_text_width (cr, style->tick_size, buf));
       caml_plot_text (cr, style->tick_size, FALSE, bx + bw + 8.0 * s, py, 0.0, 0.5, buf);
     }

@@ -4,6 +4,7 @@
 #include "caml-plot.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 
 #define DEFAULT_MAX_TICKS 8
@@ -256,8 +257,43 @@ caml_plot_parse_numbers (const char *const *texts, int n, double *values)
   return TRUE;
 }
 
-void
-caml_plot_format_tick (char *buf, size_t size, double v, double step)
+/* "1.000e+06" → "1e6", "2.50e-05" → "2.5e-5": the mantissa without
+ * trailing zeros, the exponent without its sign's "+" and leading zeros. */
+static void
+compact_exponent (char *buf)
+{
+  char *e = strchr (buf, 'e');
+  if (e == NULL)
+    return;
+  if (strchr (buf, '.') != NULL)
+    {
+      char *end = e;
+      while (end[-1] == '0')
+        end--;
+      if (end[-1] == '.')
+        end--;
+      memmove (end, e, strlen (e) + 1);
+      e = end;
+    }
+  char *from = e + 1, *to = e + 1;
+  if (*from == '+')
+    from++;
+  else if (*from == '-')
+    *to++ = *from++;
+  while (*from == '0' && from[1] != '\0')
+    from++;
+  memmove (to, from, strlen (from) + 1);
+}
+
+/* A nonzero value whose fixed form would be long: written with an exponent. */
+static gboolean
+needs_exponent (double a)
+{
+  return a > 0.0 && (a < 1e-4 || a >= 1e6);
+}
+
+static void
+format_tick (char *buf, size_t size, double v, double step, gboolean exponent)
 {
   double a = fabs (v);
 
@@ -275,7 +311,21 @@ caml_plot_format_tick (char *buf, size_t size, double v, double step)
     }
   if (!(step > 0.0))
     {
-      snprintf (buf, size, "%.4g", v);
+      /* a log axis: decades, 2 × and 5 × decades — the value as it is */
+      if (exponent)
+        {
+          snprintf (buf, size, "%.3e", v);
+          compact_exponent (buf);
+          return;
+        }
+      /* fixed, never an exponent ("%g" writes 1e4 as "1e+04" beside "1000") */
+      snprintf (buf, size, "%.10f", v);
+      char *end = buf + strlen (buf);
+      while (end > buf && end[-1] == '0')
+        end--;
+      if (end > buf && end[-1] == '.')
+        end--;
+      *end = '\0';
       return;
     }
 
@@ -283,16 +333,39 @@ caml_plot_format_tick (char *buf, size_t size, double v, double step)
   double mant = step / pow (10.0, e_step);
   int extra = fabs (mant - round (mant)) > 1e-6 ? 1 : 0;  /* 2.5 × 10^k */
 
-  if (a >= 1e-4 && a < 1e6)
+  if (!exponent)
     {
       int decimals = CLAMP (-e_step + extra, 0, 10);
       snprintf (buf, size, "%.*f", decimals, v);
     }
   else
     {
-      int digits = (int) floor (log10 (MAX (a, step)) + 1e-9) - e_step + 1 + extra;
-      snprintf (buf, size, "%.*g", CLAMP (digits, 1, 15), v);
+      /* as many digits as the step needs at this value's magnitude */
+      int digits = (int) floor (log10 (MAX (a, step)) + 1e-9) - e_step + extra;
+      snprintf (buf, size, "%.*e", CLAMP (digits, 0, 14), v);
+      compact_exponent (buf);
     }
+}
+
+void
+caml_plot_format_tick (char *buf, size_t size, double v, double step)
+{
+  format_tick (buf, size, v, step, needs_exponent (fabs (v)));
+}
+
+void
+caml_plot_axis_tick_label (const CamlPlotAxis *axis, int i, char *buf, size_t size)
+{
+  /* One form for the whole axis: "800000" beside "1e6" read as two scales. */
+  gboolean exponent = FALSE;
+  double step = axis->step;   /* 0 on a log axis: the values as they are */
+  for (int k = 0; k < axis->n_ticks; k++)
+    {
+      double a = fabs (axis->ticks[k]);
+      if (!(step > 0.0 && a < step * 1e-6))   /* a zero tick prints "0" either way */
+        exponent |= needs_exponent (a);
+    }
+  format_tick (buf, size, axis->ticks[i], step, exponent);
 }
 
 /* ---------------------------------------------------------- colours --- */

@@ -111,11 +111,6 @@ caml_plot_text_vertical (cairo_t *cr, double size, double x, double y, const cha
 
 /* ---------------------------------------------------------- axes --- */
 
-static double
-tick_step (const CamlPlotAxis *axis)
-{
-  return axis->log && axis->step == 0.0 ? 0.0 : axis->step;
-}
 
 void
 caml_plot_layout (cairo_t *cr, const CamlPlotStyle *style, double width, double height,
@@ -128,7 +123,7 @@ caml_plot_layout (cairo_t *cr, const CamlPlotStyle *style, double width, double 
 
   for (int i = 0; i < y->n_ticks; i++)
     {
-      caml_plot_format_tick (buf, sizeof buf, y->ticks[i], tick_step (y));
+      caml_plot_axis_tick_label (y, i, buf, sizeof buf);
       widest = MAX (widest, caml_plot_text_width (cr, style->tick_size, buf));
     }
 
@@ -222,7 +217,7 @@ caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
   /* x labels: thin them out (every 2nd, 3rd…) when they would collide */
   for (int i = 0; i < x->n_ticks; i++)
     {
-      caml_plot_format_tick (labels[i], sizeof labels[i], x->ticks[i], tick_step (x));
+      caml_plot_axis_tick_label (x, i, labels[i], sizeof labels[i]);
       texts[i] = x_tick_labels != NULL ? x_tick_labels[i] : labels[i];
       widths[i] = caml_plot_text_width (cr, style->tick_size, texts[i]);
     }
@@ -248,7 +243,7 @@ caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
   for (int i = 0; i < y->n_ticks; i++)
     {
       char buf[64];
-      caml_plot_format_tick (buf, sizeof buf, y->ticks[i], tick_step (y));
+      caml_plot_axis_tick_label (y, i, buf, sizeof buf);
       widest = MAX (widest, caml_plot_text_width (cr, style->tick_size, buf));
       caml_plot_text (cr, style->tick_size, FALSE, x0 - tick_len - 4.0 * s,
                       caml_plot_axis_map (y, y->ticks[i], y0, y1), 1.0, 0.5, buf);
