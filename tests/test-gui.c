@@ -1596,6 +1596,48 @@ test_set_aside_weights (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* Modified means other than the file or preset as opened or last saved:
+ * an edit undone, or a field set back, leaves the experiment unmodified
+ * (and its autosave goes); a save makes the saved state the clean one. */
+static void
+test_undo_to_clean (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-clean-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "exp.json", NULL);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  int preset_steps = caml_window_get_experiment (win)->steps;
+  assert_false (caml_window_is_modified (win));
+
+  activate (win, "add-layer", g_variant_new_string ("dense"));
+  assert_true (caml_window_is_modified (win));
+  assert_true (iterate_until (autosave_written, win, 5));
+  g_autofree char *autosave = caml_window_get_autosave_path (win);
+  activate (win, "undo", NULL);
+  assert_false (caml_window_is_modified (win));
+  assert_false (g_file_test (autosave, G_FILE_TEST_EXISTS));
+  activate (win, "redo", NULL);
+  assert_true (caml_window_is_modified (win));
+  activate (win, "undo", NULL);
+  assert_false (caml_window_is_modified (win));
+
+  gtk_spin_button_set_value (steps, preset_steps + 7);
+  assert_true (caml_window_is_modified (win));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_save_to_path (win, path, &error));
+  assert_false (caml_window_is_modified (win));
+  gtk_spin_button_set_value (steps, preset_steps);   /* the preset's, not the file's */
+  assert_true (caml_window_is_modified (win));
+  gtk_spin_button_set_value (steps, preset_steps + 7);
+  assert_false (caml_window_is_modified (win));
+
+  g_unlink (path);
+  g_rmdir (dir);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* Train with the focus in a field that training locks: the focus is not
  * left in it. (The GTK warning this was about — "GtkText - did not receive
  * a focus-out event", from the cursor blink of a field clicked into —
@@ -3637,6 +3679,7 @@ main (void)
     cmocka_unit_test (test_plot_view_fast_scenes),
     cmocka_unit_test (test_focus_leaves_locked_field),
     cmocka_unit_test (test_set_aside_weights),
+    cmocka_unit_test (test_undo_to_clean),
     cmocka_unit_test (test_extend_finished_run),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),

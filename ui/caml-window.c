@@ -117,7 +117,8 @@ struct _CamlWindow {
   CamlExperiment *exp;
   char           *path;
   char           *origin;
-  gboolean        dirty;
+  gboolean        dirty;         /* exp is not clean_exp, or was recovered */
+  CamlExperiment *clean_exp;     /* exp as opened or last saved */
   CamlRunData    *data;          /* data sets of exp, NULL until loaded */
   char           *data_error;
   gboolean        data_loading;  /* a JOB_DATA for data_serial is under way */
@@ -285,15 +286,37 @@ add_recent (CamlWindow *self, const char *path)
     caml_application_note_recent (CAML_APPLICATION (app), path);
 }
 
+static void drop_autosave (CamlWindow *self);
+
+/* After an edit: the experiment is modified when it differs from the file
+ * or preset as opened or last saved — an edit undone, or a value set back,
+ * is no change — or when it was recovered from an autosave, which no file
+ * holds. A modified one is autosaved soon; one back to clean needs none. */
 static void
 mark_dirty (CamlWindow *self)
 {
-  if (!self->dirty)
+  gboolean dirty = self->recovered || self->clean_exp == NULL
+                   || !caml_experiment_equal (self->exp, self->clean_exp);
+  if (dirty != self->dirty)
     {
-      self->dirty = TRUE;
+      self->dirty = dirty;
       update_title (self);
     }
-  schedule_autosave (self);
+  if (dirty)
+    schedule_autosave (self);
+  else
+    drop_autosave (self);
+}
+
+/* exp is what the file or preset holds now (opened or saved). */
+static void
+mark_clean (CamlWindow *self)
+{
+  caml_experiment_free (self->clean_exp);
+  self->clean_exp = caml_experiment_copy (self->exp);
+  self->dirty = FALSE;
+  self->recovered = FALSE;
+  drop_autosave (self);
 }
 
 void
@@ -4014,9 +4037,7 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
     add_recent (self, path);
   g_free (self->origin);
   self->origin = g_strdup (origin);
-  self->dirty = FALSE;
-  self->recovered = FALSE;
-  drop_autosave (self);
+  mark_clean (self);
   invalidate_data (self);
   self->adapt_pending = FALSE;
   self->pending = PENDING_NONE;
@@ -4054,9 +4075,7 @@ caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
       g_free (self->path);
       self->path = g_strdup (path);
     }
-  self->dirty = FALSE;
-  self->recovered = FALSE;
-  drop_autosave (self);
+  mark_clean (self);
   add_recent (self, path);
   update_title (self);
   return TRUE;
@@ -4486,6 +4505,7 @@ caml_window_dispose (GObject *object)
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
   g_clear_pointer (&self->loaded_weights, g_free);
+  g_clear_pointer (&self->clean_exp, caml_experiment_free);
   g_clear_pointer (&self->exp, caml_experiment_free);
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->origin, g_free);
