@@ -1596,6 +1596,40 @@ test_set_aside_weights (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* The loss plot's read-out gives the step's train loss and the evaluation
+ * nearest it — before the first evaluation too. */
+static void
+test_loss_hover (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 100);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "eval_spin")), 50);
+  assert_true (iterate_until (not_loading, win, 10));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  iterate_until (always_false, NULL, 0.3);   /* the last report's update */
+  CamlPlotView *loss = caml_window_get_plot_view (win, "loss");
+  long n = 0;
+  const float *losses = caml_window_get_losses (win, &n);
+  assert_int_equal (n, 100);
+  struct { double x; long step; long eval; } at[] = {
+    { 10.2, 10, 50 }, { 74.0, 74, 50 }, { 75.0, 75, 50 }, { 76.0, 76, 100 }, { 100.0, 100, 100 },
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS (at); k++)
+    {
+      g_autofree char *text = caml_plot_view_get_hover_text_at (loss, at[k].x, 0.5);
+      assert_non_null (text);
+      g_autofree char *head = g_strdup_printf ("step %ld  train %.4g", at[k].step,
+                                               (double) losses[at[k].step - 1]);
+      g_autofree char *tail = g_strdup_printf (" at step %ld", at[k].eval);
+      if (!g_str_has_prefix (text, head) || !g_str_has_suffix (text, tail))
+        fail_msg ("at %g: \"%s\" (expected \"%s…%s\")", at[k].x, text, head, tail);
+    }
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* Modified means other than the file or preset as opened or last saved:
  * an edit undone, or a field set back, leaves the experiment unmodified
  * (and its autosave goes); a save makes the saved state the clean one. */
@@ -3680,6 +3714,7 @@ main (void)
     cmocka_unit_test (test_focus_leaves_locked_field),
     cmocka_unit_test (test_set_aside_weights),
     cmocka_unit_test (test_undo_to_clean),
+    cmocka_unit_test (test_loss_hover),
     cmocka_unit_test (test_extend_finished_run),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),

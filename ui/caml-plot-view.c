@@ -624,6 +624,14 @@ caml_plot_view_set_placeholder (CamlPlotView *self, const char *text)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+char *
+caml_plot_view_get_hover_text_at (CamlPlotView *self, double x, double y)
+{
+  if (self->scene == NULL || self->scene->line == NULL || self->hover_func == NULL)
+    return NULL;
+  return self->hover_func (self, x, y, self->hover_data);
+}
+
 void
 caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
                                gpointer user_data)

@@ -38,6 +38,9 @@ void       caml_plot_view_set_hint (CamlPlotView *self, const char *text);
 const char *caml_plot_view_get_placeholder (CamlPlotView *self);
 void       caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverFunc func,
                                           gpointer user_data);
+/* The read-out the hover func gives at data coordinates (x, y) of the line
+ * plot shown (free it), or NULL: what the pointer there would read. */
+char      *caml_plot_view_get_hover_text_at (CamlPlotView *self, double x, double y);
 gboolean   caml_plot_view_has_plot (CamlPlotView *self);
 /* The line plot shown, or NULL. */
 const CamlPlotLine *caml_plot_view_get_line (CamlPlotView *self);

@@ -2488,13 +2488,15 @@ loss_hover (CamlPlotView *view, double x, double y, gpointer user_data)
   g_string_append_printf (s, "step %ld  train %.4g", i + 1, (double) self->losses[i]);
   if (self->smooth != NULL && self->smoothing > 0)
     g_string_append_printf (s, " (smoothed %.4g)", self->smooth[i]);
-  for (int r = self->n_rows - 1; r >= 0; r--)
-    if (self->rows[r].step <= i + 1)
-      {
-        g_string_append_printf (s, "  %s %.4g at step %ld", held_out (self),
-                                self->rows[r].test_loss, self->rows[r].step);
-        break;
-      }
+  /* the evaluation nearest the pointer (the earlier one of two as near) */
+  int nearest = -1;
+  long step = i + 1;
+  for (int r = 0; r < self->n_rows; r++)
+    if (nearest < 0 || labs (self->rows[r].step - step) < labs (self->rows[nearest].step - step))
+      nearest = r;
+  if (nearest >= 0)
+    g_string_append_printf (s, "  %s %.4g at step %ld", held_out (self),
+                            self->rows[nearest].test_loss, self->rows[nearest].step);
   return g_string_free (s, FALSE);
 }
 
