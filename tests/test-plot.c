@@ -49,8 +49,10 @@ assert_nice_axis (const CamlPlotAxis *a, double lo, double hi)
 static void
 assert_tick_label (double v, double step, const char *expected)
 {
+  /* an axis of that one tick: linear with its spacing, or log (step 0) */
+  CamlPlotAxis a = { .log = step == 0.0, .n_ticks = 1, .ticks = { v }, .step = step };
   char buf[64];
-  caml_plot_format_tick (buf, sizeof buf, v, step);
+  caml_plot_axis_tick_label (&a, 0, buf, sizeof buf);
   assert_string_equal (buf, expected);
 }
 
@@ -241,6 +243,20 @@ test_tick_labels (void **state)
   assert_tick_label (0.5, 0.0, "0.5");
 }
 
+/* The labels of all of an axis's ticks, space-separated (free it). */
+static char *
+axis_labels (const CamlPlotAxis *a)
+{
+  GString *all = g_string_new (NULL);
+  char buf[64];
+  for (int i = 0; i < a->n_ticks; i++)
+    {
+      caml_plot_axis_tick_label (a, i, buf, sizeof buf);
+      g_string_append_printf (all, "%s%s", i > 0 ? " " : "", buf);
+    }
+  return g_string_free (all, FALSE);
+}
+
 /* An axis's labels share one form: a run of 1,000,000 steps reads "0, 2e5,
  * 4e5, 6e5, 8e5, 1e6", not "800000" beside "1e+06"; a log axis down to
  * 1e-5 writes every decade with an exponent. */
@@ -248,35 +264,14 @@ static void
 test_axis_tick_labels (void **state)
 {
   CamlPlotAxis a;
-  char buf[64];
-  GString *all = g_string_new (NULL);
+  g_autofree char *million = NULL, *half = NULL, *decades = NULL;
 
   caml_plot_axis_linear (&a, 0.0, 1e6, 6);
-  for (int i = 0; i < a.n_ticks; i++)
-    {
-      caml_plot_axis_tick_label (&a, i, buf, sizeof buf);
-      g_string_append_printf (all, "%s%s", i > 0 ? " " : "", buf);
-    }
-  assert_string_equal (all->str, "0 2e5 4e5 6e5 8e5 1e6");
-
-  g_string_truncate (all, 0);
+  assert_string_equal (million = axis_labels (&a), "0 2e5 4e5 6e5 8e5 1e6");
   caml_plot_axis_linear (&a, 0.0, 5e5, 6);
-  for (int i = 0; i < a.n_ticks; i++)
-    {
-      caml_plot_axis_tick_label (&a, i, buf, sizeof buf);
-      g_string_append_printf (all, "%s%s", i > 0 ? " " : "", buf);
-    }
-  assert_string_equal (all->str, "0 100000 200000 300000 400000 500000");
-
-  g_string_truncate (all, 0);
+  assert_string_equal (half = axis_labels (&a), "0 100000 200000 300000 400000 500000");
   caml_plot_axis_log (&a, 1e-5, 0.1, 8);
-  for (int i = 0; i < a.n_ticks; i++)
-    {
-      caml_plot_axis_tick_label (&a, i, buf, sizeof buf);
-      g_string_append_printf (all, "%s%s", i > 0 ? " " : "", buf);
-    }
-  assert_string_equal (all->str, "1e-5 1e-4 1e-3 1e-2 1e-1");
-  g_string_free (all, TRUE);
+  assert_string_equal (decades = axis_labels (&a), "1e-5 1e-4 1e-3 1e-2 1e-1");
 }
 
 /* ---------------------------------------------------------- colours --- */
@@ -1063,7 +1058,7 @@ test_integer_step_ticks (void **state)
         {
           char buf[64];
           assert_true (a->ticks[i] == floor (a->ticks[i]));
-          caml_plot_format_tick (buf, sizeof buf, a->ticks[i], a->step);
+          caml_plot_axis_tick_label (a, i, buf, sizeof buf);
           assert_null (strchr (buf, '.'));
         }
       assert_true (a->lo <= ends[k][0] && a->hi >= ends[k][1]);

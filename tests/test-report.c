@@ -23,7 +23,7 @@ assert_whole_ticks (const CamlPlotAxis *a)
     {
       char buf[64];
       assert_true (a->ticks[i] == floor (a->ticks[i]));
-      caml_plot_format_tick (buf, sizeof buf, a->ticks[i], a->step);
+      caml_plot_axis_tick_label (a, i, buf, sizeof buf);
       assert_null (strchr (buf, '.'));
     }
 }

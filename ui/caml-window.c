@@ -3937,14 +3937,13 @@ on_em_changed (GtkSpinButton *spin, CamlWindow *self)
 static gboolean
 extend_run (CamlWindow *self, int steps)
 {
-  g_autoptr (GError) error = NULL;
   CamlProgress p;
 
   if (self->run == NULL || !self->run_started)
     return FALSE;
   caml_run_get_progress (self->run, &p);
   if ((p.state != CAML_TRAINER_FINISHED && p.state != CAML_TRAINER_STOPPED) || steps <= p.step
-      || !caml_run_extend (self->run, steps, &error))
+      || !caml_run_extend (self->run, steps, NULL))
     return FALSE;
   /* Its baseline goes on beside it (one that diverged stays where it ended). */
   if (self->baseline != NULL)

@@ -348,12 +348,6 @@ format_tick (char *buf, size_t size, double v, double step, gboolean exponent)
 }
 
 void
-caml_plot_format_tick (char *buf, size_t size, double v, double step)
-{
-  format_tick (buf, size, v, step, needs_exponent (fabs (v)));
-}
-
-void
 caml_plot_axis_tick_label (const CamlPlotAxis *axis, int i, char *buf, size_t size)
 {
   /* One form for the whole axis: "800000" beside "1e6" read as two scales. */

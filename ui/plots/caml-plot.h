@@ -99,14 +99,12 @@ double caml_plot_axis_unmap (const CamlPlotAxis *axis, double p, double p0, doub
  * not — such values are categories (CamlPlotLineOptions.x_categories). */
 gboolean caml_plot_parse_numbers (const char *const *texts, int n, double *values);
 
-/* Compact tick label: "0", "0.001", "1e-5", "2.5", "1000", "1e6" (an
- * exponent below 1e-4 and from 1e6). step is the axis tick spacing (0 if
- * unknown) and sets the number of digits so neighbouring labels differ; -0
- * and rounding noise print as "0". */
-void caml_plot_format_tick (char *buf, size_t size, double v, double step);
-/* The label of an axis's tick i, in one form for all of its ticks: with an
- * exponent when any one needs it ("0, 2e5, 4e5 … 1e6", not "800000" beside
- * "1e6"). */
+/* The label of an axis's tick i, compact — "0", "0.001", "2.5", "1000",
+ * and with an exponent below 1e-4 and from 1e6 ("1e-5", "1.2e6") — and in
+ * one form for all of the axis's ticks: with an exponent when any one
+ * needs it ("0, 2e5, 4e5 … 1e6", not "800000" beside "1e6"). The linear
+ * axis's tick spacing sets the digits so neighbouring labels differ (a log
+ * axis writes its values as they are); -0 and rounding noise print as "0". */
 void caml_plot_axis_tick_label (const CamlPlotAxis *axis, int i, char *buf, size_t size);
 
 /* ---------------------------------------------------------- colormaps --- */
