@@ -26,36 +26,13 @@
  * fingerprint is what tells. */
 #include <string.h>
 
-#include "caml.h"
+#include "bin-io.h"
 
 #define MAGIC_LEN    8
-#define DIGEST_LEN   32
 
 G_STATIC_ASSERT (sizeof CAML_WEIGHTS_MAGIC - 1 == MAGIC_LEN);
-G_STATIC_ASSERT (sizeof (float) == sizeof (guint32));
 
 /* ---------------------------------------------------------------- writing */
-
-static void
-put_u16 (GByteArray *b, guint16 v)
-{
-  guint16 le = GUINT16_TO_LE (v);
-  g_byte_array_append (b, (const guint8 *) &le, sizeof le);
-}
-
-static void
-put_u32 (GByteArray *b, guint32 v)
-{
-  guint32 le = GUINT32_TO_LE (v);
-  g_byte_array_append (b, (const guint8 *) &le, sizeof le);
-}
-
-static void
-put_u64 (GByteArray *b, guint64 v)
-{
-  guint64 le = GUINT64_TO_LE (v);
-  g_byte_array_append (b, (const guint8 *) &le, sizeof le);
-}
 
 static size_t
 layer_param_count (const CamlLayer *layer)
@@ -66,45 +43,28 @@ layer_param_count (const CamlLayer *layer)
   return count;
 }
 
-static void
-append_digest (GByteArray *b)
-{
-  guint8 digest[DIGEST_LEN];
-  gsize digest_len = sizeof digest;
-  GChecksum *sha = g_checksum_new (G_CHECKSUM_SHA256);
-  g_checksum_update (sha, b->data, b->len);
-  g_checksum_get_digest (sha, digest, &digest_len);
-  g_checksum_free (sha);
-  g_byte_array_append (b, digest, sizeof digest);
-}
-
 gboolean
 caml_weights_save (const CamlModel *model, const char *path, GError **error)
 {
   GByteArray *b = g_byte_array_sized_new (64 + model->n_weights * sizeof (float));
 
   g_byte_array_append (b, (const guint8 *) CAML_WEIGHTS_MAGIC, MAGIC_LEN);
-  put_u32 (b, CAML_WEIGHTS_VERSION);
-  put_u32 (b, model->vocab != NULL ? (guint32) caml_vocab_size (model->vocab) : 0);
-  put_u64 (b, model->vocab != NULL ? caml_vocab_fingerprint (model->vocab) : 0);
-  put_u32 (b, (guint32) model->n_layers);
+  caml_bin_put_u32 (b, CAML_WEIGHTS_VERSION);
+  caml_bin_put_u32 (b, model->vocab != NULL ? (guint32) caml_vocab_size (model->vocab) : 0);
+  caml_bin_put_u64 (b, model->vocab != NULL ? caml_vocab_fingerprint (model->vocab) : 0);
+  caml_bin_put_u32 (b, (guint32) model->n_layers);
   for (int i = 0; i < model->n_layers; i++)
     {
       const CamlLayer *layer = model->layers[i];
       size_t len = strlen (layer->ops->name);
       g_assert (len <= G_MAXUINT16);
-      put_u16 (b, (guint16) len);
+      caml_bin_put_u16 (b, (guint16) len);
       g_byte_array_append (b, (const guint8 *) layer->ops->name, len);
-      put_u64 (b, layer_param_count (layer));
+      caml_bin_put_u64 (b, layer_param_count (layer));
     }
-  put_u64 (b, model->n_weights);
-  for (size_t i = 0; i < model->n_weights; i++)
-    {
-      guint32 bits;
-      memcpy (&bits, &model->w[i], sizeof bits);
-      put_u32 (b, bits);
-    }
-  append_digest (b);
+  caml_bin_put_u64 (b, model->n_weights);
+  caml_bin_put_floats (b, model->w, model->n_weights);
+  caml_bin_put_digest (b);
 
   gboolean ok = caml_file_replace (path, b->data, b->len, error);
   g_byte_array_unref (b);
@@ -114,11 +74,7 @@ caml_weights_save (const CamlModel *model, const char *path, GError **error)
 /* ---------------------------------------------------------------- reading */
 
 typedef struct {
-  const guint8 *data;
-  gsize         length;
-  gsize         pos;
-  const char   *source;
-  GError      **error;
+  CamlBinReader bin;
   /* from the header */
   guint32       version;
   gsize         vocab_at;      /* where the vocabulary fields start (version 2) */
@@ -126,104 +82,30 @@ typedef struct {
   guint64       vocab_fingerprint;
 } Reader;
 
-/* The next n bytes, or NULL with a "truncated" error naming `what`. */
-static const guint8 *
-take (Reader *r, gsize n, const char *what)
-{
-  if (n > r->length - r->pos)
-    {
-      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
-                   "%s: truncated at byte %" G_GSIZE_FORMAT ": expected %"
-                   G_GSIZE_FORMAT " more bytes for %s, found %" G_GSIZE_FORMAT,
-                   r->source, r->pos, n, what, r->length - r->pos);
-      return NULL;
-    }
-  const guint8 *p = r->data + r->pos;
-  r->pos += n;
-  return p;
-}
-
-static gboolean
-take_u16 (Reader *r, const char *what, guint16 *out)
-{
-  const guint8 *p = take (r, sizeof *out, what);
-  if (p == NULL)
-    return FALSE;
-  memcpy (out, p, sizeof *out);
-  *out = GUINT16_FROM_LE (*out);
-  return TRUE;
-}
-
-static gboolean
-take_u32 (Reader *r, const char *what, guint32 *out)
-{
-  const guint8 *p = take (r, sizeof *out, what);
-  if (p == NULL)
-    return FALSE;
-  memcpy (out, p, sizeof *out);
-  *out = GUINT32_FROM_LE (*out);
-  return TRUE;
-}
-
-static gboolean
-take_u64 (Reader *r, const char *what, guint64 *out)
-{
-  const guint8 *p = take (r, sizeof *out, what);
-  if (p == NULL)
-    return FALSE;
-  memcpy (out, p, sizeof *out);
-  *out = GUINT64_FROM_LE (*out);
-  return TRUE;
-}
-
-static char *
-escape_bytes (const guint8 *p, gsize n)
-{
-  GString *s = g_string_new (NULL);
-  for (gsize i = 0; i < n; i++)
-    {
-      if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' && p[i] != '\\')
-        g_string_append_c (s, (char) p[i]);
-      else
-        g_string_append_printf (s, "\\x%02x", p[i]);
-    }
-  return g_string_free (s, FALSE);
-}
-
 /* Magic, version and (from version 2) the vocabulary's fingerprint. */
 static gboolean
 read_header (Reader *r)
 {
-  gsize avail = MIN (r->length, MAGIC_LEN);
-  if (avail > 0 && memcmp (r->data, CAML_WEIGHTS_MAGIC, avail) != 0)
-    {
-      char *found = escape_bytes (r->data, avail);
-      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
-                   "%s: not a CAML weights file (magic \"%s\", expected \"%s\")",
-                   r->source, found, CAML_WEIGHTS_MAGIC);
-      g_free (found);
-      return FALSE;
-    }
-  if (take (r, MAGIC_LEN, "the magic number") == NULL)
+  if (!caml_bin_take_magic (&r->bin, CAML_WEIGHTS_MAGIC, MAGIC_LEN, "CAML weights file"))
     return FALSE;
 
-  gsize at = r->pos;
-  if (!take_u32 (r, "the version", &r->version))
+  gsize at = r->bin.pos;
+  if (!caml_bin_take_u32 (&r->bin, "the version", &r->version))
     return FALSE;
   if (r->version < 1 || r->version > CAML_WEIGHTS_VERSION)
     {
-      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+      g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_PARSE,
                    "%s: byte %" G_GSIZE_FORMAT ": weights file version %u is not "
-                   "supported (this build reads versions 1…%d)", r->source, at,
+                   "supported (this build reads versions 1…%d)", r->bin.source, at,
                    r->version, CAML_WEIGHTS_VERSION);
       return FALSE;
     }
-  r->vocab_at = r->pos;
+  r->vocab_at = r->bin.pos;
   r->vocab_words = 0;
   r->vocab_fingerprint = 0;
   if (r->version >= 2
-      && (!take_u32 (r, "the vocabulary's word count", &r->vocab_words)
-          || !take_u64 (r, "the vocabulary's fingerprint", &r->vocab_fingerprint)))
+      && (!caml_bin_take_u32 (&r->bin, "the vocabulary's word count", &r->vocab_words)
+          || !caml_bin_take_u64 (&r->bin, "the vocabulary's fingerprint", &r->vocab_fingerprint)))
     return FALSE;
   return TRUE;
 }
@@ -262,12 +144,12 @@ check_vocab (Reader *r, const CamlModel *model)
                          ? g_strdup_printf (" with a different fingerprint (%016"
                                             G_GINT64_MODIFIER "x)", fingerprint)
                          : g_strdup ("");
-  g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+  g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_INVALID,
                "%s: byte %" G_GSIZE_FORMAT ": these weights were trained on a vocabulary "
                "of %s words with fingerprint %016" G_GINT64_MODIFIER "x; the data now "
                "gives %s words%s — the training text or the data settings changed, and "
                "the rows of the word tables would belong to other words",
-               r->source, r->vocab_at, was, r->vocab_fingerprint, now, how);
+               r->bin.source, r->vocab_at, was, r->vocab_fingerprint, now, how);
   return FALSE;
 }
 
@@ -278,14 +160,14 @@ static gboolean
 read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_floats)
 {
   guint32 n_layers;
-  gsize at = r->pos;
-  if (!take_u32 (r, "the layer count", &n_layers))
+  gsize at = r->bin.pos;
+  if (!caml_bin_take_u32 (&r->bin, "the layer count", &n_layers))
     return FALSE;
   if (model != NULL && n_layers != (guint32) model->n_layers)
     {
-      g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+      g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_INVALID,
                    "%s: byte %" G_GSIZE_FORMAT ": the file has %u layer%s but the model "
-                   "has %d", r->source, at, n_layers, n_layers == 1 ? "" : "s",
+                   "has %d", r->bin.source, at, n_layers, n_layers == 1 ? "" : "s",
                    model->n_layers);
       return FALSE;
     }
@@ -297,16 +179,16 @@ read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_
       guint64 count;
 
       g_snprintf (what, sizeof what, "the name length of layer %u", i);
-      if (!take_u16 (r, what, &name_len))
+      if (!caml_bin_take_u16 (&r->bin, what, &name_len))
         return FALSE;
       g_snprintf (what, sizeof what, "the name of layer %u", i);
-      gsize name_at = r->pos;
-      const guint8 *name = take (r, name_len, what);
+      gsize name_at = r->bin.pos;
+      const guint8 *name = caml_bin_take (&r->bin, name_len, what);
       if (name == NULL)
         return FALSE;
       g_snprintf (what, sizeof what, "the parameter count of layer %u", i);
-      gsize count_at = r->pos;
-      if (!take_u64 (r, what, &count))
+      gsize count_at = r->bin.pos;
+      if (!caml_bin_take_u64 (&r->bin, what, &count))
         return FALSE;
 
       if (model == NULL)
@@ -315,56 +197,47 @@ read_body (Reader *r, const CamlModel *model, const guint8 **floats, guint64 *n_
       const char *expected = layer->ops->name;
       if (name_len != strlen (expected) || memcmp (name, expected, name_len) != 0)
         {
-          char *found = escape_bytes (name, name_len);
-          g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+          char *found = caml_bin_escape (name, name_len);
+          g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_INVALID,
                        "%s: byte %" G_GSIZE_FORMAT ": layer %u is %s in the file but %s "
-                       "in the model", r->source, name_at, i, found, expected);
+                       "in the model", r->bin.source, name_at, i, found, expected);
           g_free (found);
           return FALSE;
         }
       if (count != layer_param_count (layer))
         {
-          g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+          g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_INVALID,
                        "%s: byte %" G_GSIZE_FORMAT ": layer %u (%s) has %" G_GUINT64_FORMAT
                        " parameters in the file but %" G_GSIZE_FORMAT " in the model "
-                       "(other options?)", r->source, count_at, i, expected, count,
+                       "(other options?)", r->bin.source, count_at, i, expected, count,
                        layer_param_count (layer));
           return FALSE;
         }
     }
 
-  at = r->pos;
-  if (!take_u64 (r, "the float count", n_floats))
+  at = r->bin.pos;
+  if (!caml_bin_take_u64 (&r->bin, "the float count", n_floats))
     return FALSE;
   if (model != NULL && *n_floats != model->n_weights)
     {
-      g_set_error (r->error, CAML_ERROR, CAML_ERROR_INVALID,
+      g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_INVALID,
                    "%s: byte %" G_GSIZE_FORMAT ": the file holds %" G_GUINT64_FORMAT
-                   " floats but the model has %" G_GSIZE_FORMAT, r->source, at, *n_floats,
+                   " floats but the model has %" G_GSIZE_FORMAT, r->bin.source, at, *n_floats,
                    model->n_weights);
       return FALSE;
     }
-  if (*n_floats > (r->length - r->pos) / sizeof (float))
+  if (*n_floats > (r->bin.length - r->bin.pos) / sizeof (float))
     {
-      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+      g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_PARSE,
                    "%s: truncated at byte %" G_GSIZE_FORMAT ": expected %"
                    G_GUINT64_FORMAT " floats (%" G_GUINT64_FORMAT " bytes) for the "
                    "parameters, found %" G_GSIZE_FORMAT " bytes",
-                   r->source, r->pos, *n_floats, *n_floats * sizeof (float),
-                   r->length - r->pos);
+                   r->bin.source, r->bin.pos, *n_floats, *n_floats * sizeof (float),
+                   r->bin.length - r->bin.pos);
       return FALSE;
     }
-  *floats = take (r, *n_floats * sizeof (float), "the parameters");
+  *floats = caml_bin_take (&r->bin, *n_floats * sizeof (float), "the parameters");
   return *floats != NULL;
-}
-
-/* The float at p as stored (little-endian), as bits. */
-static guint32
-float_bits_at (const guint8 *p)
-{
-  guint32 bits;
-  memcpy (&bits, p, sizeof bits);
-  return GUINT32_FROM_LE (bits);
 }
 
 /* Every value of the parameter block (at floats, laid out as the model's)
@@ -384,15 +257,15 @@ check_finite (Reader *r, const CamlModel *model, const guint8 *floats)
           const guint8 *values = floats + p->offset * sizeof (float);
           for (size_t k = 0; k < p->count; k++)
             {
-              guint32 bits = float_bits_at (values + k * sizeof (float));
+              guint32 bits = caml_bin_float_bits (values + k * sizeof (float));
               if ((bits & 0x7f800000u) != 0x7f800000u)
                 continue;
               const char *what = (bits & 0x007fffffu) != 0 ? "nan"
                                  : (bits & 0x80000000u) != 0 ? "-inf" : "inf";
-              g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
+              g_set_error (r->bin.error, CAML_ERROR, CAML_ERROR_PARSE,
                            "%s: byte %" G_GSIZE_FORMAT ": a value is not finite: layer %d "
-                           "(%s) parameter %s[%zu] is %s", r->source,
-                           (gsize) (values - r->data) + k * sizeof (float), i,
+                           "(%s) parameter %s[%zu] is %s", r->bin.source,
+                           (gsize) (values - r->bin.data) + k * sizeof (float), i,
                            layer->ops->name, p->name, k, what);
               return FALSE;
             }
@@ -407,47 +280,22 @@ caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
 {
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   Reader r = {
-    .data = data, .length = length, .pos = 0,
-    .source = source != NULL ? source : "<weights>", .error = error,
+    .bin = { .data = data, .length = length, .pos = 0,
+             .source = source != NULL ? source : "<weights>", .error = error },
   };
   const guint8 *floats;
   guint64 n_floats;
 
-  /* 1. the structure alone, so a damaged file reads as damaged … */
-  if (!read_header (&r) || !read_body (&r, NULL, &floats, &n_floats))
+  /* 1. the structure alone, so a damaged file reads as damaged, 2. then
+   * the checksum … */
+  if (!read_header (&r) || !read_body (&r, NULL, &floats, &n_floats)
+      || !caml_bin_take_digest (&r.bin))
     return FALSE;
-  gsize body_end = r.pos;
-  const guint8 *digest = take (&r, DIGEST_LEN, "the SHA-256 checksum");
-  if (digest == NULL)
-    return FALSE;
-  if (r.pos != r.length)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
-                   "%s: %" G_GSIZE_FORMAT " unexpected bytes after the checksum "
-                   "at byte %" G_GSIZE_FORMAT, r.source, r.length - r.pos, r.pos);
-      return FALSE;
-    }
-
-  /* 2. … then the checksum … */
-  guint8 computed[DIGEST_LEN];
-  gsize computed_len = sizeof computed;
-  GChecksum *sha = g_checksum_new (G_CHECKSUM_SHA256);
-  g_checksum_update (sha, data, body_end);
-  g_checksum_get_digest (sha, computed, &computed_len);
-  g_checksum_free (sha);
-  if (memcmp (computed, digest, DIGEST_LEN) != 0)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
-                   "%s: byte %" G_GSIZE_FORMAT ": checksum mismatch: the SHA-256 of "
-                   "the %" G_GSIZE_FORMAT " bytes before it differs, the file is damaged",
-                   r.source, body_end, body_end);
-      return FALSE;
-    }
 
   /* 3. … and only then whether it fits this model: the vocabulary first
    * (another one of another size would read as a layer of another size),
    * the layers, the values. */
-  r.pos = 0;
+  r.bin.pos = 0;
   if (!read_header (&r) || !check_vocab (&r, model)
       || !read_body (&r, model, &floats, &n_floats)
       || !check_finite (&r, model, floats))
@@ -458,7 +306,7 @@ caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
 #else
   for (guint64 i = 0; i < n_floats; i++)
     {
-      guint32 bits = float_bits_at (floats + i * sizeof bits);
+      guint32 bits = caml_bin_float_bits (floats + i * sizeof bits);
       memcpy (&model->w[i], &bits, sizeof bits);
     }
 #endif
