@@ -223,6 +223,12 @@ struct _CamlLayerOps {
   /* optional: layers that draw random numbers while training (dropout) get
    * their seed here, from the model's initialisation generator. */
   void         (*seed)     (CamlLayer *layer, guint32 seed);
+  /* optional, with seed: move the generator on as `samples` samples of
+   * training forward passes would have since the seed (a run resumed from
+   * its state file, caml_trainer_state_load, gets every later mask the
+   * uninterrupted run would have drawn). The draws must depend on the
+   * sample count alone. */
+  void         (*advance)  (CamlLayer *layer, guint64 samples);
   /* CAML_ACCEPTS bits of the input kinds taken; 0 means dense only. */
   guint                 accepts;
   /* optional, for text models: the χ̃ of each token of the vocabulary
@@ -433,6 +439,16 @@ gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long st
 gboolean       caml_optimizer_is_sparse (const CamlOptimizer *opt);
 /* One update of model->w from model->dw at `step` (0-based). */
 void           caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
+/* What a resumed run needs of the optimizer (caml_trainer_state_save):
+ * its state, *blocks blocks of n_weights floats laid out like the weights
+ * (Adam 2: the moments m and v; Adagrad 1: the accumulators; SGD 1 with
+ * momentum: the velocity, 0 without), and the updates applied so far to
+ * each CamlParamGroup (CAML_N_GROUPS of them; Adam's bias correction counts
+ * them). Both may be written, to restore a saved state. */
+float         *caml_optimizer_state (CamlOptimizer *opt, int *blocks);
+/* How many blocks of state an optimizer so configured keeps (as above). */
+int            caml_optimizer_state_blocks (const CamlOptimizerConfig *config);
+long          *caml_optimizer_updates (CamlOptimizer *opt);
 
 /* ------------------------------------------------------------------- text */
 
@@ -957,6 +973,27 @@ gboolean caml_trainer_get_divergence (CamlTrainer *trainer, CamlDivergence *dive
 void     caml_trainer_with_model (CamlTrainer *trainer,
                                   void (*func) (CamlModel *model, gpointer user_data),
                                   gpointer user_data);
+
+/* A run's state in a file, to resume it in another process exactly
+ * (trainer-state.c has the layout): the optimizer's state, the step count,
+ * the losses and the evaluation rows, the tokens and the seconds; the
+ * weights go in their own file (caml_weights_save), whose SHA-256 the state
+ * records. Saved from a run that finished or was stopped — one that
+ * diverged, has not started or is under way is refused — and loaded into a
+ * new trainer that has not run, over the same experiment (seed, data,
+ * batch, optimizer) and a model holding those weights; started then with
+ * total_steps above the saved step count, it goes on as caml_trainer_extend
+ * would (the batch order and dropout's masks are drawn again from the
+ * seed). A state that does not fit — damaged, another run's, the weights
+ * not those it was saved with — is an error naming the file and the byte,
+ * and leaves the trainer as it was. */
+#define CAML_TRAINER_STATE_MAGIC   "CAMLTST1"
+#define CAML_TRAINER_STATE_VERSION 1
+GBytes  *caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error);
+gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError **error);
+gboolean caml_trainer_state_load (CamlTrainer *trainer, const char *path, GError **error);
+gboolean caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data,
+                                       gsize length, const char *source, GError **error);
 
 /* ------------------------------------------------------------------ probes */
 

@@ -175,6 +175,34 @@ update_part (int part, gpointer data)
   update (u->opt, u->w + lo, u->g + lo, u->m + lo, u->v + lo, hi - lo, u->t);
 }
 
+int
+caml_optimizer_state_blocks (const CamlOptimizerConfig *config)
+{
+  switch (config->kind)
+    {
+    case CAML_OPTIM_ADAM:
+      return 2;
+    case CAML_OPTIM_ADAGRAD:
+      return 1;
+    default:
+      /* without momentum the velocity is each step's gradient: nothing to keep */
+      return config->momentum != 0.0 ? 1 : 0;
+    }
+}
+
+float *
+caml_optimizer_state (CamlOptimizer *opt, int *blocks)
+{
+  *blocks = caml_optimizer_state_blocks (&opt->config);
+  return opt->state;
+}
+
+long *
+caml_optimizer_updates (CamlOptimizer *opt)
+{
+  return opt->updates;
+}
+
 gboolean
 caml_optimizer_is_sparse (const CamlOptimizer *opt)
 {

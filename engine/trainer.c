@@ -44,9 +44,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "average.h"
-#include "caml.h"
 #include "parallel.h"
+#include "trainer-private.h"
 
 #define CAML_EVAL_CHUNK   1024
 /* A finite loss this many times the first step's (or the floor, when that
@@ -56,83 +55,6 @@
 #define CAML_LOSS_FLOOR   1e-3
 #define CAML_RATE_WINDOW  0.5   /* seconds of training per steps/s estimate */
 
-struct _CamlTrainer {
-  /* borrowed */
-  const CamlExperiment *exp;
-  CamlModel            *model;
-  const CamlDataset    *train;
-  const CamlDataset    *test;
-
-  /* copied from exp at creation */
-  long          total_steps;
-  int           batch;        /* samples per step, 1..train->n */
-  int           eval_every;   /* 0: only after the last step */
-  CamlLossKind  loss;
-
-  /* owned, used by the trainer thread only while it runs; opt, bx, by,
-   * dpred, backup and ebuf are allocated by the first start (trainer_alloc) */
-  CamlOptimizer *opt;
-  GRand         *rng;
-  int           *order;       /* (train->n) this epoch's sample order */
-  int            order_pos;   /* next unused position in order */
-  float         *bx;          /* (batch, x_shape) */
-  float         *by;          /* (batch, y_width) */
-  float         *dpred;       /* (batch, out) */
-  float         *backup;      /* (n_weights) weights before the latest update */
-  float         *ebuf;        /* (chunk, x_shape) evaluation rows of a text set, or NULL */
-  long           backup_step; /* steps done when backup was taken; -1: none */
-  gboolean       backup_sparse;  /* backup holds only backup_ranges */
-  GArray        *backup_ranges;  /* gsize (offset, count) pairs of a sparse backup */
-  size_t         out_size;    /* D of the model output */
-  CamlAverage   *average;     /* training.average_decay > 0: from the first step */
-  CamlDivergence divergence;  /* of the step that failed (trainer thread) */
-  float          first_loss;  /* of the first step trained; < 0 before it */
-  /* the latest update until something checks its weights (trainer thread) */
-  const float   *unchecked_x;    /* (batch, x_shape) its batch; NULL: checked */
-  const float   *unchecked_y;    /* (batch, y_width) */
-  float          unchecked_loss; /* the batch's loss before the update */
-  gboolean       closure_failed; /* a progress function's closure found it diverged */
-
-  GThread *thread;            /* to join; cleared by the joiner */
-  GThread *loop_thread;       /* the same, never cleared: who runs the loop */
-  GMutex   lock;
-  GCond    cond;
-
-  /* protected by lock */
-  CamlTrainerState state;
-  gboolean  done;             /* the thread no longer touches the model */
-  gboolean  stop_requested;
-  int       step_budget;      /* single steps asked for while paused */
-  gboolean  lr_pending;
-  double    lr;
-  gboolean  em_pending;
-  int       em_steps;
-  long      step;             /* steps done */
-  double    last_loss;
-  GArray   *losses;           /* float, one per step */
-  GArray   *rows;             /* CamlEvalRow */
-  GError   *error;
-  gboolean  diverged;         /* error is CAML_ERROR_DIVERGED; failure says where */
-  CamlDivergence failure;
-  double    seconds_base;     /* active time before active_since */
-  gint64    active_since;     /* monotonic µs, 0 while waiting */
-  double    eval_seconds;     /* of the active time, spent evaluating */
-  double    rate_seconds;     /* window start for steps_per_second (training
-                               * time: evaluations excluded) */
-  long      rate_step;
-  double    steps_per_second;
-  gint64    tokens;           /* valid tokens of the text batches trained on */
-  gint64    rate_tokens;      /* tokens at the window start */
-  double    tokens_per_second;
-  CamlProgressFunc progress_func;
-  gpointer  progress_data;
-  int       progress_every;
-  /* one pending caml_trainer_with_model closure */
-  void    (*model_func) (CamlModel *model, gpointer user_data);
-  gpointer  model_data;
-  guint64   model_posted;     /* serial numbers of posted and served closures */
-  guint64   model_served;
-};
 
 /* ------------------------------------------------------------- evaluation */
 
@@ -496,6 +418,46 @@ batch_tokens (const CamlDataset *set, const int *idx, int n)
   return sum;
 }
 
+/* Every batch is the whole training set, in its order: no shuffling. */
+static gboolean
+trainer_whole_set (const CamlTrainer *trainer)
+{
+  return trainer->batch >= trainer->train->n && trainer->train->x != NULL;
+}
+
+/* The next batch's place in the order: a new epoch when this one has too
+ * few samples left, with a Fisher–Yates shuffle by the run's generator. */
+static const int *
+trainer_next_order (CamlTrainer *trainer)
+{
+  const CamlDataset *set = trainer->train;
+  int b = trainer->batch;
+
+  if (trainer->order_pos + b > set->n)
+    {
+      for (int i = set->n - 1; i > 0; i--)
+        {
+          int j = g_rand_int_range (trainer->rng, 0, i + 1);
+          int t = trainer->order[i];
+          trainer->order[i] = trainer->order[j];
+          trainer->order[j] = t;
+        }
+      trainer->order_pos = 0;
+    }
+  const int *idx = trainer->order + trainer->order_pos;
+  trainer->order_pos += b;
+  return idx;
+}
+
+void
+caml_trainer_skip_batches (CamlTrainer *trainer, long steps)
+{
+  if (trainer_whole_set (trainer))
+    return;
+  for (long s = 0; s < steps; s++)
+    trainer_next_order (trainer);
+}
+
 /* Next minibatch: pointers to (batch, ·) inputs and targets, and the
  * number of valid tokens in it (text data). */
 static void
@@ -506,28 +468,15 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y,
   int b = trainer->batch;
 
   *tokens = 0;
-  if (b >= set->n && set->x != NULL)
+  if (trainer_whole_set (trainer))
     {
       *x = set->x;
       *y = set->y;
       return;
     }
-  if (trainer->order_pos + b > set->n)
-    {
-      /* New epoch: Fisher–Yates with the run's generator. */
-      for (int i = set->n - 1; i > 0; i--)
-        {
-          int j = g_rand_int_range (trainer->rng, 0, i + 1);
-          int t = trainer->order[i];
-          trainer->order[i] = trainer->order[j];
-          trainer->order[j] = t;
-        }
-      trainer->order_pos = 0;
-    }
-  caml_dataset_gather (set, trainer->order + trainer->order_pos, b,
-                       trainer->bx, trainer->by);
-  *tokens = batch_tokens (set, trainer->order + trainer->order_pos, b);
-  trainer->order_pos += b;
+  const int *idx = trainer_next_order (trainer);
+  caml_dataset_gather (set, idx, b, trainer->bx, trainer->by);
+  *tokens = batch_tokens (set, idx, b);
   *x = trainer->bx;
   *y = trainer->by;
 }
@@ -1208,6 +1157,13 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+caml_trainer_prepare (CamlTrainer *trainer, GError **error)
+{
+  return trainer_check (trainer, error) && trainer_reserve (trainer, error)
+         && trainer_alloc (trainer, error);
 }
 
 /* A run that diverged, whose thread is done and that nobody stopped, may be

@@ -1839,6 +1839,266 @@ test_extend (void **state)
   g_free (exp);
 }
 
+/* dense 6 tanh → dropout 0.3 → dense 1, initialised from init_seed (which
+ * seeds the dropout mask too) */
+static CamlModel *
+make_dropout_mlp (guint32 init_seed)
+{
+  CamlLayerSpec specs[3];
+  CamlShape input = caml_shape_flat (2);
+  dense_spec (&specs[0], 6, CAML_ACT_TANH);
+  specs[1].ops = caml_layer_lookup ("dropout");
+  caml_layer_ops_default_options (specs[1].ops, specs[1].opt);
+  set_option (&specs[1], "rate", 0.3);
+  dense_spec (&specs[2], 1, CAML_ACT_IDENTITY);
+  GRand *rng = g_rand_new_with_seed (init_seed);
+  CamlModel *model = caml_model_new (&input, specs, 3, rng, NULL);
+  g_rand_free (rng);
+  assert_non_null (model);
+  return model;
+}
+
+typedef CamlModel *(*ModelMaker) (const CamlDataset *train);
+
+static CamlModel *
+dropout_maker (const CamlDataset *train)
+{
+  (void) train;
+  return make_dropout_mlp (9);
+}
+
+static CamlModel *
+bsfe_maker (const CamlDataset *train)
+{
+  return make_bsfe_model (train);
+}
+
+/* A run of exp->steps against one of `first` steps whose state and weights
+ * go into a new trainer and model (as another process would build them)
+ * and on to exp->steps: the same losses, weights and evaluations, bit for
+ * bit. */
+static void
+check_resume (CamlExperiment *exp, ModelMaker make, const CamlDataset *train,
+              const CamlDataset *test, int first)
+{
+  int total = exp->steps, n_ref_rows = 0, n_rows = 0;
+  long n_ref = 0, n = 0;
+  GError *error = NULL;
+
+  CamlModel *model = make (train);
+  size_t bytes = model->n_weights * sizeof (float);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  float *ref = caml_trainer_copy_losses (trainer, &n_ref);
+  CamlEvalRow *ref_rows = caml_trainer_copy_rows (trainer, &n_ref_rows);
+  float *w_ref = g_memdup2 (model->w, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  model = make (train);
+  exp->steps = first;
+  trainer = caml_trainer_new (exp, model, train, test);
+  exp->steps = total;
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  GBytes *state = caml_trainer_state_to_bytes (trainer, &error);
+  assert_null (error);
+  assert_non_null (state);
+  float *w_first = g_memdup2 (model->w, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  model = make (train);
+  memcpy (model->w, w_first, bytes);
+  trainer = caml_trainer_new (exp, model, train, test);
+  gsize length;
+  const guint8 *data = g_bytes_get_data (state, &length);
+  assert_true (caml_trainer_state_load_data (trainer, data, length, "s.state", &error));
+  assert_null (error);
+  CamlProgress p;
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.step, first);
+  assert_int_equal (p.state, CAML_TRAINER_IDLE);
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+
+  float *losses = caml_trainer_copy_losses (trainer, &n);
+  assert_int_equal (n, n_ref);
+  assert_memory_equal (losses, ref, (size_t) n * sizeof (float));
+  assert_memory_equal (model->w, w_ref, bytes);
+  /* every evaluation of the single run; the resumed one has one more, at
+   * the end of its first part */
+  CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+  assert_int_equal (n_rows, n_ref_rows + (first % exp->eval_every != 0));
+  for (int i = 0, j = 0; i < n_ref_rows; i++, j++)
+    {
+      if (rows[j].step == first && ref_rows[i].step != first)
+        j++;
+      assert_int_equal (rows[j].step, ref_rows[i].step);
+      assert_true (rows[j].train_loss == ref_rows[i].train_loss || rows[j].step == first
+                   || (j > 0 && rows[j - 1].step == first));
+      assert_true (rows[j].test_loss == ref_rows[i].test_loss);
+      assert_true (rows[j].tokens == ref_rows[i].tokens);
+    }
+
+  g_free (rows);
+  g_free (losses);
+  g_free (ref_rows);
+  g_free (ref);
+  g_free (w_ref);
+  g_free (w_first);
+  g_bytes_unref (state);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+}
+
+/* caml_trainer_state_to_bytes / _load_data: a run resumed in a new trainer
+ * (and model) is the uninterrupted run — Adam through dropout (the masks
+ * drawn again), SGD with momentum, Adagrad's sparse rows on CA-BSFE with
+ * em_steps. */
+static void
+test_state_resume (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 300, 8, 100, 7);
+  check_resume (exp, dropout_maker, train, test, 130);
+  check_resume (exp, dropout_maker, train, test, 200);
+  exp->optimizer.kind = CAML_OPTIM_SGD;
+  exp->optimizer.momentum = 0.9;
+  check_resume (exp, dropout_maker, train, test, 77);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+
+  caml_data_rnn_sanity (&train, &test);
+  exp = make_experiment (CAML_OPTIM_ADAGRAD, 0.1, 60, 1, 7, 11);
+  exp->loss = CAML_LOSS_SIGMOID_XENT;
+  exp->optimizer.em_steps = 3;
+  check_resume (exp, bsfe_maker, train, test, 22);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
+/* Loads `data` into a new trainer of exp over model: FALSE with *error set,
+ * and then the trainer must be untouched (step 0, no losses). */
+static gboolean
+load_into_new (CamlExperiment *exp, CamlModel *model, const CamlDataset *train,
+               const CamlDataset *test, const guint8 *data, gsize length, GError **error)
+{
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  gboolean ok = caml_trainer_state_load_data (trainer, data, length, "s.state", error);
+  if (!ok)
+    {
+      long n = -1;
+      g_free (caml_trainer_copy_losses (trainer, &n));
+      assert_int_equal (n, 0);
+      assert_int_equal (current_step (trainer, NULL), 0);
+    }
+  caml_trainer_free (trainer);
+  return ok;
+}
+
+static void
+assert_message_has (GError **error, const char *part)
+{
+  assert_non_null (*error);
+  if (strstr ((*error)->message, part) == NULL)
+    fail_msg ("\"%s\" not in \"%s\"", part, (*error)->message);
+  g_clear_error (error);
+}
+
+/* What is refused: saving a run that has not started or diverged, loading
+ * into a trainer that has run, another run's state, other weights, and any
+ * damaged or truncated file — each with a message naming the file and the
+ * byte, the trainer left as it was. */
+static void
+test_state_errors (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  GError *error = NULL;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 40, 8, 20, 7);
+  CamlModel *model = make_dropout_mlp (9);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_null (caml_trainer_state_to_bytes (trainer, &error));
+  assert_message_has (&error, "has not started");
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  GBytes *bytes = caml_trainer_state_to_bytes (trainer, &error);
+  assert_null (error);
+  gsize length;
+  const guint8 *data = g_bytes_get_data (bytes, &length);
+  assert_false (caml_trainer_state_load_data (trainer, data, length, "s.state", &error));
+  assert_message_has (&error, "s.state: a state loads only into a trainer that has not run");
+  caml_trainer_free (trainer);
+
+  /* the weights it was saved with, and nothing else */
+  assert_true (load_into_new (exp, model, train, test, data, length, &error));
+  float w0 = model->w[0];
+  model->w[0] += 1e-6f;
+  assert_false (load_into_new (exp, model, train, test, data, length, &error));
+  assert_message_has (&error, "these are not the weights the state was saved with");
+  model->w[0] = w0;
+
+  /* another experiment */
+  exp->seed = 8;
+  assert_false (load_into_new (exp, model, train, test, data, length, &error));
+  assert_message_has (&error, "s.state: byte 12: the state is of a run with seed 7, but the "
+                              "experiment has seed 8");
+  exp->seed = 7;
+  exp->batch_size = 9;
+  assert_false (load_into_new (exp, model, train, test, data, length, &error));
+  assert_message_has (&error, "batches of 8, but the experiment's are 9");
+  exp->batch_size = 8;
+  exp->optimizer.kind = CAML_OPTIM_ADAGRAD;
+  assert_false (load_into_new (exp, model, train, test, data, length, &error));
+  assert_message_has (&error, "optimizer 2 (adam), but the experiment has adagrad");
+  exp->optimizer.kind = CAML_OPTIM_ADAM;
+
+  /* damaged: every byte flipped, every length cut short, a byte more */
+  guint8 *copy = g_memdup2 (data, length + 1);
+  for (gsize i = 0; i < length; i += (i < 200 ? 1 : 97))
+    {
+      copy[i] ^= 0x10;
+      assert_false (load_into_new (exp, model, train, test, copy, length, &error));
+      assert_non_null (error);
+      assert_true (g_str_has_prefix (error->message, "s.state: "));
+      g_clear_error (&error);
+      copy[i] ^= 0x10;
+      assert_false (load_into_new (exp, model, train, test, copy, i, &error));
+      assert_non_null (error);
+      assert_true (g_str_has_prefix (error->message, "s.state: "));
+      g_clear_error (&error);
+    }
+  assert_false (load_into_new (exp, model, train, test, copy, length + 1, &error));
+  assert_message_has (&error, "1 unexpected bytes after the checksum");
+  g_free (copy);
+  assert_true (load_into_new (exp, model, train, test, data, length, &error));
+  g_bytes_unref (bytes);
+
+  /* diverged: refused */
+  exp->optimizer.kind = CAML_OPTIM_SGD;
+  exp->optimizer.lr = 1e30;
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  assert_null (caml_trainer_state_to_bytes (trainer, &error));
+  assert_message_has (&error, "the run diverged");
+  caml_trainer_free (trainer);
+
+  caml_model_free (model);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
 typedef struct {
   CamlTrainer       *trainer;
   const CamlDataset *test;
@@ -1918,6 +2178,8 @@ main (void)
     cmocka_unit_test (test_start_stop_cycles),
     cmocka_unit_test (test_determinism),
     cmocka_unit_test (test_extend),
+    cmocka_unit_test (test_state_resume),
+    cmocka_unit_test (test_state_errors),
     cmocka_unit_test (test_divergence_and_resume),
     cmocka_unit_test (test_divergence_average_resume),
     cmocka_unit_test (test_divergence_kinds),

@@ -13,6 +13,7 @@ static const CamlOptionSpec dropout_options[] = {
 
 typedef struct {
   GRand  *rng;
+  guint32 seed;      /* the generator's, to draw again from the start */
   float  *mask;      /* (N, ·) 0 or 1 / (1 − rate) of the last training pass */
   size_t  mask_cap;
   gboolean masked;   /* the last forward applied the mask */
@@ -22,7 +23,8 @@ static gboolean
 dropout_setup (CamlLayer *layer, GError **error)
 {
   Dropout *s = g_new0 (Dropout, 1);
-  s->rng = g_rand_new_with_seed (0x64726f70);
+  s->seed = 0x64726f70;
+  s->rng = g_rand_new_with_seed (s->seed);
   layer->out = layer->in;
   layer->state = s;
   return TRUE;
@@ -32,7 +34,22 @@ static void
 dropout_seed (CamlLayer *layer, guint32 seed)
 {
   Dropout *s = layer->state;
+  s->seed = seed;
   g_rand_set_seed (s->rng, seed);
+}
+
+/* A training pass draws once per value (dropout_forward): samples × the
+ * sample's size draws from the seed on, none at rate 0. */
+static void
+dropout_advance (CamlLayer *layer, guint64 samples)
+{
+  Dropout *s = layer->state;
+  g_rand_set_seed (s->rng, s->seed);
+  if (layer->opt[OPT_RATE] <= 0.0)
+    return;
+  guint64 draws = samples * caml_shape_size (&layer->in);
+  for (guint64 i = 0; i < draws; i++)
+    g_rand_int (s->rng);
 }
 
 /* The mask (N, ·) for training batches of up to n samples. */
@@ -102,6 +119,7 @@ const CamlLayerOps caml_dropout_ops = {
   .forward = dropout_forward,
   .backward = dropout_backward,
   .seed = dropout_seed,
+  .advance = dropout_advance,
   .free = dropout_free,
   .reserve = dropout_reserve,
 };

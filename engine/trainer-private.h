@@ -1,0 +1,97 @@
+/* trainer-private.h — private to the engine: the trainer's fields, shared
+ * by the loop (trainer.c) and the state file that resumes a run
+ * (trainer-state.c). */
+#pragma once
+
+#include "average.h"
+#include "caml.h"
+
+G_BEGIN_DECLS
+
+struct _CamlTrainer {
+  /* borrowed */
+  const CamlExperiment *exp;
+  CamlModel            *model;
+  const CamlDataset    *train;
+  const CamlDataset    *test;
+
+  /* copied from exp at creation */
+  long          total_steps;
+  int           batch;        /* samples per step, 1..train->n */
+  int           eval_every;   /* 0: only after the last step */
+  CamlLossKind  loss;
+
+  /* owned, used by the trainer thread only while it runs; opt, bx, by,
+   * dpred, backup and ebuf are allocated by the first start (trainer_alloc) */
+  CamlOptimizer *opt;
+  GRand         *rng;
+  int           *order;       /* (train->n) this epoch's sample order */
+  int            order_pos;   /* next unused position in order */
+  float         *bx;          /* (batch, x_shape) */
+  float         *by;          /* (batch, y_width) */
+  float         *dpred;       /* (batch, out) */
+  float         *backup;      /* (n_weights) weights before the latest update */
+  float         *ebuf;        /* (chunk, x_shape) evaluation rows of a text set, or NULL */
+  long           backup_step; /* steps done when backup was taken; -1: none */
+  gboolean       backup_sparse;  /* backup holds only backup_ranges */
+  GArray        *backup_ranges;  /* gsize (offset, count) pairs of a sparse backup */
+  size_t         out_size;    /* D of the model output */
+  CamlAverage   *average;     /* training.average_decay > 0: from the first step */
+  CamlDivergence divergence;  /* of the step that failed (trainer thread) */
+  float          first_loss;  /* of the first step trained; < 0 before it */
+  /* the latest update until something checks its weights (trainer thread) */
+  const float   *unchecked_x;    /* (batch, x_shape) its batch; NULL: checked */
+  const float   *unchecked_y;    /* (batch, y_width) */
+  float          unchecked_loss; /* the batch's loss before the update */
+  gboolean       closure_failed; /* a progress function's closure found it diverged */
+
+  GThread *thread;            /* to join; cleared by the joiner */
+  GThread *loop_thread;       /* the same, never cleared: who runs the loop */
+  GMutex   lock;
+  GCond    cond;
+
+  /* protected by lock */
+  CamlTrainerState state;
+  gboolean  done;             /* the thread no longer touches the model */
+  gboolean  stop_requested;
+  int       step_budget;      /* single steps asked for while paused */
+  gboolean  lr_pending;
+  double    lr;
+  gboolean  em_pending;
+  int       em_steps;
+  long      step;             /* steps done */
+  double    last_loss;
+  GArray   *losses;           /* float, one per step */
+  GArray   *rows;             /* CamlEvalRow */
+  GError   *error;
+  gboolean  diverged;         /* error is CAML_ERROR_DIVERGED; failure says where */
+  CamlDivergence failure;
+  double    seconds_base;     /* active time before active_since */
+  gint64    active_since;     /* monotonic µs, 0 while waiting */
+  double    eval_seconds;     /* of the active time, spent evaluating */
+  double    rate_seconds;     /* window start for steps_per_second (training
+                               * time: evaluations excluded) */
+  long      rate_step;
+  double    steps_per_second;
+  gint64    tokens;           /* valid tokens of the text batches trained on */
+  gint64    rate_tokens;      /* tokens at the window start */
+  double    tokens_per_second;
+  CamlProgressFunc progress_func;
+  gpointer  progress_data;
+  int       progress_every;
+  /* one pending caml_trainer_with_model closure */
+  void    (*model_func) (CamlModel *model, gpointer user_data);
+  gpointer  model_data;
+  guint64   model_posted;     /* serial numbers of posted and served closures */
+  guint64   model_served;
+};
+
+/* Checks the data against the model and allocates what a run needs (the
+ * optimizer's state among it) on a trainer no thread uses; the first start
+ * does the same. On failure the trainer is as it was. */
+gboolean caml_trainer_prepare (CamlTrainer *trainer, GError **error);
+/* Moves the batch order on by `steps` batches as that many training steps
+ * would (shuffling at each new epoch), without gathering them. */
+void     caml_trainer_skip_batches (CamlTrainer *trainer, long steps);
+
+G_END_DECLS

@@ -1,0 +1,476 @@
+/* trainer-state.c — a run's state in a file, so that another process can
+ * resume it exactly: with the weights file beside it, a run stopped (or
+ * finished) at step S and resumed to T is the run asked for T steps from
+ * the start, bit for bit (tests/test-trainer.c, tests/cli-resume.sh).
+ *
+ * What the weights do not hold: the optimizer's state, the step count and
+ * what the run measured (losses, evaluation rows, tokens, seconds). The
+ * batch order and dropout's masks are not stored: both come from generators
+ * seeded by the experiment and moved on by the step count alone, so loading
+ * draws them again (caml_trainer_skip_batches, CamlLayerOps.advance) — a
+ * shuffle per epoch and a draw per dropped-out value, ~10⁸ a second.
+ *
+ * Little-endian throughout:
+ *
+ *   8 bytes   magic CAML_TRAINER_STATE_MAGIC ("CAMLTST1")
+ *   u32       version (CAML_TRAINER_STATE_VERSION, 1)
+ *   u64       the experiment's seed
+ *   u64       weight count W (model->n_weights)
+ *   u32       training samples, u32 batch size (as the trainer uses it)
+ *   u32       optimizer kind (CamlOptimizerKind), u32 state blocks K
+ *   32 bytes  SHA-256 of the weights (W binary32) the state belongs with
+ *   i64       steps done S, i64 tokens trained on
+ *   u32       the first step's loss (binary32; -1 before any step)
+ *   f64 × 4   seconds, of them evaluating, steps/s, tokens/s
+ *   u32       group count G (CAML_N_GROUPS); G × i64 updates per group
+ *   S × f32   the loss of every step
+ *   u32       evaluation rows R; R × (i64 step, f64 train_loss, test_loss,
+ *             test_metric, seconds, eval_seconds, i64 tokens)
+ *   K × W f32 the optimizer's state (caml_optimizer_state)
+ *   32 bytes  SHA-256 of every byte before it
+ *
+ * Reading checks everything — structure, checksum, then the run it is
+ * loaded into (seed, weights, data, batch, optimizer), then every value —
+ * before the trainer changes: a state that fails leaves it as it was. */
+#include <math.h>
+#include <string.h>
+
+#include "bin-io.h"
+#include "trainer-private.h"
+
+#define MAGIC_LEN 8
+#define ROW_BYTES (2 * 8 + 5 * 8)
+
+G_STATIC_ASSERT (sizeof CAML_TRAINER_STATE_MAGIC - 1 == MAGIC_LEN);
+
+/* The SHA-256 of the weights as the weights file stores them. */
+static void
+weights_digest (const CamlModel *model, guint8 digest[CAML_BIN_DIGEST_LEN])
+{
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  caml_bin_digest (model->w, model->n_weights * sizeof (float), digest);
+#else
+  GByteArray *b = g_byte_array_new ();
+  caml_bin_put_floats (b, model->w, model->n_weights);
+  caml_bin_digest (b->data, b->len, digest);
+  g_byte_array_unref (b);
+#endif
+}
+
+/* ---------------------------------------------------------------- writing */
+
+GBytes *
+caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
+{
+  g_mutex_lock (&trainer->lock);
+  CamlTrainerState state = trainer->state;
+  const char *refused = state == CAML_TRAINER_FAILED
+                        ? "the run diverged: its state is not kept (a resumed run would "
+                          "start from the failure)"
+                        : !trainer->done || trainer->opt == NULL
+                        ? (state == CAML_TRAINER_IDLE ? "the run has not started: it has "
+                                                        "no state to keep"
+                                                      : "the run is under way: stop it, "
+                                                        "or let it finish, first")
+                        : NULL;
+  if (refused != NULL)
+    {
+      g_mutex_unlock (&trainer->lock);
+      g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID, refused);
+      return NULL;
+    }
+
+  const CamlModel *model = trainer->model;
+  size_t n = model->n_weights;
+  int blocks = 0;
+  const float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
+  const long *updates = caml_optimizer_updates (trainer->opt);
+  GByteArray *b = g_byte_array_sized_new ((guint) MIN ((blocks + 1) * n * sizeof (float)
+                                                       + 4096, G_MAXUINT));
+  guint8 digest[CAML_BIN_DIGEST_LEN];
+
+  g_byte_array_append (b, (const guint8 *) CAML_TRAINER_STATE_MAGIC, MAGIC_LEN);
+  caml_bin_put_u32 (b, CAML_TRAINER_STATE_VERSION);
+  caml_bin_put_u64 (b, trainer->exp->seed);
+  caml_bin_put_u64 (b, n);
+  caml_bin_put_u32 (b, (guint32) trainer->train->n);
+  caml_bin_put_u32 (b, (guint32) trainer->batch);
+  caml_bin_put_u32 (b, (guint32) trainer->exp->optimizer.kind);
+  caml_bin_put_u32 (b, (guint32) blocks);
+  weights_digest (model, digest);
+  g_byte_array_append (b, digest, sizeof digest);
+  caml_bin_put_u64 (b, (guint64) trainer->step);
+  caml_bin_put_u64 (b, (guint64) trainer->tokens);
+  caml_bin_put_floats (b, &trainer->first_loss, 1);
+  caml_bin_put_f64 (b, trainer->seconds_base);
+  caml_bin_put_f64 (b, trainer->eval_seconds);
+  caml_bin_put_f64 (b, trainer->steps_per_second);
+  caml_bin_put_f64 (b, trainer->tokens_per_second);
+  caml_bin_put_u32 (b, CAML_N_GROUPS);
+  for (int g = 0; g < CAML_N_GROUPS; g++)
+    caml_bin_put_u64 (b, (guint64) updates[g]);
+  caml_bin_put_floats (b, (const float *) trainer->losses->data, trainer->losses->len);
+  caml_bin_put_u32 (b, trainer->rows->len);
+  for (guint i = 0; i < trainer->rows->len; i++)
+    {
+      const CamlEvalRow *row = &g_array_index (trainer->rows, CamlEvalRow, i);
+      caml_bin_put_u64 (b, (guint64) row->step);
+      caml_bin_put_f64 (b, row->train_loss);
+      caml_bin_put_f64 (b, row->test_loss);
+      caml_bin_put_f64 (b, row->test_metric);
+      caml_bin_put_f64 (b, row->seconds);
+      caml_bin_put_f64 (b, row->eval_seconds);
+      caml_bin_put_u64 (b, (guint64) row->tokens);
+    }
+  g_mutex_unlock (&trainer->lock);
+
+  caml_bin_put_floats (b, opt_state, (size_t) blocks * n);
+  caml_bin_put_digest (b);
+  return g_byte_array_free_to_bytes (b);
+}
+
+gboolean
+caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError **error)
+{
+  GBytes *bytes = caml_trainer_state_to_bytes (trainer, error);
+  if (bytes == NULL)
+    return FALSE;
+  gsize length;
+  const guint8 *data = g_bytes_get_data (bytes, &length);
+  gboolean ok = caml_file_replace (path, data, length, error);
+  g_bytes_unref (bytes);
+  return ok;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+/* The file's fields, read before any is used. */
+typedef struct {
+  CamlBinReader bin;
+  guint64       seed, n_weights;
+  guint32       train_n, batch, kind, blocks;
+  gsize         seed_at, n_at, data_at, kind_at, digest_at, step_at, groups_at,
+                losses_at, rows_at, opt_at;
+  const guint8 *weights_digest;
+  guint64       step, tokens;
+  float         first_loss;
+  double        seconds, eval_seconds, steps_per_second, tokens_per_second;
+  guint64       updates[CAML_N_GROUPS];
+  const guint8 *losses;     /* (step) binary32 */
+  guint32       n_rows;
+  const guint8 *rows;       /* (n_rows) ROW_BYTES each */
+  const guint8 *opt_state;  /* (blocks, n_weights) binary32 */
+} State;
+
+static gboolean
+fail_at (State *s, gsize at, const char *format, ...) G_GNUC_PRINTF (3, 4);
+
+/* "SOURCE: byte AT: …" — always FALSE. */
+static gboolean
+fail_at (State *s, gsize at, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_autofree char *what = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (s->bin.error, CAML_ERROR, CAML_ERROR_PARSE, "%s: byte %" G_GSIZE_FORMAT ": %s",
+               s->bin.source, at, what);
+  return FALSE;
+}
+
+/* count binary32 values of `what` at the reader's place. */
+static const guint8 *
+take_floats (State *s, guint64 count, const char *what)
+{
+  if (count > (s->bin.length - s->bin.pos) / sizeof (float))
+    {
+      g_set_error (s->bin.error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s: truncated at byte %" G_GSIZE_FORMAT ": expected %" G_GUINT64_FORMAT
+                   " floats for %s, found %" G_GSIZE_FORMAT " bytes", s->bin.source,
+                   s->bin.pos, count, what, s->bin.length - s->bin.pos);
+      return NULL;
+    }
+  return caml_bin_take (&s->bin, count * sizeof (float), what);
+}
+
+/* The structure: every field, every length against the bytes left, and the
+ * checksum. */
+static gboolean
+read_structure (State *s)
+{
+  CamlBinReader *r = &s->bin;
+  guint32 version, groups, first_loss_bits;
+  gsize at;
+
+  if (!caml_bin_take_magic (r, CAML_TRAINER_STATE_MAGIC, MAGIC_LEN, "CAML trainer state file"))
+    return FALSE;
+  at = r->pos;
+  if (!caml_bin_take_u32 (r, "the version", &version))
+    return FALSE;
+  if (version != CAML_TRAINER_STATE_VERSION)
+    return fail_at (s, at, "trainer state version %u is not supported (this build reads "
+                    "version %d)", version, CAML_TRAINER_STATE_VERSION);
+  s->seed_at = r->pos;
+  if (!caml_bin_take_u64 (r, "the seed", &s->seed))
+    return FALSE;
+  s->n_at = r->pos;
+  if (!caml_bin_take_u64 (r, "the weight count", &s->n_weights))
+    return FALSE;
+  s->data_at = r->pos;
+  if (!caml_bin_take_u32 (r, "the training set's size", &s->train_n)
+      || !caml_bin_take_u32 (r, "the batch size", &s->batch))
+    return FALSE;
+  s->kind_at = r->pos;
+  if (!caml_bin_take_u32 (r, "the optimizer", &s->kind)
+      || !caml_bin_take_u32 (r, "the optimizer's state blocks", &s->blocks))
+    return FALSE;
+  s->digest_at = r->pos;
+  if ((s->weights_digest = caml_bin_take (r, CAML_BIN_DIGEST_LEN, "the weights' SHA-256")) == NULL)
+    return FALSE;
+  s->step_at = r->pos;
+  const guint8 *first;
+  if (!caml_bin_take_u64 (r, "the step count", &s->step)
+      || !caml_bin_take_u64 (r, "the token count", &s->tokens)
+      || (first = caml_bin_take (r, sizeof first_loss_bits, "the first step's loss")) == NULL
+      || !caml_bin_take_f64 (r, "the seconds", &s->seconds)
+      || !caml_bin_take_f64 (r, "the seconds evaluating", &s->eval_seconds)
+      || !caml_bin_take_f64 (r, "the steps per second", &s->steps_per_second)
+      || !caml_bin_take_f64 (r, "the tokens per second", &s->tokens_per_second))
+    return FALSE;
+  s->first_loss = caml_bin_float (first);
+  s->groups_at = r->pos;
+  if (!caml_bin_take_u32 (r, "the group count", &groups))
+    return FALSE;
+  if (groups != CAML_N_GROUPS)
+    return fail_at (s, s->groups_at, "%u parameter groups, expected %d", groups, CAML_N_GROUPS);
+  for (int g = 0; g < CAML_N_GROUPS; g++)
+    if (!caml_bin_take_u64 (r, "the updates per group", &s->updates[g]))
+      return FALSE;
+  s->losses_at = r->pos;
+  if ((s->losses = take_floats (s, s->step, "the losses")) == NULL)
+    return FALSE;
+  s->rows_at = r->pos;
+  if (!caml_bin_take_u32 (r, "the row count", &s->n_rows))
+    return FALSE;
+  if (s->n_rows > (r->length - r->pos) / ROW_BYTES)
+    return fail_at (s, s->rows_at, "%u evaluation rows (%u bytes each) do not fit in the "
+                    "%" G_GSIZE_FORMAT " bytes left", s->n_rows, ROW_BYTES,
+                    r->length - r->pos);
+  s->rows = caml_bin_take (r, (gsize) s->n_rows * ROW_BYTES, "the evaluation rows");
+  s->opt_at = r->pos;
+  if (s->blocks > 2)
+    return fail_at (s, s->kind_at + 4, "%u blocks of optimizer state, at most 2", s->blocks);
+  if (s->n_weights > G_MAXUINT64 / 2
+      || (s->opt_state = take_floats (s, s->blocks * s->n_weights,
+                                      "the optimizer's state")) == NULL)
+    return s->n_weights > G_MAXUINT64 / 2
+           ? fail_at (s, s->n_at, "%" G_GUINT64_FORMAT " weights", s->n_weights) : FALSE;
+  return caml_bin_take_digest (r);
+}
+
+static gboolean
+all_finite (const guint8 *p, guint64 count, gboolean non_negative, guint64 *bad)
+{
+  for (guint64 i = 0; i < count; i++)
+    {
+      float v = caml_bin_float (p + i * sizeof (float));
+      if (!isfinite (v) || (non_negative && v < 0.0f))
+        {
+          *bad = i;
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* The state is this run's: the experiment's seed, data and batch, the
+ * model's weights as they are now, the optimizer; and every value is one a
+ * run could have reached. */
+static gboolean
+check_against (State *s, CamlTrainer *trainer)
+{
+  const CamlExperiment *exp = trainer->exp;
+  const CamlModel *model = trainer->model;
+  guint64 bad;
+
+  if (s->seed != exp->seed)
+    return fail_at (s, s->seed_at, "the state is of a run with seed %" G_GUINT64_FORMAT
+                    ", but the experiment has seed %" G_GUINT64_FORMAT, s->seed, exp->seed);
+  if (s->n_weights != model->n_weights)
+    return fail_at (s, s->n_at, "the state is of a model with %" G_GUINT64_FORMAT
+                    " weights, but this one has %zu", s->n_weights, model->n_weights);
+  if (s->train_n != (guint32) trainer->train->n)
+    return fail_at (s, s->data_at, "the state is of a run on %u training samples, but the "
+                    "data now give %d", s->train_n, trainer->train->n);
+  if (s->batch != (guint32) trainer->batch)
+    return fail_at (s, s->data_at + 4, "the state is of a run with batches of %u, but the "
+                    "experiment's are %d", s->batch, trainer->batch);
+  const CamlOptimizerConfig *config = &exp->optimizer;
+  if (s->kind != (guint32) config->kind)
+    return fail_at (s, s->kind_at, "the state is of a run with optimizer %u (%s), but the "
+                    "experiment has %s", s->kind,
+                    s->kind <= CAML_OPTIM_ADAM ? caml_optimizer_names[s->kind] : "unknown",
+                    caml_optimizer_names[config->kind]);
+  int blocks = caml_optimizer_state_blocks (config);
+  if (s->blocks != (guint32) blocks)
+    return fail_at (s, s->kind_at + 4, "%u blocks of optimizer state, but %s%s keeps %d",
+                    s->blocks, caml_optimizer_names[config->kind],
+                    config->kind != CAML_OPTIM_SGD ? ""
+                    : config->momentum != 0.0 ? " with momentum" : " without momentum",
+                    blocks);
+  guint8 digest[CAML_BIN_DIGEST_LEN];
+  weights_digest (model, digest);
+  if (memcmp (digest, s->weights_digest, sizeof digest) != 0)
+    return fail_at (s, s->digest_at, "these are not the weights the state was saved with "
+                    "(the weights file beside it was replaced or changed)");
+
+  if (s->step > (guint64) MIN (G_MAXLONG, G_MAXUINT) || s->tokens > (guint64) G_MAXINT64)
+    return fail_at (s, s->step_at, "%" G_GUINT64_FORMAT " steps, %" G_GUINT64_FORMAT
+                    " tokens: out of range", s->step, s->tokens);
+  if (!(s->first_loss >= 0.0f && isfinite (s->first_loss))
+      && !(s->step == 0 && s->first_loss == -1.0f))
+    return fail_at (s, s->step_at + 16, "the first step's loss is %g", (double) s->first_loss);
+  if (!(s->seconds >= 0 && s->eval_seconds >= 0 && s->eval_seconds <= s->seconds
+        && isfinite (s->seconds) && s->steps_per_second >= 0 && s->tokens_per_second >= 0
+        && isfinite (s->steps_per_second) && isfinite (s->tokens_per_second)))
+    return fail_at (s, s->step_at + 20, "the timings (%g s, %g s evaluating, %g steps/s, "
+                    "%g tokens/s) are not a run's", s->seconds, s->eval_seconds,
+                    s->steps_per_second, s->tokens_per_second);
+  for (int g = 0; g < CAML_N_GROUPS; g++)
+    if (s->updates[g] > s->step)
+      return fail_at (s, s->groups_at + 4 + 8 * (gsize) g, "%" G_GUINT64_FORMAT " updates "
+                      "of parameter group %d in %" G_GUINT64_FORMAT " steps", s->updates[g],
+                      g, s->step);
+  if (!all_finite (s->losses, s->step, TRUE, &bad))
+    return fail_at (s, s->losses_at + bad * 4, "the loss of step %" G_GUINT64_FORMAT
+                    " is %g", bad + 1, (double) caml_bin_float (s->losses + bad * 4));
+  guint64 last = 0;
+  for (guint32 i = 0; i < s->n_rows; i++)
+    {
+      const guint8 *p = s->rows + (gsize) i * ROW_BYTES;
+      guint64 step;
+      memcpy (&step, p, sizeof step);
+      step = GUINT64_FROM_LE (step);
+      if (step > s->step || (i > 0 && step <= last))
+        return fail_at (s, s->rows_at + 4 + (gsize) i * ROW_BYTES, "evaluation row %u is at "
+                        "step %" G_GUINT64_FORMAT ", after step %" G_GUINT64_FORMAT
+                        " and at most %" G_GUINT64_FORMAT, i + 1, step, last, s->step);
+      last = step;
+    }
+  /* Adagrad's accumulators and Adam's second moments are sums of squares. */
+  for (guint32 k = 0; k < s->blocks; k++)
+    {
+      gboolean squares = config->kind == CAML_OPTIM_ADAGRAD
+                         || (config->kind == CAML_OPTIM_ADAM && k == 1);
+      const guint8 *block = s->opt_state + (gsize) k * s->n_weights * sizeof (float);
+      if (!all_finite (block, s->n_weights, squares, &bad))
+        return fail_at (s, s->opt_at + ((gsize) k * s->n_weights + bad) * sizeof (float),
+                        "the optimizer's state block %u value %" G_GUINT64_FORMAT " is %g",
+                        k, bad, (double) caml_bin_float (block + bad * sizeof (float)));
+    }
+  return TRUE;
+}
+
+static double
+row_f64 (const guint8 *p)
+{
+  guint64 bits;
+  double v;
+  memcpy (&bits, p, sizeof bits);
+  bits = GUINT64_FROM_LE (bits);
+  memcpy (&v, &bits, sizeof v);
+  return v;
+}
+
+static gint64
+row_i64 (const guint8 *p)
+{
+  guint64 v;
+  memcpy (&v, p, sizeof v);
+  return (gint64) GUINT64_FROM_LE (v);
+}
+
+gboolean
+caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data, gsize length,
+                              const char *source, GError **error)
+{
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  State s = {
+    .bin = { .data = data, .length = length, .pos = 0,
+             .source = source != NULL ? source : "<trainer state>", .error = error },
+  };
+
+  g_mutex_lock (&trainer->lock);
+  gboolean fresh = trainer->state == CAML_TRAINER_IDLE && trainer->thread == NULL
+                   && trainer->step == 0 && trainer->losses->len == 0;
+  g_mutex_unlock (&trainer->lock);
+  if (!fresh)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: a state loads only into a trainer that has not run", s.bin.source);
+      return FALSE;
+    }
+  if (!read_structure (&s) || !check_against (&s, trainer))
+    return FALSE;
+  /* what the run needs, the optimizer among it: the last thing that can fail */
+  if (!caml_trainer_prepare (trainer, error))
+    return FALSE;
+
+  int blocks;
+  float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
+  for (guint64 i = 0; i < (guint64) blocks * s.n_weights; i++)
+    opt_state[i] = caml_bin_float (s.opt_state + i * sizeof (float));
+  long *updates = caml_optimizer_updates (trainer->opt);
+  for (int g = 0; g < CAML_N_GROUPS; g++)
+    updates[g] = (long) s.updates[g];
+
+  /* the batch order and dropout's masks, drawn again as far as the run went */
+  caml_trainer_skip_batches (trainer, (long) s.step);
+  CamlModel *model = trainer->model;
+  for (int i = 0; i < model->n_layers; i++)
+    if (model->layers[i]->ops->advance != NULL)
+      model->layers[i]->ops->advance (model->layers[i], s.step * (guint64) trainer->batch);
+
+  g_mutex_lock (&trainer->lock);
+  trainer->step = (long) s.step;
+  trainer->tokens = (gint64) s.tokens;
+  trainer->first_loss = s.first_loss;
+  trainer->seconds_base = s.seconds;
+  trainer->eval_seconds = s.eval_seconds;
+  trainer->steps_per_second = s.steps_per_second;
+  trainer->tokens_per_second = s.tokens_per_second;
+  trainer->rate_seconds = s.seconds - s.eval_seconds;   /* the next window starts here */
+  trainer->rate_step = trainer->step;
+  trainer->rate_tokens = trainer->tokens;
+  g_array_set_size (trainer->losses, (guint) s.step);
+  for (guint64 i = 0; i < s.step; i++)
+    g_array_index (trainer->losses, float, i) = caml_bin_float (s.losses + i * sizeof (float));
+  trainer->last_loss = s.step > 0 ? g_array_index (trainer->losses, float, s.step - 1) : NAN;
+  for (guint32 i = 0; i < s.n_rows; i++)
+    {
+      const guint8 *p = s.rows + (gsize) i * ROW_BYTES;
+      CamlEvalRow row = {
+        .step = (long) row_i64 (p), .train_loss = row_f64 (p + 8),
+        .test_loss = row_f64 (p + 16), .test_metric = row_f64 (p + 24),
+        .seconds = row_f64 (p + 32), .eval_seconds = row_f64 (p + 40),
+        .tokens = row_i64 (p + 48),
+      };
+      g_array_append_val (trainer->rows, row);
+    }
+  g_mutex_unlock (&trainer->lock);
+  return TRUE;
+}
+
+gboolean
+caml_trainer_state_load (CamlTrainer *trainer, const char *path, GError **error)
+{
+  char *contents = NULL;
+  gsize length = 0;
+
+  if (!caml_file_get_contents (path, &contents, &length, error))
+    return FALSE;
+  gboolean ok = caml_trainer_state_load_data (trainer, (const guint8 *) contents, length,
+                                              path, error);
+  g_free (contents);
+  return ok;
+}
