@@ -43,13 +43,18 @@ typedef struct {
   const char *out_dir;
   const char *sigma_steps;   /* "--sigma-steps" list ("1000,last") */
   const char *init_weights;  /* start from this weights file, or NULL: the seed's */
+  const char *resume_dir;    /* go on with the run saved in this directory (its
+                              * model.weights and trainer.state), or NULL */
+  const char *started_from;  /* when resuming: the weights the saved run started
+                              * from (its summary.json's init_weights), or NULL */
   gboolean    sigma_stretch;
   gboolean    quiet;
   gboolean    plain;         /* no progress bar, even on a terminal */
 } CamlCliRun;
 
 /* Loads the data, builds the model (with run->init_weights, loads them into
- * it), trains with progress and writes every result into run->out_dir, all
+ * it; with run->resume_dir, loads its weights and trainer.state and goes on
+ * from the step saved), trains with progress and writes every result into run->out_dir, all
  * or nothing (see `caml train --help`). A first Ctrl+C (SIGINT or SIGTERM)
  * stops the run, which is saved; a second ends the process at once with
  * status 130, out_dir as it was. Returns an exit status; problems go to

@@ -142,7 +142,7 @@ stop_listening (Run *run, guint sigint, guint sigterm)
 
 static gboolean
 write_summary (const char *path, const char *preset, const CamlExperiment *exp,
-               const char *init_weights, const CamlProgress *p, const CamlEvalRow *last, double train_loss,
+               const CamlCliRun *how, long resumed_step, const CamlProgress *p, const CamlEvalRow *last, double train_loss,
                double train_metric,
                gboolean classification, double sigma_auc, gboolean sigma_high_on_fg,
                const CamlSigmaSource *sigma_source, const char *error_message, const CamlDivergence *divergence, GError **error)
@@ -158,10 +158,25 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   json_builder_add_string_value (b, exp->name ? exp->name : "");
   json_builder_set_member_name (b, "seed");
   json_builder_add_int_value (b, (gint64) exp->seed);
-  /* the weights file the run started from (`caml train --init-weights`) */
+  /* the weights file the run started from (`caml train --init-weights`;
+   * after --resume, the one the resumed run started from) */
+  const char *init_weights = how->resume_dir ? how->started_from : how->init_weights;
   json_builder_set_member_name (b, "init_weights");
   if (init_weights)
     json_builder_add_string_value (b, init_weights);
+  else
+    json_builder_add_null_value (b);
+  /* the saved run this one went on with (`caml train --resume`) */
+  json_builder_set_member_name (b, "resumed_from");
+  if (how->resume_dir)
+    {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "dir");
+      json_builder_add_string_value (b, how->resume_dir);
+      json_builder_set_member_name (b, "step");
+      json_builder_add_int_value (b, resumed_step);
+      json_builder_end_object (b);
+    }
   else
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "steps");
@@ -340,7 +355,8 @@ static gboolean
 is_result_name (const char *name)
 {
   static const char *const names[] = {
-    "metrics.csv", "summary.json", "model.weights", "experiment.json", "loss.png",
+    "metrics.csv", "summary.json", "model.weights", "trainer.state", "experiment.json",
+    "loss.png",
     "surface.png", "chi.png", "parts.png", "words.html", "words.png",
     "failed-summary.json", "failed-loss.png", NULL
   };
@@ -591,7 +607,7 @@ print_ended (const CamlProgress *p)
  * failed-loss.png. */
 static void
 report_nothing_kept (const char *out_dir, const char *preset, const CamlExperiment *exp,
-                     const char *init_weights, const CamlProgress *p, const GError *run_error,
+                     const CamlCliRun *how, long resumed_step, const CamlProgress *p, const GError *run_error,
                      const CamlDivergence *divergence, const float *losses, long n_losses,
                      gboolean classification, const char *evaluated_on, const char *title,
                      Problems *problems)
@@ -601,7 +617,7 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
   g_autofree char *loss_path = g_build_filename (out_dir, "failed-loss.png", NULL);
   g_autofree char *loss_title = g_strdup_printf ("%s: failed", title);
   /* no figures: the untrained weights are not what anyone asked for */
-  gboolean ok = kept (problems, write_summary (summary_path, preset, exp, init_weights, p, NULL, NAN, NAN,
+  gboolean ok = kept (problems, write_summary (summary_path, preset, exp, how, resumed_step, p, NULL, NAN, NAN,
                                                classification, NAN, FALSE, NULL,
                                                run_error ? run_error->message : NULL,
                                                divergence, &error), &error);
@@ -638,7 +654,10 @@ typedef struct {
   const char           *evaluated_on;
   const char           *title;
   gboolean              sigma_stretch;
-  const char           *init_weights;  /* the weights the run started from, or NULL */
+  const CamlCliRun     *how;
+  long                  resumed_step;  /* the step a resumed run went on from */
+  GBytes               *state;     /* trainer.state, or NULL: none (diverged) */
+  const GError         *state_error;  /* why there is none when there should be */
   const char           *dir;       /* the staging directory */
   const char           *out_dir;   /* where its files go */
   Problems             *problems;
@@ -760,10 +779,22 @@ save_results (gpointer user_data)
   /* Every file tried even when one fails: each failure is reported. */
   gboolean ok = TRUE;
   ok &= written (s, caml_weights_save (s->model, weights_path, &error), &error);
+  if (s->state != NULL)
+    {
+      g_autofree char *state_path = g_build_filename (s->dir, "trainer.state", NULL);
+      gsize length;
+      const guint8 *data = g_bytes_get_data (s->state, &length);
+      ok &= written (s, caml_file_replace (state_path, data, length, &error), &error);
+    }
+  else if (s->state_error != NULL)
+    {
+      problem (s->problems, s->state_error->message);
+      ok = FALSE;
+    }
   ok &= written (s, caml_experiment_save_file (exp, exp_path, &error), &error);
   ok &= written (s, caml_report_write_metrics (metrics_path, s->rows, s->n_rows,
                                                s->classification, &error), &error);
-  ok &= written (s, write_summary (summary_path, s->preset, exp, s->init_weights, &s->p, last,
+  ok &= written (s, write_summary (summary_path, s->preset, exp, s->how, s->resumed_step, &s->p, last,
                                    s->train_loss, s->train_metric, s->classification,
                                    s->sigma_auc, s->sigma_high_on_fg, source,
                                    s->run_error ? s->run_error->message : NULL,
@@ -788,17 +819,17 @@ save_results (gpointer user_data)
   return NULL;
 }
 
-/* Trains model in a background thread while the main loop draws progress,
+/* Trains model in a background thread (trainer's, which it frees; a
+ * resumed run's from resumed_step on) while the main loop draws progress,
  * then writes every result file into out_dir. */
 static int
 run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
-                const CamlDataset *train, const CamlDataset *test,
-                long *sigma_steps, int n_sigma_steps, Problems *problems)
+                const CamlDataset *train, const CamlDataset *test, CamlTrainer *trainer,
+                long resumed_step, long *sigma_steps, int n_sigma_steps, Problems *problems)
 {
   const char *preset = how->preset, *source = how->source, *out_dir = how->out_dir;
   gboolean quiet = how->quiet;
   g_autoptr (GError) error = NULL;
-  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   Recorder rec = {
     .trainer = trainer, .test = test, .layer = caml_report_sigma_layer (model),
     .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
@@ -813,6 +844,10 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .quiet = quiet,
     .evaluated_on = caml_report_evaluated_on (exp),
   };
+  /* a resumed run's rows so far were printed by the run it goes on with */
+  CamlProgress before;
+  caml_trainer_get_progress (trainer, &before);
+  run.rows_printed = before.n_rows;
   if (!quiet)
     {
       g_autofree char *in = caml_shape_to_string (&train->x_shape);
@@ -822,7 +857,10 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                train->n, test->n,
                exp->data.validation_fraction > 0
                ? "validation samples held out of the training set" : "test samples");
-      if (how->init_weights != NULL)
+      if (how->resume_dir != NULL)
+        g_print ("going on from step %ld in %s/ (the weights, the optimizer's state, the "
+                 "batch order and the losses as they were)\n", resumed_step, how->resume_dir);
+      else if (how->init_weights != NULL)
         g_print ("starting from the weights in %s (the optimizer's state starts afresh)\n",
                  how->init_weights);
       else if (model->n_word_vectors > 0)
@@ -860,6 +898,10 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
   CamlDivergence divergence;
   gboolean diverged = caml_trainer_get_divergence (trainer, &divergence);
+  /* what `caml train --resume` goes on from; a diverged run has none */
+  g_autoptr (GError) state_error = NULL;
+  g_autoptr (GBytes) state = p.state != CAML_TRAINER_FAILED && p.step > 0
+                             ? caml_trainer_state_to_bytes (trainer, &state_error) : NULL;
   caml_trainer_free (trainer);
   run.trainer = NULL;
   gboolean classification = train->n_classes > 0;
@@ -880,7 +922,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
       stop_listening (&run, sigint, sigterm);
-      report_nothing_kept (out_dir, preset, exp, how->init_weights, &p, run_error, diverged ? &divergence : NULL,
+      report_nothing_kept (out_dir, preset, exp, how, resumed_step, &p, run_error, diverged ? &divergence : NULL,
                            plotted ? plotted : losses, n_plotted, classification,
                            run.evaluated_on, title, problems);
       return 1;
@@ -916,7 +958,8 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .plotted = plotted ? plotted : losses, .n_plotted = n_plotted,
     .divergence = diverged ? &divergence : NULL, .run_error = run_error,
     .classification = classification, .evaluated_on = run.evaluated_on, .title = title,
-    .sigma_stretch = how->sigma_stretch, .init_weights = how->init_weights,
+    .sigma_stretch = how->sigma_stretch, .how = how, .resumed_step = resumed_step,
+    .state = state, .state_error = state_error,
     .dir = staging, .out_dir = out_dir, .problems = problems, .loop = run.loop,
     .p = p, .rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1),
     .n_rows = n_rows, .drawn = g_string_new (NULL),
@@ -954,8 +997,9 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                save.sigma_high_on_fg ? "foreground" : "background", of);
     }
   if (committed)
-    g_print ("results in %s/ (metrics.csv, summary.json, model.weights, experiment.json, "
-             "loss.png%s)\n", out_dir, save.drawn->str);
+    g_print ("results in %s/ (metrics.csv, summary.json, model.weights%s, experiment.json, "
+             "loss.png%s)\n", out_dir, state != NULL ? ", trainer.state" : "",
+             save.drawn->str);
   else
     g_print ("nothing kept: some results could not be written (above), so %s/ keeps what "
              "it held\n", out_dir);
@@ -966,6 +1010,42 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   return run.interrupted ? 130 : 0;
 }
 
+/* The run's trainer; resuming, with the weights and state of how->resume_dir
+ * loaded (*resumed_step: the step it saved), and more steps to go. */
+static CamlTrainer *
+new_trainer (const CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
+             const CamlDataset *train, const CamlDataset *test, long *resumed_step,
+             GError **error)
+{
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  *resumed_step = 0;
+  if (how->resume_dir == NULL)
+    return trainer;
+  g_autofree char *weights = g_build_filename (how->resume_dir, "model.weights", NULL);
+  g_autofree char *state = g_build_filename (how->resume_dir, "trainer.state", NULL);
+  if (!g_file_test (state, G_FILE_TEST_EXISTS))
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                 "%s: no such file: a run keeps its state when it finishes or "
+                 "is stopped, not when it diverged, and runs before this version kept "
+                 "none (--init-weights %s starts afresh from its weights)", state, weights);
+  else if (caml_weights_load (model, weights, error)
+           && caml_trainer_state_load (trainer, state, error))
+    {
+      CamlProgress p;
+      caml_trainer_get_progress (trainer, &p);
+      *resumed_step = p.step;
+      if (p.step < exp->steps)
+        return trainer;
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the run in %s has done %ld steps, so %d in all would add none: give "
+                   "--steps N above %ld to train further", how->resume_dir, p.step,
+                   exp->steps, p.step);
+    }
+  g_prefix_error (error, "--resume: ");
+  caml_trainer_free (trainer);
+  return NULL;
+}
+
 int
 caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **failure)
 {
@@ -973,6 +1053,8 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   Problems problems = { NULL };
   CamlDataset *train = NULL, *test = NULL;
   CamlModel *model = NULL;
+  CamlTrainer *trainer = NULL;
+  long resumed_step = 0;
   g_autofree long *steps = NULL;
   int n_steps = 0;
   /* Everything that can be refused is, before the output directory is made. */
@@ -998,17 +1080,43 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
       g_prefix_error (&error, "--init-weights: ");
       problem (&problems, error->message);
     }
+  else if (!(trainer = new_trainer (exp, how, model, train, test, &resumed_step, &error)))
+    problem (&problems, error->message);
   else if (!caml_cli_ensure_dir (how->out_dir, &error))
     problem (&problems, error->message);
   else
-    status = run_and_report (exp, how, model, train, test, steps, n_steps, &problems);
+    status = run_and_report (exp, how, model, train, test, g_steal_pointer (&trainer),
+                             resumed_step, steps, n_steps, &problems);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);
+  caml_trainer_free (trainer);
   caml_model_free (model);
   caml_dataset_free (train);
   caml_dataset_free (test);
   return status;
+}
+
+/* The preset and init_weights of the summary.json in dir, when it has them
+ * (strings); NULL otherwise. A summary that cannot be read only loses them:
+ * the run itself comes from experiment.json and trainer.state. */
+static void
+read_saved_summary (const char *dir, char **preset, char **init_weights)
+{
+  g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  *preset = *init_weights = NULL;
+  if (!json_parser_load_from_file (parser, path, NULL))
+    return;
+  JsonNode *root = json_parser_get_root (parser);
+  JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  JsonNode *node;
+  if (o && (node = json_object_get_member (o, "preset")) && JSON_NODE_HOLDS_VALUE (node)
+      && json_node_get_value_type (node) == G_TYPE_STRING)
+    *preset = json_node_dup_string (node);
+  if (o && (node = json_object_get_member (o, "init_weights")) && JSON_NODE_HOLDS_VALUE (node)
+      && json_node_get_value_type (node) == G_TYPE_STRING)
+    *init_weights = json_node_dup_string (node);
 }
 
 int
@@ -1019,12 +1127,17 @@ caml_cli_train (int argc, char **argv)
   gint64 seed = UNSET, steps = UNSET;
   int kernel = 0, depth = 0;
   double validation = -1;
-  g_autofree char *init_weights = NULL;
+  g_autofree char *init_weights = NULL, *resume = NULL;
   gboolean quiet = FALSE, plain = FALSE, sigma_stretch = FALSE;
   g_auto (GStrv) args = NULL;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
       "Train the built-in experiment NAME (see `caml presets`)", "NAME" },
+    { "resume", 'r', 0, G_OPTION_ARG_FILENAME, &resume,
+      "Go on with the run whose results are in DIR, exactly where it stopped or finished "
+      "(its experiment.json, model.weights and trainer.state), to --steps N in all "
+      "(default: its own total); the results go to DIR unless --out says otherwise",
+      "DIR" },
     { "init-weights", 'w', 0, G_OPTION_ARG_FILENAME, &init_weights,
       "Start from these weights (a model.weights of the same model and data) instead "
       "of the seed's", "FILE" },
@@ -1089,6 +1202,9 @@ caml_cli_train (int argc, char **argv)
     "                   tokens_per_second; after a divergence the error,\n"
     "                   diverged_at_step and rolled_back_to\n"
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
+    "  trainer.state    what `--resume DIR` needs besides them: the optimizer's\n"
+    "                   state, the step count, the losses and the evaluations\n"
+    "                   (not written for a run that diverged)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
     "  loss.png         training and test (or validation) loss per step, and a\n"
     "                   marker where a run diverged\n"
@@ -1125,6 +1241,21 @@ caml_cli_train (int argc, char **argv)
     "phase) and the step count start afresh; the seed still orders the\n"
     "batches; summary.json names the file.\n"
     "\n"
+    "--resume DIR goes on with the run whose results are in DIR, from where it\n"
+    "finished or was stopped (Ctrl+C), as if it had never ended: its\n"
+    "experiment.json, model.weights and trainer.state give the model, the\n"
+    "weights, the optimizer's state, the batch order (drawn again from the\n"
+    "seed), the step count and the losses; without weight averaging the result\n"
+    "is bit for bit that of one run of the total. --steps N sets the total\n"
+    "(default: the saved run's own, for a stopped run); the results replace\n"
+    "DIR's unless --out names another directory; summary.json gains\n"
+    "resumed_from (the directory and step). Nothing that would change the run\n"
+    "may be given with it (a preset or file, --seed, --init-weights, layer\n"
+    "options, --validation). Edit DIR/experiment.json to change, say, the\n"
+    "learning rate: the run then goes on with it. A state that does not\n"
+    "match — another run's, or weights changed since it was saved — is\n"
+    "refused before anything is written.\n"
+    "\n"
     "A run that diverges is rolled back to its last good weights and keeps\n"
     "them as above; one rolled back to step 0 has nothing to keep and leaves\n"
     "DIR as it was (an earlier run's results too), writing only\n"
@@ -1159,13 +1290,37 @@ caml_cli_train (int argc, char **argv)
       return 2;
     }
 
+  if (resume != NULL)
+    {
+      /* the run goes on as it was set up: nothing that would change it */
+      const char *other = preset ? "--preset" : args && args[0] ? args[0]
+                          : seed != UNSET ? "--seed" : init_weights ? "--init-weights"
+                          : kernel ? "--kernel" : depth ? "--depth"
+                          : layer_options ? "--layer-option" : validation != -1 ? "--validation"
+                          : NULL;
+      if (other != NULL)
+        {
+          g_printerr ("caml train: --resume goes on with the experiment saved in %s/: %s "
+                      "cannot be given with it\n", resume, other);
+          return 2;
+        }
+      args = g_new0 (char *, 2);
+      args[0] = g_build_filename (resume, "experiment.json", NULL);
+    }
+
   g_autofree char *source = NULL;
   CamlExperiment *exp = caml_cli_load_experiment ("train", preset, args, &source, &error);
   if (exp == NULL)
     {
+      if (resume != NULL)
+        g_prefix_error (&error, "--resume: ");
       g_printerr ("caml train: %s\n", error->message);
       return caml_cli_is_usage_error (error) ? 2 : 1;
     }
+  /* a resumed run's summary keeps the saved one's preset and origin */
+  g_autofree char *saved_preset = NULL, *started_from = NULL;
+  if (resume != NULL)
+    read_saved_summary (resume, &saved_preset, &started_from);
   if (seed != UNSET)
     exp->seed = (guint64) seed;
   if (steps != UNSET)
@@ -1178,6 +1333,8 @@ caml_cli_train (int argc, char **argv)
       caml_experiment_free (exp);
       return 2;
     }
+  if (out_dir == NULL && resume != NULL)
+    out_dir = g_strdup (resume);
   if (out_dir == NULL)
     {
       g_autofree char *name = caml_cli_safe_name (exp->name);
@@ -1185,8 +1342,9 @@ caml_cli_train (int argc, char **argv)
     }
 
   CamlCliRun how = {
-    .preset = preset, .source = source, .out_dir = out_dir,
+    .preset = resume ? saved_preset : preset, .source = source, .out_dir = out_dir,
     .sigma_steps = sigma_steps ? sigma_steps : "1000,last", .init_weights = init_weights,
+    .resume_dir = resume, .started_from = started_from,
     .sigma_stretch = sigma_stretch, .quiet = quiet, .plain = plain,
   };
   int status = caml_cli_run_experiment (exp, &how, NULL);

@@ -1,0 +1,114 @@
+#!/bin/sh
+# cli-resume.sh CAML — `caml train --resume DIR` goes on with a saved run
+# exactly: a run of 600 steps and one of 230 resumed to 600 end with the
+# same weights and the same evaluations, bit for bit, through minibatches in
+# a shuffled order, dropout and SGD with momentum; so does a run stopped by
+# SIGINT at whatever step and resumed. What cannot be resumed is refused
+# before anything is written: options that would change the run, no state,
+# a finished run without more steps, weights that are not the state's.
+set -eu
+caml=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-resume.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+fail () { echo "$1"; shift; cat "$@"; exit 1; }
+# the evaluations without their seconds
+evals () { cut -d, -f1-4 "$1"; }
+listing () {
+  (cd "$1" && for f in *; do echo "$f $(cksum <"$f")"; done)
+}
+
+cat >"$dir/exp.json" <<'J'
+{"name": "resume-check", "seed": 5,
+ "data": {"builtin": "surface", "grid": 41, "train_fraction": 0.1},
+ "model": [{"layer": "dense", "units": 12, "activation": "tanh"},
+           {"layer": "dropout", "rate": 0.2},
+           {"layer": "ca_nn", "units": 4, "activation": "tanh"},
+           {"layer": "dense", "units": 1}],
+ "optimizer": {"type": "sgd", "lr": 0.05, "momentum": 0.9, "em_steps": 7},
+ "training": {"steps": 600, "batch_size": 16, "eval_every": 100}}
+J
+
+"$caml" train "$dir/exp.json" -q --out "$dir/full" >"$dir/t.txt" 2>&1 \
+  || fail "the full run failed" "$dir/t.txt"
+[ -f "$dir/full/trainer.state" ] || fail "a finished run kept no trainer.state" "$dir/t.txt"
+"$caml" train "$dir/exp.json" -n 230 -q --out "$dir/part" >"$dir/t.txt" 2>&1 \
+  || fail "the short run failed" "$dir/t.txt"
+"$caml" train --resume "$dir/part" -n 600 --plain >"$dir/t.txt" 2>&1 \
+  || fail "the resumed run failed" "$dir/t.txt"
+grep -q "^going on from step 230 in $dir/part/" "$dir/t.txt" \
+  || fail "the resumed run does not say where it goes on from" "$dir/t.txt"
+grep -q '^step 200 ' "$dir/t.txt" && fail "the resumed run printed the saved run's rows again" "$dir/t.txt"
+grep -q '^step 300 ' "$dir/t.txt" || fail "the resumed run printed no rows of its own" "$dir/t.txt"
+cmp -s "$dir/full/model.weights" "$dir/part/model.weights" \
+  || fail "230 + 370 steps gave other weights than 600" "$dir/t.txt"
+# the same evaluations, and one more at step 230 where the short run ended
+# (so the next row's train_loss, the mean since the row before, differs)
+cut -d, -f1,3,4 "$dir/full/metrics.csv" >"$dir/a.csv"
+cut -d, -f1,3,4 "$dir/part/metrics.csv" | grep -v '^230,' >"$dir/b.csv"
+cmp -s "$dir/a.csv" "$dir/b.csv" || { diff "$dir/a.csv" "$dir/b.csv" || true; fail "the evaluations differ"; }
+grep -q '"resumed_from" : {' "$dir/part/summary.json" \
+  || fail "summary.json does not say the run was resumed" "$dir/part/summary.json"
+grep -q '"step" : 230' "$dir/part/summary.json" \
+  || fail "summary.json does not give the step it went on from" "$dir/part/summary.json"
+grep -q '"resumed_from" : null' "$dir/full/summary.json" \
+  || fail "a fresh run's summary.json does not say resumed_from null" "$dir/full/summary.json"
+
+# stopped by SIGINT at some step, resumed to a total beyond it
+cp "$dir/exp.json" "$dir/long.json"
+sed -i 's/"steps": 600/"steps": 100000000/' "$dir/long.json"
+"$caml" train "$dir/long.json" --plain --out "$dir/stopped" >"$dir/o.txt" 2>"$dir/e.txt" &
+pid=$!
+tries=0
+while ! grep -q '^step 200 ' "$dir/o.txt" && [ $tries -lt 600 ]; do
+  sleep 0.05; tries=$((tries + 1))
+done
+kill -INT $pid
+status=0
+wait $pid || status=$?
+[ $status -eq 130 ] || fail "the stopped run exited $status" "$dir/o.txt" "$dir/e.txt"
+stopped=$(sed -n 's/^stopped after \([0-9]*\) steps.*/\1/p' "$dir/o.txt")
+[ -n "$stopped" ] || fail "the run did not stop" "$dir/o.txt" "$dir/e.txt"
+total=$((stopped + 321))
+"$caml" train --resume "$dir/stopped" -n $total -q >"$dir/t.txt" 2>&1 \
+  || fail "resuming the stopped run failed" "$dir/t.txt"
+sed -i "s/\"steps\": 100000000/\"steps\": $total/" "$dir/long.json"
+"$caml" train "$dir/long.json" -q --out "$dir/whole" >"$dir/t.txt" 2>&1 \
+  || fail "the run of $total steps failed" "$dir/t.txt"
+cmp -s "$dir/whole/model.weights" "$dir/stopped/model.weights" \
+  || fail "stopped at $stopped and resumed to $total: other weights than $total steps at once"
+evals "$dir/whole/metrics.csv" >"$dir/a.csv"
+evals "$dir/stopped/metrics.csv" >"$dir/b.csv"
+cmp -s "$dir/a.csv" "$dir/b.csv" || { diff "$dir/a.csv" "$dir/b.csv" || true; fail "the evaluations differ after the stop"; }
+
+# refused, nothing written
+listing "$dir/part" >"$dir/before.txt"
+refused () {
+  want=$1; code=$2; shift 2
+  status=0
+  "$caml" train "$@" >"$dir/t.txt" 2>&1 || status=$?
+  [ $status -eq "$code" ] || fail "caml train $* exited $status, not $code" "$dir/t.txt"
+  grep -q "^caml train: $want" "$dir/t.txt" || fail "caml train $*: not \"$want\"" "$dir/t.txt"
+  listing "$dir/part" >"$dir/after.txt"
+  cmp -s "$dir/before.txt" "$dir/after.txt" || fail "caml train $* changed $dir/part"
+}
+refused "--resume goes on with the experiment saved in $dir/part/: --seed cannot be given with it" 2 \
+  --resume "$dir/part" -n 700 --seed 3
+refused "--resume goes on with the experiment saved in $dir/part/: $dir/exp.json cannot be given with it" 2 \
+  --resume "$dir/part" "$dir/exp.json"
+refused "--resume: the run in $dir/part has done 600 steps, so 600 in all would add none: give --steps N above 600 to train further" 1 \
+  --resume "$dir/part"
+cp "$dir/part/model.weights" "$dir/saved.weights"
+cp "$dir/stopped/model.weights" "$dir/part/model.weights"
+listing "$dir/part" >"$dir/before.txt"
+refused "--resume: $dir/part/trainer.state: byte [0-9]*: these are not the weights the state was saved with" 1 \
+  --resume "$dir/part" -n 700
+cp "$dir/saved.weights" "$dir/part/model.weights"
+mv "$dir/part/trainer.state" "$dir/saved.state"
+listing "$dir/part" >"$dir/before.txt"
+refused "--resume: $dir/part/trainer.state: no such file" 1 --resume "$dir/part" -n 700
+mv "$dir/saved.state" "$dir/part/trainer.state"
+head -c 100 "$dir/part/trainer.state" >"$dir/short.state"
+cp "$dir/short.state" "$dir/part/trainer.state"
+listing "$dir/part" >"$dir/before.txt"
+refused "--resume: $dir/part/trainer.state: truncated at byte" 1 --resume "$dir/part" -n 700
+echo ok
