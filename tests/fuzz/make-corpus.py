@@ -129,3 +129,34 @@ v1 = version_1(body)
 write('weights', 'version-1', b'\0' + v1 + hashlib.sha256(v1).digest())
 write('weights', 'sealed-version-1', sealed(v1))
 write('weights', 'html', b'\0<!DOCTYPE html><html></html>')
+
+# -------------------------------------------------------- trainer-state
+# The experiment of fuzz-trainer-state.c: its trainer.state after 3 steps
+# goes with the weights the target trains itself (the same seed, the same
+# steps), so the seeds reach past the weights' digest.
+state_exp = {'seed': 1, 'data': {'builtin': 'xor'},
+             'model': [{'layer': 'dense', 'units': 3, 'activation': 'tanh'},
+                       {'layer': 'dropout', 'rate': 0.3},
+                       {'layer': 'dense', 'units': 1}],
+             'optimizer': {'type': 'adam', 'lr': 0.05},
+             'training': {'steps': 3, 'batch_size': 2, 'eval_every': 2}}
+tmp = tempfile.mkdtemp()
+try:
+    exp = os.path.join(tmp, 's.json')
+    with open(exp, 'w') as f:
+        json.dump(state_exp, f)
+    out = os.path.join(tmp, 'out')
+    subprocess.run([CAML, 'train', exp, '--out', out, '-q'], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(os.path.join(out, 'trainer.state'), 'rb') as f:
+        state = f.read()
+finally:
+    shutil.rmtree(tmp)
+body = state[:-32]
+write('trainer-state', 'whole', b'\0' + state)
+write('trainer-state', 'sealed', sealed(body))
+write('trainer-state', 'truncated', b'\0' + state[:len(state) // 2])
+write('trainer-state', 'bad-checksum', b'\0' + state[:-1] + bytes([state[-1] ^ 1]))
+# Sealed, but another run's: the seed (at byte 12), the step count (at 76).
+write('trainer-state', 'sealed-other-seed', sealed(body[:12] + struct.pack('<Q', 2) + body[20:]))
+write('trainer-state', 'sealed-more-steps', sealed(body[:76] + struct.pack('<Q', 4) + body[84:]))
