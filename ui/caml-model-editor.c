@@ -1097,6 +1097,39 @@ fill_palette (CamlModelEditor *self)
     }
 }
 
+/* Tab leaves the palette, to the next thing that takes focus after it (the
+ * model list), and Shift+Tab to what comes before it: a GtkListBox takes Tab
+ * from row to row, which made the palette 19 Tab stops. Up and Down still
+ * move between its rows, Enter adds the layer. */
+static gboolean
+on_palette_key (GtkEventControllerKey *key, guint keyval, guint keycode,
+                GdkModifierType state, CamlModelEditor *self)
+{
+  gboolean forward = keyval == GDK_KEY_Tab && !(state & GDK_SHIFT_MASK);
+  gboolean backward = keyval == GDK_KEY_ISO_Left_Tab
+                      || (keyval == GDK_KEY_Tab && (state & GDK_SHIFT_MASK));
+  if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
+    return FALSE;
+  if (backward)
+    {
+      /* From the first row, the window's Shift+Tab leaves the list. */
+      GtkListBoxRow *first = gtk_list_box_get_row_at_index (self->palette, 0);
+      if (first != NULL)
+        gtk_widget_grab_focus (GTK_WIDGET (first));
+      return FALSE;
+    }
+  if (!forward)
+    return FALSE;
+  GtkWidget *pane = GTK_WIDGET (self->palette);
+  while (pane != NULL && gtk_widget_get_parent (pane) != GTK_WIDGET (self))
+    pane = gtk_widget_get_parent (pane);
+  for (GtkWidget *w = pane ? gtk_widget_get_next_sibling (pane) : NULL; w != NULL;
+       w = gtk_widget_get_next_sibling (w))
+    if (gtk_widget_child_focus (w, GTK_DIR_TAB_FORWARD))
+      return TRUE;
+  return FALSE;
+}
+
 /* ------------------------------------------------------------- lifecycle */
 
 static void
@@ -1162,6 +1195,10 @@ caml_model_editor_init (CamlModelEditor *self)
   self->has_input = TRUE;
 
   fill_palette (self);
+  GtkEventController *key = gtk_event_controller_key_new ();
+  gtk_event_controller_set_propagation_phase (key, GTK_PHASE_CAPTURE);
+  g_signal_connect (key, "key-pressed", G_CALLBACK (on_palette_key), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->palette), key);
   g_signal_connect (self->stack, "row-selected", G_CALLBACK (on_row_selected), self);
   drop = gtk_drop_target_new (G_TYPE_STRING, GDK_ACTION_COPY | GDK_ACTION_MOVE);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
