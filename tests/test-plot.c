@@ -870,6 +870,35 @@ test_bars (void **state)
   cairo_surface_destroy (img);
 }
 
+/* A panel with cell_aspect picks its grid for the figure: four maps in one
+ * row when that is about as good (a wide, short view), in 2 × 2 — never
+ * 3 + 1 — when rows give them clearly more room; n_cols is kept without. */
+static void
+test_panel_fit (void **state)
+{
+  (void) state;
+  CamlPlotPanelCell cells[4] = { { NULL, NULL } };
+  CamlPlotPanel panel = { .cells = cells, .n_cells = 4, .n_cols = 4, .cell_aspect = 1.2 };
+  CamlPlotRect r;
+
+  caml_plot_panel_cell_rect (&panel, 890, 370, 3, &r);   /* one row */
+  assert_true (r.y == 0 && fabs (r.x - 667.5) < 1e-9 && fabs (r.height - 370) < 1e-9);
+  caml_plot_panel_cell_rect (&panel, 890, 560, 2, &r);   /* 2 × 2 */
+  assert_true (r.x == 0 && fabs (r.y - 280) < 1e-9 && fabs (r.width - 445) < 1e-9);
+  caml_plot_panel_cell_rect (&panel, 300, 1200, 3, &r);  /* a tall, narrow view: a column */
+  assert_true (r.x == 0 && fabs (r.y - 900) < 1e-9);
+  for (int w = 200; w <= 1600; w += 100)                 /* no grid leaves a row two short */
+    for (int h = 150; h <= 1200; h += 50)
+      {
+        caml_plot_panel_cell_rect (&panel, w, h, 0, &r);
+        int cols = (int) lround (w / r.width);
+        assert_true (cols == 4 || cols == 2 || cols == 1);
+      }
+  panel.cell_aspect = 0;
+  caml_plot_panel_cell_rect (&panel, 890, 560, 3, &r);   /* as asked: one row of 4 */
+  assert_true (r.y == 0 && fabs (r.x - 667.5) < 1e-9);
+}
+
 static void
 test_render_panel_and_svg (void **state)
 {
@@ -1495,6 +1524,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_render_line_png, render_setup, render_teardown),
     cmocka_unit_test (test_line_decimation),
     cmocka_unit_test_setup_teardown (test_render_panel_and_svg, render_setup, render_teardown),
+    cmocka_unit_test (test_panel_fit),
     cmocka_unit_test_setup_teardown (test_tiles, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_bars, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_write_errors, render_setup, render_teardown),

@@ -562,7 +562,9 @@ caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
       g_ptr_array_add (scene->maps, maps[i]);
       scene->cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
     }
-  scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n };
+  /* a map with its axes and colour bar is about 1.2 times as wide as tall:
+   * in a tall view, four go in two rows */
+  scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n, .cell_aspect = 1.2 };
   set_scene (self, scene);
 }
 

@@ -276,19 +276,45 @@ panel_title_height (const CamlPlotPanel *panel, double width, double height)
   return style.title_size * 2.4;
 }
 
-static int
-panel_cols (const CamlPlotPanel *panel)
+/* The height of the largest cell of the panel's aspect in a grid of cols. */
+static double
+panel_cell_size (const CamlPlotPanel *panel, int cols, double width, double height)
 {
-  return panel->n_cols > 0 ? MIN (panel->n_cols, MAX (panel->n_cells, 1)) : MAX (panel->n_cells, 1);
+  int rows = (MAX (panel->n_cells, 1) + cols - 1) / cols;
+  return MIN (width / cols / panel->cell_aspect, height / rows);
+}
+
+static int
+panel_cols (const CamlPlotPanel *panel, double width, double height)
+{
+  int n = MAX (panel->n_cells, 1);
+  if (panel->cell_aspect <= 0.0)
+    return panel->n_cols > 0 ? MIN (panel->n_cols, n) : n;
+  /* Of the grids with rows as full as they can be (2 × 2 for four cells,
+   * not 3 + 1), the one with the largest cells; one row unless that is
+   * over 10 % smaller. */
+  int best = n;
+  double best_size = 0.0;
+  for (int rows = 1; rows <= n; rows++)
+    {
+      int cols = (n + rows - 1) / rows;
+      double size = panel_cell_size (panel, cols, width, height);
+      if (size > best_size)
+        {
+          best = cols;
+          best_size = size;
+        }
+    }
+  return best_size > 1.1 * panel_cell_size (panel, n, width, height) ? best : n;
 }
 
 void
 caml_plot_panel_cell_rect (const CamlPlotPanel *panel, double width, double height,
                            int index, CamlPlotRect *rect)
 {
-  int cols = panel_cols (panel);
-  int rows = (MAX (panel->n_cells, 1) + cols - 1) / cols;
   double top = panel_title_height (panel, width, height);
+  int cols = panel_cols (panel, width, height - top);
+  int rows = (MAX (panel->n_cells, 1) + cols - 1) / cols;
   double cw = width / cols;
   double ch = (height - top) / rows;
 

@@ -366,6 +366,10 @@ typedef struct {
   const CamlPlotPanelCell *cells; /* (n_cells) */
   int n_cells;
   int n_cols;                     /* <= 0: all in one row */
+  double cell_aspect;             /* > 0: n_cols is chosen for the figure: the
+                                   * columns that give cells of this width to
+                                   * height the most room (one row unless
+                                   * another gives them over 10 % more) */
 } CamlPlotPanel;
 
 /* Rectangle of cell index in a width × height figure (row-major cells). */
