@@ -786,11 +786,9 @@ save_results (gpointer user_data)
       const guint8 *data = g_bytes_get_data (s->state, &length);
       ok &= written (s, caml_file_replace (state_path, data, length, &error), &error);
     }
-  else if (s->state_error != NULL)
-    {
-      problem (s->problems, s->state_error->message);
-      ok = FALSE;
-    }
+  else if (s->state_error != NULL)   /* too large for a state file: the rest is kept */
+    g_printerr ("%s: note: no trainer.state, so --resume cannot go on with this run: %s\n",
+                g_get_prgname (), s->state_error->message);
   ok &= written (s, caml_experiment_save_file (exp, exp_path, &error), &error);
   ok &= written (s, caml_report_write_metrics (metrics_path, s->rows, s->n_rows,
                                                s->classification, &error), &error);

@@ -85,8 +85,20 @@ caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
   int blocks = 0;
   const float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
   const long *updates = caml_optimizer_updates (trainer->opt);
-  GByteArray *b = g_byte_array_sized_new ((guint) MIN ((blocks + 1) * n * sizeof (float)
-                                                       + 4096, G_MAXUINT));
+  /* a GByteArray holds up to 4 GiB */
+  guint64 size = 256 + (guint64) blocks * n * sizeof (float)
+                 + (guint64) trainer->losses->len * sizeof (float)
+                 + (guint64) trainer->rows->len * ROW_BYTES;
+  if (size > G_MAXUINT)
+    {
+      g_mutex_unlock (&trainer->lock);
+      g_autofree char *need = g_format_size (size);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the run's state (%zu weights' optimizer state and %u losses) takes "
+                   "%s, more than a state file holds (4 GiB)", n, trainer->losses->len, need);
+      return NULL;
+    }
+  GByteArray *b = g_byte_array_sized_new ((guint) size);
   guint8 digest[CAML_BIN_DIGEST_LEN];
 
   g_byte_array_append (b, (const guint8 *) CAML_TRAINER_STATE_MAGIC, MAGIC_LEN);
