@@ -41,3 +41,27 @@ fuzz_check_error (GError *error, const char *source)
               "the message is not UTF-8 (a GUI shows it): %s", error->message);
   g_error_free (error);
 }
+
+/* The file of an input whose first byte is a mode: the bytes after it, and
+ * with the mode's low bit set a valid SHA-256 appended (so the fuzzer gets
+ * past a file's checksum), in a heap copy of exactly the file's size, so
+ * reads past it are caught. Free the result with g_free. */
+static inline guint8 *
+fuzz_sealed_file (const uint8_t *data, size_t size, gsize *length)
+{
+  *length = size - 1;
+  gboolean seal = data[0] & 1;
+  guint8 *file = g_malloc (MAX (*length + (seal ? 32 : 0), 1));   /* not NULL when empty */
+  if (*length > 0)
+    memcpy (file, data + 1, *length);
+  if (seal)
+    {
+      gsize digest_len = 32;
+      GChecksum *sha = g_checksum_new (G_CHECKSUM_SHA256);
+      g_checksum_update (sha, file, *length);
+      g_checksum_get_digest (sha, file + *length, &digest_len);
+      g_checksum_free (sha);
+      *length += 32;
+    }
+  return file;
+}

@@ -55,26 +55,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (size < 1)
     return 0;
-  gboolean seal = data[0] & 1;
-  const guint8 *file = data + 1;
-  gsize length = size - 1;
-  guint8 *sealed = NULL;
-
-  if (seal)
-    {
-      /* A heap copy of exactly the file's size: reads past it are caught. */
-      guint8 digest[32];
-      gsize digest_len = sizeof digest;
-      GChecksum *sha = g_checksum_new (G_CHECKSUM_SHA256);
-      g_checksum_update (sha, file, length);
-      g_checksum_get_digest (sha, digest, &digest_len);
-      g_checksum_free (sha);
-      sealed = g_malloc (length + sizeof digest);
-      memcpy (sealed, file, length);
-      memcpy (sealed + length, digest, sizeof digest);
-      file = sealed;
-      length += sizeof digest;
-    }
+  gsize length;
+  guint8 *file = fuzz_sealed_file (data, size, &length);
 
   size_t bytes = model->n_weights * sizeof (float);
   memcpy (model->w, trained, bytes);
@@ -95,6 +77,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   FUZZ_CHECK (memcmp (model->w, trained, bytes) == 0, "loading a state changed the weights");
   caml_trainer_free (trainer);
-  g_free (sealed);
+  g_free (file);
   return 0;
 }

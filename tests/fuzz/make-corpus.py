@@ -75,8 +75,9 @@ model = [{'layer': 'ca_nn', 'units': 3},
          {'layer': 'dense', 'units': 1}]  # the model of fuzz-weights.c
 
 
-def trained(data, layers, tmp, extra=None):
-    """The model.weights `caml train` writes for a one-step run."""
+def trained(data, layers, tmp, extra=None, name='model.weights'):
+    """The file `caml train` writes (model.weights unless named) for a
+    one-step run (extra may change that and anything else)."""
     exp = os.path.join(tmp, 'w.json')
     doc = {'data': data, 'model': layers, 'training': {'steps': 1, 'eval_every': 1}}
     doc.update(extra or {})
@@ -85,7 +86,7 @@ def trained(data, layers, tmp, extra=None):
     out = os.path.join(tmp, 'out')
     subprocess.run([CAML, 'train', exp, '--out', out, '-q'], check=True,
                    stdout=subprocess.DEVNULL)
-    with open(os.path.join(out, 'model.weights'), 'rb') as f:
+    with open(os.path.join(out, name), 'rb') as f:
         return f.read()
 
 
@@ -133,23 +134,17 @@ write('weights', 'html', b'\0<!DOCTYPE html><html></html>')
 # -------------------------------------------------------- trainer-state
 # The experiment of fuzz-trainer-state.c: its trainer.state after 3 steps
 # goes with the weights the target trains itself (the same seed, the same
-# steps), so the seeds reach past the weights' digest.
-state_exp = {'seed': 1, 'data': {'builtin': 'xor'},
-             'model': [{'layer': 'dense', 'units': 3, 'activation': 'tanh'},
-                       {'layer': 'dropout', 'rate': 0.3},
-                       {'layer': 'dense', 'units': 1}],
-             'optimizer': {'type': 'adam', 'lr': 0.05},
-             'training': {'steps': 3, 'batch_size': 2, 'eval_every': 2}}
+# steps), so the seeds reach past the weights' digest. The state records the
+# run's seconds: a rerun changes these seeds' bytes, not what they reach.
 tmp = tempfile.mkdtemp()
 try:
-    exp = os.path.join(tmp, 's.json')
-    with open(exp, 'w') as f:
-        json.dump(state_exp, f)
-    out = os.path.join(tmp, 'out')
-    subprocess.run([CAML, 'train', exp, '--out', out, '-q'], check=True,
-                   stdout=subprocess.DEVNULL)
-    with open(os.path.join(out, 'trainer.state'), 'rb') as f:
-        state = f.read()
+    state = trained({'builtin': 'xor'},
+                    [{'layer': 'dense', 'units': 3, 'activation': 'tanh'},
+                     {'layer': 'dropout', 'rate': 0.3},
+                     {'layer': 'dense', 'units': 1}], tmp,
+                    {'seed': 1, 'optimizer': {'type': 'adam', 'lr': 0.05},
+                     'training': {'steps': 3, 'batch_size': 2, 'eval_every': 2}},
+                    name='trainer.state')
 finally:
     shutil.rmtree(tmp)
 body = state[:-32]
