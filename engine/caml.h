@@ -791,6 +791,8 @@ CamlExperiment *caml_experiment_make_baseline (const CamlExperiment *exp);
  * (type names and parameter counts), the parameter block, a SHA-256 of
  * everything before it. Written with caml_file_replace. */
 gboolean caml_weights_save (const CamlModel *model, const char *path, GError **error);
+/* The same file's bytes, in memory. */
+GBytes  *caml_weights_to_bytes (const CamlModel *model);
 /* Loads into model only when the file is whole, matches the model's layers
  * and holds no NaN or infinity, and — when both the file and the model have
  * a vocabulary — was trained on the same words in the same order; otherwise
@@ -991,6 +993,20 @@ void     caml_trainer_with_model (CamlTrainer *trainer,
 #define CAML_TRAINER_STATE_VERSION 1
 GBytes  *caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error);
 gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError **error);
+/* The same state copied out of the trainer (the weights the evaluations
+ * see, the optimizer's state, the losses and rows: copies only, no
+ * checksum) — what caml_trainer_state_to_bytes would refuse it refuses —
+ * and turned into the file's bytes elsewhere, e.g. on a worker thread while
+ * the trainer goes on: caml_trainer_state_copy_to_bytes gives the bytes
+ * caml_trainer_state_to_bytes gave at the copy. The copy's weights are
+ * those the state records (a weights file of them goes with it). */
+typedef struct _CamlTrainerStateCopy CamlTrainerStateCopy;
+CamlTrainerStateCopy *caml_trainer_state_copy (CamlTrainer *trainer, GError **error);
+GBytes      *caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy);
+const float *caml_trainer_state_copy_get_weights (const CamlTrainerStateCopy *copy,
+                                                  size_t *n_weights);
+long         caml_trainer_state_copy_get_step (const CamlTrainerStateCopy *copy);
+void         caml_trainer_state_copy_free (CamlTrainerStateCopy *copy);
 gboolean caml_trainer_state_load (CamlTrainer *trainer, const char *path, GError **error);
 gboolean caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data,
                                        gsize length, const char *source, GError **error);

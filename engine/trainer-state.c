@@ -43,15 +43,39 @@
 
 G_STATIC_ASSERT (sizeof CAML_TRAINER_STATE_MAGIC - 1 == MAGIC_LEN);
 
+/* What a state file holds, read from a trainer (borrowed, under its lock)
+ * or copied out of it (CamlTrainerStateCopy owns these). */
+typedef struct {
+  guint64            seed;
+  size_t             n_weights;
+  guint32            train_n, batch, kind;
+  int                blocks;
+  const float       *w;           /* (n_weights) */
+  long               step;
+  gint64             tokens;
+  float              first_loss;
+  double             seconds, eval_seconds, steps_per_second, tokens_per_second;
+  long               updates[CAML_N_GROUPS];
+  const float       *losses;      /* (n_losses) */
+  guint              n_losses;
+  const CamlEvalRow *rows;        /* (n_rows) */
+  guint              n_rows;
+  const float       *opt_state;   /* (blocks, n_weights) */
+} Source;
+
+struct _CamlTrainerStateCopy {
+  Source src;   /* every pointer owned */
+};
+
 /* The SHA-256 of the weights as the weights file stores them. */
 static void
-weights_digest (const CamlModel *model, guint8 digest[CAML_BIN_DIGEST_LEN])
+weights_digest (const float *w, size_t n, guint8 digest[CAML_BIN_DIGEST_LEN])
 {
 #if G_BYTE_ORDER == G_LITTLE_ENDIAN
-  caml_bin_digest (model->w, model->n_weights * sizeof (float), digest);
+  caml_bin_digest (w, n * sizeof (float), digest);
 #else
   GByteArray *b = g_byte_array_new ();
-  caml_bin_put_floats (b, model->w, model->n_weights);
+  caml_bin_put_floats (b, w, n);
   caml_bin_digest (b->data, b->len, digest);
   g_byte_array_unref (b);
 #endif
@@ -59,10 +83,11 @@ weights_digest (const CamlModel *model, guint8 digest[CAML_BIN_DIGEST_LEN])
 
 /* ---------------------------------------------------------------- writing */
 
-GBytes *
-caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
+/* Under the trainer's lock: refuses a run whose state is not to be kept,
+ * else points src at the trainer's own arrays. */
+static gboolean
+source_from_locked (CamlTrainer *trainer, Source *src, GError **error)
 {
-  g_mutex_lock (&trainer->lock);
   CamlTrainerState state = trainer->state;
   const char *refused = state == CAML_TRAINER_FAILED
                         ? "the run diverged: its state is not kept (a resumed run would "
@@ -75,57 +100,74 @@ caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
                         : NULL;
   if (refused != NULL)
     {
-      g_mutex_unlock (&trainer->lock);
       g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID, refused);
-      return NULL;
+      return FALSE;
     }
 
   const CamlModel *model = trainer->model;
-  size_t n = model->n_weights;
-  int blocks = 0;
-  const float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
+  *src = (Source) {
+    .seed = trainer->exp->seed, .n_weights = model->n_weights,
+    .train_n = (guint32) trainer->train->n, .batch = (guint32) trainer->batch,
+    .kind = (guint32) trainer->exp->optimizer.kind, .w = model->w,
+    .step = trainer->step, .tokens = trainer->tokens, .first_loss = trainer->first_loss,
+    .seconds = trainer->seconds_base, .eval_seconds = trainer->eval_seconds,
+    .steps_per_second = trainer->steps_per_second,
+    .tokens_per_second = trainer->tokens_per_second,
+    .losses = (const float *) trainer->losses->data, .n_losses = trainer->losses->len,
+    .rows = (const CamlEvalRow *) trainer->rows->data, .n_rows = trainer->rows->len,
+  };
+  src->opt_state = caml_optimizer_state (trainer->opt, &src->blocks);
   const long *updates = caml_optimizer_updates (trainer->opt);
+  memcpy (src->updates, updates, sizeof src->updates);
+
   /* a GByteArray holds up to 4 GiB */
-  guint64 size = 256 + (guint64) blocks * n * sizeof (float)
-                 + (guint64) trainer->losses->len * sizeof (float)
-                 + (guint64) trainer->rows->len * ROW_BYTES;
+  guint64 size = 256 + (guint64) src->blocks * src->n_weights * sizeof (float)
+                 + (guint64) src->n_losses * sizeof (float) + (guint64) src->n_rows * ROW_BYTES;
   if (size > G_MAXUINT)
     {
-      g_mutex_unlock (&trainer->lock);
       g_autofree char *need = g_format_size (size);
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                    "the run's state (%zu weights' optimizer state and %u losses) takes "
-                   "%s, more than a state file holds (4 GiB)", n, trainer->losses->len, need);
-      return NULL;
+                   "%s, more than a state file holds (4 GiB)", src->n_weights, src->n_losses,
+                   need);
+      return FALSE;
     }
+  return TRUE;
+}
+
+static GBytes *
+source_to_bytes (const Source *src)
+{
+  guint64 size = 256 + (guint64) src->blocks * src->n_weights * sizeof (float)
+                 + (guint64) src->n_losses * sizeof (float) + (guint64) src->n_rows * ROW_BYTES;
   GByteArray *b = g_byte_array_sized_new ((guint) size);
   guint8 digest[CAML_BIN_DIGEST_LEN];
 
   g_byte_array_append (b, (const guint8 *) CAML_TRAINER_STATE_MAGIC, MAGIC_LEN);
   caml_bin_put_u32 (b, CAML_TRAINER_STATE_VERSION);
-  caml_bin_put_u64 (b, trainer->exp->seed);
-  caml_bin_put_u64 (b, n);
-  caml_bin_put_u32 (b, (guint32) trainer->train->n);
-  caml_bin_put_u32 (b, (guint32) trainer->batch);
-  caml_bin_put_u32 (b, (guint32) trainer->exp->optimizer.kind);
-  caml_bin_put_u32 (b, (guint32) blocks);
-  weights_digest (model, digest);
+  caml_bin_put_u64 (b, src->seed);
+  caml_bin_put_u64 (b, src->n_weights);
+  caml_bin_put_u32 (b, src->train_n);
+  caml_bin_put_u32 (b, src->batch);
+  caml_bin_put_u32 (b, src->kind);
+  caml_bin_put_u32 (b, (guint32) src->blocks);
+  weights_digest (src->w, src->n_weights, digest);
   g_byte_array_append (b, digest, sizeof digest);
-  caml_bin_put_u64 (b, (guint64) trainer->step);
-  caml_bin_put_u64 (b, (guint64) trainer->tokens);
-  caml_bin_put_floats (b, &trainer->first_loss, 1);
-  caml_bin_put_f64 (b, trainer->seconds_base);
-  caml_bin_put_f64 (b, trainer->eval_seconds);
-  caml_bin_put_f64 (b, trainer->steps_per_second);
-  caml_bin_put_f64 (b, trainer->tokens_per_second);
+  caml_bin_put_u64 (b, (guint64) src->step);
+  caml_bin_put_u64 (b, (guint64) src->tokens);
+  caml_bin_put_floats (b, &src->first_loss, 1);
+  caml_bin_put_f64 (b, src->seconds);
+  caml_bin_put_f64 (b, src->eval_seconds);
+  caml_bin_put_f64 (b, src->steps_per_second);
+  caml_bin_put_f64 (b, src->tokens_per_second);
   caml_bin_put_u32 (b, CAML_N_GROUPS);
   for (int g = 0; g < CAML_N_GROUPS; g++)
-    caml_bin_put_u64 (b, (guint64) updates[g]);
-  caml_bin_put_floats (b, (const float *) trainer->losses->data, trainer->losses->len);
-  caml_bin_put_u32 (b, trainer->rows->len);
-  for (guint i = 0; i < trainer->rows->len; i++)
+    caml_bin_put_u64 (b, (guint64) src->updates[g]);
+  caml_bin_put_floats (b, src->losses, src->n_losses);
+  caml_bin_put_u32 (b, src->n_rows);
+  for (guint i = 0; i < src->n_rows; i++)
     {
-      const CamlEvalRow *row = &g_array_index (trainer->rows, CamlEvalRow, i);
+      const CamlEvalRow *row = &src->rows[i];
       caml_bin_put_u64 (b, (guint64) row->step);
       caml_bin_put_f64 (b, row->train_loss);
       caml_bin_put_f64 (b, row->test_loss);
@@ -134,11 +176,72 @@ caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
       caml_bin_put_f64 (b, row->eval_seconds);
       caml_bin_put_u64 (b, (guint64) row->tokens);
     }
-  g_mutex_unlock (&trainer->lock);
-
-  caml_bin_put_floats (b, opt_state, (size_t) blocks * n);
+  caml_bin_put_floats (b, src->opt_state, (size_t) src->blocks * src->n_weights);
   caml_bin_put_digest (b);
   return g_byte_array_free_to_bytes (b);
+}
+
+GBytes *
+caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
+{
+  Source src;
+  g_mutex_lock (&trainer->lock);
+  /* held throughout: nothing extends the run while its arrays are read */
+  GBytes *bytes = source_from_locked (trainer, &src, error) ? source_to_bytes (&src) : NULL;
+  g_mutex_unlock (&trainer->lock);
+  return bytes;
+}
+
+CamlTrainerStateCopy *
+caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
+{
+  Source src;
+  g_mutex_lock (&trainer->lock);
+  if (!source_from_locked (trainer, &src, error))
+    {
+      g_mutex_unlock (&trainer->lock);
+      return NULL;
+    }
+  CamlTrainerStateCopy *copy = g_new (CamlTrainerStateCopy, 1);
+  copy->src = src;
+  copy->src.w = g_memdup2 (src.w, MAX (src.n_weights, 1) * sizeof (float));
+  copy->src.losses = g_memdup2 (src.losses, MAX (src.n_losses, 1) * sizeof (float));
+  copy->src.rows = g_memdup2 (src.rows, MAX (src.n_rows, 1) * sizeof (CamlEvalRow));
+  copy->src.opt_state = g_memdup2 (src.opt_state, MAX ((size_t) src.blocks * src.n_weights, 1)
+                                                  * sizeof (float));
+  g_mutex_unlock (&trainer->lock);
+  return copy;
+}
+
+GBytes *
+caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy)
+{
+  return source_to_bytes (&copy->src);
+}
+
+const float *
+caml_trainer_state_copy_get_weights (const CamlTrainerStateCopy *copy, size_t *n_weights)
+{
+  *n_weights = copy->src.n_weights;
+  return copy->src.w;
+}
+
+long
+caml_trainer_state_copy_get_step (const CamlTrainerStateCopy *copy)
+{
+  return copy->src.step;
+}
+
+void
+caml_trainer_state_copy_free (CamlTrainerStateCopy *copy)
+{
+  if (copy == NULL)
+    return;
+  g_free ((float *) copy->src.w);
+  g_free ((float *) copy->src.losses);
+  g_free ((CamlEvalRow *) copy->src.rows);
+  g_free ((float *) copy->src.opt_state);
+  g_free (copy);
 }
 
 gboolean
@@ -331,7 +434,7 @@ check_against (State *s, CamlTrainer *trainer)
                     : config->momentum != 0.0 ? " with momentum" : " without momentum",
                     blocks);
   guint8 digest[CAML_BIN_DIGEST_LEN];
-  weights_digest (model, digest);
+  weights_digest (model->w, model->n_weights, digest);
   if (memcmp (digest, s->weights_digest, sizeof digest) != 0)
     return fail_at (s, s->digest_at, "these are not the weights the state was saved with "
                     "(the weights file beside it was replaced or changed)");

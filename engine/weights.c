@@ -43,8 +43,8 @@ layer_param_count (const CamlLayer *layer)
   return count;
 }
 
-gboolean
-caml_weights_save (const CamlModel *model, const char *path, GError **error)
+GBytes *
+caml_weights_to_bytes (const CamlModel *model)
 {
   GByteArray *b = g_byte_array_sized_new (64 + model->n_weights * sizeof (float));
 
@@ -65,10 +65,16 @@ caml_weights_save (const CamlModel *model, const char *path, GError **error)
   caml_bin_put_u64 (b, model->n_weights);
   caml_bin_put_floats (b, model->w, model->n_weights);
   caml_bin_put_digest (b);
+  return g_byte_array_free_to_bytes (b);
+}
 
-  gboolean ok = caml_file_replace (path, b->data, b->len, error);
-  g_byte_array_unref (b);
-  return ok;
+gboolean
+caml_weights_save (const CamlModel *model, const char *path, GError **error)
+{
+  g_autoptr (GBytes) bytes = caml_weights_to_bytes (model);
+  gsize length = 0;
+  const void *data = g_bytes_get_data (bytes, &length);
+  return caml_file_replace (path, data, length, error);
 }
 
 /* ---------------------------------------------------------------- reading */

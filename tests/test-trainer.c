@@ -2037,7 +2037,25 @@ test_state_errors (void **state)
   const guint8 *data = g_bytes_get_data (bytes, &length);
   assert_false (caml_trainer_state_load_data (trainer, data, length, "s.state", &error));
   assert_message_has (&error, "s.state: a state loads only into a trainer that has not run");
+  /* copied out, it gives the same bytes — also once the run has gone on */
+  CamlTrainerStateCopy *state_copy = caml_trainer_state_copy (trainer, &error);
+  assert_non_null (state_copy);
+  size_t n_copied = 0;
+  assert_memory_equal (caml_trainer_state_copy_get_weights (state_copy, &n_copied), model->w,
+                       model->n_weights * sizeof (float));
+  assert_int_equal (n_copied, model->n_weights);
+  assert_int_equal (caml_trainer_state_copy_get_step (state_copy), 40);
+  float *w40 = g_memdup2 (model->w, model->n_weights * sizeof (float));
+  assert_true (caml_trainer_extend (trainer, 60, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_true (memcmp (w40, model->w, model->n_weights * sizeof (float)) != 0);
+  GBytes *copied = caml_trainer_state_copy_to_bytes (state_copy);
+  assert_true (g_bytes_equal (copied, bytes));
+  g_bytes_unref (copied);
+  caml_trainer_state_copy_free (state_copy);
   caml_trainer_free (trainer);
+  memcpy (model->w, w40, model->n_weights * sizeof (float));   /* the state's weights */
+  g_free (w40);
 
   /* the weights it was saved with, and nothing else */
   assert_true (load_into_new (exp, model, train, test, data, length, &error));
