@@ -937,6 +937,12 @@ can_train (gpointer data)
          && g_action_group_get_action_enabled (G_ACTION_GROUP (data), "train");
 }
 
+static gboolean
+is_enabled_save_run (gpointer data)
+{
+  return g_action_group_get_action_enabled (G_ACTION_GROUP (data), "save-run");
+}
+
 /* Writes n lines "text<TAB>label": "the movie is good" (1) or "… bad" (0)
  * plus three of 40 filler words, so 45 words are seen ≥ 20 times in 400. */
 static void
@@ -1360,6 +1366,166 @@ test_load_weights (void **state)
   g_unlink (trained);
   g_unlink (bad);
   g_rmdir (dir);
+}
+
+/* ------------------------------------------------------------ saved runs */
+
+static void
+remove_tree (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  for (const char *name; d != NULL && (name = g_dir_read_name (d)) != NULL;)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        remove_tree (path);
+      else
+        g_unlink (path);
+    }
+  if (d != NULL)
+    g_dir_close (d);
+  g_rmdir (dir);
+}
+
+static gboolean
+notice_has (CamlWindow *win, const char *text)
+{
+  const char *notice = caml_window_get_last_notice (win);
+  return notice != NULL && strstr (notice, text) != NULL;
+}
+
+/* Save Run writes what `caml train --resume` reads; Open Run (a folder, as
+ * the CLI writes it too) stands the run at the saved step with its curves,
+ * and Train goes on exactly: the weights at the end are those of one run
+ * of the total, through minibatches, dropout, Adam and em_steps. A run at
+ * its last step says to raise Steps; raised, it goes on. A state that no
+ * longer fits (another seed) is said, and the run starts at step 0 from the
+ * weights; a folder without experiment.json changes nothing; Save Run into a
+ * folder with other files is refused. */
+static void
+test_open_run (void **state)
+{
+  (void) state;
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-run-XXXXXX", NULL);
+  g_autofree char *exp_path = g_build_filename (dir, "exp.json", NULL);
+  g_autofree char *saved = g_build_filename (dir, "saved", NULL);
+  g_autofree char *reference = g_build_filename (dir, "reference.weights", NULL);
+  g_autofree char *busy = g_build_filename (dir, "busy", NULL);
+  g_autofree char *busy_file = g_build_filename (busy, "summary.json", NULL);
+  g_autoptr (GError) error = NULL;
+  static const char json[] =
+    "{ \"name\": \"resumable\", \"seed\": 2,"
+    "  \"data\": { \"builtin\": \"surface\", \"grid\": 21, \"train_fraction\": 0.3 },"
+    "  \"model\": [ { \"layer\": \"dense\", \"units\": 6, \"activation\": \"tanh\" },"
+    "               { \"layer\": \"dropout\", \"rate\": 0.2 },"
+    "               { \"layer\": \"ca_nn\", \"units\": 3, \"activation\": \"tanh\" },"
+    "               { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"optimizer\": { \"type\": \"adam\", \"lr\": 0.02, \"em_steps\": 5 },"
+    "  \"training\": { \"steps\": 40, \"batch_size\": 8, \"eval_every\": 10 } }";
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+
+  /* Trained to 40 and saved; then on to 100 in the same window (exactly
+   * one run of 100: the reference). */
+  CamlWindow *win = open_window_on (exp_path);
+  assert_false (enabled (win, "save-run"));   /* nothing trained yet */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_true (iterate_until (is_enabled_save_run, win, 10));
+  caml_window_save_run (win, saved);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
+  assert_true (notice_has (win, "Saved the run"));
+  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
+    {
+      g_autofree char *path = g_build_filename (saved, caml_run_resumable_files[i], NULL);
+      assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+    }
+  /* … not into a folder that holds other files */
+  g_mkdir (busy, 0700);
+  assert_true (g_file_set_contents (busy_file, "{}", -1, NULL));
+  caml_window_save_run (win, busy);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "summary.json"));
+  caml_window_show_error (win, NULL);
+
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 100);     /* goes on from step 40 */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  caml_window_save_weights (win, reference);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  /* Opened: at step 40 with its 40 losses, not started. */
+  win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (caml_window_open_run (win, saved, &error));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_null (caml_window_get_error (win));
+  assert_true (notice_has (win, "at step 40"));
+  CamlRun *run = caml_window_peek_run (win);
+  assert_non_null (run);
+  CamlProgress p;
+  caml_run_get_progress (run, &p);
+  assert_int_equal (p.step, 40);
+  assert_int_equal (p.state, CAML_TRAINER_IDLE);
+  long n_losses = 0;
+  g_free (caml_run_copy_losses (run, &n_losses));
+  assert_int_equal (n_losses, 40);
+  /* at its last step: Train says to raise Steps */
+  activate (win, "train", NULL);
+  assert_true (notice_has (win, "raise Steps"));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_IDLE);
+  /* raised: the run is built again on the same weights and state */
+  steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 100);
+  assert_true (iterate_until (can_train, win, 30));
+  caml_run_get_progress (caml_window_peek_run (win), &p);
+  assert_int_equal (p.step, 40);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  assert_true (window_weights_equal (win, dir, reference));
+
+  /* Another seed in the saved experiment: its state no longer fits. */
+  {
+    g_autofree char *path = g_build_filename (saved, "experiment.json", NULL);
+    g_autofree char *text = NULL;
+    assert_true (g_file_get_contents (path, &text, NULL, NULL));
+    char *seed = strstr (text, "\"seed\": 2");
+    assert_non_null (seed);
+    seed[strlen ("\"seed\": ")] = '9';
+    assert_true (g_file_set_contents (path, text, -1, NULL));
+  }
+  assert_true (caml_window_open_run (win, saved, &error));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "state was not loaded"));
+  assert_non_null (strstr (caml_window_get_error (win), "trainer.state"));
+  caml_run_get_progress (caml_window_peek_run (win), &p);
+  assert_int_equal (p.step, 0);
+
+  /* Not a run: nothing changes. */
+  const CamlExperiment *before = caml_window_get_experiment (win);
+  assert_false (caml_window_open_run (win, busy, &error));
+  assert_non_null (strstr (error->message, "no experiment.json"));
+  g_clear_error (&error);
+  assert_true (caml_window_get_experiment (win) == before);
+
+  /* A folder on the command line (or dropped on the icon) opens as a run. */
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_autoptr (GFile) folder = g_file_new_for_path (saved);
+  g_application_open (G_APPLICATION (app), &folder, 1, "");
+  win = CAML_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+  assert_non_null (win);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_string_equal (caml_window_get_experiment (win)->name, "resumable");
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  remove_tree (dir);
 }
 
 /* ------------------------------------------------- σ-maps and baseline */
@@ -3741,6 +3907,7 @@ main (void)
     cmocka_unit_test (test_words),
     cmocka_unit_test (test_words_per_position),
     cmocka_unit_test (test_load_weights),
+    cmocka_unit_test (test_open_run),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_compare_after_run),

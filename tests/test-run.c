@@ -488,6 +488,357 @@ test_words_run (void **state)
   caml_experiment_free (exp);
 }
 
+/* ------------------------------------------------------- resumable runs */
+
+#define RESUME_EXP(steps)                                                                    \
+  "{ \"name\": \"resume-run\", \"seed\": 3,"                                                 \
+  "  \"data\": { \"builtin\": \"surface\", \"grid\": 31, \"train_fraction\": 0.2 },"        \
+  "  \"model\": [ { \"layer\": \"dense\", \"units\": 10, \"activation\": \"tanh\" },"        \
+  "               { \"layer\": \"dropout\", \"rate\": 0.2 },"                                 \
+  "               { \"layer\": \"ca_nn\", \"units\": 4, \"activation\": \"tanh\" },"         \
+  "               { \"layer\": \"dense\", \"units\": 1 } ],"                                 \
+  "  \"optimizer\": { \"type\": \"adam\", \"lr\": 0.02, \"em_steps\": 9 },"                 \
+  "  \"training\": { \"steps\": " #steps ", \"batch_size\": 16, \"eval_every\": 25 } }"
+
+/* A run of exp built and, unless `start` is FALSE, trained to its end
+ * (started paused when paused_at > 0: stepped that far, then stopped). */
+static CamlRun *
+resume_run (const CamlExperiment *exp, const char *weights, const char *state, gboolean start)
+{
+  GError *error = NULL;
+  CamlRunData *data = caml_run_data_load (exp, &error);
+  if (data == NULL)
+    fail_msg ("%s", error->message);
+  CamlRun *run = caml_run_new (exp, data, 8, -1, NULL, NULL, &error);
+  caml_run_data_unref (data);
+  if (run == NULL)
+    fail_msg ("%s", error->message);
+  if (weights != NULL && !caml_run_load_weights (run, weights, &error))
+    fail_msg ("%s", error->message);
+  if (state != NULL && !caml_run_load_state (run, state, &error))
+    fail_msg ("%s", error->message);
+  if (start)
+    {
+      if (!caml_trainer_start (caml_run_get_trainer (run), FALSE, &error))
+        fail_msg ("%s", error->message);
+      assert_int_equal (caml_trainer_join (caml_run_get_trainer (run)), CAML_TRAINER_FINISHED);
+    }
+  return run;
+}
+
+static GBytes *
+run_weights (CamlRun *run)
+{
+  size_t n = caml_run_get_n_weights (run);
+  float *w = caml_run_copy_weights (run);
+  return g_bytes_new_take (w, n * sizeof (float));
+}
+
+static GBytes *
+file_bytes (const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  char *contents = NULL;
+  gsize length = 0;
+  if (!g_file_get_contents (path, &contents, &length, NULL))
+    return NULL;
+  return g_bytes_new_take (contents, length);
+}
+
+/* The same losses and evaluations (seconds apart). */
+static void
+assert_same_history (CamlRun *a, CamlRun *b)
+{
+  long na = 0, nb = 0;
+  int ra = 0, rb = 0;
+  g_autofree float *la = caml_run_copy_losses (a, &na);
+  g_autofree float *lb = caml_run_copy_losses (b, &nb);
+  g_autofree CamlEvalRow *rows_a = caml_run_copy_rows (a, &ra);
+  g_autofree CamlEvalRow *rows_b = caml_run_copy_rows (b, &rb);
+  assert_int_equal (na, nb);
+  assert_memory_equal (la, lb, (size_t) na * sizeof (float));
+  assert_int_equal (ra, rb);
+  for (int i = 0; i < ra; i++)
+    {
+      assert_int_equal (rows_a[i].step, rows_b[i].step);
+      assert_true (rows_a[i].test_loss == rows_b[i].test_loss);
+      assert_true (rows_a[i].train_loss == rows_b[i].train_loss);
+    }
+}
+
+static char *
+run_cli (const char *caml, const char *const *args)
+{
+  GError *error = NULL;
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (char *) caml);
+  g_ptr_array_add (argv, (char *) "train");
+  for (int i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, (char *) "-q");
+  g_ptr_array_add (argv, NULL);
+  char *out = NULL, *err = NULL;
+  int status = 0;
+  if (!g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                     &status, &error))
+    fail_msg ("%s", error->message);
+  g_ptr_array_free (argv, TRUE);
+  if (!g_spawn_check_wait_status (status, NULL))
+    fail_msg ("caml train %s failed:\n%s%s", args[0], out, err);
+  g_free (err);
+  return out;
+}
+
+/* A workbench run saved with caml_run_save_resumable goes on, loaded into
+ * another run, exactly as one run of the total: the same weights, losses
+ * and evaluations bit for bit, through dropout, minibatches, Adam and
+ * em_steps. With the CLI at hand (CAML_CLI) the files cross over both
+ * ways: `caml train --resume` goes on with the workbench's run, and the
+ * workbench with the CLI's, each equal to the CLI's run of the total. */
+static void
+test_resumable_run (void **state)
+{
+  GError *error = NULL;
+  CamlExperiment *part = caml_experiment_load_data (RESUME_EXP (60), -1, "r60",
+                                                               &error);
+  CamlExperiment *whole = caml_experiment_load_data (RESUME_EXP (140), -1, "r140",
+                                                                &error);
+  assert_non_null (part);
+  assert_non_null (whole);
+  g_autofree char *dir = g_dir_make_tmp ("caml-resumable-XXXXXX", NULL);
+  g_autofree char *saved = g_build_filename (dir, "saved", NULL);
+  g_autofree char *weights = g_build_filename (saved, "model.weights", NULL);
+  g_autofree char *state_path = g_build_filename (saved, "trainer.state", NULL);
+
+  /* Not trained yet: nothing to save, and no folder is made. */
+  CamlRun *a = resume_run (part, NULL, NULL, FALSE);
+  assert_false (caml_run_save_resumable (a, saved, &error));
+  assert_non_null (strstr (error->message, "has not trained"));
+  g_clear_error (&error);
+  assert_false (g_file_test (saved, G_FILE_TEST_EXISTS));
+  caml_run_free (a);
+
+  a = resume_run (part, NULL, NULL, TRUE);
+  caml_run_set_lr (a, 0.01);    /* a live change: saved with the run */
+  if (!caml_run_save_resumable (a, saved, &error))
+    fail_msg ("%s", error->message);
+  CamlExperiment *saved_exp = NULL;
+  {
+    g_autofree char *path = g_build_filename (saved, "experiment.json", NULL);
+    saved_exp = caml_experiment_load_file (path, &error);
+    assert_non_null (saved_exp);
+    assert_int_equal (saved_exp->steps, 60);
+    assert_true (saved_exp->optimizer.lr == 0.01);
+    caml_experiment_free (saved_exp);
+  }
+  caml_run_free (a);
+
+  /* Loaded: it stands at step 60 with the saved history. */
+  CamlExperiment *resumed_exp = caml_experiment_copy (whole);
+  resumed_exp->optimizer.lr = 0.01;
+  CamlRun *b = resume_run (resumed_exp, weights, state_path, FALSE);
+  CamlProgress p;
+  caml_run_get_progress (b, &p);
+  assert_int_equal (p.step, 60);
+  assert_int_equal (p.state, CAML_TRAINER_IDLE);
+  assert_int_equal (p.n_rows, 3);   /* steps 25, 50, 60 */
+  assert_int_equal (caml_run_get_checkpoint_step (b), 60);
+  /* … and a state loads only once, into a run that has not trained */
+  assert_false (caml_run_load_state (b, state_path, &error));
+  g_clear_error (&error);
+  if (!caml_trainer_start (caml_run_get_trainer (b), FALSE, &error))
+    fail_msg ("%s", error->message);
+  assert_int_equal (caml_trainer_join (caml_run_get_trainer (b)), CAML_TRAINER_FINISHED);
+  caml_experiment_free (resumed_exp);
+
+  /* One run of the total, the rate changed at the same step. */
+  CamlRun *c = resume_run (part, NULL, NULL, TRUE);
+  caml_run_set_lr (c, 0.01);
+  assert_true (caml_run_extend (c, 140, &error));
+  caml_trainer_resume (caml_run_get_trainer (c));
+  assert_int_equal (caml_trainer_join (caml_run_get_trainer (c)), CAML_TRAINER_FINISHED);
+  g_autoptr (GBytes) wb = run_weights (b);
+  g_autoptr (GBytes) wc = run_weights (c);
+  assert_true (g_bytes_equal (wb, wc));
+  assert_same_history (b, c);
+  caml_run_free (b);
+  caml_run_free (c);
+
+  /* Weights that are not the state's: refused, the run unchanged. */
+  CamlRun *d = resume_run (whole, NULL, NULL, FALSE);
+  assert_false (caml_run_load_state (d, state_path, &error));
+  assert_non_null (strstr (error->message, "trainer.state"));
+  g_clear_error (&error);
+  caml_run_get_progress (d, &p);
+  assert_int_equal (p.step, 0);
+  assert_int_equal (p.n_rows, 0);
+  caml_run_free (d);
+
+  /* A folder with other files is refused before anything is written. */
+  g_autofree char *busy = g_build_filename (dir, "busy", NULL);
+  g_autofree char *summary = g_build_filename (busy, "summary.json", NULL);
+  g_mkdir (busy, 0700);
+  assert_true (g_file_set_contents (summary, "{}", -1, NULL));
+  a = resume_run (part, NULL, NULL, TRUE);
+  assert_false (caml_run_save_resumable (a, busy, &error));
+  assert_non_null (strstr (error->message, "summary.json"));
+  g_clear_error (&error);
+  {
+    g_autofree char *w2 = g_build_filename (busy, "model.weights", NULL);
+    assert_false (g_file_test (w2, G_FILE_TEST_EXISTS));
+  }
+  /* … and a folder saved before is saved over */
+  if (!caml_run_save_resumable (a, saved, &error))
+    fail_msg ("%s", error->message);
+  caml_run_free (a);
+
+  const char *caml = g_getenv ("CAML_CLI");
+  if (caml == NULL)
+    print_message ("CAML_CLI is not set: the crossing to and from `caml train` is skipped\n");
+  else
+    {
+      /* the CLI's run of the total, and of the part */
+      g_autofree char *exp_path = g_build_filename (dir, "whole.json", NULL);
+      g_autofree char *cli_whole = g_build_filename (dir, "cli-whole", NULL);
+      g_autofree char *cli_part = g_build_filename (dir, "cli-part", NULL);
+      g_autofree char *cli_resumed = g_build_filename (dir, "cli-resumed", NULL);
+      assert_true (caml_experiment_save_file (whole, exp_path, &error));
+      g_free (run_cli (caml, (const char *[]) { exp_path, "-o", cli_whole, NULL }));
+      g_free (run_cli (caml, (const char *[]) { exp_path, "-n", "60", "-o", cli_part, NULL }));
+      g_autoptr (GBytes) expected = file_bytes (cli_whole, "model.weights");
+      assert_non_null (expected);
+
+      /* workbench → CLI (the rate as saved: the workbench's run used 0.02) */
+      a = resume_run (part, NULL, NULL, TRUE);
+      g_autofree char *saved2 = g_build_filename (dir, "saved2", NULL);
+      if (!caml_run_save_resumable (a, saved2, &error))
+        fail_msg ("%s", error->message);
+      caml_run_free (a);
+      g_free (run_cli (caml, (const char *[]) { "--resume", saved2, "-n", "140", "-o",
+                                                cli_resumed, NULL }));
+      g_autoptr (GBytes) crossed = file_bytes (cli_resumed, "model.weights");
+      assert_non_null (crossed);
+      assert_true (g_bytes_equal (crossed, expected));
+
+      /* CLI → workbench */
+      g_autofree char *cli_weights = g_build_filename (cli_part, "model.weights", NULL);
+      g_autofree char *cli_state = g_build_filename (cli_part, "trainer.state", NULL);
+      b = resume_run (whole, cli_weights, cli_state, TRUE);
+      GBytes *wfile = NULL;
+      {
+        g_autofree char *path = g_build_filename (dir, "b.weights", NULL);
+        if (!caml_run_save_weights (b, path, &error))
+          fail_msg ("%s", error->message);
+        wfile = file_bytes (dir, "b.weights");
+        g_unlink (path);
+      }
+      assert_true (g_bytes_equal (wfile, expected));
+      g_bytes_unref (wfile);
+      caml_run_free (b);
+
+      const char *dirs[] = { cli_whole, cli_part, cli_resumed, saved2 };
+      for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
+        {
+          GDir *d = g_dir_open (dirs[i], 0, NULL);
+          for (const char *name; d != NULL && (name = g_dir_read_name (d)) != NULL;)
+            {
+              g_autofree char *path = g_build_filename (dirs[i], name, NULL);
+              g_unlink (path);
+            }
+          if (d != NULL)
+            g_dir_close (d);
+          g_rmdir (dirs[i]);
+        }
+      g_unlink (exp_path);
+    }
+
+  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
+    {
+      g_autofree char *path = g_build_filename (saved, caml_run_resumable_files[i], NULL);
+      g_unlink (path);
+    }
+  g_rmdir (saved);
+  g_unlink (summary);
+  g_rmdir (busy);
+  g_rmdir (dir);
+  caml_experiment_free (part);
+  caml_experiment_free (whole);
+}
+
+/* A text run saved to go on: its weights file, made from a model of the
+ * layers alone, records the training vocabulary, so weights and state load
+ * into a new run (a weights file without it, or of another vocabulary,
+ * would not) and it goes on to the same weights as one run of the total. */
+static void
+test_resumable_text (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("caml-resumable-text-XXXXXX", NULL);
+  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
+  g_autofree char *saved = g_build_filename (dir, "saved", NULL);
+  g_autofree char *weights = g_build_filename (saved, "model.weights", NULL);
+  g_autofree char *state_path = g_build_filename (saved, "trainer.state", NULL);
+  for (int f = 0; f < 2; f++)
+    {
+      g_autoptr (GString) text = g_string_new (NULL);
+      for (int i = 0; i < (f == 0 ? 120 : 20); i++)
+        g_string_append_printf (text, "a film so %s w%d w%d\t%d\n", i % 2 ? "fine" : "dull",
+                                (i * 5 + f) % 17, (i * 3) % 11, i % 2);
+      assert_true (g_file_set_contents (f == 0 ? train : test, text->str, -1, NULL));
+    }
+  CamlExperiment *exp[2];
+  for (int k = 0; k < 2; k++)
+    {
+      g_autofree char *doc = g_strdup_printf (
+        "{ \"seed\": 4, \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" } },"
+        "  \"model\": [ { \"layer\": \"ca_bsfe\", \"dim\": 3, \"gate_dim\": 3 },"
+        "               { \"layer\": \"dense\", \"units\": 1 } ],"
+        "  \"loss\": \"sigmoid_cross_entropy\","
+        "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1, \"em_steps\": 4 },"
+        "  \"training\": { \"steps\": %d, \"batch_size\": 8, \"eval_every\": 10 } }",
+        train, test, k == 0 ? 30 : 70);
+      exp[k] = caml_experiment_load_data (doc, -1, "text", &error);
+      if (exp[k] == NULL)
+        fail_msg ("%s", error->message);
+    }
+  CamlRun *a = resume_run (exp[0], NULL, NULL, TRUE);
+  if (!caml_run_save_resumable (a, saved, &error))
+    fail_msg ("%s", error->message);
+  caml_run_free (a);
+  {
+    /* the vocabulary's word count, after the magic and the version */
+    g_autofree char *bytes = NULL;
+    gsize length = 0;
+    assert_true (g_file_get_contents (weights, &bytes, &length, NULL));
+    assert_true (length > 16);
+    guint32 n_words;
+    memcpy (&n_words, bytes + 12, 4);
+    assert_true (GUINT32_FROM_LE (n_words) >= 19);   /* "a film so fine dull" and w0… */
+  }
+  CamlRun *b = resume_run (exp[1], weights, state_path, TRUE);
+  CamlRun *c = resume_run (exp[1], NULL, NULL, TRUE);
+  g_autoptr (GBytes) wb = run_weights (b);
+  g_autoptr (GBytes) wc = run_weights (c);
+  assert_true (g_bytes_equal (wb, wc));
+  assert_same_history (b, c);
+  caml_run_free (b);
+  caml_run_free (c);
+
+  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
+    {
+      g_autofree char *path = g_build_filename (saved, caml_run_resumable_files[i], NULL);
+      g_unlink (path);
+    }
+  g_rmdir (saved);
+  g_unlink (train);
+  g_unlink (test);
+  g_rmdir (dir);
+  caml_experiment_free (exp[0]);
+  caml_experiment_free (exp[1]);
+}
+
 int
 main (void)
 {
@@ -496,6 +847,8 @@ main (void)
     cmocka_unit_test (test_sigma_run),
     cmocka_unit_test (test_sigma_divergence),
     cmocka_unit_test (test_words_run),
+    cmocka_unit_test (test_resumable_run),
+    cmocka_unit_test (test_resumable_text),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

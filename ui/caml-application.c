@@ -566,6 +566,21 @@ action_open (GSimpleAction *action, GVariant *param, gpointer user_data)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
+/* A run's folder opens through the same path as a file (caml_application_open
+ * tells folders from files). */
+static void
+action_open_run (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new ("Open Run (the Folder caml train or Save Run Wrote)",
+                                 gtk_application_get_active_window (GTK_APPLICATION (self)),
+                                 GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, "_Open", "_Cancel");
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
 /* The same path as Open: a window with changes keeps them (the file opens
  * in a new window). A file that is gone leaves the list. */
 static void
@@ -629,6 +644,7 @@ static const GActionEntry app_entries[] = {
   { "quit", action_quit },
   { "about", action_about },
   { "open", action_open },
+  { "open-run", action_open_run },
   { "preset", action_preset, "s" },
   { "open-recent", action_open_recent, "s" },
   { "style", NULL, "s", "'system'", action_style },
@@ -775,7 +791,11 @@ caml_application_open (GApplication *app, GFile **files, int n_files, const char
     {
       g_autofree char *path = g_file_get_path (files[i]);
       g_autoptr (GError) error = NULL;
-      CamlExperiment *exp = path != NULL ? caml_experiment_load_file (path, &error) : NULL;
+      /* a folder is a saved run (its experiment.json, model.weights, trainer.state) */
+      gboolean run = path != NULL && g_file_test (path, G_FILE_TEST_IS_DIR);
+      CamlExperiment *exp = path == NULL ? NULL
+                            : run ? caml_window_read_run (path, &error)
+                            : caml_experiment_load_file (path, &error);
       CamlWindow *win = active_window (self);
 
       if (exp == NULL)
@@ -799,7 +819,10 @@ caml_application_open (GApplication *app, GFile **files, int n_files, const char
         }
       if (win == NULL || win == error_win || !caml_window_is_pristine (win))
         win = caml_window_new (GTK_APPLICATION (self));
-      caml_window_set_experiment (win, exp, path, NULL);
+      if (run)
+        caml_window_set_run (win, exp, path);
+      else
+        caml_window_set_experiment (win, exp, path, NULL);
       gtk_window_present (GTK_WINDOW (win));
       opened = win;
     }
@@ -859,10 +882,13 @@ caml_application_init (CamlApplication *self)
   };
 
   g_application_add_main_option_entries (G_APPLICATION (self), entries);
-  g_application_set_option_context_parameter_string (G_APPLICATION (self), "[FILE.json…]");
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), "[FILE.json… | RUN-FOLDER…]");
   g_application_set_option_context_summary (G_APPLICATION (self),
                                             "The CAML Workbench: build, train and watch "
-                                            "context-aware models.");
+                                            "context-aware models.\n\nA folder is a saved "
+                                            "run (what caml train writes, or Save Run): it "
+                                            "opens at the step it was saved at, and Train "
+                                            "goes on with it.");
 }
 
 CamlApplication *

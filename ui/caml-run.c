@@ -24,6 +24,7 @@
 #include "caml-run.h"
 #include "report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -876,6 +877,200 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
   if (io.ok && run->words_layer >= 0)
     caml_trainer_with_model (run->trainer, sample_words, run);
   return io.ok;
+}
+
+gboolean
+caml_run_load_state (CamlRun *run, const char *path, GError **error)
+{
+  if (run->cont_exp != NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: a state loads only into a run that has not started", path);
+      return FALSE;
+    }
+  if (!caml_trainer_state_load (run->trainer, path, error))
+    return FALSE;   /* the trainer is as it was */
+
+  /* The loaded weights are where a divergence would go back to, and the
+   * saved evaluations count towards the best loss. */
+  int n_rows = 0;
+  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n_rows);
+  for (int i = 0; i < n_rows; i++)
+    {
+      double loss = isfinite (rows[i].test_loss) ? rows[i].test_loss : rows[i].train_loss;
+      if (isfinite (loss))
+        run->best_loss = fmin (run->best_loss, loss);
+    }
+  run->seen_rows = n_rows;
+  CamlProgress p;
+  caml_trainer_get_progress (run->trainer, &p);
+  run->checkpoint_step = p.step;
+  return TRUE;
+}
+
+const char *const caml_run_resumable_files[] = {
+  "experiment.json", "model.weights", "trainer.state", NULL
+};
+
+struct _CamlRunResumable {
+  CamlExperiment       *exp;     /* as saved */
+  CamlRunData          *data;    /* the vocabulary and input shape of the weights file */
+  CamlTrainerStateCopy *state;   /* with the weights it goes with */
+};
+
+char *
+caml_run_why_not_resumable (CamlRun *run)
+{
+  CamlProgress p;
+  caml_run_get_progress (run, &p);
+  if (run->cont_exp != NULL)
+    return g_strdup_printf ("the run was continued after it diverged: its optimizer and batch "
+                            "order started afresh at step %ld, so it cannot go on exactly "
+                            "(Save Weights keeps its weights)", run->step_offset);
+  switch (p.state)
+    {
+    case CAML_TRAINER_FINISHED:
+    case CAML_TRAINER_STOPPED:
+      return p.step > 0 ? NULL : g_strdup ("the run stopped before its first step");
+    case CAML_TRAINER_FAILED:
+      return g_strdup ("the run diverged: Save Weights keeps its last good weights");
+    case CAML_TRAINER_IDLE:
+      return g_strdup ("the run has not trained in this window yet");
+    default:
+      return g_strdup ("the run is under way: stop it first");
+    }
+}
+
+CamlRunResumable *
+caml_run_take_resumable (CamlRun *run, GError **error)
+{
+  g_autofree char *why = caml_run_why_not_resumable (run);
+  if (why != NULL)
+    {
+      g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID, why);
+      return NULL;
+    }
+  /* Copies only: the weights (the averaged ones, when averaging: a run that
+   * ended has them installed), the optimizer's state, losses and rows. */
+  CamlTrainerStateCopy *state = caml_trainer_state_copy (run->trainer, error);
+  if (state == NULL)
+    return NULL;
+  CamlRunResumable *saved = g_new0 (CamlRunResumable, 1);
+  saved->state = state;
+  saved->data = caml_run_data_ref (run->data);
+  saved->exp = caml_experiment_copy (run->exp);
+  saved->exp->optimizer.lr = run->lr;                 /* as the run has them now */
+  saved->exp->optimizer.em_steps = run->em_steps;
+  CamlProgress p;
+  caml_run_get_progress (run, &p);
+  saved->exp->steps = (int) MIN (p.total_steps, G_MAXINT);
+  return saved;
+}
+
+long
+caml_run_resumable_get_step (const CamlRunResumable *saved)
+{
+  return caml_trainer_state_copy_get_step (saved->state);
+}
+
+void
+caml_run_resumable_free (CamlRunResumable *saved)
+{
+  if (saved == NULL)
+    return;
+  caml_experiment_free (saved->exp);
+  caml_run_data_unref (saved->data);
+  caml_trainer_state_copy_free (saved->state);
+  g_free (saved);
+}
+
+/* The dir's names other than a saved run's (hidden ones aside: a save's
+ * temporary is one), as an error. */
+static gboolean
+check_run_dir (const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents (dir, 0777) != 0)
+    {
+      int code = errno;
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: cannot make the folder: %s", dir,
+                   g_strerror (code));
+      return FALSE;
+    }
+  g_autoptr (GError) dir_error = NULL;
+  g_autoptr (GDir) d = g_dir_open (dir, 0, &dir_error);
+  if (d == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", dir_error->message);
+      return FALSE;
+    }
+  g_autoptr (GString) others = g_string_new (NULL);
+  int n_others = 0;
+  for (const char *name; (name = g_dir_read_name (d)) != NULL;)
+    if (name[0] != '.' && !g_strv_contains (caml_run_resumable_files, name) && n_others++ < 3)
+      g_string_append_printf (others, "%s%s", others->len > 0 ? ", " : "", name);
+  if (n_others > 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s holds other files than a saved run's (%s%s): choose an empty or new "
+                   "folder — a run is saved as experiment.json, model.weights and trainer.state",
+                   dir, others->str, n_others > 3 ? ", …" : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+caml_run_resumable_write (const CamlRunResumable *saved, const char *dir, GError **error)
+{
+  if (!check_run_dir (dir, error))
+    return FALSE;
+
+  /* The weights file needs the model's layer table and vocabulary: the
+   * layers alone, built here, with the copied weights. */
+  const CamlDataset *train = saved->data->train;
+  CamlModel *model = caml_experiment_build_model (saved->exp, &train->x_shape, error);
+  if (model == NULL)
+    return FALSE;
+  caml_model_set_vocab (model, train->vocab);
+  size_t n = 0;
+  const float *w = caml_trainer_state_copy_get_weights (saved->state, &n);
+  if (model->n_weights != n)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s: the model has %zu weights, "
+                   "the run %zu", dir, model->n_weights, n);
+      caml_model_free (model);
+      return FALSE;
+    }
+  memcpy (model->w, w, n * sizeof (float));
+  GBytes *files[3] = {
+    NULL, caml_weights_to_bytes (model), caml_trainer_state_copy_to_bytes (saved->state),
+  };
+  caml_model_free (model);
+  char *json = caml_experiment_to_json (saved->exp);
+  files[0] = g_bytes_new_take (json, strlen (json));
+
+  /* The weights and the state before the experiment: a file set torn by a
+   * crash fails to load (the state records the weights' digest). */
+  static const int order[] = { 1, 2, 0 };
+  gboolean ok = TRUE;
+  for (int k = 0; k < 3 && ok; k++)
+    {
+      int i = order[k];
+      g_autofree char *path = g_build_filename (dir, caml_run_resumable_files[i], NULL);
+      gsize length = 0;
+      const void *data = g_bytes_get_data (files[i], &length);
+      ok = caml_file_replace (path, data, length, error);
+    }
+  for (int i = 0; i < 3; i++)
+    g_bytes_unref (files[i]);
+  return ok;
+}
+
+gboolean
+caml_run_save_resumable (CamlRun *run, const char *dir, GError **error)
+{
+  g_autoptr (CamlRunResumable) saved = caml_run_take_resumable (run, error);
+  return saved != NULL && caml_run_resumable_write (saved, dir, error);
 }
 
 int

@@ -142,6 +142,42 @@ gboolean caml_run_save_weights (CamlRun *run, const char *path, GError **error);
 /* Before the run starts: replaces the initial weights with a file's (the
  * model must match it) and samples the surface again. */
 gboolean caml_run_load_weights (CamlRun *run, const char *path, GError **error);
+/* Exact continuation across the workbench and `caml train --resume`.
+ * caml_run_load_state: before the run starts, after caml_run_load_weights
+ * with the weights the state was saved with — the run then stands at the
+ * saved step with its losses, rows and optimizer state, and Train goes on
+ * as one run of the total would (caml_trainer_state_load). A failed load
+ * changes nothing. */
+gboolean caml_run_load_state (CamlRun *run, const char *path, GError **error);
+/* The files `caml train --resume DIR` reads — experiment.json (the run's
+ * experiment at the learning rate and em_steps it has now, its steps the
+ * run's total), model.weights and trainer.state. Only of a run that
+ * finished or was stopped, and not of one continued after a divergence
+ * (its optimizer and batch order started afresh there).
+ * caml_run_take_resumable copies what they are made of (the weights, the
+ * optimizer's state, losses and rows: memcpy only, no checksum) while the
+ * run cannot be extended meanwhile — the workbench's main thread;
+ * caml_run_resumable_write makes the files from the copy and writes them
+ * into dir, made when missing, from any thread, while the run goes on or
+ * goes. A directory that holds anything else (another run's summary.json,
+ * say) is refused before anything is written, so that no stale result sits
+ * beside the saved run. */
+typedef struct _CamlRunResumable CamlRunResumable;
+CamlRunResumable *caml_run_take_resumable (CamlRun *run, GError **error);
+gboolean          caml_run_resumable_write (const CamlRunResumable *saved, const char *dir,
+                                            GError **error);
+/* The step the run was saved at. */
+long              caml_run_resumable_get_step (const CamlRunResumable *saved);
+void              caml_run_resumable_free (CamlRunResumable *saved);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlRunResumable, caml_run_resumable_free)
+/* Both in one (tests, and callers on one thread). */
+gboolean          caml_run_save_resumable (CamlRun *run, const char *dir, GError **error);
+/* Why caml_run_take_resumable would refuse the run now (a new string), or
+ * NULL when it can be saved. */
+char             *caml_run_why_not_resumable (CamlRun *run);
+/* The names written, NULL-terminated. */
+extern const char *const caml_run_resumable_files[];
+
 /* Seconds the trainer thread spent sampling surfaces or σ-maps so far. */
 double   caml_run_get_sample_seconds (CamlRun *run);
 

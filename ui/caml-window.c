@@ -146,6 +146,9 @@ struct _CamlWindow {
   gboolean        compare;       /* Compare with Baseline is on: each run gets its baseline */
   int             parts_sampling;  /* JOB_PARTS under way */
   char           *loaded_weights;  /* the file the untrained run was loaded from, or NULL */
+  char           *pending_state;   /* with pending_weights: a trainer.state to go on from */
+  char           *loaded_state;    /* … and the one the untrained run stands on, or NULL */
+  char           *opening_run;     /* the run folder being opened (announce_loaded), or NULL */
   gboolean        announce_load;   /* say so when the weights asked for are loaded */
   guint           vectors_told_serial; /* the word-vector coverage last announced: its */
   int             vectors_told;        /* data_serial and words with a vector (0: none) */
@@ -270,6 +273,14 @@ update_title (CamlWindow *self)
   g_autofree char *name = display_name (self);
   g_autofree char *title = g_strdup_printf ("%s%s", self->dirty ? "• " : "", name);
   g_autofree char *base = self->path != NULL ? g_filename_display_basename (self->path) : NULL;
+  if (base != NULL && g_str_equal (base, "experiment.json"))
+    {
+      /* a run's folder (caml train's, Save Run's) names it, not the file */
+      g_autofree char *dir = g_path_get_dirname (self->path);
+      g_autofree char *folder = g_filename_display_basename (dir);
+      g_free (base);
+      base = g_strdup_printf ("%s/experiment.json", folder);
+    }
 
   gtk_label_set_text (self->title_label, title);
   gtk_label_set_text (self->subtitle_label,
@@ -604,10 +615,12 @@ clear_history (CamlWindow *self)
  * take a copy with the serial; only a job with the current serial uses the
  * request up. */
 static void
-set_pending_weights (CamlWindow *self, const char *path)
+set_pending_load (CamlWindow *self, const char *path, const char *state)
 {
   g_free (self->pending_weights);
   self->pending_weights = g_strdup (path);
+  g_free (self->pending_state);
+  self->pending_state = path != NULL ? g_strdup (state) : NULL;
   self->weights_serial++;
   self->weights_loading = FALSE;   /* a JOB_WEIGHTS under way is stale now */
 }
@@ -684,6 +697,7 @@ discard_run (CamlWindow *self)
   g_clear_handle_id (&self->build_source, g_source_remove);
   self->weights_loading = FALSE;   /* … and one built beside it */
   g_clear_pointer (&self->loaded_weights, g_free);   /* experiment_changed reads it first */
+  g_clear_pointer (&self->loaded_state, g_free);
   self->run_serial++;
   self->sigma_version = 0;
   self->n_sigma = 0;
@@ -1409,12 +1423,43 @@ show_done (CamlWindow *self, const char *what, const char *path)
   show_notice_full (self, text, FALSE);
 }
 
-/* Once per Load Weights. */
+/* Once per Load Weights or Open Run (the run is installed). A state that
+ * did not load is said whenever it happens: the run starts afresh. */
 static void
-announce_loaded (CamlWindow *self, const char *path)
+announce_loaded (CamlWindow *self, const char *weights, const char *state,
+                 const char *state_error)
 {
-  if (self->announce_load)
-    show_done (self, "Loaded the weights from", path);
+  g_autofree char *run_dir = g_steal_pointer (&self->opening_run);
+  g_autofree char *dir_name = run_dir != NULL ? g_filename_display_basename (run_dir) : NULL;
+  CamlProgress p;
+
+  if (state_error != NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("The run's state was not loaded, so training "
+                                               "starts at step 0 from its weights: %s",
+                                               state_error);
+      caml_window_show_error (self, text);
+    }
+  else if (self->announce_load && state != NULL && self->run != NULL)
+    {
+      caml_run_get_progress (self->run, &p);
+      g_autofree char *text =
+        p.step < p.total_steps
+        ? g_strdup_printf ("Opened run %s at step %ld: Train goes on to %ld",
+                           dir_name != NULL ? dir_name : "", p.step, p.total_steps)
+        : g_strdup_printf ("Opened run %s at step %ld, its last: raise Steps to go on",
+                           dir_name != NULL ? dir_name : "", p.step);
+      show_notice_full (self, text, FALSE);
+    }
+  else if (self->announce_load && run_dir != NULL)
+    {
+      g_autofree char *text =
+        g_strdup_printf ("Opened the weights of %s: it has no trainer.state (a run that "
+                         "diverged keeps none), so training starts at step 0", dir_name);
+      show_notice_full (self, text, FALSE);
+    }
+  else if (self->announce_load)
+    show_done (self, "Loaded the weights from", weights);
   self->announce_load = FALSE;
 }
 
@@ -1836,6 +1881,7 @@ typedef struct {
   gboolean        build_run;    /* JOB_DATA: build the run too */
   gboolean        alone;        /* JOB_BASELINE: for a run that has ended, to its steps */
   char           *weights;      /* a weights file to load into the run built (a copy) */
+  char           *state;        /* … and a trainer.state to go on from, or NULL */
   guint           weights_serial;
   guint           data_serial;
   guint           run_serial;
@@ -1846,6 +1892,7 @@ typedef struct {
   char           *data_error;
   char           *run_error;
   char           *weights_error;  /* the run is built, its weights could not be loaded */
+  char           *state_error;    /* … its weights loaded, its state not: it starts afresh */
   int             parts_layer;    /* JOB_RUN…: the CA-NN whose parts to sample; JOB_PARTS: */
   float          *w;              /* the weights of the run (a copy) */
   size_t          n_weights;
@@ -1881,6 +1928,8 @@ job_free (gpointer p)
   g_free (job->run_error);
   g_free (job->weights);
   g_free (job->weights_error);
+  g_free (job->state);
+  g_free (job->state_error);
   g_free (job->w);
   g_free (job->parts_default);
   g_free (job->parts_value);
@@ -1958,6 +2007,9 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
       /* Its trainer has not started: the weights load on this thread. */
       else if (job->weights != NULL && !caml_run_load_weights (job->run, job->weights, &error))
         job->weights_error = g_strdup (error->message);
+      else if (job->weights != NULL && job->state != NULL
+               && !caml_run_load_state (job->run, job->state, &error))
+        job->state_error = g_strdup (error->message);   /* the run is as built */
     }
   g_task_return_boolean (task, TRUE);
 }
@@ -2058,19 +2110,21 @@ job_done (CamlWindow *self, Job *job)
             {
               /* A failed load changes nothing: the current run stays, and
                * Train pressed meanwhile is not started from other weights. */
-              set_pending_weights (self, NULL);
+              set_pending_load (self, NULL, NULL);
               self->pending = PENDING_NONE;
               self->announce_load = FALSE;
+              g_clear_pointer (&self->opening_run, g_free);
               caml_window_show_error (self, job->weights_error);
             }
           else
             {
-              set_pending_weights (self, NULL);
+              set_pending_load (self, NULL, NULL);
               discard_run (self);
               g_free (self->loaded_weights);
               self->loaded_weights = g_strdup (job->weights);
+              self->loaded_state = job->state_error == NULL ? g_strdup (job->state) : NULL;
               install_run (self, g_steal_pointer (&job->run));
-              announce_loaded (self, job->weights);
+              announce_loaded (self, job->weights, job->state, job->state_error);
             }
         }
       /* else: the run or the weights asked for changed meanwhile (and
@@ -2112,20 +2166,24 @@ job_done (CamlWindow *self, Job *job)
     {
       if (weights_current)
         {
-          set_pending_weights (self, NULL);
+          set_pending_load (self, NULL, NULL);
           g_free (self->loaded_weights);
           self->loaded_weights = job->weights_error == NULL ? g_strdup (job->weights) : NULL;
-          if (job->weights_error != NULL)
+          g_free (self->loaded_state);
+          self->loaded_state = job->weights_error == NULL && job->state_error == NULL
+                               ? g_strdup (job->state) : NULL;
+          if (job->weights_error != NULL || job->state_error != NULL)
             self->pending = PENDING_NONE;   /* not started from weights not asked for */
         }
       install_run (self, g_steal_pointer (&job->run));
       if (weights_current && job->weights_error != NULL)
         {
           self->announce_load = FALSE;
+          g_clear_pointer (&self->opening_run, g_free);
           caml_window_show_error (self, job->weights_error);
         }
       else if (weights_current)
-        announce_loaded (self, job->weights);
+        announce_loaded (self, job->weights, job->state, job->state_error);
     }
   else if (job->run == NULL && job->run_error == NULL)
     prepare_run (self);   /* not built yet (the data came first): build it now */
@@ -2139,7 +2197,7 @@ job_done (CamlWindow *self, Job *job)
                                                            : "the model could not be built");
       g_clear_handle_id (&self->build_source, g_source_remove);   /* nothing to be quiet for */
       self->pending = PENDING_NONE;
-      set_pending_weights (self, NULL);
+      set_pending_load (self, NULL, NULL);
       prepare_run (self);   /* shows why there is no run */
     }
   update_progress_widgets (self);
@@ -2157,6 +2215,7 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
   job->data_serial = self->data_serial;
   job->run_serial = self->run_serial;
   job->weights = g_strdup (self->pending_weights);
+  job->state = g_strdup (self->pending_state);
   job->weights_serial = self->weights_serial;
   job->parts_layer = caml_model_editor_get_selected (self->model_editor);
   for (int i = 0; i < n_files && i < 4; i++)
@@ -2205,6 +2264,7 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       }
       job->data = caml_run_data_ref (self->data);
       g_clear_pointer (&job->weights, g_free);   /* the run's file is not the baseline's */
+      g_clear_pointer (&job->state, g_free);
       job->parts_layer = -1;
       self->baseline_building = TRUE;
       break;
@@ -2213,6 +2273,7 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       job->exp = caml_experiment_copy (caml_run_get_experiment (self->run));
       job->data = caml_run_data_ref (caml_run_get_data (self->run));
       g_clear_pointer (&job->weights, g_free);
+      g_clear_pointer (&job->state, g_free);
       job->parts_layer = caml_run_get_parts_layer (self->run);
       job->w = caml_run_copy_weights (self->run);
       job->n_weights = caml_run_get_n_weights (self->run);
@@ -2278,7 +2339,7 @@ experiment_changed (CamlWindow *self)
   /* An untrained run loaded from a file: the rebuilt one loads it too (an
    * error says so if it no longer fits). */
   if (self->loaded_weights != NULL && !self->run_started && self->pending_weights == NULL)
-    set_pending_weights (self, self->loaded_weights);
+    set_pending_load (self, self->loaded_weights, self->loaded_state);
   discard_run (self);   /* drops loaded_weights */
   forget_previous_if_other_data (self);
   prepare_run (self);
@@ -2557,6 +2618,10 @@ update_actions (CamlWindow *self)
                       self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
   set_action_enabled (self, "export-sigma", self->run != NULL && caml_run_has_sigma (self->run));
   set_action_enabled (self, "save-weights", self->run != NULL);
+  g_autofree char *not_resumable = self->run != NULL && self->run_started
+                                   ? caml_run_why_not_resumable (self->run) : NULL;
+  set_action_enabled (self, "save-run", self->run != NULL && self->run_started
+                                        && not_resumable == NULL);
   set_action_enabled (self, "save-set-aside", self->set_aside != NULL);
   set_action_enabled (self, "export-words-page",
                       self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
@@ -2614,6 +2679,16 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
         }
       return FALSE;
     }
+  CamlProgress p;
+  caml_run_get_progress (self->run, &p);
+  if (p.step > 0 && p.step >= p.total_steps)
+    {
+      /* An opened run that has done all its steps: nothing to train. */
+      g_autofree char *text = g_strdup_printf ("The run has done all its %ld steps: raise "
+                                               "Steps to go on", p.step);
+      show_notice_full (self, text, FALSE);
+      return FALSE;
+    }
   if (!caml_trainer_start (caml_run_get_trainer (self->run), paused, &error))
     {
       caml_window_show_error (self, error->message);
@@ -2622,6 +2697,7 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
   clear_error (self);
   self->run_started = TRUE;
   g_clear_pointer (&self->loaded_weights, g_free);   /* the run's weights are its own now */
+  g_clear_pointer (&self->loaded_state, g_free);
   self->progress.state = paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
   start_baseline_if_wanted (self);   /* Compare with Baseline is on */
   update_actions (self);
@@ -3501,7 +3577,7 @@ ask_text_files (CamlWindow *self)
  * a worker thread from copies: the run's experiment and data (referenced)
  * and its weights as an evaluation sees them when asked, in a model of the
  * job's own. The run may train on, change or go meanwhile. */
-typedef enum { WRITE_WEIGHTS, WRITE_WORDS } WriteKind;
+typedef enum { WRITE_WEIGHTS, WRITE_WORDS, WRITE_RUN } WriteKind;
 
 typedef struct {
   WriteKind       kind;
@@ -3513,6 +3589,7 @@ typedef struct {
   long            step;        /* … at this step */
   guint           set_aside;   /* or the set-aside weights with this serial (0: not) */
   char           *path;
+  CamlRunResumable *resumable;  /* WRITE_RUN: what is written (no model is built) */
   GApplication   *app;       /* held while the job runs */
   char           *error;
 } WriteJob;
@@ -3522,6 +3599,7 @@ write_job_free (gpointer p)
 {
   WriteJob *job = p;
   caml_experiment_free (job->exp);
+  caml_run_resumable_free (job->resumable);
   g_free (job->w);
   g_free (job->path);
   g_free (job->error);
@@ -3534,6 +3612,13 @@ write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
 {
   WriteJob *job = task_data;
   g_autoptr (GError) error = NULL;
+  if (job->kind == WRITE_RUN)
+    {
+      if (!caml_run_resumable_write (job->resumable, job->path, &error))
+        job->error = g_strdup (error->message);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
   /* The layers only: the weights are the run's (no word vectors to read). */
   CamlModel *model = caml_experiment_build_model (job->exp, &job->data->train->x_shape, &error);
   gboolean ok = model != NULL;
@@ -3591,7 +3676,7 @@ on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
         caml_window_show_error (self, job->error);
       else
         {
-          if (job->kind == WRITE_WEIGHTS && job->set_aside == 0)
+          if ((job->kind == WRITE_WEIGHTS || job->kind == WRITE_RUN) && job->set_aside == 0)
             {
               self->saved_serial = job->run_serial;
               self->saved_step = job->step;
@@ -3605,7 +3690,9 @@ on_write_done (GObject *source, GAsyncResult *result, gpointer user_data)
               clear_error (self);
             }
           show_done (self, job->kind == WRITE_WEIGHTS ? "Saved the weights to"
-                                                      : "Wrote the words page to", job->path);
+                           : job->kind == WRITE_RUN ? "Saved the run (caml train --resume "
+                                                      "goes on with it) to"
+                           : "Wrote the words page to", job->path);
         }
     }
   g_clear_pointer (&job->data, caml_run_data_unref);
@@ -3629,7 +3716,23 @@ start_write_from (CamlWindow *self, WriteKind kind, const char *path, SetAside *
   WriteJob *job = g_new0 (WriteJob, 1);
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
   job->kind = kind;
-  if (set_aside != NULL)
+  if (kind == WRITE_RUN)
+    {
+      /* Taken here, between the run's steps: the weights, the optimizer's
+       * state and the experiment as they are now. */
+      g_autoptr (GError) error = NULL;
+      job->resumable = caml_run_take_resumable (self->run, &error);
+      if (job->resumable == NULL)
+        {
+          g_autofree char *text = g_strdup_printf ("Cannot save the run: %s", error->message);
+          caml_window_show_error (self, text);
+          write_job_free (job);
+          return;
+        }
+      job->run_serial = self->run_serial;
+      job->step = caml_run_resumable_get_step (job->resumable);
+    }
+  else if (set_aside != NULL)
     {
       job->exp = caml_experiment_copy (set_aside->exp);
       job->data = caml_run_data_ref (set_aside->data);
@@ -3667,6 +3770,12 @@ void
 caml_window_save_weights (CamlWindow *self, const char *path)
 {
   start_write_from (self, WRITE_WEIGHTS, path, NULL);
+}
+
+void
+caml_window_save_run (CamlWindow *self, const char *dir)
+{
+  start_write_from (self, WRITE_RUN, dir, NULL);
 }
 
 void
@@ -3764,6 +3873,26 @@ action_export_words_page (GSimpleAction *action, GVariant *param, gpointer user_
 }
 
 static void
+save_run_to (CamlWindow *self, const char *path, gpointer unused)
+{
+  caml_window_save_run (self, path);
+}
+
+/* A folder of the name given, made for the run's files. */
+static void
+action_save_run (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  CamlProgress p;
+  if (self->run == NULL)
+    return;
+  caml_run_get_progress (self->run, &p);
+  g_autofree char *name = g_strdup_printf ("%s-step%ld", self->exp->name ? self->exp->name
+                                                                         : "run", p.step);
+  ask_save_path (self, "Save Run (a Folder for Its Files)", name, save_run_to, NULL);
+}
+
+static void
 action_save_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
@@ -3779,7 +3908,7 @@ load_weights_from (CamlWindow *self, const char *path, gpointer unused)
    * these weights. With a run there, the fresh one is built beside it and
    * replaces it only when the file loads (a failed load changes nothing);
    * without one, the run being built (or the next) takes them. */
-  set_pending_weights (self, path);
+  set_pending_load (self, path, NULL);
   self->announce_load = TRUE;   /* not when a change reloads them into a rebuilt run */
   if (self->run != NULL && self->data != NULL)
     {
@@ -3805,6 +3934,7 @@ action_load_weights (GSimpleAction *action, GVariant *param, gpointer user_data)
 
 static const GActionEntry win_entries[] = {
   { "save-weights", action_save_weights },
+  { "save-run", action_save_run },
   { "save-set-aside", action_save_set_aside },
   { "drop-set-aside", action_drop_set_aside },
   { "load-weights", action_load_weights },
@@ -4021,12 +4151,66 @@ sync_widgets (CamlWindow *self)
 
 /* ---------------------------------------------------------------- public */
 
+static void set_experiment (CamlWindow *self, CamlExperiment *exp, const char *path,
+                            const char *origin, const char *run_dir);
+
 void
 caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *path,
                             const char *origin)
 {
   g_return_if_fail (CAML_IS_WINDOW (self) && exp != NULL);
+  set_experiment (self, exp, path, origin, NULL);
+}
 
+/* The files of a saved run (`caml train`'s results, or Save Run's). */
+CamlExperiment *
+caml_window_read_run (const char *dir, GError **error)
+{
+  g_autofree char *exp_path = g_build_filename (dir, "experiment.json", NULL);
+  g_autofree char *weights = g_build_filename (dir, "model.weights", NULL);
+
+  if (!g_file_test (exp_path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                   "%s is not a saved run: it has no experiment.json (a run folder holds "
+                   "experiment.json, model.weights and trainer.state)", dir);
+      return NULL;
+    }
+  CamlExperiment *exp = caml_experiment_load_file (exp_path, error);
+  if (exp != NULL && !g_file_test (weights, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                   "%s is not a saved run: it has no model.weights (a run that stopped "
+                   "before its first step keeps none)", dir);
+      g_clear_pointer (&exp, caml_experiment_free);
+    }
+  return exp;
+}
+
+void
+caml_window_set_run (CamlWindow *self, CamlExperiment *exp, const char *dir)
+{
+  g_return_if_fail (CAML_IS_WINDOW (self) && exp != NULL && dir != NULL);
+  g_autofree char *exp_path = g_build_filename (dir, "experiment.json", NULL);
+  set_experiment (self, exp, exp_path, NULL, dir);
+}
+
+gboolean
+caml_window_open_run (CamlWindow *self, const char *dir, GError **error)
+{
+  CamlExperiment *exp = caml_window_read_run (dir, error);
+  if (exp == NULL)
+    return FALSE;
+  caml_window_set_run (self, exp, dir);
+  return TRUE;
+}
+
+/* run_dir: also load its model.weights and, when it is there, its
+ * trainer.state into the run. */
+static void
+set_experiment (CamlWindow *self, CamlExperiment *exp, const char *path, const char *origin,
+                const char *run_dir)
+{
   discard_run (self);
   clear_error (self);
   g_clear_pointer (&self->exp, caml_experiment_free);
@@ -4042,8 +4226,18 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   invalidate_data (self);
   self->adapt_pending = FALSE;
   self->pending = PENDING_NONE;
-  set_pending_weights (self, NULL);
+  set_pending_load (self, NULL, NULL);
   g_clear_pointer (&self->loaded_weights, g_free);
+  g_clear_pointer (&self->loaded_state, g_free);
+  g_clear_pointer (&self->opening_run, g_free);
+  if (run_dir != NULL)
+    {
+      g_autofree char *weights = g_build_filename (run_dir, "model.weights", NULL);
+      g_autofree char *state = g_build_filename (run_dir, "trainer.state", NULL);
+      set_pending_load (self, weights, g_file_test (state, G_FILE_TEST_EXISTS) ? state : NULL);
+      self->announce_load = TRUE;
+      self->opening_run = g_strdup (run_dir);
+    }
 
   sync_widgets (self);
   request_data (self);
@@ -4506,6 +4700,9 @@ caml_window_dispose (GObject *object)
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
   g_clear_pointer (&self->loaded_weights, g_free);
+  g_clear_pointer (&self->pending_state, g_free);
+  g_clear_pointer (&self->loaded_state, g_free);
+  g_clear_pointer (&self->opening_run, g_free);
   g_clear_pointer (&self->clean_exp, caml_experiment_free);
   g_clear_pointer (&self->exp, caml_experiment_free);
   g_clear_pointer (&self->path, g_free);

@@ -22,6 +22,21 @@ void  caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const c
  * error carries the engine's message. */
 gboolean caml_window_load_file (CamlWindow *self, const char *path, GError **error);
 gboolean caml_window_save_to_path (CamlWindow *self, const char *path, GError **error);
+/* Open Run: a saved run's folder — what `caml train` writes (experiment.json,
+ * model.weights, trainer.state and its other results) or Save Run does.
+ * caml_window_read_run reads the experiment and checks that the weights
+ * are there (an error names the folder and what is missing);
+ * caml_window_set_run shows exp (taking ownership) and builds the run with
+ * those weights and, when the folder has one, the trainer.state, on a
+ * worker thread: it then stands at the saved step with its curves, and
+ * Train goes on exactly as one run of the total would. Open does both. */
+CamlExperiment *caml_window_read_run (const char *dir, GError **error);
+void     caml_window_set_run (CamlWindow *self, CamlExperiment *exp, const char *dir);
+gboolean caml_window_open_run (CamlWindow *self, const char *dir, GError **error);
+/* Save Run: what `caml train --resume DIR` goes on with (caml_run_take_resumable),
+ * taken now and written into dir on a worker thread; only a run that
+ * finished or was stopped (errors are shown in the window). */
+void     caml_window_save_run (CamlWindow *self, const char *dir);
 /* Load Weights: a fresh run built with the weights of path on a worker
  * thread (errors are shown in the window; the run then keeps its initial
  * weights). */
