@@ -1485,6 +1485,7 @@ test_open_run (void **state)
   assert_true (iterate_until (can_train, win, 30));
   caml_run_get_progress (caml_window_peek_run (win), &p);
   assert_int_equal (p.step, 40);
+  assert_false (enabled (win, "forget-previous"));   /* the same curves: not a previous run */
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);

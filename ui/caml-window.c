@@ -677,7 +677,11 @@ discard_run (CamlWindow *self)
 {
   if (self->run != NULL && self->cancellable != NULL)   /* not when the window goes */
     set_aside_run (self);
-  if (self->n_steps > 0 && self->run != NULL)
+  /* An opened run rebuilt on its own state (an edit before Train) comes
+   * back with the same curves: they are not another run to compare with. */
+  gboolean reloading = !self->run_started && self->pending_state != NULL
+                       && g_strcmp0 (self->pending_state, self->loaded_state) == 0;
+  if (self->n_steps > 0 && self->run != NULL && !reloading)
     {
       /* A run that trained: its curves stay for comparison with the next. */
       forget_previous (self);
