@@ -24,6 +24,10 @@ struct _CamlModelEditor {
   GtkLabel   *inspector_title;
   GtkGrid    *inspector;
 
+  gboolean   back_tab;        /* a Shift+Tab is being handled (on_palette_enter) */
+  gboolean   back_tab_to_first; /* … and it entered the palette */
+  guint      back_tab_idle;
+
   /* owned */
   GArray    *layers;          /* CamlLayerSpec */
   GPtrArray *undo;            /* GArray of CamlLayerSpec, oldest first */
@@ -1130,6 +1134,56 @@ on_palette_key (GtkEventControllerKey *key, guint keyval, guint keycode,
   return FALSE;
 }
 
+/* Shift+Tab into the palette from what follows it lands on its first row,
+ * as Tab does, not on its last (GtkListBox enters from the end going
+ * backwards). The flag lives until the key press is handled: a click on
+ * a row later is not redirected. */
+static gboolean
+end_back_tab (gpointer data)
+{
+  CamlModelEditor *self = data;
+  GtkListBoxRow *first = gtk_list_box_get_row_at_index (self->palette, 0);
+  if (self->back_tab_to_first && first != NULL)
+    {
+      GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (self->palette),
+                                                     GTK_TYPE_SCROLLED_WINDOW);
+      gtk_widget_grab_focus (GTK_WIDGET (first));
+      if (scroller != NULL)   /* a grab does not scroll: show the row */
+        {
+          GtkAdjustment *v = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+          gtk_adjustment_set_value (v, gtk_adjustment_get_lower (v));
+        }
+    }
+  self->back_tab = self->back_tab_to_first = FALSE;
+  self->back_tab_idle = 0;
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_editor_key (GtkEventControllerKey *key, guint keyval, guint keycode,
+               GdkModifierType state, CamlModelEditor *self)
+{
+  GtkWidget *focus = gtk_root_get_focus (gtk_widget_get_root (GTK_WIDGET (self)));
+  gboolean backward = keyval == GDK_KEY_ISO_Left_Tab
+                      || (keyval == GDK_KEY_Tab && (state & GDK_SHIFT_MASK));
+  self->back_tab = backward && !(state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
+                   && focus != NULL && !gtk_widget_is_ancestor (focus, GTK_WIDGET (self->palette));
+  if (self->back_tab && self->back_tab_idle == 0)
+    self->back_tab_idle = g_idle_add (end_back_tab, self);
+  return FALSE;   /* the window moves the focus */
+}
+
+static void
+on_palette_enter (GtkEventControllerFocus *focus, CamlModelEditor *self)
+{
+  if (!self->back_tab)
+    return;
+  /* The idle that ends the key press moves the focus, once the window's
+   * own move is done (a grab from inside it would be overridden). */
+  self->back_tab = FALSE;
+  self->back_tab_to_first = TRUE;
+}
+
 /* ------------------------------------------------------------- lifecycle */
 
 static void
@@ -1141,6 +1195,7 @@ caml_model_editor_dispose (GObject *object)
   if (self->stack != NULL)
     g_signal_handlers_disconnect_by_data (self->stack, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_MODEL_EDITOR);
+  g_clear_handle_id (&self->back_tab_idle, g_source_remove);
   g_clear_pointer (&self->layers, g_array_unref);
   g_clear_pointer (&self->undo, g_ptr_array_unref);
   g_clear_pointer (&self->redo, g_ptr_array_unref);
@@ -1199,6 +1254,13 @@ caml_model_editor_init (CamlModelEditor *self)
   gtk_event_controller_set_propagation_phase (key, GTK_PHASE_CAPTURE);
   g_signal_connect (key, "key-pressed", G_CALLBACK (on_palette_key), self);
   gtk_widget_add_controller (GTK_WIDGET (self->palette), key);
+  key = gtk_event_controller_key_new ();
+  gtk_event_controller_set_propagation_phase (key, GTK_PHASE_CAPTURE);
+  g_signal_connect (key, "key-pressed", G_CALLBACK (on_editor_key), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), key);
+  GtkEventController *enter = gtk_event_controller_focus_new ();
+  g_signal_connect (enter, "enter", G_CALLBACK (on_palette_enter), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->palette), enter);
   g_signal_connect (self->stack, "row-selected", G_CALLBACK (on_row_selected), self);
   drop = gtk_drop_target_new (G_TYPE_STRING, GDK_ACTION_COPY | GDK_ACTION_MOVE);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
