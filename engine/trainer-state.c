@@ -83,6 +83,14 @@ weights_digest (const float *w, size_t n, guint8 digest[CAML_BIN_DIGEST_LEN])
 
 /* ---------------------------------------------------------------- writing */
 
+/* The file's length, its fixed fields rounded up. */
+static guint64
+source_size (const Source *src)
+{
+  return 256 + (guint64) src->blocks * src->n_weights * sizeof (float)
+         + (guint64) src->n_losses * sizeof (float) + (guint64) src->n_rows * ROW_BYTES;
+}
+
 /* Under the trainer's lock: refuses a run whose state is not to be kept,
  * else points src at the trainer's own arrays. */
 static gboolean
@@ -121,8 +129,7 @@ source_from_locked (CamlTrainer *trainer, Source *src, GError **error)
   memcpy (src->updates, updates, sizeof src->updates);
 
   /* a GByteArray holds up to 4 GiB */
-  guint64 size = 256 + (guint64) src->blocks * src->n_weights * sizeof (float)
-                 + (guint64) src->n_losses * sizeof (float) + (guint64) src->n_rows * ROW_BYTES;
+  guint64 size = source_size (src);
   if (size > G_MAXUINT)
     {
       g_autofree char *need = g_format_size (size);
@@ -138,9 +145,7 @@ source_from_locked (CamlTrainer *trainer, Source *src, GError **error)
 static GBytes *
 source_to_bytes (const Source *src)
 {
-  guint64 size = 256 + (guint64) src->blocks * src->n_weights * sizeof (float)
-                 + (guint64) src->n_losses * sizeof (float) + (guint64) src->n_rows * ROW_BYTES;
-  GByteArray *b = g_byte_array_sized_new ((guint) size);
+  GByteArray *b = g_byte_array_sized_new ((guint) source_size (src));
   guint8 digest[CAML_BIN_DIGEST_LEN];
 
   g_byte_array_append (b, (const guint8 *) CAML_TRAINER_STATE_MAGIC, MAGIC_LEN);

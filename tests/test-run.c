@@ -526,6 +526,24 @@ resume_run (const CamlExperiment *exp, const char *weights, const char *state, g
   return run;
 }
 
+/* dir and everything in it. */
+static void
+remove_tree (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  for (const char *name; d != NULL && (name = g_dir_read_name (d)) != NULL;)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        remove_tree (path);
+      else
+        g_unlink (path);
+    }
+  if (d != NULL)
+    g_dir_close (d);
+  g_rmdir (dir);
+}
+
 static GBytes *
 run_weights (CamlRun *run)
 {
@@ -736,31 +754,9 @@ test_resumable_run (void **state)
       g_bytes_unref (wfile);
       caml_run_free (b);
 
-      const char *dirs[] = { cli_whole, cli_part, cli_resumed, saved2 };
-      for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
-        {
-          GDir *d = g_dir_open (dirs[i], 0, NULL);
-          for (const char *name; d != NULL && (name = g_dir_read_name (d)) != NULL;)
-            {
-              g_autofree char *path = g_build_filename (dirs[i], name, NULL);
-              g_unlink (path);
-            }
-          if (d != NULL)
-            g_dir_close (d);
-          g_rmdir (dirs[i]);
-        }
-      g_unlink (exp_path);
     }
 
-  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
-    {
-      g_autofree char *path = g_build_filename (saved, caml_run_resumable_files[i], NULL);
-      g_unlink (path);
-    }
-  g_rmdir (saved);
-  g_unlink (summary);
-  g_rmdir (busy);
-  g_rmdir (dir);
+  remove_tree (dir);
   caml_experiment_free (part);
   caml_experiment_free (whole);
 }
@@ -826,15 +822,7 @@ test_resumable_text (void **state)
   caml_run_free (b);
   caml_run_free (c);
 
-  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
-    {
-      g_autofree char *path = g_build_filename (saved, caml_run_resumable_files[i], NULL);
-      g_unlink (path);
-    }
-  g_rmdir (saved);
-  g_unlink (train);
-  g_unlink (test);
-  g_rmdir (dir);
+  remove_tree (dir);
   caml_experiment_free (exp[0]);
   caml_experiment_free (exp[1]);
 }
