@@ -418,10 +418,11 @@ void caml_optimizer_config_defaults (CamlOptimizerConfig *config, CamlOptimizerK
 
 typedef struct _CamlOptimizer CamlOptimizer;
 
-/* The state takes 2 floats per weight. caml_optimizer_try_new returns NULL
- * with an error saying how much when that cannot be allocated ("the
- * optimizer's state needs 1.1 TB (adam keeps 2 values for each of
- * 137438953472 parameters), which cannot be allocated"); caml_optimizer_new
+/* The state takes caml_optimizer_state_floats per weight.
+ * caml_optimizer_try_new returns NULL with an error saying how much when
+ * that cannot be allocated ("the optimizer's state needs 2.7 TB (adam keeps
+ * 5 values for each of 137438953472 parameters: its state, and what undoes
+ * its latest update), which cannot be allocated"); caml_optimizer_new
  * aborts instead, for sizes known to fit. */
 CamlOptimizer *caml_optimizer_try_new (const CamlOptimizerConfig *config, size_t n_weights,
                                        GError **error);
@@ -437,8 +438,10 @@ gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long st
  * (Adagrad; SGD without momentum): such an optimizer updates only the ranges
  * of caml_model_foreach_grad_range. */
 gboolean       caml_optimizer_is_sparse (const CamlOptimizer *opt);
-/* One update of model->w from model->dw at `step` (0-based). */
-void           caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
+/* One update of model->w from model->dw at `step` (0-based). FALSE when a
+ * weight it changed is no longer finite (Inf or NaN): the step can then be
+ * undone. */
+gboolean       caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
 /* What a resumed run needs of the optimizer (caml_trainer_state_save):
  * its state, *blocks blocks of n_weights floats laid out like the weights
  * (Adam 2: the moments m and v; Adagrad 1: the accumulators; SGD 1 with
@@ -449,6 +452,23 @@ float         *caml_optimizer_state (CamlOptimizer *opt, int *blocks);
 /* How many blocks of state an optimizer so configured keeps (as above). */
 int            caml_optimizer_state_blocks (const CamlOptimizerConfig *config);
 long          *caml_optimizer_updates (CamlOptimizer *opt);
+/* After writing into caml_optimizer_state (a state loaded): the state is
+ * whole again, and there is no step to undo. */
+void           caml_optimizer_state_written (CamlOptimizer *opt);
+/* Undoes the latest caml_optimizer_step: the weights it changed, its state
+ * and its update counts go back to what they were, so that a run rolled
+ * back by a divergence goes on as if that step had not been taken. One step
+ * only: FALSE, and nothing changed, when there is none to undo (none taken,
+ * undone already, or a state written since). The step itself keeps what
+ * this needs without a pass of its own over memory: it saves each weight as
+ * it updates it, and a dense optimizer (Adam, SGD with momentum) writes each
+ * step's state into a second copy of it, a sparse one (Adagrad) saves the
+ * state it updates. */
+gboolean       caml_optimizer_undo (CamlOptimizer *opt, CamlModel *model);
+/* Floats per weight the optimizer allocates: its state and what undoes a
+ * step (2 × caml_optimizer_state_blocks + 1: Adam 5, Adagrad 3, SGD with
+ * momentum 3, SGD 1). */
+int            caml_optimizer_state_floats (const CamlOptimizerConfig *config);
 
 /* ------------------------------------------------------------------- text */
 
@@ -920,9 +940,11 @@ void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc 
  * closure runs at once but after the same check.
  * A trainer runs once — except after a divergence (FAILED): started again, it
  * continues from the rolled-back step with the current settings, e.g. after
- * caml_trainer_set_lr with a lower rate (the optimizer's momentum and
- * moment estimates are kept). caml_trainer_stop after the failure makes it
- * final. */
+ * caml_trainer_set_lr with a lower rate. The rollback puts back everything
+ * the undone updates changed — the weights, the optimizer's state
+ * (momentum, moments, accumulators, update counts), the tokens, the batch
+ * order and dropout's masks — so the trainer goes on as one stopped at that
+ * step would. caml_trainer_stop after the failure makes it final. */
 gboolean caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error);
 /* More steps for a run: total_steps in all, more than it has done. Not
  * started, under way or paused, it simply ends later. Finished or stopped,
@@ -980,8 +1002,9 @@ void     caml_trainer_with_model (CamlTrainer *trainer,
  * (trainer-state.c has the layout): the optimizer's state, the step count,
  * the losses and the evaluation rows, the tokens and the seconds; the
  * weights go in their own file (caml_weights_save), whose SHA-256 the state
- * records. Saved from a run that finished or was stopped — one that
- * diverged, has not started or is under way is refused — and loaded into a
+ * records. Saved from a run that finished, was stopped, or diverged (its
+ * state is that of the step it rolled back to) — one that has not started
+ * or is under way is refused — and loaded into a
  * new trainer that has not run, over the same experiment (seed, data,
  * batch, optimizer) and a model holding those weights; started then with
  * total_steps above the saved step count, it goes on as caml_trainer_extend

@@ -1888,14 +1888,16 @@ caml_experiment_build_model (const CamlExperiment *exp, const CamlShape *input,
 {
   /* A model too big to train here is refused before its weights are
    * allocated and initialised (a minute for 1.6 G of them): with their
-   * gradients, the optimizer's state and the trainer's copy they take 5
-   * floats a parameter (caml_trainer_start checks the whole run). */
+   * gradients and the optimizer's state with what undoes a step (1 to 5
+   * floats, the copy of the weights among them) they take 3 to 7 floats a
+   * parameter (caml_trainer_start checks the whole run). */
   CamlModel *shapes = caml_model_new_shapes (input, exp->layers, exp->n_layers, error);
   if (shapes == NULL)
     return NULL;
   size_t n_weights = shapes->n_weights, need;
   caml_model_free (shapes);
-  gboolean overflow = !g_size_checked_mul (&need, MAX (n_weights, 1), 5 * sizeof (float));
+  size_t per = 2 + (size_t) caml_optimizer_state_floats (&exp->optimizer);
+  gboolean overflow = !g_size_checked_mul (&need, MAX (n_weights, 1), per * sizeof (float));
   if (overflow || need > caml_memory_limit ())
     {
       g_autofree char *size = overflow ? g_strdup ("more than can be addressed")
@@ -1904,8 +1906,8 @@ caml_experiment_build_model (const CamlExperiment *exp, const CamlShape *input,
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                    "training this model needs at least %s for its %zu parameters (the "
                    "weights, their gradients, the optimizer's state and the copy kept to "
-                   "roll back a divergence: 5 floats each), more than %s", size, n_weights,
-                   limit);
+                   "roll back a divergence: %zu floats each), more than %s", size,
+                   n_weights, per, limit);
       return NULL;
     }
 

@@ -22,7 +22,7 @@ struct _CamlTrainer {
   CamlLossKind  loss;
 
   /* owned, used by the trainer thread only while it runs; opt, bx, by,
-   * dpred, backup and ebuf are allocated by the first start (trainer_alloc) */
+   * dpred and ebuf are allocated by the first start (trainer_alloc) */
   CamlOptimizer *opt;
   GRand         *rng;
   int           *order;       /* (train->n) this epoch's sample order */
@@ -30,11 +30,10 @@ struct _CamlTrainer {
   float         *bx;          /* (batch, x_shape) */
   float         *by;          /* (batch, y_width) */
   float         *dpred;       /* (batch, out) */
-  float         *backup;      /* (n_weights) weights before the latest update */
   float         *ebuf;        /* (chunk, x_shape) evaluation rows of a text set, or NULL */
-  long           backup_step; /* steps done when backup was taken; -1: none */
-  gboolean       backup_sparse;  /* backup holds only backup_ranges */
-  GArray        *backup_ranges;  /* gsize (offset, count) pairs of a sparse backup */
+  long           undo_step;   /* the step caml_optimizer_undo undoes; -1: none */
+  gint64         undo_tokens; /* tokens trained on before it */
+  gint64         rollback_tokens; /* tokens trained on at the step rolled back to */
   size_t         out_size;    /* D of the model output */
   CamlAverage   *average;     /* training.average_decay > 0: from the first step */
   CamlDivergence divergence;  /* of the step that failed (trainer thread) */
@@ -90,8 +89,10 @@ struct _CamlTrainer {
  * optimizer's state among it) on a trainer no thread uses; the first start
  * does the same. On failure the trainer is as it was. */
 gboolean caml_trainer_prepare (CamlTrainer *trainer, GError **error);
-/* Moves the batch order on by `steps` batches as that many training steps
- * would (shuffling at each new epoch), without gathering them. */
-void     caml_trainer_skip_batches (CamlTrainer *trainer, long steps);
+/* Draws the batch order and dropout's masks again from the seed, as far as
+ * `steps` training steps take them (shuffling at each new epoch), without
+ * gathering a batch: where a run loaded or rolled back to that step goes
+ * on. Only while no thread runs the loop, or on the loop's own thread. */
+void     caml_trainer_redraw (CamlTrainer *trainer, long steps);
 
 G_END_DECLS

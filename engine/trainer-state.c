@@ -7,7 +7,7 @@
  * what the run measured (losses, evaluation rows, tokens, seconds). The
  * batch order and dropout's masks are not stored: both come from generators
  * seeded by the experiment and moved on by the step count alone, so loading
- * draws them again (caml_trainer_skip_batches, CamlLayerOps.advance) — a
+ * draws them again (caml_trainer_redraw, CamlLayerOps.advance) — a
  * shuffle per epoch and a draw per dropped-out value, ~10⁸ a second.
  *
  * Little-endian throughout:
@@ -92,14 +92,15 @@ source_size (const Source *src)
 }
 
 /* Under the trainer's lock: refuses a run whose state is not to be kept,
- * else points src at the trainer's own arrays. */
+ * else points src at the trainer's own arrays. A run that diverged has been
+ * put back, optimizer and batch order too, to the step it rolled back to:
+ * its state is that step's, and a run resumed from it goes on from there. */
 static gboolean
 source_from_locked (CamlTrainer *trainer, Source *src, GError **error)
 {
   CamlTrainerState state = trainer->state;
-  const char *refused = state == CAML_TRAINER_FAILED
-                        ? "the run diverged: its state is not kept (a resumed run would "
-                          "start from the failure)"
+  const char *refused = state == CAML_TRAINER_FAILED && !trainer->diverged
+                        ? "the run failed: it has no state to keep"
                         : !trainer->done || trainer->opt == NULL
                         ? (state == CAML_TRAINER_IDLE ? "the run has not started: it has "
                                                         "no state to keep"
@@ -543,13 +544,10 @@ caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data, gsize le
   long *updates = caml_optimizer_updates (trainer->opt);
   for (int g = 0; g < CAML_N_GROUPS; g++)
     updates[g] = (long) s.updates[g];
+  caml_optimizer_state_written (trainer->opt);
 
   /* the batch order and dropout's masks, drawn again as far as the run went */
-  caml_trainer_skip_batches (trainer, (long) s.step);
-  CamlModel *model = trainer->model;
-  for (int i = 0; i < model->n_layers; i++)
-    if (model->layers[i]->ops->advance != NULL)
-      model->layers[i]->ops->advance (model->layers[i], s.step * (guint64) trainer->batch);
+  caml_trainer_redraw (trainer, (long) s.step);
 
   g_mutex_lock (&trainer->lock);
   trainer->step = (long) s.step;

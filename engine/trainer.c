@@ -25,9 +25,13 @@
  * ones whose loss and gradient were finite: the weights before the step when
  * the update overflowed, the weights before the previous step's update when
  * the loss or the gradient did (those weights are what the previous update
- * produced). `backup` holds the weights before the latest update for this;
- * the step count, losses and rows are cut back with them, so a FAILED
- * trainer can be started again (with a lower learning rate) from there.
+ * produced). The optimizer undoes its latest step for this, weights and
+ * state (caml_optimizer_undo); the tokens,
+ * step count, losses and rows are cut back with them and the batch order and
+ * dropout's masks drawn
+ * again to that step (caml_trainer_redraw), so the trainer stands exactly
+ * where a run stopped at that step would: it can be started again (with a
+ * lower learning rate) from there, or its state saved and resumed.
  *
  * An update's weights are checked by the next step's loss. Weights that leave
  * the loop before a next step — the end of the run, a stop, a pause (after a
@@ -337,27 +341,18 @@ diagnose_loss (CamlTrainer *trainer, const float *x, const float *y, float loss)
                           (double) largest);
 }
 
-/* Walks ranges of the parameter block (caml_model_foreach_grad_range). */
+/* Checks ranges of the parameter block (caml_model_foreach_grad_range). */
 typedef struct {
-  const float *src;
-  float       *dst;     /* copy src → dst, or NULL to check src */
-  GArray      *record;  /* when set, each range walked is appended (gsize pairs) */
+  const float *v;
   gboolean     finite;
-} RangeWalk;
+} RangeCheck;
 
 static void
-walk_range (size_t offset, size_t count, gpointer user_data)
+check_range (size_t offset, size_t count, gpointer user_data)
 {
-  RangeWalk *walk = user_data;
-  if (walk->record != NULL)
-    {
-      gsize range[2] = { offset, count };
-      g_array_append_vals (walk->record, range, 2);
-    }
-  if (walk->dst != NULL)
-    memcpy (walk->dst + offset, walk->src + offset, count * sizeof (float));
-  else if (walk->finite)
-    walk->finite = all_finite (walk->src + offset, count);
+  RangeCheck *check = user_data;
+  if (check->finite)
+    check->finite = all_finite (check->v + offset, count);
 }
 
 /* Whether v (a block laid out like the weights) is finite: the whole block
@@ -369,41 +364,9 @@ block_finite (CamlTrainer *trainer, const float *v)
   const CamlModel *model = trainer->model;
   if (!caml_optimizer_is_sparse (trainer->opt))
     return all_finite (v, model->n_weights);
-  RangeWalk walk = { v, NULL, NULL, TRUE };
-  caml_model_foreach_grad_range (model, walk_range, &walk);
-  return walk.finite;
-}
-
-/* Saves the weights the next update may change: all of them, or (sparse
- * optimizer) the ranges gradients reached, which are recorded so that
- * restore_backup puts back exactly those. */
-static void
-take_backup (CamlTrainer *trainer)
-{
-  CamlModel *model = trainer->model;
-  trainer->backup_sparse = caml_optimizer_is_sparse (trainer->opt);
-  if (!trainer->backup_sparse)
-    {
-      memcpy (trainer->backup, model->w, model->n_weights * sizeof *model->w);
-      return;
-    }
-  g_array_set_size (trainer->backup_ranges, 0);
-  RangeWalk save = { model->w, trainer->backup, trainer->backup_ranges, TRUE };
-  caml_model_foreach_grad_range (model, walk_range, &save);
-}
-
-static void
-restore_backup (CamlTrainer *trainer)
-{
-  CamlModel *model = trainer->model;
-  if (!trainer->backup_sparse)
-    {
-      memcpy (model->w, trainer->backup, model->n_weights * sizeof *model->w);
-      return;
-    }
-  const gsize *r = (const gsize *) trainer->backup_ranges->data;
-  for (guint k = 0; k + 1 < trainer->backup_ranges->len; k += 2)
-    memcpy (model->w + r[k], trainer->backup + r[k], r[k + 1] * sizeof *model->w);
+  RangeCheck check = { v, TRUE };
+  caml_model_foreach_grad_range (model, check_range, &check);
+  return check.finite;
 }
 
 /* Valid tokens of samples idx[0..n) of a text set, each at most T. */
@@ -449,13 +412,33 @@ trainer_next_order (CamlTrainer *trainer)
   return idx;
 }
 
-void
-caml_trainer_skip_batches (CamlTrainer *trainer, long steps)
+/* The batch order as at the start of the run. It has its own stream: the
+ * seed plus a salt, so it does not replay the numbers that initialised the
+ * weights. */
+static void
+trainer_reset_order (CamlTrainer *trainer)
 {
-  if (trainer_whole_set (trainer))
-    return;
-  for (long s = 0; s < steps; s++)
-    trainer_next_order (trainer);
+  const CamlExperiment *exp = trainer->exp;
+  guint32 seed[3] = { (guint32) exp->seed, (guint32) (exp->seed >> 32), 0x62617463 /* "batc" */ };
+
+  g_rand_set_seed_array (trainer->rng, seed, 3);
+  for (int i = 0; i < trainer->train->n; i++)
+    trainer->order[i] = i;
+  trainer->order_pos = trainer->train->n;  /* shuffle before the first batch */
+}
+
+void
+caml_trainer_redraw (CamlTrainer *trainer, long steps)
+{
+  CamlModel *model = trainer->model;
+
+  trainer_reset_order (trainer);
+  if (!trainer_whole_set (trainer))
+    for (long s = 0; s < steps; s++)
+      trainer_next_order (trainer);
+  for (int i = 0; i < model->n_layers; i++)
+    if (model->layers[i]->ops->advance != NULL)
+      model->layers[i]->ops->advance (model->layers[i], (guint64) steps * trainer->batch);
 }
 
 /* Next minibatch: pointers to (batch, ·) inputs and targets, and the
@@ -481,22 +464,30 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y,
   *y = trainer->by;
 }
 
-/* Puts the weights back after a failure at `step` (0-based) and finishes the
+/* Puts the run back after a failure at `step` (0-based) and finishes the
  * error: `before_update` when the loss or the gradient failed (the weights
- * are those the previous update produced: undo it too, when the backup holds
- * the weights before it), else the update itself failed (undo it). */
+ * are those the previous update produced: undo it too, when the optimizer
+ * can), else the update itself failed (undo it). The
+ * weights, the optimizer's state, the tokens, the batch order and dropout's
+ * masks all go back to the step rolled back to, so a run started again from
+ * there — or resumed from its state file — goes on as a run that had stopped
+ * there. (The trainer's step count, losses and rows go back in
+ * trainer_fail_locked.) */
 static void
 trainer_roll_back (CamlTrainer *trainer, long step, gboolean before_update,
                    char *why, GError **error)
 {
   long to = step;
 
-  if (!before_update || (step > 0 && trainer->backup_step == step - 1))
+  trainer->rollback_tokens = trainer->tokens;   /* this step's are not added yet */
+  if (!before_update || (step > 0 && trainer->undo_step == step - 1))
     {
-      restore_backup (trainer);
-      to = trainer->backup_step;
+      caml_optimizer_undo (trainer->opt, trainer->model);
+      to = trainer->undo_step;
+      trainer->rollback_tokens = trainer->undo_tokens;
     }
-  trainer->backup_step = -1;
+  trainer->undo_step = -1;
+  caml_trainer_redraw (trainer, to);
   trainer->divergence.step = step + 1;
   trainer->divergence.rolled_back_to = to;
   g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED,
@@ -564,17 +555,16 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
       return FALSE;
     }
 
-  /* A sparse optimizer changes only the weights that have gradients: only
-   * those need a backup and a check. */
-  take_backup (trainer);
-  trainer->backup_step = step;
+  /* The optimizer keeps what undoes its step and checks the weights it
+   * changes. */
+  trainer->undo_step = step;
+  trainer->undo_tokens = trainer->tokens;   /* written by this thread only */
   if (trainer->exp->average_decay > 0.0 && trainer->average == NULL)
     trainer->average = caml_average_new (model, trainer->exp->average_decay,
                                          caml_optimizer_is_sparse (trainer->opt));
   if (trainer->average != NULL)
     caml_average_prepare (trainer->average, model, step);
-  caml_optimizer_step (trainer->opt, model, step);
-  if (!block_finite (trainer, model->w)
+  if (!caml_optimizer_step (trainer->opt, model, step)
       && find_bad_param (model, model->w, &d->layer, &d->param))
     {
       d->kind = CAML_DIVERGED_UPDATE;
@@ -704,6 +694,7 @@ trainer_fail_locked (CamlTrainer *trainer, GError *error)
   long to = trainer->divergence.rolled_back_to;
   trainer->failure = trainer->divergence;
   trainer->step = to;
+  trainer->tokens = trainer->rollback_tokens;
   /* The average took in the diverged updates before they were checked: a
    * run started again averages afresh from the weights rolled back to. */
   caml_average_free (g_steal_pointer (&trainer->average));
@@ -857,7 +848,6 @@ trainer_release (CamlTrainer *trainer)
   g_clear_pointer (&trainer->bx, g_free);
   g_clear_pointer (&trainer->by, g_free);
   g_clear_pointer (&trainer->dpred, g_free);
-  g_clear_pointer (&trainer->backup, g_free);
   g_clear_pointer (&trainer->ebuf, g_free);
 }
 
@@ -866,7 +856,6 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
                   const CamlDataset *train, const CamlDataset *test)
 {
   CamlTrainer *trainer;
-  guint32 seed[3];
 
   g_return_val_if_fail (exp != NULL && model != NULL && train != NULL, NULL);
 
@@ -882,24 +871,16 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
   trainer->eval_every = MAX (exp->eval_every, 0);
   trainer->loss = exp->loss;
 
-  /* The batch order has its own stream: the seed plus a salt, so it does not
-   * replay the numbers that initialised the weights. */
-  seed[0] = (guint32) exp->seed;
-  seed[1] = (guint32) (exp->seed >> 32);
-  seed[2] = 0x62617463;  /* "batc" */
-  trainer->rng = g_rand_new_with_seed_array (seed, 3);
+  trainer->rng = g_rand_new ();
   trainer->order = g_new (int, MAX (train->n, 1));
-  for (int i = 0; i < train->n; i++)
-    trainer->order[i] = i;
-  trainer->order_pos = train->n;  /* shuffle before the first batch */
+  trainer_reset_order (trainer);
 
   /* The trainer is the model's only user while it runs, and all its
    * gradients come from caml_model_backward: token tables can be handled
    * row by row. */
   model->sparse_grads = TRUE;
   trainer->out_size = caml_shape_size (caml_model_output_shape (model));
-  trainer->backup_ranges = g_array_new (FALSE, FALSE, sizeof (gsize));
-  trainer->backup_step = -1;
+  trainer->undo_step = -1;
   trainer->first_loss = -1.0f;
 
   g_mutex_init (&trainer->lock);
@@ -924,7 +905,6 @@ caml_trainer_free (CamlTrainer *trainer)
   caml_average_free (trainer->average);
   g_rand_free (trainer->rng);
   g_free (trainer->order);
-  g_array_unref (trainer->backup_ranges);
   g_array_unref (trainer->losses);
   g_array_unref (trainer->rows);
   g_clear_error (&trainer->error);
@@ -1062,8 +1042,9 @@ set_alloc_error (GError **error, size_t bytes, const char *what, const char *det
 
 /* What the run needs besides the model's batch buffers, all sized by the
  * batch or the model — the batch copied out of the training set with its
- * targets and the loss gradient, the optimizer's state (2 floats a weight),
- * the weights before the latest update, a text set's evaluation rows —
+ * targets and the loss gradient, the optimizer's state (caml_optimizer_state_floats
+ * a weight), the weights before the latest update, a text set's evaluation
+ * rows —
  * allocated by the first start, where a size no memory holds is an error
  * rather than an abort. Only while nothing else uses them (not running). */
 static gboolean
@@ -1072,7 +1053,7 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
   const CamlModel *model = trainer->model;
   const CamlDataset *train = trainer->train, *test = trainer->test;
   size_t b = (size_t) trainer->batch, x_size = caml_shape_size (&train->x_shape);
-  size_t bx = 0, by = 0, dpred = 0, batch = 0, backup = 0, ebuf = 0;
+  size_t bx = 0, by = 0, dpred = 0, batch = 0, ebuf = 0;
 
   if (trainer->opt != NULL)   /* a restart: allocated already */
     return TRUE;
@@ -1088,16 +1069,15 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
 
   /* The whole run against the memory there is, before any of it is
    * allocated: the model's weights, gradients and batch buffers (allocated
-   * already), the optimizer's state (2 floats a weight), the copy of the
-   * weights, the batch and the evaluation rows. */
+   * already), the optimizer's state with what undoes a step (the weights'
+   * copy among it), the batch and the evaluation rows. */
   size_t weights = 0, state = 0, total = 0;
+  size_t state_floats = (size_t) caml_optimizer_state_floats (&trainer->exp->optimizer);
   gboolean counted = fits && floats_bytes (model->n_weights, 2, &weights)
-                     && floats_bytes (model->n_weights, 2, &state)
-                     && floats_bytes (model->n_weights, 1, &backup)
+                     && floats_bytes (model->n_weights, state_floats, &state)
                      && (text_n == 0 || floats_bytes (rows, x_size, &ebuf))
                      && g_size_checked_add (&total, weights, model->buffer_bytes)
                      && g_size_checked_add (&total, total, state)
-                     && g_size_checked_add (&total, total, backup)
                      && g_size_checked_add (&total, total, batch)
                      && g_size_checked_add (&total, total, ebuf);
   if (counted && total > caml_memory_limit ())
@@ -1106,15 +1086,13 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
       g_autofree char *need_weights = g_format_size ((guint64) weights);
       g_autofree char *need_buffers = g_format_size ((guint64) model->buffer_bytes);
       g_autofree char *need_state = g_format_size ((guint64) state);
-      g_autofree char *need_backup = g_format_size ((guint64) backup);
       g_autofree char *need_batch = g_format_size ((guint64) batch + ebuf);
       g_autofree char *limit = caml_memory_limit_text ();
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                    "the run needs %s in all (the weights and their gradients %s, the "
-                   "layers' buffers for a batch %s, the optimizer's state %s, the copy of "
-                   "the weights kept to roll back a divergence %s, the batch %s), more "
-                   "than %s", need, need_weights, need_buffers, need_state, need_backup,
-                   need_batch, limit);
+                   "layers' buffers for a batch %s, the optimizer's state with the copy "
+                   "kept to roll back a divergence %s, the batch %s), more than %s", need,
+                   need_weights, need_buffers, need_state, need_batch, limit);
       return FALSE;
     }
 
@@ -1132,17 +1110,6 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
   trainer->opt = caml_optimizer_try_new (&trainer->exp->optimizer, model->n_weights, error);
   if (trainer->opt == NULL)
     {
-      trainer_release (trainer);
-      return FALSE;
-    }
-
-  fits = floats_bytes (model->n_weights, 1, &backup);
-  if (!fits || (trainer->backup = g_try_malloc (backup)) == NULL)
-    {
-      g_autofree char *detail = g_strdup_printf (" (%zu parameters, kept to roll back a "
-                                                 "divergence)", model->n_weights);
-      set_alloc_error (error, fits ? backup : 0, "the trainer's copy of the weights needs",
-                       detail);
       trainer_release (trainer);
       return FALSE;
     }
@@ -1464,7 +1431,7 @@ caml_trainer_with_model (CamlTrainer *trainer,
     {
       gboolean idle = trainer->loop_thread == NULL || trainer->done;
       if (idle)
-        trainer->backup_step = -1;
+        trainer->undo_step = -1;
       else if (!trainer_settle_locked (trainer))
         trainer->closure_failed = TRUE;
       g_mutex_unlock (&trainer->lock);
@@ -1484,7 +1451,7 @@ caml_trainer_with_model (CamlTrainer *trainer,
     g_cond_wait (&trainer->cond, &trainer->lock);
   if (trainer->done)
     {
-      trainer->backup_step = -1;
+      trainer->undo_step = -1;
       g_mutex_unlock (&trainer->lock);
       func (trainer->model, user_data);
       return;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "caml.h"
@@ -344,6 +345,138 @@ test_frozen_embedding (void **state)
       }
 }
 
+/* The optimizer's state as it stands: (blocks, n) floats, and the counts. */
+static float *
+state_copy (CamlOptimizer *opt, size_t n, size_t *bytes, long updates[CAML_N_GROUPS])
+{
+  int blocks;
+  float *st = caml_optimizer_state (opt, &blocks);
+  *bytes = (size_t) blocks * n * sizeof (float);
+  memcpy (updates, caml_optimizer_updates (opt), CAML_N_GROUPS * sizeof (long));
+  return g_memdup2 (st, MAX (*bytes, 1));
+}
+
+/* caml_optimizer_undo takes the weights, the state and the update counts
+ * back to before the latest step, for every optimizer, on the sparse rows of a token table
+ * and on dense blocks, through em_steps phases (parameters left alone) and
+ * a frozen table; the same step taken again then gives the same state and
+ * weights bit for bit. A second undo does nothing. A state written in
+ * (caml_optimizer_state_written) is the state from then on, frozen rows too.
+ * A step whose weights are not finite returns FALSE. */
+static void
+test_undo (void **state)
+{
+  (void) state;
+  enum { N = 3, T = 4, V = 6 };
+  CamlShape in = caml_shape_tokens (T, V);
+  const float x[N * T] = { 1, 2, 3, CAML_TOKEN_PAD, 0, CAML_TOKEN_OOV, 5, 4,
+                           2, CAML_TOKEN_PAD, CAML_TOKEN_PAD, CAML_TOKEN_PAD };
+  const float y[N] = { 1, 0, 1 };
+  for (int trainable = 0; trainable <= 1; trainable++)
+    for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
+      for (int sparse = 0; sparse <= 1; sparse++)
+        {
+          CamlLayerSpec specs[] = {
+            caml_test_spec ("embedding", "dim", 3.0, "trainable", (double) trainable, NULL),
+            caml_test_spec ("ca_att", "query", 1.0, NULL),
+            caml_test_spec ("dense", "units", 1.0, NULL),
+          };
+          GRand *rng = g_rand_new_with_seed (2);
+          CamlModel *model = caml_model_new (&in, specs, 3, rng, NULL);
+          g_rand_free (rng);
+          assert_non_null (model);
+          model->sparse_grads = sparse;
+          size_t nw = model->n_weights, wbytes = nw * sizeof (float), sbytes;
+          CamlOptimizerConfig config;
+          caml_optimizer_config_defaults (&config, (CamlOptimizerKind) kind);
+          config.lr = 0.1;
+          config.momentum = kind == CAML_OPTIM_SGD && sparse ? 0.0 : 0.5;
+          config.em_steps = 2;
+          CamlOptimizer *opt = caml_optimizer_new (&config, nw);
+          assert_false (caml_optimizer_undo (opt, model));   /* no step yet */
+          float dpred[N];
+          long u_before[CAML_N_GROUPS], u_after[CAML_N_GROUPS], u[CAML_N_GROUPS];
+          for (long step = 0; step < 9; step++)
+            {
+              caml_model_zero_grad (model);
+              const float *pred = caml_model_forward (model, x, N);
+              caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, N, 1);
+              caml_model_backward (model, x, dpred, N);
+              float *w_before = g_memdup2 (model->w, wbytes);
+              float *before = state_copy (opt, nw, &sbytes, u_before);
+              assert_true (caml_optimizer_step (opt, model, step));
+              float *w_after = g_memdup2 (model->w, wbytes);
+              float *after = state_copy (opt, nw, &sbytes, u_after);
+              /* what the step left alone keeps its state */
+              for (int i = 0; i < model->n_layers; i++)
+                for (int j = 0; j < model->layers[i]->n_params; j++)
+                  {
+                    CamlParam *p = &model->layers[i]->params[j];
+                    if (caml_em_group_active (2, p->group, step))
+                      continue;
+                    for (size_t k = 0; k < sbytes / wbytes; k++)
+                      assert_memory_equal (after + k * nw + p->offset,
+                                           before + k * nw + p->offset,
+                                           p->count * sizeof (float));
+                  }
+
+              assert_true (caml_optimizer_undo (opt, model));
+              float *undone = state_copy (opt, nw, &sbytes, u);
+              assert_memory_equal (undone, before, sbytes);
+              assert_memory_equal (u, u_before, sizeof u);
+              assert_memory_equal (model->w, w_before, wbytes);
+              assert_false (caml_optimizer_undo (opt, model));
+              g_free (undone);
+              undone = state_copy (opt, nw, &sbytes, u);
+              assert_memory_equal (undone, before, sbytes);
+              assert_memory_equal (model->w, w_before, wbytes);
+
+              caml_optimizer_step (opt, model, step);
+              float *again = state_copy (opt, nw, &sbytes, u);
+              assert_memory_equal (again, after, sbytes);
+              assert_memory_equal (u, u_after, sizeof u);
+              assert_memory_equal (model->w, w_after, wbytes);
+              g_free (w_before); g_free (before); g_free (w_after); g_free (after);
+              g_free (undone); g_free (again);
+            }
+
+          /* a state written in: every value, kept through steps and undos */
+          int blocks;
+          float *st = caml_optimizer_state (opt, &blocks);
+          for (size_t i = 0; i < (size_t) blocks * nw; i++)
+            st[i] = 0.25f + (float) (i % 7) / 8.0f;
+          caml_optimizer_state_written (opt);
+          assert_false (caml_optimizer_undo (opt, model));
+          float *written = state_copy (opt, nw, &sbytes, u);
+          float *w_written = g_memdup2 (model->w, wbytes);
+          caml_optimizer_step (opt, model, 9);
+          CamlParam *E = &model->layers[0]->params[0];
+          st = caml_optimizer_state (opt, &blocks);
+          for (int k = 0; k < blocks; k++)
+            if (E->group == CAML_GROUP_FROZEN)   /* never updated: as written */
+              assert_memory_equal (st + k * nw + E->offset, written + k * nw + E->offset,
+                                   E->count * sizeof (float));
+          assert_true (caml_optimizer_undo (opt, model));
+          float *undone = state_copy (opt, nw, &sbytes, u);
+          assert_memory_equal (undone, written, sbytes);
+          assert_memory_equal (model->w, w_written, wbytes);
+          g_free (undone);
+
+          /* a step to weights that are not finite says so, and is undone */
+          caml_optimizer_set_lr (opt, 1e300);   /* Inf as a float, at any step */
+          assert_false (caml_optimizer_step (opt, model, 10));
+          assert_true (caml_optimizer_undo (opt, model));
+          assert_memory_equal (model->w, w_written, wbytes);
+          undone = state_copy (opt, nw, &sbytes, u);
+          assert_memory_equal (undone, written, sbytes);
+          g_free (undone);
+          g_free (w_written);
+          g_free (written);
+          caml_optimizer_free (opt);
+          caml_model_free (model);
+        }
+}
+
 /* The two blocks of the em_steps schedule, by parameter name, for every CA
  * layer that test-rnn.c and test-attention.c do not already check; plain
  * layers are always updated. */
@@ -402,7 +535,7 @@ test_parameter_groups (void **state)
 
 /* The state is as large as the weights and their gradients together, a
  * size the user chose: one no machine holds is an error saying how much,
- * not an abort. 2^46 parameters need 512 TB of state, beyond a 47-bit
+ * not an abort. 2^46 parameters need 1.4 PB of Adam state, beyond a 47-bit
  * address space, so it fails even where the kernel overcommits without
  * limit; nothing is allocated. */
 static void
@@ -415,10 +548,10 @@ test_state_too_large (void **state)
 
   caml_optimizer_config_defaults (&config, CAML_OPTIM_ADAM);
   assert_null (caml_optimizer_try_new (&config, n, &error));
-  g_autofree char *need = g_format_size ((guint64) n * 2 * sizeof (float));
+  g_autofree char *need = g_format_size ((guint64) n * 5 * sizeof (float));
   g_autofree char *expected = g_strdup_printf (
-    "the optimizer's state needs %s (adam keeps 2 values for each of %zu parameters), "
-    "which cannot be allocated", need, n);
+    "the optimizer's state needs %s (adam keeps 5 values for each of %zu parameters: its "
+    "state, and what undoes its latest update), which cannot be allocated", need, n);
   assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID));
   assert_string_equal (error->message, expected);
   g_clear_error (&error);
@@ -429,8 +562,9 @@ test_state_too_large (void **state)
   assert_null (caml_optimizer_try_new (&config, n, &error));
   g_free (expected);
   expected = g_strdup_printf ("the optimizer's state needs more memory than can be "
-                              "addressed (adagrad keeps 2 values for each of %zu "
-                              "parameters), which cannot be allocated", n);
+                              "addressed (adagrad keeps 3 values for each of %zu "
+                              "parameters: its state, and what undoes its latest update), "
+                              "which cannot be allocated", n);
   assert_string_equal (error->message, expected);
   g_clear_error (&error);
 
@@ -464,6 +598,7 @@ main (void)
     cmocka_unit_test (test_hyperparameters),
     cmocka_unit_test (test_adam_em_steps),
     cmocka_unit_test (test_frozen_embedding),
+    cmocka_unit_test (test_undo),
     cmocka_unit_test (test_parameter_groups),
     cmocka_unit_test (test_state_too_large),
   };

@@ -1013,10 +1013,10 @@ test_start_reports_allocation (void **state)
   model->n_weights = claimed;
   CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   assert_false (caml_trainer_start (trainer, FALSE, &error));
-  g_autofree char *need = g_format_size ((guint64) claimed * 2 * sizeof (float));
+  g_autofree char *need = g_format_size ((guint64) claimed * 5 * sizeof (float));
   g_autofree char *expected = g_strdup_printf (
-    "the optimizer's state needs %s (adam keeps 2 values for each of %zu parameters), "
-    "which cannot be allocated", need, claimed);
+    "the optimizer's state needs %s (adam keeps 5 values for each of %zu parameters: its "
+    "state, and what undoes its latest update), which cannot be allocated", need, claimed);
   assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
   assert_string_equal (error->message, expected);
   g_clear_error (&error);
@@ -1039,7 +1039,7 @@ test_start_reports_allocation (void **state)
 }
 
 /* A run whose whole need — the model's weights, gradients and buffers, the
- * optimizer's state, the copy of the weights, the batch — is more than the
+ * optimizer's state with the copy of the weights, the batch — is more than the
  * memory there is is refused at the start, naming each part, and nothing
  * is allocated or changed: within the limit the same trainer runs. */
 static void
@@ -1056,22 +1056,21 @@ test_start_checks_memory (void **state)
   /* The buffers the trainer reserves (a batch of the whole set at most). */
   assert_true (caml_model_reserve (model, 1024, &error));
   size_t nw = model->n_weights, weights = 2 * nw * sizeof (float);
-  size_t state_bytes = weights, backup = nw * sizeof (float);
+  size_t state_bytes = 5 * nw * sizeof (float);   /* Adam: m, v, their copy, the weights' */
   size_t batch = (size_t) train->n * (2 + 1 + 1) * sizeof (float);   /* x, y, dloss */
-  size_t total = weights + model->buffer_bytes + state_bytes + backup + batch;
+  size_t total = weights + model->buffer_bytes + state_bytes + batch;
   caml_set_memory_limit (total - 1);
 
   CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
   assert_false (caml_trainer_start (trainer, FALSE, &error));
   g_autofree char *all = g_format_size (total), *w = g_format_size (weights);
   g_autofree char *buffers = g_format_size (model->buffer_bytes);
-  g_autofree char *opt = g_format_size (state_bytes), *copy = g_format_size (backup);
+  g_autofree char *opt = g_format_size (state_bytes);
   g_autofree char *b = g_format_size (batch), *limit = g_format_size (total - 1);
   g_autofree char *expected = g_strdup_printf (
     "the run needs %s in all (the weights and their gradients %s, the layers' buffers for "
-    "a batch %s, the optimizer's state %s, the copy of the weights kept to roll back a "
-    "divergence %s, the batch %s), more than the memory limit (%s)", all, w, buffers, opt,
-    copy, b, limit);
+    "a batch %s, the optimizer's state with the copy kept to roll back a divergence %s, "
+    "the batch %s), more than the memory limit (%s)", all, w, buffers, opt, b, limit);
   assert_error (error, CAML_ERROR, CAML_ERROR_INVALID);
   assert_string_equal (error->message, expected);
   g_clear_error (&error);
@@ -1984,6 +1983,157 @@ test_state_resume (void **state)
   caml_dataset_free (test);
 }
 
+/* Raises the learning rate once, after `at` steps: the next update blows
+ * the weights up. */
+typedef struct {
+  CamlTrainer *trainer;
+  long         at;
+  double       lr;
+  gboolean     done;
+} LrBump;
+
+static void
+lr_bump_cb (const CamlProgress *p, gpointer user_data)
+{
+  LrBump *bump = user_data;
+  if (!bump->done && p->step == bump->at)
+    {
+      caml_trainer_set_lr (bump->trainer, bump->lr);
+      bump->done = TRUE;
+    }
+}
+
+/* A run that diverges is put back whole to the step it rolled back to: the
+ * trainer restarted at exp's rate, and a new trainer resumed from the state
+ * saved after the failure, both end bit for bit as a run that stopped at that
+ * step and went on — the weights, the optimizer's state and update counts,
+ * the batch order, dropout's masks, the tokens. (Without the optimizer's
+ * state in the backup and the redrawn order, the restart drifts away.) */
+static void
+check_divergence_state (CamlExperiment *exp, ModelMaker make, const CamlDataset *train,
+                        const CamlDataset *test, long bump_at, double bump_lr)
+{
+  int total = exp->steps;
+  GError *error = NULL;
+  CamlDivergence where;
+  CamlProgress p;
+
+  /* diverges just after bump_at */
+  CamlModel *model = make (train);
+  size_t bytes = model->n_weights * sizeof (float);
+  float *w0 = g_memdup2 (model->w, bytes);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  LrBump bump = { trainer, bump_at, bump_lr, FALSE };
+  caml_trainer_set_progress_func (trainer, lr_bump_cb, &bump, 1);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  assert_true (caml_trainer_get_divergence (trainer, &where));
+  long to = where.rolled_back_to;
+  assert_true (to >= bump_at - 1 && to <= bump_at);
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.step, to);
+  gint64 tokens_then = p.tokens;
+  GBytes *state = caml_trainer_state_to_bytes (trainer, &error);
+  assert_null (error);
+  assert_non_null (state);
+  float *w_to = g_memdup2 (model->w, bytes);
+
+  /* started again at the sane rate */
+  caml_trainer_set_progress_func (trainer, NULL, NULL, 0);
+  caml_trainer_set_lr (trainer, exp->optimizer.lr);
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  long n_restarted = 0;
+  float *restarted = caml_trainer_copy_losses (trainer, &n_restarted);
+  float *w_restarted = g_memdup2 (model->w, bytes);
+  caml_trainer_get_progress (trainer, &p);
+  gint64 tokens_restarted = p.tokens;
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  /* the reference: stopped at `to` (finished there), then extended */
+  model = make (train);
+  assert_memory_equal (model->w, w0, bytes);
+  exp->steps = (int) to;
+  trainer = caml_trainer_new (exp, model, train, test);
+  exp->steps = total;
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_memory_equal (model->w, w_to, bytes);
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.tokens, tokens_then);
+  assert_true (caml_trainer_extend (trainer, total, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  long n_ref = 0;
+  float *ref = caml_trainer_copy_losses (trainer, &n_ref);
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.tokens, tokens_restarted);
+  assert_int_equal (n_restarted, total);
+  assert_int_equal (n_ref, total);
+  assert_memory_equal (restarted, ref, (size_t) total * sizeof (float));
+  assert_memory_equal (w_restarted, model->w, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  /* resumed in a new trainer from the state saved after the failure */
+  model = make (train);
+  memcpy (model->w, w_to, bytes);
+  trainer = caml_trainer_new (exp, model, train, test);
+  gsize length;
+  const guint8 *data = g_bytes_get_data (state, &length);
+  assert_true (caml_trainer_state_load_data (trainer, data, length, "d.state", &error));
+  assert_null (error);
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.step, to);
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  long n_resumed = 0;
+  float *resumed = caml_trainer_copy_losses (trainer, &n_resumed);
+  assert_int_equal (n_resumed, total);
+  assert_memory_equal (resumed, ref, (size_t) total * sizeof (float));
+  assert_memory_equal (model->w, w_restarted, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  g_bytes_unref (state);
+  g_free (resumed);
+  g_free (ref);
+  g_free (restarted);
+  g_free (w_restarted);
+  g_free (w_to);
+  g_free (w0);
+}
+
+/* Adam through dropout on minibatches (the loss overflows: the update
+ * before it is undone too), SGD with momentum, and Adagrad's sparse rows on
+ * CA-BSFE with em_steps. */
+static void
+test_divergence_state (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 120, 8, 50, 7);
+  check_divergence_state (exp, dropout_maker, train, test, 45, 1e30);
+  exp->optimizer.kind = CAML_OPTIM_SGD;
+  exp->optimizer.momentum = 0.9;
+  check_divergence_state (exp, dropout_maker, train, test, 33, 1e30);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+
+  caml_data_rnn_sanity (&train, &test);
+  exp = make_experiment (CAML_OPTIM_ADAGRAD, 0.1, 60, 1, 7, 11);
+  exp->loss = CAML_LOSS_SIGMOID_XENT;
+  exp->optimizer.em_steps = 3;
+  check_divergence_state (exp, bsfe_maker, train, test, 22, 1e30);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
 /* Loads `data` into a new trainer of exp over model: FALSE with *error set,
  * and then the trainer must be untouched (step 0, no losses). */
 static gboolean
@@ -2012,7 +2162,7 @@ assert_message_has (GError **error, const char *part)
   g_clear_error (error);
 }
 
-/* What is refused: saving a run that has not started or diverged, loading
+/* What is refused: saving a run that has not started, loading
  * into a trainer that has run, another run's state, other weights, and any
  * damaged or truncated file — each with a message naming the file and the
  * byte, the trainer left as it was. */
@@ -2100,16 +2250,6 @@ test_state_errors (void **state)
   g_free (copy);
   assert_true (load_into_new (exp, model, train, test, data, length, &error));
   g_bytes_unref (bytes);
-
-  /* diverged: refused */
-  exp->optimizer.kind = CAML_OPTIM_SGD;
-  exp->optimizer.lr = 1e30;
-  trainer = caml_trainer_new (exp, model, train, test);
-  assert_true (caml_trainer_start (trainer, FALSE, NULL));
-  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
-  assert_null (caml_trainer_state_to_bytes (trainer, &error));
-  assert_message_has (&error, "the run diverged");
-  caml_trainer_free (trainer);
 
   caml_model_free (model);
   g_free (exp);
@@ -2202,6 +2342,7 @@ main (void)
     cmocka_unit_test (test_divergence_average_resume),
     cmocka_unit_test (test_divergence_kinds),
     cmocka_unit_test (test_divergence_finite_blowup),
+    cmocka_unit_test (test_divergence_state),
     cmocka_unit_test (test_divergence_before_stop),
     cmocka_unit_test (test_start_checks_targets),
     cmocka_unit_test (test_start_reserves_batch),
