@@ -656,7 +656,7 @@ typedef struct {
   gboolean              sigma_stretch;
   const CamlCliRun     *how;
   long                  resumed_step;  /* the step a resumed run went on from */
-  GBytes               *state;     /* trainer.state, or NULL: none (diverged) */
+  GBytes               *state;     /* trainer.state, or NULL: none */
   const GError         *state_error;  /* why there is none when there should be */
   const char           *dir;       /* the staging directory */
   const char           *out_dir;   /* where its files go */
@@ -896,10 +896,11 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
   CamlDivergence divergence;
   gboolean diverged = caml_trainer_get_divergence (trainer, &divergence);
-  /* what `caml train --resume` goes on from; a diverged run has none */
+  /* what `caml train --resume` goes on from: a diverged run's is that of
+   * the step it rolled back to */
   g_autoptr (GError) state_error = NULL;
-  g_autoptr (GBytes) state = p.state != CAML_TRAINER_FAILED && p.step > 0
-                             ? caml_trainer_state_to_bytes (trainer, &state_error) : NULL;
+  g_autoptr (GBytes) state = p.step > 0 ? caml_trainer_state_to_bytes (trainer, &state_error)
+                                        : NULL;
   caml_trainer_free (trainer);
   run.trainer = NULL;
   gboolean classification = train->n_classes > 0;
@@ -1001,6 +1002,9 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   else
     g_print ("nothing kept: some results could not be written (above), so %s/ keeps what "
              "it held\n", out_dir);
+  if (committed && diverged && state != NULL)
+    g_print ("to go on from step %ld: lower optimizer.lr in %s/experiment.json, then "
+             "`caml train --resume %s`\n", p.step, out_dir, out_dir);
   g_string_free (save.drawn, TRUE);
   g_free (save.rows);
   if (!committed || p.state == CAML_TRAINER_FAILED)
@@ -1023,9 +1027,9 @@ new_trainer (const CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   g_autofree char *state = g_build_filename (how->resume_dir, "trainer.state", NULL);
   if (!g_file_test (state, G_FILE_TEST_EXISTS))
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-                 "%s: no such file: a run keeps its state when it finishes or "
-                 "is stopped, not when it diverged, and runs before this version kept "
-                 "none (--init-weights %s starts afresh from its weights)", state, weights);
+                 "%s: no such file: the run kept no state (earlier versions kept none "
+                 "for a run that diverged, and at first none at all); --init-weights %s "
+                 "starts afresh from its weights", state, weights);
   else if (caml_weights_load (model, weights, error)
            && caml_trainer_state_load (trainer, state, error))
     {
@@ -1202,7 +1206,7 @@ caml_cli_train (int argc, char **argv)
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
     "  trainer.state    what `--resume DIR` needs besides them: the optimizer's\n"
     "                   state, the step count, the losses and the evaluations\n"
-    "                   (not written for a run that diverged)\n"
+    "                   (of a run that diverged: at the step it rolled back to)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
     "  loss.png         training and test (or validation) loss per step, and a\n"
     "                   marker where a run diverged\n"
@@ -1255,9 +1259,12 @@ caml_cli_train (int argc, char **argv)
     "refused before anything is written.\n"
     "\n"
     "A run that diverges is rolled back to its last good weights and keeps\n"
-    "them as above; one rolled back to step 0 has nothing to keep and leaves\n"
-    "DIR as it was (an earlier run's results too), writing only\n"
-    "failed-summary.json and failed-loss.png (the losses up to the failure).\n"
+    "them as above, with the trainer.state of that step: lower the learning\n"
+    "rate in DIR/experiment.json, and --resume DIR goes on from there as a\n"
+    "run stopped at that step would. One rolled back to step 0 has nothing\n"
+    "to keep and leaves DIR as it was (an earlier run's results too), writing\n"
+    "only failed-summary.json and failed-loss.png (the losses up to the\n"
+    "failure).\n"
     "A run stopped before its first step, or aborted, writes nothing.\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"

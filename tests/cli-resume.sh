@@ -3,7 +3,8 @@
 # exactly: a run of 600 steps and one of 230 resumed to 600 end with the
 # same weights and the same evaluations, bit for bit, through minibatches in
 # a shuffled order, dropout and SGD with momentum; so does a run stopped by
-# SIGINT at whatever step and resumed. What cannot be resumed is refused
+# SIGINT at whatever step and resumed, and so does a run that diverged, from
+# the step it rolled back to. What cannot be resumed is refused
 # before anything is written: options that would change the run, no state,
 # a finished run without more steps, weights that are not the state's.
 set -eu
@@ -79,6 +80,45 @@ cmp -s "$dir/whole/model.weights" "$dir/stopped/model.weights" \
 evals "$dir/whole/metrics.csv" >"$dir/a.csv"
 evals "$dir/stopped/metrics.csv" >"$dir/b.csv"
 cmp -s "$dir/a.csv" "$dir/b.csv" || { diff "$dir/a.csv" "$dir/b.csv" || true; fail "the evaluations differ after the stop"; }
+
+# A run that diverges keeps the state of the step it rolled back to: one
+# resumed with its learning rate raised to 1e30 blows up at once and goes
+# back to step 40, where it was, with the same weights; lowered again, it
+# goes on exactly as the saved run at step 40 does (SGD's velocity, the
+# batch order and dropout's masks go back with the weights).
+cat >"$dir/raised.json" <<'J'
+{"name": "raised", "seed": 3,
+ "data": {"builtin": "surface", "grid": 41, "train_fraction": 0.1},
+ "model": [{"layer": "dense", "units": 16, "activation": "relu"},
+           {"layer": "dropout", "rate": 0.2},
+           {"layer": "dense", "units": 1}],
+ "optimizer": {"type": "sgd", "lr": 0.05, "momentum": 0.9},
+ "training": {"steps": 40, "batch_size": 16, "eval_every": 10}}
+J
+set_lr () { sed -i "s/\"lr\" *: *[^,}]*/\"lr\": $2/" "$1/experiment.json"; }
+"$caml" train "$dir/raised.json" -q --out "$dir/at40" >"$dir/t.txt" 2>&1 \
+  || fail "the run of 40 steps failed" "$dir/t.txt"
+cp -r "$dir/at40" "$dir/raised"
+set_lr "$dir/raised" 1e30
+status=0
+"$caml" train --resume "$dir/raised" -n 300 --plain >"$dir/t.txt" 2>&1 || status=$?
+[ $status -eq 1 ] || fail "the run at a learning rate of 1e30 exited $status, not 1" "$dir/t.txt"
+grep -q "step 42: .*rolled back to step 40$" "$dir/t.txt" \
+  || fail "the run did not roll back to step 40" "$dir/t.txt"
+grep -q "^to go on from step 40: lower optimizer.lr in $dir/raised/experiment.json, then \`caml train --resume $dir/raised\`" "$dir/t.txt" \
+  || fail "the diverged run does not say how to go on" "$dir/t.txt"
+cmp -s "$dir/raised/model.weights" "$dir/at40/model.weights" \
+  || fail "the diverged run did not keep the weights of step 40" "$dir/t.txt"
+set_lr "$dir/raised" 0.05
+for run in raised at40; do
+  "$caml" train --resume "$dir/$run" -n 300 -q >"$dir/t.txt" 2>&1 \
+    || fail "resuming $run failed" "$dir/t.txt"
+done
+cmp -s "$dir/raised/model.weights" "$dir/at40/model.weights" \
+  || fail "gone on after the divergence: other weights than from the run saved at step 40"
+evals "$dir/raised/metrics.csv" >"$dir/a.csv"
+evals "$dir/at40/metrics.csv" >"$dir/b.csv"
+cmp -s "$dir/a.csv" "$dir/b.csv" || { diff "$dir/a.csv" "$dir/b.csv" || true; fail "the evaluations differ after the divergence"; }
 
 # refused, nothing written
 listing "$dir/part" >"$dir/before.txt"

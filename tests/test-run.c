@@ -610,7 +610,8 @@ run_cli (const char *caml, const char *const *args)
 /* A workbench run saved with caml_run_save_resumable goes on, loaded into
  * another run, exactly as one run of the total: the same weights, losses
  * and evaluations bit for bit, through dropout, minibatches, Adam and
- * em_steps. With the CLI at hand (CAML_CLI) the files cross over both
+ * em_steps — also when it was saved after a divergence, from the step it
+ * rolled back to. With the CLI at hand (CAML_CLI) the files cross over both
  * ways: `caml train --resume` goes on with the workbench's run, and the
  * workbench with the CLI's, each equal to the CLI's run of the total. */
 static void
@@ -681,6 +682,31 @@ test_resumable_run (void **state)
   assert_same_history (b, c);
   caml_run_free (b);
   caml_run_free (c);
+
+
+  /* A run that diverged is saved at the step it rolled back to, and goes on
+   * from there as the run saved at that step does. */
+  g_autofree char *saved3 = g_build_filename (dir, "diverged", NULL);
+  g_autofree char *weights3 = g_build_filename (saved3, "model.weights", NULL);
+  g_autofree char *state3 = g_build_filename (saved3, "trainer.state", NULL);
+  a = resume_run (part, NULL, NULL, TRUE);
+  caml_run_set_lr (a, 1e30);
+  assert_true (caml_run_extend (a, 140, &error));
+  caml_trainer_resume (caml_run_get_trainer (a));
+  assert_int_equal (caml_trainer_join (caml_run_get_trainer (a)), CAML_TRAINER_FAILED);
+  CamlDivergence where;
+  assert_true (caml_run_get_divergence (a, &where));
+  assert_int_equal (where.rolled_back_to, 60);
+  if (!caml_run_save_resumable (a, saved3, &error))
+    fail_msg ("%s", error->message);
+  caml_run_free (a);
+  resumed_exp = caml_experiment_copy (whole);
+  resumed_exp->optimizer.lr = 0.01;
+  CamlRun *e = resume_run (resumed_exp, weights3, state3, TRUE);
+  caml_experiment_free (resumed_exp);
+  g_autoptr (GBytes) we = run_weights (e);
+  assert_true (g_bytes_equal (we, wc));
+  caml_run_free (e);
 
   /* Weights that are not the state's: refused, the run unchanged. */
   CamlRun *d = resume_run (whole, NULL, NULL, FALSE);
@@ -821,6 +847,7 @@ test_resumable_text (void **state)
   assert_same_history (b, c);
   caml_run_free (b);
   caml_run_free (c);
+
 
   remove_tree (dir);
   caml_experiment_free (exp[0]);

@@ -933,7 +933,8 @@ caml_run_why_not_resumable (CamlRun *run)
     case CAML_TRAINER_STOPPED:
       return p.step > 0 ? NULL : g_strdup ("the run stopped before its first step");
     case CAML_TRAINER_FAILED:
-      return g_strdup ("the run diverged: Save Weights keeps its last good weights");
+      /* rolled back, optimizer and batch order too: saved at that step */
+      return p.step > 0 ? NULL : g_strdup ("the run diverged at once: it has no step to keep");
     case CAML_TRAINER_IDLE:
       return g_strdup ("the run has not trained in this window yet");
     default:

@@ -1458,8 +1458,9 @@ announce_loaded (CamlWindow *self, const char *weights, const char *state,
   else if (self->announce_load && run_dir != NULL)
     {
       g_autofree char *text =
-        g_strdup_printf ("Opened the weights of %s: it has no trainer.state (a run that "
-                         "diverged keeps none), so training starts at step 0", dir_name);
+        g_strdup_printf ("Opened the weights of %s: it has no trainer.state (earlier "
+                         "versions kept none for a run that diverged), so training starts "
+                         "at step 0", dir_name);
       show_notice_full (self, text, FALSE);
     }
   else if (self->announce_load)
