@@ -1401,7 +1401,8 @@ notice_has (CamlWindow *win, const char *text)
  * its last step says to raise Steps; raised, it goes on. A state that no
  * longer fits (another seed) is said, and the run starts at step 0 from the
  * weights; a folder without experiment.json changes nothing; Save Run into a
- * folder with other files is refused. */
+ * folder with other files is refused. Open Recent lists the run's folder,
+ * and opens it as a run again. */
 static void
 test_open_run (void **state)
 {
@@ -1466,6 +1467,14 @@ test_open_run (void **state)
   assert_true (iterate_until (can_train, win, 30));
   assert_null (caml_window_get_error (win));
   assert_true (notice_has (win, "at step 40"));
+  {
+    /* Open Recent lists the run as its folder */
+    g_auto (GStrv) recent = g_settings_get_strv (caml_application_get_settings (app),
+                                                 "recent-files");
+    g_autofree char *canonical = g_canonicalize_filename (saved, NULL);
+    assert_non_null (recent[0]);
+    assert_string_equal (recent[0], canonical);
+  }
   CamlRun *run = caml_window_peek_run (win);
   assert_non_null (run);
   CamlProgress p;
@@ -1524,6 +1533,18 @@ test_open_run (void **state)
   assert_non_null (win);
   assert_true (iterate_until (can_train, win, 30));
   assert_string_equal (caml_window_get_experiment (win)->name, "resumable");
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  /* … and so does the folder from Open Recent: its weights and state load
+   * (the state, of seed 2, no longer fits the experiment's seed 9). */
+  g_action_group_activate_action (G_ACTION_GROUP (app), "open-recent",
+                                  g_variant_new_string (saved));
+  win = CAML_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+  assert_non_null (win);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_string_equal (caml_window_get_experiment (win)->name, "resumable");
+  assert_non_null (caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "state was not loaded"));
   gtk_window_destroy (GTK_WINDOW (win));
 
   remove_tree (dir);

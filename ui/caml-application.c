@@ -194,7 +194,7 @@ build_presets_menu (CamlApplication *self)
  * the desktop's (shared by every application, written lazily, in the
  * user's home even under tests), so the menu would filter someone else's
  * list. The setting is this application's own, and the memory backend makes
- * it testable. The desktop still hears of each file (GtkRecentManager), so
+ * it testable. A run opened with Open Run is listed as its folder. The desktop still hears of each file (GtkRecentManager), so
  * file choosers list it under Recent. */
 
 static void
@@ -214,7 +214,10 @@ rebuild_recent_menu (CamlApplication *self)
       g_autofree char *short_dir = home != NULL && g_str_has_prefix (dir, home)
                                    ? g_strconcat ("~", dir + strlen (home), NULL)
                                    : g_strdup (dir);
-      g_autofree char *label = g_strdup_printf ("%s — %s", base, short_dir);
+      /* a run's folder (Open Run) opens as a run */
+      gboolean run = g_file_test (paths[i], G_FILE_TEST_IS_DIR);
+      g_autofree char *label = g_strdup_printf ("%s%s — %s", base, run ? " (run)" : "",
+                                                short_dir);
       g_autoptr (GString) escaped = g_string_new (label);
       g_string_replace (escaped, "_", "__", 0);   /* not mnemonics */
       g_autoptr (GMenuItem) item = g_menu_item_new (escaped->str, NULL);
@@ -582,14 +585,15 @@ action_open_run (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 /* The same path as Open: a window with changes keeps them (the file opens
- * in a new window). A file that is gone leaves the list. */
+ * in a new window), and a folder opens as a run. A file that is gone
+ * leaves the list. */
 static void
 action_open_recent (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlApplication *self = user_data;
   const char *path = g_variant_get_string (param, NULL);
 
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR) && !g_file_test (path, G_FILE_TEST_IS_DIR))
     {
       CamlWindow *win = active_window (self);
       g_autofree char *text = g_strdup_printf ("%s is no longer there; it has been taken off "

@@ -4223,8 +4223,8 @@ set_experiment (CamlWindow *self, CamlExperiment *exp, const char *path, const c
   forget_previous_if_other_data (self);
   g_free (self->path);
   self->path = g_strdup (path);
-  if (path != NULL)
-    add_recent (self, path);
+  if (path != NULL)   /* a run goes in as its folder, to open again as a run */
+    add_recent (self, run_dir != NULL ? run_dir : path);
   g_free (self->origin);
   self->origin = g_strdup (origin);
   mark_clean (self);
