@@ -26,12 +26,11 @@
  * the update overflowed, the weights before the previous step's update when
  * the loss or the gradient did (those weights are what the previous update
  * produced). The optimizer undoes its latest step for this, weights and
- * state (caml_optimizer_undo); the tokens,
- * step count, losses and rows are cut back with them and the batch order and
- * dropout's masks drawn
- * again to that step (caml_trainer_redraw), so the trainer stands exactly
- * where a run stopped at that step would: it can be started again (with a
- * lower learning rate) from there, or its state saved and resumed.
+ * state (caml_optimizer_undo); the tokens, step count, losses and rows are
+ * cut back with them, and the batch order and dropout's masks drawn again to
+ * that step (caml_trainer_redraw), so the trainer stands exactly where a run
+ * stopped at that step would: it can be started again (with a lower learning
+ * rate) from there, or its state saved and resumed.
  *
  * An update's weights are checked by the next step's loss. Weights that leave
  * the loop before a next step — the end of the run, a stop, a pause (after a
@@ -467,12 +466,11 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y,
 /* Puts the run back after a failure at `step` (0-based) and finishes the
  * error: `before_update` when the loss or the gradient failed (the weights
  * are those the previous update produced: undo it too, when the optimizer
- * can), else the update itself failed (undo it). The
- * weights, the optimizer's state, the tokens, the batch order and dropout's
- * masks all go back to the step rolled back to, so a run started again from
- * there — or resumed from its state file — goes on as a run that had stopped
- * there. (The trainer's step count, losses and rows go back in
- * trainer_fail_locked.) */
+ * can), else the update itself failed (undo it). The weights, the
+ * optimizer's state, the tokens, the batch order and dropout's masks all go
+ * back to the step rolled back to, so a run started again from there — or
+ * resumed from its state file — goes on as a run that had stopped there.
+ * (The trainer's step count, losses and rows go back in trainer_fail_locked.) */
 static void
 trainer_roll_back (CamlTrainer *trainer, long step, gboolean before_update,
                    char *why, GError **error)
@@ -871,7 +869,7 @@ caml_trainer_new (const CamlExperiment *exp, CamlModel *model,
   trainer->eval_every = MAX (exp->eval_every, 0);
   trainer->loss = exp->loss;
 
-  trainer->rng = g_rand_new ();
+  trainer->rng = g_rand_new_with_seed (0);   /* seeded from the experiment below */
   trainer->order = g_new (int, MAX (train->n, 1));
   trainer_reset_order (trainer);
 
