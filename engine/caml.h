@@ -1022,7 +1022,21 @@ gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError
  * and turned into the file's bytes elsewhere, e.g. on a worker thread while
  * the trainer goes on: caml_trainer_state_copy_to_bytes gives the bytes
  * caml_trainer_state_to_bytes gave at the copy. The copy's weights are
- * those the state records (a weights file of them goes with it). */
+ * those the state records (a weights file of them goes with it).
+ * Both may also be called from a progress function, on the trainer's
+ * thread while it runs: they give the state the run would keep if it were
+ * stopped at that step (with training.average_decay, the averaged weights,
+ * which a stopped run installs). The latest update is checked first, as
+ * caml_trainer_with_model checks it: one that diverged gives an error
+ * (CAML_ERROR_DIVERGED) and the run ends FAILED after the progress function
+ * returns. A GUI keeps such copies to go back to.
+ * A trainer loaded with a state and not started yet gives that state.
+ * caml_trainer_state_restore puts a copy into a trainer that has not run —
+ * its model gets the copy's weights — as loading the copy's bytes over the
+ * same weights would, without the bytes: the experiment may differ in its
+ * live settings (learning rate, em_steps, steps) but must have the copy's
+ * seed, data, batch and optimizer, or it is refused and the trainer and
+ * model are left as they were. */
 typedef struct _CamlTrainerStateCopy CamlTrainerStateCopy;
 CamlTrainerStateCopy *caml_trainer_state_copy (CamlTrainer *trainer, GError **error);
 GBytes      *caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy);
@@ -1030,6 +1044,8 @@ const float *caml_trainer_state_copy_get_weights (const CamlTrainerStateCopy *co
                                                   size_t *n_weights);
 long         caml_trainer_state_copy_get_step (const CamlTrainerStateCopy *copy);
 void         caml_trainer_state_copy_free (CamlTrainerStateCopy *copy);
+gboolean     caml_trainer_state_restore (CamlTrainer *trainer,
+                                         const CamlTrainerStateCopy *copy, GError **error);
 gboolean caml_trainer_state_load (CamlTrainer *trainer, const char *path, GError **error);
 gboolean caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data,
                                        gsize length, const char *source, GError **error);

@@ -94,5 +94,12 @@ gboolean caml_trainer_prepare (CamlTrainer *trainer, GError **error);
  * gathering a batch: where a run loaded or rolled back to that step goes
  * on. Only while no thread runs the loop, or on the loop's own thread. */
 void     caml_trainer_redraw (CamlTrainer *trainer, long steps);
+/* The active seconds so far. With the lock held. */
+double   caml_trainer_seconds_locked (CamlTrainer *trainer);
+/* Checks the latest update, if no step has yet, before the weights leave
+ * the loop; FALSE when it diverged, the failure recorded (the weights, the
+ * optimizer and the history rolled back). With the lock held, on the loop's
+ * thread; it releases the lock for the check. */
+gboolean caml_trainer_settle_locked (CamlTrainer *trainer);
 
 G_END_DECLS

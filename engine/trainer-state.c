@@ -94,22 +94,42 @@ source_size (const Source *src)
 /* Under the trainer's lock: refuses a run whose state is not to be kept,
  * else points src at the trainer's own arrays. A run that diverged has been
  * put back, optimizer and batch order too, to the step it rolled back to:
- * its state is that step's, and a run resumed from it goes on from there. */
+ * its state is that step's, and a run resumed from it goes on from there.
+ * A trainer loaded from a state and not started has that state. From a
+ * progress function (the loop's own thread, between two steps) the
+ * state is the one the run would keep if it stopped here: the latest update
+ * is checked first (a diverged one fails the run, as a closure's check
+ * does), and with weight averaging the averaged weights are swapped in —
+ * source_done_locked swaps them out again. */
 static gboolean
-source_from_locked (CamlTrainer *trainer, Source *src, GError **error)
+source_from_locked (CamlTrainer *trainer, Source *src, gboolean *swapped, GError **error)
 {
   CamlTrainerState state = trainer->state;
+  gboolean in_loop = !trainer->done && trainer->loop_thread != NULL
+                     && g_thread_self () == trainer->loop_thread;
+  /* loaded from a state and not started: that state */
+  gboolean loaded = state == CAML_TRAINER_IDLE && trainer->thread == NULL
+                    && trainer->opt != NULL && trainer->step > 0;
   const char *refused = state == CAML_TRAINER_FAILED && !trainer->diverged
                         ? "the run failed: it has no state to keep"
+                        : in_loop || loaded ? NULL
                         : !trainer->done || trainer->opt == NULL
                         ? (state == CAML_TRAINER_IDLE ? "the run has not started: it has "
                                                         "no state to keep"
                                                       : "the run is under way: stop it, "
                                                         "or let it finish, first")
                         : NULL;
+  *swapped = FALSE;
   if (refused != NULL)
     {
       g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID, refused);
+      return FALSE;
+    }
+  if (in_loop && !caml_trainer_settle_locked (trainer))
+    {
+      trainer->closure_failed = TRUE;
+      g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED, "the latest update diverged: %s",
+                   trainer->error->message);
       return FALSE;
     }
 
@@ -119,7 +139,7 @@ source_from_locked (CamlTrainer *trainer, Source *src, GError **error)
     .train_n = (guint32) trainer->train->n, .batch = (guint32) trainer->batch,
     .kind = (guint32) trainer->exp->optimizer.kind, .w = model->w,
     .step = trainer->step, .tokens = trainer->tokens, .first_loss = trainer->first_loss,
-    .seconds = trainer->seconds_base, .eval_seconds = trainer->eval_seconds,
+    .seconds = caml_trainer_seconds_locked (trainer), .eval_seconds = trainer->eval_seconds,
     .steps_per_second = trainer->steps_per_second,
     .tokens_per_second = trainer->tokens_per_second,
     .losses = (const float *) trainer->losses->data, .n_losses = trainer->losses->len,
@@ -140,7 +160,21 @@ source_from_locked (CamlTrainer *trainer, Source *src, GError **error)
                    need);
       return FALSE;
     }
+  /* as a run stopped here would hold them (a finished one has them installed) */
+  if (in_loop && trainer->average != NULL)
+    {
+      caml_average_swap (trainer->average, trainer->model);
+      *swapped = TRUE;
+    }
   return TRUE;
+}
+
+/* Undoes what source_from_locked swapped in. */
+static void
+source_done_locked (CamlTrainer *trainer, gboolean swapped)
+{
+  if (swapped)
+    caml_average_swap (trainer->average, trainer->model);
 }
 
 static GBytes *
@@ -191,9 +225,12 @@ GBytes *
 caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
 {
   Source src;
+  gboolean swapped;
   g_mutex_lock (&trainer->lock);
   /* held throughout: nothing extends the run while its arrays are read */
-  GBytes *bytes = source_from_locked (trainer, &src, error) ? source_to_bytes (&src) : NULL;
+  GBytes *bytes = source_from_locked (trainer, &src, &swapped, error) ? source_to_bytes (&src)
+                                                                      : NULL;
+  source_done_locked (trainer, swapped);
   g_mutex_unlock (&trainer->lock);
   return bytes;
 }
@@ -202,8 +239,9 @@ CamlTrainerStateCopy *
 caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
 {
   Source src;
+  gboolean swapped;
   g_mutex_lock (&trainer->lock);
-  if (!source_from_locked (trainer, &src, error))
+  if (!source_from_locked (trainer, &src, &swapped, error))
     {
       g_mutex_unlock (&trainer->lock);
       return NULL;
@@ -215,6 +253,7 @@ caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
   copy->src.rows = g_memdup2 (src.rows, MAX (src.n_rows, 1) * sizeof (CamlEvalRow));
   copy->src.opt_state = g_memdup2 (src.opt_state, MAX ((size_t) src.blocks * src.n_weights, 1)
                                                   * sizeof (float));
+  source_done_locked (trainer, swapped);
   g_mutex_unlock (&trainer->lock);
   return copy;
 }
@@ -261,6 +300,92 @@ caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError **error)
   gboolean ok = caml_file_replace (path, data, length, error);
   g_bytes_unref (bytes);
   return ok;
+}
+
+/* ---------------------------------------------------------------- loading */
+
+/* Whether nothing has run on the trainer: a state goes only into such. */
+static gboolean
+trainer_fresh (CamlTrainer *trainer)
+{
+  g_mutex_lock (&trainer->lock);
+  gboolean fresh = trainer->state == CAML_TRAINER_IDLE && trainer->thread == NULL
+                   && trainer->step == 0 && trainer->losses->len == 0;
+  g_mutex_unlock (&trainer->lock);
+  return fresh;
+}
+
+/* The optimizer's update counts from a state, after its state blocks. */
+static void
+set_updates (CamlTrainer *trainer, const long updates[CAML_N_GROUPS])
+{
+  long *to = caml_optimizer_updates (trainer->opt);
+  memcpy (to, updates, CAML_N_GROUPS * sizeof *to);
+  caml_optimizer_state_written (trainer->opt);
+}
+
+/* A state's step, tokens and timings. With the lock held. */
+static void
+set_counters_locked (CamlTrainer *trainer, const Source *src)
+{
+  trainer->step = src->step;
+  trainer->tokens = src->tokens;
+  trainer->first_loss = src->first_loss;
+  trainer->seconds_base = src->seconds;
+  trainer->eval_seconds = src->eval_seconds;
+  trainer->steps_per_second = src->steps_per_second;
+  trainer->tokens_per_second = src->tokens_per_second;
+  trainer->rate_seconds = src->seconds - src->eval_seconds;   /* the next window starts here */
+  trainer->rate_step = trainer->step;
+  trainer->rate_tokens = trainer->tokens;
+}
+
+gboolean
+caml_trainer_state_restore (CamlTrainer *trainer, const CamlTrainerStateCopy *copy,
+                            GError **error)
+{
+  const Source *src = &copy->src;
+  const CamlExperiment *exp = trainer->exp;
+
+  if (!trainer_fresh (trainer))
+    {
+      g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID,
+                           "a state loads only into a trainer that has not run");
+      return FALSE;
+    }
+  int blocks = caml_optimizer_state_blocks (&exp->optimizer);
+  if (src->seed != exp->seed || src->n_weights != trainer->model->n_weights
+      || src->train_n != (guint32) trainer->train->n || src->batch != (guint32) trainer->batch
+      || src->kind != (guint32) exp->optimizer.kind || src->blocks != blocks)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the state is of another run (seed %" G_GUINT64_FORMAT ", %zu weights, "
+                   "%u training samples, batches of %u, %s with %d state blocks), not of "
+                   "this one (seed %" G_GUINT64_FORMAT ", %zu, %d, %d, %s with %d)",
+                   src->seed, src->n_weights, src->train_n, src->batch,
+                   src->kind <= CAML_OPTIM_ADAM ? caml_optimizer_names[src->kind] : "?",
+                   src->blocks, exp->seed, trainer->model->n_weights, trainer->train->n,
+                   trainer->batch, caml_optimizer_names[exp->optimizer.kind], blocks);
+      return FALSE;
+    }
+  if (!caml_trainer_prepare (trainer, error))
+    return FALSE;   /* the last thing that can fail */
+
+  memcpy (trainer->model->w, src->w, src->n_weights * sizeof (float));
+  float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
+  memcpy (opt_state, src->opt_state, (size_t) blocks * src->n_weights * sizeof (float));
+  set_updates (trainer, src->updates);
+  caml_trainer_redraw (trainer, src->step);
+
+  g_mutex_lock (&trainer->lock);
+  set_counters_locked (trainer, src);
+  g_array_set_size (trainer->losses, 0);
+  g_array_append_vals (trainer->losses, src->losses, src->n_losses);
+  trainer->last_loss = src->n_losses > 0 ? src->losses[src->n_losses - 1] : NAN;
+  g_array_set_size (trainer->rows, 0);
+  g_array_append_vals (trainer->rows, src->rows, src->n_rows);
+  g_mutex_unlock (&trainer->lock);
+  return TRUE;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -521,11 +646,7 @@ caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data, gsize le
              .source = source != NULL ? source : "<trainer state>", .error = error },
   };
 
-  g_mutex_lock (&trainer->lock);
-  gboolean fresh = trainer->state == CAML_TRAINER_IDLE && trainer->thread == NULL
-                   && trainer->step == 0 && trainer->losses->len == 0;
-  g_mutex_unlock (&trainer->lock);
-  if (!fresh)
+  if (!trainer_fresh (trainer))
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                    "%s: a state loads only into a trainer that has not run", s.bin.source);
@@ -541,25 +662,21 @@ caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data, gsize le
   float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
   for (guint64 i = 0; i < (guint64) blocks * s.n_weights; i++)
     opt_state[i] = caml_bin_float (s.opt_state + i * sizeof (float));
-  long *updates = caml_optimizer_updates (trainer->opt);
+  long updates[CAML_N_GROUPS];
   for (int g = 0; g < CAML_N_GROUPS; g++)
     updates[g] = (long) s.updates[g];
-  caml_optimizer_state_written (trainer->opt);
+  set_updates (trainer, updates);
 
   /* the batch order and dropout's masks, drawn again as far as the run went */
   caml_trainer_redraw (trainer, (long) s.step);
 
+  Source counters = {
+    .step = (long) s.step, .tokens = (gint64) s.tokens, .first_loss = s.first_loss,
+    .seconds = s.seconds, .eval_seconds = s.eval_seconds,
+    .steps_per_second = s.steps_per_second, .tokens_per_second = s.tokens_per_second,
+  };
   g_mutex_lock (&trainer->lock);
-  trainer->step = (long) s.step;
-  trainer->tokens = (gint64) s.tokens;
-  trainer->first_loss = s.first_loss;
-  trainer->seconds_base = s.seconds;
-  trainer->eval_seconds = s.eval_seconds;
-  trainer->steps_per_second = s.steps_per_second;
-  trainer->tokens_per_second = s.tokens_per_second;
-  trainer->rate_seconds = s.seconds - s.eval_seconds;   /* the next window starts here */
-  trainer->rate_step = trainer->step;
-  trainer->rate_tokens = trainer->tokens;
+  set_counters_locked (trainer, &counters);
   g_array_set_size (trainer->losses, (guint) s.step);
   for (guint64 i = 0; i < s.step; i++)
     g_array_index (trainer->losses, float, i) = caml_bin_float (s.losses + i * sizeof (float));

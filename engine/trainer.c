@@ -36,7 +36,7 @@
  * the loop before a next step — the end of the run, a stop, a pause (after a
  * single step too), an evaluation, a caml_trainer_with_model closure from
  * another thread — have their latest update checked first by the loss they
- * give on its batch (trainer_settle_locked): one more forward pass, so the
+ * give on its batch (caml_trainer_settle_locked): one more forward pass, so the
  * weights a stopped, paused or finished run holds passed the same check as
  * every other update's, and a diverged one is rolled back. The progress
  * function, called on the trainer thread after every step, is not given
@@ -162,8 +162,8 @@ caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
 /* ---------------------------------------------------------------- helpers */
 
 /* Called with the lock held. */
-static double
-trainer_seconds_locked (CamlTrainer *trainer)
+double
+caml_trainer_seconds_locked (CamlTrainer *trainer)
 {
   double s = trainer->seconds_base;
   if (trainer->active_since != 0)
@@ -195,7 +195,7 @@ trainer_snapshot_locked (CamlTrainer *trainer, CamlProgress *p)
   p->steps_per_second = trainer->steps_per_second;
   p->tokens = trainer->tokens;
   p->tokens_per_second = trainer->tokens_per_second;
-  p->seconds = trainer_seconds_locked (trainer);
+  p->seconds = caml_trainer_seconds_locked (trainer);
   p->eval_seconds = trainer->eval_seconds;
   p->classification = trainer->train->n_classes > 0;
   p->n_rows = (int) trainer->rows->len;
@@ -653,7 +653,7 @@ trainer_evaluate_locked (CamlTrainer *trainer)
   g_mutex_lock (&trainer->lock);
 
   trainer->eval_seconds += spent;
-  row.seconds = trainer_seconds_locked (trainer);
+  row.seconds = caml_trainer_seconds_locked (trainer);
   row.eval_seconds = trainer->eval_seconds;
   g_array_append_val (trainer->rows, row);
 }
@@ -661,7 +661,7 @@ trainer_evaluate_locked (CamlTrainer *trainer)
 static void
 trainer_update_rate_locked (CamlTrainer *trainer)
 {
-  double now = trainer_seconds_locked (trainer) - trainer->eval_seconds;
+  double now = caml_trainer_seconds_locked (trainer) - trainer->eval_seconds;
   double span = now - trainer->rate_seconds;
 
   if (span >= CAML_RATE_WINDOW)
@@ -705,8 +705,8 @@ trainer_fail_locked (CamlTrainer *trainer, GError *error)
 /* Before the weights leave the loop: checks the latest update if no step has
  * (trainer_check_update). FALSE when it diverged, the failure recorded.
  * Called with the lock held; releases it for the check. */
-static gboolean
-trainer_settle_locked (CamlTrainer *trainer)
+gboolean
+caml_trainer_settle_locked (CamlTrainer *trainer)
 {
   GError *error = NULL;
 
@@ -742,7 +742,7 @@ trainer_thread (gpointer data)
       if ((trainer->model_served < trainer->model_posted || trainer->stop_requested
            || trainer->step >= trainer->total_steps
            || (trainer->state == CAML_TRAINER_PAUSED && trainer->step_budget == 0))
-          && !trainer_settle_locked (trainer))
+          && !caml_trainer_settle_locked (trainer))
         {
           end = CAML_TRAINER_FAILED;
           break;
@@ -797,7 +797,7 @@ trainer_thread (gpointer data)
              || (trainer->eval_every > 0 && trainer->step % trainer->eval_every == 0);
       report = eval || (trainer->progress_every > 0
                         && trainer->step % trainer->progress_every == 0);
-      if (eval && !trainer_settle_locked (trainer))
+      if (eval && !caml_trainer_settle_locked (trainer))
         {
           end = CAML_TRAINER_FAILED;
           break;
@@ -1430,7 +1430,7 @@ caml_trainer_with_model (CamlTrainer *trainer,
       gboolean idle = trainer->loop_thread == NULL || trainer->done;
       if (idle)
         trainer->undo_step = -1;
-      else if (!trainer_settle_locked (trainer))
+      else if (!caml_trainer_settle_locked (trainer))
         trainer->closure_failed = TRUE;
       g_mutex_unlock (&trainer->lock);
       /* From the trainer thread while it runs: the averaged weights, as a

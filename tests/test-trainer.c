@@ -1919,6 +1919,11 @@ check_resume (CamlExperiment *exp, ModelMaker make, const CamlDataset *train,
   caml_trainer_get_progress (trainer, &p);
   assert_int_equal (p.step, first);
   assert_int_equal (p.state, CAML_TRAINER_IDLE);
+  /* not started, it has the state it was given */
+  GBytes *again = caml_trainer_state_to_bytes (trainer, &error);
+  assert_null (error);
+  assert_true (g_bytes_equal (again, state));
+  g_bytes_unref (again);
   assert_true (caml_trainer_start (trainer, FALSE, &error));
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
 
@@ -2162,6 +2167,151 @@ assert_message_has (GError **error, const char *part)
   g_clear_error (error);
 }
 
+/* A progress function that copies the run's state once, after `at` steps,
+ * and then (bump_lr > 0) raises the learning rate. */
+typedef struct {
+  CamlTrainer          *trainer;
+  long                  at;
+  double                bump_lr;
+  CamlTrainerStateCopy *copy;
+  GError               *error;
+} Snapshot;
+
+static void
+snapshot_cb (const CamlProgress *p, gpointer user_data)
+{
+  Snapshot *snap = user_data;
+  if (p->step == snap->at && snap->copy == NULL && snap->error == NULL)
+    {
+      snap->copy = caml_trainer_state_copy (snap->trainer, &snap->error);
+      if (snap->bump_lr > 0)
+        caml_trainer_set_lr (snap->trainer, snap->bump_lr);
+    }
+  else if (snap->bump_lr > 0 && p->step == snap->at + 1 && snap->error == NULL)
+    {
+      /* the update at the raised rate is checked before the copy */
+      CamlTrainerStateCopy *late = caml_trainer_state_copy (snap->trainer, &snap->error);
+      caml_trainer_state_copy_free (late);
+    }
+}
+
+/* A state copied while the run goes on (from its progress function), put
+ * into a new trainer and model with caml_trainer_state_restore and run on,
+ * is the run stopped at that step and extended — bit for bit, through Adam,
+ * dropout and weight averaging (the copy holds the averaged weights, which
+ * a stopped run installs). A copy whose latest update diverged is refused
+ * and ends the run FAILED, rolled back; restoring into a trainer that has
+ * run, or of another experiment, is refused and changes nothing. */
+static void
+test_state_snapshot (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  GError *error = NULL;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 90, 8, 20, 7);
+  exp->average_decay = 0.9;
+  const long at = 37;
+
+  /* the reference: stopped (finished) at `at`, then extended */
+  CamlModel *model = make_dropout_mlp (9);
+  size_t bytes = model->n_weights * sizeof (float);
+  exp->steps = (int) at;
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  exp->steps = 90;
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  float *w_at = g_memdup2 (model->w, bytes);
+  assert_true (caml_trainer_extend (trainer, 90, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  long n_ref = 0;
+  float *ref = caml_trainer_copy_losses (trainer, &n_ref);
+  float *w_ref = g_memdup2 (model->w, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  /* the copy, taken on the way */
+  model = make_dropout_mlp (9);
+  trainer = caml_trainer_new (exp, model, train, test);
+  Snapshot snap = { trainer, at, 0, NULL, NULL };
+  caml_trainer_set_progress_func (trainer, snapshot_cb, &snap, 1);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_null (snap.error);
+  assert_non_null (snap.copy);
+  assert_int_equal (caml_trainer_state_copy_get_step (snap.copy), at);
+  size_t n = 0;
+  assert_memory_equal (caml_trainer_state_copy_get_weights (snap.copy, &n), w_at, bytes);
+  /* … not into a trainer that has run */
+  assert_false (caml_trainer_state_restore (trainer, snap.copy, &error));
+  assert_message_has (&error, "a state loads only into a trainer that has not run");
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  /* … nor into another experiment's */
+  model = make_dropout_mlp (9);
+  float *w_other = g_memdup2 (model->w, bytes);
+  exp->seed = 8;
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_false (caml_trainer_state_restore (trainer, snap.copy, &error));
+  assert_message_has (&error, "the state is of another run (seed 7,");
+  assert_int_equal (current_step (trainer, NULL), 0);
+  assert_memory_equal (model->w, w_other, bytes);
+  caml_trainer_free (trainer);
+  exp->seed = 7;
+
+  /* restored, at another rate first and then the same: what is restored
+   * is the copy, not the experiment's rate */
+  trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_state_restore (trainer, snap.copy, &error));
+  assert_null (error);
+  assert_memory_equal (model->w, w_at, bytes);
+  CamlProgress p;
+  caml_trainer_get_progress (trainer, &p);
+  assert_int_equal (p.step, at);
+  assert_int_equal (p.n_rows, 1);   /* the evaluation at step 20 */
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  long n_losses = 0;
+  float *losses = caml_trainer_copy_losses (trainer, &n_losses);
+  assert_int_equal (n_losses, n_ref);
+  assert_memory_equal (losses, ref, (size_t) n_ref * sizeof (float));
+  assert_memory_equal (model->w, w_ref, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_trainer_state_copy_free (snap.copy);
+
+  /* the rate raised after the copy: the next copy finds the update
+   * diverged, and the run ends rolled back to the step before it */
+  model = make_dropout_mlp (9);
+  exp->average_decay = 0;
+  trainer = caml_trainer_new (exp, model, train, test);
+  snap = (Snapshot) { trainer, at, 1e30, NULL, NULL };
+  caml_trainer_set_progress_func (trainer, snapshot_cb, &snap, 1);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+  assert_non_null (snap.copy);
+  assert_non_null (snap.error);
+  assert_true (g_error_matches (snap.error, CAML_ERROR, CAML_ERROR_DIVERGED));
+  assert_message_has (&snap.error, "the latest update diverged: step 38: ");
+  CamlDivergence where;
+  assert_true (caml_trainer_get_divergence (trainer, &where));
+  assert_int_equal (where.rolled_back_to, at);
+  caml_trainer_state_copy_free (snap.copy);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  g_free (losses);
+  g_free (ref);
+  g_free (w_ref);
+  g_free (w_at);
+  g_free (w_other);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
 /* What is refused: saving a run that has not started, loading
  * into a trainer that has run, another run's state, other weights, and any
  * damaged or truncated file — each with a message naming the file and the
@@ -2343,6 +2493,7 @@ main (void)
     cmocka_unit_test (test_divergence_kinds),
     cmocka_unit_test (test_divergence_finite_blowup),
     cmocka_unit_test (test_divergence_state),
+    cmocka_unit_test (test_state_snapshot),
     cmocka_unit_test (test_divergence_before_stop),
     cmocka_unit_test (test_start_checks_targets),
     cmocka_unit_test (test_start_reserves_batch),
