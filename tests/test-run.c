@@ -500,8 +500,8 @@ test_words_run (void **state)
   "  \"optimizer\": { \"type\": \"adam\", \"lr\": 0.02, \"em_steps\": 9 },"                 \
   "  \"training\": { \"steps\": " #steps ", \"batch_size\": 16, \"eval_every\": 25 } }"
 
-/* A run of exp built and, unless `start` is FALSE, trained to its end
- * (started paused when paused_at > 0: stepped that far, then stopped). */
+/* A run of exp built, given weights and a state when named, and, unless
+ * `start` is FALSE, trained to its end. */
 static CamlRun *
 resume_run (const CamlExperiment *exp, const char *weights, const char *state, gboolean start)
 {
@@ -787,6 +787,91 @@ test_resumable_run (void **state)
   caml_experiment_free (whole);
 }
 
+/* Raises the learning rate of a run's trainer once, at step `at`. */
+typedef struct {
+  CamlRun *run;
+  long     at;
+  gboolean done;
+} LrBump;
+
+static void
+lr_bump_notify (gpointer user_data)
+{
+  LrBump *bump = user_data;
+  CamlProgress p;
+  caml_run_get_progress (bump->run, &p);
+  if (!bump->done && p.step == bump->at)
+    {
+      caml_trainer_set_lr (caml_run_get_trainer (bump->run), 1e30);
+      bump->done = TRUE;
+    }
+}
+
+/* Continue after a divergence goes back to the last healthy evaluation in
+ * that evaluation's whole state: the run is then the one stopped there and
+ * resumed at the lower rate — the same weights, losses and evaluations bit
+ * for bit, through Adam's moments, em_steps and dropout — and it can be
+ * saved to go on like any other. */
+static void
+test_continue_run (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  CamlExperiment *at75 = caml_experiment_load_data (RESUME_EXP (75), -1, "r75", &error);
+  CamlExperiment *whole = caml_experiment_load_data (RESUME_EXP (140), -1, "r140", &error);
+  assert_non_null (at75);
+  assert_non_null (whole);
+
+  /* the reference: to step 75 at lr 0.02, then on at 0.01 */
+  CamlRun *ref = resume_run (at75, NULL, NULL, TRUE);
+  caml_run_set_lr (ref, 0.01);
+  assert_true (caml_run_extend (ref, 140, &error));
+  caml_trainer_resume (caml_run_get_trainer (ref));
+  assert_int_equal (caml_trainer_join (caml_run_get_trainer (ref)), CAML_TRAINER_FINISHED);
+
+  /* evaluated at 25, 50 and 75, then blown up at step 80 */
+  CamlRunData *data = caml_run_data_load (whole, &error);
+  assert_non_null (data);
+  LrBump bump = { NULL, 80, FALSE };
+  CamlRun *run = caml_run_new (whole, data, 8, -1, lr_bump_notify, &bump, &error);
+  caml_run_data_unref (data);
+  assert_non_null (run);
+  bump.run = run;
+  assert_true (caml_trainer_start (caml_run_get_trainer (run), FALSE, &error));
+  assert_int_equal (caml_trainer_join (caml_run_get_trainer (run)), CAML_TRAINER_FAILED);
+  CamlDivergence where;
+  assert_true (caml_run_get_divergence (run, &where));
+  assert_true (where.rolled_back_to >= 79);
+  assert_int_equal (caml_run_get_checkpoint_step (run), 75);
+  g_autofree char *why = caml_run_why_not_resumable (run);
+  assert_null (why);
+
+  assert_true (caml_run_continue (run, 0.01, &error));
+  assert_null (error);
+  assert_int_equal (caml_trainer_join (caml_run_get_trainer (run)), CAML_TRAINER_FINISHED);
+  g_autoptr (GBytes) w_ref = run_weights (ref);
+  g_autoptr (GBytes) w_run = run_weights (run);
+  assert_true (g_bytes_equal (w_ref, w_run));
+  assert_same_history (ref, run);
+
+  /* … and it is saved as any run is */
+  g_autofree char *dir = g_dir_make_tmp ("caml-continue-XXXXXX", NULL);
+  if (!caml_run_save_resumable (run, dir, &error))
+    fail_msg ("%s", error->message);
+  g_autofree char *saved = g_build_filename (dir, "experiment.json", NULL);
+  CamlExperiment *back = caml_experiment_load_file (saved, &error);
+  assert_non_null (back);
+  assert_true (back->optimizer.lr == 0.01);
+  assert_int_equal (back->steps, 140);
+  caml_experiment_free (back);
+
+  remove_tree (dir);
+  caml_run_free (run);
+  caml_run_free (ref);
+  caml_experiment_free (at75);
+  caml_experiment_free (whole);
+}
+
 /* A text run saved to go on: its weights file, made from a model of the
  * layers alone, records the training vocabulary, so weights and state load
  * into a new run (a weights file without it, or of another vocabulary,
@@ -863,6 +948,7 @@ main (void)
     cmocka_unit_test (test_sigma_divergence),
     cmocka_unit_test (test_words_run),
     cmocka_unit_test (test_resumable_run),
+    cmocka_unit_test (test_continue_run),
     cmocka_unit_test (test_resumable_text),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

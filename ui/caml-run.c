@@ -45,22 +45,19 @@ struct _CamlRun {
   CamlExperiment *exp;
   CamlRunData    *data;
   CamlModel      *model;
-  CamlTrainer    *trainer;
-  CamlExperiment *cont_exp;     /* what a continued trainer runs (it borrows it), or NULL */
+  CamlTrainer    *trainer;     /* runs exp (which it borrows) */
 
-  /* main thread: the live optimizer settings, and what came before the
-   * current trainer when the run was continued after a divergence */
+  /* main thread: the live optimizer settings */
   double   lr;
   int      em_steps;
-  long     step_offset;         /* steps done by earlier trainers (kept) */
-  double   seconds_offset;
-  GArray  *past_losses;         /* float, step_offset of them */
-  GArray  *past_rows;           /* CamlEvalRow, steps absolute */
 
-  /* trainer thread while it runs, main thread once it has ended: the
-   * weights of the last healthy evaluation, where a continued run starts */
-  float   *checkpoint;          /* (n_weights) */
-  long     checkpoint_step;     /* absolute */
+  /* Where Continue goes back to after a divergence: the run's state at its
+   * last healthy evaluation (or the state it was loaded with), else the
+   * weights it started from. Trainer thread while it runs, main thread
+   * once it has ended. */
+  float   *initial;             /* (n_weights) */
+  CamlTrainerStateCopy *checkpoint;  /* or NULL: step 0, the initial weights */
+  long     checkpoint_step;
   double   best_loss;           /* lowest evaluated loss so far */
   int      seen_rows;           /* rows of the current trainer seen so far */
 
@@ -232,7 +229,7 @@ closure_step (CamlRun *run)
 {
   CamlProgress p;
   caml_trainer_get_progress (run->trainer, &p);
-  return run->step_offset + p.step;
+  return p.step;
 }
 
 /* Trainer thread: σ-maps of the first test images and the foreground /
@@ -349,21 +346,16 @@ sample_words (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
-/* Trainer thread, right after a healthy evaluation: keep these weights. */
-static void
-take_checkpoint (CamlModel *model, gpointer user_data)
-{
-  CamlRun *run = user_data;
-  memcpy (run->checkpoint, model->w, model->n_weights * sizeof (float));
-}
-
 static void
 run_progress (const CamlProgress *progress, gpointer user_data)
 {
   CamlRun *run = user_data;
 
   /* A healthy evaluation: its loss (test, else train) is finite and within
-   * twice the best so far. A run blowing up leaves the rows before it. */
+   * twice the best so far. A run blowing up leaves the rows before it. The
+   * whole state is kept — the optimizer's too — so that a run continued
+   * from it is the run stopped there and resumed. (A copy fails only when
+   * the latest update diverged: the run then ends, rolled back.) */
   if (progress->n_rows > run->seen_rows && progress->state != CAML_TRAINER_FAILED)
     {
       run->seen_rows = progress->n_rows;
@@ -372,10 +364,13 @@ run_progress (const CamlProgress *progress, gpointer user_data)
       if (isfinite (loss))
         {
           run->best_loss = fmin (run->best_loss, loss);
-          if (loss <= 2 * run->best_loss)
+          CamlTrainerStateCopy *state = loss <= 2 * run->best_loss
+                                        ? caml_trainer_state_copy (run->trainer, NULL) : NULL;
+          if (state != NULL)
             {
-              run->checkpoint_step = run->step_offset + progress->last_row.step;
-              caml_trainer_with_model (run->trainer, take_checkpoint, run);
+              caml_trainer_state_copy_free (run->checkpoint);
+              run->checkpoint = state;
+              run->checkpoint_step = caml_trainer_state_copy_get_step (state);
             }
         }
     }
@@ -504,9 +499,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
   run->lr = exp->optimizer.lr;
   run->em_steps = exp->optimizer.em_steps;
-  run->past_losses = g_array_new (FALSE, FALSE, sizeof (float));
-  run->past_rows = g_array_new (FALSE, FALSE, sizeof (CamlEvalRow));
-  run->checkpoint = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
+  run->initial = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
   run->best_loss = INFINITY;
   run->sigma = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free);
   run->sigma_auc = g_array_new (FALSE, FALSE, sizeof (double));
@@ -570,10 +563,8 @@ caml_run_free (CamlRun *run)
   if (run == NULL)
     return;
   caml_trainer_free (run->trainer);   /* stops and joins */
-  caml_experiment_free (run->cont_exp);
-  g_array_unref (run->past_losses);
-  g_array_unref (run->past_rows);
-  g_free (run->checkpoint);
+  caml_trainer_state_copy_free (run->checkpoint);
+  g_free (run->initial);
   caml_model_free (run->model);
   caml_run_data_unref (run->data);
   caml_experiment_free (run->exp);
@@ -867,7 +858,7 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
   caml_trainer_with_model (run->trainer, load_weights_cb, &io);
   if (io.ok)
     {
-      memcpy (run->checkpoint, run->model->w, run->model->n_weights * sizeof (float));
+      memcpy (run->initial, run->model->w, run->model->n_weights * sizeof (float));
       run->word_vectors = 0;   /* the file's rows, not the vectors */
     }
   if (io.ok && run->surface)
@@ -882,14 +873,14 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
 gboolean
 caml_run_load_state (CamlRun *run, const char *path, GError **error)
 {
-  if (run->cont_exp != NULL)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "%s: a state loads only into a run that has not started", path);
-      return FALSE;
-    }
   if (!caml_trainer_state_load (run->trainer, path, error))
     return FALSE;   /* the trainer is as it was */
+  /* where a divergence before the next healthy evaluation goes back to */
+  CamlTrainerStateCopy *state = caml_trainer_state_copy (run->trainer, error);
+  if (state == NULL)
+    return FALSE;
+  caml_trainer_state_copy_free (run->checkpoint);
+  run->checkpoint = state;
 
   /* The loaded weights are where a divergence would go back to, and the
    * saved evaluations count towards the best loss. */
@@ -923,10 +914,6 @@ caml_run_why_not_resumable (CamlRun *run)
 {
   CamlProgress p;
   caml_run_get_progress (run, &p);
-  if (run->cont_exp != NULL)
-    return g_strdup_printf ("the run was continued after it diverged: its optimizer and batch "
-                            "order started afresh at step %ld, so it cannot go on exactly "
-                            "(Save Weights keeps its weights)", run->step_offset);
   switch (p.state)
     {
     case CAML_TRAINER_FINISHED:
@@ -1152,95 +1139,38 @@ void
 caml_run_get_progress (CamlRun *run, CamlProgress *p)
 {
   caml_trainer_get_progress (run->trainer, p);
-  p->step += run->step_offset;
-  p->total_steps += run->step_offset;
-  p->seconds += run->seconds_offset;
-  if (p->n_rows > 0)
-    p->last_row.step += run->step_offset;
-  else if (run->past_rows->len > 0)
-    p->last_row = g_array_index (run->past_rows, CamlEvalRow, run->past_rows->len - 1);
-  p->n_rows += (int) run->past_rows->len;
 }
 
 float *
 caml_run_copy_losses (CamlRun *run, long *n_steps)
 {
-  long n = 0;
-  g_autofree float *now = caml_trainer_copy_losses (run->trainer, &n);
-  long past = (long) run->past_losses->len;
-  float *all = g_new (float, MAX (past + n, 1));
-  if (past > 0)
-    memcpy (all, run->past_losses->data, (size_t) past * sizeof (float));
-  if (n > 0)
-    memcpy (all + past, now, (size_t) n * sizeof (float));
-  *n_steps = past + n;
-  return all;
+  return caml_trainer_copy_losses (run->trainer, n_steps);
 }
 
 CamlEvalRow *
 caml_run_copy_rows (CamlRun *run, int *n_rows)
 {
-  int n = 0;
-  g_autofree CamlEvalRow *now = caml_trainer_copy_rows (run->trainer, &n);
-  int past = (int) run->past_rows->len;
-  CamlEvalRow *all = g_new (CamlEvalRow, MAX (past + n, 1));
-  if (past > 0)
-    memcpy (all, run->past_rows->data, (size_t) past * sizeof (CamlEvalRow));
-  for (int i = 0; i < n; i++)
-    {
-      all[past + i] = now[i];
-      all[past + i].step += run->step_offset;
-      all[past + i].seconds += run->seconds_offset;
-    }
-  *n_rows = past + n;
-  return all;
+  return caml_trainer_copy_rows (run->trainer, n_rows);
 }
 
 GError *
 caml_run_get_error (CamlRun *run)
 {
-  GError *error = caml_trainer_get_error (run->trainer);
-  CamlDivergence d;
-
-  /* A continued run's trainer counts from where it went on: "step 12: …;
-   * weights rolled back to step 11" is said as the run counts. */
-  if (error == NULL || run->step_offset == 0 || !caml_trainer_get_divergence (run->trainer, &d))
-    return error;
-  g_autofree char *head = g_strdup_printf ("step %ld: ", d.step);
-  g_autofree char *tail = g_strdup_printf ("; weights rolled back to step %ld", d.rolled_back_to);
-  const char *msg = error->message;
-  if (g_str_has_prefix (msg, head) && g_str_has_suffix (msg, tail))
-    {
-      g_autofree char *why = g_strndup (msg + strlen (head),
-                                        strlen (msg) - strlen (head) - strlen (tail));
-      g_autofree char *text = g_strdup_printf ("step %ld: %s; weights rolled back to step %ld",
-                                               d.step + run->step_offset, why,
-                                               d.rolled_back_to + run->step_offset);
-      g_free (error->message);
-      error->message = g_steal_pointer (&text);
-    }
-  return error;
+  return caml_trainer_get_error (run->trainer);
 }
 
 gboolean
 caml_run_get_divergence (CamlRun *run, CamlDivergence *divergence)
 {
-  if (!caml_trainer_get_divergence (run->trainer, divergence))
-    return FALSE;
-  divergence->step += run->step_offset;
-  divergence->rolled_back_to += run->step_offset;
-  return TRUE;
+  return caml_trainer_get_divergence (run->trainer, divergence);
 }
 
 gboolean
 caml_run_extend (CamlRun *run, int steps, GError **error)
 {
-  /* The current trainer's steps: those after the earlier trainers'. */
-  if (!caml_trainer_extend (run->trainer, steps - run->step_offset, TRUE, error))
+  if (!caml_trainer_extend (run->trainer, steps, TRUE, error))
     return FALSE;
   run->exp->steps = steps;
-  if (run->cont_exp != NULL)
-    run->cont_exp->steps = (int) (steps - run->step_offset);
   return TRUE;
 }
 
@@ -1269,38 +1199,31 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
     }
   caml_trainer_join (run->trainer);   /* ended already: no more reports */
 
-  /* Keep the history up to the checkpoint; the steps after it are redone. */
-  long n = 0;
-  int n_rows = 0;
-  g_autofree float *losses = caml_trainer_copy_losses (run->trainer, &n);
-  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n_rows);
-  long keep = CLAMP (run->checkpoint_step - run->step_offset, 0, n);
-  g_array_append_vals (run->past_losses, losses, (guint) keep);
-  for (int i = 0; i < n_rows; i++)
-    if (rows[i].step <= keep)
-      {
-        CamlEvalRow row = rows[i];
-        row.step += run->step_offset;
-        row.seconds += run->seconds_offset;
-        g_array_append_val (run->past_rows, row);
-      }
-  run->step_offset += keep;
-  run->seconds_offset += p.seconds;
-  memcpy (run->model->w, run->checkpoint, run->model->n_weights * sizeof (float));
-
-  /* A new trainer for the steps left, at the new learning rate. Its
-   * optimizer starts afresh (Adam's moments, Adagrad's sums) and so does its
-   * em_steps phase and batch order. */
-  caml_trainer_free (run->trainer);
-  caml_experiment_free (run->cont_exp);
-  run->cont_exp = caml_experiment_copy (run->exp);
-  run->cont_exp->steps = (int) MAX (run->exp->steps - run->step_offset, 0);
-  run->cont_exp->optimizer.lr = lr;
-  run->cont_exp->optimizer.em_steps = run->em_steps;
-  run->lr = lr;
-  run->seen_rows = 0;
+  /* A new trainer at the new rate, in the state of the checkpoint: the
+   * weights, the optimizer's moments or sums, the em_steps phase, the batch
+   * order, the history up to there — as the run stopped at that step and
+   * resumed would be. The steps after it are redone. */
+  double old_lr = run->exp->optimizer.lr;
+  int old_em_steps = run->exp->optimizer.em_steps;
+  run->exp->optimizer.lr = lr;
+  run->exp->optimizer.em_steps = run->em_steps;
   const CamlRunData *data = run->data;
-  run->trainer = caml_trainer_new (run->cont_exp, run->model, data->train, data->test);
+  CamlTrainer *trainer = caml_trainer_new (run->exp, run->model, data->train, data->test);
+  if (run->checkpoint != NULL && !caml_trainer_state_restore (trainer, run->checkpoint, error))
+    {
+      caml_trainer_free (trainer);
+      run->exp->optimizer.lr = old_lr;
+      run->exp->optimizer.em_steps = old_em_steps;
+      return FALSE;   /* the failed run stays */
+    }
+  if (run->checkpoint == NULL)
+    memcpy (run->model->w, run->initial, run->model->n_weights * sizeof (float));
+  caml_trainer_free (run->trainer);
+  run->trainer = trainer;
+  run->lr = lr;
+  int n_rows = 0;
+  g_free (caml_trainer_copy_rows (trainer, &n_rows));
+  run->seen_rows = n_rows;
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
   /* The surface of the weights it goes on from is sampled by the trainer's
    * thread at its first report (a forward over the grid is no work for

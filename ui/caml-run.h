@@ -151,9 +151,9 @@ gboolean caml_run_load_weights (CamlRun *run, const char *path, GError **error);
 gboolean caml_run_load_state (CamlRun *run, const char *path, GError **error);
 /* The files `caml train --resume DIR` reads — experiment.json (the run's
  * experiment at the learning rate and em_steps it has now, its steps the
- * run's total), model.weights and trainer.state. Only of a run that
- * finished or was stopped, and not of one continued after a divergence
- * (its optimizer and batch order started afresh there).
+ * run's total), model.weights and trainer.state. Of a run that finished,
+ * was stopped or diverged (then at the step it rolled back to) — one
+ * continued after a divergence too.
  * caml_run_take_resumable copies what they are made of (the weights, the
  * optimizer's state, losses and rows: memcpy only, no checksum) while the
  * run cannot be extended meanwhile — the workbench's main thread;
@@ -188,29 +188,32 @@ void     caml_run_set_em_steps (CamlRun *run, int em_steps);
 double   caml_run_get_lr (CamlRun *run);
 int      caml_run_get_em_steps (CamlRun *run);
 
-/* The run as a whole — across a continuation after a divergence — rather
- * than its current trainer: steps, rows and seconds count from the run's
- * start, and the history holds what came before. */
+/* The current trainer's progress and history: after a continuation, from
+ * the checkpoint's state on, so still counted from the run's start. */
 void         caml_run_get_progress (CamlRun *run, CamlProgress *progress);
 float       *caml_run_copy_losses (CamlRun *run, long *n_steps);
 CamlEvalRow *caml_run_copy_rows (CamlRun *run, int *n_rows);
-/* The current trainer's error (a copy, or NULL); a divergence's steps
- * counted from the run's start. */
+/* The current trainer's error (a copy, or NULL). */
 GError      *caml_run_get_error (CamlRun *run);
-/* After a divergence: caml_trainer_get_divergence's, its steps counted
- * from the run's start. FALSE when the run has not diverged. */
+/* After a divergence: caml_trainer_get_divergence's. FALSE when the run
+ * has not diverged. */
 gboolean     caml_run_get_divergence (CamlRun *run, CamlDivergence *divergence);
 
-/* The run keeps the weights of its last healthy evaluation — one whose
- * loss (test, else train) was finite and at most twice the lowest so far —
- * or the initial weights before there is one: the step they belong to. */
+/* The run keeps its state at its last healthy evaluation — one whose loss
+ * (test, else train) was finite and at most twice the lowest so far; a
+ * copy of the weights, the optimizer's state and the history — or the
+ * state it was loaded with (caml_run_load_state), or else its initial
+ * weights: the step it belongs to. */
 long     caml_run_get_checkpoint_step (CamlRun *run);
 /* After a divergence (the trainer FAILED): goes back to the checkpoint,
  * drops the history after it, and trains the steps left with a new trainer
- * at learning rate lr. (The engine's own rollback undoes only the failing
- * step; when the loss overflowed, the weights before it overflow it too.)
- * The new trainer's optimizer state, em_steps phase and batch order start
- * afresh. */
+ * at learning rate lr, put in the checkpoint's state
+ * (caml_trainer_state_restore): the optimizer's moments or sums, the
+ * em_steps phase and the batch order go on from there, so that the run is
+ * the one stopped at the checkpoint and resumed at rate lr — and stays one
+ * that can be saved and resumed. (Not from the step the engine rolled back
+ * to: the updates just before a divergence are often already off course.)
+ * A failure leaves the failed run as it was. */
 gboolean caml_run_continue (CamlRun *run, double lr, GError **error);
 /* More steps for a run that finished or was stopped: `steps` in all, more
  * than it has done. It goes on where it ended, paused (resume it), with
