@@ -1003,8 +1003,9 @@ void     caml_trainer_with_model (CamlTrainer *trainer,
  * the losses and the evaluation rows, the tokens and the seconds; the
  * weights go in their own file (caml_weights_save), whose SHA-256 the state
  * records. Saved from a run that finished, was stopped, or diverged (its
- * state is that of the step it rolled back to) — one that has not started
- * or is under way is refused — and loaded into a
+ * state is that of the step it rolled back to), from a progress function
+ * and from a trainer loaded with a state (below) — one that has not started
+ * or is otherwise under way is refused — and loaded into a
  * new trainer that has not run, over the same experiment (seed, data,
  * batch, optimizer) and a model holding those weights; started then with
  * total_steps above the saved step count, it goes on as caml_trainer_extend
@@ -1018,10 +1019,11 @@ GBytes  *caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error);
 gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError **error);
 /* The same state copied out of the trainer (the weights the evaluations
  * see, the optimizer's state, the losses and rows: copies only, no
- * checksum) — what caml_trainer_state_to_bytes would refuse it refuses —
- * and turned into the file's bytes elsewhere, e.g. on a worker thread while
- * the trainer goes on: caml_trainer_state_copy_to_bytes gives the bytes
- * caml_trainer_state_to_bytes gave at the copy. The copy's weights are
+ * checksum) — what caml_trainer_state_to_bytes would refuse it refuses, and
+ * a copy that cannot be allocated is an error — and turned into the file's
+ * bytes elsewhere, e.g. on a worker thread while the trainer goes on:
+ * caml_trainer_state_copy_to_bytes gives the bytes caml_trainer_state_to_bytes
+ * gave at the copy (both refuse a state over 4 GiB, which a copy may hold). The copy's weights are
  * those the state records (a weights file of them goes with it).
  * Both may also be called from a progress function, on the trainer's
  * thread while it runs: they give the state the run would keep if it were
@@ -1039,7 +1041,8 @@ gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError
  * model are left as they were. */
 typedef struct _CamlTrainerStateCopy CamlTrainerStateCopy;
 CamlTrainerStateCopy *caml_trainer_state_copy (CamlTrainer *trainer, GError **error);
-GBytes      *caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy);
+GBytes      *caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy,
+                                               GError **error);
 const float *caml_trainer_state_copy_get_weights (const CamlTrainerStateCopy *copy,
                                                   size_t *n_weights);
 long         caml_trainer_state_copy_get_step (const CamlTrainerStateCopy *copy);

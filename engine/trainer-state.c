@@ -109,7 +109,7 @@ source_from_locked (CamlTrainer *trainer, Source *src, gboolean *swapped, GError
                      && g_thread_self () == trainer->loop_thread;
   /* loaded from a state and not started: that state */
   gboolean loaded = state == CAML_TRAINER_IDLE && trainer->thread == NULL
-                    && trainer->opt != NULL && trainer->step > 0;
+                    && trainer->opt != NULL;
   const char *refused = state == CAML_TRAINER_FAILED && !trainer->diverged
                         ? "the run failed: it has no state to keep"
                         : in_loop || loaded ? NULL
@@ -149,17 +149,6 @@ source_from_locked (CamlTrainer *trainer, Source *src, gboolean *swapped, GError
   const long *updates = caml_optimizer_updates (trainer->opt);
   memcpy (src->updates, updates, sizeof src->updates);
 
-  /* a GByteArray holds up to 4 GiB */
-  guint64 size = source_size (src);
-  if (size > G_MAXUINT)
-    {
-      g_autofree char *need = g_format_size (size);
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "the run's state (%zu weights' optimizer state and %u losses) takes "
-                   "%s, more than a state file holds (4 GiB)", src->n_weights, src->n_losses,
-                   need);
-      return FALSE;
-    }
   /* as a run stopped here would hold them (a finished one has them installed) */
   if (in_loop && trainer->average != NULL)
     {
@@ -167,6 +156,20 @@ source_from_locked (CamlTrainer *trainer, Source *src, gboolean *swapped, GError
       *swapped = TRUE;
     }
   return TRUE;
+}
+
+/* Whether the state fits in a file: a GByteArray holds up to 4 GiB. */
+static gboolean
+source_fits (const Source *src, GError **error)
+{
+  guint64 size = source_size (src);
+  if (size <= G_MAXUINT)
+    return TRUE;
+  g_autofree char *need = g_format_size (size);
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "the run's state (%zu weights' optimizer state and %u losses) takes %s, more "
+               "than a state file holds (4 GiB)", src->n_weights, src->n_losses, need);
+  return FALSE;
 }
 
 /* Undoes what source_from_locked swapped in. */
@@ -228,8 +231,9 @@ caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
   gboolean swapped;
   g_mutex_lock (&trainer->lock);
   /* held throughout: nothing extends the run while its arrays are read */
-  GBytes *bytes = source_from_locked (trainer, &src, &swapped, error) ? source_to_bytes (&src)
-                                                                      : NULL;
+  GBytes *bytes = NULL;
+  if (source_from_locked (trainer, &src, &swapped, error) && source_fits (&src, error))
+    bytes = source_to_bytes (&src);
   source_done_locked (trainer, swapped);
   g_mutex_unlock (&trainer->lock);
   return bytes;
@@ -246,22 +250,48 @@ caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
       g_mutex_unlock (&trainer->lock);
       return NULL;
     }
-  CamlTrainerStateCopy *copy = g_new (CamlTrainerStateCopy, 1);
-  copy->src = src;
-  copy->src.w = g_memdup2 (src.w, MAX (src.n_weights, 1) * sizeof (float));
-  copy->src.losses = g_memdup2 (src.losses, MAX (src.n_losses, 1) * sizeof (float));
-  copy->src.rows = g_memdup2 (src.rows, MAX (src.n_rows, 1) * sizeof (CamlEvalRow));
-  copy->src.opt_state = g_memdup2 (src.opt_state, MAX ((size_t) src.blocks * src.n_weights, 1)
-                                                  * sizeof (float));
+  /* A copy that cannot be allocated is an error, not an abort: a GUI
+   * taking copies as a run goes keeps its older one. */
+  size_t sizes[4] = {
+    src.n_weights * sizeof (float), src.n_losses * sizeof (float),
+    src.n_rows * sizeof (CamlEvalRow), (size_t) src.blocks * src.n_weights * sizeof (float),
+  };
+  const void *from[4] = { src.w, src.losses, src.rows, src.opt_state };
+  void *to[4] = { NULL };
+  size_t total = 0;
+  gboolean ok = TRUE;
+  for (int i = 0; i < 4 && ok; i++)
+    {
+      total += sizes[i];
+      ok = (to[i] = g_try_malloc (MAX (sizes[i], 1))) != NULL;
+      if (ok)
+        memcpy (to[i], from[i], sizes[i]);
+    }
   source_done_locked (trainer, swapped);
   g_mutex_unlock (&trainer->lock);
+  if (!ok)
+    {
+      for (int i = 0; i < 4; i++)
+        g_free (to[i]);
+      g_autofree char *need = g_format_size (total);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "a copy of the run's state (the "
+                   "weights, the optimizer's state and the history) needs %s, which cannot be "
+                   "allocated", need);
+      return NULL;
+    }
+  CamlTrainerStateCopy *copy = g_new (CamlTrainerStateCopy, 1);
+  copy->src = src;
+  copy->src.w = to[0];
+  copy->src.losses = to[1];
+  copy->src.rows = to[2];
+  copy->src.opt_state = to[3];
   return copy;
 }
 
 GBytes *
-caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy)
+caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy, GError **error)
 {
-  return source_to_bytes (&copy->src);
+  return source_fits (&copy->src, error) ? source_to_bytes (&copy->src) : NULL;
 }
 
 const float *

@@ -810,17 +810,22 @@ lr_bump_notify (gpointer user_data)
 /* Continue after a divergence goes back to the last healthy evaluation in
  * that evaluation's whole state: the run is then the one stopped there and
  * resumed at the lower rate — the same weights, losses and evaluations bit
- * for bit, through Adam's moments, em_steps and dropout — and it can be
- * saved to go on like any other. */
+ * for bit, through Adam's moments, em_steps, dropout and, with
+ * average_decay, the averaged weights a stopped run installs — and it can
+ * be saved to go on like any other. The rate is raised to 1e30 at bump_at:
+ * at 80 the divergence rolls back to 79 or 80 and Continue goes back to the
+ * evaluation at 75 with a new trainer; at 75 (just after that evaluation)
+ * the blown-up update is undone back to 75 itself, and the trainer goes on
+ * from there — the same run either way. */
 static void
-test_continue_run (void **state)
+check_continue (double average_decay, long bump_at)
 {
-  (void) state;
   GError *error = NULL;
   CamlExperiment *at75 = caml_experiment_load_data (RESUME_EXP (75), -1, "r75", &error);
   CamlExperiment *whole = caml_experiment_load_data (RESUME_EXP (140), -1, "r140", &error);
   assert_non_null (at75);
   assert_non_null (whole);
+  at75->average_decay = whole->average_decay = average_decay;
 
   /* the reference: to step 75 at lr 0.02, then on at 0.01 */
   CamlRun *ref = resume_run (at75, NULL, NULL, TRUE);
@@ -829,10 +834,10 @@ test_continue_run (void **state)
   caml_trainer_resume (caml_run_get_trainer (ref));
   assert_int_equal (caml_trainer_join (caml_run_get_trainer (ref)), CAML_TRAINER_FINISHED);
 
-  /* evaluated at 25, 50 and 75, then blown up at step 80 */
+  /* evaluated at 25, 50 and 75, then blown up */
   CamlRunData *data = caml_run_data_load (whole, &error);
   assert_non_null (data);
-  LrBump bump = { NULL, 80, FALSE };
+  LrBump bump = { NULL, bump_at, FALSE };
   CamlRun *run = caml_run_new (whole, data, 8, -1, lr_bump_notify, &bump, &error);
   caml_run_data_unref (data);
   assert_non_null (run);
@@ -841,7 +846,7 @@ test_continue_run (void **state)
   assert_int_equal (caml_trainer_join (caml_run_get_trainer (run)), CAML_TRAINER_FAILED);
   CamlDivergence where;
   assert_true (caml_run_get_divergence (run, &where));
-  assert_true (where.rolled_back_to >= 79);
+  assert_true (where.rolled_back_to >= bump_at - 1 && where.rolled_back_to <= bump_at);
   assert_int_equal (caml_run_get_checkpoint_step (run), 75);
   g_autofree char *why = caml_run_why_not_resumable (run);
   assert_null (why);
@@ -870,6 +875,15 @@ test_continue_run (void **state)
   caml_run_free (ref);
   caml_experiment_free (at75);
   caml_experiment_free (whole);
+}
+
+static void
+test_continue_run (void **state)
+{
+  (void) state;
+  check_continue (0, 80);
+  check_continue (0, 75);
+  check_continue (0.9, 80);
 }
 
 /* A text run saved to go on: its weights file, made from a model of the

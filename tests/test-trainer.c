@@ -2167,14 +2167,16 @@ assert_message_has (GError **error, const char *part)
   g_clear_error (error);
 }
 
-/* A progress function that copies the run's state once, after `at` steps,
- * and then (bump_lr > 0) raises the learning rate. */
+/* A progress function that copies the run's state once, after `at` steps
+ * (and takes its bytes too), and then (bump_lr > 0) raises the learning
+ * rate. */
 typedef struct {
   CamlTrainer          *trainer;
   long                  at;
   double                bump_lr;
   CamlTrainerStateCopy *copy;
   GError               *error;
+  GBytes               *bytes;
 } Snapshot;
 
 static void
@@ -2184,6 +2186,8 @@ snapshot_cb (const CamlProgress *p, gpointer user_data)
   if (p->step == snap->at && snap->copy == NULL && snap->error == NULL)
     {
       snap->copy = caml_trainer_state_copy (snap->trainer, &snap->error);
+      if (snap->copy != NULL)
+        snap->bytes = caml_trainer_state_to_bytes (snap->trainer, &snap->error);
       if (snap->bump_lr > 0)
         caml_trainer_set_lr (snap->trainer, snap->bump_lr);
     }
@@ -2199,7 +2203,8 @@ snapshot_cb (const CamlProgress *p, gpointer user_data)
  * into a new trainer and model with caml_trainer_state_restore and run on,
  * is the run stopped at that step and extended — bit for bit, through Adam,
  * dropout and weight averaging (the copy holds the averaged weights, which
- * a stopped run installs). A copy whose latest update diverged is refused
+ * a stopped run installs); so are its bytes, loaded; and the run that took
+ * them goes on as if it had not. A copy whose latest update diverged is refused
  * and ends the run FAILED, rolled back; restoring into a trainer that has
  * run, or of another experiment, is refused and changes nothing. */
 static void
@@ -2231,15 +2236,33 @@ test_state_snapshot (void **state)
   caml_trainer_free (trainer);
   caml_model_free (model);
 
-  /* the copy, taken on the way */
+  /* the run straight through */
   model = make_dropout_mlp (9);
   trainer = caml_trainer_new (exp, model, train, test);
-  Snapshot snap = { trainer, at, 0, NULL, NULL };
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  long n_straight = 0;
+  float *straight = caml_trainer_copy_losses (trainer, &n_straight);
+  float *w_straight = g_memdup2 (model->w, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  /* the copy, taken on the way: the run goes on untouched */
+  model = make_dropout_mlp (9);
+  trainer = caml_trainer_new (exp, model, train, test);
+  Snapshot snap = { trainer, at, 0, NULL, NULL, NULL };
   caml_trainer_set_progress_func (trainer, snapshot_cb, &snap, 1);
   assert_true (caml_trainer_start (trainer, FALSE, NULL));
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
   assert_null (snap.error);
   assert_non_null (snap.copy);
+  assert_non_null (snap.bytes);
+  long n_taken = 0;
+  float *taken = caml_trainer_copy_losses (trainer, &n_taken);
+  assert_int_equal (n_taken, n_straight);
+  assert_memory_equal (taken, straight, (size_t) n_taken * sizeof (float));
+  assert_memory_equal (model->w, w_straight, bytes);
+  g_free (taken);
   assert_int_equal (caml_trainer_state_copy_get_step (snap.copy), at);
   size_t n = 0;
   assert_memory_equal (caml_trainer_state_copy_get_weights (snap.copy, &n), w_at, bytes);
@@ -2261,8 +2284,19 @@ test_state_snapshot (void **state)
   caml_trainer_free (trainer);
   exp->seed = 7;
 
-  /* restored, at another rate first and then the same: what is restored
-   * is the copy, not the experiment's rate */
+  /* its bytes, loaded over its weights */
+  memcpy (model->w, w_at, bytes);
+  trainer = caml_trainer_new (exp, model, train, test);
+  gsize length;
+  const guint8 *data = g_bytes_get_data (snap.bytes, &length);
+  assert_true (caml_trainer_state_load_data (trainer, data, length, "s.state", &error));
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_memory_equal (model->w, w_ref, bytes);
+  caml_trainer_free (trainer);
+  memcpy (model->w, w_other, bytes);
+
+  /* restored into a new trainer over a model of other weights */
   trainer = caml_trainer_new (exp, model, train, test);
   assert_true (caml_trainer_state_restore (trainer, snap.copy, &error));
   assert_null (error);
@@ -2281,13 +2315,14 @@ test_state_snapshot (void **state)
   caml_trainer_free (trainer);
   caml_model_free (model);
   caml_trainer_state_copy_free (snap.copy);
+  g_bytes_unref (snap.bytes);
 
   /* the rate raised after the copy: the next copy finds the update
    * diverged, and the run ends rolled back to the step before it */
   model = make_dropout_mlp (9);
   exp->average_decay = 0;
   trainer = caml_trainer_new (exp, model, train, test);
-  snap = (Snapshot) { trainer, at, 1e30, NULL, NULL };
+  snap = (Snapshot) { trainer, at, 1e30, NULL, NULL, NULL };
   caml_trainer_set_progress_func (trainer, snapshot_cb, &snap, 1);
   assert_true (caml_trainer_start (trainer, FALSE, NULL));
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
@@ -2299,9 +2334,12 @@ test_state_snapshot (void **state)
   assert_true (caml_trainer_get_divergence (trainer, &where));
   assert_int_equal (where.rolled_back_to, at);
   caml_trainer_state_copy_free (snap.copy);
+  g_bytes_unref (snap.bytes);
   caml_trainer_free (trainer);
   caml_model_free (model);
 
+  g_free (straight);
+  g_free (w_straight);
   g_free (losses);
   g_free (ref);
   g_free (w_ref);
@@ -2349,7 +2387,7 @@ test_state_errors (void **state)
   assert_true (caml_trainer_extend (trainer, 60, FALSE, &error));
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
   assert_true (memcmp (w40, model->w, model->n_weights * sizeof (float)) != 0);
-  GBytes *copied = caml_trainer_state_copy_to_bytes (state_copy);
+  GBytes *copied = caml_trainer_state_copy_to_bytes (state_copy, NULL);
   assert_true (g_bytes_equal (copied, bytes));
   g_bytes_unref (copied);
   caml_trainer_state_copy_free (state_copy);

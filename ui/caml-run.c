@@ -58,6 +58,7 @@ struct _CamlRun {
   float   *initial;             /* (n_weights) */
   CamlTrainerStateCopy *checkpoint;  /* or NULL: step 0, the initial weights */
   long     checkpoint_step;
+  gboolean no_checkpoints;      /* a baseline's: it is never continued */
   double   best_loss;           /* lowest evaluated loss so far */
   int      seen_rows;           /* rows of the current trainer seen so far */
 
@@ -356,7 +357,8 @@ run_progress (const CamlProgress *progress, gpointer user_data)
    * whole state is kept — the optimizer's too — so that a run continued
    * from it is the run stopped there and resumed. (A copy fails only when
    * the latest update diverged: the run then ends, rolled back.) */
-  if (progress->n_rows > run->seen_rows && progress->state != CAML_TRAINER_FAILED)
+  if (progress->n_rows > run->seen_rows && progress->state != CAML_TRAINER_FAILED
+      && !run->no_checkpoints)
     {
       run->seen_rows = progress->n_rows;
       double loss = isfinite (progress->last_row.test_loss) ? progress->last_row.test_loss
@@ -875,15 +877,20 @@ caml_run_load_state (CamlRun *run, const char *path, GError **error)
 {
   if (!caml_trainer_state_load (run->trainer, path, error))
     return FALSE;   /* the trainer is as it was */
-  /* where a divergence before the next healthy evaluation goes back to */
+  /* Where a divergence before the next healthy evaluation goes back to. A
+   * copy that cannot be made leaves the run as built: a new trainer. */
   CamlTrainerStateCopy *state = caml_trainer_state_copy (run->trainer, error);
   if (state == NULL)
-    return FALSE;
+    {
+      caml_trainer_free (run->trainer);
+      run->trainer = caml_trainer_new (run->exp, run->model, run->data->train, run->data->test);
+      caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
+      return FALSE;
+    }
   caml_trainer_state_copy_free (run->checkpoint);
   run->checkpoint = state;
 
-  /* The loaded weights are where a divergence would go back to, and the
-   * saved evaluations count towards the best loss. */
+  /* The saved evaluations count towards the best loss. */
   int n_rows = 0;
   g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n_rows);
   for (int i = 0; i < n_rows; i++)
@@ -1030,9 +1037,13 @@ caml_run_resumable_write (const CamlRunResumable *saved, const char *dir, GError
       return FALSE;
     }
   memcpy (model->w, w, n * sizeof (float));
-  GBytes *files[3] = {
-    NULL, caml_weights_to_bytes (model), caml_trainer_state_copy_to_bytes (saved->state),
-  };
+  GBytes *state = caml_trainer_state_copy_to_bytes (saved->state, error);
+  if (state == NULL)
+    {
+      caml_model_free (model);
+      return FALSE;
+    }
+  GBytes *files[3] = { NULL, caml_weights_to_bytes (model), state };
   caml_model_free (model);
   char *json = caml_experiment_to_json (saved->exp);
   files[0] = g_bytes_new_take (json, strlen (json));
@@ -1177,7 +1188,17 @@ caml_run_extend (CamlRun *run, int steps, GError **error)
 long
 caml_run_get_checkpoint_step (CamlRun *run)
 {
+  CamlDivergence d;
+  /* a divergence rolled back to before it: Continue goes on from there */
+  if (caml_trainer_get_divergence (run->trainer, &d) && d.rolled_back_to <= run->checkpoint_step)
+    return d.rolled_back_to;
   return run->checkpoint_step;
+}
+
+void
+caml_run_set_keep_checkpoints (CamlRun *run, gboolean keep)
+{
+  run->no_checkpoints = !keep;
 }
 
 gboolean
@@ -1198,6 +1219,28 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
       return FALSE;
     }
   caml_trainer_join (run->trainer);   /* ended already: no more reports */
+
+  /* Rolled back to the checkpoint or before it (the loss of the step right
+   * after the checkpoint failed: the checkpoint would fail again, whatever
+   * the rate): the trainer itself goes on from where it rolled back to, in
+   * that step's state, which becomes the checkpoint. */
+  CamlDivergence d;
+  if (caml_trainer_get_divergence (run->trainer, &d) && d.rolled_back_to <= run->checkpoint_step)
+    {
+      CamlTrainerStateCopy *state = caml_trainer_state_copy (run->trainer, error);
+      if (state == NULL)
+        return FALSE;
+      caml_trainer_state_copy_free (run->checkpoint);
+      run->checkpoint = state;
+      run->checkpoint_step = d.rolled_back_to;
+      caml_run_set_lr (run, lr);
+      run->exp->optimizer.lr = lr;
+      int n_rows = 0;
+      g_free (caml_trainer_copy_rows (run->trainer, &n_rows));
+      run->seen_rows = n_rows;
+      run->last_sample_us = 0;
+      return caml_trainer_start (run->trainer, FALSE, error);
+    }
 
   /* A new trainer at the new rate, in the state of the checkpoint: the
    * weights, the optimizer's moments or sums, the em_steps phase, the batch

@@ -203,8 +203,13 @@ gboolean     caml_run_get_divergence (CamlRun *run, CamlDivergence *divergence);
  * (test, else train) was finite and at most twice the lowest so far; a
  * copy of the weights, the optimizer's state and the history — or the
  * state it was loaded with (caml_run_load_state), or else its initial
- * weights: the step it belongs to. */
+ * weights: the step it belongs to — the step Continue goes on from, which
+ * after a divergence that rolled back to the checkpoint or before it is
+ * that step. */
 long     caml_run_get_checkpoint_step (CamlRun *run);
+/* Before the run starts: whether it keeps those copies (TRUE); a run that
+ * will never be continued — a baseline — spares their time and memory. */
+void     caml_run_set_keep_checkpoints (CamlRun *run, gboolean keep);
 /* After a divergence (the trainer FAILED): goes back to the checkpoint,
  * drops the history after it, and trains the steps left with a new trainer
  * at learning rate lr, put in the checkpoint's state
@@ -212,8 +217,12 @@ long     caml_run_get_checkpoint_step (CamlRun *run);
  * em_steps phase and the batch order go on from there, so that the run is
  * the one stopped at the checkpoint and resumed at rate lr — and stays one
  * that can be saved and resumed. (Not from the step the engine rolled back
- * to: the updates just before a divergence are often already off course.)
- * A failure leaves the failed run as it was. */
+ * to: the updates just before a divergence are often already off course.
+ * When the divergence rolled back to the checkpoint or before it — the
+ * loss of the step right after the checkpoint failed, which no rate
+ * changes — the trainer goes on from the step it rolled back to, and that
+ * step's state becomes the checkpoint.) A failed restore leaves the failed
+ * run as it was. */
 gboolean caml_run_continue (CamlRun *run, double lr, GError **error);
 /* More steps for a run that finished or was stopped: `steps` in all, more
  * than it has done. It goes on where it ended, paused (resume it), with

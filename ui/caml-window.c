@@ -2009,6 +2009,8 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
                                job->parts_layer, on_run_notify, job->window, &error);
       if (job->run == NULL)
         job->run_error = g_strdup (error->message);
+      else if (job->kind == JOB_BASELINE)
+        caml_run_set_keep_checkpoints (job->run, FALSE);   /* never continued */
       /* Its trainer has not started: the weights load on this thread. */
       else if (job->weights != NULL && !caml_run_load_weights (job->run, job->weights, &error))
         job->weights_error = g_strdup (error->message);
