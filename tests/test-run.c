@@ -816,9 +816,11 @@ lr_bump_notify (gpointer user_data)
  * at 80 the divergence rolls back to 79 or 80 and Continue goes back to the
  * evaluation at 75 with a new trainer; at 75 (just after that evaluation)
  * the blown-up update is undone back to 75 itself, and the trainer goes on
- * from there — the same run either way. */
+ * from there — the same run either way. With `reopened`, the run blown up
+ * is the reference's state at 75 saved and opened again (Open Run): its
+ * checkpoint is the state it was opened with. */
 static void
-check_continue (double average_decay, long bump_at)
+check_continue (double average_decay, long bump_at, gboolean reopened)
 {
   GError *error = NULL;
   CamlExperiment *at75 = caml_experiment_load_data (RESUME_EXP (75), -1, "r75", &error);
@@ -829,6 +831,12 @@ check_continue (double average_decay, long bump_at)
 
   /* the reference: to step 75 at lr 0.02, then on at 0.01 */
   CamlRun *ref = resume_run (at75, NULL, NULL, TRUE);
+  g_autofree char *dir = g_dir_make_tmp ("caml-continue-XXXXXX", NULL);
+  g_autofree char *saved75 = g_build_filename (dir, "at75", NULL);
+  g_autofree char *weights75 = g_build_filename (saved75, "model.weights", NULL);
+  g_autofree char *state75 = g_build_filename (saved75, "trainer.state", NULL);
+  if (reopened && !caml_run_save_resumable (ref, saved75, &error))
+    fail_msg ("%s", error->message);
   caml_run_set_lr (ref, 0.01);
   assert_true (caml_run_extend (ref, 140, &error));
   caml_trainer_resume (caml_run_get_trainer (ref));
@@ -842,6 +850,9 @@ check_continue (double average_decay, long bump_at)
   caml_run_data_unref (data);
   assert_non_null (run);
   bump.run = run;
+  if (reopened && !(caml_run_load_weights (run, weights75, &error)
+                    && caml_run_load_state (run, state75, &error)))
+    fail_msg ("%s", error->message);
   assert_true (caml_trainer_start (caml_run_get_trainer (run), FALSE, &error));
   assert_int_equal (caml_trainer_join (caml_run_get_trainer (run)), CAML_TRAINER_FAILED);
   CamlDivergence where;
@@ -860,10 +871,10 @@ check_continue (double average_decay, long bump_at)
   assert_same_history (ref, run);
 
   /* … and it is saved as any run is */
-  g_autofree char *dir = g_dir_make_tmp ("caml-continue-XXXXXX", NULL);
-  if (!caml_run_save_resumable (run, dir, &error))
+  g_autofree char *saved_run = g_build_filename (dir, "continued", NULL);
+  if (!caml_run_save_resumable (run, saved_run, &error))
     fail_msg ("%s", error->message);
-  g_autofree char *saved = g_build_filename (dir, "experiment.json", NULL);
+  g_autofree char *saved = g_build_filename (saved_run, "experiment.json", NULL);
   CamlExperiment *back = caml_experiment_load_file (saved, &error);
   assert_non_null (back);
   assert_true (back->optimizer.lr == 0.01);
@@ -881,9 +892,10 @@ static void
 test_continue_run (void **state)
 {
   (void) state;
-  check_continue (0, 80);
-  check_continue (0, 75);
-  check_continue (0.9, 80);
+  check_continue (0, 80, FALSE);
+  check_continue (0, 75, FALSE);
+  check_continue (0.9, 80, FALSE);
+  check_continue (0, 78, TRUE);
 }
 
 /* A text run saved to go on: its weights file, made from a model of the
