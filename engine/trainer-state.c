@@ -264,7 +264,7 @@ caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
     {
       total += sizes[i];
       ok = (to[i] = g_try_malloc (MAX (sizes[i], 1))) != NULL;
-      if (ok)
+      if (ok && sizes[i] > 0)   /* an empty array's data may be NULL */
         memcpy (to[i], from[i], sizes[i]);
     }
   source_done_locked (trainer, swapped);
