@@ -355,8 +355,9 @@ run_progress (const CamlProgress *progress, gpointer user_data)
   /* A healthy evaluation: its loss (test, else train) is finite and within
    * twice the best so far. A run blowing up leaves the rows before it. The
    * whole state is kept — the optimizer's too — so that a run continued
-   * from it is the run stopped there and resumed. (A copy fails only when
-   * the latest update diverged: the run then ends, rolled back.) */
+   * from it is the run stopped there and resumed. (A copy that fails keeps
+   * the older one: the latest update diverged — the run then ends, rolled
+   * back — or there is no memory for it.) */
   if (progress->n_rows > run->seen_rows && progress->state != CAML_TRAINER_FAILED
       && !run->no_checkpoints)
     {
