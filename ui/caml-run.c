@@ -1232,46 +1232,77 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
       if (state == NULL)
         return FALSE;
       caml_trainer_state_copy_free (run->checkpoint);
-      run->checkpoint = state;
+      run->checkpoint = state;   /* the trainer's state either way */
       run->checkpoint_step = d.rolled_back_to;
+      double old_lr = run->lr;
+      int old_rows = run->seen_rows, n_rows = 0;
       caml_run_set_lr (run, lr);
-      run->exp->optimizer.lr = lr;
-      int n_rows = 0;
       g_free (caml_trainer_copy_rows (run->trainer, &n_rows));
-      run->seen_rows = n_rows;
+      run->seen_rows = n_rows;   /* read by the reports of the thread started next */
       run->last_sample_us = 0;
-      return caml_trainer_start (run->trainer, FALSE, error);
+      if (!caml_trainer_start (run->trainer, FALSE, error))
+        {
+          caml_run_set_lr (run, old_lr);   /* still failed, as it was */
+          run->seen_rows = old_rows;
+          return FALSE;
+        }
+      run->exp->optimizer.lr = lr;
+      return TRUE;
     }
 
   /* A new trainer at the new rate, in the state of the checkpoint: the
    * weights, the optimizer's moments or sums, the em_steps phase, the batch
    * order, the history up to there — as the run stopped at that step and
    * resumed would be. The steps after it are redone. */
+  size_t weight_bytes = run->model->n_weights * sizeof (float);
+  g_autofree float *failed_w = g_try_malloc (MAX (weight_bytes, 1));
+  if (failed_w == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "no memory for a copy of the weights (%zu bytes)", weight_bytes);
+      return FALSE;
+    }
+  memcpy (failed_w, run->model->w, weight_bytes);
   double old_lr = run->exp->optimizer.lr;
   int old_em_steps = run->exp->optimizer.em_steps;
   run->exp->optimizer.lr = lr;
   run->exp->optimizer.em_steps = run->em_steps;
   const CamlRunData *data = run->data;
   CamlTrainer *trainer = caml_trainer_new (run->exp, run->model, data->train, data->test);
-  if (run->checkpoint != NULL && !caml_trainer_state_restore (trainer, run->checkpoint, error))
+  gboolean ok = run->checkpoint != NULL
+                ? caml_trainer_state_restore (trainer, run->checkpoint, error)
+                : (memcpy (run->model->w, run->initial, weight_bytes), TRUE);
+  /* The new trainer's reports read run->trainer and run->seen_rows: both
+   * are set before its thread starts. The failed trainer's has ended. */
+  CamlTrainer *failed = run->trainer;
+  int failed_rows = run->seen_rows;
+  double failed_lr = run->lr;
+  if (ok)
     {
+      run->trainer = trainer;
+      run->lr = lr;
+      int n_rows = 0;
+      g_free (caml_trainer_copy_rows (trainer, &n_rows));
+      run->seen_rows = n_rows;
+      caml_trainer_set_progress_func (trainer, run_progress, run, 1);
+      /* The surface of the weights it goes on from is sampled by the
+       * trainer's thread at its first report (a forward over the grid is
+       * no work for the caller's, the main, thread). */
+      run->last_sample_us = 0;
+      ok = caml_trainer_start (trainer, FALSE, error);
+    }
+  if (!ok)
+    {
+      /* The failed run stays as it was, with the weights it rolled back to. */
+      run->trainer = failed;
+      run->seen_rows = failed_rows;
+      run->lr = failed_lr;
       caml_trainer_free (trainer);
+      memcpy (run->model->w, failed_w, weight_bytes);
       run->exp->optimizer.lr = old_lr;
       run->exp->optimizer.em_steps = old_em_steps;
-      return FALSE;   /* the failed run stays */
+      return FALSE;
     }
-  if (run->checkpoint == NULL)
-    memcpy (run->model->w, run->initial, run->model->n_weights * sizeof (float));
-  caml_trainer_free (run->trainer);
-  run->trainer = trainer;
-  run->lr = lr;
-  int n_rows = 0;
-  g_free (caml_trainer_copy_rows (trainer, &n_rows));
-  run->seen_rows = n_rows;
-  caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
-  /* The surface of the weights it goes on from is sampled by the trainer's
-   * thread at its first report (a forward over the grid is no work for
-   * the caller's, the main, thread). */
-  run->last_sample_us = 0;
-  return caml_trainer_start (run->trainer, FALSE, error);
+  caml_trainer_free (failed);
+  return TRUE;
 }
