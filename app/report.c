@@ -233,9 +233,14 @@ write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
                                               layer);
   g_autofree char *f_title = g_strdup_printf ("(1 − χ)·f₀: the default value w₀'s share, "
                                               "f₀ = %.3g", f0);
-  const char *fit_title = add_up ? "fitted surface = the sum of the two parts"
-                                 : "fitted surface (the parts do not add up: "
-                                   "the layers after are not affine)";
+  /* Under sigmoid cross-entropy the outputs are logits: the parts add up to
+   * the logit (whose sigmoid surface.png shows), and the targets, 0 and 1,
+   * are not on its scale. */
+  gboolean logits = exp->loss == CAML_LOSS_SIGMOID_XENT;
+  const char *fit_title = !add_up ? "fitted surface (the parts do not add up: "
+                                    "the layers after are not affine)"
+                          : logits ? "fitted logit = the sum of the two parts"
+                          : "fitted surface = the sum of the two parts";
   CamlPlotHeatmap *maps[] = {
     surface_heatmap (chi_title, "χ", chi, domain, TRUE, 0.0, 1.0, CAML_PLOT_COLORMAP_VIRIDIS,
                      train, FALSE),
@@ -243,8 +248,8 @@ write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
                      CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
     surface_heatmap (f_title, "output", at0, domain, FALSE, 0, 0,
                      CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
-    surface_heatmap (fit_title, "output", fit, domain, TRUE, vmin, vmax,
-                     CAML_PLOT_COLORMAP_VIRIDIS, train, TRUE),
+    surface_heatmap (fit_title, logits ? "logit" : "output", fit, domain, TRUE, vmin, vmax,
+                     CAML_PLOT_COLORMAP_VIRIDIS, train, !logits),
   };
   CamlPlotPanelCell cells_draw[G_N_ELEMENTS (maps)];
   for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
@@ -273,6 +278,8 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
   g_autofree float *fit = g_new (float, cells);
   if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, -1, NULL, error))
     return FALSE;
+  caml_loss_predict (exp->loss, fit, cells);   /* probabilities, not logits */
+  const char *fit_label = exp->loss == CAML_LOSS_SIGMOID_XENT ? "sigmoid(output)" : "output";
 
   GPtrArray *maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
   double vmin = INFINITY, vmax = -INFINITY;
@@ -304,7 +311,7 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
     }
   g_autofree char *fit_title = g_strdup_printf ("%s: fitted surface, %d training points",
                                                 exp->name ? exp->name : "model", train->n);
-  g_ptr_array_add (maps, surface_heatmap (fit_title, "output", fit, domain,
+  g_ptr_array_add (maps, surface_heatmap (fit_title, fit_label, fit, domain,
                                           isfinite (vmin), vmin, vmax,
                                           CAML_PLOT_COLORMAP_VIRIDIS, train, TRUE));
 

@@ -389,6 +389,10 @@ extern const char *const caml_loss_names[]; /* NULL-terminated */
 
 /* Width of one target row: 1 for softmax (a class index), D otherwise. */
 int   caml_loss_target_width (CamlLossKind kind, int d);
+/* The model's outputs as predictions in the targets' units, in place:
+ * sigmoid under sigmoid cross-entropy (the outputs are logits), unchanged
+ * under mse. Softmax's outputs are read as classes (argmax), not here. */
+void  caml_loss_predict (CamlLossKind kind, float *values, size_t n);
 /* Returns the loss averaged over the batch; writes dpred (N, D) if non-NULL. */
 float caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
                          const float *target, int n, int d);

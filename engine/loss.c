@@ -13,6 +13,14 @@ caml_loss_target_width (CamlLossKind kind, int d)
   return kind == CAML_LOSS_SOFTMAX_XENT ? 1 : d;
 }
 
+void
+caml_loss_predict (CamlLossKind kind, float *values, size_t n)
+{
+  if (kind == CAML_LOSS_SIGMOID_XENT)
+    for (size_t i = 0; i < n; i++)
+      values[i] = caml_sigmoidf (values[i]);
+}
+
 /* pred (N, D); target (N, target_width); dpred (N, D) or NULL. */
 float
 caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,

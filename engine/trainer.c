@@ -121,9 +121,15 @@ evaluate_with (CamlModel *model, CamlLossKind loss, const CamlDataset *set, floa
           const float *t = y + (size_t) i * yw;
           if (!classification)
             {
+              /* Of the predictions: probabilities under sigmoid
+               * cross-entropy, not its logits. */
               double se = 0.0;
               for (size_t j = 0; j < d && j < (size_t) yw; j++)
-                se += ((double) p[j] - t[j]) * ((double) p[j] - t[j]);
+                {
+                  float q = p[j];
+                  caml_loss_predict (loss, &q, 1);
+                  se += ((double) q - t[j]) * ((double) q - t[j]);
+                }
               metric_sum += se / (double) d;
             }
           else

@@ -1479,6 +1479,22 @@ test_evaluate (void **state)
   caml_evaluate (model, CAML_LOSS_MSE, set, &loss, &metric);
   assert_near (metric, want_mse, 1e-6);
   assert_near (loss, want_mse, 1e-4);
+
+  /* Under sigmoid cross-entropy the outputs are logits: the MSE is of their
+   * sigmoid, the predicted probabilities, against targets in [0, 1]. */
+  double want_prob_mse = 0.0, want_xent = 0.0;
+  for (int i = 0; i < 2 * n; i++)
+    {
+      set->y[i] = (float) (i % 5) * 0.25f;
+      double z = set->x[i], q = 1.0 / (1.0 + exp (-z)), y = set->y[i];
+      want_prob_mse += (q - y) * (q - y);
+      want_xent += -(y * log (q) + (1 - y) * log (1 - q));
+    }
+  want_prob_mse /= 2.0 * n;
+  want_xent /= 2.0 * n;
+  caml_evaluate (model, CAML_LOSS_SIGMOID_XENT, set, &loss, &metric);
+  assert_near (metric, want_prob_mse, 1e-6);
+  assert_near (loss, want_xent, 1e-4);
   caml_dataset_free (set);
 
   caml_model_free (model);

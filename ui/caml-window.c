@@ -767,10 +767,20 @@ surface_heatmap (CamlWindow *self, const char *title, const char *value_label,
                                 domain[3], px, py, point_values ? pv : NULL, n);
 }
 
+/* Whether the model's outputs are logits (sigmoid cross-entropy): the
+ * surface then shows their sigmoid, the predictions, and the parts page
+ * the logits the parts add up to. */
+static gboolean
+outputs_are_logits (CamlWindow *self)
+{
+  return caml_run_get_experiment (self->run)->loss == CAML_LOSS_SIGMOID_XENT;
+}
+
 /* Colours keep one meaning while training: the targets' range, widened to
- * the fit only where it goes beyond them (never clipped to look in range). */
+ * the fit (predictions) only where it goes beyond them (never clipped to
+ * look in range). */
 static void
-target_range (CamlWindow *self, double *lo, double *hi)
+target_range (CamlWindow *self, const float *fit, double *lo, double *hi)
 {
   const CamlDataset *train = caml_run_get_train (self->run);
   double vmin = INFINITY, vmax = -INFINITY;
@@ -782,11 +792,11 @@ target_range (CamlWindow *self, double *lo, double *hi)
     }
   /* … and the fit's, where it goes beyond them: a diverged model whose
    * output is −1 everywhere was drawn as the targets' 0, clipped. */
-  for (size_t i = 0; self->fit != NULL && i < (size_t) SURFACE_GRID * SURFACE_GRID; i++)
-    if (isfinite (self->fit[i]))
+  for (size_t i = 0; fit != NULL && i < (size_t) SURFACE_GRID * SURFACE_GRID; i++)
+    if (isfinite (fit[i]))
       {
-        vmin = fmin (vmin, self->fit[i]);
-        vmax = fmax (vmax, self->fit[i]);
+        vmin = fmin (vmin, fit[i]);
+        vmax = fmax (vmax, fit[i]);
       }
   if (!(vmax > vmin))
     {
@@ -797,7 +807,17 @@ target_range (CamlWindow *self, double *lo, double *hi)
   *hi = vmax;
 }
 
-static void rebuild_parts_plots (CamlWindow *self, double vmin, double vmax);
+/* The fit as predictions (a copy). */
+static float *
+predicted_fit (CamlWindow *self)
+{
+  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+  float *fit = g_memdup2 (self->fit, cells * sizeof (float));
+  caml_loss_predict (caml_run_get_experiment (self->run)->loss, fit, cells);
+  return fit;
+}
+
+static void rebuild_parts_plots (CamlWindow *self);
 static void clear_accuracy (CamlWindow *self);
 static void start_baseline_if_wanted (CamlWindow *self);
 
@@ -810,11 +830,14 @@ rebuild_surface_plots (CamlWindow *self)
   size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
   double vmin, vmax;
 
-  target_range (self, &vmin, &vmax);
+  g_autofree float *predicted = predicted_fit (self);
+  target_range (self, predicted, &vmin, &vmax);
   g_autofree char *title = g_strdup_printf ("fitted surface, step %ld, %d training points",
                                             self->progress.step, train->n);
-  CamlPlotHeatmap *fit = surface_heatmap (self, title, "output", self->fit, TRUE, vmin, vmax,
-                                          TRUE);
+  CamlPlotHeatmap *fit = surface_heatmap (self, title,
+                                          outputs_are_logits (self) ? "sigmoid(output)"
+                                                                    : "output",
+                                          predicted, TRUE, vmin, vmax, TRUE);
   caml_plot_view_set_heatmaps (self->surface_view, &fit, 1);
 
   if (n_chi == 0)
@@ -836,11 +859,11 @@ rebuild_surface_plots (CamlWindow *self)
   /* The parts page is prepared only while it is shown (four more maps
    * each update): switching to it, or exporting it, prepares it. */
   if (g_str_equal (gtk_stack_get_visible_child_name (self->plots_stack), "parts"))
-    rebuild_parts_plots (self, vmin, vmax);
+    rebuild_parts_plots (self);
 }
 
 static void
-rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
+rebuild_parts_plots (CamlWindow *self)
 {
   int n_chi = caml_run_get_n_chi (self->run);
   size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
@@ -860,6 +883,29 @@ rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
       caml_plot_view_set_placeholder (self->parts_view, "this model has no CA-NN layer");
       return;
     }
+  /* On the fit's colour scale: the predictions' under mse; the logits'
+   * under sigmoid cross-entropy, where the parts add up to the logit (the
+   * targets, 0 and 1, are not on that scale: the points are not coloured). */
+  gboolean logits = outputs_are_logits (self);
+  double vmin, vmax;
+  if (logits)
+    {
+      vmin = INFINITY;
+      vmax = -INFINITY;
+      for (size_t i = 0; i < cells; i++)
+        if (isfinite (self->fit[i]))
+          {
+            vmin = fmin (vmin, self->fit[i]);
+            vmax = fmax (vmax, self->fit[i]);
+          }
+      if (!(vmax > vmin))
+        {
+          vmin = (isfinite (vmin) ? vmin : 0) - 0.5;
+          vmax = vmin + 1;
+        }
+    }
+  else
+    target_range (self, self->fit, &vmin, &vmax);
   float f0 = self->default_part[0];
   g_autofree float *default_share = g_new (float, cells);
   g_autofree float *value_share = g_new (float, cells);
@@ -874,8 +920,10 @@ rebuild_parts_plots (CamlWindow *self, double vmin, double vmax)
                      vmax, FALSE),
     surface_heatmap (self, "(1 − χ)·f₀: default value w₀", f_label, default_share, FALSE, 0, 0,
                      FALSE),
-    surface_heatmap (self, add_up ? "fit = the sum of the parts" : "fit ≠ sum (not affine after)",
-                     "output", self->fit, TRUE, vmin, vmax, TRUE),
+    surface_heatmap (self, add_up ? (logits ? "logit = the sum of the parts"
+                                            : "fit = the sum of the parts")
+                                  : "fit ≠ sum (not affine after)",
+                     logits ? "logit" : "output", self->fit, TRUE, vmin, vmax, !logits),
   };
   caml_plot_view_set_heatmaps (self->parts_view, parts, 4);
 }
@@ -3333,9 +3381,7 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
   if (g_str_equal (page, "parts") && self->run != NULL && self->fit != NULL
       && self->surface_version != 0)
     {
-      double vmin, vmax;
-      target_range (self, &vmin, &vmax);
-      rebuild_parts_plots (self, vmin, vmax);
+      rebuild_parts_plots (self);   /* prepared only while shown */
     }
   if (g_str_equal (page, "words"))
     rebuild_words_plots (self);
@@ -3467,9 +3513,7 @@ action_export_plot (GSimpleAction *action, GVariant *param, gpointer user_data)
   if (g_str_equal (what, "parts") && self->run != NULL && self->fit != NULL
       && self->surface_version != 0)
     {
-      double vmin, vmax;   /* prepared only while shown: prepare it now */
-      target_range (self, &vmin, &vmax);
-      rebuild_parts_plots (self, vmin, vmax);
+      rebuild_parts_plots (self);   /* prepared only while shown */
     }
   if (g_str_equal (what, "words"))
     rebuild_words_plots (self);
