@@ -150,9 +150,6 @@ kernel_depth (const CamlExperiment *exp)
                           depth ? ", depth " : "", depth ? depth : "");
 }
 
-/* -k and -d not given */
-#define NOT_GIVEN G_MININT
-
 /* A step count given on the command line: 1…MAX_STEPS. */
 static gboolean
 check_steps (const char *option, int value, GError **error)
@@ -314,7 +311,8 @@ caml_cli_bench (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *out_path = NULL;
   g_auto (GStrv) args = NULL, layer_options = NULL;
-  int kernel = NOT_GIVEN, depth = NOT_GIVEN, warmup = 50, steps = 500, profile = 100;
+  int kernel = CAML_CLI_NOT_GIVEN, depth = CAML_CLI_NOT_GIVEN;
+  int warmup = 50, steps = 500, profile = 100;
   gboolean synthetic = FALSE;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
@@ -395,12 +393,12 @@ caml_cli_bench (int argc, char **argv)
   char *sizes = NULL;   /* ", kernel K, depth D" */
   /* The default experiment is timed with kernel 8, depth 8 (as
    * bench/torch_reference.py); one that was named keeps its own unless -k or
-   * -d says otherwise (0 keeps it too). */
+   * -d says otherwise. */
   gboolean named = preset != NULL || args != NULL;
-  if (kernel == NOT_GIVEN)
-    kernel = named ? 0 : 8;
-  if (depth == NOT_GIVEN)
-    depth = named ? 0 : 8;
+  if (kernel == CAML_CLI_NOT_GIVEN && !named)
+    kernel = 8;
+  if (depth == CAML_CLI_NOT_GIVEN && !named)
+    depth = 8;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))
     {
       g_printerr ("caml bench: %s\n", error->message);

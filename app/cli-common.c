@@ -228,27 +228,21 @@ caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kerne
       if (!apply_one (exp, key, eq + 1, error))
         return FALSE;
     }
-  if (kernel < 0 || depth < 0)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "--%s: %d is not a size (give a positive number, or leave it out to "
-                   "keep the experiment's)", kernel < 0 ? "kernel" : "depth",
-                   kernel < 0 ? kernel : depth);
-      return FALSE;
-    }
-  char number[32];
-  if (kernel > 0)
-    {
-      g_snprintf (number, sizeof number, "%d", kernel);
-      if (!apply_one (exp, "kernel", number, error))
-        return FALSE;
-    }
-  if (depth > 0)
-    {
-      g_snprintf (number, sizeof number, "%d", depth);
-      if (!apply_one (exp, "depth", number, error))
-        return FALSE;
-    }
+  const char *names[] = { "kernel", "depth" };
+  int values[] = { kernel, depth };
+  for (int i = 0; i < 2; i++)
+    if (values[i] != CAML_CLI_NOT_GIVEN)
+      {
+        char number[32];
+        g_snprintf (number, sizeof number, "%d", values[i]);
+        g_autoptr (GError) local = NULL;
+        if (!apply_one (exp, names[i], number, &local))
+          {
+            g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "--%s %d: %s", names[i],
+                         values[i], local->message);
+            return FALSE;
+          }
+      }
   return TRUE;
 }
 

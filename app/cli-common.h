@@ -30,9 +30,14 @@ gboolean caml_cli_check_output_file (const char *path, GError **error);
 /* name as one safe path component ("experiment" when empty); free with g_free. */
 char *caml_cli_safe_name (const char *name);
 
-/* Applies KEY=VALUE assignments (and kernel/depth when > 0; < 0 is an error) to every layer
- * that has the option KEY; N.KEY=VALUE applies to layer N only. VALUE is a number, a choice name or true/false.
- * An assignment that no layer takes, or a bad value, is an error. */
+/* The value of -k and -d when they are not given. */
+#define CAML_CLI_NOT_GIVEN G_MININT
+
+/* Applies KEY=VALUE assignments to every layer that has the option KEY;
+ * N.KEY=VALUE applies to layer N only. VALUE is a number, a choice name or
+ * true/false. Then kernel and depth (-k, -d) unless CAML_CLI_NOT_GIVEN, as
+ * kernel=K and depth=D. An assignment that no layer takes, or a bad value
+ * (0 and negative sizes included), is an error. */
 gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
                                        int kernel, int depth, GError **error);
 

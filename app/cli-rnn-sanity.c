@@ -321,8 +321,10 @@ caml_cli_rnn_sanity (int argc, char **argv)
           g_autofree char *width = units != G_MININT ? g_strdup_printf ("1.units=%d", units)
                                                      : NULL;
           char *list[] = { width, NULL };
-          if (!caml_cli_apply_layer_options (exps[c], layer_options, 0, 0, &error)
-              || !caml_cli_apply_layer_options (exps[c], list, 0, 0, &error))
+          if (!caml_cli_apply_layer_options (exps[c], layer_options,
+                                             CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error)
+              || !caml_cli_apply_layer_options (exps[c], list,
+                                                CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error))
             status = 2;
         }
     }

@@ -495,7 +495,8 @@ caml_cli_sweep (int argc, char **argv)
     exp->seed = (guint64) seed;
   if (steps > 0)
     exp->steps = (int) steps;
-  if (!caml_cli_apply_layer_options (exp, layer_options, 0, 0, &error))
+  if (!caml_cli_apply_layer_options (exp, layer_options,
+                                     CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error))
     {
       g_printerr ("caml sweep: %s\n", error->message);
       caml_experiment_free (exp);
@@ -524,7 +525,8 @@ caml_cli_sweep (int argc, char **argv)
         CamlExperiment *probe = caml_experiment_copy (exp);
         g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key, axes[a].values[v]);
         char *list[] = { assign, NULL };
-        gboolean ok = caml_cli_apply_layer_options (probe, list, 0, 0, &error);
+        gboolean ok = caml_cli_apply_layer_options (probe, list,
+                                                    CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error);
         caml_experiment_free (probe);
         if (!ok)
           {
@@ -574,7 +576,8 @@ caml_cli_sweep (int argc, char **argv)
           g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key,
                                                      axes[a].values[index[a]]);
           char *list[] = { assign, NULL };
-          caml_cli_apply_layer_options (run, list, 0, 0, NULL);
+          caml_cli_apply_layer_options (run, list,
+                                        CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, NULL);
         }
       g_autofree char *label = run_label (axes, n_axes, index);
       for (int base = 0; base <= (no_baseline ? 0 : 1); base++)

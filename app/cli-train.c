@@ -1127,7 +1127,7 @@ caml_cli_train (int argc, char **argv)
   g_autofree char *preset = NULL, *out_dir = NULL, *sigma_steps = NULL;
   g_auto (GStrv) layer_options = NULL;
   gint64 seed = UNSET, steps = UNSET;
-  int kernel = 0, depth = 0;
+  int kernel = CAML_CLI_NOT_GIVEN, depth = CAML_CLI_NOT_GIVEN;
   double validation = -1;
   g_autofree char *init_weights = NULL, *resume = NULL;
   gboolean quiet = FALSE, plain = FALSE, sigma_stretch = FALSE;
@@ -1300,7 +1300,8 @@ caml_cli_train (int argc, char **argv)
       /* the run goes on as it was set up: nothing that would change it */
       const char *other = preset ? "--preset" : args && args[0] ? args[0]
                           : seed != UNSET ? "--seed" : init_weights ? "--init-weights"
-                          : kernel ? "--kernel" : depth ? "--depth"
+                          : kernel != CAML_CLI_NOT_GIVEN ? "--kernel"
+                          : depth != CAML_CLI_NOT_GIVEN ? "--depth"
                           : layer_options ? "--layer-option" : validation != -1 ? "--validation"
                           : NULL;
       if (other != NULL)

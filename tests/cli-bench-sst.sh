@@ -14,7 +14,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-bench-sst.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
 status=0
-"$caml" bench --preset sst-average -k 0 -d 0 --warmup 1 -n 2 --profile-steps 2 \
+"$caml" bench --preset sst-average --warmup 1 -n 2 --profile-steps 2 \
   --json "$dir/sst.json" >"$dir/out" 2>"$dir/err" || status=$?
 [ $status -eq 0 ] || { echo "bench sst-average: exit status $status"; cat "$dir/out" "$dir/err"; exit 1; }
 grep -q '^training: .* steps/s' "$dir/out" || { echo "no training line"; cat "$dir/out"; exit 1; }

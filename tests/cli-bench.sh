@@ -23,15 +23,15 @@ expect_usage () {
 # Step counts: each in 1…1000000000, and warm-up + timed steps too (their
 # sum overflowed an int and the run reported negative steps).
 expect_usage "--warmup 2147483647 -n 1" "^caml bench: --warmup 2147483647: expected" \
-  --preset xor-ca-nn -k 0 -d 0 --warmup 2147483647 -n 1
+  --preset xor-ca-nn --warmup 2147483647 -n 1
 expect_usage "--warmup 600000000 -n 600000000" \
   "^caml bench: --warmup 600000000 + --steps 600000000: at most 1000000000 steps in all" \
-  --preset xor-ca-nn -k 0 -d 0 --warmup 600000000 -n 600000000
+  --preset xor-ca-nn --warmup 600000000 -n 600000000
 expect_usage "-n 0" "^caml bench: --steps 0: expected a number of steps in 1…1000000000" \
-  --preset xor-ca-nn -k 0 -d 0 -n 0
-expect_usage "--warmup -3" "^caml bench: --warmup -3:" --preset xor-ca-nn -k 0 -d 0 --warmup -3
+  --preset xor-ca-nn -n 0
+expect_usage "--warmup -3" "^caml bench: --warmup -3:" --preset xor-ca-nn --warmup -3
 expect_usage "--profile-steps 1000000001" "^caml bench: --profile-steps 1000000001:" \
-  --preset xor-ca-nn -k 0 -d 0 --profile-steps 1000000001
+  --preset xor-ca-nn --profile-steps 1000000001
 
 have_python=no
 if command -v python3 >/dev/null 2>&1 && python3 -c 1 2>/dev/null; then
@@ -54,7 +54,7 @@ json.load(open(sys.argv[1]), parse_constant=bad)' "$1" || { cat "$1"; exit 1; }
 # xor-nn2's layers each take about a microsecond on 4 samples: some of its
 # timings are 0 µs, whose GFLOP/s were inf (printed "inf", written "inf.0").
 for i in 1 2 3; do
-  "$caml" bench --preset xor-nn2 -k 0 -d 0 --warmup 1 -n 1 --profile-steps 1 \
+  "$caml" bench --preset xor-nn2 --warmup 1 -n 1 --profile-steps 1 \
     --json "$dir/xor.json" >"$dir/out" 2>"$dir/err" \
     || { echo "bench xor-nn2 failed"; cat "$dir/out" "$dir/err"; exit 1; }
   check_json "$dir/xor.json"
@@ -68,7 +68,7 @@ done
 # (SIGSEGV) and the timed run's figures were lost with it.
 for preset in rnn-sanity-ca-rnn rnn-sanity-lstm; do
   status=0
-  "$caml" bench --preset $preset -k 0 -d 0 --warmup 1 -n 2 --profile-steps 3 \
+  "$caml" bench --preset $preset --warmup 1 -n 2 --profile-steps 3 \
     --json "$dir/$preset.json" >"$dir/out" 2>"$dir/err" || status=$?
   [ $status -eq 0 ] || { echo "bench $preset: exit status $status"; cat "$dir/out" "$dir/err"; exit 1; }
   grep -q '^training: .* steps/s' "$dir/out" || { echo "bench $preset: no training line"; cat "$dir/out"; exit 1; }
@@ -79,12 +79,12 @@ for preset in rnn-sanity-ca-rnn rnn-sanity-lstm; do
 done
 
 # The report names the data trained on (it said "MNIST data" for all).
-"$caml" bench --preset xor-ca-nn -k 0 -d 0 --warmup 1 -n 1 --profile-steps 1 \
+"$caml" bench --preset xor-ca-nn --warmup 1 -n 1 --profile-steps 1 \
   --json "$dir/xor.json" >"$dir/out"
 grep -q '^xor-ca-nn, data: xor (4 training samples), batch 4,' "$dir/out" \
   || { echo "bench xor-ca-nn does not name its data"; cat "$dir/out"; exit 1; }
 grep -q '"data" : "xor"' "$dir/xor.json" || { echo "xor.json does not name its data"; exit 1; }
-"$caml" bench --preset rnn-sanity-lstm -k 0 -d 0 --warmup 1 -n 1 --profile-steps 1 >"$dir/out"
+"$caml" bench --preset rnn-sanity-lstm --warmup 1 -n 1 --profile-steps 1 >"$dir/out"
 grep -q '^rnn-sanity-lstm, data: rnn_sanity (2 training samples),' "$dir/out" \
   || { echo "bench rnn-sanity-lstm does not name its data"; cat "$dir/out"; exit 1; }
 printf 'a good film\t1\na bad film\t0\nso good\t1\nso bad\t0\ngood\t1\nbad\t0\n' >"$dir/train.tsv"
@@ -103,7 +103,7 @@ cat >"$dir/words.json" <<'J'
   "training": { "steps": 10, "batch_size": 2, "eval_every": 10 }
 }
 J
-"$caml" bench "$dir/words.json" -k 0 -d 0 --warmup 1 -n 2 --profile-steps 2 \
+"$caml" bench "$dir/words.json" --warmup 1 -n 2 --profile-steps 2 \
   --json "$dir/words-bench.json" >"$dir/out"
 grep -q "^words, data: text $dir/train.tsv (6 training samples), batch 2," "$dir/out" \
   || { echo "bench of a text file does not name it"; cat "$dir/out"; exit 1; }
@@ -134,7 +134,7 @@ case $head in
   "mnist-ca-cnn-nopool, kernel 8, depth 8, "*) ;;
   *) echo "bench (default): $head"; exit 1 ;;
 esac
-# A preset without convolutional layers needs no -k 0 -d 0 now, and its
+# A preset without convolutional layers needs no now, and its
 # first line names no kernel.
 head=$(bench_head --preset xor-ca-nn)
 case $head in
@@ -149,7 +149,7 @@ expect_usage "-k 3 on xor-ca-nn" 'no layer of this experiment has an option "ker
 # out after the whole benchmark): 10⁸ xor steps would take minutes.
 : >"$dir/regular"
 status=0
-timeout 30 "$caml" bench --preset xor-ca-nn -k 0 -d 0 --warmup 1 -n 100000000 \
+timeout 30 "$caml" bench --preset xor-ca-nn --warmup 1 -n 100000000 \
   --json "$dir/regular/bench.json" >"$dir/out" 2>"$dir/err" || status=$?
 [ $status -eq 1 ] || { echo "--json under a regular file: exit status $status, not 1"; cat "$dir/out" "$dir/err"; exit 1; }
 grep -q "^caml bench: --json $dir/regular/bench.json: cannot save into $dir/regular: " "$dir/err" \
@@ -164,6 +164,6 @@ grep -q 'runs OpenBLAS single-threaded' "$dir/out" || { echo "bench --help: no w
 
 # --synthetic images cannot stand in for other data: a usage error.
 expect_usage "--synthetic on xor" "^caml bench: --synthetic: makes 28×28 images, but xor-ca-nn trains on xor data" \
-  --preset xor-ca-nn -k 0 -d 0 --synthetic
+  --preset xor-ca-nn --synthetic
 
 echo ok

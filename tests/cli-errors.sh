@@ -31,7 +31,16 @@ expect 2 '^caml train: --steps -1: expected a whole number in 1…1000000000$' \
 ! grep -q -- '--seed' err.txt || { echo "FAIL: --steps -1 named --seed"; cat err.txt; exit 1; }
 expect 2 '^caml train: --seed -1: expected a whole number in 0…' "$caml" train --preset xor-ca-nn -s -1 -o u1
 ! grep -q -- '--steps' err.txt || { echo "FAIL: --seed -1 named --steps"; cat err.txt; exit 1; }
-expect 2 'kernel: -3 is not a size' "$caml" train --preset mnist-ca-cnn -k -3 -o u1
+expect 2 '^caml train: --kernel -3: layer 0 \(ca_cnn\): kernel: -3 is out of range 1…32$' \
+  "$caml" train --preset mnist-ca-cnn -k -3 -o u1
+# 0 was read as "not given" and the preset's 5 kept, silently.
+expect 2 '^caml train: --kernel 0: layer 0 \(ca_cnn\): kernel: 0 is out of range 1…32$' \
+  "$caml" train --preset mnist-ca-cnn -k 0 -o u1
+expect 2 '^caml train: --depth 0: layer 0 \(ca_cnn\): depth: 0 is out of range' \
+  "$caml" train --preset mnist-ca-cnn -d 0 -o u1
+expect 2 '^caml bench: --kernel 0: ' "$caml" bench -k 0 --synthetic -n 5
+expect 2 '^caml train: --kernel 0: no layer of this experiment has an option "kernel"$' \
+  "$caml" train --preset surface-ca-nn-1 -k 0 -o u1
 expect 2 'units: "0x10" is not a number' "$caml" train --preset xor-ca-nn -O units=0x10 -o u1
 expect 2 'units: "nan" is not a number' "$caml" train --preset xor-ca-nn -O units=nan -o u1
 expect 2 'give either --preset NAME or one' "$caml" train --preset xor-ca-nn x.json -o u1

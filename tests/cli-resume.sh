@@ -135,6 +135,9 @@ refused "--resume goes on with the experiment saved in $dir/part/: --seed cannot
   --resume "$dir/part" -n 700 --seed 3
 refused "--resume goes on with the experiment saved in $dir/part/: $dir/exp.json cannot be given with it" 2 \
   --resume "$dir/part" "$dir/exp.json"
+# -k 0 was read as "not given" and let through.
+refused "--resume goes on with the experiment saved in $dir/part/: --kernel cannot be given with it" 2 \
+  --resume "$dir/part" -n 700 -k 0
 refused "--resume: the run in $dir/part has done 600 steps, so 600 in all would add none: give --steps N above 600 to train further" 1 \
   --resume "$dir/part"
 cp "$dir/part/model.weights" "$dir/saved.weights"
