@@ -700,6 +700,62 @@ written (Save *s, gboolean ok, GError **error)
   return kept (s->problems, ok, error);
 }
 
+/* The step of a σ-map's file name, "sigma-stepN.png"; -1 for any other name. */
+static long
+sigma_file_step (const char *name)
+{
+  const char *digits = name + strlen ("sigma-step");
+  if (!g_str_has_prefix (name, "sigma-step") || !g_str_has_suffix (name, ".png")
+      || !g_ascii_isdigit (*digits))
+    return -1;
+  guint64 step;
+  g_autofree char *number = g_strndup (digits, strlen (digits) - strlen (".png"));
+  if (!g_ascii_string_to_unsigned (number, 10, 0, G_MAXLONG, &step, NULL))
+    return -1;
+  return (long) step;
+}
+
+static int
+compare_longs (gconstpointer a, gconstpointer b)
+{
+  long x = *(const long *) a, y = *(const long *) b;
+  return (x > y) - (x < y);
+}
+
+/* A resumed run cannot draw the σ-maps of the steps before it went on: the
+ * ones the run it goes on with left in its directory, at those steps, are
+ * copied beside the new results (which replace that directory's, or go to
+ * --out). Appends their names to `names`. */
+static gboolean
+keep_earlier_sigma_maps (Save *s, GString *names, GError **error)
+{
+  const char *from = s->how->resume_dir;
+  g_autoptr (GDir) dir = from != NULL ? g_dir_open (from, 0, NULL) : NULL;
+  if (dir == NULL)
+    return TRUE;
+  g_autoptr (GArray) steps = g_array_new (FALSE, FALSE, sizeof (long));
+  const char *name;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      long step = sigma_file_step (name);
+      g_autofree char *target = g_build_filename (s->dir, name, NULL);
+      if (step >= 0 && step <= s->resumed_step && !g_file_test (target, G_FILE_TEST_EXISTS))
+        g_array_append_val (steps, step);
+    }
+  g_array_sort (steps, compare_longs);
+  for (guint i = 0; i < steps->len; i++)
+    {
+      g_autofree char *file = g_strdup_printf ("sigma-step%ld.png",
+                                               g_array_index (steps, long, i));
+      g_autoptr (GFile) source = g_file_new_build_filename (from, file, NULL);
+      g_autoptr (GFile) target = g_file_new_build_filename (s->dir, file, NULL);
+      if (!g_file_copy (source, target, G_FILE_COPY_NONE, NULL, NULL, NULL, error))
+        return FALSE;
+      g_string_append_printf (names, ", %s", file);
+    }
+  return TRUE;
+}
+
 static gpointer
 save_results (gpointer user_data)
 {
@@ -767,6 +823,11 @@ save_results (gpointer user_data)
       else
         s->written_all = FALSE;
     }
+
+  g_autoptr (GString) sigma_kept = g_string_new (NULL);
+  if (!written (s, keep_earlier_sigma_maps (s, sigma_kept, &error), &error))
+    s->written_all = FALSE;
+  g_string_prepend (sigma_written, sigma_kept->str);
 
   g_autofree char *metrics_path = g_build_filename (s->dir, "metrics.csv", NULL);
   g_autofree char *summary_path = g_build_filename (s->dir, "summary.json", NULL);

@@ -52,6 +52,25 @@ for run in fixed stretched; do
   done
   grep -q '"sigma_auc"' "$dir/$run/summary.json" || fail "$run: no sigma_auc" "$dir/$run/summary.json"
 done
+# A resumed run cannot draw the maps of the steps before it went on: it keeps
+# the earlier run's (they were deleted with its other results), in its
+# directory or at --out, and lists them.
+cp -r "$dir/fixed" "$dir/resumed"
+cmp -s "$dir/fixed/sigma-step10.png" "$dir/resumed/sigma-step10.png" || fail "cp -r"
+"$caml" train --resume "$dir/resumed" -n 30 --sigma-steps 10,last -q >"$dir/r.txt" 2>&1 \
+  || fail "resuming failed" "$dir/r.txt"
+"$caml" train --resume "$dir/fixed" -n 30 --sigma-steps 25 -q -o "$dir/elsewhere" \
+  >"$dir/e.txt" 2>&1 || fail "resuming into --out failed" "$dir/e.txt"
+for run in resumed elsewhere; do
+  for step in 10 20; do
+    cmp -s "$dir/fixed/sigma-step$step.png" "$dir/$run/sigma-step$step.png" \
+      || fail "$run: the σ-map of step $step was not kept" "$dir/r.txt"
+  done
+done
+[ -s "$dir/resumed/sigma-step30.png" ] && [ -s "$dir/elsewhere/sigma-step25.png" ] \
+  || fail "the resumed runs' own σ-maps" "$dir/r.txt"
+grep -q 'sigma-step10.png, sigma-step20.png, sigma-step30.png)$' "$dir/r.txt" \
+  || fail "the kept maps are not listed" "$dir/r.txt"
 grep -q '^sigma_auc .*; σ-maps of layer 0 (ca_cnn))$' "$dir/t.txt" || fail "no sigma_auc line naming the layer" "$dir/t.txt"
 # summary.json says whose σ-maps sigma_auc is of
 grep -q '"sigma_layer" : 0,' "$dir/fixed/summary.json" && grep -q '"sigma_layer_type" : "ca_cnn"' "$dir/fixed/summary.json" \
