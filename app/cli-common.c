@@ -104,12 +104,23 @@ caml_cli_check_output_file (const char *path, GError **error)
 
 /* A default output path from an experiment's name: one path component, so
  * a name like "../x" or "/tmp/x" cannot place results outside runs/. */
+#define SAFE_NAME_BYTES 100
+
 char *
 caml_cli_safe_name (const char *name)
 {
   if (name == NULL || *name == '\0')
     return g_strdup ("experiment");
-  char *safe = g_strdup (name);
+  /* At most SAFE_NAME_BYTES, cut at a character's start: with "-seed0" and
+   * the like after it, well within a file name's 255 bytes. */
+  size_t length = strlen (name);
+  if (length > SAFE_NAME_BYTES)
+    {
+      length = SAFE_NAME_BYTES;
+      while (length > 0 && ((guchar) name[length] & 0xC0) == 0x80)
+        length--;
+    }
+  char *safe = g_strndup (name, length);
   for (char *c = safe; *c != '\0'; c++)
     if (*c == '/' || *c == '\\' || g_ascii_iscntrl (*c))
       *c = '_';

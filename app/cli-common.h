@@ -27,7 +27,8 @@ gboolean caml_cli_ensure_dir (const char *dir, GError **error);
 /* Checks, before any work, that caml_file_replace can write the file path
  * later: its folder exists and takes files, and path is no folder. */
 gboolean caml_cli_check_output_file (const char *path, GError **error);
-/* name as one safe path component ("experiment" when empty); free with g_free. */
+/* name as one safe path component ("experiment" when empty; its first 100
+ * bytes when longer, whole characters); free with g_free. */
 char *caml_cli_safe_name (const char *name);
 
 /* The value of -k and -d when they are not given. */

@@ -28,4 +28,13 @@ grep -q '"experiment" : "caf' "$dir/r/summary.json" || fail "summary.json names 
 ! grep -q 'not valid UTF-8' "$dir/t.txt" || fail "a title was refused" "$dir/t.txt"
 "$caml" eval "$dir/r/experiment.json" --weights "$dir/r/model.weights" >"$dir/e.txt" 2>&1 \
   || fail "caml eval refused the experiment.json written" "$dir/e.txt"
+
+# A name longer than a file name may be (300 two-byte characters) gives the
+# default output directory its first 100 bytes, whole characters: it was
+# "File name too long".
+long=$(python3 -c 'print("é" * 300)')
+printf '{"name": "%s", "training": {"steps": 5}}\n' "$long" >"$dir/long.json"
+(cd "$dir" && "$caml" train long.json -q) >"$dir/l.txt" 2>&1 || fail "a long name failed" "$dir/l.txt"
+short=$(python3 -c 'print("é" * 50)')
+[ -s "$dir/runs/$short-seed0/summary.json" ] || { ls "$dir/runs"; fail "not in runs/é×50-seed0" "$dir/l.txt"; }
 echo ok
