@@ -1229,7 +1229,8 @@ void     caml_remove_first_pc (float *x, int n, int d, float *pc);
 
 /* Cosine similarity; 0 when either vector is zero. */
 double   caml_cosine (const float *a, const float *b, int d);
-/* Pearson's r of x and y (N); NaN when N < 2 or either is constant. */
+/* Pearson's r of x and y (N), at any scale; NaN when N < 2, either is
+ * constant or a value is not finite. */
 double   caml_pearson (const double *x, const double *y, int n);
 
 G_END_DECLS

@@ -580,25 +580,40 @@ caml_cosine (const float *a, const float *b, int d)
   return aa > 0 && bb > 0 ? ab / sqrt (aa * bb) : 0.0;
 }
 
+/* The mean of v and the largest distance from it (0: constant; NaN or
+ * infinite when v holds a value that is not finite). */
+static void
+centre_scale (const double *v, int n, double *mean, double *scale)
+{
+  double m = 0;
+  for (int i = 0; i < n; i++)
+    m += v[i] / n;   /* no overflow for values near DBL_MAX */
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    s = isnan (v[i]) ? v[i] : fmax (s, fabs (v[i] - m));
+  *mean = m;
+  *scale = s;
+}
+
 double
 caml_pearson (const double *x, const double *y, int n)
 {
   if (n < 2)
     return NAN;
-  double mx = 0, my = 0;
-  for (int i = 0; i < n; i++)
-    {
-      mx += x[i];
-      my += y[i];
-    }
-  mx /= n;
-  my /= n;
+  /* On the deviations divided by the largest: r does not depend on the
+   * scale, and squares of values beyond 1e154 overflowed (r read 0). */
+  double mx, my, kx, ky;
+  centre_scale (x, n, &mx, &kx);
+  centre_scale (y, n, &my, &ky);
+  if (!(kx > 0 && ky > 0 && isfinite (kx) && isfinite (ky)))
+    return NAN;
   double sxy = 0, sxx = 0, syy = 0;
   for (int i = 0; i < n; i++)
     {
-      sxy += (x[i] - mx) * (y[i] - my);
-      sxx += (x[i] - mx) * (x[i] - mx);
-      syy += (y[i] - my) * (y[i] - my);
+      double u = (x[i] - mx) / kx, v = (y[i] - my) / ky;
+      sxy += u * v;
+      sxx += u * u;
+      syy += v * v;
     }
-  return sxx > 0 && syy > 0 ? sxy / sqrt (sxx * syy) : NAN;
+  return sxy / sqrt (sxx * syy);
 }

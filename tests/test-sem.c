@@ -683,6 +683,23 @@ test_cosine_and_pearson (void **state)
   assert_close (caml_pearson (x, x, 5), 1, 1e-12);
   assert_true (isnan (caml_pearson (x, (const double[]) { 3, 3, 3, 3, 3 }, 5)));
   assert_true (isnan (caml_pearson (x, y, 1)));
+  /* r does not depend on the scale: gold scores of 1e160 (whose squares
+   * overflow) or 1e-170 (whose squares underflow) give the same r. */
+  for (int e = -170; e <= 300; e += 47)
+    {
+      double big[5], shifted[5];
+      for (int i = 0; i < 5; i++)
+        {
+          big[i] = y[i] * pow (10, e);
+          shifted[i] = x[i] * 1e300 + 1e307;
+        }
+      assert_close (caml_pearson (x, big, 5), want, 1e-12);
+      assert_close (caml_pearson (big, x, 5), want, 1e-12);
+      assert_close (caml_pearson (shifted, big, 5), want, 1e-9);
+    }
+  const double inf[] = { 1, 2, INFINITY, 4, 5 }, nan[] = { 1, 2, NAN, 4, 5 };
+  assert_true (isnan (caml_pearson (x, inf, 5)));
+  assert_true (isnan (caml_pearson (nan, y, 5)));
 }
 
 /* ----------------------------------------------------- SICK, wink vectors */
