@@ -56,6 +56,18 @@ caml_cli_is_usage_error (const GError *error)
 gboolean
 caml_cli_ensure_dir (const char *dir, GError **error)
 {
+  if (*dir == '\0')
+    {
+      g_set_error_literal (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                           "the output directory's name is empty");
+      return FALSE;
+    }
+  if (g_file_test (dir, G_FILE_TEST_EXISTS) && !g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR,
+                   "%s: cannot be the output directory: it is a file", dir);
+      return FALSE;
+    }
   if (g_mkdir_with_parents (dir, 0755) != 0)
     {
       int saved = errno;

@@ -1145,6 +1145,11 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
     }
   else if (!(trainer = new_trainer (exp, how, model, train, test, &resumed_step, &error)))
     problem (&problems, error->message);
+  else if (!caml_trainer_prepare (trainer, &error))   /* targets the loss refuses, memory */
+    {
+      caml_cli_name_experiment (&error, how->source);
+      problem (&problems, error->message);
+    }
   else if (!caml_cli_ensure_dir (how->out_dir, &error))
     problem (&problems, error->message);
   else
@@ -1509,18 +1514,28 @@ caml_cli_eval (int argc, char **argv)
       g_printerr ("caml eval: %s\n", error->message);
       goto out;
     }
+  /* The output directory is checked before the work (and removed again
+   * when it was made for nothing). */
+  gboolean out_existed = out_dir != NULL && g_file_test (out_dir, G_FILE_TEST_EXISTS);
+  if (out_dir && !caml_cli_ensure_dir (out_dir, &error))
+    {
+      g_printerr ("caml eval: %s\n", error->message);
+      goto out;
+    }
   gboolean classification = train->n_classes > 0;
   const char *metric = classification ? "accuracy" : "mse";
+  const char *evaluated_on = caml_report_evaluated_on (exp);
+  int width = (int) MAX (strlen ("train"), strlen (evaluated_on));
   double loss, value;
   caml_evaluate (model, exp->loss, train, &loss, &value);
-  g_print ("train  loss %.6g  %s %.6g  (%d samples)\n", loss, metric, value, train->n);
+  g_print ("%-*s  loss %.6g  %s %.6g  (%d sample%s)\n", width, "train", loss, metric, value,
+           train->n, train->n == 1 ? "" : "s");
   caml_evaluate (model, exp->loss, test, &loss, &value);
-  g_print ("%-6s loss %.6g  %s %.6g  (%d samples)\n", caml_report_evaluated_on (exp), loss,
-           metric, value, test->n);
+  g_print ("%-*s  loss %.6g  %s %.6g  (%d sample%s)\n", width, evaluated_on, loss, metric,
+           value, test->n, test->n == 1 ? "" : "s");
   double sigma_auc;
   gboolean high_on_fg;
-  if ((out_dir && !caml_cli_ensure_dir (out_dir, &error))
-      || !caml_report_write_sigma_eval (out_dir, exp->name ? exp->name : "experiment", model,
+  if (!caml_report_write_sigma_eval (out_dir, exp->name ? exp->name : "experiment", model,
                                         test, sigma_stretch, drawn, &sigma_auc, &high_on_fg,
                                         &error))
     {
@@ -1545,8 +1560,12 @@ caml_cli_eval (int argc, char **argv)
   if (out_dir && drawn->len > 0)
     g_print ("results in %s/ (%s)\n", out_dir, drawn->str + 2);
   else if (out_dir)
-    g_print ("nothing drawn into %s/: the model is no 2-D → 1-D surface and has no "
-             "σ-maps or word gates\n", out_dir);
+    {
+      if (!out_existed)
+        g_rmdir (out_dir);
+      g_print ("nothing drawn into %s/: the model is no 2-D → 1-D surface and has no "
+               "σ-maps or word gates\n", out_dir);
+    }
   status = 0;
 
 out:

@@ -950,6 +950,11 @@ void     caml_trainer_set_progress_func (CamlTrainer *trainer, CamlProgressFunc 
  * order and dropout's masks — so the trainer goes on as one stopped at that
  * step would. caml_trainer_stop after the failure makes it final. */
 gboolean caml_trainer_start (CamlTrainer *trainer, gboolean start_paused, GError **error);
+/* Checks the data against the model (the targets the loss takes) and
+ * allocates what a run needs (the optimizer's state among it), as the first
+ * caml_trainer_start does: for a caller that would refuse a run before
+ * other work. Only on a trainer no thread uses; on failure it is as it was. */
+gboolean caml_trainer_prepare (CamlTrainer *trainer, GError **error);
 /* More steps for a run: total_steps in all, more than it has done. Not
  * started, under way or paused, it simply ends later. Finished or stopped,
  * it starts again (paused with start_paused) and goes on where it ended:

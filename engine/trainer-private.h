@@ -85,10 +85,6 @@ struct _CamlTrainer {
   guint64   model_served;
 };
 
-/* Checks the data against the model and allocates what a run needs (the
- * optimizer's state among it) on a trainer no thread uses; the first start
- * does the same. On failure the trainer is as it was. */
-gboolean caml_trainer_prepare (CamlTrainer *trainer, GError **error);
 /* Draws the batch order and dropout's masks again from the seed, as far as
  * `steps` training steps take them (shuffling at each new epoch), without
  * gathering a batch: where a run loaded or rolled back to that step goes

@@ -137,6 +137,21 @@ cat >classes.json <<'J'
 J
 expect 1 "^caml train: classes.json: the training set's sample 2 has the target 2, which is not a class of the model's outputs" \
   "$caml" train classes.json -o t2 -q
+# … before the output directory is made (it was left behind, empty).
+[ ! -e t1 ] && [ ! -e t2 ] || { echo "FAIL: a refused run left its output directory"; exit 1; }
+# An output directory that is a file, or has no name, is refused before the
+# work, by name (`caml eval` printed its figures first; "Not a directory").
+: >a-file
+expect 1 '^caml train: a-file: cannot be the output directory: it is a file$' \
+  "$caml" train xor-softmax.json -o a-file -q
+expect 1 "^caml train: the output directory's name is empty$" "$caml" train xor-softmax.json -o '' -q
+expect 1 '^caml eval: a-file: cannot be the output directory: it is a file$' \
+  "$caml" eval t3/experiment.json -w t3/model.weights -o a-file
+[ ! -s out.txt ] || { echo "FAIL: caml eval worked before refusing its output directory"; cat out.txt; exit 1; }
+# Nothing to draw: the directory made for it goes again.
+expect 0 '' "$caml" eval t3/experiment.json -w t3/model.weights -o e-none
+grep -q '^nothing drawn into e-none/' out.txt && [ ! -e e-none ] \
+  || { echo "FAIL: caml eval left an empty e-none/"; cat out.txt; exit 1; }
 
 # A model that cannot be built: every command names the experiment file, then
 # the layer by its index in "model"; a preset is named as such. Errors of a

@@ -18,7 +18,7 @@ grep -q '^step [0-9]*  train_loss [^ ]*  validation_loss ' "$dir/v.txt" || fail 
 grep -q '<h2>[0-9]* validation samples</h2>' "$dir/v/words.html" || fail "words.html does not say validation samples" "$dir/v/words.html"
 ! grep -q 'test' "$dir/v/words.html" || fail "words.html says test" "$dir/v/words.html"
 "$caml" eval "$dir/v/experiment.json" --weights "$dir/v/model.weights" >"$dir/e.txt" 2>&1 || fail "caml eval failed" "$dir/e.txt"
-grep -q '^validation loss ' "$dir/e.txt" || fail "caml eval does not say validation" "$dir/e.txt"
+grep -q '^validation  loss ' "$dir/e.txt" || fail "caml eval does not say validation" "$dir/e.txt"
 
 # Without --validation: the test set, and said so.
 "$caml" train --preset rnn-sanity-ca-rnn --plain --out "$dir/t" >"$dir/t.txt" 2>&1 || fail "training failed" "$dir/t.txt"
