@@ -76,6 +76,12 @@ caml_bin_put_digest (GByteArray *b)
 const guint8 *
 caml_bin_take (CamlBinReader *r, gsize n, const char *what)
 {
+  if (r->length == 0 && n > 0)
+    {
+      g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE, "%s: the file is empty (0 bytes)",
+                   r->source);
+      return NULL;
+    }
   if (n > r->length - r->pos)
     {
       g_set_error (r->error, CAML_ERROR, CAML_ERROR_PARSE,
