@@ -1334,6 +1334,9 @@ test_load_weights (void **state)
   caml_window_load_weights (win, wa);
   assert_true (iterate_until (can_train, win, 30));
   assert_true (window_weights_equal (win, dir, wa));
+  /* … and the bad file's error goes with a load that worked (it stayed up
+   * beside "Loaded the weights from a.weights"). */
+  assert_null (caml_window_get_error (win));
   activate (win, "data", g_variant_new_string ("surface"));
   assert_true (iterate_until (can_train, win, 30));
   assert_false (window_weights_equal (win, dir, wa));

@@ -1485,6 +1485,9 @@ announce_loaded (CamlWindow *self, const char *weights, const char *state,
   g_autofree char *dir_name = run_dir != NULL ? g_filename_display_basename (run_dir) : NULL;
   CamlProgress p;
 
+  /* A load that worked: the error of one that failed before is old news. */
+  if (state_error == NULL && self->announce_load)
+    clear_error (self);
   if (state_error != NULL)
     {
       g_autofree char *text = g_strdup_printf ("The run's state was not loaded, so training "
