@@ -950,6 +950,16 @@ test_resumable_text (void **state)
     memcpy (&n_words, bytes + 12, 4);
     assert_true (GUINT32_FROM_LE (n_words) >= 19);   /* "a film so fine dull" and w0… */
   }
+  {
+    /* Opened at step 30: the words' gates are of step 30 (they said 0). */
+    CamlRun *opened = resume_run (exp[1], weights, state_path, FALSE);
+    guint64 version = 0;
+    long step = -1;
+    g_autofree float *chi = g_new (float, caml_vocab_size (caml_run_get_train (opened)->vocab));
+    assert_true (caml_run_copy_words (opened, &version, chi, &step, NULL, NULL));
+    assert_int_equal (step, 30);
+    caml_run_free (opened);
+  }
   CamlRun *b = resume_run (exp[1], weights, state_path, TRUE);
   CamlRun *c = resume_run (exp[1], NULL, NULL, TRUE);
   g_autoptr (GBytes) wb = run_weights (b);
@@ -965,6 +975,43 @@ test_resumable_text (void **state)
   caml_experiment_free (exp[1]);
 }
 
+/* A run opened from a saved state shows its σ-maps (and their AUC) at the
+ * saved step, not at step 0 (the maps taken by caml_run_new and
+ * caml_run_load_weights before the state loaded). */
+static void
+test_resumable_sigma (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  char *dir = g_dir_make_tmp ("caml-run-XXXXXX", NULL);
+  char *paths[4];
+  CamlExperiment *exp = sigma_experiment (dir, 48, "{ \"type\": \"adagrad\", \"lr\": 0.05 }",
+                                          paths);
+  g_autofree char *saved = g_build_filename (dir, "saved", NULL);
+  g_autofree char *weights = g_build_filename (saved, "model.weights", NULL);
+  g_autofree char *state_path = g_build_filename (saved, "trainer.state", NULL);
+  CamlRun *a = resume_run (exp, NULL, NULL, TRUE);
+  if (!caml_run_save_resumable (a, saved, &error))
+    fail_msg ("%s", error->message);
+  caml_run_free (a);
+
+  CamlRun *opened = resume_run (exp, weights, state_path, FALSE);
+  assert_int_equal (caml_run_get_sigma_count (opened, NULL), 1);
+  CamlSigmaSnapshot *snap = caml_run_copy_sigma (opened, 0);
+  assert_int_equal (snap->step, 100);
+  caml_sigma_snapshot_free (snap);
+  double *steps = NULL, *auc = NULL;
+  assert_int_equal (caml_run_copy_sigma_auc (opened, &steps, &auc), 1);
+  assert_true (steps[0] == 100 && isfinite (auc[0]));
+  g_free (steps);
+  g_free (auc);
+  caml_run_free (opened);
+
+  remove_tree (saved);
+  remove_files (dir, paths);
+  caml_experiment_free (exp);
+}
+
 int
 main (void)
 {
@@ -972,6 +1019,7 @@ main (void)
     cmocka_unit_test (test_surface_run),
     cmocka_unit_test (test_sigma_run),
     cmocka_unit_test (test_sigma_divergence),
+    cmocka_unit_test (test_resumable_sigma),
     cmocka_unit_test (test_words_run),
     cmocka_unit_test (test_resumable_run),
     cmocka_unit_test (test_continue_run),

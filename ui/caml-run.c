@@ -904,6 +904,20 @@ caml_run_load_state (CamlRun *run, const char *path, GError **error)
   CamlProgress p;
   caml_trainer_get_progress (run->trainer, &p);
   run->checkpoint_step = p.step;
+
+  /* The σ-maps and the words' gates sampled so far (by caml_run_new and
+   * caml_run_load_weights) are of these weights but at step 0: taken again
+   * at the saved step. */
+  if (run->sigma_layer >= 0)
+    {
+      g_mutex_lock (&run->lock);
+      g_ptr_array_set_size (run->sigma, 0);
+      g_array_set_size (run->sigma_auc, 0);
+      g_mutex_unlock (&run->lock);
+      caml_trainer_with_model (run->trainer, sample_sigma, run);
+    }
+  if (run->words_layer >= 0)
+    caml_trainer_with_model (run->trainer, sample_words, run);
   return TRUE;
 }
 
