@@ -1498,6 +1498,9 @@ test_open_run (void **state)
   caml_run_get_progress (caml_window_peek_run (win), &p);
   assert_int_equal (p.step, 40);
   assert_false (enabled (win, "forget-previous"));   /* the same curves: not a previous run */
+  /* … and its weights are on disk: not set aside (a banner offered to save them) */
+  assert_false (enabled (win, "save-set-aside"));
+  assert_null (caml_window_get_error (win));
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);

@@ -650,13 +650,15 @@ set_aside_free (SetAside *s)
 }
 
 /* Before a run that trained is dropped: its weights are set aside unless
- * they were saved at the step they are at. */
+ * they were saved at the step they are at — in this window, or they are
+ * those of an opened run that has not trained here (on disk with its state). */
 static void
 set_aside_run (CamlWindow *self)
 {
   CamlProgress p;
   caml_run_get_progress (self->run, &p);
-  if (p.step <= 0 || (self->saved_serial == self->run_serial && self->saved_step == p.step))
+  if (p.step <= 0 || (self->saved_serial == self->run_serial && self->saved_step == p.step)
+      || (!self->run_started && self->loaded_state != NULL))
     return;
   float *w = caml_run_copy_weights (self->run);
   if (w == NULL)
