@@ -851,6 +851,16 @@ test_smoothing_follows_axis (void **state)
 
 /* The parts page follows the selected CA-NN layer (falling back to the last
  * CA-NN), and after training both shares vary over the plane. */
+static gboolean can_train (gpointer data);
+
+static int want_parts_layer;
+
+static gboolean
+parts_on_wanted_layer (gpointer data)
+{
+  return caml_window_get_parts_layer (CAML_WINDOW (data)) == want_parts_layer;
+}
+
 static void
 test_ca_nn_parts (void **state)
 {
@@ -902,6 +912,33 @@ test_ca_nn_parts (void **state)
   activate (win, "select-layer", g_variant_new_int32 (1));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
+
+  /* While a run trains, or is paused, the model is locked but a layer can
+   * still be chosen for the parts (the whole editor was insensitive). */
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 1000000);
+  assert_true (iterate_until (can_train, win, 30));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_RUNNING);
+  assert_false (enabled (win, "add-layer"));
+  assert_true (enabled (win, "select-layer"));
+  GtkWidget *editor = template_child (win, "model_editor");
+  assert_true (gtk_widget_is_sensitive (editor));
+  activate (win, "select-layer", g_variant_new_int32 (0));
+  want_parts_layer = 0;   /* sampled by the trainer's thread at its next report */
+  assert_true (iterate_until (parts_on_wanted_layer, win, 30));
+  activate (win, "pause", NULL);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+  updates = caml_plot_view_get_update_count (parts);
+  activate (win, "select-layer", g_variant_new_int32 (1));
+  want_parts_layer = 1;   /* sampled on a worker */
+  assert_true (iterate_until (parts_on_wanted_layer, win, 30));
+  assert_true (caml_plot_view_get_update_count (parts) > updates);
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
+  /* the model did not change */
+  assert_int_equal (caml_window_get_experiment (win)->n_layers, 3);
 
   const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
   g_autofree char *png = g_build_filename (out_dir != NULL ? out_dir : ".", "gui-parts.png",

@@ -45,6 +45,7 @@ struct _CamlModelEditor {
   char      *data_name;
   char      *data_error;
   int        selected;        /* -1: none */
+  gboolean   locked;          /* caml_model_editor_set_locked */
   gboolean   syncing;         /* programmatic widget changes */
   GtkWidget *option_widgets[CAML_MAX_OPTIONS];
 };
@@ -939,6 +940,24 @@ caml_model_editor_select (CamlModelEditor *self, int index)
   g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
 }
 
+void
+caml_model_editor_set_locked (CamlModelEditor *self, gboolean locked)
+{
+  self->locked = locked;
+  gtk_widget_set_sensitive (GTK_WIDGET (self->palette), !locked);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->inspector), !locked);
+}
+
+gboolean
+caml_model_editor_locks (CamlModelEditor *self, GtkWidget *widget)
+{
+  GtkWidget *parts[] = { GTK_WIDGET (self->palette), GTK_WIDGET (self->inspector) };
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    if (widget == parts[i] || gtk_widget_is_ancestor (widget, parts[i]))
+      return TRUE;
+  return FALSE;
+}
+
 int
 caml_model_editor_get_selected (CamlModelEditor *self)
 {
@@ -981,7 +1000,10 @@ on_drag_prepare (GtkDragSource *source, double x, double y, gpointer unused)
 {
   GtkWidget *row = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source));
   g_autofree char *payload = NULL;
+  GtkWidget *editor = gtk_widget_get_ancestor (row, CAML_TYPE_MODEL_EDITOR);
 
+  if (editor != NULL && CAML_MODEL_EDITOR (editor)->locked)
+    return NULL;   /* no drag */
   if (CAML_IS_LAYER_ROW (row))
     payload = g_strdup_printf ("move:%d", gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)));
   else
@@ -1013,6 +1035,8 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y,
          CamlModelEditor *self)
 {
   const char *payload = g_value_get_string (value);
+  if (self->locked)
+    return FALSE;
   GtkListBoxRow *row = gtk_list_box_get_row_at_y (self->stack, (int) y);
   int n = (int) self->layers->len;
   int index = n;

@@ -43,6 +43,12 @@ void  caml_model_editor_undo (CamlModelEditor *self);
 void  caml_model_editor_redo (CamlModelEditor *self);
 
 void  caml_model_editor_select (CamlModelEditor *self, int index);
+/* While a run trains the model cannot change: locked, the palette and the
+ * inspector are insensitive and nothing is dropped or dragged, but a layer
+ * can still be selected (the parts page follows it). */
+void  caml_model_editor_set_locked (CamlModelEditor *self, gboolean locked);
+/* Whether widget is (in) a part of the editor that locking makes insensitive. */
+gboolean caml_model_editor_locks (CamlModelEditor *self, GtkWidget *widget);
 int   caml_model_editor_get_selected (CamlModelEditor *self);
 gboolean caml_model_editor_can_undo (CamlModelEditor *self);
 gboolean caml_model_editor_can_redo (CamlModelEditor *self);

@@ -2660,7 +2660,7 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "move-layer-down", !active && selected >= 0
                                                 && selected < n_layers - 1);
   set_action_enabled (self, "layer-option", !active && selected >= 0);
-  set_action_enabled (self, "select-layer", !active);
+  set_action_enabled (self, "select-layer", TRUE);   /* not an edit: the parts follow it */
   set_action_enabled (self, "undo", !active && caml_model_editor_can_undo (self->model_editor));
   set_action_enabled (self, "redo", !active && caml_model_editor_can_redo (self->model_editor));
   set_action_enabled (self, "data", !active);
@@ -2690,20 +2690,20 @@ update_actions (CamlWindow *self)
    * focus-out (GTK warns: "GtkText - did not receive a focus-out event"),
    * and the keyboard goes nowhere: the window takes the focus first. */
   GtkWidget *locked[] = {
-    GTK_WIDGET (self->model_editor), GTK_WIDGET (self->data_drop),
+    GTK_WIDGET (self->data_drop),
     GTK_WIDGET (self->loss_drop), GTK_WIDGET (self->optimizer_drop),
     GTK_WIDGET (self->batch_spin), GTK_WIDGET (self->steps_spin),
     GTK_WIDGET (self->eval_spin), GTK_WIDGET (self->average_spin),
     GTK_WIDGET (self->seed_spin),
   };
   GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (self));
+  gboolean take = active && focus != NULL
+                  && caml_model_editor_locks (self->model_editor, focus);
   for (guint i = 0; active && focus != NULL && i < G_N_ELEMENTS (locked); i++)
-    if (focus == locked[i] || gtk_widget_is_ancestor (focus, locked[i]))
-      {
-        gtk_window_set_focus (GTK_WINDOW (self), NULL);
-        break;
-      }
-  gtk_widget_set_sensitive (GTK_WIDGET (self->model_editor), !active);
+    take |= focus == locked[i] || gtk_widget_is_ancestor (focus, locked[i]);
+  if (take)
+    gtk_window_set_focus (GTK_WINDOW (self), NULL);
+  caml_model_editor_set_locked (self->model_editor, active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->data_drop), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->loss_drop), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->optimizer_drop), !active);
