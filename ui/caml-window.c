@@ -3233,6 +3233,17 @@ caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_pat
   update_actions (self);
 }
 
+void
+caml_window_use_text_files (CamlWindow *self, const char *train, const char *test)
+{
+  g_return_if_fail (CAML_IS_WINDOW (self));
+  for (int i = 0; i < 2; i++)
+    g_free (self->exp->data.text_paths[i]);
+  self->exp->data.text_paths[0] = g_strdup (train);
+  self->exp->data.text_paths[1] = g_strdup (test);
+  use_data_kind (self, CAML_DATA_TEXT, TRUE);
+}
+
 /* Reads the data again (after `datasets/fetch`, or a file changed). */
 static void
 action_reload_data (GSimpleAction *action, GVariant *param, gpointer user_data)
@@ -3608,11 +3619,7 @@ ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
 static void
 text_test_chosen (CamlWindow *self, const char *path, gpointer train)
 {
-  for (int i = 0; i < 2; i++)
-    g_free (self->exp->data.text_paths[i]);
-  self->exp->data.text_paths[0] = g_strdup (train);
-  self->exp->data.text_paths[1] = g_strdup (path);
-  use_data_kind (self, CAML_DATA_TEXT, TRUE);
+  caml_window_use_text_files (self, train, path);
 }
 
 static void

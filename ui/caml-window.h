@@ -58,6 +58,9 @@ void     caml_window_export_words_page (CamlWindow *self, const char *path);
  * the experiment change; otherwise the banner shows the engine's message and
  * nothing changes. What the IDX file chooser calls. */
 void     caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths);
+/* Uses two labelled text files (text<TAB>label: training, test) as the
+ * data. What the text file choosers call. */
+void     caml_window_use_text_files (CamlWindow *self, const char *train, const char *test);
 /* Data being loaded, or a run being built, on a worker thread. */
 gboolean caml_window_is_loading (CamlWindow *self);
 /* The latest notice of the status line, also after it has gone (NULL: none yet). */
