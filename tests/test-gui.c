@@ -2042,6 +2042,22 @@ test_data_picker (void **state)
   assert_true (iterate_until (not_loading, win, 60));
   assert_non_null (strstr (caml_window_get_error (win), "not 3"));
   assert_true (caml_experiment_equal (with_idx, caml_window_get_experiment (win)));
+  /* Other files that load, then at once broken ones: the later choice counts. */
+  g_autofree char *other_images = g_build_filename (dir, "other-train-images", NULL);
+  g_autofree char *other_labels = g_build_filename (dir, "other-train-labels", NULL);
+  write_idx_pair (other_images, other_labels, 150, 3);
+  const char *other[] = { other_images, other_labels, paths[2], paths[3] };
+  caml_window_use_idx_files (win, other, 4);
+  caml_window_use_idx_files (win, broken, 4);
+  assert_true (iterate_until (not_loading, win, 60));
+  assert_true (iterate_until (no_jobs, NULL, 60));
+  msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  assert_non_null (strstr (msg, "cut-train-images"));
+  assert_true (caml_experiment_equal (with_idx, caml_window_get_experiment (win)));
+  assert_non_null (strstr (caml_window_get_data_text (win), "200 training and 120 test"));
+  g_unlink (other_images);
+  g_unlink (other_labels);
   caml_experiment_free (with_idx);
   caml_experiment_free (before);
 
@@ -3834,12 +3850,12 @@ test_choose_text_files (void **state)
   choose_file (win, train);
   assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_RNN_SANITY);
   choose_file (win, test);
+  assert_true (iterate_until (not_loading, win, 30));   /* used once they load */
+  assert_null (caml_window_get_error (win));
   const CamlExperiment *exp = caml_window_get_experiment (win);
   assert_int_equal (exp->data.kind, CAML_DATA_TEXT);
   assert_string_equal (exp->data.text_paths[0], train);
   assert_string_equal (exp->data.text_paths[1], test);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_null (caml_window_get_error (win));
 
   /* Saved, it reads back. */
   g_autofree char *saved = g_build_filename (dir, "saved.json", NULL);
@@ -3852,6 +3868,189 @@ test_choose_text_files (void **state)
   g_unlink (saved);
   gtk_window_destroy (GTK_WINDOW (win));
   remove_words_experiment (dir);
+}
+
+/* What a failed choice of data files must leave as it was. */
+typedef struct {
+  CamlExperiment *exp;
+  CamlRun        *run;
+  CamlTrainerState state;
+  long            n_steps;
+  gboolean        modified;
+  gboolean        previous;
+  guint           data_choice;
+  char           *data_text;
+} WindowSnapshot;
+
+static void
+take_snapshot (CamlWindow *win, WindowSnapshot *snap)
+{
+  snap->exp = caml_experiment_copy (caml_window_get_experiment (win));
+  snap->run = caml_window_peek_run (win);
+  snap->state = caml_window_get_state (win);
+  caml_window_get_losses (win, &snap->n_steps);
+  snap->modified = caml_window_is_modified (win);
+  snap->previous = enabled (win, "forget-previous");
+  snap->data_choice = gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win,
+                                                                                 "data_drop")));
+  snap->data_text = g_strdup (caml_window_get_data_text (win));
+}
+
+static void
+assert_unchanged (CamlWindow *win, WindowSnapshot *snap)
+{
+  long n_steps = 0;
+  assert_true (caml_experiment_equal (snap->exp, caml_window_get_experiment (win)));
+  assert_ptr_equal (caml_window_peek_run (win), snap->run);
+  assert_int_equal (caml_window_get_state (win), snap->state);
+  caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, snap->n_steps);
+  assert_int_equal (caml_window_is_modified (win), snap->modified);
+  assert_int_equal (enabled (win, "forget-previous"), snap->previous);
+  assert_int_equal (gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win,
+                                                                               "data_drop"))),
+                    snap->data_choice);
+  assert_string_equal (caml_window_get_data_text (win), snap->data_text);
+}
+
+static void
+free_snapshot (WindowSnapshot *snap)
+{
+  caml_experiment_free (snap->exp);
+  g_free (snap->data_text);
+}
+
+/* The banner shows no error: nothing, or the weights of a trained run
+ * that new data replaced, set aside. */
+static void
+assert_no_error (CamlWindow *win)
+{
+  const char *msg = caml_window_get_error (win);
+  if (msg != NULL)
+    {
+      assert_true (caml_window_has_set_aside_weights (win, NULL));
+      assert_non_null (strstr (msg, "set aside"));
+    }
+}
+
+/* Trains twice, so there is a finished run and a previous one. */
+static void
+train_twice (CamlWindow *win)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      activate (win, "train", NULL);
+      assert_true (iterate_until (run_ended, win, 60));
+    }
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  assert_true (enabled (win, "forget-previous"));
+}
+
+/* Chosen text files are loaded on a worker thread from a copy of the
+ * experiment, and used only when both load: a malformed one changes
+ * nothing — experiment, data, run, previous run, modified flag, data
+ * choice — and the banner names the file and the line. Of two choices made
+ * one after the other, the later one counts, whichever loads first. */
+static void
+test_text_files_failed_load (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-text-bad-XXXXXX", NULL);
+  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
+  g_autofree char *other = g_build_filename (dir, "other-train.tsv", NULL);
+  g_autofree char *no_tab = g_build_filename (dir, "no-tab.tsv", NULL);
+  g_autofree char *bad_label = g_build_filename (dir, "bad-label.tsv", NULL);
+  write_text_tsv (train, 400);
+  write_text_tsv (test, 40);
+  write_text_tsv (other, 200);
+  assert_true (g_file_set_contents (no_tab, "a fine film\t1\nno label on this line\n"
+                                            "the end\t0\n", -1, NULL));
+  assert_true (g_file_set_contents (bad_label, "a fine film\t1\nthe end\tbad\n", -1, NULL));
+
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 20);
+  train_twice (win);
+
+  /* Built-in data, a trained run: a malformed training file. */
+  WindowSnapshot snap;
+  take_snapshot (win, &snap);
+  caml_window_use_text_files (win, no_tab, test);
+  assert_true (caml_window_is_loading (win));
+  assert_true (caml_experiment_equal (snap.exp, caml_window_get_experiment (win)));
+  assert_true (iterate_until (not_loading, win, 30));
+  const char *msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  g_autofree char *where = g_strdup_printf ("%s:2:", no_tab);
+  assert_non_null (strstr (msg, where));
+  assert_non_null (strstr (msg, "no tab"));
+  assert_unchanged (win, &snap);
+  free_snapshot (&snap);
+
+  /* Files that load: the data change (and the drop-down with them). */
+  caml_window_use_text_files (win, train, test);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_no_error (win);
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  assert_int_equal (exp->data.kind, CAML_DATA_TEXT);
+  assert_string_equal (exp->data.text_paths[0], train);
+  assert_string_equal (exp->data.text_paths[1], test);
+  assert_int_equal (gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win,
+                                                                               "data_drop"))),
+                    CAML_DATA_TEXT);
+  assert_non_null (strstr (caml_window_get_data_text (win), "400 training and 40 test"));
+  assert_false (enabled (win, "forget-previous"));   /* other data */
+  assert_true (enabled (win, "train"));
+  train_twice (win);
+
+  /* Text data, a trained run: a test file with a label that is no class. */
+  take_snapshot (win, &snap);
+  caml_window_use_text_files (win, other, bad_label);
+  assert_true (iterate_until (not_loading, win, 30));
+  msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  g_autofree char *where_label = g_strdup_printf ("%s:2:", bad_label);
+  assert_non_null (strstr (msg, where_label));
+  assert_non_null (strstr (msg, "\"bad\""));
+  assert_unchanged (win, &snap);
+
+  /* Good files, then at once bad ones: the bad choice counts. */
+  caml_window_use_text_files (win, other, test);
+  caml_window_use_text_files (win, no_tab, test);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  assert_non_null (strstr (msg, where));
+  assert_unchanged (win, &snap);
+  free_snapshot (&snap);
+
+  /* Bad files, then at once good ones: the good choice counts. */
+  caml_window_use_text_files (win, no_tab, test);
+  caml_window_use_text_files (win, other, test);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_no_error (win);
+  assert_string_equal (caml_window_get_experiment (win)->data.text_paths[0], other);
+  assert_non_null (strstr (caml_window_get_data_text (win), "200 training and 40 test"));
+  assert_true (iterate_until (can_train, win, 30));
+
+  /* A window closed while its files load: the job drops what it loaded. */
+  caml_window_use_text_files (win, train, test);
+  gtk_window_destroy (GTK_WINDOW (win));
+  assert_true (iterate_until (no_jobs, NULL, 60));
+
+  static const char *const files[] = { "train.tsv", "test.tsv", "other-train.tsv",
+                                       "no-tab.tsv", "bad-label.tsv" };
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *f = g_build_filename (dir, files[i], NULL);
+      g_unlink (f);
+    }
+  g_rmdir (dir);
 }
 
 /* Held-out training data (data.validation_fraction) is called what it is:
@@ -3961,6 +4160,7 @@ main (void)
     cmocka_unit_test (test_previous_other_data),
     cmocka_unit_test (test_loss_follows_data),
     cmocka_unit_test (test_choose_text_files),
+    cmocka_unit_test (test_text_files_failed_load),
     cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),

@@ -50,7 +50,8 @@ typedef struct {
 typedef enum {
   JOB_DATA,   /* load exp's data sets, then build the run when the model fits */
   JOB_RUN,    /* build the run (model, trainer, untrained snapshot) from loaded data */
-  JOB_IDX,    /* order and load four chosen IDX files; commit only when they load */
+  JOB_FILES,  /* load chosen data files (four IDX in any order, or two labelled text
+               * files; the kind in exp) on a copy; commit only when they load */
   JOB_WEIGHTS, /* build a run beside the current one and load weights into it */
   JOB_BASELINE, /* build the matched baseline of the current run */
   JOB_PARTS,  /* sample the chosen CA-NN layer's parts, on a copy of the run's model */
@@ -124,7 +125,8 @@ struct _CamlWindow {
   gboolean        data_loading;  /* a JOB_DATA for data_serial is under way */
   gboolean        adapt_pending; /* fit the domain and loss to the data once loaded */
   guint           data_serial;   /* changes whenever exp's data config does */
-  gboolean        idx_loading;   /* a JOB_IDX for data_serial is under way */
+  gboolean        files_loading; /* a JOB_FILES for data_serial and files_serial is under way */
+  guint           files_serial;  /* changes at each choice of files: the latest one counts */
   gboolean        run_building;  /* a job builds the run for run_serial */
   guint           build_source;  /* shows "Building the model…" if a quick build is not quick */
   char           *build_error;   /* the build for run_serial failed: no other until it changes */
@@ -530,7 +532,7 @@ set_data_error (CamlWindow *self, const char *message)
   caml_window_show_error (self, gtk_label_get_text (self->data_label));
 }
 
-static void start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files);
+static void start_job (CamlWindow *self, JobKind kind);
 static void start_build_quiet (CamlWindow *self);
 
 /* Makes sure exp's data sets are loaded or being loaded, on a worker
@@ -554,7 +556,7 @@ request_data (CamlWindow *self)
     }
   if (!kind_from_files (kind) && self->pending_weights == NULL)
     start_build_quiet (self);
-  start_job (self, JOB_DATA, NULL, 0);
+  start_job (self, JOB_DATA);
 }
 
 /* The data sets no longer match exp: forget them (a load under way is
@@ -586,7 +588,7 @@ invalidate_data (CamlWindow *self)
   g_clear_pointer (&self->data, caml_run_data_unref);
   g_clear_pointer (&self->data_error, g_free);
   self->data_loading = FALSE;
-  self->idx_loading = FALSE;
+  self->files_loading = FALSE;
   self->data_serial++;
 }
 
@@ -1345,7 +1347,7 @@ update_progress_widgets (CamlWindow *self)
 
   /* No spinner for a build that is still quiet (see prepare_run), nor for
    * the parts of another layer (a moment, usually). */
-  gboolean loading = (self->data_loading || self->run_building || self->idx_loading
+  gboolean loading = (self->data_loading || self->run_building || self->files_loading
                       || self->weights_loading || self->baseline_building)
                      && self->build_source == 0;
   gtk_widget_set_visible (GTK_WIDGET (self->load_spinner), loading);
@@ -1359,7 +1361,7 @@ update_progress_widgets (CamlWindow *self)
     }
   if (self->run == NULL)
     {
-      g_autofree char *text = self->idx_loading ? g_strdup ("loading the IDX files…")
+      g_autofree char *text = self->files_loading ? g_strdup ("loading the chosen files…")
                               : self->data_loading ? data_loading_text (self, TRUE)
                               : self->run_building ? g_strdup ("building the model…")
                               : g_strdup ("no model to train");
@@ -1727,7 +1729,7 @@ sample_parts (CamlWindow *self)
   caml_run_get_progress (self->run, &p);
   if (self->run_started && p.state == CAML_TRAINER_RUNNING)
     return;
-  start_job (self, JOB_PARTS, NULL, 0);
+  start_job (self, JOB_PARTS);
 }
 
 /* The accuracy plot before the run's first evaluation: when it comes, or
@@ -1918,7 +1920,7 @@ prepare_run (CamlWindow *self)
     start_build_quiet (self);
   else
     g_clear_handle_id (&self->build_source, g_source_remove);
-  start_job (self, JOB_RUN, NULL, 0);
+  start_job (self, JOB_RUN);
   if (!quiet)
     show_waiting (self, "Building the model…");
   update_progress_widgets (self);
@@ -1934,7 +1936,7 @@ typedef struct {
   JobKind         kind;
   CamlWindow     *window;       /* the run's notify data; never touched on the worker */
   CamlExperiment *exp;          /* a copy: what to load and build */
-  char           *files[4];     /* JOB_IDX: the chosen files, in any order */
+  char           *files[4];     /* JOB_FILES of IDX: the chosen files, in any order */
   int             n_files;
   gboolean        build_run;    /* JOB_DATA: build the run too */
   gboolean        alone;        /* JOB_BASELINE: for a run that has ended, to its steps */
@@ -1942,6 +1944,7 @@ typedef struct {
   char           *state;        /* … and a trainer.state to go on from, or NULL */
   guint           weights_serial;
   guint           data_serial;
+  guint           files_serial;   /* JOB_FILES: which choice of files */
   guint           run_serial;
   GApplication   *app;          /* held while the job runs, so the process waits for it */
   /* results */
@@ -2003,7 +2006,7 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   Job *job = task_data;
   g_autoptr (GError) error = NULL;
 
-  if (job->kind == JOB_IDX)
+  if (job->kind == JOB_FILES && job->exp->data.kind == CAML_DATA_IDX)
     {
       char *ordered[4];
       if (!caml_data_source_order_idx ((const char *const *) job->files, job->n_files, ordered,
@@ -2013,7 +2016,6 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           g_task_return_boolean (task, TRUE);
           return;
         }
-      job->exp->data.kind = CAML_DATA_IDX;
       for (int i = 0; i < 4; i++)
         {
           g_free (job->exp->data.idx_paths[i]);
@@ -2074,27 +2076,35 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   g_task_return_boolean (task, TRUE);
 }
 
+static void sync_data_choice (CamlWindow *self);
+
+/* Chosen files that loaded: they become the data (their paths and kind,
+ * from the job's copy), and only now does the run go. */
 static void
-commit_idx (CamlWindow *self, Job *job)
+commit_files (CamlWindow *self, Job *job)
 {
-  for (int i = 0; i < 4; i++)
-    {
-      g_free (self->exp->data.idx_paths[i]);
-      self->exp->data.idx_paths[i] = g_strdup (job->exp->data.idx_paths[i]);
-    }
-  self->exp->data.kind = CAML_DATA_IDX;
+  CamlDataConfig *data = &self->exp->data;
+  const CamlDataConfig *chosen = &job->exp->data;
+
+  if (chosen->kind == CAML_DATA_IDX)
+    for (int i = 0; i < 4; i++)
+      {
+        g_free (data->idx_paths[i]);
+        data->idx_paths[i] = g_strdup (chosen->idx_paths[i]);
+      }
+  else
+    for (int i = 0; i < 2; i++)
+      {
+        g_free (data->text_paths[i]);
+        data->text_paths[i] = g_strdup (chosen->text_paths[i]);
+      }
+  data->kind = chosen->kind;
   discard_run (self);
   forget_previous (self);
   invalidate_data (self);
   install_data (self, g_steal_pointer (&job->data));
   adapt_to_data (self);
-  gboolean was_syncing = self->syncing;
-  self->syncing = TRUE;
-  gtk_drop_down_set_selected (self->data_drop, CAML_DATA_IDX);
-  g_simple_action_set_state (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self),
-                                                                          "data")),
-                             g_variant_new_string ("idx"));
-  self->syncing = was_syncing;
+  sync_data_choice (self);
   clear_error (self);
   mark_dirty (self);
   prepare_run (self);
@@ -2120,20 +2130,22 @@ on_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 job_done (CamlWindow *self, Job *job)
 {
-  if (job->kind == JOB_IDX)
+  if (job->kind == JOB_FILES)
     {
-      if (job->data_serial != self->data_serial)
+      /* Other data were chosen meanwhile, or other files. */
+      if (job->data_serial != self->data_serial || job->files_serial != self->files_serial)
         return;
-      self->idx_loading = FALSE;
+      self->files_loading = FALSE;
       if (job->data == NULL)
         {
           /* Nothing changes; the engine's message says why. */
-          g_autofree char *text = g_strdup_printf ("Cannot use these IDX files: %s",
-                                                   job->data_error);
+          g_autofree char *text = g_strdup_printf ("Cannot use these %s files: %s",
+                                                   job->exp->data.kind == CAML_DATA_IDX
+                                                   ? "IDX" : "text", job->data_error);
           caml_window_show_error (self, text);
         }
       else
-        commit_idx (self, job);
+        commit_files (self, job);
       update_progress_widgets (self);
       update_actions (self);
       return;
@@ -2263,8 +2275,9 @@ job_done (CamlWindow *self, Job *job)
   update_progress_widgets (self);
 }
 
-static void
-start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files)
+/* A job on a copy of exp, as things stand now. */
+static Job *
+job_new (CamlWindow *self, JobKind kind)
 {
   Job *job = g_new0 (Job, 1);
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
@@ -2278,14 +2291,36 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
   job->state = g_strdup (self->pending_state);
   job->weights_serial = self->weights_serial;
   job->parts_layer = caml_model_editor_get_selected (self->model_editor);
-  for (int i = 0; i < n_files && i < 4; i++)
-    job->files[i] = g_strdup (files[i]);
-  job->n_files = n_files;
   if (app != NULL)
     {
       job->app = G_APPLICATION (g_object_ref (app));
       g_application_hold (job->app);
     }
+  return job;
+}
+
+static void
+job_run (CamlWindow *self, Job *job)
+{
+  g_atomic_int_add (&jobs_in_flight, 1);
+  /* The window is the callback's data, released there on the main thread:
+   * as the task's source object it would be released with the task's last
+   * reference, which the worker may hold — finalizing a closed window on
+   * the worker (a crash seen in the GUI tests). */
+  GTask *task = g_task_new (NULL, self->cancellable, on_job_done, g_object_ref (self));
+  g_task_set_name (task, "caml-window-job");
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, job_thread);
+  g_object_unref (task);
+  update_progress_widgets (self);
+}
+
+/* Every job but JOB_FILES (start_files_job). */
+static void
+start_job (CamlWindow *self, JobKind kind)
+{
+  Job *job = job_new (self, kind);
+
   switch (kind)
     {
     case JOB_DATA:
@@ -2340,22 +2375,23 @@ start_job (CamlWindow *self, JobKind kind, const char *const *files, int n_files
       job->grid = caml_run_get_grid (self->run);
       self->parts_sampling++;
       break;
-    case JOB_IDX:
-      self->idx_loading = TRUE;
-      break;
+    case JOB_FILES:
+      g_assert_not_reached ();
     }
+  job_run (self, job);
+}
 
-  g_atomic_int_add (&jobs_in_flight, 1);
-  /* The window is the callback's data, released there on the main thread:
-   * as the task's source object it would be released with the task's last
-   * reference, which the worker may hold — finalizing a closed window on
-   * the worker (a crash seen in the GUI tests). */
-  GTask *task = g_task_new (NULL, self->cancellable, on_job_done, g_object_ref (self));
-  g_task_set_name (task, "caml-window-job");
-  g_task_set_task_data (task, job, job_free);
-  g_task_run_in_thread (task, job_thread);
-  g_object_unref (task);
-  update_progress_widgets (self);
+/* Loads the files chosen (job->files, or the paths in job->exp, whose
+ * kind is the data kind) on a worker thread; they become the data only if
+ * they load (commit_files). A choice made meanwhile replaces this one. */
+static void
+start_files_job (CamlWindow *self, Job *job)
+{
+  clear_error (self);
+  job->files_serial = ++self->files_serial;
+  self->files_loading = TRUE;
+  job_run (self, job);
+  update_actions (self);
 }
 
 CamlRun *
@@ -2385,7 +2421,7 @@ caml_window_get_jobs_in_flight (void)
 gboolean
 caml_window_is_loading (CamlWindow *self)
 {
-  return self->data_loading || self->run_building || self->idx_loading
+  return self->data_loading || self->run_building || self->files_loading
          || self->weights_loading || self->baseline_building || self->parts_sampling > 0;
 }
 
@@ -2858,7 +2894,7 @@ start_baseline_if_wanted (CamlWindow *self)
   if (p.state == CAML_TRAINER_FAILED || p.state == CAML_TRAINER_IDLE
       || (p.state != CAML_TRAINER_RUNNING && p.state != CAML_TRAINER_PAUSED && p.step == 0))
     return;
-  start_job (self, JOB_BASELINE, NULL, 0);
+  start_job (self, JOB_BASELINE);
 }
 
 /* Turns Compare with Baseline on — starting the run when it has not
@@ -3105,11 +3141,12 @@ refresh_data_titles (CamlWindow *self)
     g_free (owned[k]);
 }
 
-/* Picks a data set. "idx" opens the file chooser for four IDX files (the
- * data changes once they load). A fetched set that is not there changes
- * nothing: the banner says which command fetches it. */
+/* Picks a data set. "idx" opens the file chooser for four IDX files, and
+ * "text" without files the choosers of two text files (the data change
+ * once they load). A fetched set that is not there changes nothing: the
+ * banner says which command fetches it. */
 static void ask_text_files (CamlWindow *self);
-static void use_data_kind (CamlWindow *self, CamlDataKind kind, gboolean new_files);
+static void use_data_kind (CamlWindow *self, CamlDataKind kind);
 
 static void
 action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
@@ -3142,13 +3179,12 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
       ask_text_files (self);
       return;
     }
-  use_data_kind (self, (CamlDataKind) kind, FALSE);
+  use_data_kind (self, (CamlDataKind) kind);
 }
 
-/* The data become those of kind (its files already named; new_files: other
- * files than before, of the same kind maybe). */
+/* The data become those of kind (its files, if any, already named). */
 static void
-use_data_kind (CamlWindow *self, CamlDataKind kind, gboolean new_files)
+use_data_kind (CamlWindow *self, CamlDataKind kind)
 {
   g_autofree char *missing = caml_data_source_missing (kind);
   if (missing != NULL)
@@ -3157,7 +3193,7 @@ use_data_kind (CamlWindow *self, CamlDataKind kind, gboolean new_files)
       caml_window_show_error (self, missing);
       return;
     }
-  if (self->exp->data.kind == kind && !new_files)
+  if (self->exp->data.kind == kind)
     {
       sync_data_choice (self);
       return;
@@ -3228,20 +3264,26 @@ void
 caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths)
 {
   g_return_if_fail (CAML_IS_WINDOW (self));
-  clear_error (self);
-  start_job (self, JOB_IDX, paths, n_paths);
-  update_actions (self);
+  Job *job = job_new (self, JOB_FILES);
+  job->exp->data.kind = CAML_DATA_IDX;   /* the paths once the worker has ordered them */
+  for (int i = 0; i < n_paths && i < 4; i++)
+    job->files[i] = g_strdup (paths[i]);
+  job->n_files = n_paths;
+  start_files_job (self, job);
 }
 
 void
 caml_window_use_text_files (CamlWindow *self, const char *train, const char *test)
 {
   g_return_if_fail (CAML_IS_WINDOW (self));
+  Job *job = job_new (self, JOB_FILES);
+  CamlDataConfig *data = &job->exp->data;
+  data->kind = CAML_DATA_TEXT;
   for (int i = 0; i < 2; i++)
-    g_free (self->exp->data.text_paths[i]);
-  self->exp->data.text_paths[0] = g_strdup (train);
-  self->exp->data.text_paths[1] = g_strdup (test);
-  use_data_kind (self, CAML_DATA_TEXT, TRUE);
+    g_free (data->text_paths[i]);
+  data->text_paths[0] = g_strdup (train);
+  data->text_paths[1] = g_strdup (test);
+  start_files_job (self, job);
 }
 
 /* Reads the data again (after `datasets/fetch`, or a file changed). */
@@ -3615,7 +3657,7 @@ ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
 }
 
 /* Text files (text<TAB>label): the training file, then the test file;
- * the data change only when both are chosen. */
+ * the data change only when both are chosen and load. */
 static void
 text_test_chosen (CamlWindow *self, const char *path, gpointer train)
 {
@@ -3975,7 +4017,7 @@ load_weights_from (CamlWindow *self, const char *path, gpointer unused)
   self->announce_load = TRUE;   /* not when a change reloads them into a rebuilt run */
   if (self->run != NULL && self->data != NULL)
     {
-      start_job (self, JOB_WEIGHTS, NULL, 0);
+      start_job (self, JOB_WEIGHTS);
       update_actions (self);
     }
   else

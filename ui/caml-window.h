@@ -54,12 +54,13 @@ gboolean caml_window_has_set_aside_weights (CamlWindow *self, long *step);
 void     caml_window_save_set_aside_weights (CamlWindow *self, const char *path);
 void     caml_window_export_words_page (CamlWindow *self, const char *path);
 /* Uses four IDX files (any order: caml_data_source_order_idx tells them
- * apart) as the data, loaded on a worker thread. Only when they load does
- * the experiment change; otherwise the banner shows the engine's message and
- * nothing changes. What the IDX file chooser calls. */
+ * apart), or two labelled text files (text<TAB>label: the training and the
+ * test set), as the data, loaded on a worker thread from a copy of the
+ * experiment. Only when they load does anything change (the experiment,
+ * the data, the run); otherwise the banner shows the engine's message and
+ * nothing changes. A choice made while another loads replaces it. What the
+ * IDX and the text file choosers call. */
 void     caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths);
-/* Uses two labelled text files (text<TAB>label: training, test) as the
- * data. What the text file choosers call. */
 void     caml_window_use_text_files (CamlWindow *self, const char *train, const char *test);
 /* Data being loaded, or a run being built, on a worker thread. */
 gboolean caml_window_is_loading (CamlWindow *self);
