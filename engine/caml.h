@@ -415,6 +415,8 @@ typedef struct {
   double beta1, beta2;      /* Adam */
   double eps;               /* Adagrad, Adam */
   double initial_accumulator; /* Adagrad */
+  double weight_decay;      /* all: λ ≥ 0 of a coupled L2 (g + λ·w, only where the
+                             * step has a gradient: optimizer.c); 0 is off */
   int    em_steps;          /* 0: update every group every step */
 } CamlOptimizerConfig;
 
@@ -438,9 +440,10 @@ void           caml_optimizer_set_em_steps (CamlOptimizer *opt, int em_steps);
 const CamlOptimizerConfig *caml_optimizer_get_config (const CamlOptimizer *opt);
 /* Is `group` updated at `step` (0-based) under em_steps = E? */
 gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long step);
-/* Whether an update leaves a weight whose gradient is zero exactly as it was
+/* Whether an update leaves a weight without a gradient exactly as it was
  * (Adagrad; SGD without momentum): such an optimizer updates only the ranges
- * of caml_model_foreach_grad_range. */
+ * of caml_model_foreach_grad_range. Weight decay keeps this true: it reaches
+ * only the rows of a token table that the batch's tokens give a gradient. */
 gboolean       caml_optimizer_is_sparse (const CamlOptimizer *opt);
 /* One update of model->w from model->dw at `step` (0-based). FALSE when a
  * weight it changed is no longer finite (Inf or NaN): the step can then be

@@ -150,6 +150,7 @@ optimizer_equal (const CamlOptimizerConfig *a, const CamlOptimizerConfig *b)
   return a->kind == b->kind && a->lr == b->lr && a->momentum == b->momentum
       && a->beta1 == b->beta1 && a->beta2 == b->beta2 && a->eps == b->eps
       && a->initial_accumulator == b->initial_accumulator
+      && a->weight_decay == b->weight_decay
       && a->em_steps == b->em_steps;
 }
 
@@ -1044,20 +1045,23 @@ parse_model (Parser *p, JsonNode *node, CamlExperiment *exp)
 
 typedef enum {
   OPT_LR, OPT_EM_STEPS, OPT_MOMENTUM, OPT_BETA1, OPT_BETA2, OPT_EPS,
-  OPT_INITIAL_ACCUMULATOR, N_OPT_FIELDS
+  OPT_INITIAL_ACCUMULATOR, OPT_WEIGHT_DECAY, N_OPT_FIELDS
 } OptimizerField;
 
 static const char *const optimizer_field_keys[N_OPT_FIELDS] = {
   "lr", "em_steps", "momentum", "beta1", "beta2", "eps", "initial_accumulator",
+  "weight_decay",
 };
 
-/* Which fields each optimizer reads, in the order they are written. */
+/* Which fields each optimizer reads, in the order they are written
+ * (weight_decay only when it is not 0: files without it read as before). */
 static const OptimizerField optimizer_fields[CAML_N_OPTIMS][N_OPT_FIELDS + 1] = {
-  [CAML_OPTIM_SGD]     = { OPT_LR, OPT_MOMENTUM, OPT_EM_STEPS, N_OPT_FIELDS },
+  [CAML_OPTIM_SGD]     = { OPT_LR, OPT_MOMENTUM, OPT_EM_STEPS, OPT_WEIGHT_DECAY,
+                           N_OPT_FIELDS },
   [CAML_OPTIM_ADAGRAD] = { OPT_LR, OPT_EPS, OPT_INITIAL_ACCUMULATOR, OPT_EM_STEPS,
-                           N_OPT_FIELDS },
+                           OPT_WEIGHT_DECAY, N_OPT_FIELDS },
   [CAML_OPTIM_ADAM]    = { OPT_LR, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_EM_STEPS,
-                           N_OPT_FIELDS },
+                           OPT_WEIGHT_DECAY, N_OPT_FIELDS },
 };
 
 static gboolean
@@ -1081,6 +1085,9 @@ parse_optimizer_field (Parser *p, OptimizerField f, JsonNode *m, const char *pat
     case OPT_INITIAL_ACCUMULATOR:
       return get_ranged (p, m, path, 0, FALSE, INFINITY, FALSE, ">= 0",
                          &config->initial_accumulator);
+    case OPT_WEIGHT_DECAY:
+      return get_ranged (p, m, path, 0, FALSE, INFINITY, FALSE, ">= 0",
+                         &config->weight_decay);
     case N_OPT_FIELDS:
       break;
     }
@@ -1428,6 +1435,7 @@ optimizer_field_value (const CamlOptimizerConfig *c, OptimizerField f)
     case OPT_BETA2:               return c->beta2;
     case OPT_EPS:                 return c->eps;
     case OPT_INITIAL_ACCUMULATOR: return c->initial_accumulator;
+    case OPT_WEIGHT_DECAY:        return c->weight_decay;
     case N_OPT_FIELDS:            break;
     }
   g_assert_not_reached ();
@@ -1535,6 +1543,8 @@ caml_experiment_to_json (const CamlExperiment *exp)
   const OptimizerField *fields = optimizer_fields[exp->optimizer.kind];
   for (int i = 0; fields[i] != N_OPT_FIELDS; i++)
     {
+      if (fields[i] == OPT_WEIGHT_DECAY && exp->optimizer.weight_decay == 0)
+        continue;
       g_string_append_printf (s, ",\n    \"%s\": ", optimizer_field_keys[fields[i]]);
       if (fields[i] == OPT_EM_STEPS)
         g_string_append_printf (s, "%d", exp->optimizer.em_steps);

@@ -12,7 +12,31 @@
  * keeps two copies, writes each step's state into the one that does not hold
  * the current state, and undoing is choosing the other copy again. A sparse
  * one (Adagrad; SGD) updates in place, often only the rows of a batch's
- * tokens: it saves the state of what it updates, as it does the weights. */
+ * tokens: it saves the state of what it updates, as it does the weights.
+ *
+ * Weight decay (optimizer.weight_decay = λ > 0) is the coupled L2 of
+ * PyTorch's weight_decay for SGD, Adagrad and Adam: before the rule, the
+ * gradient g of each weight w that the step updates becomes g + λ·w — the
+ * gradient of the loss plus λ/2 ‖w‖² — and momentum, Adagrad's accumulator
+ * and Adam's moments are all made of that sum (not AdamW's decoupled decay).
+ * Only weights that have a gradient this step are decayed:
+ *  - the groups em_steps leaves alone at this step (and frozen tables) are
+ *    neither updated nor decayed;
+ *  - every other parameter is decayed whole, biases included (as PyTorch
+ *    does by default), whether its gradient happens to be 0 or not;
+ *  - a token table (CamlParam.token_rows) has a gradient only in the rows
+ *    of the ids caml_model_backward saw since the last caml_model_zero_grad
+ *    (CamlModel.touched): only those rows are decayed — a lazy L2 on the
+ *    rows looked up, as TensorFlow's regularizer on an embedding lookup —
+ *    whatever the optimizer and on both paths: the sparse one, which visits
+ *    only those rows, and the dense one (sparse_grads off, or Adam and SGD
+ *    with momentum, which move every row), so that the two stay bit for bit
+ *    the same and a row whose word is absent from the batch is left as it
+ *    is by Adagrad and plain SGD.
+ * λ = 0 leaves every update bit for bit as it was without the option (the
+ * gradient is used as it is, not as g + 0·w, which turns −0 into +0). The
+ * step saves each weight and state value before it changes it whether or
+ * not it decays it, so an undo restores a decayed step exactly. */
 #include <math.h>
 #include <string.h>
 
@@ -63,6 +87,7 @@ caml_optimizer_config_defaults (CamlOptimizerConfig *config, CamlOptimizerKind k
     .beta2 = 0.999,
     .eps = kind == CAML_OPTIM_ADAM ? 1e-8 : 1e-7,
     .initial_accumulator = 0.1,
+    .weight_decay = 0.0,
     .em_steps = 0,
   };
 }
@@ -153,6 +178,14 @@ caml_em_group_active (int em_steps, CamlParamGroup group, long step)
   return group == CAML_GROUP_GATE ? gate_phase : !gate_phase;
 }
 
+/* The gradient an update rule sees: g + λ·w under weight decay (wd = λ > 0),
+ * g as it is otherwise. */
+static inline float
+decayed (float g, float w, float wd)
+{
+  return wd != 0.0f ? g + wd * w : g;
+}
+
 /* 1 when x is Inf or NaN: one load, no branch. */
 static inline guint32
 not_finite (float x)
@@ -162,18 +195,20 @@ not_finite (float x)
   return (guint32) ((bits & 0x7f800000u) == 0x7f800000u);
 }
 
-/* The updates of count weights w, each saved to w_saved first; each
- * returns nonzero when a new weight is not finite. The pointers do not
- * alias (restrict), so that the loops vectorize without run-time checks. */
+/* The updates of count weights w, each saved to w_saved first, from their
+ * gradients g decayed by wd (0: not decayed); each returns nonzero when a
+ * new weight is not finite. The pointers do not alias (restrict), so that
+ * the loops vectorize without run-time checks. */
 static guint32
 sgd (float *restrict w, float *restrict w_saved, const float *restrict g, float lr,
-     size_t count)
+     float wd, size_t count)
 {
   guint32 bad = 0;
   for (size_t i = 0; i < count; i++)
     {
+      float gi = decayed (g[i], w[i], wd);
       w_saved[i] = w[i];
-      w[i] -= lr * g[i];
+      w[i] -= lr * gi;
       bad |= not_finite (w[i]);
     }
   return bad;
@@ -182,13 +217,15 @@ sgd (float *restrict w, float *restrict w_saved, const float *restrict g, float 
 /* The velocity read from m, the new one written to m_out. */
 static guint32
 sgd_momentum (float *restrict w, float *restrict w_saved, const float *restrict g,
-              const float *restrict m, float *restrict m_out, float lr, float mu, size_t count)
+              const float *restrict m, float *restrict m_out, float lr, float mu, float wd,
+              size_t count)
 {
   guint32 bad = 0;
   for (size_t i = 0; i < count; i++)
     {
+      float gi = decayed (g[i], w[i], wd);
       w_saved[i] = w[i];
-      m_out[i] = mu * m[i] + g[i];
+      m_out[i] = mu * m[i] + gi;
       w[i] -= lr * m_out[i];
       bad |= not_finite (w[i]);
     }
@@ -198,15 +235,17 @@ sgd_momentum (float *restrict w, float *restrict w_saved, const float *restrict 
 /* The accumulators m updated in place, each saved to m_saved first. */
 static guint32
 adagrad (float *restrict w, float *restrict w_saved, const float *restrict g,
-         float *restrict m, float *restrict m_saved, float lr, float eps, size_t count)
+         float *restrict m, float *restrict m_saved, float lr, float eps, float wd,
+         size_t count)
 {
   guint32 bad = 0;
   for (size_t i = 0; i < count; i++)
     {
+      float gi = decayed (g[i], w[i], wd);
       w_saved[i] = w[i];
       m_saved[i] = m[i];
-      m[i] += g[i] * g[i];
-      w[i] -= lr * g[i] / (sqrtf (m[i]) + eps);
+      m[i] += gi * gi;
+      w[i] -= lr * gi / (sqrtf (m[i]) + eps);
       bad |= not_finite (w[i]);
     }
   return bad;
@@ -216,38 +255,42 @@ adagrad (float *restrict w, float *restrict w_saved, const float *restrict g,
 static guint32
 adam (float *restrict w, float *restrict w_saved, const float *restrict g,
       const float *restrict m, const float *restrict v, float *restrict m_out,
-      float *restrict v_out, float step, float b1, float b2, float eps_hat, size_t count)
+      float *restrict v_out, float step, float b1, float b2, float eps_hat, float wd,
+      size_t count)
 {
   guint32 bad = 0;
   for (size_t i = 0; i < count; i++)
     {
+      float gi = decayed (g[i], w[i], wd);
       w_saved[i] = w[i];
-      m_out[i] = b1 * m[i] + (1.0f - b1) * g[i];
-      v_out[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+      m_out[i] = b1 * m[i] + (1.0f - b1) * gi;
+      v_out[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
       w[i] -= step * m_out[i] / (sqrtf (v_out[i]) + eps_hat);
       bad |= not_finite (w[i]);
     }
   return bad;
 }
 
-/* One update of count weights w (each saved to w_saved first). The state is
- * read from m and written to m_out, each block `stride` floats after the one
- * before (Adam's v after m): a dense optimizer's other copy; a sparse one
- * updates in place (m_out = m), saving the old value to m_saved. Returns
- * nonzero when a new weight is not finite. */
+/* One update of count weights w (each saved to w_saved first), their
+ * gradients decayed by wd (0: not decayed). The state is read from m and
+ * written to m_out, each block `stride` floats after the one before (Adam's
+ * v after m): a dense optimizer's other copy; a sparse one updates in place
+ * (m_out = m), saving the old value to m_saved. Returns nonzero when a new
+ * weight is not finite. */
 static guint32
 update (const CamlOptimizer *opt, float *w, float *w_saved, const float *g, const float *m,
-        float *m_out, float *m_saved, size_t stride, size_t count, long t)
+        float *m_out, float *m_saved, size_t stride, size_t count, long t, float wd)
 {
   const CamlOptimizerConfig *c = &opt->config;
   float lr = (float) c->lr;
   switch (c->kind)
     {
     case CAML_OPTIM_SGD:
-      return m == NULL ? sgd (w, w_saved, g, lr, count)
-                       : sgd_momentum (w, w_saved, g, m, m_out, lr, (float) c->momentum, count);
+      return m == NULL ? sgd (w, w_saved, g, lr, wd, count)
+                       : sgd_momentum (w, w_saved, g, m, m_out, lr, (float) c->momentum, wd,
+                                       count);
     case CAML_OPTIM_ADAGRAD:
-      return adagrad (w, w_saved, g, m_out, m_saved, lr, (float) c->eps, count);
+      return adagrad (w, w_saved, g, m_out, m_saved, lr, (float) c->eps, wd, count);
     case CAML_OPTIM_ADAM:
       {
         /* Fold both bias corrections into the step size. */
@@ -255,7 +298,7 @@ update (const CamlOptimizer *opt, float *w, float *w_saved, const float *g, cons
         double c2 = 1.0 - pow (c->beta2, (double) t);
         return adam (w, w_saved, g, m, m + stride, m_out, m_out + stride,
                      (float) (c->lr * sqrt (c2) / c1), (float) c->beta1, (float) c->beta2,
-                     (float) (c->eps * sqrt (c2)), count);
+                     (float) (c->eps * sqrt (c2)), wd, count);
       }
     default:
       g_assert_not_reached ();
@@ -272,6 +315,7 @@ typedef struct {
   float         *to;     /* the state written */
   size_t         offset, count;
   long           t;
+  float          wd;     /* the weight decay of these weights: λ, or 0 */
   guint32        bad[2];
 } Update;
 
@@ -284,7 +328,8 @@ update_range (const Update *u, size_t lo, size_t count)
   gboolean stateful = u->from != NULL;
   return update (opt, u->w + at, opt->saved_w + at, u->g + at, stateful ? u->from + at : NULL,
                  stateful ? u->to + at : NULL,
-                 opt->saved_state != NULL ? opt->saved_state + at : NULL, opt->n, count, u->t);
+                 opt->saved_state != NULL ? opt->saved_state + at : NULL, opt->n, count, u->t,
+                 u->wd);
 }
 
 static void
@@ -294,6 +339,45 @@ update_part (int part, gpointer data)
   size_t half = (u->count / 2 + 15) & ~(size_t) 15;
   size_t lo = part == 0 ? 0 : half, hi = part == 0 ? half : u->count;
   u->bad[part] = update_range (u, lo, hi - lo);
+}
+
+/* Updates all of u's weights; nonzero: not finite. */
+static guint32
+update_all (Update *u)
+{
+  /* Large blocks are memory-bound: both cores' bandwidth helps. */
+  if (u->count >= 65536)
+    {
+      caml_parallel_run (update_part, u);
+      return u->bad[0] | u->bad[1];
+    }
+  return update_range (u, 0, u->count);
+}
+
+/* Updates every row of the token table p (u: all of it) under weight decay:
+ * the rows of the batch's tokens decayed, the others not (they have no
+ * gradient: see the top of the file), a run of rows alike at a time.
+ * Nonzero: not finite. */
+static guint32
+update_table (const Update *u, const CamlModel *model, const CamlParam *p)
+{
+  size_t r = (size_t) p->token_rows, rows = p->count / r;
+  size_t marked = model->touched_mark != NULL ? MIN (rows, (size_t) model->input.vocab) : 0;
+  guint32 bad = 0;
+  for (size_t lo = 0; lo < rows;)
+    {
+      gboolean seen = lo < marked && model->touched_mark[lo];
+      size_t hi = lo + 1;
+      while (hi < rows && (hi < marked && model->touched_mark[hi]) == seen)
+        hi++;
+      Update run = *u;
+      run.offset = u->offset + lo * r;
+      run.count = (hi - lo) * r;
+      run.wd = seen ? u->wd : 0.0f;
+      bad |= update_all (&run);
+      lo = hi;
+    }
+  return bad;
 }
 
 /* Records a range the step changes, for caml_optimizer_undo. */
@@ -401,6 +485,7 @@ caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
         opt->updates[g]++;
     }
   size_t n = opt->n;
+  float wd = (float) opt->config.weight_decay;
   float *from = current_state (opt);
   float *to = opt->twin ? opt->state + (size_t) (1 - opt->cur) * opt->blocks * n : opt->state;
   for (int i = 0; i < model->n_layers; i++)
@@ -421,11 +506,11 @@ caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
             }
           Update u = { opt, model->w, model->dw, opt->blocks > 0 ? from : NULL,
                        opt->blocks > 0 ? to : NULL, off, p->count,
-                       opt->updates[p->group], { 0, 0 } };
+                       opt->updates[p->group], wd, { 0, 0 } };
           if (p->token_rows > 0 && sparse)
             {
               /* Only the rows of the batch's tokens have gradients; the
-               * others would not move. */
+               * others would not move (nor be decayed). */
               size_t rows = p->count / (size_t) p->token_rows, r = (size_t) p->token_rows;
               for (int k = 0; k < model->n_touched; k++)
                 {
@@ -439,14 +524,10 @@ caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
               continue;
             }
           record_range (opt, off, p->count);
-          /* Large blocks are memory-bound: both cores' bandwidth helps. */
-          if (p->count >= 65536)
-            {
-              caml_parallel_run (update_part, &u);
-              bad |= u.bad[0] | u.bad[1];
-            }
+          if (p->token_rows > 0 && wd != 0.0f)
+            bad |= update_table (&u, model, p);
           else
-            bad |= update_range (&u, 0, u.count);
+            bad |= update_all (&u);
         }
     }
   if (opt->twin)

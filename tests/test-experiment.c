@@ -273,6 +273,92 @@ test_build_checks_memory (void **state)
   caml_experiment_free (exp);
 }
 
+/* Trains exp to its end; the weights (g_free). */
+static float *
+train_weights (const CamlExperiment *exp, size_t *n_weights, float **losses, long *n_losses)
+{
+  GError *error = NULL;
+  CamlDataset *train = NULL, *test = NULL;
+  assert_true (caml_experiment_load_datasets (exp, &train, &test, &error));
+  CamlModel *model = caml_experiment_build_model_for (exp, train, &error);
+  assert_non_null (model);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  assert_true (caml_trainer_start (trainer, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  *losses = caml_trainer_copy_losses (trainer, n_losses);
+  *n_weights = model->n_weights;
+  float *w = g_memdup2 (model->w, model->n_weights * sizeof (float));
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  return w;
+}
+
+/* optimizer.weight_decay 0 (or −0) is no key at all: the same experiment,
+ * written without the key, and trained bit for bit the same — Adagrad's
+ * sparse rows on CA-BSFE under em_steps, SGD with momentum and Adam. */
+static void
+test_weight_decay_zero (void **state)
+{
+  (void) state;
+  /* each ends inside "optimizer" */
+  static const char *const bases[] = {
+    "{ \"data\": { \"builtin\": \"rnn_sanity\" }, \"loss\": \"sigmoid_cross_entropy\","
+    "  \"model\": [ { \"layer\": \"ca_bsfe\", \"dim\": 3, \"gate_dim\": 2 },"
+    "             { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
+    "  \"training\": { \"steps\": 60, \"batch_size\": 1 },"
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1, \"em_steps\": 3",
+    "{ \"data\": { \"builtin\": \"surface\", \"grid\": 21, \"train_fraction\": 0.2 },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 3 }, { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"training\": { \"steps\": 60, \"batch_size\": 8 },"
+    "  \"optimizer\": { \"type\": \"sgd\", \"lr\": 0.05, \"momentum\": 0.9",
+    "{ \"data\": { \"builtin\": \"surface\", \"grid\": 21, \"train_fraction\": 0.2 },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 3 }, { \"layer\": \"dense\", \"units\": 1 } ],"
+    "  \"training\": { \"steps\": 60, \"batch_size\": 8 },"
+    "  \"optimizer\": { \"type\": \"adam\", \"lr\": 0.05",
+  };
+  static const char *const zeros[] = {
+    ", \"weight_decay\": 0", ", \"weight_decay\": -0", ", \"weight_decay\": 0.0e5",
+  };
+  for (gsize b = 0; b < G_N_ELEMENTS (bases); b++)
+    {
+      GError *error = NULL;
+      g_autofree char *doc = g_strconcat (bases[b], " } }", NULL);
+      CamlExperiment *none = caml_experiment_load_data (doc, -1, "none.json", &error);
+      if (none == NULL)
+        fail_msg ("%s", error->message);
+      g_autofree char *json = caml_experiment_to_json (none);
+      assert_null (strstr (json, "weight_decay"));
+      size_t nw, nw0;
+      long nl, nl0;
+      float *losses0, *losses;
+      float *w0 = train_weights (none, &nw0, &losses0, &nl0);
+      for (gsize z = 0; z < G_N_ELEMENTS (zeros); z++)
+        {
+          g_autofree char *zdoc = g_strconcat (bases[b], zeros[z], " } }", NULL);
+          CamlExperiment *zero = caml_experiment_load_data (zdoc, -1, "none.json", &error);
+          if (zero == NULL)
+            fail_msg ("%s", error->message);
+          assert_true (zero->optimizer.weight_decay == 0.0);
+          assert_true (caml_experiment_equal (zero, none));
+          g_autofree char *zjson = caml_experiment_to_json (zero);
+          assert_string_equal (zjson, json);
+          float *w = train_weights (zero, &nw, &losses, &nl);
+          assert_int_equal (nw, nw0);
+          assert_int_equal (nl, nl0);
+          assert_memory_equal (w, w0, nw * sizeof (float));
+          assert_memory_equal (losses, losses0, (size_t) nl * sizeof (float));
+          g_free (w);
+          g_free (losses);
+          caml_experiment_free (zero);
+        }
+      g_free (w0);
+      g_free (losses0);
+      caml_experiment_free (none);
+    }
+}
+
 static void
 test_defaults (void **state)
 {
@@ -328,7 +414,8 @@ test_round_trip_all_fields (void **state)
     "             { \"layer\": \"ca_nn\", \"units\": 1e0, \"activation\": \"sigmoid\" } ],"
     "  \"loss\": \"sigmoid_cross_entropy\","
     "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.3, \"eps\": 1e-10,"
-    "                 \"initial_accumulator\": 0, \"em_steps\": 100 },"
+    "                 \"initial_accumulator\": 0, \"em_steps\": 100,"
+    "                 \"weight_decay\": 0.0005 },"
     "  \"training\": { \"steps\": 7, \"batch_size\": 3, \"eval_every\": 2,"
     "                \"average_decay\": 0.999 },"
     "  \"plot\": { \"domain\": [-1.25, 2, 0.1, 0.7] } }";
@@ -342,6 +429,7 @@ test_round_trip_all_fields (void **state)
   assert_int_equal (exp->n_layers, 4);
   assert_int_equal (exp->optimizer.kind, CAML_OPTIM_ADAGRAD);
   assert_int_equal (exp->optimizer.em_steps, 100);
+  assert_true (exp->optimizer.weight_decay == 0.0005);
   assert_true (exp->average_decay == 0.999);
   assert_null (exp->paper);
   assert_int_equal (exp->loss, CAML_LOSS_SIGMOID_XENT);
@@ -354,6 +442,7 @@ test_round_trip_all_fields (void **state)
   assert_non_null (strstr (json, "0.123456789"));  /* shortest form */
   assert_non_null (strstr (json, "\"lr\": 0.3"));
   assert_non_null (strstr (json, "\"average_decay\": 0.999"));
+  assert_non_null (strstr (json, "\"weight_decay\": 0.0005"));
 
   /* Save and load a file. */
   char *dir = g_dir_make_tmp ("caml-exp-XXXXXX", &error);
@@ -366,6 +455,9 @@ test_round_trip_all_fields (void **state)
   assert_true (caml_experiment_equal (exp, loaded));
 
   /* equal does see a difference. */
+  loaded->optimizer.weight_decay = 0.001;
+  assert_false (caml_experiment_equal (exp, loaded));
+  loaded->optimizer.weight_decay = exp->optimizer.weight_decay;
   loaded->layers[2].opt[1] += 1;
   assert_false (caml_experiment_equal (exp, loaded));
 
@@ -520,6 +612,23 @@ static const Bad bad_documents[] = {
   { "{ \"optimizer\": { \"type\": \"sgd\", \"momentum\": 1.5 } }", { "optimizer.momentum" } },
   { "{ \"optimizer\": { \"em_steps\": -1 } }", { "optimizer.em_steps", "out of range" } },
   { "{ \"optimizer\": { \"em_steps\": 1.5 } }", { "optimizer.em_steps", "not an integer" } },
+  { "{ \"optimizer\": { \"weight_decay\": -0.01 } }",
+    { "bad.json: optimizer.weight_decay: -0.01 is out of range (must be >= 0)" } },
+  { "{ \"optimizer\": { \"type\": \"sgd\", \"weight_decay\": -1e-300 } }",
+    { "bad.json: optimizer.weight_decay: -1e-300 is out of range (must be >= 0)" } },
+  { "{ \"optimizer\": { \"type\": \"adagrad\", \"weight_decay\": 1e999 } }",
+    { "bad.json: optimizer.weight_decay: inf is not a finite number" } },
+  { "{ \"optimizer\": { \"weight_decay\": \"0.01\" } }",
+    { "bad.json: optimizer.weight_decay: expected a number, found a string" } },
+  { "{ \"optimizer\": { \"weight_decay\": null } }",
+    { "bad.json: optimizer.weight_decay: expected a number, found null" } },
+  { "{ \"optimizer\": { \"weight_decay\": [0.01] } }",
+    { "bad.json: optimizer.weight_decay: expected a number, found an array" } },
+  /* JSON has no NaN: a syntax error, at the value */
+  { "{ \"optimizer\": { \"weight_decay\": NaN } }",
+    { "bad.json: line 1:34: expected a value, found 'N'" } },
+  { "{ \"optimizer\": { \"weight_dacay\": 0.01 } }",
+    { "optimizer.weight_dacay: unknown key", "weight_decay" } },
   /* training */
   { "{ \"training\": { \"steps\": 0 } }", { "training.steps", "out of range" } },
   { "{ \"training\": { \"steps\": 10000000000 } }", { "training.steps", "out of range" } },
@@ -1269,6 +1378,7 @@ main (void)
     cmocka_unit_test (test_defaults),
     cmocka_unit_test (test_build_checks_memory),
     cmocka_unit_test (test_round_trip_all_fields),
+    cmocka_unit_test (test_weight_decay_zero),
     cmocka_unit_test (test_file_name_default),
     cmocka_unit_test (test_malformed),
     cmocka_unit_test (test_wide_integers),

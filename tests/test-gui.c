@@ -3042,6 +3042,76 @@ test_lr_any_value (void **state)
   g_rmdir (dir);
 }
 
+/* The weight-decay field shows and takes what optimizer.weight_decay does
+ * (any number ≥ 0, as the file has it), says when it keeps a value, keeps
+ * the decay when another optimizer is chosen, and Save writes it — and
+ * leaves it out at 0. */
+static void
+test_weight_decay_field (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-wd-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "wd.json", NULL);
+  g_autofree char *saved = g_build_filename (dir, "saved.json", NULL);
+  static const char json[] =
+    "{ \"name\": \"wd\", \"data\": { \"builtin\": \"xor\" },"
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1, \"weight_decay\": 0.0005 } }";
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  CamlWindow *win = open_window_on (path);
+  GtkSpinButton *wd = GTK_SPIN_BUTTON (template_child (win, "weight_decay_spin"));
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  assert_string_equal (field_text (wd), "0.0005");
+  assert_true (exp->optimizer.weight_decay == 0.0005);
+
+  /* every optimizer reads it: another one keeps it */
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (template_child (win, "optimizer_drop")),
+                              CAML_OPTIM_ADAM);
+  exp = caml_window_get_experiment (win);
+  assert_int_equal (exp->optimizer.kind, CAML_OPTIM_ADAM);
+  assert_true (exp->optimizer.weight_decay == 0.0005);
+
+  type_into (win, wd, "1e-5");
+  gtk_spin_button_update (wd);
+  assert_true (caml_window_get_experiment (win)->optimizer.weight_decay == 1e-5);
+  assert_string_equal (field_text (wd), "1e-5");
+  type_into (win, wd, "-1");
+  gtk_spin_button_update (wd);
+  assert_true (caml_window_get_experiment (win)->optimizer.weight_decay == 1e-5);
+  assert_string_equal (status_text (win), "weight decay kept at 1e-5: must be ≥ 0");
+  assert_true (gtk_widget_has_css_class (GTK_WIDGET (wd), "error"));
+  type_into (win, wd, "abc");
+  gtk_spin_button_update (wd);
+  assert_string_equal (status_text (win),
+                       "weight decay kept at 1e-5: \"abc\" is not a number (≥ 0)");
+  assert_string_equal (field_text (wd), "1e-5");
+  type_into (win, wd, "0.01");
+  gtk_spin_button_update (wd);
+  assert_true (caml_window_get_experiment (win)->optimizer.weight_decay == 0.01);
+
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_save_to_path (win, saved, &error));
+  CamlExperiment *back = caml_experiment_load_file (saved, &error);
+  assert_non_null (back);
+  assert_int_equal (back->optimizer.kind, CAML_OPTIM_ADAM);
+  assert_true (back->optimizer.weight_decay == 0.01);
+  caml_experiment_free (back);
+
+  /* 0 is off, "-0" too: not written */
+  type_into (win, wd, "-0");
+  gtk_spin_button_update (wd);
+  exp = caml_window_get_experiment (win);
+  assert_true (exp->optimizer.weight_decay == 0 && !signbit (exp->optimizer.weight_decay));
+  assert_string_equal (field_text (wd), "0");
+  assert_true (caml_window_save_to_path (win, saved, &error));
+  g_autofree char *contents = NULL;
+  assert_true (g_file_get_contents (saved, &contents, NULL, NULL));
+  assert_null (strstr (contents, "weight_decay"));
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (path);
+  g_unlink (saved);
+  g_rmdir (dir);
+}
+
 static const char *
 placeholder_of (CamlWindow *win, const char *view)
 {
@@ -4179,6 +4249,7 @@ main (void)
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_lr_any_value),
+    cmocka_unit_test (test_weight_decay_field),
     cmocka_unit_test (test_divergence_feedback),
     cmocka_unit_test (test_stop_before_evaluation),
     cmocka_unit_test (test_recent_files),

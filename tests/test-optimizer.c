@@ -156,7 +156,8 @@ test_optimizers_train (void **state)
  * parameter groups of every CA layer by name ---- */
 
 /* One optimizer, `steps` updates of a 2-weight model from fixed gradients,
- * against the update rules written out in double. */
+ * against the update rules written out in double (weight decay: the rule
+ * sees g + λ·w). */
 static void
 check_against_formula (const CamlOptimizerConfig *config, int steps)
 {
@@ -173,8 +174,9 @@ check_against_formula (const CamlOptimizerConfig *config, int steps)
     {
       for (int i = 0; i < 2; i++)
         {
-          float g = (float) g_rand_double_range (rng, -2, 2);
-          model->dw[i] = g;
+          float g_loss = (float) g_rand_double_range (rng, -2, 2);
+          model->dw[i] = g_loss;
+          double g = g_loss + config->weight_decay * w[i];
           switch (config->kind)
             {
             case CAML_OPTIM_SGD:
@@ -182,7 +184,7 @@ check_against_formula (const CamlOptimizerConfig *config, int steps)
               w[i] -= config->lr * m[i];
               break;
             case CAML_OPTIM_ADAGRAD:
-              m[i] += (double) g * g;
+              m[i] += g * g;
               w[i] -= config->lr * g / (sqrt (m[i]) + config->eps);
               break;
             default:
@@ -230,6 +232,79 @@ test_hyperparameters (void **state)
   check_against_formula (&c, 6);
   c.beta1 = 0.0;
   check_against_formula (&c, 6);
+  /* weight decay, with each rule's options away from their defaults too */
+  caml_optimizer_config_defaults (&c, CAML_OPTIM_SGD);
+  c.lr = 0.1;
+  c.weight_decay = 0.3;
+  check_against_formula (&c, 5);
+  c.momentum = 0.5;
+  check_against_formula (&c, 5);
+  caml_optimizer_config_defaults (&c, CAML_OPTIM_ADAGRAD);
+  c.lr = 0.05;
+  c.weight_decay = 0.3;
+  check_against_formula (&c, 5);
+  c.initial_accumulator = 0.0;
+  c.weight_decay = 2.0;
+  check_against_formula (&c, 5);
+  caml_optimizer_config_defaults (&c, CAML_OPTIM_ADAM);
+  c.lr = 0.02;
+  c.weight_decay = 0.3;
+  check_against_formula (&c, 6);
+  c.beta1 = 0.5;
+  c.beta2 = 0.8;
+  c.weight_decay = 5.0;
+  check_against_formula (&c, 6);
+}
+
+/* One step under weight decay λ from w = (1, −0.5) and g = (−0.05, 0.02),
+ * written out by hand: the rules see g + λ·w = (0.05, −0.03), whose signs
+ * are not g's (so Adam's first step, ≈ lr·sign, moves the other way than
+ * it would without decay). */
+static void
+test_weight_decay_step (void **state)
+{
+  (void) state;
+  const double w0[2] = { 1.0, -0.5 }, g[2] = { -0.05, 0.02 }, lambda = 0.1, lr = 0.1;
+  const double gd[2] = { -0.05 + 0.1 * 1.0, 0.02 + 0.1 * -0.5 };   /* 0.05, −0.03 */
+  double want[4][2];
+  /* SGD: w − lr (g + λw) */
+  for (int i = 0; i < 2; i++)
+    want[0][i] = w0[i] - lr * gd[i];
+  /* SGD with momentum 0.9, first step: the velocity is g + λw */
+  for (int i = 0; i < 2; i++)
+    want[1][i] = w0[i] - lr * gd[i];
+  /* Adagrad, accumulator 0.1 + (g + λw)², eps 1e-7 */
+  for (int i = 0; i < 2; i++)
+    want[2][i] = w0[i] - lr * gd[i] / (sqrt (0.1 + gd[i] * gd[i]) + 1e-7);
+  /* Adam, first step: m̂ = g + λw, v̂ = (g + λw)², eps 1e-8 */
+  for (int i = 0; i < 2; i++)
+    want[3][i] = w0[i] - lr * gd[i] / (sqrt (gd[i] * gd[i]) + 1e-8);
+  assert_true (want[3][0] < w0[0] && want[3][1] > w0[1]);   /* not g's way */
+
+  const CamlOptimizerKind kinds[4] = { CAML_OPTIM_SGD, CAML_OPTIM_SGD, CAML_OPTIM_ADAGRAD,
+                                       CAML_OPTIM_ADAM };
+  for (int k = 0; k < 4; k++)
+    {
+      CamlModel *model = tiny_model ();
+      CamlOptimizerConfig config;
+      caml_optimizer_config_defaults (&config, kinds[k]);
+      config.lr = lr;
+      config.momentum = k == 1 ? 0.9 : 0.0;
+      config.weight_decay = lambda;
+      CamlOptimizer *opt = caml_optimizer_new (&config, model->n_weights);
+      for (int i = 0; i < 2; i++)
+        {
+          model->w[i] = (float) w0[i];
+          model->dw[i] = (float) g[i];
+        }
+      assert_true (caml_optimizer_step (opt, model, 0));
+      for (int i = 0; i < 2; i++)
+        if (fabs (model->w[i] - want[k][i]) > 1e-6)
+          fail_msg ("%s%s weight %d: %.9g, by hand %.9g", caml_optimizer_names[kinds[k]],
+                    k == 1 ? " with momentum" : "", i, model->w[i], want[k][i]);
+      caml_optimizer_free (opt);
+      caml_model_free (model);
+    }
 }
 
 /* Under em_steps = E, Adam corrects each group's moments by the number of
@@ -292,8 +367,70 @@ test_adam_em_steps (void **state)
   caml_model_free (model);
 }
 
+/* Under em_steps the group a step leaves alone is not decayed either: with
+ * zero gradients, a step of the gate phase shrinks the gate parameters (and
+ * the plain layer's, biases included) by the decay alone and leaves the
+ * value parameters bit for bit; the value phase the other way round. For
+ * every optimizer; plain SGD against w − lr·λ·w. */
+static void
+test_weight_decay_em_steps (void **state)
+{
+  (void) state;
+  enum { E = 2 };
+  const double lr = 0.1, lambda = 0.5;
+  CamlShape in = caml_shape_flat (2);
+  CamlLayerSpec specs[] = { caml_test_spec ("ca_nn", "units", 2.0, NULL),
+                            caml_test_spec ("dense", "units", 1.0, NULL) };
+  for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
+    {
+      CamlModel *model = caml_model_new (&in, specs, 2, NULL, NULL);
+      assert_non_null (model);
+      size_t nw = model->n_weights;
+      for (size_t a = 0; a < nw; a++)
+        model->w[a] = 0.5f + 0.01f * (float) a;   /* no weight is 0: each would shrink */
+      memset (model->dw, 0, nw * sizeof (float));
+      CamlOptimizerConfig config;
+      caml_optimizer_config_defaults (&config, (CamlOptimizerKind) kind);
+      config.lr = lr;
+      config.weight_decay = lambda;
+      config.em_steps = E;
+      CamlOptimizer *opt = caml_optimizer_new (&config, nw);
+      gboolean seen_bias = FALSE;
+      for (long step = 0; step < 2 * E; step++)
+        {
+          float *before = g_memdup2 (model->w, nw * sizeof (float));
+          assert_true (caml_optimizer_step (opt, model, step));
+          for (int i = 0; i < model->n_layers; i++)
+            for (int j = 0; j < model->layers[i]->n_params; j++)
+              {
+                const CamlParam *p = &model->layers[i]->params[j];
+                gboolean active = caml_em_group_active (E, p->group, step);
+                for (size_t a = p->offset; a < p->offset + p->count; a++)
+                  if (!active && memcmp (&model->w[a], &before[a], sizeof (float)) != 0)
+                    fail_msg ("%s step %ld: %s[%zu] of layer %d (group %d, left alone) moved "
+                              "from %.9g to %.9g", caml_optimizer_names[kind], step, p->name,
+                              a - p->offset, i, p->group, before[a], model->w[a]);
+                  else if (active && !(fabsf (model->w[a]) < fabsf (before[a])))
+                    fail_msg ("%s step %ld: %s[%zu] of layer %d (group %d) was not decayed: "
+                              "%.9g to %.9g", caml_optimizer_names[kind], step, p->name,
+                              a - p->offset, i, p->group, before[a], model->w[a]);
+                  else if (active && kind == CAML_OPTIM_SGD
+                           && fabs (model->w[a] - (before[a] - lr * lambda * before[a])) > 1e-6)
+                    fail_msg ("sgd step %ld: %s[%zu]: %.9g, w − lr λ w = %.9g", step, p->name,
+                              a - p->offset, model->w[a], before[a] - lr * lambda * before[a]);
+                seen_bias |= active && i == 1 && g_str_equal (p->name, "b");
+              }
+          g_free (before);
+        }
+      assert_true (seen_bias);
+      caml_optimizer_free (opt);
+      caml_model_free (model);
+    }
+}
+
 /* `trainable: false`: the table is in the frozen group and no optimizer,
- * sparse or dense path, with or without em_steps, moves it; the rest trains. */
+ * sparse or dense path, with or without em_steps, with or without weight
+ * decay, moves it; the rest trains. */
 static void
 test_frozen_embedding (void **state)
 {
@@ -308,41 +445,43 @@ test_frozen_embedding (void **state)
   const float x[N * T] = { 1, 2, 3, CAML_TOKEN_PAD, 0, CAML_TOKEN_OOV, 5, 4,
                            2, CAML_TOKEN_PAD, CAML_TOKEN_PAD, CAML_TOKEN_PAD };
   const float y[N] = { 1, 0, 1 };
-  for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
-    for (int sparse = 0; sparse <= 1; sparse++)
-      {
-        GRand *rng = g_rand_new_with_seed (2);
-        CamlModel *model = caml_model_new (&in, specs, 3, rng, NULL);
-        g_rand_free (rng);
-        assert_non_null (model);
-        model->sparse_grads = sparse;
-        CamlParam *E = &model->layers[0]->params[0];
-        assert_int_equal (E->group, CAML_GROUP_FROZEN);
-        float *E0 = g_memdup2 (E->w, E->count * sizeof (float));
-        float *w0 = g_memdup2 (model->w, model->n_weights * sizeof (float));
-        CamlOptimizerConfig config;
-        caml_optimizer_config_defaults (&config, (CamlOptimizerKind) kind);
-        config.lr = 0.1;
-        config.momentum = kind == CAML_OPTIM_SGD && sparse ? 0.0 : 0.5;
-        config.em_steps = 2;
-        CamlOptimizer *opt = caml_optimizer_new (&config, model->n_weights);
-        float dpred[N];
-        for (long step = 0; step < 8; step++)
-          {
-            caml_model_zero_grad (model);
-            const float *pred = caml_model_forward (model, x, N);
-            caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, N, 1);
-            caml_model_backward (model, x, dpred, N);
-            caml_optimizer_step (opt, model, step);
-          }
-        assert_memory_equal (E->w, E0, E->count * sizeof (float));
-        assert_memory_not_equal (model->w + E->count, w0 + E->count,
-                                 (model->n_weights - E->count) * sizeof (float));
-        g_free (E0);
-        g_free (w0);
-        caml_optimizer_free (opt);
-        caml_model_free (model);
-      }
+  for (int decay = 0; decay <= 1; decay++)
+    for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
+      for (int sparse = 0; sparse <= 1; sparse++)
+        {
+          GRand *rng = g_rand_new_with_seed (2);
+          CamlModel *model = caml_model_new (&in, specs, 3, rng, NULL);
+          g_rand_free (rng);
+          assert_non_null (model);
+          model->sparse_grads = sparse;
+          CamlParam *E = &model->layers[0]->params[0];
+          assert_int_equal (E->group, CAML_GROUP_FROZEN);
+          float *E0 = g_memdup2 (E->w, E->count * sizeof (float));
+          float *w0 = g_memdup2 (model->w, model->n_weights * sizeof (float));
+          CamlOptimizerConfig config;
+          caml_optimizer_config_defaults (&config, (CamlOptimizerKind) kind);
+          config.lr = 0.1;
+          config.momentum = kind == CAML_OPTIM_SGD && sparse ? 0.0 : 0.5;
+          config.em_steps = 2;
+          config.weight_decay = decay ? 0.5 : 0.0;
+          CamlOptimizer *opt = caml_optimizer_new (&config, model->n_weights);
+          float dpred[N];
+          for (long step = 0; step < 8; step++)
+            {
+              caml_model_zero_grad (model);
+              const float *pred = caml_model_forward (model, x, N);
+              caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, N, 1);
+              caml_model_backward (model, x, dpred, N);
+              caml_optimizer_step (opt, model, step);
+            }
+          assert_memory_equal (E->w, E0, E->count * sizeof (float));
+          assert_memory_not_equal (model->w + E->count, w0 + E->count,
+                                   (model->n_weights - E->count) * sizeof (float));
+          g_free (E0);
+          g_free (w0);
+          caml_optimizer_free (opt);
+          caml_model_free (model);
+        }
 }
 
 /* The optimizer's state as it stands: (blocks, n) floats, and the counts. */
@@ -359,7 +498,8 @@ state_copy (CamlOptimizer *opt, size_t n, size_t *bytes, long updates[CAML_N_GRO
 /* caml_optimizer_undo takes the weights, the state and the update counts
  * back to before the latest step, for every optimizer, on the sparse rows of a token table
  * and on dense blocks, through em_steps phases (parameters left alone) and
- * a frozen table; the same step taken again then gives the same state and
+ * a frozen table, with and without weight decay (a decayed step is undone
+ * as exactly); the same step taken again then gives the same state and
  * weights bit for bit. A second undo does nothing. A state written in
  * (caml_optimizer_state_written) is the state from then on, frozen rows too.
  * A step whose weights are not finite returns FALSE. */
@@ -372,109 +512,111 @@ test_undo (void **state)
   const float x[N * T] = { 1, 2, 3, CAML_TOKEN_PAD, 0, CAML_TOKEN_OOV, 5, 4,
                            2, CAML_TOKEN_PAD, CAML_TOKEN_PAD, CAML_TOKEN_PAD };
   const float y[N] = { 1, 0, 1 };
-  for (int trainable = 0; trainable <= 1; trainable++)
-    for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
-      for (int sparse = 0; sparse <= 1; sparse++)
-        {
-          CamlLayerSpec specs[] = {
-            caml_test_spec ("embedding", "dim", 3.0, "trainable", (double) trainable, NULL),
-            caml_test_spec ("ca_att", "query", 1.0, NULL),
-            caml_test_spec ("dense", "units", 1.0, NULL),
-          };
-          GRand *rng = g_rand_new_with_seed (2);
-          CamlModel *model = caml_model_new (&in, specs, 3, rng, NULL);
-          g_rand_free (rng);
-          assert_non_null (model);
-          model->sparse_grads = sparse;
-          size_t nw = model->n_weights, wbytes = nw * sizeof (float), sbytes;
-          CamlOptimizerConfig config;
-          caml_optimizer_config_defaults (&config, (CamlOptimizerKind) kind);
-          config.lr = 0.1;
-          config.momentum = kind == CAML_OPTIM_SGD && sparse ? 0.0 : 0.5;
-          config.em_steps = 2;
-          CamlOptimizer *opt = caml_optimizer_new (&config, nw);
-          assert_false (caml_optimizer_undo (opt, model));   /* no step yet */
-          float dpred[N];
-          long u_before[CAML_N_GROUPS], u_after[CAML_N_GROUPS], u[CAML_N_GROUPS];
-          for (long step = 0; step < 9; step++)
-            {
-              caml_model_zero_grad (model);
-              const float *pred = caml_model_forward (model, x, N);
-              caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, N, 1);
-              caml_model_backward (model, x, dpred, N);
-              float *w_before = g_memdup2 (model->w, wbytes);
-              float *before = state_copy (opt, nw, &sbytes, u_before);
-              assert_true (caml_optimizer_step (opt, model, step));
-              float *w_after = g_memdup2 (model->w, wbytes);
-              float *after = state_copy (opt, nw, &sbytes, u_after);
-              /* what the step left alone keeps its state */
-              for (int i = 0; i < model->n_layers; i++)
-                for (int j = 0; j < model->layers[i]->n_params; j++)
-                  {
-                    CamlParam *p = &model->layers[i]->params[j];
-                    if (caml_em_group_active (2, p->group, step))
-                      continue;
-                    for (size_t k = 0; k < sbytes / wbytes; k++)
-                      assert_memory_equal (after + k * nw + p->offset,
-                                           before + k * nw + p->offset,
-                                           p->count * sizeof (float));
-                  }
+  for (int decay = 0; decay <= 1; decay++)
+    for (int trainable = 0; trainable <= 1; trainable++)
+      for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
+        for (int sparse = 0; sparse <= 1; sparse++)
+          {
+            CamlLayerSpec specs[] = {
+              caml_test_spec ("embedding", "dim", 3.0, "trainable", (double) trainable, NULL),
+              caml_test_spec ("ca_att", "query", 1.0, NULL),
+              caml_test_spec ("dense", "units", 1.0, NULL),
+            };
+            GRand *rng = g_rand_new_with_seed (2);
+            CamlModel *model = caml_model_new (&in, specs, 3, rng, NULL);
+            g_rand_free (rng);
+            assert_non_null (model);
+            model->sparse_grads = sparse;
+            size_t nw = model->n_weights, wbytes = nw * sizeof (float), sbytes;
+            CamlOptimizerConfig config;
+            caml_optimizer_config_defaults (&config, (CamlOptimizerKind) kind);
+            config.lr = 0.1;
+            config.momentum = kind == CAML_OPTIM_SGD && sparse ? 0.0 : 0.5;
+            config.em_steps = 2;
+            config.weight_decay = decay ? 0.5 : 0.0;
+            CamlOptimizer *opt = caml_optimizer_new (&config, nw);
+            assert_false (caml_optimizer_undo (opt, model));   /* no step yet */
+            float dpred[N];
+            long u_before[CAML_N_GROUPS], u_after[CAML_N_GROUPS], u[CAML_N_GROUPS];
+            for (long step = 0; step < 9; step++)
+              {
+                caml_model_zero_grad (model);
+                const float *pred = caml_model_forward (model, x, N);
+                caml_loss_compute (CAML_LOSS_SIGMOID_XENT, dpred, pred, y, N, 1);
+                caml_model_backward (model, x, dpred, N);
+                float *w_before = g_memdup2 (model->w, wbytes);
+                float *before = state_copy (opt, nw, &sbytes, u_before);
+                assert_true (caml_optimizer_step (opt, model, step));
+                float *w_after = g_memdup2 (model->w, wbytes);
+                float *after = state_copy (opt, nw, &sbytes, u_after);
+                /* what the step left alone keeps its state */
+                for (int i = 0; i < model->n_layers; i++)
+                  for (int j = 0; j < model->layers[i]->n_params; j++)
+                    {
+                      CamlParam *p = &model->layers[i]->params[j];
+                      if (caml_em_group_active (2, p->group, step))
+                        continue;
+                      for (size_t k = 0; k < sbytes / wbytes; k++)
+                        assert_memory_equal (after + k * nw + p->offset,
+                                             before + k * nw + p->offset,
+                                             p->count * sizeof (float));
+                    }
 
-              assert_true (caml_optimizer_undo (opt, model));
-              float *undone = state_copy (opt, nw, &sbytes, u);
-              assert_memory_equal (undone, before, sbytes);
-              assert_memory_equal (u, u_before, sizeof u);
-              assert_memory_equal (model->w, w_before, wbytes);
-              assert_false (caml_optimizer_undo (opt, model));
-              g_free (undone);
-              undone = state_copy (opt, nw, &sbytes, u);
-              assert_memory_equal (undone, before, sbytes);
-              assert_memory_equal (model->w, w_before, wbytes);
+                assert_true (caml_optimizer_undo (opt, model));
+                float *undone = state_copy (opt, nw, &sbytes, u);
+                assert_memory_equal (undone, before, sbytes);
+                assert_memory_equal (u, u_before, sizeof u);
+                assert_memory_equal (model->w, w_before, wbytes);
+                assert_false (caml_optimizer_undo (opt, model));
+                g_free (undone);
+                undone = state_copy (opt, nw, &sbytes, u);
+                assert_memory_equal (undone, before, sbytes);
+                assert_memory_equal (model->w, w_before, wbytes);
 
-              caml_optimizer_step (opt, model, step);
-              float *again = state_copy (opt, nw, &sbytes, u);
-              assert_memory_equal (again, after, sbytes);
-              assert_memory_equal (u, u_after, sizeof u);
-              assert_memory_equal (model->w, w_after, wbytes);
-              g_free (w_before); g_free (before); g_free (w_after); g_free (after);
-              g_free (undone); g_free (again);
-            }
+                caml_optimizer_step (opt, model, step);
+                float *again = state_copy (opt, nw, &sbytes, u);
+                assert_memory_equal (again, after, sbytes);
+                assert_memory_equal (u, u_after, sizeof u);
+                assert_memory_equal (model->w, w_after, wbytes);
+                g_free (w_before); g_free (before); g_free (w_after); g_free (after);
+                g_free (undone); g_free (again);
+              }
 
-          /* a state written in: every value, kept through steps and undos */
-          int blocks;
-          float *st = caml_optimizer_state (opt, &blocks);
-          for (size_t i = 0; i < (size_t) blocks * nw; i++)
-            st[i] = 0.25f + (float) (i % 7) / 8.0f;
-          caml_optimizer_state_written (opt);
-          assert_false (caml_optimizer_undo (opt, model));
-          float *written = state_copy (opt, nw, &sbytes, u);
-          float *w_written = g_memdup2 (model->w, wbytes);
-          caml_optimizer_step (opt, model, 9);
-          CamlParam *E = &model->layers[0]->params[0];
-          st = caml_optimizer_state (opt, &blocks);
-          for (int k = 0; k < blocks; k++)
-            if (E->group == CAML_GROUP_FROZEN)   /* never updated: as written */
-              assert_memory_equal (st + k * nw + E->offset, written + k * nw + E->offset,
-                                   E->count * sizeof (float));
-          assert_true (caml_optimizer_undo (opt, model));
-          float *undone = state_copy (opt, nw, &sbytes, u);
-          assert_memory_equal (undone, written, sbytes);
-          assert_memory_equal (model->w, w_written, wbytes);
-          g_free (undone);
+            /* a state written in: every value, kept through steps and undos */
+            int blocks;
+            float *st = caml_optimizer_state (opt, &blocks);
+            for (size_t i = 0; i < (size_t) blocks * nw; i++)
+              st[i] = 0.25f + (float) (i % 7) / 8.0f;
+            caml_optimizer_state_written (opt);
+            assert_false (caml_optimizer_undo (opt, model));
+            float *written = state_copy (opt, nw, &sbytes, u);
+            float *w_written = g_memdup2 (model->w, wbytes);
+            caml_optimizer_step (opt, model, 9);
+            CamlParam *E = &model->layers[0]->params[0];
+            st = caml_optimizer_state (opt, &blocks);
+            for (int k = 0; k < blocks; k++)
+              if (E->group == CAML_GROUP_FROZEN)   /* never updated: as written */
+                assert_memory_equal (st + k * nw + E->offset, written + k * nw + E->offset,
+                                     E->count * sizeof (float));
+            assert_true (caml_optimizer_undo (opt, model));
+            float *undone = state_copy (opt, nw, &sbytes, u);
+            assert_memory_equal (undone, written, sbytes);
+            assert_memory_equal (model->w, w_written, wbytes);
+            g_free (undone);
 
-          /* a step to weights that are not finite says so, and is undone */
-          caml_optimizer_set_lr (opt, 1e300);   /* Inf as a float, at any step */
-          assert_false (caml_optimizer_step (opt, model, 10));
-          assert_true (caml_optimizer_undo (opt, model));
-          assert_memory_equal (model->w, w_written, wbytes);
-          undone = state_copy (opt, nw, &sbytes, u);
-          assert_memory_equal (undone, written, sbytes);
-          g_free (undone);
-          g_free (w_written);
-          g_free (written);
-          caml_optimizer_free (opt);
-          caml_model_free (model);
-        }
+            /* a step to weights that are not finite says so, and is undone */
+            caml_optimizer_set_lr (opt, 1e300);   /* Inf as a float, at any step */
+            assert_false (caml_optimizer_step (opt, model, 10));
+            assert_true (caml_optimizer_undo (opt, model));
+            assert_memory_equal (model->w, w_written, wbytes);
+            undone = state_copy (opt, nw, &sbytes, u);
+            assert_memory_equal (undone, written, sbytes);
+            g_free (undone);
+            g_free (w_written);
+            g_free (written);
+            caml_optimizer_free (opt);
+            caml_model_free (model);
+          }
 }
 
 /* The two blocks of the em_steps schedule, by parameter name, for every CA
@@ -596,6 +738,8 @@ main (void)
     cmocka_unit_test (test_em_schedule),
     cmocka_unit_test (test_optimizers_train),
     cmocka_unit_test (test_hyperparameters),
+    cmocka_unit_test (test_weight_decay_step),
+    cmocka_unit_test (test_weight_decay_em_steps),
     cmocka_unit_test (test_adam_em_steps),
     cmocka_unit_test (test_frozen_embedding),
     cmocka_unit_test (test_undo),

@@ -230,9 +230,11 @@ mark_range (size_t offset, size_t count, gpointer user_data)
 
 /* Trains two copies of a text model on the same batches, one with
  * sparse_grads (token tables zeroed and updated row by row), one dense:
- * the weights must agree bit for bit, for sparse and dense optimizers and
- * under em_steps; and after every backward no gradient may lie outside
- * the ranges caml_model_foreach_grad_range names. */
+ * the weights must agree bit for bit, for sparse and dense optimizers,
+ * under em_steps and under weight decay (which reaches only the rows of
+ * the batch's tokens on both paths: a sparse optimizer leaves the other
+ * rows as they were on the dense path too); and after every backward no
+ * gradient may lie outside the ranges caml_model_foreach_grad_range names. */
 static void
 test_sparse_grads_match_dense (void **state)
 {
@@ -247,7 +249,7 @@ test_sparse_grads_match_dense (void **state)
       caml_test_spec ("dense", "units", 1.0, NULL) },
   };
   const int n_layers[] = { 2, 2, 3 };
-  CamlOptimizerConfig configs[4];
+  CamlOptimizerConfig configs[8];
   caml_optimizer_config_defaults (&configs[0], CAML_OPTIM_ADAGRAD);
   configs[0].lr = 0.5;
   configs[0].em_steps = 3;
@@ -257,6 +259,11 @@ test_sparse_grads_match_dense (void **state)
   configs[2].momentum = 0.9;
   caml_optimizer_config_defaults (&configs[3], CAML_OPTIM_ADAM);
   configs[3].lr = 0.05;
+  for (int c = 0; c < 4; c++)
+    {
+      configs[4 + c] = configs[c];
+      configs[4 + c].weight_decay = 0.2;
+    }
   CamlShape in = caml_shape_tokens (T, VOCAB);
 
   for (gsize m = 0; m < G_N_ELEMENTS (models); m++)
@@ -277,6 +284,7 @@ test_sparse_grads_match_dense (void **state)
         GRand *rng = g_rand_new_with_seed (11);
         float x[N * T], y[N], dpred[N];
         guint8 *live = g_new (guint8, nw);
+        float *before = g_new (float, nw);
         gboolean some_outside = FALSE;
         for (int step = 0; step < STEPS; step++)
           {
@@ -299,9 +307,17 @@ test_sparse_grads_match_dense (void **state)
                   }
                 assert_true (model[0]->dw[i] == model[1]->dw[i]);
               }
+            memcpy (before, model[1]->w, nw * sizeof (float));
             for (int k = 0; k < 2; k++)
               caml_optimizer_step (opt[k], model[k], step);
             assert_memory_equal (model[0]->w, model[1]->w, nw * sizeof (float));
+            if (caml_optimizer_is_sparse (opt[1]))
+              for (size_t i = 0; i < nw; i++)
+                if (!live[i] && memcmp (&model[1]->w[i], &before[i], sizeof (float)) != 0)
+                  fail_msg ("%s (weight decay %g), model %zu: weight %zu, without a "
+                            "gradient, moved on the dense path at step %d",
+                            caml_optimizer_names[configs[c].kind], configs[c].weight_decay,
+                            m, i, step);
           }
         /* The batches never cover the vocabulary: rows were skipped. */
         assert_true (some_outside);
@@ -309,6 +325,7 @@ test_sparse_grads_match_dense (void **state)
         for (size_t i = 0; i < nw; i++)
           assert_true (model[0]->dw[i] == 0.0f);
         g_free (live);
+        g_free (before);
         g_rand_free (rng);
         for (int k = 0; k < 2; k++)
           {

@@ -1976,7 +1976,8 @@ check_resume (CamlExperiment *exp, ModelMaker make, const CamlDataset *train,
 /* caml_trainer_state_to_bytes / _load_data: a run resumed in a new trainer
  * (and model) is the uninterrupted run — Adam through dropout (the masks
  * drawn again), SGD with momentum, Adagrad's sparse rows on CA-BSFE with
- * em_steps. */
+ * em_steps; Adam and Adagrad under weight decay too (the state file does
+ * not hold it: the experiment does). */
 static void
 test_state_resume (void **state)
 {
@@ -1990,6 +1991,10 @@ test_state_resume (void **state)
   exp->optimizer.kind = CAML_OPTIM_SGD;
   exp->optimizer.momentum = 0.9;
   check_resume (exp, dropout_maker, train, test, 77);
+  caml_optimizer_config_defaults (&exp->optimizer, CAML_OPTIM_ADAM);
+  exp->optimizer.lr = 0.01;
+  exp->optimizer.weight_decay = 0.05;
+  check_resume (exp, dropout_maker, train, test, 130);
   g_free (exp);
   caml_dataset_free (train);
   caml_dataset_free (test);
@@ -1999,6 +2004,89 @@ test_state_resume (void **state)
   exp->loss = CAML_LOSS_SIGMOID_XENT;
   exp->optimizer.em_steps = 3;
   check_resume (exp, bsfe_maker, train, test, 22);
+  exp->optimizer.weight_decay = 0.05;
+  check_resume (exp, bsfe_maker, train, test, 22);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
+/* Weight decay does what it is for: the same MLP trained on the surface
+ * with a large weight_decay ends with a much smaller weight norm than
+ * without, for every optimizer, and so do the word tables of CA-BSFE
+ * trained a text at a time under Adagrad (the trainer's sparse rows). */
+static double
+norm2 (const float *v, size_t n)
+{
+  double sum = 0;
+  for (size_t i = 0; i < n; i++)
+    sum += (double) v[i] * v[i];
+  return sqrt (sum);
+}
+
+static void
+test_weight_decay_shrinks (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  const double lrs[CAML_N_OPTIMS] = { 0.1, 0.1, 0.01 };
+
+  caml_data_surface (41, 0.1, 2, &train, &test);
+  for (int kind = 0; kind < CAML_N_OPTIMS; kind++)
+    {
+      CamlExperiment *exp = make_experiment ((CamlOptimizerKind) kind, lrs[kind], 400, 0, 0, 3);
+      CamlModel *model = make_mlp (8, 5);
+      size_t nw = model->n_weights;
+      float *w0 = g_memdup2 (model->w, nw * sizeof (float));
+      float *plain = g_new (float, nw), *decayed = g_new (float, nw);
+      long n_losses;
+      g_free (run_from (exp, model, w0, train, test, plain, &n_losses));
+      exp->optimizer.weight_decay = 0.5;
+      float *losses = run_from (exp, model, w0, train, test, decayed, &n_losses);
+      assert_true (all_finite (losses, (size_t) n_losses));
+      double without = norm2 (plain, nw), with = norm2 (decayed, nw);
+      if (!(with < 0.5 * without))
+        fail_msg ("%s: weight norm %g with weight_decay 0.5, %g without",
+                  caml_optimizer_names[kind], with, without);
+      g_free (losses);
+      g_free (w0);
+      g_free (plain);
+      g_free (decayed);
+      caml_model_free (model);
+      g_free (exp);
+    }
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+
+  caml_data_rnn_sanity (&train, &test);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAGRAD, 0.1, 200, 1, 0, 11);
+  exp->loss = CAML_LOSS_SIGMOID_XENT;
+  CamlModel *model = make_bsfe_model (train);
+  size_t nw = model->n_weights;
+  float *w0 = g_memdup2 (model->w, nw * sizeof (float));
+  float *plain = g_new (float, nw), *decayed = g_new (float, nw);
+  long n_losses;
+  g_free (run_from (exp, model, w0, train, test, plain, &n_losses));
+  exp->optimizer.weight_decay = 0.5;
+  g_free (run_from (exp, model, w0, train, test, decayed, &n_losses));
+  int tables = 0;
+  for (int j = 0; j < model->layers[0]->n_params; j++)
+    {
+      const CamlParam *p = &model->layers[0]->params[j];
+      if (p->token_rows <= 0)
+        continue;
+      tables++;
+      double without = norm2 (plain + p->offset, p->count);
+      double with = norm2 (decayed + p->offset, p->count);
+      if (!(with < 0.5 * without))
+        fail_msg ("ca_bsfe %s: weight norm %g with weight_decay 0.5, %g without", p->name,
+                  with, without);
+    }
+  assert_int_equal (tables, 2);
+  g_free (w0);
+  g_free (plain);
+  g_free (decayed);
+  caml_model_free (model);
   g_free (exp);
   caml_dataset_free (train);
   caml_dataset_free (test);
@@ -2128,7 +2216,7 @@ check_divergence_state (CamlExperiment *exp, ModelMaker make, const CamlDataset 
 
 /* Adam through dropout on minibatches (the loss overflows: the update
  * before it is undone too), SGD with momentum, and Adagrad's sparse rows on
- * CA-BSFE with em_steps. */
+ * CA-BSFE with em_steps, with and without weight decay. */
 static void
 test_divergence_state (void **state)
 {
@@ -2149,6 +2237,8 @@ test_divergence_state (void **state)
   exp = make_experiment (CAML_OPTIM_ADAGRAD, 0.1, 60, 1, 7, 11);
   exp->loss = CAML_LOSS_SIGMOID_XENT;
   exp->optimizer.em_steps = 3;
+  check_divergence_state (exp, bsfe_maker, train, test, 22, 1e30);
+  exp->optimizer.weight_decay = 0.05;   /* decayed steps are undone as exactly */
   check_divergence_state (exp, bsfe_maker, train, test, 22, 1e30);
   g_free (exp);
   caml_dataset_free (train);
@@ -2541,6 +2631,7 @@ main (void)
     cmocka_unit_test (test_determinism),
     cmocka_unit_test (test_extend),
     cmocka_unit_test (test_state_resume),
+    cmocka_unit_test (test_weight_decay_shrinks),
     cmocka_unit_test (test_state_errors),
     cmocka_unit_test (test_divergence_and_resume),
     cmocka_unit_test (test_divergence_average_resume),

@@ -372,13 +372,14 @@ on_checked_input (GtkSpinButton *spin, double *value, RangeCheck *check)
   return TRUE;
 }
 
-/* ------------------------------------- a field for any number > 0 */
+/* ------------------------------ a field for any number > 0 (or ≥ 0) */
 
 #define POSITIVE_KEY "caml-positive"   /* object data: a PositiveField */
 
 typedef struct {
   RangeCheck check;
   double     last;       /* the value at the last value-changed */
+  gboolean   zero;       /* 0 is taken too: a field for any number ≥ 0 */
 } PositiveField;
 
 static void
@@ -455,8 +456,12 @@ on_positive_input (GtkSpinButton *spin, double *value, PositiveField *field)
   double typed = g_strtod (text, &end);
   double now = gtk_adjustment_get_value (adj);
 
-  if (end != text && *end == '\0' && isfinite (typed) && typed > 0)
+  const char *range = field->zero ? "≥ 0" : "> 0";
+
+  if (end != text && *end == '\0' && isfinite (typed)
+      && (typed > 0 || (field->zero && typed == 0)))
     {
+      typed += 0.0;   /* "-0" is 0 */
       /* GTK takes no change under 1e-10 (its EPSILON): 2e-11 typed over
        * 1e-11 would be shown and not kept. */
       if (typed != now && fabs (typed - now) <= 1e-10)
@@ -468,11 +473,11 @@ on_positive_input (GtkSpinButton *spin, double *value, PositiveField *field)
   g_autofree char *kept = caml_format_positive (now);
   g_autofree char *message =
     *text == '\0' || end == text || *end != '\0' || !isfinite (typed)
-    ? (*text == '\0' ? g_strdup_printf ("%s kept at %s: no number typed (> 0)",
-                                         field->check.name, kept)
-       : g_strdup_printf ("%s kept at %s: \"%s\" is not a number (> 0)", field->check.name,
-                          kept, text))
-    : g_strdup_printf ("%s kept at %s: must be > 0", field->check.name, kept);
+    ? (*text == '\0' ? g_strdup_printf ("%s kept at %s: no number typed (%s)",
+                                         field->check.name, kept, range)
+       : g_strdup_printf ("%s kept at %s: \"%s\" is not a number (%s)", field->check.name,
+                          kept, text, range))
+    : g_strdup_printf ("%s kept at %s: must be %s", field->check.name, kept, range);
   flash_error (GTK_WIDGET (spin));
   field->check.report (message, field->check.user_data);
   return TRUE;
@@ -496,7 +501,7 @@ on_positive_changed (GtkSpinButton *spin, PositiveField *field)
       char buf[40];
       g_snprintf (buf, sizeof buf, "%.15g", value);
       double rounded = g_strtod (buf, NULL);
-      if (rounded != value && rounded > 0)
+      if (rounded != value && (rounded > 0 || (field->zero && rounded == 0)))
         {
           field->last = rounded;
           gtk_adjustment_set_value (gtk_spin_button_get_adjustment (spin), rounded);
@@ -506,9 +511,9 @@ on_positive_changed (GtkSpinButton *spin, PositiveField *field)
   set_positive_increments (spin, value);
 }
 
-void
-caml_spin_button_make_positive (GtkSpinButton *spin, const char *name, CamlSpinReport report,
-                                gpointer user_data)
+static void
+make_number_field (GtkSpinButton *spin, const char *name, gboolean zero, CamlSpinReport report,
+                   gpointer user_data)
 {
   PositiveField *field = g_new0 (PositiveField, 1);
   double value = gtk_spin_button_get_value (spin);
@@ -518,17 +523,34 @@ caml_spin_button_make_positive (GtkSpinButton *spin, const char *name, CamlSpinR
   field->check.report = report;
   field->check.user_data = user_data;
   field->last = value;
+  field->zero = zero;
   /* Typed as "1e-5" too: a numeric field would drop the "e". */
   gtk_spin_button_set_numeric (spin, FALSE);
-  gtk_spin_button_set_range (spin, DBL_TRUE_MIN, DBL_MAX);
+  gtk_spin_button_set_range (spin, zero ? 0.0 : DBL_TRUE_MIN, DBL_MAX);
   gtk_spin_button_set_update_policy (spin, GTK_UPDATE_ALWAYS);
   g_object_set_data (G_OBJECT (spin), POSITIVE_KEY, field);
   g_signal_connect (spin, "output", G_CALLBACK (on_positive_output), NULL);
   g_signal_connect_data (spin, "input", G_CALLBACK (on_positive_input), field,
                          positive_field_free, 0);
   g_signal_connect (spin, "value-changed", G_CALLBACK (on_positive_changed), field);
-  set_positive_increments (spin, value > 0 ? value : 1.0);
+  /* (At 0, a field for ≥ 0 keeps its adjustment's increments.) */
+  if (value > 0 || !zero)
+    set_positive_increments (spin, value > 0 ? value : 1.0);
   on_positive_output (spin, NULL);
+}
+
+void
+caml_spin_button_make_positive (GtkSpinButton *spin, const char *name, CamlSpinReport report,
+                                gpointer user_data)
+{
+  make_number_field (spin, name, FALSE, report, user_data);
+}
+
+void
+caml_spin_button_make_nonnegative (GtkSpinButton *spin, const char *name,
+                                   CamlSpinReport report, gpointer user_data)
+{
+  make_number_field (spin, name, TRUE, report, user_data);
 }
 
 void
@@ -538,7 +560,7 @@ caml_spin_button_set_positive (GtkSpinButton *spin, double value)
 
   PositiveField *field = g_object_get_data (G_OBJECT (spin), POSITIVE_KEY);
 
-  g_return_if_fail (field != NULL && value > 0);
+  g_return_if_fail (field != NULL && (value > 0 || (field->zero && value == 0)));
   field->last = value;   /* set, not stepped: kept exactly */
   /* The adjustment itself: gtk_spin_button_set_value ignores a change of
    * less than 1e-10, and clamps nothing here that the range does not. */

@@ -85,6 +85,11 @@ void  caml_spin_button_check_range (GtkSpinButton *spin, const char *name,
  * it before connecting spin's "value-changed". */
 void  caml_spin_button_make_positive (GtkSpinButton *spin, const char *name,
                                       CamlSpinReport report, gpointer user_data);
+/* The same for any finite number ≥ 0 (a weight decay, 0 being off): 0 is
+ * shown "0", "-0" is taken as 0, and a field made at 0 steps by its
+ * adjustment's increments until it has a value > 0. */
+void  caml_spin_button_make_nonnegative (GtkSpinButton *spin, const char *name,
+                                         CamlSpinReport report, gpointer user_data);
 /* Sets such a field to exactly value (gtk_spin_button_set_value ignores a
  * change under 1e-10). */
 void  caml_spin_button_set_positive (GtkSpinButton *spin, double value);

@@ -86,6 +86,7 @@ struct _CamlWindow {
   GtkDropDown     *optimizer_drop;
   GtkSpinButton   *lr_spin;
   GtkSpinButton   *em_spin;
+  GtkSpinButton   *weight_decay_spin;
   GtkSpinButton   *batch_spin;
   GtkSpinButton   *steps_spin;
   GtkSpinButton   *eval_spin;
@@ -2728,6 +2729,7 @@ update_actions (CamlWindow *self)
   GtkWidget *locked[] = {
     GTK_WIDGET (self->data_drop),
     GTK_WIDGET (self->loss_drop), GTK_WIDGET (self->optimizer_drop),
+    GTK_WIDGET (self->weight_decay_spin),
     GTK_WIDGET (self->batch_spin), GTK_WIDGET (self->steps_spin),
     GTK_WIDGET (self->eval_spin), GTK_WIDGET (self->average_spin),
     GTK_WIDGET (self->seed_spin),
@@ -2743,6 +2745,7 @@ update_actions (CamlWindow *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->data_drop), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->loss_drop), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->optimizer_drop), !active);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->weight_decay_spin), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->batch_spin), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->steps_spin), !active);
   gtk_widget_set_sensitive (GTK_WIDGET (self->eval_spin), !active);
@@ -4140,11 +4143,13 @@ on_optimizer_selected (GtkDropDown *drop, GParamSpec *pspec, CamlWindow *self)
   guint i = gtk_drop_down_get_selected (drop);
   if (self->syncing || i == GTK_INVALID_LIST_POSITION || (int) i == (int) self->exp->optimizer.kind)
     return;
-  double lr = self->exp->optimizer.lr;
+  /* What every optimizer reads stays; the rest are the new one's defaults. */
+  double lr = self->exp->optimizer.lr, weight_decay = self->exp->optimizer.weight_decay;
   int em = self->exp->optimizer.em_steps;
   caml_optimizer_config_defaults (&self->exp->optimizer, (CamlOptimizerKind) i);
   self->exp->optimizer.lr = lr;
   self->exp->optimizer.em_steps = em;
+  self->exp->optimizer.weight_decay = weight_decay;
   experiment_changed (self);
 }
 
@@ -4227,6 +4232,17 @@ on_average_spin_changed (GtkSpinButton *spin, CamlWindow *self)
 }
 
 static void
+on_weight_decay_changed (GtkSpinButton *spin, CamlWindow *self)
+{
+  double weight_decay = gtk_spin_button_get_value (spin);
+
+  if (self->syncing || weight_decay == self->exp->optimizer.weight_decay)
+    return;
+  self->exp->optimizer.weight_decay = weight_decay;
+  experiment_changed (self);
+}
+
+static void
 on_smoothing_changed (GtkRange *range, CamlWindow *self)
 {
   self->smoothing = gtk_range_get_value (range);
@@ -4246,6 +4262,7 @@ sync_widgets (CamlWindow *self)
   gtk_drop_down_set_selected (self->optimizer_drop, exp->optimizer.kind);
   caml_spin_button_set_positive (self->lr_spin, exp->optimizer.lr);
   gtk_spin_button_set_value (self->em_spin, exp->optimizer.em_steps);
+  caml_spin_button_set_positive (self->weight_decay_spin, exp->optimizer.weight_decay);
   gtk_spin_button_set_value (self->batch_spin, exp->batch_size);
   gtk_spin_button_set_value (self->steps_spin, exp->steps);
   gtk_spin_button_set_value (self->eval_spin, exp->eval_every);
@@ -4879,6 +4896,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (optimizer_drop);
   BIND (lr_spin);
   BIND (em_spin);
+  BIND (weight_decay_spin);
   BIND (batch_spin);
   BIND (steps_spin);
   BIND (eval_spin);
@@ -4991,6 +5009,10 @@ caml_window_init (CamlWindow *self)
   caml_spin_button_make_positive (self->lr_spin, "learning rate", on_value_corrected, self);
   g_signal_connect (self->lr_spin, "value-changed", G_CALLBACK (on_lr_changed), self);
   g_signal_connect (self->em_spin, "value-changed", G_CALLBACK (on_em_changed), self);
+  caml_spin_button_make_nonnegative (self->weight_decay_spin, "weight decay",
+                                     on_value_corrected, self);
+  g_signal_connect (self->weight_decay_spin, "value-changed",
+                    G_CALLBACK (on_weight_decay_changed), self);
   g_signal_connect (self->batch_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
   g_signal_connect (self->steps_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
   g_signal_connect (self->eval_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
