@@ -1195,8 +1195,11 @@ test_words (void **state)
   assert_false (enabled (win, "export-parts"));
   assert_false (enabled (win, "export-sigma"));
 
-  /* Data the model does not fit: the words page keeps nothing of the run. */
+  /* Data the model does not fit: once they are there, the words page keeps
+   * nothing of the run. */
   activate (win, "data", g_variant_new_string ("xor"));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
   assert_false (caml_window_has_run (win));
   gtk_text_buffer_get_bounds (buffer, &start, &end);
   g_autofree char *after = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
@@ -3946,6 +3949,7 @@ typedef struct {
   CamlRun        *run;
   CamlTrainerState state;
   long            n_steps;
+  float          *losses;         /* (n_steps) a copy */
   gboolean        modified;
   gboolean        previous;
   guint           data_choice;
@@ -3958,7 +3962,8 @@ take_snapshot (CamlWindow *win, WindowSnapshot *snap)
   snap->exp = caml_experiment_copy (caml_window_get_experiment (win));
   snap->run = caml_window_peek_run (win);
   snap->state = caml_window_get_state (win);
-  caml_window_get_losses (win, &snap->n_steps);
+  const float *losses = caml_window_get_losses (win, &snap->n_steps);
+  snap->losses = g_memdup2 (losses, snap->n_steps * sizeof (float));
   snap->modified = caml_window_is_modified (win);
   snap->previous = enabled (win, "forget-previous");
   snap->data_choice = gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win,
@@ -3973,8 +3978,9 @@ assert_unchanged (CamlWindow *win, WindowSnapshot *snap)
   assert_true (caml_experiment_equal (snap->exp, caml_window_get_experiment (win)));
   assert_ptr_equal (caml_window_peek_run (win), snap->run);
   assert_int_equal (caml_window_get_state (win), snap->state);
-  caml_window_get_losses (win, &n_steps);
+  const float *losses = caml_window_get_losses (win, &n_steps);
   assert_int_equal (n_steps, snap->n_steps);
+  assert_true (n_steps == 0 || memcmp (losses, snap->losses, n_steps * sizeof (float)) == 0);
   assert_int_equal (caml_window_is_modified (win), snap->modified);
   assert_int_equal (enabled (win, "forget-previous"), snap->previous);
   assert_int_equal (gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win,
@@ -3987,6 +3993,7 @@ static void
 free_snapshot (WindowSnapshot *snap)
 {
   caml_experiment_free (snap->exp);
+  g_free (snap->losses);
   g_free (snap->data_text);
 }
 
@@ -4123,6 +4130,161 @@ test_text_files_failed_load (void **state)
   g_rmdir (dir);
 }
 
+/* Picks a data set in the drop-down, as a click does. */
+static void
+pick_data (CamlWindow *win, CamlDataKind kind)
+{
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (template_child (win, "data_drop")), kind);
+}
+
+static guint
+data_picked (CamlWindow *win)
+{
+  return gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win, "data_drop")));
+}
+
+/* A data set picked in the drop-down is loaded on a worker thread from a
+ * copy of the experiment, and used only when it loads: MNIST files that
+ * are damaged, or the text files an experiment names broken since it
+ * left them, change nothing — experiment, data, run and its curves,
+ * previous run, modified flag — the drop-down goes back to the data in
+ * use, and the banner names the file. Picked once they are mended, they
+ * are used. Train pressed while the data load trains on them. */
+static void
+test_data_kind_failed_load (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-kind-bad-XXXXXX", NULL);
+  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
+  static const char *const idx_names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
+  char *idx[4];
+  assert_int_equal (g_mkdir (mnist, 0700), 0);
+  for (int i = 0; i < 4; i++)
+    idx[i] = g_build_filename (mnist, idx_names[i], NULL);
+  write_idx_pair (idx[0], idx[1], 200, 1);
+  write_idx_pair (idx[2], idx[3], 100, 2);
+  /* Cut short: the header says 200 images, the file holds 3. */
+  {
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    assert_true (g_file_get_contents (idx[0], &bytes, &len, NULL));
+    assert_true (g_file_set_contents (idx[0], bytes, 16 + 3 * 28 * 28, NULL));
+  }
+  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
+  write_text_tsv (train, 400);
+  write_text_tsv (test, 40);
+  /* Set while no job of this test reads it. */
+  g_autofree char *saved_dir = g_strdup (g_getenv ("CAML_DATA_DIR"));
+  g_setenv ("CAML_DATA_DIR", dir, TRUE);
+
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 20);
+  train_twice (win);
+
+  /* Built-in data, a trained run: MNIST, its training images cut short. */
+  WindowSnapshot snap;
+  take_snapshot (win, &snap);
+  pick_data (win, CAML_DATA_MNIST);
+  assert_true (caml_window_is_loading (win));
+  assert_true (caml_experiment_equal (snap.exp, caml_window_get_experiment (win)));
+  assert_ptr_equal (caml_window_peek_run (win), snap.run);
+  print_message ("while it loads: %s\n", status_text (win));
+  assert_non_null (strstr (status_text (win), "loading MNIST"));
+  assert_true (iterate_until (not_loading, win, 30));
+  const char *msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "Cannot use the MNIST data"));
+  assert_non_null (strstr (msg, idx[0]));
+  assert_unchanged (win, &snap);
+  assert_int_equal (data_picked (win), CAML_DATA_RNN_SANITY);
+
+  /* MNIST, then at once the data in use again: nothing changes. */
+  pick_data (win, CAML_DATA_MNIST);
+  pick_data (win, CAML_DATA_RNN_SANITY);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_no_error (win);
+  assert_unchanged (win, &snap);
+  free_snapshot (&snap);
+
+  /* Mended: MNIST is used (a sequence model does not fit it). */
+  write_idx_pair (idx[0], idx[1], 200, 1);
+  pick_data (win, CAML_DATA_MNIST);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_no_error (win);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_MNIST);
+  assert_int_equal (data_picked (win), CAML_DATA_MNIST);
+  print_message ("data: %s\n", caml_window_get_data_text (win));
+  assert_non_null (strstr (caml_window_get_data_text (win), "200 training and 100 test"));
+  assert_false (enabled (win, "forget-previous"));   /* other data */
+  assert_true (caml_window_is_modified (win));
+
+  /* Text files, trained on; the sanity sentences, with Train pressed while
+   * they are made: it trains on them. */
+  caml_window_use_text_files (win, train, test);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_no_error (win);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_TEXT);
+  train_twice (win);
+  pick_data (win, CAML_DATA_RNN_SANITY);
+  activate (win, "train", NULL);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_TEXT);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_RNN_SANITY);
+  assert_int_not_equal (caml_window_get_state (win), CAML_TRAINER_IDLE);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  long n_steps = 0;
+  caml_window_get_losses (win, &n_steps);
+  assert_int_equal (n_steps, 20);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_true (enabled (win, "forget-previous"));
+
+  /* Back to the text files, broken since: nothing changes. */
+  assert_true (g_file_set_contents (train, "a fine film\t1\nno label on this line\n", -1, NULL));
+  take_snapshot (win, &snap);
+  pick_data (win, CAML_DATA_TEXT);
+  assert_true (iterate_until (not_loading, win, 30));
+  msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  g_autofree char *where = g_strdup_printf ("%s:2:", train);
+  assert_non_null (strstr (msg, where));
+  assert_unchanged (win, &snap);
+  assert_int_equal (data_picked (win), CAML_DATA_RNN_SANITY);
+  free_snapshot (&snap);
+
+  /* Mended: they are used. */
+  write_text_tsv (train, 400);
+  pick_data (win, CAML_DATA_TEXT);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_no_error (win);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_TEXT);
+  assert_non_null (strstr (caml_window_get_data_text (win), "400 training and 40 test"));
+  assert_true (iterate_until (can_train, win, 30));
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  assert_true (iterate_until (no_jobs, NULL, 60));
+  if (saved_dir != NULL)
+    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
+  else
+    g_unsetenv ("CAML_DATA_DIR");
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (idx[i]);
+      g_free (idx[i]);
+    }
+  g_rmdir (mnist);
+  g_unlink (train);
+  g_unlink (test);
+  g_rmdir (dir);
+}
+
 /* Held-out training data (data.validation_fraction) is called what it is:
  * not "test". */
 static void
@@ -4231,6 +4393,7 @@ main (void)
     cmocka_unit_test (test_loss_follows_data),
     cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_text_files_failed_load),
+    cmocka_unit_test (test_data_kind_failed_load),
     cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),

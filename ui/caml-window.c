@@ -50,8 +50,8 @@ typedef struct {
 typedef enum {
   JOB_DATA,   /* load exp's data sets, then build the run when the model fits */
   JOB_RUN,    /* build the run (model, trainer, untrained snapshot) from loaded data */
-  JOB_FILES,  /* load chosen data files (four IDX in any order, or two labelled text
-               * files; the kind in exp) on a copy; commit only when they load */
+  JOB_FILES,  /* load the data chosen — a kind picked, four IDX files in any order, or
+               * two labelled text files — on a copy of exp; commit only when they load */
   JOB_WEIGHTS, /* build a run beside the current one and load weights into it */
   JOB_BASELINE, /* build the matched baseline of the current run */
   JOB_PARTS,  /* sample the chosen CA-NN layer's parts, on a copy of the run's model */
@@ -124,10 +124,10 @@ struct _CamlWindow {
   CamlRunData    *data;          /* data sets of exp, NULL until loaded */
   char           *data_error;
   gboolean        data_loading;  /* a JOB_DATA for data_serial is under way */
-  gboolean        adapt_pending; /* fit the domain and loss to the data once loaded */
   guint           data_serial;   /* changes whenever exp's data config does */
-  gboolean        files_loading; /* a JOB_FILES for data_serial and files_serial is under way */
-  guint           files_serial;  /* changes at each choice of files: the latest one counts */
+  gboolean        files_loading; /* a JOB_FILES for files_serial is under way */
+  guint           files_serial;  /* changes at each choice of data: the latest one counts */
+  CamlDataKind    files_kind;    /* the kind of that choice (what the status says) */
   gboolean        run_building;  /* a job builds the run for run_serial */
   guint           build_source;  /* shows "Building the model…" if a quick build is not quick */
   char           *build_error;   /* the build for run_serial failed: no other until it changes */
@@ -425,20 +425,42 @@ held_out (CamlWindow *self)
 }
 
 static const char *
-data_title (CamlWindow *self)
+kind_title (CamlDataKind kind)
 {
-  return self->exp->data.kind == CAML_DATA_IDX ? "IDX"
-         : caml_data_source_title (self->exp->data.kind);
+  return kind == CAML_DATA_IDX ? "IDX" : caml_data_source_title (kind);
 }
 
-/* What the window says while exp's data are loaded or made: "Loading
+static const char *
+data_title (CamlWindow *self)
+{
+  return kind_title (self->exp->data.kind);
+}
+
+/* What the window says while data of a kind are loaded or made: "Loading
  * MNIST…", "Making the XOR (4 points) data…" (lower: for the progress bar). */
+static char *
+kind_loading_text (CamlDataKind kind, gboolean lower)
+{
+  if (kind_from_files (kind))
+    return g_strdup_printf ("%s %s…", lower ? "loading" : "Loading", kind_title (kind));
+  return g_strdup_printf ("%s the %s data…", lower ? "making" : "Making", kind_title (kind));
+}
+
+/* … exp's data. */
 static char *
 data_loading_text (CamlWindow *self, gboolean lower)
 {
-  if (kind_from_files (self->exp->data.kind))
-    return g_strdup_printf ("%s %s…", lower ? "loading" : "Loading", data_title (self));
-  return g_strdup_printf ("%s the %s data…", lower ? "making" : "Making", data_title (self));
+  return kind_loading_text (self->exp->data.kind, lower);
+}
+
+/* … the data chosen (files_loading): "loading MNIST…", "loading the
+ * chosen files…". */
+static char *
+choice_loading_text (CamlWindow *self)
+{
+  if (self->files_kind == CAML_DATA_IDX || self->files_kind == CAML_DATA_TEXT)
+    return g_strdup ("loading the chosen files…");
+  return kind_loading_text (self->files_kind, TRUE);
 }
 
 /* Tells the data label and the model editor about self->data. */
@@ -479,8 +501,8 @@ show_data_loading (CamlWindow *self)
   self->shown_kind = -1;
 }
 
-/* After the data kind changed through the picker: the plot domain and the
- * loss follow the new data. */
+/* After the data changed through the picker or the file choosers: the
+ * plot domain and the loss follow the new data. */
 static void
 adapt_to_data (CamlWindow *self)
 {
@@ -510,11 +532,6 @@ install_data (CamlWindow *self, CamlRunData *data)
   self->data = data;
   self->data_loading = FALSE;
   show_data (self);
-  if (self->adapt_pending)
-    {
-      self->adapt_pending = FALSE;
-      adapt_to_data (self);
-    }
 }
 
 static void
@@ -522,7 +539,6 @@ set_data_error (CamlWindow *self, const char *message)
 {
   self->data_error = g_strdup (message);
   self->data_loading = FALSE;
-  self->adapt_pending = FALSE;
   g_autofree char *text = g_strdup_printf ("Cannot read the %s data: %s", data_title (self),
                                            message);
   gtk_label_set_text (self->data_label, message != NULL && strstr (message, "not fetched")
@@ -537,11 +553,10 @@ static void start_job (CamlWindow *self, JobKind kind);
 static void start_build_quiet (CamlWindow *self);
 
 /* Makes sure exp's data sets are loaded or being loaded, on a worker
- * thread (JOB_DATA, which builds the run too unless the loss and domain are
- * still to follow the data): read from files, or made for the built-in
- * sets, quietly (start_build_quiet) unless weights are to be loaded. A
- * fetched set that is not on this computer is reported with the command
- * that fetches it, before any attempt to read it. */
+ * thread (JOB_DATA, which builds the run too): read from files, or made
+ * for the built-in sets, quietly (start_build_quiet) unless weights are to
+ * be loaded. A fetched set that is not on this computer is reported with
+ * the command that fetches it, before any attempt to read it. */
 static void
 request_data (CamlWindow *self)
 {
@@ -589,8 +604,16 @@ invalidate_data (CamlWindow *self)
   g_clear_pointer (&self->data, caml_run_data_unref);
   g_clear_pointer (&self->data_error, g_free);
   self->data_loading = FALSE;
-  self->files_loading = FALSE;
   self->data_serial++;
+}
+
+/* The data chosen that are being loaded no longer count: the job drops
+ * them when it ends. */
+static void
+drop_choice (CamlWindow *self)
+{
+  self->files_serial++;
+  self->files_loading = FALSE;
 }
 
 /* ------------------------------------------------------------------- run */
@@ -1362,7 +1385,7 @@ update_progress_widgets (CamlWindow *self)
     }
   if (self->run == NULL)
     {
-      g_autofree char *text = self->files_loading ? g_strdup ("loading the chosen files…")
+      g_autofree char *text = self->files_loading ? choice_loading_text (self)
                               : self->data_loading ? data_loading_text (self, TRUE)
                               : self->run_building ? g_strdup ("building the model…")
                               : g_strdup ("no model to train");
@@ -1403,11 +1426,14 @@ update_progress_widgets (CamlWindow *self)
       status = g_strdup_printf ("%'zu weights%s%s", caml_run_get_n_weights (self->run),
                                 vectors != NULL ? " · " : "", vectors != NULL ? vectors : "");
     }
-  if (self->weights_loading)
+  if (self->files_loading || self->weights_loading)
     {
+      /* The run shown stays until what it waits for is there. */
+      g_autofree char *what = self->files_loading ? choice_loading_text (self)
+                                                  : g_strdup ("loading weights…");
       g_free (status);
-      status = g_strdup (self->pending != PENDING_NONE ? "loading weights… then training"
-                                                       : "loading weights…");
+      status = self->pending != PENDING_NONE ? g_strdup_printf ("%s then training", what)
+                                             : g_steal_pointer (&what);
     }
   else if (self->run_started && !run_active (self) && baseline_active (self))
     {
@@ -1839,12 +1865,14 @@ end_build_quiet (gpointer data)
       show_waiting (self, "Building the model…");
       update_progress_widgets (self);
     }
+  else if (self->files_loading)
+    update_progress_widgets (self);   /* the spinner: data chosen are still being made */
   return G_SOURCE_REMOVE;
 }
 
-/* A build on built-in data begins: nothing changes in the plots, progress
- * bar and status for BUILD_QUIET_MS (from the start of the data or the
- * model, whichever came first). */
+/* A build on built-in data begins (or built-in data chosen are made):
+ * nothing changes in the plots, progress bar and status for BUILD_QUIET_MS
+ * (from the start of the data or the model, whichever came first). */
 static void
 start_build_quiet (CamlWindow *self)
 {
@@ -1937,9 +1965,8 @@ typedef struct {
   JobKind         kind;
   CamlWindow     *window;       /* the run's notify data; never touched on the worker */
   CamlExperiment *exp;          /* a copy: what to load and build */
-  char           *files[4];     /* JOB_FILES of IDX: the chosen files, in any order */
-  int             n_files;
-  gboolean        build_run;    /* JOB_DATA: build the run too */
+  char           *files[4];     /* JOB_FILES: the files chosen (IDX: in any order; text: */
+  int             n_files;      /* training, test), or none: those exp names */
   gboolean        alone;        /* JOB_BASELINE: for a run that has ended, to its steps */
   char           *weights;      /* a weights file to load into the run built (a copy) */
   char           *state;        /* … and a trainer.state to go on from, or NULL */
@@ -2056,9 +2083,8 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           return;
         }
     }
-  if ((job->kind == JOB_RUN || job->kind == JOB_WEIGHTS || job->kind == JOB_BASELINE
-       || job->build_run)
-      && !g_cancellable_is_cancelled (cancellable))
+  /* Every job but JOB_FILES (and JOB_PARTS, above) builds a run. */
+  if (job->kind != JOB_FILES && !g_cancellable_is_cancelled (cancellable))
     {
       /* The baseline's surface is never shown: the smallest grid. */
       job->run = caml_run_new (job->exp, job->data, job->kind == JOB_BASELINE ? 2 : SURFACE_GRID,
@@ -2079,8 +2105,9 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 
 static void sync_data_choice (CamlWindow *self);
 
-/* Chosen files that loaded: they become the data (their paths and kind,
- * from the job's copy), and only now does the run go. */
+/* Data chosen that loaded: they become the data (their kind and the paths
+ * of chosen files, from the job's copy), and only now does the run go —
+ * with the previous run, whose losses were on other data. */
 static void
 commit_files (CamlWindow *self, Job *job)
 {
@@ -2093,7 +2120,7 @@ commit_files (CamlWindow *self, Job *job)
         g_free (data->idx_paths[i]);
         data->idx_paths[i] = g_strdup (chosen->idx_paths[i]);
       }
-  else
+  else if (chosen->kind == CAML_DATA_TEXT)
     for (int i = 0; i < 2; i++)
       {
         g_free (data->text_paths[i]);
@@ -2133,16 +2160,30 @@ job_done (CamlWindow *self, Job *job)
 {
   if (job->kind == JOB_FILES)
     {
-      /* Other data were chosen meanwhile, or other files. */
-      if (job->data_serial != self->data_serial || job->files_serial != self->files_serial)
+      /* Other data were chosen meanwhile, or those in use again. */
+      if (job->files_serial != self->files_serial)
         return;
       self->files_loading = FALSE;
-      if (job->data == NULL)
+      if (job->data_serial != self->data_serial)
         {
-          /* Nothing changes; the engine's message says why. */
-          g_autofree char *text = g_strdup_printf ("Cannot use these %s files: %s",
-                                                   job->exp->data.kind == CAML_DATA_IDX
-                                                   ? "IDX" : "text", job->data_error);
+          /* The data were read again meanwhile (Reload Data, the seed of a
+           * surface split): the choice is dropped. */
+          self->pending = PENDING_NONE;
+          sync_data_choice (self);
+        }
+      else if (job->data == NULL)
+        {
+          /* Nothing changes — and Train pressed meanwhile does not start on
+           * the data in use; the engine's message says why. */
+          CamlDataKind kind = job->exp->data.kind;
+          g_autofree char *text =
+            kind == CAML_DATA_IDX || kind == CAML_DATA_TEXT
+            ? g_strdup_printf ("Cannot use these %s files: %s",
+                               kind == CAML_DATA_IDX ? "IDX" : "text", job->data_error)
+            : g_strdup_printf ("Cannot use the %s data: %s", kind_title (kind),
+                               job->data_error);
+          self->pending = PENDING_NONE;
+          sync_data_choice (self);   /* the drop-down goes back */
           caml_window_show_error (self, text);
         }
       else
@@ -2316,7 +2357,7 @@ job_run (CamlWindow *self, Job *job)
   update_progress_widgets (self);
 }
 
-/* Every job but JOB_FILES (start_files_job). */
+/* Every job but JOB_FILES (choose_data). */
 static void
 start_job (CamlWindow *self, JobKind kind)
 {
@@ -2326,9 +2367,7 @@ start_job (CamlWindow *self, JobKind kind)
     {
     case JOB_DATA:
       self->data_loading = TRUE;
-      /* The run waits when the loss and domain are still to follow the data. */
-      job->build_run = !self->adapt_pending;
-      self->run_building = job->build_run;
+      self->run_building = TRUE;   /* the run is built too */
       /* Built-in data of the kind shown have the shapes shown: the label
        * and the editor stay as they are (quietly, see prepare_run). */
       if (kind_from_files (self->exp->data.kind) || self->shown_kind != (int) self->exp->data.kind)
@@ -2382,15 +2421,35 @@ start_job (CamlWindow *self, JobKind kind)
   job_run (self, job);
 }
 
-/* Loads the files chosen (job->files, or the paths in job->exp, whose
- * kind is the data kind) on a worker thread; they become the data only if
- * they load (commit_files). A choice made meanwhile replaces this one. */
+/* Loads the data chosen — of kind, from files (IDX: four in any order;
+ * text: the training and the test file) or, with none, from those exp
+ * names — on a worker thread, from a copy of exp; they become the data
+ * only if they load (commit_files). A choice made meanwhile replaces this
+ * one; Train and Step pressed meanwhile wait for it (start_run). */
 static void
-start_files_job (CamlWindow *self, Job *job)
+choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files, int n_files)
 {
-  clear_error (self);
+  Job *job = job_new (self, JOB_FILES);
+  CamlDataConfig *data = &job->exp->data;
+
+  data->kind = kind;   /* IDX: the paths once the worker has ordered the files */
+  for (int i = 0; i < n_files && i < 4; i++)
+    job->files[i] = g_strdup (files[i]);
+  job->n_files = n_files;
+  if (kind == CAML_DATA_TEXT && n_files == 2)
+    for (int i = 0; i < 2; i++)
+      {
+        g_free (data->text_paths[i]);
+        data->text_paths[i] = g_strdup (files[i]);
+      }
   job->files_serial = ++self->files_serial;
   self->files_loading = TRUE;
+  self->files_kind = kind;
+  /* Built-in data are made in a moment: no spinner for them (see
+   * prepare_run). */
+  if (!kind_from_files (kind))
+    start_build_quiet (self);
+  clear_error (self);
   job_run (self, job);
   update_actions (self);
 }
@@ -2667,7 +2726,8 @@ update_actions (CamlWindow *self)
                    && self->build_error == NULL;
   /* Train and Step pressed while the data loads or the model is built act
    * once it is there (start_run keeps them pending). */
-  gboolean waiting = self->run == NULL && (self->data_loading || self->run_building);
+  gboolean waiting = self->run == NULL && (self->data_loading || self->run_building
+                                           || self->files_loading);
   CamlTrainerState state = self->run_started ? self->progress.state : CAML_TRAINER_IDLE;
   gboolean active = run_active (self);
   int selected = caml_model_editor_get_selected (self->model_editor);
@@ -2760,9 +2820,10 @@ start_run (CamlWindow *self, gboolean paused, Pending then)
 {
   g_autoptr (GError) error = NULL;
 
-  if (self->weights_loading)
+  if (self->files_loading || self->weights_loading)
     {
-      self->pending = then;   /* starts from the weights being loaded */
+      /* Starts on the data chosen, or from the weights, being loaded. */
+      self->pending = then;
       update_progress_widgets (self);
       return FALSE;
     }
@@ -2989,6 +3050,8 @@ do_pending (CamlWindow *self)
 {
   Pending what = self->pending;
 
+  if (self->files_loading)
+    return;   /* what was pressed waits for the data chosen (start_run) */
   if (self->pending_weights != NULL)
     {
       /* Weights asked for after this run's build began: build it again with
@@ -3144,10 +3207,11 @@ refresh_data_titles (CamlWindow *self)
     g_free (owned[k]);
 }
 
-/* Picks a data set. "idx" opens the file chooser for four IDX files, and
- * "text" without files the choosers of two text files (the data change
- * once they load). A fetched set that is not there changes nothing: the
- * banner says which command fetches it. */
+/* Picks a data set: it is used once its data load (use_data_kind). "idx"
+ * opens the file chooser for four IDX files, and "text" without files the
+ * choosers of two text files (the data change once they load too). A
+ * fetched set that is not there changes nothing: the banner says which
+ * command fetches it. */
 static void ask_text_files (CamlWindow *self);
 static void use_data_kind (CamlWindow *self, CamlDataKind kind);
 
@@ -3185,31 +3249,28 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
   use_data_kind (self, (CamlDataKind) kind);
 }
 
-/* The data become those of kind (its files, if any, already named). */
+/* The data picked become those of kind (its files, if any, already
+ * named) once they load (choose_data). Picking the data in use, or a set
+ * that is not fetched, drops data chosen before that are still loading. */
 static void
 use_data_kind (CamlWindow *self, CamlDataKind kind)
 {
   g_autofree char *missing = caml_data_source_missing (kind);
-  if (missing != NULL)
+  if (missing != NULL || self->exp->data.kind == kind)
     {
+      if (self->files_loading)
+        {
+          drop_choice (self);
+          self->pending = PENDING_NONE;   /* Train pressed for those data */
+          update_progress_widgets (self);
+          update_actions (self);
+        }
       sync_data_choice (self);
-      caml_window_show_error (self, missing);
+      if (missing != NULL)
+        caml_window_show_error (self, missing);
       return;
     }
-  if (self->exp->data.kind == kind)
-    {
-      sync_data_choice (self);
-      return;
-    }
-  self->exp->data.kind = kind;
-  sync_data_choice (self);
-  clear_error (self);
-  invalidate_data (self);
-  self->adapt_pending = TRUE;    /* the plot domain and the loss follow the data */
-  mark_dirty (self);
-  discard_run (self);
-  forget_previous (self);
-  prepare_run (self);
+  choose_data (self, kind, NULL, 0);
 }
 
 static void
@@ -3267,26 +3328,15 @@ void
 caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths)
 {
   g_return_if_fail (CAML_IS_WINDOW (self));
-  Job *job = job_new (self, JOB_FILES);
-  job->exp->data.kind = CAML_DATA_IDX;   /* the paths once the worker has ordered them */
-  for (int i = 0; i < n_paths && i < 4; i++)
-    job->files[i] = g_strdup (paths[i]);
-  job->n_files = n_paths;
-  start_files_job (self, job);
+  choose_data (self, CAML_DATA_IDX, paths, n_paths);
 }
 
 void
 caml_window_use_text_files (CamlWindow *self, const char *train, const char *test)
 {
   g_return_if_fail (CAML_IS_WINDOW (self));
-  Job *job = job_new (self, JOB_FILES);
-  CamlDataConfig *data = &job->exp->data;
-  data->kind = CAML_DATA_TEXT;
-  for (int i = 0; i < 2; i++)
-    g_free (data->text_paths[i]);
-  data->text_paths[0] = g_strdup (train);
-  data->text_paths[1] = g_strdup (test);
-  start_files_job (self, job);
+  const char *files[] = { train, test };
+  choose_data (self, CAML_DATA_TEXT, files, 2);
 }
 
 /* Reads the data again (after `datasets/fetch`, or a file changed). */
@@ -4346,7 +4396,7 @@ set_experiment (CamlWindow *self, CamlExperiment *exp, const char *path, const c
   self->origin = g_strdup (origin);
   mark_clean (self);
   invalidate_data (self);
-  self->adapt_pending = FALSE;
+  drop_choice (self);   /* data chosen for the experiment that goes */
   self->pending = PENDING_NONE;
   set_pending_load (self, NULL, NULL);
   g_clear_pointer (&self->loaded_weights, g_free);
