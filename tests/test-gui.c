@@ -4285,6 +4285,71 @@ test_data_kind_failed_load (void **state)
   g_rmdir (dir);
 }
 
+/* Whether the run's training set is the surface split made with seed. */
+static gboolean
+surface_split_of (CamlWindow *win, guint64 seed)
+{
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  CamlRun *run = caml_window_peek_run (win);
+  CamlDataset *train = NULL, *test = NULL;
+
+  assert_non_null (run);
+  caml_data_surface (exp->data.grid, exp->data.train_fraction, seed, &train, &test);
+  const CamlDataset *used = caml_run_get_data (run)->train;
+  gboolean same = used->n == train->n
+                  && memcmp (used->x, train->x,
+                             (size_t) train->n * caml_shape_size (&train->x_shape)
+                             * sizeof (float)) == 0;
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  return same;
+}
+
+/* Data picked are used even when the data in use are read again while
+ * they load — Reload Data, a seed that the surface's split follows — and
+ * data that follow the seed themselves are made with the seed as it is
+ * when they are used: the choice is loaded again. */
+static void
+test_data_choice_kept (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_SURFACE);
+  assert_false (caml_window_get_experiment (win)->data.has_split_seed);
+  GtkSpinButton *seed = GTK_SPIN_BUTTON (template_child (win, "seed_spin"));
+
+  /* XOR, and at once another seed: the surface in use is made again, XOR is
+   * still used. */
+  pick_data (win, CAML_DATA_XOR);
+  gtk_spin_button_set_value (seed, 7);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (data_picked (win), CAML_DATA_XOR);
+  assert_int_equal (caml_window_get_experiment (win)->seed, 7);
+  assert_non_null (strstr (caml_window_get_data_text (win), "4 training"));
+
+  /* The surface, and at once another seed: made with that seed. */
+  pick_data (win, CAML_DATA_SURFACE);
+  gtk_spin_button_set_value (seed, 9);
+  assert_true (iterate_until (can_train, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_SURFACE);
+  assert_true (surface_split_of (win, 9));
+
+  /* XOR, and at once Reload Data: XOR is still used. */
+  pick_data (win, CAML_DATA_XOR);
+  activate (win, "reload-data", NULL);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (data_picked (win), CAML_DATA_XOR);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 /* Held-out training data (data.validation_fraction) is called what it is:
  * not "test". */
 static void
@@ -4394,6 +4459,7 @@ main (void)
     cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_text_files_failed_load),
     cmocka_unit_test (test_data_kind_failed_load),
+    cmocka_unit_test (test_data_choice_kept),
     cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),

@@ -607,6 +607,14 @@ invalidate_data (CamlWindow *self)
   self->data_serial++;
 }
 
+/* Whether exp's data follow its seed: the surface's split does, unless
+ * data.split_seed fixes it. */
+static gboolean
+data_follow_seed (const CamlExperiment *exp)
+{
+  return exp->data.kind == CAML_DATA_SURFACE && !exp->data.has_split_seed;
+}
+
 /* The data chosen that are being loaded no longer count: the job drops
  * them when it ends. */
 static void
@@ -2104,6 +2112,8 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 }
 
 static void sync_data_choice (CamlWindow *self);
+static void choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files,
+                         int n_files);
 
 /* Data chosen that loaded: they become the data (their kind and the paths
  * of chosen files, from the job's copy), and only now does the run go —
@@ -2163,15 +2173,18 @@ job_done (CamlWindow *self, Job *job)
       /* Other data were chosen meanwhile, or those in use again. */
       if (job->files_serial != self->files_serial)
         return;
-      self->files_loading = FALSE;
-      if (job->data_serial != self->data_serial)
+      if (job->data_serial != self->data_serial
+          || (data_follow_seed (job->exp) && job->exp->seed != self->exp->seed))
         {
-          /* The data were read again meanwhile (Reload Data, the seed of a
-           * surface split): the choice is dropped. */
-          self->pending = PENDING_NONE;
-          sync_data_choice (self);
+          /* The data were read again meanwhile (Reload Data), or the seed
+           * they follow changed: the same choice is loaded again, from the
+           * experiment as it is now (Train pressed meanwhile still waits). */
+          choose_data (self, job->exp->data.kind, (const char *const *) job->files,
+                       job->n_files);
+          return;
         }
-      else if (job->data == NULL)
+      self->files_loading = FALSE;
+      if (job->data == NULL)
         {
           /* Nothing changes — and Train pressed meanwhile does not start on
            * the data in use; the engine's message says why. */
@@ -2425,7 +2438,8 @@ start_job (CamlWindow *self, JobKind kind)
  * text: the training and the test file) or, with none, from those exp
  * names — on a worker thread, from a copy of exp; they become the data
  * only if they load (commit_files). A choice made meanwhile replaces this
- * one; Train and Step pressed meanwhile wait for it (start_run). */
+ * one; Train and Step pressed meanwhile wait for it (start_run); Reload
+ * Data, or a change of the seed they follow, loads it again (job_done). */
 static void
 choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files, int n_files)
 {
@@ -2449,7 +2463,6 @@ choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files, int 
    * prepare_run). */
   if (!kind_from_files (kind))
     start_build_quiet (self);
-  clear_error (self);
   job_run (self, job);
   update_actions (self);
 }
@@ -3270,6 +3283,7 @@ use_data_kind (CamlWindow *self, CamlDataKind kind)
         caml_window_show_error (self, missing);
       return;
     }
+  clear_error (self);
   choose_data (self, kind, NULL, 0);
 }
 
@@ -3328,6 +3342,7 @@ void
 caml_window_use_idx_files (CamlWindow *self, const char *const *paths, int n_paths)
 {
   g_return_if_fail (CAML_IS_WINDOW (self));
+  clear_error (self);
   choose_data (self, CAML_DATA_IDX, paths, n_paths);
 }
 
@@ -3336,10 +3351,12 @@ caml_window_use_text_files (CamlWindow *self, const char *train, const char *tes
 {
   g_return_if_fail (CAML_IS_WINDOW (self));
   const char *files[] = { train, test };
+  clear_error (self);
   choose_data (self, CAML_DATA_TEXT, files, 2);
 }
 
-/* Reads the data again (after `datasets/fetch`, or a file changed). */
+/* Reads the data again (after `datasets/fetch`, or a file changed); data
+ * chosen that are still loading are loaded again too (job_done). */
 static void
 action_reload_data (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
@@ -4266,8 +4283,8 @@ on_training_spin_changed (GtkSpinButton *spin, CamlWindow *self)
   else if (spin == self->seed_spin)
     {
       self->exp->seed = (guint64) v;
-      if (self->exp->data.kind == CAML_DATA_SURFACE && !self->exp->data.has_split_seed)
-        invalidate_data (self);    /* the surface split follows the seed */
+      if (data_follow_seed (self->exp))
+        invalidate_data (self);
     }
   experiment_changed (self);
 }
