@@ -4308,7 +4308,8 @@ surface_split_of (CamlWindow *win, guint64 seed)
 /* Data picked are used even when the data in use are read again while
  * they load — Reload Data, a seed that the surface's split follows — and
  * data that follow the seed themselves are made with the seed as it is
- * when they are used: the choice is loaded again. */
+ * when they are used: the choice is loaded again. A run that goes on
+ * while they load is not discarded for them. */
 static void
 test_data_choice_kept (void **state)
 {
@@ -4347,6 +4348,28 @@ test_data_choice_kept (void **state)
   assert_null (caml_window_get_error (win));
   assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
   assert_int_equal (data_picked (win), CAML_DATA_XOR);
+
+  /* A finished run; the surface, and at once more steps: the run goes on
+   * (paused, ready to resume) and is not discarded under it — the surface
+   * is not used, and the banner says why. */
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 20);
+  assert_true (iterate_until (can_train, win, 30));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  CamlRun *run = caml_window_peek_run (win);
+  pick_data (win, CAML_DATA_SURFACE);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 40);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  const char *msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "the run went on"));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (data_picked (win), CAML_DATA_XOR);
+  assert_ptr_equal (caml_window_peek_run (win), run);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 

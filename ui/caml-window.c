@@ -2184,17 +2184,23 @@ job_done (CamlWindow *self, Job *job)
           return;
         }
       self->files_loading = FALSE;
-      if (job->data == NULL)
+      /* Nothing changes when they did not load — and Train pressed
+       * meanwhile does not start on the data in use; the engine's message
+       * says why. Nor when the run went on meanwhile (Resume after Steps
+       * were raised, Continue after a divergence): the data stay as they
+       * are while a run trains or is paused. */
+      const char *why = job->data == NULL ? job->data_error
+                        : run_active (self) ? "the run went on while they loaded (choose them "
+                                              "again once it has ended)"
+                        : NULL;
+      if (why != NULL)
         {
-          /* Nothing changes — and Train pressed meanwhile does not start on
-           * the data in use; the engine's message says why. */
           CamlDataKind kind = job->exp->data.kind;
           g_autofree char *text =
             kind == CAML_DATA_IDX || kind == CAML_DATA_TEXT
             ? g_strdup_printf ("Cannot use these %s files: %s",
-                               kind == CAML_DATA_IDX ? "IDX" : "text", job->data_error)
-            : g_strdup_printf ("Cannot use the %s data: %s", kind_title (kind),
-                               job->data_error);
+                               kind == CAML_DATA_IDX ? "IDX" : "text", why)
+            : g_strdup_printf ("Cannot use the %s data: %s", kind_title (kind), why);
           self->pending = PENDING_NONE;
           sync_data_choice (self);   /* the drop-down goes back */
           caml_window_show_error (self, text);
