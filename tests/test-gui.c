@@ -3904,6 +3904,14 @@ choose_file (CamlWindow *win, const char *path)
   iterate_until (always_false, NULL, 0.1);
 }
 
+static gboolean
+text_data_or_error (gpointer data)
+{
+  CamlWindow *win = CAML_WINDOW (data);
+  return caml_window_get_experiment (win)->data.kind == CAML_DATA_TEXT
+         || caml_window_get_error (win) != NULL;
+}
+
 /* Text files as data: the window asks for the training and the test file
  * (an experiment of text data without files could be saved but not read
  * back: autosave recovery failed). */
@@ -3923,7 +3931,10 @@ test_choose_text_files (void **state)
   choose_file (win, train);
   assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_RNN_SANITY);
   choose_file (win, test);
-  assert_true (iterate_until (not_loading, win, 30));   /* used once they load */
+  /* The chooser's answer may come after choose_file returns (a slow build),
+   * and the files load on a worker: wait for the data, or an error. */
+  assert_true (iterate_until (text_data_or_error, win, 30));
+  assert_true (iterate_until (not_loading, win, 30));
   assert_null (caml_window_get_error (win));
   const CamlExperiment *exp = caml_window_get_experiment (win);
   assert_int_equal (exp->data.kind, CAML_DATA_TEXT);
@@ -4360,16 +4371,45 @@ test_data_choice_kept (void **state)
   pick_data (win, CAML_DATA_SURFACE);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 40);
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
+  /* At once, not when the load ends: the run may end before it does. */
   const char *msg = caml_window_get_error (win);
   assert_non_null (msg);
   print_message ("%s\n", msg);
   assert_non_null (strstr (msg, "the run went on"));
+  assert_int_equal (data_picked (win), CAML_DATA_XOR);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
   assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
   assert_int_equal (data_picked (win), CAML_DATA_XOR);
   assert_ptr_equal (caml_window_peek_run (win), run);
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+
+  /* Resumed to its end, the run stays (the surface was dropped already). */
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_ptr_equal (caml_window_peek_run (win), run);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
+
+  /* The surface, and at once weights loaded: they are loaded into a run on
+   * the data in use, which the surface would replace — it is dropped. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-kept-XXXXXX", NULL);
+  g_autofree char *weights = g_build_filename (dir, "xor.weights", NULL);
+  caml_window_save_weights (win, weights);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  pick_data (win, CAML_DATA_SURFACE);
+  caml_window_load_weights (win, weights);
+  msg = caml_window_get_error (win);
+  assert_non_null (msg);
+  assert_non_null (strstr (msg, "weights were loaded meanwhile"));
+  assert_int_equal (data_picked (win), CAML_DATA_XOR);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
+  assert_non_null (caml_window_peek_run (win));
+  g_unlink (weights);
+  g_rmdir (dir);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 

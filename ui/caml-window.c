@@ -624,6 +624,36 @@ drop_choice (CamlWindow *self)
   self->files_loading = FALSE;
 }
 
+static void sync_data_choice (CamlWindow *self);
+static void update_actions (CamlWindow *self);
+static void update_progress_widgets (CamlWindow *self);
+
+/* A later action of the user's wins over data chosen that are still
+ * loading: they will not be used, Train pressed for them does not wait
+ * any more, and the drop-down goes back to the data in use. why, when not
+ * NULL, says in the banner why they were not used. */
+static void
+cancel_choice (CamlWindow *self, const char *why)
+{
+  if (!self->files_loading)
+    return;
+  CamlDataKind kind = self->files_kind;
+  drop_choice (self);
+  self->pending = PENDING_NONE;
+  sync_data_choice (self);
+  if (why != NULL)
+    {
+      g_autofree char *text =
+        kind == CAML_DATA_IDX || kind == CAML_DATA_TEXT
+        ? g_strdup_printf ("The %s files chosen were not used: %s",
+                           kind == CAML_DATA_IDX ? "IDX" : "text", why)
+        : g_strdup_printf ("The %s data chosen were not used: %s", kind_title (kind), why);
+      caml_window_show_error (self, text);
+    }
+  update_progress_widgets (self);
+  update_actions (self);
+}
+
 /* ------------------------------------------------------------------- run */
 
 static void
@@ -2277,7 +2307,8 @@ job_done (CamlWindow *self, Job *job)
           set_data_error (self, job->data_error);
           self->run_building = FALSE;
           g_clear_handle_id (&self->build_source, g_source_remove);   /* nothing to be quiet for */
-          self->pending = PENDING_NONE;
+          if (!self->files_loading)   /* else Train waits for the data chosen */
+            self->pending = PENDING_NONE;
           show_waiting (self, "the data could not be read");
           update_progress_widgets (self);
           update_actions (self);
@@ -2329,7 +2360,8 @@ job_done (CamlWindow *self, Job *job)
       self->build_error = g_strdup (job->run_error != NULL ? job->run_error
                                                            : "the model could not be built");
       g_clear_handle_id (&self->build_source, g_source_remove);   /* nothing to be quiet for */
-      self->pending = PENDING_NONE;
+      if (!self->files_loading)   /* else Train waits for the data chosen */
+        self->pending = PENDING_NONE;
       set_pending_load (self, NULL, NULL);
       prepare_run (self);   /* shows why there is no run */
     }
@@ -3220,7 +3252,9 @@ refresh_data_titles (CamlWindow *self)
   gboolean was_syncing = self->syncing;
   self->syncing = TRUE;
   set_strings (self->data_drop, titles);
-  gtk_drop_down_set_selected (self->data_drop, self->exp != NULL ? self->exp->data.kind : 0);
+  /* While data chosen load, the drop-down shows them: they are what comes. */
+  gtk_drop_down_set_selected (self->data_drop, self->files_loading ? self->files_kind
+                                               : self->exp != NULL ? self->exp->data.kind : 0);
   self->syncing = was_syncing;
   for (int k = 0; k < CAML_N_DATA_KINDS; k++)
     g_free (owned[k]);
@@ -3253,6 +3287,7 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
     }
   if (kind == CAML_DATA_IDX)
     {
+      cancel_choice (self, NULL);   /* files are chosen instead */
       sync_data_choice (self);
       g_action_group_activate_action (G_ACTION_GROUP (self), "choose-idx", NULL);
       return;
@@ -3261,6 +3296,7 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
       && (self->exp->data.text_paths[0] == NULL || self->exp->data.text_paths[1] == NULL))
     {
       /* Which files: asked for first (an experiment never names none). */
+      cancel_choice (self, NULL);
       sync_data_choice (self);
       ask_text_files (self);
       return;
@@ -3277,13 +3313,7 @@ use_data_kind (CamlWindow *self, CamlDataKind kind)
   g_autofree char *missing = caml_data_source_missing (kind);
   if (missing != NULL || self->exp->data.kind == kind)
     {
-      if (self->files_loading)
-        {
-          drop_choice (self);
-          self->pending = PENDING_NONE;   /* Train pressed for those data */
-          update_progress_widgets (self);
-          update_actions (self);
-        }
+      cancel_choice (self, NULL);
       sync_data_choice (self);
       if (missing != NULL)
         caml_window_show_error (self, missing);
@@ -3476,6 +3506,8 @@ action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_
       caml_window_show_error (self, error->message);
       return;
     }
+  /* Data chosen meanwhile would replace the run that goes on. */
+  cancel_choice (self, "the run went on (choose them again once it has ended)");
   self->failure_shown = FALSE;   /* the new trainer's failure, if it comes, is news */
   if (baseline_active (self))
     caml_run_set_lr (self->baseline, lr);
@@ -4089,6 +4121,9 @@ load_weights_from (CamlWindow *self, const char *path, gpointer unused)
    * these weights. With a run there, the fresh one is built beside it and
    * replaces it only when the file loads (a failed load changes nothing);
    * without one, the run being built (or the next) takes them. */
+  /* The weights go into a run on the data in use: data chosen meanwhile
+   * would replace it. */
+  cancel_choice (self, "weights were loaded meanwhile (choose them again)");
   set_pending_load (self, path, NULL);
   self->announce_load = TRUE;   /* not when a change reloads them into a rebuilt run */
   if (self->run != NULL && self->data != NULL)
@@ -4261,6 +4296,8 @@ extend_run (CamlWindow *self, int steps)
   /* Its baseline goes on beside it (one that diverged stays where it ended). */
   if (self->baseline != NULL)
     caml_run_extend (self->baseline, steps, NULL);
+  /* Data chosen meanwhile would replace the run that goes on. */
+  cancel_choice (self, "the run went on (choose them again once it has ended)");
   mark_dirty (self);
   update_from_run (self);
   g_autofree char *message = g_strdup_printf ("The run goes on from step %ld: Resume (F5)",
