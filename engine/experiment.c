@@ -1086,8 +1086,10 @@ parse_optimizer_field (Parser *p, OptimizerField f, JsonNode *m, const char *pat
       return get_ranged (p, m, path, 0, FALSE, INFINITY, FALSE, ">= 0",
                          &config->initial_accumulator);
     case OPT_WEIGHT_DECAY:
-      return get_ranged (p, m, path, 0, FALSE, INFINITY, FALSE, ">= 0",
-                         &config->weight_decay);
+      if (!get_ranged (p, m, path, 0, FALSE, INFINITY, FALSE, ">= 0", &config->weight_decay))
+        return FALSE;
+      config->weight_decay += 0.0;   /* -0 reads as 0 (and shows as "0") */
+      return TRUE;
     case N_OPT_FIELDS:
       break;
     }
