@@ -625,8 +625,23 @@ drop_choice (CamlWindow *self)
 }
 
 static void sync_data_choice (CamlWindow *self);
-static void update_actions (CamlWindow *self);
 static void update_progress_widgets (CamlWindow *self);
+
+/* Data chosen that are not used (they did not load, or something came
+ * first): the drop-down goes back to the data in use, and the banner says
+ * why — "Cannot use the MNIST data: …", "Cannot use these text files: …". */
+static void
+refuse_choice (CamlWindow *self, CamlDataKind kind, const char *why)
+{
+  g_autofree char *text =
+    kind == CAML_DATA_IDX || kind == CAML_DATA_TEXT
+    ? g_strdup_printf ("Cannot use these %s files: %s", kind == CAML_DATA_IDX ? "IDX" : "text",
+                       why)
+    : g_strdup_printf ("Cannot use the %s data: %s", kind_title (kind), why);
+  self->pending = PENDING_NONE;   /* Train pressed for them does not start */
+  sync_data_choice (self);
+  caml_window_show_error (self, text);
+}
 
 /* A later action of the user's wins over data chosen that are still
  * loading: they will not be used, Train pressed for them does not wait
@@ -637,18 +652,13 @@ cancel_choice (CamlWindow *self, const char *why)
 {
   if (!self->files_loading)
     return;
-  CamlDataKind kind = self->files_kind;
   drop_choice (self);
-  self->pending = PENDING_NONE;
-  sync_data_choice (self);
   if (why != NULL)
+    refuse_choice (self, self->files_kind, why);
+  else
     {
-      g_autofree char *text =
-        kind == CAML_DATA_IDX || kind == CAML_DATA_TEXT
-        ? g_strdup_printf ("The %s files chosen were not used: %s",
-                           kind == CAML_DATA_IDX ? "IDX" : "text", why)
-        : g_strdup_printf ("The %s data chosen were not used: %s", kind_title (kind), why);
-      caml_window_show_error (self, text);
+      self->pending = PENDING_NONE;
+      sync_data_choice (self);
     }
   update_progress_widgets (self);
   update_actions (self);
@@ -2141,7 +2151,6 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   g_task_return_boolean (task, TRUE);
 }
 
-static void sync_data_choice (CamlWindow *self);
 static void choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files,
                          int n_files);
 
@@ -2224,17 +2233,7 @@ job_done (CamlWindow *self, Job *job)
                                               "again once it has ended)"
                         : NULL;
       if (why != NULL)
-        {
-          CamlDataKind kind = job->exp->data.kind;
-          g_autofree char *text =
-            kind == CAML_DATA_IDX || kind == CAML_DATA_TEXT
-            ? g_strdup_printf ("Cannot use these %s files: %s",
-                               kind == CAML_DATA_IDX ? "IDX" : "text", why)
-            : g_strdup_printf ("Cannot use the %s data: %s", kind_title (kind), why);
-          self->pending = PENDING_NONE;
-          sync_data_choice (self);   /* the drop-down goes back */
-          caml_window_show_error (self, text);
-        }
+        refuse_choice (self, job->exp->data.kind, why);
       else
         commit_files (self, job);
       update_progress_widgets (self);
