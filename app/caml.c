@@ -17,6 +17,7 @@
 
 #include "caml.h"
 #include "cli.h"
+#include "cli-common.h"
 #include "presets.h"
 
 static const char *const usage =
@@ -54,7 +55,7 @@ cmd_presets (int argc, char **argv)
     "it should reach. Train one with `caml train --preset NAME`.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml presets: %s\n", error->message);
       return 2;

@@ -355,7 +355,7 @@ caml_cli_bench (int argc, char **argv)
     "and one helper thread on a machine with 2 or more cores.\n"
     "bench/torch_reference.py times the same model in PyTorch.");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml bench: %s\n", error->message);
       return 2;

@@ -45,6 +45,101 @@ caml_cli_name_experiment (GError **error, const char *source)
   g_prefix_error (error, "%s: ", source);
 }
 
+typedef struct {
+  const GOptionEntry *entries;
+  char              **first;  /* per entry: the value it was first given, "" for a flag */
+  gboolean            repeated;
+} OptionCount;
+
+static gboolean
+is_array (GOptionArg arg)
+{
+  return arg == G_OPTION_ARG_STRING_ARRAY || arg == G_OPTION_ARG_FILENAME_ARRAY;
+}
+
+static gboolean
+count_option (const char *option_name, const char *value, gpointer data, GError **error)
+{
+  OptionCount *count = data;
+  if (option_name[0] != '-')   /* G_OPTION_REMAINING */
+    return TRUE;
+  for (int i = 0; count->entries[i].long_name != NULL; i++)
+    {
+      const GOptionEntry *e = &count->entries[i];
+      gboolean named = option_name[1] == '-' ? strcmp (option_name + 2, e->long_name) == 0
+                                             : option_name[1] == e->short_name;
+      if (!named || is_array (e->arg) || *e->long_name == '\0')
+        continue;
+      /* a flag again, or the same value again, changes nothing */
+      if (count->first[i] == NULL)
+        count->first[i] = g_strdup (value != NULL ? value : "");
+      if (g_strcmp0 (count->first[i], value != NULL ? value : "") == 0)
+        return TRUE;
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--%s is given twice, as \"%s\" and as \"%s\": give it once",
+                   e->long_name, count->first[i], value);
+      count->repeated = TRUE;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The values are collected by a first pass over a copy of argv with the same
+ * options turned into callbacks, so that GOption itself decides what is an
+ * option and what is its value (`--out --steps` names a folder "--steps"). */
+gboolean
+caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
+                        int *argc, char ***argv, GError **error)
+{
+  int n = 0;
+  while (entries[n].long_name != NULL)
+    n++;
+  /* --help shows the help whatever else is given */
+  for (int i = 1; i < *argc; i++)
+    if (strcmp ((*argv)[i], "--") == 0)
+      break;
+    else if (strcmp ((*argv)[i], "-h") == 0 || strcmp ((*argv)[i], "-?") == 0
+             || g_str_has_prefix ((*argv)[i], "--help"))
+      return g_option_context_parse (ctx, argc, argv, error);
+  OptionCount count = { entries, g_new0 (char *, n) };
+  GOptionEntry *counting = g_new0 (GOptionEntry, n + 1);
+  for (int i = 0; i < n; i++)
+    {
+      counting[i] = entries[i];
+      counting[i].arg = G_OPTION_ARG_CALLBACK;
+      counting[i].arg_data = (gpointer) count_option;
+      counting[i].flags &= G_OPTION_FLAG_HIDDEN | G_OPTION_FLAG_IN_MAIN
+                           | G_OPTION_FLAG_OPTIONAL_ARG | G_OPTION_FLAG_NOALIAS;
+      if (entries[i].arg == G_OPTION_ARG_NONE)
+        counting[i].flags |= G_OPTION_FLAG_NO_ARG;
+      else if (entries[i].arg == G_OPTION_ARG_FILENAME
+               || entries[i].arg == G_OPTION_ARG_FILENAME_ARRAY)
+        counting[i].flags |= G_OPTION_FLAG_FILENAME;
+    }
+  GOptionContext *first = g_option_context_new (NULL);
+  g_option_context_set_help_enabled (first, FALSE);
+  GOptionGroup *group = g_option_group_new ("main", "", "", &count, NULL);
+  g_option_group_add_entries (group, counting);
+  g_option_context_set_main_group (first, group);
+  int copy_argc = *argc;
+  char **copy = g_memdup2 (*argv, sizeof (char *) * (size_t) (*argc + 1));
+  g_autoptr (GError) repeat = NULL;
+  g_option_context_parse (first, &copy_argc, &copy, &repeat);
+  g_option_context_free (first);
+  g_free (copy);
+  g_free (counting);
+  for (int i = 0; i < n; i++)
+    g_free (count.first[i]);
+  g_free (count.first);
+  /* Any other problem (an unknown option, --help) is the real parse's. */
+  if (count.repeated)
+    {
+      g_propagate_error (error, g_steal_pointer (&repeat));
+      return FALSE;
+    }
+  return g_option_context_parse (ctx, argc, argv, error);
+}
+
 gboolean
 caml_cli_is_usage_error (const GError *error)
 {

@@ -20,6 +20,13 @@ CamlExperiment *caml_cli_load_experiment (const char *command, const char *prese
  * word vectors (CAML_ERROR_IO, CAML_ERROR_PARSE) — start with that file
  * already and are left as they are, as is any other error. */
 void caml_cli_name_experiment (GError **error, const char *source);
+/* g_option_context_parse, with the main entries of ctx (entries, the table
+ * given to g_option_context_add_main_entries), except that an option given
+ * two different values is an error unless it is repeatable (an array):
+ * GOption would keep the last value silently, and `--steps 10 … --steps 20`
+ * is more likely a mistake than a choice. The error is a usage error. */
+gboolean caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
+                                 int *argc, char ***argv, GError **error);
 /* error is a usage error (exit status 2) rather than a failure (1). */
 gboolean caml_cli_is_usage_error (const GError *error);
 /* Creates dir (and its parents) and checks that files can be created in it. */

@@ -5,6 +5,7 @@
 
 #include "caml.h"
 #include "cli.h"
+#include "cli-common.h"
 
 static const char *
 type_name (const CamlOptionSpec *spec)
@@ -119,7 +120,7 @@ caml_cli_layers (int argc, char **argv)
     "Lists every layer an experiment file may use, one line each, from the\n"
     "engine's registry (the same table the workbench's palette shows).");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml layers: %s\n", error->message);
       return 2;

@@ -253,7 +253,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
     "                       to each test sentence\n"
     "  rnn-sanity.png       mean training/test loss and test error per step");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml rnn-sanity: %s\n", error->message);
       return 2;

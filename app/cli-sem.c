@@ -450,7 +450,7 @@ caml_cli_sem (int argc, char **argv)
     "Exit status: 0 on success, 1 when a file cannot be read or the fit fails,\n"
     "2 for bad command-line options.");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml sem: %s\n", error->message);
       return 2;

@@ -466,7 +466,7 @@ caml_cli_sweep (int argc, char **argv)
     "  caml sweep --preset mnist-ca-cnn --grid kernel=3,5,8 --grid depth=8,16,32\n"
     "  caml sweep --preset fashion-ca-res --grid sublayers=1,2,3 --grid n_v=1,2");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml sweep: %s\n", error->message);
       return 2;

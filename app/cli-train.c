@@ -1337,7 +1337,7 @@ caml_cli_train (int argc, char **argv)
     "not start or could not write a result (then nothing of it is kept), 2 for\n"
     "bad command-line options, 130 when interrupted.");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml train: %s\n", error->message);
       return 2;
@@ -1464,7 +1464,7 @@ caml_cli_eval (int argc, char **argv)
     "with σ-maps also gets sigma_auc: the ROC AUC of χ between digit and\n"
     "background pixels of the first 1000 test images, as `caml train` gives it.");
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
       g_printerr ("caml eval: %s\n", error->message);
       return 2;

@@ -60,7 +60,18 @@ expect 2 '^caml rnn-sanity: --lr nan: expected a number in \(0, 1000\)$' "$caml"
 # --units 0 meant "the presets' width" and was taken; each option says its own range.
 expect 2 '^caml rnn-sanity: --units 0: expected a whole number in 1…4096$' "$caml" rnn-sanity --units 0 -o u1
 expect 2 '^caml rnn-sanity: --runs 0: expected a whole number in 1…10000$' "$caml" rnn-sanity --runs 0 -o u1
+# An option given two values was settled silently by the last one.
+expect 2 '^caml train: --steps is given twice, as "10" and as "20": give it once$' \
+  "$caml" train --preset xor-ca-nn --steps 10 -n 20 -o u1
+expect 2 '^caml sem: --pairs is given twice, as "a" and as "b"' "$caml" sem --pairs a --pairs=b
+expect 2 '^caml sweep: --out is given twice' "$caml" sweep -p xor-ca-nn --grid units=1 -o u1 -o u2
 [ ! -e u1 ] || { echo "FAIL: a usage error left the output directory"; exit 1; }
+# The same value twice, a flag twice, a repeatable option twice, and a value
+# that looks like an option are all fine.
+expect 0 '' "$caml" train --preset xor-nn -n 3 --steps 3 -q -q -O 0.units=2 -O 0.units=3 --out --steps
+[ -f ./--steps/summary.json ] || { echo "FAIL: --out --steps did not write into ./--steps"; exit 1; }
+rm -rf ./--steps
+expect 0 '' "$caml" train --steps 3 --steps 4 --help
 expect 0 '' "$caml" help help
 grep -q '^Usage: caml COMMAND' out.txt || { echo "FAIL: caml help help"; exit 1; }
 # `caml help --help` was 'unknown command "--help"', exit 2.
