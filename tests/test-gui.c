@@ -4413,6 +4413,127 @@ test_data_choice_kept (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* The data the menu's radio items show: the "data" action's state. */
+static CamlDataKind
+data_in_menu (CamlWindow *win)
+{
+  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (win), "data");
+  const char *name = g_variant_get_string (state, NULL);
+  for (int k = 0; k < CAML_N_DATA_KINDS; k++)
+    if (g_str_equal (caml_data_kind_names[k], name))
+      return (CamlDataKind) k;
+  fail_msg ("the data action's state is \"%s\"", name);
+  return CAML_N_DATA_KINDS;
+}
+
+/* The drop-down and the menu both show kind. */
+static void
+assert_data_shown (CamlWindow *win, CamlDataKind kind)
+{
+  assert_int_equal (data_picked (win), kind);
+  assert_int_equal (data_in_menu (win), kind);
+}
+
+/* dir/mnist with MNIST's four files (200 training and 100 test images),
+ * dir becoming $CAML_DATA_DIR (its value before returned, to give back
+ * with restore_data_dir); idx gets the paths, in MNIST's order. */
+static char *
+write_fake_mnist (const char *dir, char *idx[4])
+{
+  static const char *const names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
+  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
+  assert_int_equal (g_mkdir (mnist, 0700), 0);
+  for (int i = 0; i < 4; i++)
+    idx[i] = g_build_filename (mnist, names[i], NULL);
+  write_idx_pair (idx[0], idx[1], 200, 1);
+  write_idx_pair (idx[2], idx[3], 100, 2);
+  char *saved = g_strdup (g_getenv ("CAML_DATA_DIR"));
+  g_setenv ("CAML_DATA_DIR", dir, TRUE);   /* set while no job of the test reads it */
+  return saved;
+}
+
+static void
+remove_fake_mnist (const char *dir, char *idx[4], char *saved_dir)
+{
+  if (saved_dir != NULL)
+    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
+  else
+    g_unsetenv ("CAML_DATA_DIR");
+  g_free (saved_dir);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (idx[i]);
+      g_free (idx[i]);
+    }
+  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
+  g_rmdir (mnist);
+  g_rmdir (dir);
+}
+
+/* The drop-down and the menu's data items always agree: while data chosen
+ * load, both show them — picked in either, or files chosen — both go back
+ * to the data in use when they do not load or a later choice drops them,
+ * and both show them once they are used. */
+static void
+test_data_choice_shown (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-shown-XXXXXX", NULL);
+  char *idx[4];
+  char *saved_dir = write_fake_mnist (dir, idx);
+  g_autofree char *good = NULL;
+  gsize good_len = 0;
+  assert_true (g_file_get_contents (idx[0], &good, &good_len, NULL));
+  assert_true (g_file_set_contents (idx[0], good, 16 + 3 * 28 * 28, NULL));   /* cut short */
+
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_data_shown (win, CAML_DATA_SURFACE);
+
+  /* Picked in the drop-down: both show MNIST while it loads; it does not
+   * load, and both show the surface again. */
+  pick_data (win, CAML_DATA_MNIST);
+  assert_true (caml_window_is_loading (win));
+  assert_data_shown (win, CAML_DATA_MNIST);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_non_null (caml_window_get_error (win));
+  assert_data_shown (win, CAML_DATA_SURFACE);
+
+  /* Picked in the menu: the same; the data in use picked again drop it. */
+  activate (win, "data", g_variant_new_string ("mnist"));
+  assert_true (caml_window_is_loading (win));
+  assert_data_shown (win, CAML_DATA_MNIST);
+  activate (win, "data", g_variant_new_string ("surface"));
+  assert_data_shown (win, CAML_DATA_SURFACE);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
+  assert_data_shown (win, CAML_DATA_SURFACE);
+
+  /* IDX files chosen: both show them while they load, and the surface
+   * again when they do not. */
+  caml_window_use_idx_files (win, (const char *const *) idx, 4);
+  assert_data_shown (win, CAML_DATA_IDX);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_non_null (caml_window_get_error (win));
+  assert_data_shown (win, CAML_DATA_SURFACE);
+
+  /* Mended, picked in the menu: both show MNIST while it loads and once it
+   * is used. */
+  assert_true (g_file_set_contents (idx[0], good, good_len, NULL));
+  activate (win, "data", g_variant_new_string ("mnist"));
+  assert_data_shown (win, CAML_DATA_MNIST);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_null (caml_window_get_error (win));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_MNIST);
+  assert_data_shown (win, CAML_DATA_MNIST);
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  assert_true (iterate_until (no_jobs, NULL, 60));
+  remove_fake_mnist (dir, idx, saved_dir);
+}
+
 /* Held-out training data (data.validation_fraction) is called what it is:
  * not "test". */
 static void
@@ -4523,6 +4644,7 @@ main (void)
     cmocka_unit_test (test_text_files_failed_load),
     cmocka_unit_test (test_data_kind_failed_load),
     cmocka_unit_test (test_data_choice_kept),
+    cmocka_unit_test (test_data_choice_shown),
     cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),

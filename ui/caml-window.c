@@ -628,8 +628,9 @@ static void sync_data_choice (CamlWindow *self);
 static void update_progress_widgets (CamlWindow *self);
 
 /* Data chosen that are not used (they did not load, or something came
- * first): the drop-down goes back to the data in use, and the banner says
- * why — "Cannot use the MNIST data: …", "Cannot use these text files: …". */
+ * first): the drop-down and the menu go back to the data in use, and the
+ * banner says why — "Cannot use the MNIST data: …", "Cannot use these text
+ * files: …". */
 static void
 refuse_choice (CamlWindow *self, CamlDataKind kind, const char *why)
 {
@@ -645,8 +646,8 @@ refuse_choice (CamlWindow *self, CamlDataKind kind, const char *why)
 
 /* A later action of the user's wins over data chosen that are still
  * loading: they will not be used, Train pressed for them does not wait
- * any more, and the drop-down goes back to the data in use. why, when not
- * NULL, says in the banner why they were not used. */
+ * any more, and the drop-down and the menu go back to the data in use.
+ * why, when not NULL, says in the banner why they were not used. */
 static void
 cancel_choice (CamlWindow *self, const char *why)
 {
@@ -2496,6 +2497,7 @@ choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files, int 
   job->files_serial = ++self->files_serial;
   self->files_loading = TRUE;
   self->files_kind = kind;
+  sync_data_choice (self);   /* the drop-down and the menu show them while they load */
   /* Built-in data are made in a moment: no spinner for them (see
    * prepare_run). */
   if (!kind_from_files (kind))
@@ -3219,17 +3221,22 @@ action_redo (GSimpleAction *action, GVariant *param, gpointer user_data)
   caml_model_editor_redo (CAML_WINDOW (user_data)->model_editor);
 }
 
-/* The data drop-down and the data action's state show exp's kind. */
+/* The data drop-down and the data action's state (the menu's radio items)
+ * show the same data: those chosen while they load — they are what comes —
+ * else those in use. Every change of either goes through here. */
 static void
 sync_data_choice (CamlWindow *self)
 {
   GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "data");
+  CamlDataKind kind = self->files_loading ? self->files_kind
+                      : self->exp != NULL ? self->exp->data.kind
+                      : (CamlDataKind) 0;
   gboolean was_syncing = self->syncing;
 
   self->syncing = TRUE;
-  gtk_drop_down_set_selected (self->data_drop, self->exp->data.kind);
+  gtk_drop_down_set_selected (self->data_drop, kind);
   g_simple_action_set_state (G_SIMPLE_ACTION (action),
-                             g_variant_new_string (caml_data_kind_names[self->exp->data.kind]));
+                             g_variant_new_string (caml_data_kind_names[kind]));
   self->syncing = was_syncing;
 }
 
@@ -3251,10 +3258,8 @@ refresh_data_titles (CamlWindow *self)
   gboolean was_syncing = self->syncing;
   self->syncing = TRUE;
   set_strings (self->data_drop, titles);
-  /* While data chosen load, the drop-down shows them: they are what comes. */
-  gtk_drop_down_set_selected (self->data_drop, self->files_loading ? self->files_kind
-                                               : self->exp != NULL ? self->exp->data.kind : 0);
   self->syncing = was_syncing;
+  sync_data_choice (self);   /* a new list has no selection */
   for (int k = 0; k < CAML_N_DATA_KINDS; k++)
     g_free (owned[k]);
 }
