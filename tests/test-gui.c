@@ -4534,6 +4534,75 @@ test_data_choice_shown (void **state)
   remove_fake_mnist (dir, idx, saved_dir);
 }
 
+/* Waits until win has no job under way, and gives the data read since
+ * reads (caml_run_data_get_loads). */
+static guint
+reads_since (CamlWindow *win, guint reads)
+{
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  return caml_run_data_get_loads () - reads;
+}
+
+/* Data chosen are read once: Reload Data while they load reads the data
+ * in use again, not them, and so does a new seed that the data in use
+ * follow; picked again in the menu while they load, they are not read
+ * again either. Reload Data once they are used reads them again, and a
+ * choice that replaces them while they load is read and used. */
+static void
+test_data_choice_read_once (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-once-XXXXXX", NULL);
+  char *idx[4];
+  char *saved_dir = write_fake_mnist (dir, idx);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  guint reads = caml_run_data_get_loads ();
+
+  /* XOR, and at once another seed: the surface in use and XOR, once each. */
+  pick_data (win, CAML_DATA_XOR);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "seed_spin")), 7);
+  assert_int_equal (reads_since (win, reads), 2);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
+
+  /* MNIST, and at once Reload Data: XOR and MNIST, once each. */
+  reads = caml_run_data_get_loads ();
+  pick_data (win, CAML_DATA_MNIST);
+  activate (win, "reload-data", NULL);
+  assert_int_equal (reads_since (win, reads), 2);
+  assert_null (caml_window_get_error (win));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_MNIST);
+
+  /* Reload Data once MNIST is used: read again. */
+  reads = caml_run_data_get_loads ();
+  activate (win, "reload-data", NULL);
+  assert_int_equal (reads_since (win, reads), 1);
+
+  /* The surface, picked again in the menu while it is made: made once. */
+  reads = caml_run_data_get_loads ();
+  pick_data (win, CAML_DATA_SURFACE);
+  activate (win, "data", g_variant_new_string ("surface"));
+  assert_int_equal (reads_since (win, reads), 1);
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_SURFACE);
+
+  /* MNIST, Reload Data, then XOR at once: XOR is read and used, MNIST's
+   * read is dropped. */
+  reads = caml_run_data_get_loads ();
+  pick_data (win, CAML_DATA_MNIST);
+  activate (win, "reload-data", NULL);
+  pick_data (win, CAML_DATA_XOR);
+  assert_int_equal (reads_since (win, reads), 3);
+  assert_null (caml_window_get_error (win));
+  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
+  assert_data_shown (win, CAML_DATA_XOR);
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  assert_true (iterate_until (no_jobs, NULL, 60));
+  remove_fake_mnist (dir, idx, saved_dir);
+}
+
 /* Held-out training data (data.validation_fraction) is called what it is:
  * not "test". */
 static void
@@ -4645,6 +4714,7 @@ main (void)
     cmocka_unit_test (test_data_kind_failed_load),
     cmocka_unit_test (test_data_choice_kept),
     cmocka_unit_test (test_data_choice_shown),
+    cmocka_unit_test (test_data_choice_read_once),
     cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),

@@ -136,8 +136,10 @@ run_data_clear (gpointer p)
   caml_dataset_free (data->test);
 }
 
-/* Per thread: data sets loaded or made on it (caml_run_data_get_loads_here). */
+/* Per thread: data sets loaded or made on it (caml_run_data_get_loads_here);
+ * on all threads (caml_run_data_get_loads). */
 static GPrivate loads_here;
+static gint  loads;
 
 CamlRunData *
 caml_run_data_load (const CamlExperiment *exp, GError **error)
@@ -146,6 +148,7 @@ caml_run_data_load (const CamlExperiment *exp, GError **error)
 
   g_private_set (&loads_here, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_private_get (&loads_here))
                                                 + 1));
+  g_atomic_int_inc (&loads);
   if (!caml_experiment_load_datasets (exp, &train, &test, error))
     return NULL;
   CamlRunData *data = g_atomic_rc_box_new0 (CamlRunData);   /* shared with worker threads */
@@ -158,6 +161,12 @@ guint
 caml_run_data_get_loads_here (void)
 {
   return GPOINTER_TO_UINT (g_private_get (&loads_here));
+}
+
+guint
+caml_run_data_get_loads (void)
+{
+  return (guint) g_atomic_int_get (&loads);
 }
 
 CamlRunData *

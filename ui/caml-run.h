@@ -23,6 +23,9 @@ CamlRunData *caml_run_data_load (const CamlExperiment *exp, GError **error);
 /* How many times caml_run_data_load was called on the calling thread (tests:
  * none on the workbench's main thread). */
 guint        caml_run_data_get_loads_here (void);
+/* How many times caml_run_data_load was called on any thread (tests: data
+ * chosen are read once). */
+guint        caml_run_data_get_loads (void);
 CamlRunData *caml_run_data_ref (CamlRunData *data);
 void         caml_run_data_unref (CamlRunData *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlRunData, caml_run_data_unref)

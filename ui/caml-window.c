@@ -128,6 +128,7 @@ struct _CamlWindow {
   gboolean        files_loading; /* a JOB_FILES for files_serial is under way */
   guint           files_serial;  /* changes at each choice of data: the latest one counts */
   CamlDataKind    files_kind;    /* the kind of that choice (what the status says) */
+  GStrv           files_chosen;  /* and its files (none: those exp names) */
   gboolean        run_building;  /* a job builds the run for run_serial */
   guint           build_source;  /* shows "Building the model…" if a quick build is not quick */
   char           *build_error;   /* the build for run_serial failed: no other until it changes */
@@ -2213,17 +2214,19 @@ job_done (CamlWindow *self, Job *job)
       /* Other data were chosen meanwhile, or those in use again. */
       if (job->files_serial != self->files_serial)
         return;
-      if (job->data_serial != self->data_serial
-          || (data_follow_seed (job->exp) && job->exp->seed != self->exp->seed))
+      self->files_loading = FALSE;
+      /* Reload Data pressed meanwhile, or a new seed that the data in use
+       * follow, read the data in use again, not these: this read was under
+       * way and counts (a second one of a slow set such as IMDB would
+       * double the wait). A new seed that these data follow makes them
+       * again, from the experiment as it is now (Train pressed meanwhile
+       * still waits). */
+      if (data_follow_seed (job->exp) && job->exp->seed != self->exp->seed)
         {
-          /* The data were read again meanwhile (Reload Data), or the seed
-           * they follow changed: the same choice is loaded again, from the
-           * experiment as it is now (Train pressed meanwhile still waits). */
           choose_data (self, job->exp->data.kind, (const char *const *) job->files,
                        job->n_files);
           return;
         }
-      self->files_loading = FALSE;
       /* Nothing changes when they did not load — and Train pressed
        * meanwhile does not start on the data in use; the engine's message
        * says why. Nor when the run went on meanwhile (Resume after Steps
@@ -2472,15 +2475,33 @@ start_job (CamlWindow *self, JobKind kind)
   job_run (self, job);
 }
 
+/* Whether the data chosen that are loading are kind from files. */
+static gboolean
+choice_under_way (CamlWindow *self, CamlDataKind kind, const char *const *files, int n_files)
+{
+  if (!self->files_loading || self->files_kind != kind
+      || g_strv_length (self->files_chosen) != (guint) n_files)
+    return FALSE;
+  for (int i = 0; i < n_files; i++)
+    if (g_strcmp0 (self->files_chosen[i], files[i]) != 0)
+      return FALSE;
+  return TRUE;
+}
+
 /* Loads the data chosen — of kind, from files (IDX: four in any order;
  * text: the training and the test file) or, with none, from those exp
  * names — on a worker thread, from a copy of exp; they become the data
  * only if they load (commit_files). A choice made meanwhile replaces this
- * one; Train and Step pressed meanwhile wait for it (start_run); Reload
- * Data, or a change of the seed they follow, loads it again (job_done). */
+ * one; the same choice again (its menu item pressed again) changes
+ * nothing: they are read once. Train and Step pressed meanwhile wait for
+ * it (start_run); a change of the seed they follow loads it again
+ * (job_done), Reload Data does not. */
 static void
 choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files, int n_files)
 {
+  if (choice_under_way (self, kind, files, n_files))
+    return;
+
   Job *job = job_new (self, JOB_FILES);
   CamlDataConfig *data = &job->exp->data;
 
@@ -2497,6 +2518,10 @@ choose_data (CamlWindow *self, CamlDataKind kind, const char *const *files, int 
   job->files_serial = ++self->files_serial;
   self->files_loading = TRUE;
   self->files_kind = kind;
+  g_strfreev (self->files_chosen);
+  self->files_chosen = g_new0 (char *, n_files + 1);
+  for (int i = 0; i < n_files; i++)
+    self->files_chosen[i] = g_strdup (files[i]);
   sync_data_choice (self);   /* the drop-down and the menu show them while they load */
   /* Built-in data are made in a moment: no spinner for them (see
    * prepare_run). */
@@ -3395,8 +3420,8 @@ caml_window_use_text_files (CamlWindow *self, const char *train, const char *tes
   choose_data (self, CAML_DATA_TEXT, files, 2);
 }
 
-/* Reads the data again (after `datasets/fetch`, or a file changed); data
- * chosen that are still loading are loaded again too (job_done). */
+/* Reads the data in use again (after `datasets/fetch`, or a file changed);
+ * data chosen that are being read are not read a second time (job_done). */
 static void
 action_reload_data (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
@@ -4939,6 +4964,7 @@ caml_window_dispose (GObject *object)
   g_clear_pointer (&self->pending_state, g_free);
   g_clear_pointer (&self->loaded_state, g_free);
   g_clear_pointer (&self->opening_run, g_free);
+  g_clear_pointer (&self->files_chosen, g_strfreev);
   g_clear_pointer (&self->clean_exp, caml_experiment_free);
   g_clear_pointer (&self->exp, caml_experiment_free);
   g_clear_pointer (&self->path, g_free);
