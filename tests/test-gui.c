@@ -2254,6 +2254,54 @@ test_small_window (void **state)
     }
 }
 
+/* Narrower than about 1240 px the side bar gives up width (to 325 px at
+ * 975 and below), so that at 900 px the plots still fit across; it is 420
+ * again in a wide window, and a width the user dragged it to stays. */
+static gboolean
+scrolls_across (GtkWidget *scroller)
+{
+  GtkAdjustment *adj = gtk_scrolled_window_get_hadjustment (GTK_SCROLLED_WINDOW (scroller));
+  return gtk_adjustment_get_upper (adj) - gtk_adjustment_get_lower (adj)
+         > gtk_adjustment_get_page_size (adj) + 0.5;
+}
+
+static void
+test_narrow_window (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkPaned *paned = GTK_PANED (template_child (win, "main_paned"));
+  GtkWidget *plots = template_child (win, "plots_scroller");
+
+  gtk_window_set_default_size (GTK_WINDOW (win), 1360, 860);
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (gtk_paned_get_position (paned), 420);
+
+  gtk_window_set_default_size (GTK_WINDOW (win), 900, 700);
+  iterate_until (always_false, NULL, 0.5);
+  print_message ("at 900×700: window %d, side bar %d, plots %d\n",
+                 gtk_widget_get_width (GTK_WIDGET (win)), gtk_paned_get_position (paned),
+                 gtk_widget_get_width (plots));
+  assert_int_equal (gtk_paned_get_position (paned), 325);
+  assert_true (gtk_widget_get_width (GTK_WIDGET (win)) <= 900);
+  assert_false (scrolls_across (plots));
+
+  gtk_window_set_default_size (GTK_WINDOW (win), 1110, 800);
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (gtk_paned_get_position (paned), 370);
+  gtk_window_set_default_size (GTK_WINDOW (win), 1360, 860);
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (gtk_paned_get_position (paned), 420);
+
+  /* dragged by the user: kept */
+  gtk_paned_set_position (paned, 380);
+  gtk_window_set_default_size (GTK_WINDOW (win), 1000, 800);
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (gtk_paned_get_position (paned), 380);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static gboolean
 baseline_ended (gpointer data)
 {
@@ -4742,6 +4790,7 @@ main (void)
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_text_loading),
     cmocka_unit_test (test_small_window),
+    cmocka_unit_test (test_narrow_window),
     cmocka_unit_test (test_quit),
     cmocka_unit_test (test_quit_pending_edit),
     cmocka_unit_test (test_quit_asking_destroyed),

@@ -125,6 +125,8 @@ struct _CamlWindow {
   char           *data_error;
   gboolean        data_loading;  /* a JOB_DATA for data_serial is under way */
   guint           data_serial;   /* changes whenever exp's data config does */
+  GtkPaned       *main_paned;    /* the side bar | the plots */
+  int             sidebar_width; /* the side bar's width fit_sidebar set last */
   gboolean        files_loading; /* a JOB_FILES for files_serial is under way */
   guint           files_serial;  /* changes at each choice of data: the latest one counts */
   CamlDataKind    files_kind;    /* the kind of that choice (what the status says) */
@@ -4767,6 +4769,30 @@ caml_window_show_recovery (CamlWindow *self, const char *message, gboolean can_r
 
 /* ------------------------------------------------------------- lifecycle */
 
+/* The side bar's width: 420 px, less in a window narrower than about
+ * 1240 px — a third of it, down to 325, at which everything on both of its
+ * pages still fits — so that the plots keep their room. A width the user
+ * has dragged the divider to is kept. */
+#define SIDEBAR_WIDTH     420
+#define SIDEBAR_MIN_WIDTH 325
+
+static void
+fit_sidebar (CamlWindow *self)
+{
+  int width = 0, height = 0;   /* GTK 4.8 takes no NULL for either */
+  gtk_window_get_default_size (GTK_WINDOW (self), &width, &height);
+  if (width <= 0 || gtk_paned_get_position (self->main_paned) != self->sidebar_width)
+    return;
+  self->sidebar_width = CLAMP (width / 3, SIDEBAR_MIN_WIDTH, SIDEBAR_WIDTH);
+  gtk_paned_set_position (self->main_paned, self->sidebar_width);
+}
+
+static void
+on_default_width (GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+  fit_sidebar (CAML_WINDOW (object));
+}
+
 static void
 save_window_size (CamlWindow *self)
 {
@@ -5064,6 +5090,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (progress_bar);
   BIND (status_label);
   BIND (load_spinner);
+  BIND (main_paned);
 #undef BIND
   /* Only looked up by the tests (whether the window needs to scroll). */
   gtk_widget_class_bind_template_child_full (widget_class, "sidebar_scroller", FALSE, 0);
@@ -5140,6 +5167,8 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->model_editor, "model-changed", G_CALLBACK (on_model_changed), self);
   g_signal_connect (self->model_editor, "selection-changed",
                     G_CALLBACK (on_selection_changed), self);
+  self->sidebar_width = gtk_paned_get_position (self->main_paned);
+  g_signal_connect (self, "notify::default-width", G_CALLBACK (on_default_width), NULL);
   g_signal_connect (self->data_drop, "notify::selected", G_CALLBACK (on_data_selected), self);
   g_signal_connect (self->loss_drop, "notify::selected", G_CALLBACK (on_loss_selected), self);
   g_signal_connect (self->optimizer_drop, "notify::selected",
