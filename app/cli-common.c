@@ -280,9 +280,18 @@ parse_option_value (const CamlOptionSpec *spec, const char *text, double *value,
   return caml_option_check (spec, *value, spec->key, error);
 }
 
-/* key is "KEY" (every layer with that option) or "N.KEY" (layer N only). */
+/* What an assignment set: layer, option, value, and the assignment. */
+typedef struct {
+  int         layer, option;
+  double      value;
+  const char *given_as;
+} Assigned;
+
+/* key is "KEY" (every layer with that option) or "N.KEY" (layer N only).
+ * done holds what the assignments before this one set. */
 static gboolean
-apply_one (CamlExperiment *exp, const char *key, const char *text, GError **error)
+apply_one (CamlExperiment *exp, const char *key, const char *text, const char *given_as,
+           GArray *done, GError **error)
 {
   int applied = 0, only = -1;
   const char *dot = strchr (key, '.');
@@ -313,6 +322,20 @@ apply_one (CamlExperiment *exp, const char *key, const char *text, GError **erro
           g_prefix_error (error, "layer %d (%s): ", i, spec->ops->name);
           return FALSE;
         }
+      for (guint j = 0; j < done->len; j++)
+        {
+          const Assigned *before = &g_array_index (done, Assigned, j);
+          if (before->layer == i && before->option == idx && before->value != value)
+            {
+              g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "%s and %s both set %s of layer %d (%s), to different values: "
+                           "give it once", before->given_as, given_as, key, i,
+                           spec->ops->name);
+              return FALSE;
+            }
+        }
+      Assigned now = { i, idx, value, given_as };
+      g_array_append_val (done, now);
       spec->opt[idx] = value;
       applied++;
     }
@@ -330,38 +353,67 @@ apply_one (CamlExperiment *exp, const char *key, const char *text, GError **erro
 }
 
 gboolean
-caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kernel,
-                              int depth, GError **error)
+caml_cli_apply_assignments (CamlExperiment *exp, const CamlCliAssignment *list, int n,
+                            GError **error)
+{
+  g_autoptr (GArray) done = g_array_new (FALSE, FALSE, sizeof (Assigned));
+  for (int i = 0; i < n; i++)
+    {
+      const char *text = list[i].assignment;
+      const char *eq = strchr (text, '=');
+      if (eq == NULL || eq == text)
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "%s: expected KEY=VALUE", list[i].given_as);
+          return FALSE;
+        }
+      g_autofree char *key = g_strndup (text, eq - text);
+      g_autoptr (GError) local = NULL;
+      if (!apply_one (exp, key, eq + 1, list[i].given_as, done, &local))
+        {
+          /* "-O units=nan: …" reads as "units: …" did; a conflict names both */
+          if (g_error_matches (local, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE)
+              || g_str_has_prefix (list[i].given_as, "-O "))
+            g_propagate_error (error, g_steal_pointer (&local));
+          else
+            g_propagate_prefixed_error (error, g_steal_pointer (&local), "%s: ",
+                                        list[i].given_as);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+void
+caml_cli_add_layer_options (GArray *list, char **assignments)
 {
   for (int i = 0; assignments != NULL && assignments[i] != NULL; i++)
     {
-      const char *eq = strchr (assignments[i], '=');
-      if (eq == NULL || eq == assignments[i])
-        {
-          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                       "-O %s: expected KEY=VALUE", assignments[i]);
-          return FALSE;
-        }
-      g_autofree char *key = g_strndup (assignments[i], eq - assignments[i]);
-      if (!apply_one (exp, key, eq + 1, error))
-        return FALSE;
+      g_autofree char *given_as = g_strconcat ("-O ", assignments[i], NULL);
+      CamlCliAssignment a = { assignments[i], g_intern_string (given_as) };
+      g_array_append_val (list, a);
     }
+}
+
+gboolean
+caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kernel,
+                              int depth, GError **error)
+{
+  g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlCliAssignment));
+  caml_cli_add_layer_options (list, assignments);
+  char text[2][48], given[2][48];
   const char *names[] = { "kernel", "depth" };
   int values[] = { kernel, depth };
   for (int i = 0; i < 2; i++)
     if (values[i] != CAML_CLI_NOT_GIVEN)
       {
-        char number[32];
-        g_snprintf (number, sizeof number, "%d", values[i]);
-        g_autoptr (GError) local = NULL;
-        if (!apply_one (exp, names[i], number, &local))
-          {
-            g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "--%s %d: %s", names[i],
-                         values[i], local->message);
-            return FALSE;
-          }
+        g_snprintf (text[i], sizeof text[i], "%s=%d", names[i], values[i]);
+        g_snprintf (given[i], sizeof given[i], "--%s %d", names[i], values[i]);
+        CamlCliAssignment a = { text[i], given[i] };
+        g_array_append_val (list, a);
       }
-  return TRUE;
+  return caml_cli_apply_assignments (exp, (CamlCliAssignment *) list->data, (int) list->len,
+                                     error);
 }
 
 gboolean

@@ -45,9 +45,25 @@ char *caml_cli_safe_name (const char *name);
  * N.KEY=VALUE applies to layer N only. VALUE is a number, a choice name or
  * true/false. Then kernel and depth (-k, -d) unless CAML_CLI_NOT_GIVEN, as
  * kernel=K and depth=D. An assignment that no layer takes, or a bad value
- * (0 and negative sizes included), is an error. */
+ * (0 and negative sizes included), is an error; so are two that give one
+ * layer's option different values (`-O dim=3 -O 0.dim=4`, `-k 3 -O
+ * kernel=5`): which should win is a guess. */
 gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
                                        int kernel, int depth, GError **error);
+
+/* One KEY=VALUE assignment, and how the user gave it ("-O dim=4",
+ * "--units 8", "--grid kernel=5") for messages. */
+typedef struct {
+  const char *assignment;
+  const char *given_as;
+} CamlCliAssignment;
+
+/* The same for a list of n assignments from several options (the -O list
+ * with `caml sweep`'s grid point, or with `caml rnn-sanity --units`). */
+gboolean caml_cli_apply_assignments (CamlExperiment *exp, const CamlCliAssignment *list,
+                                     int n, GError **error);
+/* The -O list (NULL-terminated) as assignments, appended to list. */
+void caml_cli_add_layer_options (GArray *list, char **assignments);
 
 /* How caml_cli_run_experiment runs and reports. */
 typedef struct {

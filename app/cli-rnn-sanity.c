@@ -290,13 +290,6 @@ caml_cli_rnn_sanity (int argc, char **argv)
       g_printerr ("caml rnn-sanity: %s\n", usage);
       return 2;
     }
-  if (out_dir == NULL)
-    out_dir = g_strdup ("runs/rnn-sanity");
-  if (!caml_cli_ensure_dir (out_dir, &error))
-    {
-      g_printerr ("caml rnn-sanity: %s\n", error->message);
-      return 1;
-    }
 
   /* Every cell's experiment, checked before anything trains. */
   CamlExperiment *exps[N_CELLS] = { NULL };
@@ -318,13 +311,15 @@ caml_cli_rnn_sanity (int argc, char **argv)
             }
           if (!isnan (lr))
             exps[c]->optimizer.lr = lr;
-          g_autofree char *width = units != G_MININT ? g_strdup_printf ("1.units=%d", units)
-                                                     : NULL;
-          char *list[] = { width, NULL };
-          if (!caml_cli_apply_layer_options (exps[c], layer_options,
-                                             CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error)
-              || !caml_cli_apply_layer_options (exps[c], list,
-                                                CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error))
+          g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlCliAssignment));
+          caml_cli_add_layer_options (list, layer_options);
+          g_autofree char *width = g_strdup_printf ("1.units=%d", units);
+          g_autofree char *given = g_strdup_printf ("--units %d", units);
+          CamlCliAssignment a = { width, given };
+          if (units != G_MININT)
+            g_array_append_val (list, a);
+          if (!caml_cli_apply_assignments (exps[c], (CamlCliAssignment *) list->data,
+                                           (int) list->len, &error))
             status = 2;
         }
     }
@@ -334,6 +329,16 @@ caml_cli_rnn_sanity (int argc, char **argv)
       for (gsize c = 0; c < N_CELLS; c++)
         caml_experiment_free (exps[c]);
       return status;
+    }
+  /* Made only once the options are known to be good. */
+  if (out_dir == NULL)
+    out_dir = g_strdup ("runs/rnn-sanity");
+  if (!caml_cli_ensure_dir (out_dir, &error))
+    {
+      g_printerr ("caml rnn-sanity: %s\n", error->message);
+      for (gsize c = 0; c < N_CELLS; c++)
+        caml_experiment_free (exps[c]);
+      return 1;
     }
 
   const CamlExperiment *first = exps[0];

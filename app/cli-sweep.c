@@ -86,6 +86,28 @@ split_key (const char *key, int *layer, const char **option)
  * option of the same layer would leave the last one's value while the runs
  * are labelled with both; and a value given twice would train the same run
  * twice into one directory. */
+/* The -O list and a grid point (assign[a] = "KEY=VALUE" for axis a, given
+ * as --grid grids[a]) on exp, together. */
+static gboolean
+apply_point (CamlExperiment *exp, char **layer_options, char **assign, char **grids,
+             int n_axes, GError **error)
+{
+  g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlCliAssignment));
+  caml_cli_add_layer_options (list, layer_options);
+  char *given[2] = { NULL, NULL };
+  for (int a = 0; a < n_axes; a++)
+    {
+      given[a] = g_strconcat ("--grid ", grids[a], NULL);
+      CamlCliAssignment point = { assign[a], given[a] };
+      g_array_append_val (list, point);
+    }
+  gboolean ok = caml_cli_apply_assignments (exp, (CamlCliAssignment *) list->data,
+                                            (int) list->len, error);
+  for (int a = 0; a < n_axes; a++)
+    g_free (given[a]);
+  return ok;
+}
+
 static gboolean
 check_axes (char **grids, const Axis *axes, int n_axes, GError **error)
 {
@@ -495,11 +517,15 @@ caml_cli_sweep (int argc, char **argv)
     exp->seed = (guint64) seed;
   if (steps > 0)
     exp->steps = (int) steps;
+  /* Each run applies the -O list and its grid point to the experiment as
+   * given, together: a grid option that -O sets too is refused. */
+  CamlExperiment *given = caml_experiment_copy (exp);
   if (!caml_cli_apply_layer_options (exp, layer_options,
                                      CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error))
     {
       g_printerr ("caml sweep: %s\n", error->message);
       caml_experiment_free (exp);
+      caml_experiment_free (given);
       return 2;
     }
 
@@ -522,15 +548,13 @@ caml_cli_sweep (int argc, char **argv)
   for (int a = 0; a < n_axes; a++)
     for (int v = 0; v < axes[a].n_values; v++)
       {
-        CamlExperiment *probe = caml_experiment_copy (exp);
+        CamlExperiment *probe = caml_experiment_copy (given);
         g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key, axes[a].values[v]);
-        char *list[] = { assign, NULL };
-        gboolean ok = caml_cli_apply_layer_options (probe, list,
-                                                    CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, &error);
+        gboolean ok = apply_point (probe, layer_options, &assign, &grids[a], 1, &error);
         caml_experiment_free (probe);
         if (!ok)
           {
-            g_printerr ("caml sweep: --grid: %s\n", error->message);
+            g_printerr ("caml sweep: %s\n", error->message);
             status = 2;
             goto out;
           }
@@ -570,15 +594,13 @@ caml_cli_sweep (int argc, char **argv)
   for (int c = 0; c < n_combos; c++)
     {
       int index[2] = { c % axes[0].n_values, n_axes > 1 ? c / axes[0].n_values : 0 };
-      CamlExperiment *run = caml_experiment_copy (exp);
+      CamlExperiment *run = caml_experiment_copy (given);
+      char *assign[2] = { NULL, NULL };
       for (int a = 0; a < n_axes; a++)
-        {
-          g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key,
-                                                     axes[a].values[index[a]]);
-          char *list[] = { assign, NULL };
-          caml_cli_apply_layer_options (run, list,
-                                        CAML_CLI_NOT_GIVEN, CAML_CLI_NOT_GIVEN, NULL);
-        }
+        assign[a] = g_strdup_printf ("%s=%s", axes[a].key, axes[a].values[index[a]]);
+      apply_point (run, layer_options, assign, grids, n_axes, NULL);   /* checked above */
+      for (int a = 0; a < n_axes; a++)
+        g_free (assign[a]);
       g_autofree char *label = run_label (axes, n_axes, index);
       for (int base = 0; base <= (no_baseline ? 0 : 1); base++)
         {
@@ -672,5 +694,6 @@ out:
       g_strfreev (axes[a].values);
     }
   caml_experiment_free (exp);
+  caml_experiment_free (given);
   return status;
 }

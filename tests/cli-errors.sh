@@ -65,10 +65,21 @@ expect 2 '^caml train: --steps is given twice, as "10" and as "20": give it once
   "$caml" train --preset xor-ca-nn --steps 10 -n 20 -o u1
 expect 2 '^caml sem: --pairs is given twice, as "a" and as "b"' "$caml" sem --pairs a --pairs=b
 expect 2 '^caml sweep: --out is given twice' "$caml" sweep -p xor-ca-nn --grid units=1 -o u1 -o u2
+# Two layer options that set one layer's option to different values: the
+# last one (or -k over -O, whatever came last) won silently.
+expect 2 '^caml train: -O units=2 and -O 0.units=3 both set units of layer 0 \(dense\), to different values: give it once$' \
+  "$caml" train --preset xor-nn -O units=2 -O 0.units=3 -o u1
+expect 2 '^caml train: -O kernel=5 and --kernel 3 both set kernel of layer 0 \(ca_cnn\)' \
+  "$caml" train --preset mnist-ca-cnn -k 3 -O kernel=5 -o u1
+expect 2 '^caml sweep: -O 0.units=4 and --grid 0.units=2,3 both set units of layer 0' \
+  "$caml" sweep --preset xor-nn --grid 0.units=2,3 -O 0.units=4 -o u1
+expect 2 '^caml rnn-sanity: -O 1.units=4 and --units 5 both set units of layer 1' \
+  "$caml" rnn-sanity -O 1.units=4 --units 5 -o u1
 [ ! -e u1 ] || { echo "FAIL: a usage error left the output directory"; exit 1; }
-# The same value twice, a flag twice, a repeatable option twice, and a value
+# The same value twice, a flag twice, a repeatable option twice (-O, with
+# the same value or for another option), and a value
 # that looks like an option are all fine.
-expect 0 '' "$caml" train --preset xor-nn -n 3 --steps 3 -q -q -O 0.units=2 -O 0.units=3 --out --steps
+expect 0 '' "$caml" train --preset xor-nn -n 3 --steps 3 -q -q -O 0.units=3 -O 0.units=3 -O 0.activation=relu --out --steps
 [ -f ./--steps/summary.json ] || { echo "FAIL: --out --steps did not write into ./--steps"; exit 1; }
 rm -rf ./--steps
 expect 0 '' "$caml" train --steps 3 --steps 4 --help
