@@ -876,11 +876,13 @@ caml_report_write_words_on (const char *path, const char *png_path, const char *
     { caml_plot_bars_draw_cb, most_free },
     { caml_plot_bars_draw_cb, most_sensitive },
   };
-  g_autofree char *panel_title = g_strdup_printf ("%s: %s of %s%s%s, words seen ≥ %d× in "
+  g_autofree char *panel_title = g_strdup_printf ("%s: %s of %s%s%s, %s seen ≥ %d× in "
                                                   "training", title ? title : "",
                                                   page.per_position ? "mean χ" : "χ̃", layer_name,
                                                   page.per_position ? " over " : "",
                                                   page.per_position ? texts_read : "",
+                                                  caml_words_vocab_has_ngrams (train->vocab)
+                                                  ? "words and n-grams" : "words",
                                                   min_count);
   CamlPlotPanel panel = { panel_title, cells, 2, 2 };
   if (shown == 0)

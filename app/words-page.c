@@ -38,6 +38,16 @@ compare_gates (const void *pa, const void *pb)
   return strcmp (a->word, b->word);
 }
 
+gboolean
+caml_words_vocab_has_ngrams (const CamlVocab *vocab)
+{
+  /* the n-grams come after the words: look from the end */
+  for (int id = caml_vocab_size (vocab) - 1; id >= 0; id--)
+    if (strchr (caml_vocab_word (vocab, id), ' ') != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 CamlWordGate *
 caml_words_rank (const CamlVocab *vocab, const float *chi, int min_count, int *n)
 {
@@ -322,15 +332,21 @@ caml_words_page_html (const CamlWordsPage *page)
   g_autofree CamlWordGate *gates = caml_words_rank (page->vocab, page->chi, page->min_count,
                                                     &n);
   const char *symbol = page->per_position ? "mean χ" : "χ̃";
-  g_string_append_printf (html, "<h2>Words seen at least %d times in training</h2>\n"
-                          "<p>%d of the %d words of the vocabulary", page->min_count, n,
-                          caml_vocab_size (page->vocab));
+  gboolean ngrams = caml_words_vocab_has_ngrams (page->vocab);
+  g_string_append_printf (html, "<h2>%s seen at least %d times in training</h2>\n"
+                          "<p>%d of the %d %s of the vocabulary",
+                          ngrams ? "Words and n-grams" : "Words", page->min_count, n,
+                          caml_vocab_size (page->vocab), ngrams ? "words and n-grams" : "words");
   if (page->chi_source != NULL)
     {
       g_string_append_printf (html, "; %s over ", symbol);
       caml_html_escape (html, page->chi_source, -1);
     }
   g_string_append (html, ".</p>\n");
+  if (ngrams)
+    g_string_append (html, "<p>The model reads each text's word bigrams (and trigrams) "
+                     "too, each with a gate of its own: they are ranked here with the words, "
+                     "while the samples above shade single words only.</p>\n");
   if (n == 0)
     {
       g_string_append_printf (html, "<p>No word is seen %d times in training: there is "

@@ -32,6 +32,10 @@ typedef struct {
 CamlWordGate *caml_words_rank (const CamlVocab *vocab, const float *chi, int min_count,
                                int *n);
 
+/* Whether vocab holds n-grams (data.ngrams ≥ 2: "w1 w2" entries beside
+ * the words; a word itself never holds a space). */
+gboolean caml_words_vocab_has_ngrams (const CamlVocab *vocab);
+
 /* How many of n ranked words each list shows: n_top each when there are
  * 2 × n_top or more, else the top half (rounded up) as the most
  * context-free and the rest as the most context-sensitive, so that no word

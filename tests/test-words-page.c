@@ -139,6 +139,36 @@ test_small_vocab_lists (void **state)
   caml_vocab_unref (vocab);
 }
 
+/* A vocabulary with n-grams (data.ngrams) says so: its lists rank bigrams
+ * with the words, and "words of the vocabulary" counted them as words. */
+static void
+test_ngram_vocab (void **state)
+{
+  (void) state;
+  CamlVocab *vocab = make_vocab ();
+  CamlWordsPage page = { .title = "t", .vocab = vocab, .chi = chi, .min_count = 20, .n_top = 5 };
+  assert_false (caml_words_vocab_has_ngrams (vocab));
+  char *html = caml_words_page_html (&page);
+  assert_non_null (strstr (html, "<h2>Words seen at least 20 times in training</h2>"));
+  assert_non_null (strstr (html, "6 of the 7 words of the vocabulary"));
+  assert_null (strstr (html, "n-gram"));
+  g_free (html);
+
+  caml_vocab_add (vocab, "great film", 25);
+  float chi8[8];
+  memcpy (chi8, chi, sizeof chi);
+  chi8[7] = 0.2f;
+  page.chi = chi8;
+  assert_true (caml_words_vocab_has_ngrams (vocab));
+  html = caml_words_page_html (&page);
+  assert_non_null (strstr (html, "<h2>Words and n-grams seen at least 20 times in training</h2>"));
+  assert_non_null (strstr (html, "7 of the 8 words and n-grams of the vocabulary"));
+  assert_non_null (strstr (html, "bigrams (and trigrams) too"));
+  assert_non_null (strstr (html, ">great film</span></td>"));
+  g_free (html);
+  caml_vocab_unref (vocab);
+}
+
 /* Position of needle in haystack, failing when absent. */
 static gsize
 position (const char *haystack, const char *needle)
@@ -465,6 +495,7 @@ main (void)
     cmocka_unit_test (test_rank),
     cmocka_unit_test (test_page),
     cmocka_unit_test (test_small_vocab_lists),
+    cmocka_unit_test (test_ngram_vocab),
     cmocka_unit_test (test_page_per_position),
     cmocka_unit_test (test_token_gates),
   };
