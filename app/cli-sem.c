@@ -600,6 +600,27 @@ caml_cli_sem (int argc, char **argv)
       goto out;
     }
 
+  /* SIF without the frequencies of the pairs' words weighs each of them 1:
+   * it is then the average less its principal component. Said, not refused. */
+  int with_vector = 0, with_count = 0;
+  GHashTable *seen = g_hash_table_new (g_str_hash, g_str_equal);   /* no g_autoptr: goto out */
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < tokens.n; i++)
+      for (char **w = tokens.tokens[s][i]; *w != NULL; w++)
+        if (caml_embeddings_lookup (emb, *w) != NULL && g_hash_table_add (seen, *w))
+          {
+            int id = caml_vocab_lookup (freq, *w);
+            with_vector++;
+            with_count += id >= 0 && caml_vocab_count (freq, id) > 0;
+          }
+  g_hash_table_destroy (seen);
+  if (with_count * 2 < with_vector)
+    g_printerr ("caml sem: note: %s has a count for %d of the %d words of the pairs that "
+                "have a vector; SIF weighs a word without one 1, as it would the rarest%s\n",
+                word_freq_path, with_count, with_vector,
+                with_count == 0 ? ", so here SIF is the average less its first principal "
+                                  "component" : "");
+
   /* The baselines, then the fit, scored as it goes. */
   sif = caml_sif_new (emb, freq, sif_a);
   double pearson[N_METHODS];

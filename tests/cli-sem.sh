@@ -18,7 +18,7 @@ printf 'the dog runs\tthe cat runs\t4.5\na dog sleeps\tthe cat runs\t2.0\nthe do
 printf 'the 1000\na 900\ndog 10\ncat 12\nruns 5\nsleeps 4\n' >"$dir/freq.txt"
 
 "$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/pairs.tsv" --word-freq "$dir/freq.txt" \
-  --iterations 20 --out "$dir/out" --plain >"$dir/stdout"
+  --iterations 20 --out "$dir/out" --plain >"$dir/stdout" 2>"$dir/err0"
 for f in energy.csv energy.png chi.csv summary.json; do
   [ -s "$dir/out/$f" ] || { echo "missing $f"; cat "$dir/stdout"; exit 1; }
 done
@@ -28,6 +28,15 @@ done
 grep -q '^  CA-SEM context ' "$dir/stdout" || { echo "no CA-SEM line"; cat "$dir/stdout"; exit 1; }
 grep -q '"zebra",1,0,1.000000' "$dir/out/chi.csv" || { echo "OOV word not χ̃ = 1"; exit 1; }
 [ -f "$dir/vectors.txt.cache" ] || { echo "no cache beside the GloVe file"; exit 1; }
+! grep -q "note:" "$dir/err0" || { echo "a note with good word counts"; cat "$dir/err0"; exit 1; }
+
+# Word counts that miss the pairs' words: SIF is then the average less its
+# principal component, which the run says (it ran on without a word).
+printf 'zebra 5\nthe 0\n' >"$dir/freq-none.txt"
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/pairs.tsv" --word-freq "$dir/freq-none.txt" \
+  --iterations 2 --out "$dir/out5" --plain >/dev/null 2>"$dir/err"
+grep -q "note: .*freq-none.txt has a count for 0 of the 6 words of the pairs that have a vector; .*so here SIF is the average less its first principal component" "$dir/err" \
+  || { cat "$dir/err"; exit 1; }
 
 # Missing --pairs: a usage error (2). A malformed pairs file: 1, naming file and line.
 status=0
