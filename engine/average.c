@@ -34,6 +34,29 @@ log_decay_sum (const CamlAverage *avg, long t)
   return sum;
 }
 
+/* The first k ≥ 1 with (1 + k) / (10 + k) ≥ decay, the ratio computed in
+ * double as caml_average_decay_at does. Up to 2^52 both k + 1 and k + 10 are
+ * exact, so the computed ratio never decreases with k and the first such k
+ * is found by bisection, in at most 52 halvings for any decay. (Stepping k
+ * by one from the estimate (10 decay − 1) / (1 − decay) never ended past
+ * 2^53, where k − 1 rounds back to k: decay 0.9999999999999999 hung.) A
+ * decay the ratio has not reached by 2^52 — within 2e-15 of 1 — ends the
+ * ramp there, longer than any run. */
+long
+caml_average_ramp_end (double decay)
+{
+  long lo = 1, hi = CAML_AVERAGE_RAMP_MAX;
+  while (lo < hi)
+    {
+      long k = lo + (hi - lo) / 2;
+      if ((1.0 + k) / (10.0 + k) >= decay)
+        hi = k;
+      else
+        lo = k + 1;
+    }
+  return lo;
+}
+
 double
 caml_average_decay_at (const CamlAverage *avg, long t)
 {
@@ -46,14 +69,7 @@ caml_average_new (const CamlModel *model, double decay, gboolean sparse)
   g_return_val_if_fail (decay > 0.0 && decay < 1.0, NULL);
   CamlAverage *avg = g_new0 (CamlAverage, 1);
   avg->decay = decay;
-  /* (1 + k) / (10 + k) ≥ decay from k = (10 decay − 1) / (1 − decay) on. */
-  double k = ceil ((10.0 * decay - 1.0) / (1.0 - decay));
-  avg->ramp_end = (long) CLAMP (k, 1.0, 4e18);
-  /* Rounding aside: the ramp ends at the first k where it reaches decay. */
-  while (avg->ramp_end > 1 && (avg->ramp_end - 1.0 + 1.0) / (avg->ramp_end - 1.0 + 10.0) >= decay)
-    avg->ramp_end--;
-  while ((1.0 + avg->ramp_end) / (10.0 + avg->ramp_end) < decay)
-    avg->ramp_end++;
+  avg->ramp_end = caml_average_ramp_end (decay);
   /* A table of L over the ramp (its first 2^20 steps at most): catching up
    * every row of a large vocabulary then costs one exp per row. */
   avg->n_ramp_log = MIN (avg->ramp_end, 1L << 20);

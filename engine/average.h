@@ -21,6 +21,10 @@ typedef struct _CamlAverage CamlAverage;
  * the optimizer changes only the rows with gradients (see above). */
 CamlAverage *caml_average_new (const CamlModel *model, double decay, gboolean sparse);
 void         caml_average_free (CamlAverage *avg);
+/* The first t with d_t = decay: d_t = (1 + t) / (10 + t) before it. At most
+ * CAML_AVERAGE_RAMP_MAX, which a decay closer to 1 than 2e-15 gets. */
+#define CAML_AVERAGE_RAMP_MAX (G_GINT64_CONSTANT (1) << 52)
+long         caml_average_ramp_end (double decay);
 /* d_t of the t-th update (t ≥ 1). */
 double       caml_average_decay_at (const CamlAverage *avg, long t);
 /* Around the update of step `step` (0-based; `step` updates done before it),

@@ -13,6 +13,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "average.h"
 #include "caml.h"
 #include "json-check.h"
 
@@ -219,6 +220,8 @@ typedef struct {
   GHashTable *wide;      /* path → literal of each integer outside gint64 */
   GError    **error;
 } Parser;
+
+static void append_double (GString *s, double v);
 
 G_GNUC_PRINTF (4, 5) static gboolean
 fail (Parser *p, CamlErrorCode code, const char *path, const char *format, ...)
@@ -1157,6 +1160,19 @@ parse_training (Parser *p, JsonNode *node, CamlExperiment *exp)
       && !get_ranged (p, m, "training.average_decay", 0, FALSE, 1, TRUE, "in [0, 1)",
                       &exp->average_decay))
     return FALSE;
+  /* The average's decay ramps up as (1 + t) / (10 + t): one it reaches
+   * only after more steps than a run can have would never apply. */
+  if (exp->average_decay > 0 && caml_average_ramp_end (exp->average_decay) > MAX_STEPS)
+    {
+      GString *v = g_string_new (NULL);
+      append_double (v, exp->average_decay);
+      fail (p, CAML_ERROR_INVALID, "training.average_decay",
+            "%s is too close to 1: the average reaches its decay only after "
+            "(10 d − 1) / (1 − d) steps, more than the %d a run can have, so it would "
+            "never apply (must be at most 0.999999991)", v->str, MAX_STEPS);
+      g_string_free (v, TRUE);
+      return FALSE;
+    }
   return TRUE;
 }
 

@@ -636,6 +636,11 @@ static const Bad bad_documents[] = {
   { "{ \"training\": { \"eval_every\": 0 } }", { "training.eval_every" } },
   { "{ \"training\": { \"average_decay\": 1 } }", { "training.average_decay", "[0, 1)" } },
   { "{ \"training\": { \"average_decay\": -0.5 } }", { "training.average_decay", "[0, 1)" } },
+  /* a decay the average would reach only after more steps than a run has */
+  { "{ \"training\": { \"average_decay\": 0.9999999999999999 } }",
+    { "training.average_decay: 0.9999999999999999 is too close to 1", "at most 0.999999991" } },
+  { "{ \"training\": { \"average_decay\": 0.99999999100001 } }",
+    { "training.average_decay: 0.99999999100001 is too close to 1" } },
   { "{ \"training\": { \"steps\": true } }", { "training.steps", "found a boolean" } },
   { "{ \"training\": { \"epochs\": 3 } }", { "training.epochs: unknown key", "steps" } },
   { "{ \"training\": [] }", { "training", "expected an object" } },
@@ -1367,6 +1372,22 @@ test_image_presets_data (void **state)
     skip ();
 }
 
+/* The largest average_decay an experiment may have: the average reaches it
+ * at step 10^9 at the latest, the most steps a run has. */
+static void
+test_average_decay_bound (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (
+    "{ \"training\": { \"steps\": 1000000000, \"average_decay\": 0.999999991 } }",
+    -1, "most.json", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  assert_true (exp->average_decay == 0.999999991);
+  caml_experiment_free (exp);
+}
+
 int
 main (void)
 {
@@ -1376,6 +1397,7 @@ main (void)
     cmocka_unit_test (test_image_presets_content),
     cmocka_unit_test (test_presets_cover_registry),
     cmocka_unit_test (test_defaults),
+    cmocka_unit_test (test_average_decay_bound),
     cmocka_unit_test (test_build_checks_memory),
     cmocka_unit_test (test_round_trip_all_fields),
     cmocka_unit_test (test_weight_decay_zero),

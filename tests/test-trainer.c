@@ -1684,6 +1684,109 @@ test_average_matches_definition (void **state)
     }
 }
 
+/* The ramp of the average's decay ends at the first t where
+ * (1 + t) / (10 + t) ≥ decay, for every decay in (0, 1): for the decays in
+ * use it is the t a scan from 1 finds, and a decay within 2^-53 of 1 (whose
+ * ramp end, stepped to one at a time past 2^53, was never found: the
+ * trainer hung at its first step) gets the last t the bisection looks at.
+ * caml_average_new runs on a thread of its own, so that a hang fails the
+ * test at once rather than at meson's timeout. */
+typedef struct {
+  GMutex       lock;
+  GCond        cond;
+  const CamlModel *model;
+  double       decay;
+  CamlAverage *avg;
+  gboolean     done;
+} AverageNew;
+
+static gpointer
+average_new_thread (gpointer data)
+{
+  AverageNew *job = data;
+  CamlAverage *avg = caml_average_new (job->model, job->decay, FALSE);
+  g_mutex_lock (&job->lock);
+  job->avg = avg;
+  job->done = TRUE;
+  g_cond_signal (&job->cond);
+  g_mutex_unlock (&job->lock);
+  return NULL;
+}
+
+static double
+ramp_ratio (long t)
+{
+  return (1.0 + t) / (10.0 + t);
+}
+
+static void
+test_average_ramp_end (void **state)
+{
+  (void) state;
+  /* Up to the largest decay an experiment may have, and past it. */
+  const double near_one[] = { 0.99999999, 0.999999991, 0.9999999910000001, 0.9999999999,
+                              1.0 - 1e-13, 1.0 - 1e-15, 0.9999999999999999 };
+
+  /* caml_average_new returns (on a thread of its own, first: a hang fails
+   * here rather than at meson's timeout), and its decays follow the end. */
+  CamlModel *model = make_mlp (4, 1);
+  for (size_t i = 0; i < G_N_ELEMENTS (near_one); i++)
+    {
+      AverageNew job = { .model = model, .decay = near_one[i] };
+      g_mutex_init (&job.lock);
+      g_cond_init (&job.cond);
+      GThread *thread = g_thread_new ("average-new", average_new_thread, &job);
+      gint64 deadline = g_get_monotonic_time () + 20 * G_TIME_SPAN_SECOND;
+      g_mutex_lock (&job.lock);
+      while (!job.done)
+        if (!g_cond_wait_until (&job.cond, &job.lock, deadline))
+          break;
+      gboolean done = job.done;
+      g_mutex_unlock (&job.lock);
+      if (!done)
+        {
+          print_error ("caml_average_new (decay %.17g) did not return in 20 s\n", near_one[i]);
+          fail ();    /* the thread spins on: the process ends with the failure */
+        }
+      g_thread_join (thread);
+      g_mutex_clear (&job.lock);
+      g_cond_clear (&job.cond);
+      assert_non_null (job.avg);
+      long end = caml_average_ramp_end (near_one[i]);
+      assert_true (caml_average_decay_at (job.avg, end - 1) == ramp_ratio (end - 1));
+      assert_true (caml_average_decay_at (job.avg, end) == near_one[i]);
+      caml_average_free (job.avg);
+    }
+  caml_model_free (model);
+
+  /* Their ends, as defined. */
+  for (size_t i = 0; i < G_N_ELEMENTS (near_one); i++)
+    {
+      double d = near_one[i];
+      long end = caml_average_ramp_end (d);
+      assert_true (end >= 1 && end <= CAML_AVERAGE_RAMP_MAX);
+      if (end < CAML_AVERAGE_RAMP_MAX)
+        assert_true (ramp_ratio (end) >= d);
+      else
+        assert_true (ramp_ratio (end) < d);
+      assert_true (ramp_ratio (end - 1) < d);
+    }
+  assert_true (caml_average_ramp_end (0.9999999910000001) <= 1000000000);
+  assert_true (caml_average_ramp_end (0.9999999910000002) > 1000000000);
+
+  /* The decays of the presets and tests, and others around them: where a
+   * scan from 1 finds their end (as the loop before the bisection did). */
+  const double in_use[] = { 0.05, 0.1, 0.5, 0.9, 0.95, 0.99, 0.998, 0.999, 0.9999,
+                            0.123456789, 0.99951 };
+  for (size_t i = 0; i < G_N_ELEMENTS (in_use); i++)
+    {
+      long scan = 1;
+      while (ramp_ratio (scan) < in_use[i])
+        scan++;
+      assert_int_equal (caml_average_ramp_end (in_use[i]), scan);
+    }
+}
+
 /* Trains exp->steps steps from w0 as one run and as a run of `first` steps
  * extended (caml_trainer_extend, paused, then resumed) to the same end: the
  * losses and the weights are the same bit for bit, and so are the
@@ -2651,6 +2754,7 @@ main (void)
     cmocka_unit_test (test_evaluate),
     cmocka_unit_test (test_token_counts),
     cmocka_unit_test (test_average_matches_definition),
+    cmocka_unit_test (test_average_ramp_end),
     cmocka_unit_test (test_trainer_average),
     cmocka_unit_test (test_background_priority),   /* last: it cannot be undone */
   };
