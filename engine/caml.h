@@ -1065,6 +1065,47 @@ gboolean caml_trainer_state_load (CamlTrainer *trainer, const char *path, GError
 gboolean caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data,
                                        gsize length, const char *source, GError **error);
 
+/* Where a run that diverged goes back to (checkpoint.c): a copy of the
+ * trainer's whole state (caml_trainer_state_copy) at its last healthy
+ * evaluation — one whose loss (test, else train) is finite and within twice
+ * the lowest so far — else the weights it started from, at step 0. The
+ * workbench's Continue and `caml train` both use it. It costs a second
+ * copy of the weights and of the optimizer's state, and one of the
+ * starting weights. Not locked: used from the trainer's progress function
+ * while the run goes, from other threads once it has ended.
+ *
+ * caml_checkpoint_new takes the model's weights now as the start
+ * (caml_checkpoint_set_start: weights loaded since, before the run).
+ * caml_checkpoint_progress, called from the progress function, takes a
+ * copy at each new healthy evaluation (TRUE when it took one).
+ * caml_checkpoint_take makes the trainer's state as it stands the
+ * checkpoint — a run loaded from a state, or one going on from where it
+ * rolled back to — its rows counting towards the lowest loss. Rows seen:
+ * those of the current trainer already looked at (set them for a new
+ * trainer). caml_checkpoint_get_step is the checkpoint's step, or, when the
+ * trainer (may be NULL) diverged and rolled back to before it, that step.
+ * caml_checkpoint_restore puts a new trainer (that has not run) in the
+ * checkpoint's state, or its model's weights back to the start.
+ * caml_checkpoint_roll_back takes a trainer that diverged and has ended
+ * (joined) further back, to the checkpoint, when its own rollback stopped
+ * after it: its weights, optimizer state, step count, losses and rows, its
+ * divergence's rolled_back_to and its error's message then name the
+ * checkpoint's step, and its state is that of a run stopped there. */
+typedef struct _CamlCheckpoint CamlCheckpoint;
+CamlCheckpoint *caml_checkpoint_new (const CamlModel *model);
+void     caml_checkpoint_free (CamlCheckpoint *cp);
+void     caml_checkpoint_set_start (CamlCheckpoint *cp, const CamlModel *model);
+gboolean caml_checkpoint_progress (CamlCheckpoint *cp, CamlTrainer *trainer,
+                                   const CamlProgress *progress);
+gboolean caml_checkpoint_take (CamlCheckpoint *cp, CamlTrainer *trainer, GError **error);
+int      caml_checkpoint_get_rows_seen (const CamlCheckpoint *cp);
+void     caml_checkpoint_set_rows_seen (CamlCheckpoint *cp, int n_rows);
+long     caml_checkpoint_get_step (const CamlCheckpoint *cp, CamlTrainer *trainer);
+gboolean caml_checkpoint_restore (const CamlCheckpoint *cp, CamlTrainer *trainer,
+                                  GError **error);
+gboolean caml_checkpoint_roll_back (const CamlCheckpoint *cp, CamlTrainer *trainer,
+                                    GError **error);
+
 /* ------------------------------------------------------------------ probes */
 
 /* Evaluates a model with 2-D input on an nx × ny grid over domain

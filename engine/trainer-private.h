@@ -98,4 +98,17 @@ double   caml_trainer_seconds_locked (CamlTrainer *trainer);
  * thread; it releases the lock for the check. */
 gboolean caml_trainer_settle_locked (CamlTrainer *trainer);
 
+/* After a divergence, once the run has ended: puts the trainer further back
+ * than its own rollback went, in the state of copy (of this run, at or
+ * before the step it stands at), or with copy NULL at step 0 with the
+ * weights `initial` and the optimizer's state of a new run — as a run
+ * stopped at that step would stand. The losses and rows go back with it;
+ * its divergence and error name the step rolled back to (`why` in
+ * parentheses after it, when not NULL); the seconds spent stay counted.
+ * FALSE with an error and the trainer unchanged when it has not so failed
+ * or the state is not one of its run's. */
+gboolean caml_trainer_roll_back_further (CamlTrainer *trainer, const CamlTrainerStateCopy *copy,
+                                         const float *initial, const char *why,
+                                         GError **error);
+
 G_END_DECLS

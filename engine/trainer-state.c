@@ -370,19 +370,12 @@ set_counters_locked (CamlTrainer *trainer, const Source *src)
   trainer->rate_tokens = trainer->tokens;
 }
 
-gboolean
-caml_trainer_state_restore (CamlTrainer *trainer, const CamlTrainerStateCopy *copy,
-                            GError **error)
+/* Whether src is a state of the trainer's run: its seed, weights, data,
+ * batch and optimizer. */
+static gboolean
+source_of_run (CamlTrainer *trainer, const Source *src, GError **error)
 {
-  const Source *src = &copy->src;
   const CamlExperiment *exp = trainer->exp;
-
-  if (!trainer_fresh (trainer))
-    {
-      g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID,
-                           "a state loads only into a trainer that has not run");
-      return FALSE;
-    }
   int blocks = caml_optimizer_state_blocks (&exp->optimizer);
   if (src->seed != exp->seed || src->n_weights != trainer->model->n_weights
       || src->train_n != (guint32) trainer->train->n || src->batch != (guint32) trainer->batch
@@ -398,10 +391,28 @@ caml_trainer_state_restore (CamlTrainer *trainer, const CamlTrainerStateCopy *co
                    trainer->batch, caml_optimizer_names[exp->optimizer.kind], blocks);
       return FALSE;
     }
+  return TRUE;
+}
+
+gboolean
+caml_trainer_state_restore (CamlTrainer *trainer, const CamlTrainerStateCopy *copy,
+                            GError **error)
+{
+  const Source *src = &copy->src;
+
+  if (!trainer_fresh (trainer))
+    {
+      g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID,
+                           "a state loads only into a trainer that has not run");
+      return FALSE;
+    }
+  if (!source_of_run (trainer, src, error))
+    return FALSE;
   if (!caml_trainer_prepare (trainer, error))
     return FALSE;   /* the last thing that can fail */
 
   memcpy (trainer->model->w, src->w, src->n_weights * sizeof (float));
+  int blocks;
   float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
   memcpy (opt_state, src->opt_state, (size_t) blocks * src->n_weights * sizeof (float));
   set_updates (trainer, src->updates);
@@ -414,6 +425,82 @@ caml_trainer_state_restore (CamlTrainer *trainer, const CamlTrainerStateCopy *co
   trainer->last_loss = src->n_losses > 0 ? src->losses[src->n_losses - 1] : NAN;
   g_array_set_size (trainer->rows, 0);
   g_array_append_vals (trainer->rows, src->rows, src->n_rows);
+  g_mutex_unlock (&trainer->lock);
+  return TRUE;
+}
+
+gboolean
+caml_trainer_roll_back_further (CamlTrainer *trainer, const CamlTrainerStateCopy *copy,
+                                const float *initial, const char *why, GError **error)
+{
+  g_mutex_lock (&trainer->lock);
+  gboolean failed = trainer->state == CAML_TRAINER_FAILED && trainer->diverged
+                    && trainer->done && trainer->thread == NULL;
+  long now = trainer->step;
+  g_mutex_unlock (&trainer->lock);
+  if (!failed)
+    {
+      g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID,
+                           "only a run that diverged, and has ended, goes back further");
+      return FALSE;
+    }
+  long to = copy != NULL ? copy->src.step : 0;
+  if (to > now)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "the state is of step %ld, after step %ld, where the run stands", to, now);
+      return FALSE;
+    }
+  if (to == now)
+    return TRUE;
+  if (copy != NULL && !source_of_run (trainer, &copy->src, error))
+    return FALSE;
+
+  int blocks;
+  float *opt_state = caml_optimizer_state (trainer->opt, &blocks);
+  size_t n = trainer->model->n_weights;
+  if (copy != NULL)
+    {
+      memcpy (trainer->model->w, copy->src.w, n * sizeof (float));
+      memcpy (opt_state, copy->src.opt_state, (size_t) blocks * n * sizeof (float));
+      set_updates (trainer, copy->src.updates);
+    }
+  else
+    {
+      /* The optimizer's state as a new one has it (Adagrad's sums start at
+       * its initial accumulator). */
+      CamlOptimizer *fresh = caml_optimizer_try_new (caml_optimizer_get_config (trainer->opt),
+                                                     n, error);
+      if (fresh == NULL)
+        return FALSE;
+      memcpy (trainer->model->w, initial, n * sizeof (float));
+      memcpy (opt_state, caml_optimizer_state (fresh, &blocks),
+              (size_t) blocks * n * sizeof (float));
+      caml_optimizer_free (fresh);
+      const long none[CAML_N_GROUPS] = { 0 };
+      set_updates (trainer, none);
+    }
+  caml_trainer_redraw (trainer, to);
+
+  g_mutex_lock (&trainer->lock);
+  trainer->step = to;
+  trainer->tokens = copy != NULL ? copy->src.tokens : 0;
+  trainer->first_loss = copy != NULL ? copy->src.first_loss : -1.0f;
+  g_array_set_size (trainer->losses, (guint) to);
+  trainer->last_loss = to > 0 ? g_array_index (trainer->losses, float, to - 1) : NAN;
+  g_array_set_size (trainer->rows, 0);
+  if (copy != NULL)
+    g_array_append_vals (trainer->rows, copy->src.rows, copy->src.n_rows);
+  trainer->failure.rolled_back_to = trainer->divergence.rolled_back_to = to;
+  /* "step 4: …; weights rolled back to step 2" → "…to step 0 (why)" */
+  GError *old = trainer->error;
+  const char *cut = g_strrstr (old->message, "; weights rolled back to step ");
+  g_autofree char *head = g_strndup (old->message, cut != NULL ? (gsize) (cut - old->message)
+                                                               : strlen (old->message));
+  trainer->error = g_error_new (old->domain, old->code, "%s; weights rolled back to step %ld%s%s%s",
+                                head, to, why != NULL ? " (" : "", why != NULL ? why : "",
+                                why != NULL ? ")" : "");
+  g_error_free (old);
   g_mutex_unlock (&trainer->lock);
   return TRUE;
 }

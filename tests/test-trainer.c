@@ -2559,6 +2559,121 @@ test_state_snapshot (void **state)
   caml_dataset_free (test);
 }
 
+/* A checkpoint kept by the progress function (caml_checkpoint_progress),
+ * and the learning rate raised to 1e30 at step raise_at. */
+typedef struct {
+  CamlTrainer    *trainer;
+  CamlCheckpoint *checkpoint;
+  long            raise_at;
+} Raiser;
+
+static void
+raiser_cb (const CamlProgress *p, gpointer user_data)
+{
+  Raiser *r = user_data;
+  caml_checkpoint_progress (r->checkpoint, r->trainer, p);
+  if (p->step == r->raise_at && p->state == CAML_TRAINER_RUNNING)
+    caml_trainer_set_lr (r->trainer, 1e30);
+}
+
+/* A run that blows up goes back further than its own rollback (one step),
+ * to its checkpoint: the state of its last healthy evaluation — there it
+ * stands as a run stopped at that step, and started again at the old rate
+ * it ends as the run that never blew up, bit for bit — or, when it blew up
+ * before any evaluation, the start. */
+static void
+test_checkpoint_roll_back (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  GError *error = NULL;
+  const long at = 30;
+
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 90, 8, 10, 7);
+
+  /* the references: stopped at `at`, then extended; and straight through */
+  CamlModel *model = make_dropout_mlp (9);
+  size_t bytes = model->n_weights * sizeof (float);
+  float *w0 = g_memdup2 (model->w, bytes);
+  exp->steps = (int) at;
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  exp->steps = 90;
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  float *w_at = g_memdup2 (model->w, bytes);
+  long n_at = 0;
+  float *losses_at = caml_trainer_copy_losses (trainer, &n_at);
+  assert_true (caml_trainer_extend (trainer, 90, FALSE, &error));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  float *w_ref = g_memdup2 (model->w, bytes);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+
+  /* (a model of its own for each run: dropout's generator is the layer's) */
+  for (int early = 0; early < 2; early++)
+    {
+      model = make_dropout_mlp (9);
+      trainer = caml_trainer_new (exp, model, train, test);
+      Raiser r = { trainer, caml_checkpoint_new (model), early ? 5 : at + 5 };
+      caml_trainer_set_progress_func (trainer, raiser_cb, &r, 1);
+      assert_true (caml_trainer_start (trainer, FALSE, NULL));
+      assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
+      CamlDivergence d;
+      assert_true (caml_trainer_get_divergence (trainer, &d));
+      long to = early ? 0 : at;
+      assert_true (d.rolled_back_to > to);   /* its own rollback, one step */
+      assert_int_equal (caml_checkpoint_get_step (r.checkpoint, trainer), to);
+
+      assert_true (caml_checkpoint_roll_back (r.checkpoint, trainer, &error));
+      assert_null (error);
+      CamlDivergence back;
+      assert_true (caml_trainer_get_divergence (trainer, &back));
+      assert_int_equal (back.step, d.step);
+      assert_int_equal (back.rolled_back_to, to);
+      CamlProgress p;
+      caml_trainer_get_progress (trainer, &p);
+      assert_int_equal (p.state, CAML_TRAINER_FAILED);
+      assert_int_equal (p.step, to);
+      assert_int_equal (p.n_rows, early ? 0 : 3);
+      error = caml_trainer_get_error (trainer);
+      assert_message_has (&error, early ? "; weights rolled back to step 0 (where the run "
+                                          "started: no evaluation before the divergence was "
+                                          "healthy)"
+                                        : "; weights rolled back to step 30 (the last healthy "
+                                          "evaluation)");
+      assert_memory_equal (model->w, early ? w0 : w_at, bytes);
+      long n = 0;
+      float *losses = caml_trainer_copy_losses (trainer, &n);
+      assert_int_equal (n, to);
+      if (!early)
+        assert_memory_equal (losses, losses_at, (size_t) n * sizeof (float));
+      g_free (losses);
+      /* nothing further to go back to */
+      assert_true (caml_checkpoint_roll_back (r.checkpoint, trainer, &error));
+      caml_trainer_get_progress (trainer, &p);
+      assert_int_equal (p.step, to);
+
+      /* started again at the old rate: the run that never blew up */
+      caml_trainer_set_progress_func (trainer, NULL, NULL, 1);
+      caml_trainer_set_lr (trainer, 0.01);
+      assert_true (caml_trainer_start (trainer, FALSE, &error));
+      assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+      assert_memory_equal (model->w, w_ref, bytes);
+      caml_trainer_free (trainer);
+      caml_checkpoint_free (r.checkpoint);
+      caml_model_free (model);
+    }
+
+  g_free (w0);
+  g_free (w_at);
+  g_free (losses_at);
+  g_free (w_ref);
+  g_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
 /* What is refused: saving a run that has not started, loading
  * into a trainer that has run, another run's state, other weights, and any
  * damaged or truncated file — each with a message naming the file and the
@@ -2742,6 +2857,7 @@ main (void)
     cmocka_unit_test (test_divergence_finite_blowup),
     cmocka_unit_test (test_divergence_state),
     cmocka_unit_test (test_state_snapshot),
+    cmocka_unit_test (test_checkpoint_roll_back),
     cmocka_unit_test (test_divergence_before_stop),
     cmocka_unit_test (test_start_checks_targets),
     cmocka_unit_test (test_start_reserves_batch),

@@ -1,0 +1,146 @@
+/* checkpoint.c — where a run that diverged goes back to: a copy of the
+ * trainer's whole state at its last healthy evaluation, else the weights it
+ * started from. The one place of that policy: the workbench's Continue and
+ * `caml train`'s rollback both go back to it. */
+#include <math.h>
+#include <string.h>
+
+#include "trainer-private.h"
+
+struct _CamlCheckpoint {
+  float                *initial;    /* (n_weights) the weights at step 0 */
+  size_t                n_weights;
+  CamlTrainerStateCopy *state;      /* or NULL: step 0, initial */
+  long                  step;       /* the state's, or 0 */
+  gboolean              evaluated;  /* state was taken at a healthy evaluation */
+  double                best_loss;  /* lowest evaluated loss so far */
+  int                   seen_rows;  /* rows of the current trainer seen so far */
+};
+
+CamlCheckpoint *
+caml_checkpoint_new (const CamlModel *model)
+{
+  CamlCheckpoint *cp = g_new0 (CamlCheckpoint, 1);
+  cp->n_weights = model->n_weights;
+  cp->initial = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
+  cp->best_loss = INFINITY;
+  return cp;
+}
+
+void
+caml_checkpoint_free (CamlCheckpoint *cp)
+{
+  if (cp == NULL)
+    return;
+  caml_trainer_state_copy_free (cp->state);
+  g_free (cp->initial);
+  g_free (cp);
+}
+
+void
+caml_checkpoint_set_start (CamlCheckpoint *cp, const CamlModel *model)
+{
+  g_return_if_fail (model->n_weights == cp->n_weights);
+  memcpy (cp->initial, model->w, cp->n_weights * sizeof (float));
+}
+
+static void
+replace_state (CamlCheckpoint *cp, CamlTrainerStateCopy *state, gboolean evaluated)
+{
+  caml_trainer_state_copy_free (cp->state);
+  cp->state = state;
+  cp->step = caml_trainer_state_copy_get_step (state);
+  cp->evaluated = evaluated;
+}
+
+/* A healthy evaluation: its loss (test, else train) is finite and within
+ * twice the best so far. A run blowing up leaves the rows before it. The
+ * whole state is kept — the optimizer's too — so that a run going on from
+ * it is the run stopped there and resumed. (A copy that fails keeps the
+ * older one: the latest update diverged — the run then ends, rolled back —
+ * or there is no memory for it.) */
+gboolean
+caml_checkpoint_progress (CamlCheckpoint *cp, CamlTrainer *trainer,
+                          const CamlProgress *progress)
+{
+  if (progress->n_rows <= cp->seen_rows || progress->state == CAML_TRAINER_FAILED)
+    return FALSE;
+  cp->seen_rows = progress->n_rows;
+  double loss = isfinite (progress->last_row.test_loss) ? progress->last_row.test_loss
+                                                        : progress->last_row.train_loss;
+  if (!isfinite (loss))
+    return FALSE;
+  cp->best_loss = fmin (cp->best_loss, loss);
+  CamlTrainerStateCopy *state = loss <= 2 * cp->best_loss
+                                ? caml_trainer_state_copy (trainer, NULL) : NULL;
+  if (state == NULL)
+    return FALSE;
+  replace_state (cp, state, TRUE);
+  return TRUE;
+}
+
+gboolean
+caml_checkpoint_take (CamlCheckpoint *cp, CamlTrainer *trainer, GError **error)
+{
+  CamlTrainerStateCopy *state = caml_trainer_state_copy (trainer, error);
+  if (state == NULL)
+    return FALSE;
+  replace_state (cp, state, FALSE);
+  /* The evaluations so far count towards the best loss. */
+  int n_rows = 0;
+  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (trainer, &n_rows);
+  for (int i = 0; i < n_rows; i++)
+    {
+      double loss = isfinite (rows[i].test_loss) ? rows[i].test_loss : rows[i].train_loss;
+      if (isfinite (loss))
+        cp->best_loss = fmin (cp->best_loss, loss);
+    }
+  cp->seen_rows = n_rows;
+  return TRUE;
+}
+
+int
+caml_checkpoint_get_rows_seen (const CamlCheckpoint *cp)
+{
+  return cp->seen_rows;
+}
+
+void
+caml_checkpoint_set_rows_seen (CamlCheckpoint *cp, int n_rows)
+{
+  cp->seen_rows = n_rows;
+}
+
+long
+caml_checkpoint_get_step (const CamlCheckpoint *cp, CamlTrainer *trainer)
+{
+  CamlDivergence d;
+  /* a divergence rolled back to before it: a run goes on from there */
+  if (trainer != NULL && caml_trainer_get_divergence (trainer, &d)
+      && d.rolled_back_to <= cp->step)
+    return d.rolled_back_to;
+  return cp->step;
+}
+
+gboolean
+caml_checkpoint_restore (const CamlCheckpoint *cp, CamlTrainer *trainer, GError **error)
+{
+  if (cp->state != NULL)
+    return caml_trainer_state_restore (trainer, cp->state, error);
+  g_return_val_if_fail (trainer->model->n_weights == cp->n_weights, FALSE);
+  memcpy (trainer->model->w, cp->initial, cp->n_weights * sizeof (float));
+  return TRUE;
+}
+
+gboolean
+caml_checkpoint_roll_back (const CamlCheckpoint *cp, CamlTrainer *trainer, GError **error)
+{
+  CamlDivergence d;
+  if (!caml_trainer_get_divergence (trainer, &d) || d.rolled_back_to <= cp->step)
+    return TRUE;
+  const char *why = cp->state == NULL ? "where the run started: no evaluation before the "
+                                        "divergence was healthy"
+                  : cp->evaluated ? "the last healthy evaluation"
+                  : "where the run went on from: no evaluation since was healthy";
+  return caml_trainer_roll_back_further (trainer, cp->state, cp->initial, why, error);
+}
