@@ -55,12 +55,8 @@ struct _CamlRun {
    * last healthy evaluation (or the state it was loaded with), else the
    * weights it started from. Trainer thread while it runs, main thread
    * once it has ended. */
-  float   *initial;             /* (n_weights) */
-  CamlTrainerStateCopy *checkpoint;  /* or NULL: step 0, the initial weights */
-  long     checkpoint_step;
+  CamlCheckpoint *checkpoint;
   gboolean no_checkpoints;      /* a baseline's: it is never continued */
-  double   best_loss;           /* lowest evaluated loss so far */
-  int      seen_rows;           /* rows of the current trainer seen so far */
 
   /* fixed at creation */
   gboolean surface;
@@ -361,31 +357,9 @@ run_progress (const CamlProgress *progress, gpointer user_data)
 {
   CamlRun *run = user_data;
 
-  /* A healthy evaluation: its loss (test, else train) is finite and within
-   * twice the best so far. A run blowing up leaves the rows before it. The
-   * whole state is kept — the optimizer's too — so that a run continued
-   * from it is the run stopped there and resumed. (A copy that fails keeps
-   * the older one: the latest update diverged — the run then ends, rolled
-   * back — or there is no memory for it.) */
-  if (progress->n_rows > run->seen_rows && progress->state != CAML_TRAINER_FAILED
-      && !run->no_checkpoints)
-    {
-      run->seen_rows = progress->n_rows;
-      double loss = isfinite (progress->last_row.test_loss) ? progress->last_row.test_loss
-                                                            : progress->last_row.train_loss;
-      if (isfinite (loss))
-        {
-          run->best_loss = fmin (run->best_loss, loss);
-          CamlTrainerStateCopy *state = loss <= 2 * run->best_loss
-                                        ? caml_trainer_state_copy (run->trainer, NULL) : NULL;
-          if (state != NULL)
-            {
-              caml_trainer_state_copy_free (run->checkpoint);
-              run->checkpoint = state;
-              run->checkpoint_step = caml_trainer_state_copy_get_step (state);
-            }
-        }
-    }
+  /* A copy of the whole state at each healthy evaluation. */
+  if (!run->no_checkpoints)
+    caml_checkpoint_progress (run->checkpoint, run->trainer, progress);
 
   if (run->sigma_layer >= 0)
     {
@@ -511,8 +485,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
   run->lr = exp->optimizer.lr;
   run->em_steps = exp->optimizer.em_steps;
-  run->initial = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
-  run->best_loss = INFINITY;
+  run->checkpoint = caml_checkpoint_new (model);
   run->sigma = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free);
   run->sigma_auc = g_array_new (FALSE, FALSE, sizeof (double));
   run->parts_layer = -1;
@@ -575,8 +548,7 @@ caml_run_free (CamlRun *run)
   if (run == NULL)
     return;
   caml_trainer_free (run->trainer);   /* stops and joins */
-  caml_trainer_state_copy_free (run->checkpoint);
-  g_free (run->initial);
+  caml_checkpoint_free (run->checkpoint);
   caml_model_free (run->model);
   caml_run_data_unref (run->data);
   caml_experiment_free (run->exp);
@@ -870,7 +842,7 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
   caml_trainer_with_model (run->trainer, load_weights_cb, &io);
   if (io.ok)
     {
-      memcpy (run->initial, run->model->w, run->model->n_weights * sizeof (float));
+      caml_checkpoint_set_start (run->checkpoint, run->model);
       run->word_vectors = 0;   /* the file's rows, not the vectors */
     }
   if (io.ok && run->surface)
@@ -887,32 +859,16 @@ caml_run_load_state (CamlRun *run, const char *path, GError **error)
 {
   if (!caml_trainer_state_load (run->trainer, path, error))
     return FALSE;   /* the trainer is as it was */
-  /* Where a divergence before the next healthy evaluation goes back to. A
-   * copy that cannot be made leaves the run as built: a new trainer. */
-  CamlTrainerStateCopy *state = caml_trainer_state_copy (run->trainer, error);
-  if (state == NULL)
+  /* Where a divergence before the next healthy evaluation goes back to
+   * (the saved evaluations count towards the best loss). A copy that
+   * cannot be made leaves the run as built: a new trainer. */
+  if (!caml_checkpoint_take (run->checkpoint, run->trainer, error))
     {
       caml_trainer_free (run->trainer);
       run->trainer = caml_trainer_new (run->exp, run->model, run->data->train, run->data->test);
       caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
       return FALSE;
     }
-  caml_trainer_state_copy_free (run->checkpoint);
-  run->checkpoint = state;
-
-  /* The saved evaluations count towards the best loss. */
-  int n_rows = 0;
-  g_autofree CamlEvalRow *rows = caml_trainer_copy_rows (run->trainer, &n_rows);
-  for (int i = 0; i < n_rows; i++)
-    {
-      double loss = isfinite (rows[i].test_loss) ? rows[i].test_loss : rows[i].train_loss;
-      if (isfinite (loss))
-        run->best_loss = fmin (run->best_loss, loss);
-    }
-  run->seen_rows = n_rows;
-  CamlProgress p;
-  caml_trainer_get_progress (run->trainer, &p);
-  run->checkpoint_step = p.step;
 
   /* The σ-maps and the words' gates sampled so far (by caml_run_new and
    * caml_run_load_weights) are of these weights but at step 0: taken again
@@ -1212,11 +1168,8 @@ caml_run_extend (CamlRun *run, int steps, GError **error)
 long
 caml_run_get_checkpoint_step (CamlRun *run)
 {
-  CamlDivergence d;
   /* a divergence rolled back to before it: Continue goes on from there */
-  if (caml_trainer_get_divergence (run->trainer, &d) && d.rolled_back_to <= run->checkpoint_step)
-    return d.rolled_back_to;
-  return run->checkpoint_step;
+  return caml_checkpoint_get_step (run->checkpoint, run->trainer);
 }
 
 void
@@ -1249,24 +1202,21 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
    * the rate): the trainer itself goes on from where it rolled back to, in
    * that step's state, which becomes the checkpoint. */
   CamlDivergence d;
-  if (caml_trainer_get_divergence (run->trainer, &d) && d.rolled_back_to <= run->checkpoint_step)
+  if (caml_trainer_get_divergence (run->trainer, &d)
+      && d.rolled_back_to <= caml_checkpoint_get_step (run->checkpoint, NULL))
     {
-      CamlTrainerStateCopy *state = caml_trainer_state_copy (run->trainer, error);
-      if (state == NULL)
+      int old_rows = caml_checkpoint_get_rows_seen (run->checkpoint);
+      /* the trainer's state either way; its rows are those seen by the
+       * reports of the thread started next */
+      if (!caml_checkpoint_take (run->checkpoint, run->trainer, error))
         return FALSE;
-      caml_trainer_state_copy_free (run->checkpoint);
-      run->checkpoint = state;   /* the trainer's state either way */
-      run->checkpoint_step = d.rolled_back_to;
       double old_lr = run->lr;
-      int old_rows = run->seen_rows, n_rows = 0;
       caml_run_set_lr (run, lr);
-      g_free (caml_trainer_copy_rows (run->trainer, &n_rows));
-      run->seen_rows = n_rows;   /* read by the reports of the thread started next */
       run->last_sample_us = 0;
       if (!caml_trainer_start (run->trainer, FALSE, error))
         {
           caml_run_set_lr (run, old_lr);   /* still failed, as it was */
-          run->seen_rows = old_rows;
+          caml_checkpoint_set_rows_seen (run->checkpoint, old_rows);
           return FALSE;
         }
       run->exp->optimizer.lr = lr;
@@ -1292,13 +1242,11 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
   run->exp->optimizer.em_steps = run->em_steps;
   const CamlRunData *data = run->data;
   CamlTrainer *trainer = caml_trainer_new (run->exp, run->model, data->train, data->test);
-  gboolean ok = run->checkpoint != NULL
-                ? caml_trainer_state_restore (trainer, run->checkpoint, error)
-                : (memcpy (run->model->w, run->initial, weight_bytes), TRUE);
-  /* The new trainer's reports read run->trainer and run->seen_rows: both
+  gboolean ok = caml_checkpoint_restore (run->checkpoint, trainer, error);
+  /* The new trainer's reports read run->trainer and the rows seen: both
    * are set before its thread starts. The failed trainer's has ended. */
   CamlTrainer *failed = run->trainer;
-  int failed_rows = run->seen_rows;
+  int failed_rows = caml_checkpoint_get_rows_seen (run->checkpoint);
   double failed_lr = run->lr;
   if (ok)
     {
@@ -1306,7 +1254,7 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
       run->lr = lr;
       int n_rows = 0;
       g_free (caml_trainer_copy_rows (trainer, &n_rows));
-      run->seen_rows = n_rows;
+      caml_checkpoint_set_rows_seen (run->checkpoint, n_rows);
       caml_trainer_set_progress_func (trainer, run_progress, run, 1);
       /* The surface of the weights it goes on from is sampled by the
        * trainer's thread at its first report (a forward over the grid is
@@ -1318,7 +1266,7 @@ caml_run_continue (CamlRun *run, double lr, GError **error)
     {
       /* The failed run stays as it was, with the weights it rolled back to. */
       run->trainer = failed;
-      run->seen_rows = failed_rows;
+      caml_checkpoint_set_rows_seen (run->checkpoint, failed_rows);
       run->lr = failed_lr;
       caml_trainer_free (trainer);
       memcpy (run->model->w, failed_w, weight_bytes);
