@@ -262,6 +262,7 @@ typedef struct {
   long               taking;     /* the step of the snapshot being taken */
   CamlSigmaSnapshot *taken;      /* by take_snapshot, until kept */
   GError            *error;
+  CamlCheckpoint    *checkpoint; /* where a divergence goes back to */
 } Recorder;
 
 /* words.html: test samples shown, and the lists of the most and least
@@ -286,6 +287,8 @@ static void
 on_trainer_progress (const CamlProgress *p, gpointer user_data)
 {
   Recorder *rec = user_data;
+  /* a copy of the whole state at each healthy evaluation */
+  caml_checkpoint_progress (rec->checkpoint, rec->trainer, p);
   /* every step's report, while running (the last report of a failed run
    * has the step rolled back to with the failed step's loss) */
   if (p->state == CAML_TRAINER_RUNNING && p->step > 0)
@@ -880,11 +883,13 @@ save_results (gpointer user_data)
 
 /* Trains model in a background thread (trainer's, which it frees; a
  * resumed run's from resumed_step on) while the main loop draws progress,
- * then writes every result file into out_dir. */
+ * then writes every result file into out_dir. A divergence goes back to
+ * the checkpoint (the last healthy evaluation, or the start). */
 static int
 run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                 const CamlDataset *train, const CamlDataset *test, CamlTrainer *trainer,
-                long resumed_step, long *sigma_steps, int n_sigma_steps, Problems *problems)
+                CamlCheckpoint *checkpoint, long resumed_step, long *sigma_steps,
+                int n_sigma_steps, Problems *problems)
 {
   const char *preset = how->preset, *source = how->source, *out_dir = how->out_dir;
   gboolean quiet = how->quiet;
@@ -893,6 +898,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .trainer = trainer, .test = test, .layer = caml_report_sigma_layer (model),
     .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
     .last_taken = -1, .steps = sigma_steps, .n_steps = n_sigma_steps,
+    .checkpoint = checkpoint,
   };
 
   caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
@@ -952,11 +958,44 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   caml_trainer_get_progress (trainer, &p);
   int n_rows = 0;
   long n_steps = 0;
-  g_autofree CamlEvalRow *trainer_rows = caml_trainer_copy_rows (trainer, &n_rows);
-  g_autofree float *losses = caml_trainer_copy_losses (trainer, &n_steps);
-  g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
   CamlDivergence divergence;
   gboolean diverged = caml_trainer_get_divergence (trainer, &divergence);
+  /* loss.png: the losses up to the failed step, not only those kept */
+  g_autofree float *losses = caml_trainer_copy_losses (trainer, &n_steps);
+  long n_plotted = n_steps;
+  g_autofree float *plotted = diverged ? losses_through_divergence (losses, n_steps, &rec,
+                                                                    &divergence, p.last_loss,
+                                                                    &n_plotted)
+                                       : NULL;
+  /* The trainer rolled back to the last weights whose loss was finite and
+   * in bounds, one or two steps back, which may have blown up already: the
+   * run goes back to its last healthy evaluation, as the workbench's
+   * Continue does, so that a lower rate resumed from there trains. */
+  if (diverged && caml_checkpoint_get_step (checkpoint, trainer) < divergence.rolled_back_to)
+    {
+      if (caml_checkpoint_roll_back (checkpoint, trainer, &error))
+        {
+          caml_trainer_get_divergence (trainer, &divergence);
+          caml_trainer_get_progress (trainer, &p);
+          g_free (losses);
+          losses = caml_trainer_copy_losses (trainer, &n_steps);
+          /* no σ-maps of the weights gone back from */
+          for (guint i = rec.snapshots->len; i-- > 0;)
+            if (((CamlSigmaSnapshot *) rec.snapshots->pdata[i])->step > p.step)
+              g_ptr_array_remove_index (rec.snapshots, i);
+          if (rec.last_taken > p.step)
+            rec.last_taken = -1;
+        }
+      else   /* it keeps the step it rolled back to itself */
+        {
+          g_prefix_error (&error, "going back to step %ld after the divergence: ",
+                          caml_checkpoint_get_step (checkpoint, trainer));
+          problem (problems, error->message);
+          g_clear_error (&error);
+        }
+    }
+  g_autofree CamlEvalRow *trainer_rows = caml_trainer_copy_rows (trainer, &n_rows);
+  g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
   /* what `caml train --resume` goes on from: a diverged run's is that of
    * the step it rolled back to */
   g_autoptr (GError) state_error = NULL;
@@ -967,12 +1006,6 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   gboolean classification = train->n_classes > 0;
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
                                             exp->name ? exp->name : "experiment", exp->seed);
-  /* loss.png: the losses up to the failed step, not only those kept */
-  long n_plotted = n_steps;
-  g_autofree float *plotted = diverged ? losses_through_divergence (losses, n_steps, &rec,
-                                                                    &divergence, p.last_loss,
-                                                                    &n_plotted)
-                                       : NULL;
 
   if (p.state == CAML_TRAINER_FAILED && p.step == 0)
     {
@@ -1117,6 +1150,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   CamlDataset *train = NULL, *test = NULL;
   CamlModel *model = NULL;
   CamlTrainer *trainer = NULL;
+  CamlCheckpoint *checkpoint = NULL;
   long resumed_step = 0;
   g_autofree long *steps = NULL;
   int n_steps = 0;
@@ -1145,6 +1179,11 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
     }
   else if (!(trainer = new_trainer (exp, how, model, train, test, &resumed_step, &error)))
     problem (&problems, error->message);
+  /* the start, and a resumed run's state: where a divergence before a
+   * healthy evaluation goes back to */
+  else if (!(checkpoint = caml_checkpoint_new (model))
+           || (how->resume_dir != NULL && !caml_checkpoint_take (checkpoint, trainer, &error)))
+    problem (&problems, error->message);
   else if (!caml_trainer_prepare (trainer, &error))   /* targets the loss refuses, memory */
     {
       caml_cli_name_experiment (&error, how->source);
@@ -1154,11 +1193,12 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
     problem (&problems, error->message);
   else
     status = run_and_report (exp, how, model, train, test, g_steal_pointer (&trainer),
-                             resumed_step, steps, n_steps, &problems);
+                             checkpoint, resumed_step, steps, n_steps, &problems);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);
   caml_trainer_free (trainer);
+  caml_checkpoint_free (checkpoint);
   caml_model_free (model);
   caml_dataset_free (train);
   caml_dataset_free (test);
@@ -1246,6 +1286,7 @@ caml_cli_train (int argc, char **argv)
     "and leaves DIR as it was. The output directory must take files: that is\n"
     "checked before training.\n"
     "\n"
+
     "Writes into DIR, all or nothing: the results are written into a hidden\n"
     "directory inside DIR first and moved into place, replacing every result\n"
     "file an earlier run left there (so DIR holds one run's results), only\n"
@@ -1272,7 +1313,7 @@ caml_cli_train (int argc, char **argv)
     "  model.weights    the trained weights (load with `caml eval --weights`)\n"
     "  trainer.state    what `--resume DIR` needs besides them: the optimizer's\n"
     "                   state, the step count, the losses and the evaluations\n"
-    "                   (of a run that diverged: at the step it rolled back to)\n"
+    "                   (of a run that diverged: at the step it went back to)\n"
     "  experiment.json  the experiment as run (with the seed and steps used)\n"
     "  loss.png         training and test (or validation) loss per step, and a\n"
     "                   marker where a run diverged\n"
@@ -1324,13 +1365,18 @@ caml_cli_train (int argc, char **argv)
     "match — another run's, or weights changed since it was saved — is\n"
     "refused before anything is written.\n"
     "\n"
-    "A run that diverges is rolled back to its last good weights and keeps\n"
-    "them as above, with the trainer.state of that step: lower the learning\n"
-    "rate in DIR/experiment.json, and --resume DIR goes on from there as a\n"
-    "run stopped at that step would. One rolled back to step 0 has nothing\n"
-    "to keep and leaves DIR as it was (an earlier run's results too), writing\n"
-    "only failed-summary.json and failed-loss.png (the losses up to the\n"
-    "failure).\n"
+    "A run that diverges goes back to its last healthy evaluation (a loss\n"
+    "finite and within twice the lowest so far; else to the step it resumed\n"
+    "from, or step 0), as the workbench's Continue does — the last finite\n"
+    "weights, a step or two before, have often blown up already — and keeps\n"
+    "its weights as above, with the trainer.state of that step: lower the\n"
+    "learning rate in DIR/experiment.json, and --resume DIR goes on from\n"
+    "there as a run stopped at that step would. To go back, the run holds a\n"
+    "copy of the weights and the optimizer's state at its latest healthy\n"
+    "evaluation, and one of its starting weights. One back at step 0 has\n"
+    "nothing to keep and leaves DIR as it was (an earlier run's results too),\n"
+    "writing only failed-summary.json and failed-loss.png (the losses up to\n"
+    "the failure).\n"
     "A run stopped before its first step, or aborted, writes nothing.\n"
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"

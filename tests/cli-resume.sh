@@ -4,7 +4,8 @@
 # same weights and the same evaluations, bit for bit, through minibatches in
 # a shuffled order, dropout and SGD with momentum; so does a run stopped by
 # SIGINT at whatever step and resumed, and so does a run that diverged, from
-# the step it rolled back to. What cannot be resumed is refused
+# the step it rolled back to (its last healthy evaluation, when the last
+# finite weights are past it). What cannot be resumed is refused
 # before anything is written: options that would change the run, no state,
 # a finished run without more steps, weights that are not the state's.
 set -eu
@@ -119,6 +120,61 @@ cmp -s "$dir/raised/model.weights" "$dir/at40/model.weights" \
 evals "$dir/raised/metrics.csv" >"$dir/a.csv"
 evals "$dir/at40/metrics.csv" >"$dir/b.csv"
 cmp -s "$dir/a.csv" "$dir/b.csv" || { diff "$dir/a.csv" "$dir/b.csv" || true; fail "the evaluations differ after the divergence"; }
+
+# A run that blows up goes back to its last healthy evaluation (its loss
+# finite and within twice the lowest so far), as the workbench's Continue
+# does: at a rate of 0.15 the test loss is lowest at step 10 (0.33), grows
+# from there (9.5 at step 15, 48 at 20) and the loss blows up at step 24.
+# The last finite weights, of step 22 (test loss 4922), would blow up again
+# at a rate that trains from step 10: the run keeps the state of a run
+# stopped at step 10 — the same weights — and, its rate lowered, goes on as
+# that run does.
+cat >"$dir/blowup.json" <<'J'
+{"name": "blowup", "seed": 3,
+ "data": {"builtin": "surface", "grid": 41, "train_fraction": 0.1},
+ "model": [{"layer": "dense", "units": 16, "activation": "relu"},
+           {"layer": "dense", "units": 1}],
+ "optimizer": {"type": "sgd", "lr": 0.15, "momentum": 0.9},
+ "training": {"steps": 300, "batch_size": 16, "eval_every": 5}}
+J
+status=0
+"$caml" train "$dir/blowup.json" --plain --out "$dir/blowup" >"$dir/t.txt" 2>&1 || status=$?
+[ $status -eq 1 ] || fail "the run at a learning rate of 0.15 exited $status, not 1" "$dir/t.txt"
+grep -q "step 24: .*rolled back to step 10 (the last healthy evaluation)$" "$dir/t.txt" \
+  || fail "the run did not go back to its last healthy evaluation, at step 10" "$dir/t.txt"
+grep -q "^to go on from step 10: lower optimizer.lr in $dir/blowup/experiment.json, then \`caml train --resume $dir/blowup\`" "$dir/t.txt" \
+  || fail "the diverged run does not say how to go on from step 10" "$dir/t.txt"
+grep -q '"rolled_back_to" : 10' "$dir/blowup/summary.json" \
+  || fail "summary.json does not say rolled_back_to 10" "$dir/blowup/summary.json"
+[ "$(tail -n 1 "$dir/blowup/metrics.csv" | cut -d, -f1)" = 10 ] \
+  || fail "metrics.csv goes past step 10" "$dir/blowup/metrics.csv"
+"$caml" train "$dir/blowup.json" -n 10 -q --out "$dir/at10" >"$dir/t.txt" 2>&1 \
+  || fail "the run of 10 steps failed" "$dir/t.txt"
+cmp -s "$dir/blowup/model.weights" "$dir/at10/model.weights" \
+  || fail "the diverged run did not keep the weights of step 10"
+for run in blowup at10; do
+  set_lr "$dir/$run" 0.05
+  "$caml" train --resume "$dir/$run" -n 300 -q >"$dir/t.txt" 2>&1 \
+    || fail "resuming $run at a learning rate of 0.05 failed" "$dir/t.txt"
+done
+cmp -s "$dir/blowup/model.weights" "$dir/at10/model.weights" \
+  || fail "gone on after the blow-up: other weights than from the run saved at step 10"
+evals "$dir/blowup/metrics.csv" >"$dir/a.csv"
+evals "$dir/at10/metrics.csv" >"$dir/b.csv"
+cmp -s "$dir/a.csv" "$dir/b.csv" || { diff "$dir/a.csv" "$dir/b.csv" || true; fail "the evaluations differ after the blow-up"; }
+# Blown up before any evaluation (at 0.2, at step 8; the first at step 10):
+# back to the start, nothing kept — only failed-summary.json and
+# failed-loss.png, beside what the directory held.
+sed 's/"lr": 0.15/"lr": 0.2/; s/"eval_every": 5/"eval_every": 10/' "$dir/blowup.json" >"$dir/early.json"
+status=0
+"$caml" train "$dir/early.json" --plain --out "$dir/early" >"$dir/t.txt" 2>&1 || status=$?
+[ $status -eq 1 ] || fail "the run at a learning rate of 0.2 exited $status, not 1" "$dir/t.txt"
+grep -q "step 8: .*rolled back to step 0 (where the run started: no evaluation before the divergence was healthy)$" "$dir/t.txt" \
+  || fail "the run that blew up before its first evaluation did not go back to step 0" "$dir/t.txt"
+[ -f "$dir/early/failed-summary.json" ] && [ ! -e "$dir/early/model.weights" ] \
+  || fail "the run that blew up before its first evaluation kept something" "$dir/t.txt"
+grep -q '"rolled_back_to" : 0' "$dir/early/failed-summary.json" \
+  || fail "failed-summary.json does not say rolled_back_to 0" "$dir/early/failed-summary.json"
 
 # refused, nothing written
 listing "$dir/part" >"$dir/before.txt"

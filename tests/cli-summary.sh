@@ -51,8 +51,10 @@ check_test_figures () {
     || fail "$run: metrics.csv does not end at step $steps" "$run/metrics.csv"
 }
 
-# A run that diverges at step 26 and goes back to step 24, between the
-# evaluations at 20 and 30: deterministic, no signal needed.
+# A run that diverges at step 26 goes back to its last healthy evaluation,
+# at step 20; one resumed at step 24, between the evaluations at 20 and 30,
+# at a rate that diverges at once goes back to step 24, where it went on
+# from: deterministic, no signal needed.
 cat >"$dir/diverge.json" <<'J'
 {"data": {"builtin": "surface"},
  "model": [{"layer": "dense", "units": 16, "activation": "relu"}, {"layer": "dense", "units": 1}],
@@ -62,11 +64,20 @@ J
 status=0
 "$caml" train "$dir/diverge.json" --plain --out "$dir/diverge" >"$dir/t.txt" 2>&1 || status=$?
 [ $status -eq 1 ] || fail "diverge.json: exit status $status, not 1" "$dir/t.txt"
-grep -q '"rolled_back_to" : 24' "$dir/diverge/summary.json" \
-  || fail "diverge.json did not go back to step 24" "$dir/diverge/summary.json"
+grep -q '"rolled_back_to" : 20' "$dir/diverge/summary.json" \
+  || fail "diverge.json did not go back to step 20" "$dir/diverge/summary.json"
 check_test_figures "$dir/diverge"
-grep -q '^20,' "$dir/diverge/metrics.csv" && grep -q '^24,' "$dir/diverge/metrics.csv" \
-  || fail "metrics.csv lacks the rows at steps 20 and 24" "$dir/diverge/metrics.csv"
+"$caml" train "$dir/diverge.json" -n 24 -q --out "$dir/at24" >"$dir/t.txt" 2>&1 \
+  || fail "diverge.json, 24 steps: training failed" "$dir/t.txt"
+sed -i 's/"lr" *: *[^,}]*/"lr": 1e30/' "$dir/at24/experiment.json"
+status=0
+"$caml" train --resume "$dir/at24" -n 1000 --plain >"$dir/t.txt" 2>&1 || status=$?
+[ $status -eq 1 ] || fail "resumed at 1e30: exit status $status, not 1" "$dir/t.txt"
+grep -q '"rolled_back_to" : 24' "$dir/at24/summary.json" \
+  || fail "resumed at 1e30: did not go back to step 24" "$dir/at24/summary.json"
+check_test_figures "$dir/at24"
+grep -q '^20,' "$dir/at24/metrics.csv" && grep -q '^24,' "$dir/at24/metrics.csv" \
+  || fail "metrics.csv lacks the rows at steps 20 and 24" "$dir/at24/metrics.csv"
 
 # A run stopped with Ctrl+C (SIGINT) between two evaluations (every 50
 # steps, thousands a second): "stopped after 385 steps" with the figures of
