@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <gio/gio.h>
@@ -121,10 +122,34 @@ run_command (const char *verb, int argc, char **argv)
   return 2;
 }
 
+/* The first error writing to standard output (0: none). A reader that
+ * went away (`caml train … | head -3`: EPIPE) ends only the output, not
+ * the command: what follows is lost, and the run still saves its results.
+ * Any other error (a full disk) makes the command fail, at its end. */
+static int stdout_errno;
+
+static void
+print_to_stdout (const char *string)
+{
+  if (stdout_errno != 0)
+    return;
+  errno = 0;
+  if (fputs (string, stdout) != EOF && fflush (stdout) == 0)
+    return;
+  stdout_errno = errno != 0 ? errno : EIO;
+  if (stdout_errno == EPIPE)
+    g_printerr ("%s: note: standard output was closed; the rest of what this command "
+                "prints is lost, but it goes on\n", g_get_prgname ());
+}
+
 int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
+  /* A closed pipe is an error from write(), not a signal that kills the
+   * process mid-run, losing what it trained (for every command). */
+  signal (SIGPIPE, SIG_IGN);
+  g_set_print_handler (print_to_stdout);
   if (argc < 2)
     {
       g_printerr ("%s", usage);
@@ -159,13 +184,15 @@ main (int argc, char **argv)
   else
     status = run_command (verb, argc - 1, argv + 1);
 
-  /* Output that could not be written (a full disk, a closed pipe) is a
-   * failure, not a success with nothing printed. */
+  /* Output that could not be written (a full disk) is a failure, not a
+   * success with nothing printed; a reader that stopped reading (a closed
+   * pipe) wanted no more of it. */
   errno = 0;
-  if (fflush (stdout) != 0 || ferror (stdout))
+  if (stdout_errno == 0 && (fflush (stdout) != 0 || ferror (stdout)))
+    stdout_errno = errno != 0 ? errno : EIO;
+  if (stdout_errno != 0 && stdout_errno != EPIPE)
     {
-      g_printerr ("caml: cannot write the output%s%s\n", errno != 0 ? ": " : "",
-                  errno != 0 ? g_strerror (errno) : "");
+      g_printerr ("caml: cannot write the output: %s\n", g_strerror (stdout_errno));
       return status == 0 ? 1 : status;
     }
   return status;
