@@ -32,6 +32,8 @@ typedef struct {
   gboolean     interrupted;
   const char  *evaluated_on;   /* "test" or "validation" (caml_report_evaluated_on) */
   const char  *staging;        /* the results being written, or NULL */
+  const char  *out_dir;
+  const char  *made_dir;       /* the first directory of out_dir this run made, or NULL */
 } Run;
 
 static const char *
@@ -104,6 +106,44 @@ on_tick (gpointer user_data)
 
 static void remove_flat_dir (const char *path);
 
+/* The shallowest directory of dir's path that does not exist (all of them
+ * up to dir are made for the run), or NULL when dir exists. */
+static char *
+first_missing_dir (const char *dir)
+{
+  g_autofree char *path = g_strdup (dir);
+  char *missing = NULL;
+  while (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_free (missing);
+      missing = g_strdup (path);
+      char *parent = g_path_get_dirname (path);
+      gboolean top = g_str_equal (parent, path);
+      g_free (path);
+      path = parent;
+      if (top)
+        break;
+    }
+  return missing;
+}
+
+/* Removes the directories this run made for out_dir (made_dir and those
+ * below it down to out_dir) as long as they are empty: a run that writes
+ * nothing leaves no empty directory behind. */
+static void
+remove_made_dirs (const char *out_dir, const char *made_dir)
+{
+  if (made_dir == NULL)
+    return;
+  g_autofree char *path = g_strdup (out_dir);
+  while (g_rmdir (path) == 0 && !g_str_equal (path, made_dir))
+    {
+      char *parent = g_path_get_dirname (path);
+      g_free (path);
+      path = parent;
+    }
+}
+
 /* The first Ctrl+C (or SIGTERM) stops the run, which then evaluates and
  * saves what it trained, saying so at once (that takes a while on large
  * data); a second aborts: the results being written are removed, and the
@@ -124,6 +164,7 @@ on_interrupt (gpointer user_data)
     }
   if (run->staging != NULL)
     remove_flat_dir (run->staging);
+  remove_made_dirs (run->out_dir, run->made_dir);
   g_printerr ("%s%s: aborted: nothing of this run was kept\n",
               run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
   fflush (stdout);
@@ -889,7 +930,7 @@ static int
 run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                 const CamlDataset *train, const CamlDataset *test, CamlTrainer *trainer,
                 CamlCheckpoint *checkpoint, long resumed_step, long *sigma_steps,
-                int n_sigma_steps, Problems *problems)
+                int n_sigma_steps, const char *made_dir, Problems *problems)
 {
   const char *preset = how->preset, *source = how->source, *out_dir = how->out_dir;
   gboolean quiet = how->quiet;
@@ -908,6 +949,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .tty = isatty (STDERR_FILENO) && !how->plain,
     .quiet = quiet,
     .evaluated_on = caml_report_evaluated_on (exp),
+    .out_dir = out_dir, .made_dir = made_dir,
   };
   /* a resumed run's rows so far were printed by the run it goes on with */
   CamlProgress before;
@@ -1152,6 +1194,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   CamlTrainer *trainer = NULL;
   CamlCheckpoint *checkpoint = NULL;
   long resumed_step = 0;
+  g_autofree char *made_dir = NULL;   /* made for out_dir, removed again if left empty */
   g_autofree long *steps = NULL;
   int n_steps = 0;
   /* Everything that can be refused is, before the output directory is made. */
@@ -1189,11 +1232,13 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
       caml_cli_name_experiment (&error, how->source);
       problem (&problems, error->message);
     }
-  else if (!caml_cli_ensure_dir (how->out_dir, &error))
+  else if (!(made_dir = first_missing_dir (how->out_dir), caml_cli_ensure_dir (how->out_dir,
+                                                                               &error)))
     problem (&problems, error->message);
   else
     status = run_and_report (exp, how, model, train, test, g_steal_pointer (&trainer),
-                             checkpoint, resumed_step, steps, n_steps, &problems);
+                             checkpoint, resumed_step, steps, n_steps, made_dir, &problems);
+  remove_made_dirs (how->out_dir, made_dir);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);

@@ -57,4 +57,24 @@ grep -q '^caml train: aborted: nothing of this run was kept' "$dir/e.txt" \
 listing "$dir/r" >"$dir/after.txt"
 diff "$dir/before.txt" "$dir/after.txt" >"$dir/diff.txt" \
   || fail "an aborted run changed the earlier run's results:" "$dir/diff.txt" "$dir/e.txt"
+
+# An aborted run into a directory it made (and its parent) leaves no empty
+# directory behind.
+: >"$dir/e.txt"; : >"$dir/o.txt"
+"$caml" train "$dir/wide.json" --plain --out "$dir/new/sub" >"$dir/o.txt" 2>"$dir/e.txt" &
+pid=$!
+wait_for '^training ' "$dir/o.txt" || fail "the run did not start" "$dir/o.txt" "$dir/e.txt"
+sleep 0.5
+kill -INT $pid
+wait_for 'stopping: evaluating' "$dir/e.txt" \
+  || { kill -TERM $pid 2>/dev/null; fail "nothing said on the first SIGINT" "$dir/o.txt" "$dir/e.txt"; }
+kill -INT $pid 2>/dev/null || true
+status=0
+wait $pid || status=$?
+if grep -q '^results in' "$dir/o.txt"; then
+  echo "the results were saved before the second SIGINT arrived: this machine is too fast for the test"
+  exit 77
+fi
+[ $status -eq 130 ] || fail "two SIGINTs: exit status $status, not 130" "$dir/o.txt" "$dir/e.txt"
+[ ! -e "$dir/new" ] || fail "an aborted run left the directory it made behind:" "$dir/e.txt"
 echo ok
