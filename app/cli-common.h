@@ -1,6 +1,7 @@
 /* cli-common.h — what the commands of `caml` share. */
 #pragma once
 
+#include <signal.h>
 #include <json-glib/json-glib.h>
 
 #include "caml.h"
@@ -86,12 +87,22 @@ typedef struct {
  * from the step saved), trains with progress and writes every result into run->out_dir, all
  * or nothing (see `caml train --help`). A first Ctrl+C (SIGINT or SIGTERM)
  * stops the run, which is saved; a second ends the process at once with
- * status 130, out_dir as it was. Returns an exit status; problems go to
+ * status 128 + the first signal's number (130, 143), out_dir as it was.
+ * One during the data load ends the run when the load returns, with that
+ * status and nothing written; a second ends the process at once. Returns an exit status; problems go to
  * stderr (those of building and starting named by run->source,
  * caml_cli_name_experiment), and when the status is not 0 and failure is
  * not NULL, *failure (free it) is the first of them (NULL when there was
  * none, as for an interrupted run). */
 int caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *run, char **failure);
+
+/* Whether an exit status of caml_cli_run_experiment is that of a run
+ * interrupted by SIGINT (130) or SIGTERM (143). */
+static inline gboolean
+caml_cli_interrupted (int status)
+{
+  return status == 128 + SIGINT || status == 128 + SIGTERM;
+}
 
 /* key: value in a JSON object being built; JSON has no inf or nan, so a
  * figure that is not finite (not measured) is null. */

@@ -26,7 +26,8 @@ typedef struct {
   double test_loss;
   double sigma_auc;     /* NAN when the model has no σ-map */
   double seconds;
-  int    status;        /* the run's exit status: 0 finished, 130 interrupted */
+  int    status;        /* the run's exit status: 0 finished, 130 or 143 interrupted
+                         * (SIGINT, SIGTERM: caml_cli_interrupted) */
   char  *error;         /* owned: why a run failed, or NULL */
 } Result;
 
@@ -217,7 +218,7 @@ remove_old_summary (const char *dir, GError **error)
 static const char *
 status_name (int status)
 {
-  return status == 0 ? "ok" : status == 130 ? "interrupted" : "failed";
+  return status == 0 ? "ok" : caml_cli_interrupted (status) ? "interrupted" : "failed";
 }
 
 /* text as one CSV field: quoted when it holds a comma, a quote or a line
@@ -624,9 +625,9 @@ caml_cli_sweep (int argc, char **argv)
               g_printerr ("caml sweep: %s\n", error->message);
               g_clear_error (&error);
             }
-          if (r.status != 0 && r.status != 130 && r.error == NULL)
+          if (r.status != 0 && !caml_cli_interrupted (r.status) && r.error == NULL)
             r.error = g_strdup_printf ("exit status %d", r.status);
-          for (int a = 0; a < n_axes && r.status != 0 && r.status != 130; a++)
+          for (int a = 0; a < n_axes && r.status != 0 && !caml_cli_interrupted (r.status); a++)
             if (hints[a] != NULL)
               {
                 if (!hinted)
@@ -635,7 +636,7 @@ caml_cli_sweep (int argc, char **argv)
                 g_free (r.error);
                 r.error = with;
               }
-          hinted |= r.status != 0 && r.status != 130 && (hints[0] || hints[1]);
+          hinted |= r.status != 0 && !caml_cli_interrupted (r.status) && (hints[0] || hints[1]);
           /* The run's own error went to stderr, once. */
           if (r.status == 0)
             {
@@ -644,7 +645,7 @@ caml_cli_sweep (int argc, char **argv)
             }
           else
             g_print ("        %s\n", status_name (r.status));
-          if (r.status != 0 && r.status != 130)
+          if (r.status != 0 && !caml_cli_interrupted (r.status))
             {
               n_failed++;
               g_string_append_printf (failed, "%s%s %s", failed->len ? ", " : "", label,
@@ -653,10 +654,10 @@ caml_cli_sweep (int argc, char **argv)
           g_array_append_val (results, r);
           if (base)
             caml_experiment_free (which);
-          if (r.status == 130)
+          if (caml_cli_interrupted (r.status))
             {
               caml_experiment_free (run);
-              status = 130;
+              status = r.status;
               goto write;
             }
         }

@@ -24,12 +24,14 @@
 /* ---------------------------------------------------------------- train */
 
 typedef struct {
-  CamlTrainer *trainer;        /* NULL once the run has ended and it is freed */
-  GMainLoop   *loop;           /* waits for the trainer, then for the save */
+  CamlTrainer *trainer;        /* NULL while loading, and once the run has ended */
+  GMainLoop   *loop;           /* waits for the load, the trainer, then the save */
+  guint        sigint, sigterm;  /* the signal sources, 0 once removed */
+  gboolean     loading;        /* the data and the model are being loaded */
   gboolean     tty;
   gboolean     quiet;
   int          rows_printed;
-  gboolean     interrupted;
+  int          signal;         /* the first SIGINT or SIGTERM heard, or 0 */
   const char  *evaluated_on;   /* "test" or "validation" (caml_report_evaluated_on) */
   const char  *staging;        /* the results being written, or NULL */
   const char  *out_dir;
@@ -148,14 +150,30 @@ remove_made_dirs (const char *out_dir, const char *made_dir)
  * saves what it trained, saying so at once (that takes a while on large
  * data); a second aborts: the results being written are removed, and the
  * output directory keeps what it held. The save runs on a thread of its
- * own, so the main loop is here to hear the second. */
+ * own, so the main loop is here to hear the second. While the data load
+ * (on a thread too: IMDB takes seconds) the first says that nothing will
+ * be written, and the run ends when the load returns; a second ends it at
+ * once. The exit status is 128 + the first signal's number. */
 static gboolean
-on_interrupt (gpointer user_data)
+on_interrupt (Run *run, int signal)
 {
-  Run *run = user_data;
-  if (!run->interrupted)
+  if (run->loading)
     {
-      run->interrupted = TRUE;
+      if (run->signal == 0)
+        {
+          run->signal = signal;
+          g_printerr ("%s: interrupted while loading the data: stopping; nothing written\n",
+                      g_get_prgname ());
+          return G_SOURCE_CONTINUE;
+        }
+      /* nothing of the run's is being written: the load is abandoned */
+      g_printerr ("%s: aborted while loading the data; nothing written\n", g_get_prgname ());
+      fflush (stdout);
+      _exit (128 + run->signal);
+    }
+  if (run->signal == 0)
+    {
+      run->signal = signal;
       if (run->trainer != NULL)
         caml_trainer_stop (run->trainer);
       g_printerr ("%s%s: stopping: evaluating and saving the results (Ctrl-C again to abort)\n",
@@ -169,16 +187,35 @@ on_interrupt (gpointer user_data)
               run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
   fflush (stdout);
   /* The trainer or the save thread may be mid-way: nothing to join. */
-  _exit (130);
+  _exit (128 + run->signal);
+}
+
+static gboolean
+on_sigint (gpointer user_data)
+{
+  return on_interrupt (user_data, SIGINT);
+}
+
+static gboolean
+on_sigterm (gpointer user_data)
+{
+  return on_interrupt (user_data, SIGTERM);
+}
+
+/* From before the data load to the run's end, Ctrl+C is the run's. */
+static void
+start_listening (Run *run)
+{
+  run->sigint = g_unix_signal_add (SIGINT, on_sigint, run);
+  run->sigterm = g_unix_signal_add (SIGTERM, on_sigterm, run);
 }
 
 /* The run's end: Ctrl+C is no longer this run's to handle. */
 static void
-stop_listening (Run *run, guint sigint, guint sigterm)
+stop_listening (Run *run)
 {
-  g_source_remove (sigint);
-  g_source_remove (sigterm);
-  g_clear_pointer (&run->loop, g_main_loop_unref);
+  g_clear_handle_id (&run->sigint, g_source_remove);
+  g_clear_handle_id (&run->sigterm, g_source_remove);
 }
 
 static gboolean
@@ -930,7 +967,7 @@ static int
 run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                 const CamlDataset *train, const CamlDataset *test, CamlTrainer *trainer,
                 CamlCheckpoint *checkpoint, long resumed_step, long *sigma_steps,
-                int n_sigma_steps, const char *made_dir, Problems *problems)
+                int n_sigma_steps, Run *run, Problems *problems)
 {
   const char *preset = how->preset, *source = how->source, *out_dir = how->out_dir;
   gboolean quiet = how->quiet;
@@ -943,18 +980,12 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   };
 
   caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
-  Run run = {
-    .trainer = trainer,
-    .loop = g_main_loop_new (NULL, FALSE),
-    .tty = isatty (STDERR_FILENO) && !how->plain,
-    .quiet = quiet,
-    .evaluated_on = caml_report_evaluated_on (exp),
-    .out_dir = out_dir, .made_dir = made_dir,
-  };
+  run->trainer = trainer;
+  run->evaluated_on = caml_report_evaluated_on (exp);
   /* a resumed run's rows so far were printed by the run it goes on with */
   CamlProgress before;
   caml_trainer_get_progress (trainer, &before);
-  run.rows_printed = before.n_rows;
+  run->rows_printed = before.n_rows;
   if (!quiet)
     {
       g_autofree char *in = caml_shape_to_string (&train->x_shape);
@@ -986,14 +1017,12 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
       caml_cli_name_experiment (&error, source);
       problem (problems, error->message);
       caml_trainer_free (trainer);
-      g_main_loop_unref (run.loop);
+      run->trainer = NULL;
       g_ptr_array_free (rec.snapshots, TRUE);
       return 1;
     }
-  g_timeout_add (100, on_tick, &run);   /* removes itself when the run ends */
-  guint sigint = g_unix_signal_add (SIGINT, on_interrupt, &run);
-  guint sigterm = g_unix_signal_add (SIGTERM, on_interrupt, &run);
-  g_main_loop_run (run.loop);
+  g_timeout_add (100, on_tick, run);   /* removes itself when the run ends */
+  g_main_loop_run (run->loop);
   caml_trainer_join (trainer);
 
   CamlProgress p;
@@ -1044,7 +1073,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   g_autoptr (GBytes) state = p.step > 0 ? caml_trainer_state_to_bytes (trainer, &state_error)
                                         : NULL;
   caml_trainer_free (trainer);
-  run.trainer = NULL;
+  run->trainer = NULL;
   gboolean classification = train->n_classes > 0;
   g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
                                             exp->name ? exp->name : "experiment", exp->seed);
@@ -1056,10 +1085,10 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
        * beside them under names of its own. */
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
-      stop_listening (&run, sigint, sigterm);
+      stop_listening (run);
       report_nothing_kept (out_dir, preset, exp, how, resumed_step, &p, run_error, diverged ? &divergence : NULL,
                            plotted ? plotted : losses, n_plotted, classification,
-                           run.evaluated_on, title, problems);
+                           run->evaluated_on, title, problems);
       return 1;
     }
   if (p.state == CAML_TRAINER_STOPPED && p.step == 0)
@@ -1068,11 +1097,11 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
        * keep, and an earlier run's results stay. */
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
-      stop_listening (&run, sigint, sigterm);
+      stop_listening (run);
       print_ended (&p);
       g_print ("nothing kept: stopped before the first step, so %s/ keeps what it held\n",
                out_dir);
-      return run.interrupted ? 130 : 1;
+      return run->signal != 0 ? 128 + run->signal : 1;
     }
   /* What this run keeps is written into a staging directory inside
    * out_dir (the same file system) and moved into place only when every
@@ -1084,7 +1113,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
       problem (problems, error->message);
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
-      stop_listening (&run, sigint, sigterm);
+      stop_listening (run);
       return 1;
     }
   Save save = {
@@ -1092,39 +1121,39 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .losses = losses, .n_steps = n_steps,
     .plotted = plotted ? plotted : losses, .n_plotted = n_plotted,
     .divergence = diverged ? &divergence : NULL, .run_error = run_error,
-    .classification = classification, .evaluated_on = run.evaluated_on, .title = title,
+    .classification = classification, .evaluated_on = run->evaluated_on, .title = title,
     .sigma_stretch = how->sigma_stretch, .how = how, .resumed_step = resumed_step,
     .state = state, .state_error = state_error,
-    .dir = staging, .out_dir = out_dir, .problems = problems, .loop = run.loop,
+    .dir = staging, .out_dir = out_dir, .problems = problems, .loop = run->loop,
     .p = p, .rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1),
     .n_rows = n_rows, .drawn = g_string_new (NULL),
   };
-  run.staging = staging;
+  run->staging = staging;
   GThread *thread = g_thread_new ("caml-save", save_results, &save);
-  g_main_loop_run (run.loop);
+  g_main_loop_run (run->loop);
   g_thread_join (thread);
   g_ptr_array_free (rec.snapshots, TRUE);
   gboolean committed = save.written_all && kept (problems, commit_results (out_dir, staging,
                                                                            &error), &error);
   /* The moves are done (or undone): a Ctrl+C that came during them was not
    * heard, and aborts nothing now. */
-  run.staging = NULL;
-  stop_listening (&run, sigint, sigterm);
+  run->staging = NULL;
+  stop_listening (run);
   if (!committed)
     remove_flat_dir (staging);
   p = save.p;
 
   const CamlEvalRow *last = save.n_rows > 0 ? &save.rows[save.n_rows - 1] : NULL;
-  if (save.final_row && !quiet && !run.tty)
-    print_row (last, classification, run.evaluated_on);
+  if (save.final_row && !quiet && !run->tty)
+    print_row (last, classification, run->evaluated_on);
   if (run_error)
     problem (problems, run_error->message);
   print_ended (&p);
   if (last)
     g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
-             save.train_loss, run.evaluated_on, last->test_loss,
+             save.train_loss, run->evaluated_on, last->test_loss,
              classification ? "accuracy" : "mse", save.train_metric,
-             run.evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
+             run->evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
   if (!isnan (save.sigma_auc))
     {
       g_autofree char *of = caml_report_sigma_source_text (&save.sigma_source);
@@ -1145,7 +1174,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   g_free (save.rows);
   if (!committed || p.state == CAML_TRAINER_FAILED)
     return 1;
-  return run.interrupted ? 130 : 0;
+  return run->signal != 0 ? 128 + run->signal : 0;
 }
 
 /* The run's trainer; resuming, with the weights and state of how->resume_dir
@@ -1184,16 +1213,62 @@ new_trainer (const CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   return NULL;
 }
 
+/* What a run needs before it trains, read on a thread of its own, so that
+ * the main loop hears Ctrl+C meanwhile (IMDB loads for seconds). */
+typedef struct {
+  CamlExperiment   *exp;
+  const CamlCliRun *how;
+  GMainLoop        *loop;
+  /* out */
+  CamlDataset      *train, *test;
+  CamlModel        *model;
+  CamlTrainer      *trainer;       /* NULL when error is set */
+  CamlCheckpoint   *checkpoint;    /* with trainer */
+  long              resumed_step;
+  GError           *error;
+} Load;
+
+static gpointer
+load_run (gpointer user_data)
+{
+  Load *l = user_data;
+  const CamlCliRun *how = l->how;
+  if (!caml_experiment_load_datasets (l->exp, &l->train, &l->test, &l->error)
+      || !(l->model = caml_experiment_build_model_for (l->exp, l->train, &l->error)))
+    caml_cli_name_experiment (&l->error, how->source);
+  /* the file's weights in place of the seed's (and of pre-trained word
+   * vectors): the model and the vocabulary must be the ones they were
+   * trained with, which the file records */
+  else if (how->init_weights != NULL
+           && !caml_weights_load (l->model, how->init_weights, &l->error))
+    g_prefix_error (&l->error, "--init-weights: ");
+  else if ((l->trainer = new_trainer (l->exp, how, l->model, l->train, l->test,
+                                      &l->resumed_step, &l->error)) == NULL)
+    ;
+  /* the start, and a resumed run's state: where a divergence before a
+   * healthy evaluation goes back to */
+  else if (!(l->checkpoint = caml_checkpoint_new (l->model))
+           || (how->resume_dir != NULL
+               && !caml_checkpoint_take (l->checkpoint, l->trainer, &l->error)))
+    {
+      g_clear_pointer (&l->checkpoint, caml_checkpoint_free);
+      g_clear_pointer (&l->trainer, caml_trainer_free);
+    }
+  else if (!caml_trainer_prepare (l->trainer, &l->error))  /* targets the loss refuses, memory */
+    {
+      caml_cli_name_experiment (&l->error, how->source);
+      g_clear_pointer (&l->checkpoint, caml_checkpoint_free);
+      g_clear_pointer (&l->trainer, caml_trainer_free);
+    }
+  g_idle_add (quit_loop, l->loop);
+  return NULL;
+}
+
 int
 caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **failure)
 {
   g_autoptr (GError) error = NULL;
   Problems problems = { NULL };
-  CamlDataset *train = NULL, *test = NULL;
-  CamlModel *model = NULL;
-  CamlTrainer *trainer = NULL;
-  CamlCheckpoint *checkpoint = NULL;
-  long resumed_step = 0;
   g_autofree char *made_dir = NULL;   /* made for out_dir, removed again if left empty */
   g_autofree long *steps = NULL;
   int n_steps = 0;
@@ -1205,48 +1280,47 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
         *failure = g_strdup (error->message);
       return 2;
     }
+  Run run = {
+    .loop = g_main_loop_new (NULL, FALSE),
+    .loading = TRUE,
+    .tty = isatty (STDERR_FILENO) && !how->plain,
+    .quiet = how->quiet,
+    .out_dir = how->out_dir,
+  };
+  start_listening (&run);
+  Load load = { .exp = exp, .how = how, .loop = run.loop };
+  GThread *thread = g_thread_new ("caml-load", load_run, &load);
+  g_main_loop_run (run.loop);
+  g_thread_join (thread);
+  run.loading = FALSE;
+
   int status = 1;
-  if (!caml_experiment_load_datasets (exp, &train, &test, &error)
-      || !(model = caml_experiment_build_model_for (exp, train, &error)))
-    {
-      caml_cli_name_experiment (&error, how->source);
-      problem (&problems, error->message);
-    }
-  /* the file's weights in place of the seed's (and of pre-trained word
-   * vectors): the model and the vocabulary must be the ones they were
-   * trained with, which the file records */
-  else if (how->init_weights != NULL && !caml_weights_load (model, how->init_weights, &error))
-    {
-      g_prefix_error (&error, "--init-weights: ");
-      problem (&problems, error->message);
-    }
-  else if (!(trainer = new_trainer (exp, how, model, train, test, &resumed_step, &error)))
-    problem (&problems, error->message);
-  /* the start, and a resumed run's state: where a divergence before a
-   * healthy evaluation goes back to */
-  else if (!(checkpoint = caml_checkpoint_new (model))
-           || (how->resume_dir != NULL && !caml_checkpoint_take (checkpoint, trainer, &error)))
-    problem (&problems, error->message);
-  else if (!caml_trainer_prepare (trainer, &error))   /* targets the loss refuses, memory */
-    {
-      caml_cli_name_experiment (&error, how->source);
-      problem (&problems, error->message);
-    }
+  if (run.signal != 0)   /* said when it came */
+    status = 128 + run.signal;
+  else if (load.error != NULL)
+    problem (&problems, load.error->message);
   else if (!(made_dir = first_missing_dir (how->out_dir), caml_cli_ensure_dir (how->out_dir,
                                                                                &error)))
     problem (&problems, error->message);
   else
-    status = run_and_report (exp, how, model, train, test, g_steal_pointer (&trainer),
-                             checkpoint, resumed_step, steps, n_steps, made_dir, &problems);
+    {
+      run.made_dir = made_dir;
+      status = run_and_report (exp, how, load.model, load.train, load.test,
+                               g_steal_pointer (&load.trainer), load.checkpoint, load.resumed_step, steps,
+                               n_steps, &run, &problems);
+    }
+  stop_listening (&run);
+  g_main_loop_unref (run.loop);
   remove_made_dirs (how->out_dir, made_dir);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);
-  caml_trainer_free (trainer);
-  caml_checkpoint_free (checkpoint);
-  caml_model_free (model);
-  caml_dataset_free (train);
-  caml_dataset_free (test);
+  g_clear_error (&load.error);
+  caml_trainer_free (load.trainer);
+  caml_checkpoint_free (load.checkpoint);
+  caml_model_free (load.model);
+  caml_dataset_free (load.train);
+  caml_dataset_free (load.test);
   return status;
 }
 
@@ -1328,7 +1402,8 @@ caml_cli_train (int argc, char **argv)
     "Trains in a background thread with a progress bar on a terminal (a line per\n"
     "evaluation otherwise); Ctrl+C (or SIGTERM) stops early, says so at once,\n"
     "and still evaluates and writes the results; a second Ctrl+C aborts that\n"
-    "and leaves DIR as it was. The output directory must take files: that is\n"
+    "and leaves DIR as it was. Ctrl+C while the data load stops the run as\n"
+    "soon as they are read, writing nothing (a second: at once). The output directory must take files: that is\n"
     "checked before training.\n"
     "\n"
 
@@ -1426,7 +1501,8 @@ caml_cli_train (int argc, char **argv)
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"
     "not start or could not write a result (then nothing of it is kept), 2 for\n"
-    "bad command-line options, 130 when interrupted.");
+    "bad command-line options, 130 when interrupted by Ctrl+C (SIGINT), 143\n"
+    "by SIGTERM (128 + the signal's number).");
   g_autoptr (GError) error = NULL;
   if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
