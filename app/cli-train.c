@@ -445,6 +445,61 @@ is_result_name (const char *name)
          || (g_str_has_prefix (name, "sigma-step") && g_str_has_suffix (name, ".png"));
 }
 
+/* The result names a run of this model may write into out_dir: those of
+ * every run, the plots of its kind of model, and sigma-stepN.png at the
+ * σ-map steps (`steps`, the last among them). */
+static GPtrArray *
+planned_result_names (const CamlModel *model, const CamlDataset *train, const long *steps,
+                      int n_steps)
+{
+  static const char *const always[] = {
+    "metrics.csv", "summary.json", "model.weights", "trainer.state", "experiment.json",
+    "loss.png", NULL
+  };
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  for (int i = 0; always[i] != NULL; i++)
+    g_ptr_array_add (names, g_strdup (always[i]));
+  if (caml_shape_is_plane (&model->input)
+      && caml_shape_size (caml_model_output_shape (model)) == 1)
+    {
+      g_ptr_array_add (names, g_strdup ("surface.png"));
+      g_ptr_array_add (names, g_strdup ("chi.png"));
+      g_ptr_array_add (names, g_strdup ("parts.png"));
+    }
+  if (train->vocab != NULL && model->input.kind == CAML_SHAPE_TOKENS)
+    {
+      g_ptr_array_add (names, g_strdup ("words.html"));
+      g_ptr_array_add (names, g_strdup ("words.png"));
+    }
+  if (caml_report_sigma_layer (model) >= 0)
+    for (int i = 0; i < n_steps; i++)
+      g_ptr_array_add (names, g_strdup_printf ("sigma-step%ld.png", steps[i]));
+  return names;
+}
+
+/* Before training: a result name taken in out_dir by something other than
+ * a file (a directory, a link) would make the run keep nothing at its end
+ * (commit_results refuses to replace it). */
+static gboolean
+check_result_names (const char *out_dir, const GPtrArray *names, GError **error)
+{
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = names->pdata[i];
+      g_autofree char *path = g_build_filename (out_dir, name, NULL);
+      GStatBuf st;
+      if (g_lstat (path, &st) != 0 || S_ISREG (st.st_mode))
+        continue;
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                   "%s: is not a file (%s), so this run's %s could not replace it: move it "
+                   "away or give another --out; nothing was trained", path,
+                   S_ISDIR (st.st_mode) ? "a directory" : S_ISLNK (st.st_mode)
+                   ? "a symbolic link" : "not a regular file", name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Removes a directory of files (the staging directory of a run: no
  * subdirectories). Files may still be appearing in it (a save thread
  * writing while Ctrl+C aborts): it tries again until it is empty. */
@@ -1272,6 +1327,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   g_autofree char *made_dir = NULL;   /* made for out_dir, removed again if left empty */
   g_autofree long *steps = NULL;
   int n_steps = 0;
+  g_autoptr (GPtrArray) names = NULL;
   /* Everything that can be refused is, before the output directory is made. */
   if (!parse_steps_list (how->sigma_steps, exp->steps, &steps, &n_steps, &error))
     {
@@ -1299,6 +1355,11 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
     status = 128 + run.signal;
   else if (load.error != NULL)
     problem (&problems, load.error->message);
+  else if (!check_result_names (how->out_dir, (names = planned_result_names (load.model,
+                                                                             load.train,
+                                                                             steps, n_steps)),
+                                &error))
+    problem (&problems, error->message);
   else if (!(made_dir = first_missing_dir (how->out_dir), caml_cli_ensure_dir (how->out_dir,
                                                                                &error)))
     problem (&problems, error->message);
@@ -1403,8 +1464,10 @@ caml_cli_train (int argc, char **argv)
     "evaluation otherwise); Ctrl+C (or SIGTERM) stops early, says so at once,\n"
     "and still evaluates and writes the results; a second Ctrl+C aborts that\n"
     "and leaves DIR as it was. Ctrl+C while the data load stops the run as\n"
-    "soon as they are read, writing nothing (a second: at once). The output directory must take files: that is\n"
-    "checked before training.\n"
+    "soon as they are read, writing nothing (a second: at once). The output\n"
+    "directory must take files, and no name of a result this run writes may\n"
+    "be taken there by a directory (or anything but a file): both are checked\n"
+    "before training.\n"
     "\n"
 
     "Writes into DIR, all or nothing: the results are written into a hidden\n"

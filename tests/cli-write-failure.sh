@@ -39,8 +39,8 @@ listing "$dir/r" >"$dir/after.txt"
 diff "$dir/before.txt" "$dir/after.txt" >"$dir/diff.txt" \
   || fail "a write failure changed the earlier run's results:" "$dir/diff.txt"
 
-# A result that cannot be moved into place (loss.png is a directory): the
-# moves already made are undone.
+# A result name taken by a directory (loss.png): refused before training,
+# the path named (it used to train, then keep nothing).
 rm "$dir/r/loss.png"
 mkdir "$dir/r/loss.png"
 touch "$dir/r/loss.png/keep"
@@ -50,10 +50,31 @@ status=0
 [ $status -eq 1 ] || fail "loss.png a directory: exit status $status, not 1" "$dir/o.txt" "$dir/e.txt"
 grep -q "^caml train: $dir/r/loss.png: is not a file" "$dir/e.txt" \
   || fail "the failure does not name r/loss.png" "$dir/e.txt"
+! grep -q '^training ' "$dir/o.txt" || fail "loss.png a directory: trained before saying so" "$dir/o.txt" "$dir/e.txt"
 ! grep -q '^results in' "$dir/o.txt" || fail "a \"results in\" line after a failure" "$dir/o.txt"
 listing "$dir/r" >"$dir/after.txt"
 diff "$dir/before.txt" "$dir/after.txt" >"$dir/diff.txt" \
   || fail "a failed move changed the earlier run's results:" "$dir/diff.txt"
+
+# … and one the model would write (words.html of a text model with word
+# gates: text data of our own, so that no data set is needed).
+mkdir -p "$dir/w/words.html"
+printf 'good film\t1\nbad plot\t0\ngreat acting\t1\ndull story\t0\n' >"$dir/w.tsv"
+cat >"$dir/w.json" <<'J'
+{"data": {"text": {"train": "w.tsv", "test": "w.tsv"}},
+ "model": [{"layer": "ca_bsfe", "dim": 2, "gate_dim": 2},
+           {"layer": "dense", "units": 1, "activation": "identity"}],
+ "loss": "sigmoid_cross_entropy",
+ "optimizer": {"type": "adagrad", "lr": 0.1},
+ "training": {"steps": 10, "batch_size": 2, "eval_every": 5}}
+J
+status=0
+"$caml" train "$dir/w.json" --plain --out "$dir/w" >"$dir/o.txt" 2>"$dir/e.txt" || status=$?
+[ $status -eq 1 ] || fail "words.html a directory: exit status $status, not 1" "$dir/o.txt" "$dir/e.txt"
+grep -q "^caml train: $dir/w/words.html: is not a file" "$dir/e.txt" \
+  || fail "the refusal does not name w/words.html" "$dir/e.txt"
+! grep -q '^training ' "$dir/o.txt" || fail "words.html a directory: trained before saying so" "$dir/o.txt" "$dir/e.txt"
+[ "$(ls -A "$dir/w")" = "words.html" ] || fail "a refused run wrote into w/" "$dir/o.txt"
 
 # … and a run that can write everything replaces them all.
 rm -r "$dir/r/loss.png"
