@@ -73,8 +73,10 @@ caml_cli_progress_line (const CamlProgress *p, const char *evaluated_on, int col
     [F_TOKENS] = p->tokens > 0 ? g_strdup_printf ("%.0f tokens/s", p->tokens_per_second)
                                : NULL,
   };
-  g_autofree char *head = g_strdup_printf ("%3.0f%% step %ld/%ld  loss %.4g", 100 * frac,
-                                           p->step, p->total_steps, p->last_loss);
+  /* before the first step there is no loss yet (last_loss is NaN): a dash */
+  g_autofree char *loss = p->step > 0 ? g_strdup_printf ("%.4g", p->last_loss) : g_strdup ("-");
+  g_autofree char *head = g_strdup_printf ("%3.0f%% step %ld/%ld  loss %s", 100 * frac,
+                                           p->step, p->total_steps, loss);
   gboolean shown[N_FIELDS];
   char *line = NULL;
 

@@ -1,6 +1,7 @@
 /* test-cli-progress.c — caml train's progress bar fits the terminal: it
  * printed about 128 columns whatever the width, which wrap on an
  * 80-column terminal and leave a line behind at every redraw. */
+#include <math.h>
 #include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,12 +74,32 @@ test_what_goes (void **state)
   assert_non_null (strstr (early, "eta 18m35s"));
 }
 
+/* The first frame, before any step: a dash for the loss, not "loss nan". */
+static void
+test_no_loss_yet (void **state)
+{
+  (void) state;
+  CamlProgress p = text_run ();
+  p.step = 0;
+  p.last_loss = NAN;
+  p.n_rows = 0;
+  p.steps_per_second = 0;
+  g_autofree char *line = caml_cli_progress_line (&p, "test", 200);
+  assert_non_null (strstr (line, "step 0/1500  loss -"));
+  assert_null (strstr (line, "nan"));
+  /* a loss that is NaN after a step is shown as it is */
+  p.step = 1;
+  g_autofree char *later = caml_cli_progress_line (&p, "test", 200);
+  assert_non_null (strstr (later, "loss nan"));
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_fits),
     cmocka_unit_test (test_what_goes),
+    cmocka_unit_test (test_no_loss_yet),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
