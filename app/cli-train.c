@@ -1258,10 +1258,16 @@ new_trainer (const CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
       *resumed_step = p.step;
       if (p.step < exp->steps)
         return trainer;
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "the run in %s has done %ld steps, so %d in all would add none: give "
-                   "--steps N above %ld to train further", how->resume_dir, p.step,
-                   exp->steps, p.step);
+      /* --steps is the total, not the steps to add */
+      if (p.step == exp->steps)
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                     "the run in %s has done all its %ld steps: give --steps N above %ld "
+                     "(the total) to train further", how->resume_dir, p.step, p.step);
+      else
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                     "%d steps in all is fewer than the %ld the run in %s has done: "
+                     "--steps is the total, so give one above %ld to train further",
+                     exp->steps, p.step, how->resume_dir, p.step);
     }
   g_prefix_error (error, "--resume: ");
   caml_trainer_free (trainer);

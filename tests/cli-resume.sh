@@ -194,8 +194,11 @@ refused "--resume goes on with the experiment saved in $dir/part/: $dir/exp.json
 # -k 0 was read as "not given" and let through.
 refused "--resume goes on with the experiment saved in $dir/part/: --kernel cannot be given with it" 2 \
   --resume "$dir/part" -n 700 -k 0
-refused "--resume: the run in $dir/part has done 600 steps, so 600 in all would add none: give --steps N above 600 to train further" 1 \
+refused "--resume: the run in $dir/part has done all its 600 steps: give --steps N above 600 (the total) to train further" 1 \
   --resume "$dir/part"
+# --steps below the steps done: said so (it was "so 300 in all would add none")
+refused "--resume: 300 steps in all is fewer than the 600 the run in $dir/part has done: --steps is the total, so give one above 600 to train further" 1 \
+  --resume "$dir/part" -n 300
 cp "$dir/part/model.weights" "$dir/saved.weights"
 cp "$dir/stopped/model.weights" "$dir/part/model.weights"
 listing "$dir/part" >"$dir/before.txt"
