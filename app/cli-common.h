@@ -78,7 +78,12 @@ typedef struct {
   const char *started_from;  /* when resuming: the weights the saved run started
                               * from (its summary.json's init_weights), or NULL */
   gboolean    sigma_stretch;
+  const char *sigma_given;   /* the σ-map options given on the command line
+                              * ("--sigma-steps", …), or NULL: a model without
+                              * σ-maps gets a note that they do nothing */
   gboolean    quiet;
+  gboolean    no_notes;      /* no notes on settings that do nothing (caml sweep:
+                              * its matched baselines keep em_steps) */
   gboolean    plain;         /* no progress bar, even on a terminal */
 } CamlCliRun;
 

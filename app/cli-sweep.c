@@ -613,7 +613,8 @@ caml_cli_sweep (int argc, char **argv)
           if (remove_old_summary (dir, &error))
             {
               CamlCliRun how = { .preset = preset, .source = source, .out_dir = dir,
-                                 .sigma_steps = "last", .quiet = TRUE, .plain = TRUE };
+                                 .sigma_steps = "last", .quiet = TRUE, .plain = TRUE,
+                                 .no_notes = TRUE };
               r.status = caml_cli_run_experiment (which, &how, &r.error);
               read_summary (dir, &classification, &r);
             }

@@ -1274,6 +1274,27 @@ new_trainer (const CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   return NULL;
 }
 
+/* Settings that would do nothing for this model get a note (not an error:
+ * the run is what was asked for, without them). */
+static void
+note_idle_settings (const CamlExperiment *exp, const CamlCliRun *how, const CamlModel *model)
+{
+  if (how->no_notes)
+    return;
+  gboolean gates = FALSE;
+  for (int l = 0; l < model->n_layers; l++)
+    for (int i = 0; i < model->layers[l]->n_params; i++)
+      gates |= model->layers[l]->params[i].group == CAML_GROUP_GATE;
+  if (exp->optimizer.em_steps > 0 && !gates)
+    g_printerr ("%s: note: optimizer.em_steps = %d does nothing here: the model has no "
+                "context-aware layer (no gate parameters), so every parameter moves at "
+                "every step\n", g_get_prgname (), exp->optimizer.em_steps);
+  if (how->sigma_given != NULL && caml_report_sigma_layer (model) < 0)
+    g_printerr ("%s: note: %s %s nothing here: the model has no σ-maps (no convolutional "
+                "context-aware layer)\n", g_get_prgname (), how->sigma_given,
+                strstr (how->sigma_given, " and ") ? "do" : "does");
+}
+
 /* What a run needs before it trains, read on a thread of its own, so that
  * the main loop hears Ctrl+C meanwhile (IMDB loads for seconds). */
 typedef struct {
@@ -1356,6 +1377,8 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   g_thread_join (thread);
   run.loading = FALSE;
 
+  if (run.signal == 0 && load.error == NULL)
+    note_idle_settings (exp, how, load.model);
   int status = 1;
   if (run.signal != 0)   /* said when it came */
     status = 128 + run.signal;
@@ -1654,6 +1677,8 @@ caml_cli_train (int argc, char **argv)
     .sigma_steps = sigma_steps ? sigma_steps : "1000,last", .init_weights = init_weights,
     .resume_dir = resume, .started_from = started_from,
     .sigma_stretch = sigma_stretch, .quiet = quiet, .plain = plain,
+    .sigma_given = sigma_steps && sigma_stretch ? "--sigma-steps and --sigma-stretch"
+                   : sigma_steps ? "--sigma-steps" : sigma_stretch ? "--sigma-stretch" : NULL,
   };
   int status = caml_cli_run_experiment (exp, &how, NULL);
   caml_experiment_free (exp);

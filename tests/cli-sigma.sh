@@ -46,6 +46,7 @@ JSON
   || fail "training failed" "$dir/t.txt"
 "$caml" train "$dir/bars.json" --sigma-steps 10,last --sigma-stretch -q -o "$dir/stretched" \
   >"$dir/s.txt" 2>&1 || fail "training with --sigma-stretch failed" "$dir/s.txt"
+! grep -q 'note:.*σ-maps' "$dir/t.txt" "$dir/s.txt" || fail "a note that σ-map options do nothing, for a model with σ-maps" "$dir/t.txt" "$dir/s.txt"
 for run in fixed stretched; do
   for step in 10 20; do
     [ -s "$dir/$run/sigma-step$step.png" ] || fail "$run: no sigma-step$step.png" "$dir/t.txt"
