@@ -56,6 +56,7 @@
 #include <glib/gstdio.h>
 
 #include "caml.h"
+#include "lines-private.h"
 /* XXH64 from libxxhash: 10× faster than SHA-256 over a 140 MB cache. */
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
@@ -382,8 +383,9 @@ line_fail (const Reader *r, GError **error, guint64 line, const char *format, ..
 
 #define MAX_LINE_BYTES (16 << 20)
 
-/* The next line (without its \n or \r\n) into line: 1, or 0 at the end, or
- * −1 when it is longer than MAX_LINE_BYTES (a binary file?). */
+/* The next line (without its line end: \r\n, \n or a lone \r, as
+ * caml_line_split) into line: 1, or 0 at the end, or −1 when it is longer
+ * than MAX_LINE_BYTES (a binary file?). */
 static int
 read_line (Reader *r, GString *line)
 {
@@ -392,18 +394,24 @@ read_line (Reader *r, GString *line)
     return 0;
   for (;;)
     {
-      const guint8 *start = r->buf + r->pos;
-      const guint8 *nl = memchr (start, '\n', r->len - r->pos);
-      gsize take = nl != NULL ? (gsize) (nl - start) : r->len - r->pos;
+      const char *start = (const char *) r->buf + r->pos;
+      gsize avail = r->len - r->pos, next;
+      gsize take = caml_line_split (start, avail, &next);
       if (line->len + take > MAX_LINE_BYTES)
         return -1;
-      g_string_append_len (line, (const char *) start, (gssize) take);
-      r->pos += take + (nl != NULL);
-      if (nl != NULL || !reader_fill (r))
+      g_string_append_len (line, start, (gssize) take);
+      gboolean cr_at_end = caml_line_ended_in_cr (start, avail, take, next);
+      r->pos += next;
+      if (next > take)   /* the line ended in this buffer */
+        {
+          /* A \r that ends the buffer may be the first half of a \r\n. */
+          if (cr_at_end && reader_peek (r) == '\n')
+            r->pos++;
+          break;
+        }
+      if (!reader_fill (r))
         break;
     }
-  if (line->len > 0 && line->str[line->len - 1] == '\r')
-    g_string_truncate (line, line->len - 1);
   return 1;
 }
 

@@ -9,14 +9,17 @@
  *   word counts      `word count` per line (enwiki_vocab_min200.txt, SIF's
  *                    word frequencies), separated by a space or a tab.
  *
- * In all three, lines end with \n or \r\n, blank lines are skipped, text
- * must be UTF-8 (a byte-order mark at the start is skipped), and errors name the file and the line ("sickdev:12: …").
+ * In all three, lines end with \r\n, \n or a lone \r (caml_line_split),
+ * blank lines (empty, or only spaces and tabs) are skipped, text must be
+ * UTF-8 (a byte-order mark at the start is skipped), and errors name the
+ * file and the line ("sickdev:12: …"), and the column where it matters.
  * The files are small (a few MB): each is read whole, then split. */
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "caml.h"
+#include "lines-private.h"
 
 /* ---------------------------------------------------------------- lines */
 
@@ -24,7 +27,7 @@ typedef struct {
   const char *source;
   const char *p, *end;
   int         line_no;
-  char       *line;      /* the current line, owned, without \r\n */
+  char       *line;      /* the current line, owned, without its line end */
   gsize       line_len;  /* its length in bytes (NUL bytes included) */
 } Lines;
 
@@ -44,19 +47,16 @@ lines_next (Lines *l)
 {
   while (l->p < l->end)
     {
-      const char *nl = memchr (l->p, '\n', (gsize) (l->end - l->p));
-      const char *stop = nl != NULL ? nl : l->end;
-      gsize len = (gsize) (stop - l->p);
-      if (len > 0 && l->p[len - 1] == '\r')
-        len--;
+      gsize next;
+      gsize len = caml_line_split (l->p, (gsize) (l->end - l->p), &next);
       g_free (l->line);
       l->line = g_malloc (len + 1);
       memcpy (l->line, l->p, len);
       l->line[len] = '\0';
       l->line_len = len;
-      l->p = nl != NULL ? nl + 1 : l->end;
+      l->p += next;
       l->line_no++;
-      if (l->line[strspn (l->line, " \t")] != '\0')
+      if (!caml_line_is_blank (l->line, len))
         return TRUE;
     }
   g_clear_pointer (&l->line, g_free);

@@ -4,11 +4,13 @@
  * the label a class index 0…999. The text is split with caml_tokenize; the
  * training set grows the vocabulary (every word seen in training gets an
  * id: the models are dictionary-free), other sets map words outside it to
- * CAML_TOKEN_OOV. A UTF-8 byte-order mark at the start is skipped. Errors
- * name the file and the line. */
+ * CAML_TOKEN_OOV. A UTF-8 byte-order mark at the start is skipped; lines
+ * end in \r\n, \n or a lone \r (caml_line_split), and blank lines (empty,
+ * or only spaces and tabs) are skipped. Errors name the file and the line. */
 #include <string.h>
 
 #include "caml.h"
+#include "lines-private.h"
 
 #ifndef CAML_DEFAULT_SHARED_DIR
 #define CAML_DEFAULT_SHARED_DIR "../shared/datasets"
@@ -143,35 +145,33 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
   GArray *labels = g_array_new (FALSE, FALSE, sizeof (float));
   int max_label = 1, lineno = 0;
   gboolean ok = TRUE;
-  char *line = contents, *end = contents + length;
-  while (line < end && ok && (limit <= 0 || (int) texts->len < limit))
+  gsize pos = 0;
+  while (pos < length && ok && (limit <= 0 || (int) texts->len < limit))
     {
-      char *nl = memchr (line, '\n', end - line);
-      char *stop = nl != NULL ? nl : end;
+      char *line = contents + pos;
+      gsize next;
+      gsize len = caml_line_split (line, length - pos, &next);
+      line[len] = '\0';
+      pos += next;
       lineno++;
-      if (stop > line && stop[-1] == '\r')
-        stop--;
-      *stop = '\0';
-      if (*line != '\0')   /* blank lines are skipped */
+      if (caml_line_is_blank (line, len))   /* blank lines are skipped */
+        continue;
+      char *text;
+      int label;
+      ok = parse_labelled_line (line, path, lineno, &text, &label, error);
+      if (ok)
         {
-          char *text;
-          int label;
-          ok = parse_labelled_line (line, path, lineno, &text, &label, error);
-          if (ok)
-            {
-              float y = (float) label;
-              g_ptr_array_add (texts, g_strdup (text));
-              g_array_append_val (labels, y);
-              max_label = MAX (max_label, label);
-            }
+          float y = (float) label;
+          g_ptr_array_add (texts, g_strdup (text));
+          g_array_append_val (labels, y);
+          max_label = MAX (max_label, label);
         }
-      line = nl != NULL ? nl + 1 : end;
     }
   g_free (contents);
   if (ok && texts->len == 0)
     {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s: no samples (the file is empty)",
-                   path);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s: no samples (%s)", path,
+                   length == 0 ? "the file is empty" : "only blank lines");
       ok = FALSE;
     }
 

@@ -455,6 +455,59 @@ test_cache (void **state)
   g_free (cache);
 }
 
+/* Lines end in \r\n, \n or a lone \r, and the line numbers of errors
+ * count them so. */
+static void
+test_glove_line_ends (void **state)
+{
+  (void) state;
+  CamlEmbeddings *emb = load_text ("the 1 2\rcat 3 4\r\r \t\rdog 5 6\r\nfox 7 8\r", "cr.txt");
+  assert_int_equal (emb->dim, 2);
+  assert_int_equal (caml_vocab_size (emb->vocab), 4);
+  assert_vector (emb, "cat", (const float[]) { 3, 4 });
+  assert_vector (emb, "dog", (const float[]) { 5, 6 });
+  assert_vector (emb, "fox", (const float[]) { 7, 8 });
+  caml_embeddings_free (emb);
+  expect_error ("a 1 2\rb 3 4\r\r\nc 5\n", -1, "g.txt", CAML_ERROR_PARSE,
+                "g.txt:4: 1 value after the word \"c\", expected 2 (as on the first line)");
+}
+
+/* A file is read through a 64 KiB buffer: a \r\n split between two
+ * buffers is one line end, a lone \r at the end of a buffer is one too. */
+static void
+test_glove_line_ends_across_buffers (void **state)
+{
+  static const char *const ends[] = { "\r\n", "\r" };
+  for (gsize i = 0; i < G_N_ELEMENTS (ends); i++)
+    {
+      /* "a 1\n", a blank line of spaces whose end starts at byte 65535,
+       * then b, c and a again: the second "a" is on line 5. */
+      GString *text = g_string_new ("a 1\n");
+      while (text->len < 65535)
+        g_string_append_c (text, ' ');
+      g_string_append (text, ends[i]);
+      g_string_append (text, "b 2\rc 3\r\na 4\n");
+      char *path = write_file (*state, "g.txt", text->str, (gssize) text->len);
+      GError *error = NULL;
+      assert_null (caml_embeddings_load_full (path, CAML_EMBEDDINGS_NO_CACHE, NULL, &error));
+      char *expected = g_strdup_printf ("%s:5: the word \"a\" appears again (first on "
+                                        "line 1)", path);
+      assert_string_equal (error->message, expected);
+      g_clear_error (&error);
+
+      /* Without the repeated word the file loads: three words. */
+      g_string_truncate (text, text->len - 4);
+      assert_true (g_file_set_contents (path, text->str, (gssize) text->len, NULL));
+      CamlEmbeddings *emb = load_full (path, CAML_EMBEDDINGS_NO_CACHE, NULL);
+      assert_int_equal (caml_vocab_size (emb->vocab), 3);
+      assert_vector (emb, "b", (const float[]) { 2 });
+      caml_embeddings_free (emb);
+      g_free (expected);
+      g_free (path);
+      g_string_free (text, TRUE);
+    }
+}
+
 static void
 test_missing_file (void **state)
 {
@@ -591,6 +644,9 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_glove),
     cmocka_unit_test (test_glove_errors),
+    cmocka_unit_test (test_glove_line_ends),
+    cmocka_unit_test_setup_teardown (test_glove_line_ends_across_buffers, setup_dir,
+                                     teardown_dir),
     cmocka_unit_test (test_wink),
     cmocka_unit_test (test_wink_errors),
     cmocka_unit_test_setup_teardown (test_cache, setup_dir, teardown_dir),

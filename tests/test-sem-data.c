@@ -113,6 +113,41 @@ test_bom (void **state)
   g_strfreev (texts);
 }
 
+/* Lines end in \r\n, \n or a lone \r in all three formats, and the line
+ * numbers of errors count them so. */
+static void
+test_line_ends (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  const char pairs_text[] = "a man\ta dog\t3\rtwo cats\tone cat\t4.5\r\r\nx\ty\t1\r";
+  CamlSentencePairs *pairs = caml_sentence_pairs_load_data (pairs_text, sizeof pairs_text - 1,
+                                                            "p.tsv", &error);
+  assert_non_null (pairs);
+  assert_int_equal (pairs->n, 3);
+  assert_string_equal (pairs->b[1], "one cat");
+  assert_float_equal (pairs->score[1], 4.5, 0);
+  assert_string_equal (pairs->a[2], "x");
+  caml_sentence_pairs_free (pairs);
+  expect_pairs_error ("a\tb\t1\r\r\n\rc\td\n", "p.tsv:4: expected 3 tab-separated fields "
+                      "(sentence, sentence, score), found 2");
+
+  const char columns_text[] = "great movie\t1\rbad plot\t0\r";
+  char **texts = caml_text_columns_load_data (columns_text, sizeof columns_text - 1, "t.tsv",
+                                              &error);
+  assert_non_null (texts);
+  assert_int_equal (g_strv_length (texts), 2);
+  assert_string_equal (texts[1], "bad plot");
+  g_strfreev (texts);
+
+  const char counts_text[] = "the 100\rof 50\r \t\rthe 3\r";
+  assert_null (caml_word_counts_load_data (counts_text, sizeof counts_text - 1, "f.txt",
+                                           &error));
+  assert_string_equal (error->message, "f.txt:4: the word \"the\" appears again (first on "
+                       "line 1)");
+  g_clear_error (&error);
+}
+
 /* A device is refused before a byte is read: /dev/zero would be read until
  * memory runs out. */
 static void
@@ -250,6 +285,7 @@ main (void)
     cmocka_unit_test (test_pairs),
     cmocka_unit_test (test_not_regular_files),
     cmocka_unit_test (test_bom),
+    cmocka_unit_test (test_line_ends),
     cmocka_unit_test (test_text_columns),
     cmocka_unit_test (test_word_counts),
     cmocka_unit_test (test_shared_files),

@@ -165,7 +165,13 @@ test_tsv_errors (void **state)
     { "good\tyes\n", "t.tsv:1: the label \"yes\" is not a class index 0…999" },
     { "good\t-1\n", "t.tsv:1: the label \"-1\" is not a class index" },
     { "good\t1000\n", "t.tsv:1: the label \"1000\" is not a class index" },
-    { "\n\n", "t.tsv: no samples (the file is empty)" },
+    { "", "t.tsv: no samples (the file is empty)" },
+    /* Blank lines: empty, or only spaces and tabs, are skipped — a file of
+     * them holds no samples but is not empty. */
+    { "\n\n", "t.tsv: no samples (only blank lines)" },
+    { " \r\n\t \r  \n", "t.tsv: no samples (only blank lines)" },
+    /* Line numbers count every line end: \r\n, \n and a lone \r. */
+    { "good\t1\r\r\nbad\t0\rno tab\n", "t.tsv:4: expected text<TAB>label, found no tab" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
@@ -194,6 +200,38 @@ test_tsv_errors (void **state)
   g_error_free (error);
   assert_int_equal (caml_vocab_size (vocab), 0);
   caml_vocab_unref (vocab);
+}
+
+/* Lines end in \r\n, \n or a lone \r (classic Mac OS, some spreadsheet
+ * exports): a file with CR-only line ends is as many samples as lines, not
+ * one sample whose text holds the other lines' tabs and labels. A line of
+ * spaces is blank, not a line without a tab. */
+static void
+test_tsv_line_ends (void **state)
+{
+  (void) state;
+  static const char *const texts[] = {
+    "a good film\t1\rbad movie\t0\r\rso so\t2\r",
+    "a good film\t1\nbad movie\t0\n\nso so\t2\n",
+    "a good film\t1\r\nbad movie\t0\r\n   \r\nso so\t2",
+    "a good film\t1\rbad movie\t0\n \t\r\nso so\t2\r\n",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      CamlVocab *vocab = caml_vocab_new ();
+      GError *error = NULL;
+      CamlDataset *set = load_tsv (texts[i], vocab, TRUE, &error);
+      assert_null (error);
+      assert_int_equal (set->n, 3);
+      assert_string_equal (set->texts[0], "a good film");
+      assert_string_equal (set->texts[1], "bad movie");
+      assert_string_equal (set->texts[2], "so so");
+      assert_float_equal (set->y[1], 0.0, 0);
+      assert_float_equal (set->y[2], 2.0, 0);
+      assert_int_equal (caml_vocab_size (vocab), 6);
+      caml_dataset_free (set);
+      caml_vocab_unref (vocab);
+    }
 }
 
 /* A UTF-8 byte-order mark (an editor's "UTF-8 with BOM") starts the file,
@@ -365,6 +403,7 @@ main (void)
     cmocka_unit_test (test_vocab_fingerprint),
     cmocka_unit_test (test_tsv),
     cmocka_unit_test (test_tsv_errors),
+    cmocka_unit_test (test_tsv_line_ends),
     cmocka_unit_test (test_tsv_bom),
     cmocka_unit_test (test_rnn_sanity_data),
     cmocka_unit_test (test_unique_tokens),
