@@ -69,27 +69,56 @@ lines_clear (Lines *l)
   g_clear_pointer (&l->line, g_free);
 }
 
+/* "source:line: message", or "source:line:column: message" when column
+ * (in bytes, from 1) is above 0. */
+static void
+lines_fail_valist (const Lines *l, GError **error, gsize column, const char *format,
+                   va_list args)
+{
+  char *raw = g_strdup_vprintf (format, args);
+  char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
+  g_free (raw);
+  if (column > 0)
+    g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d:%" G_GSIZE_FORMAT ": %s",
+                 l->source, l->line_no, column, message);
+  else
+    g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d: %s", l->source, l->line_no,
+                 message);
+  g_free (message);
+}
+
 G_GNUC_PRINTF (3, 4) static void
 lines_fail (const Lines *l, GError **error, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  char *raw = g_strdup_vprintf (format, args);
-  char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
-  g_free (raw);
+  lines_fail_valist (l, error, 0, format, args);
   va_end (args);
-  g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d: %s", l->source, l->line_no,
-               message);
-  g_free (message);
 }
 
-/* The current line is UTF-8 without NUL bytes. */
+G_GNUC_PRINTF (4, 5) static void
+lines_fail_at (const Lines *l, GError **error, gsize column, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  lines_fail_valist (l, error, column, format, args);
+  va_end (args);
+}
+
+/* The current line is UTF-8 without NUL bytes; an error gives the column
+ * (the byte within the line, from 1) of the first byte that is not. */
 static gboolean
 lines_check_text (const Lines *l, GError **error)
 {
-  if (strlen (l->line) == l->line_len && g_utf8_validate (l->line, -1, NULL))
+  const char *bad = NULL;
+  if (g_utf8_validate_len (l->line, l->line_len, &bad))
     return TRUE;
-  lines_fail (l, error, "not valid UTF-8 text");
+  gsize at = (gsize) (bad - l->line);
+  if (l->line[at] == '\0')
+    lines_fail_at (l, error, at + 1, "a NUL byte: this is not a text file");
+  else
+    lines_fail_at (l, error, at + 1, "byte 0x%02x is not UTF-8 text",
+                   (guint8) l->line[at]);
   return FALSE;
 }
 
@@ -105,24 +134,33 @@ shown (const char *text)
   return g_strescape (text, high);
 }
 
-/* A finite number filling the whole field (surrounding spaces allowed). */
-static gboolean
+typedef enum {
+  NUMBER_OK,
+  NUMBER_NONE,       /* not a number */
+  NUMBER_NOT_FINITE, /* a number, but NaN or beyond the double range */
+} NumberParse;
+
+/* A number filling the whole field (surrounding spaces allowed); only a
+ * finite one is stored in *out. */
+static NumberParse
 parse_number (const char *field, double *out)
 {
   while (*field == ' ')
     field++;
   if (*field == '\0')
-    return FALSE;
+    return NUMBER_NONE;
   char *end = NULL;
   double v = g_ascii_strtod (field, &end);
   if (end == field)
-    return FALSE;
+    return NUMBER_NONE;
   while (*end == ' ')
     end++;
-  if (*end != '\0' || !isfinite (v))
-    return FALSE;
+  if (*end != '\0')
+    return NUMBER_NONE;
+  if (!isfinite (v))
+    return NUMBER_NOT_FINITE;
   *out = v;
-  return TRUE;
+  return NUMBER_OK;
 }
 
 /* A sentence field: surrounding spaces dropped. */
@@ -166,16 +204,18 @@ caml_sentence_pairs_load_data (const char *data, gsize length, const char *sourc
       char **fields = g_strsplit (l.line, "\t", -1);
       guint n = g_strv_length (fields);
       double v;
+      NumberParse number;
       if (n != 3)
         {
           lines_fail (&l, error, "expected 3 tab-separated fields (sentence, sentence, "
                       "score), found %u", n);
           ok = FALSE;
         }
-      else if (!parse_number (fields[2], &v))
+      else if ((number = parse_number (fields[2], &v)) != NUMBER_OK)
         {
           g_autofree char *text = shown (g_strstrip (fields[2]));
-          lines_fail (&l, error, "the score \"%s\" is not a number", text);
+          lines_fail (&l, error, "the score \"%s\" is not a %snumber", text,
+                      number == NUMBER_NOT_FINITE ? "finite " : "");
           ok = FALSE;
         }
       else
@@ -258,7 +298,7 @@ caml_text_columns_load_data (const char *data, gsize length, const char *source,
         {
           double v;
           char *text = sentence_field (fields[i]);
-          if (*text == '\0' || parse_number (text, &v))
+          if (*text == '\0' || parse_number (text, &v) == NUMBER_OK)
             g_free (text);
           else
             g_ptr_array_add (out, text);

@@ -50,17 +50,22 @@ test_pairs (void **state)
   expect_pairs_error ("a\tb\t1\t2\n", "p.tsv:1: expected 3 tab-separated fields "
                       "(sentence, sentence, score), found 4");
   expect_pairs_error ("a\tb\t1\n\nc\td\thigh\n", "p.tsv:3: the score \"high\" is not a number");
-  expect_pairs_error ("a\tb\tnan\n", "p.tsv:1: the score \"nan\" is not a number");
+  expect_pairs_error ("a\tb\tnan\n", "p.tsv:1: the score \"nan\" is not a finite number");
+  expect_pairs_error ("a\tb\t1e999\n", "p.tsv:1: the score \"1e999\" is not a finite number");
+  expect_pairs_error ("a\tb\t-inf\n", "p.tsv:1: the score \"-inf\" is not a finite number");
   expect_pairs_error ("a\tb\t\n", "p.tsv:1: the score \"\" is not a number");
   expect_pairs_error (" \tb\t3\n", "p.tsv:1: the first sentence is empty");
   expect_pairs_error ("a\t\t3\n", "p.tsv:1: the second sentence is empty");
-  expect_pairs_error ("caf\xe9\tb\t3\n", "p.tsv:1: not valid UTF-8 text");
+  /* The column is the byte within the line, from 1. */
+  expect_pairs_error ("caf\xe9\tb\t3\n", "p.tsv:1:4: byte 0xe9 is not UTF-8 text");
+  expect_pairs_error ("a\tb\t1\r\ncafé\tna\xefve\t3\n",
+                      "p.tsv:2:9: byte 0xef is not UTF-8 text");
   expect_pairs_error ("\n\n", "p.tsv: no sentence pairs");
 
   /* A NUL byte is not text. */
   const char nul[] = "a\0b\tc\t1\n";
   assert_null (caml_sentence_pairs_load_data (nul, sizeof nul - 1, "p.tsv", &error));
-  assert_string_equal (error->message, "p.tsv:1: not valid UTF-8 text");
+  assert_string_equal (error->message, "p.tsv:1:2: a NUL byte: this is not a text file");
   g_clear_error (&error);
 
   /* Files: the name in errors, and a missing file. */
@@ -191,7 +196,7 @@ test_text_columns (void **state)
   assert_string_equal (error->message, "t.tsv: no text (every field is empty or a number)");
   g_clear_error (&error);
   assert_null (caml_text_columns_load_data ("ok\n\xff\n", 5, "t.tsv", &error));
-  assert_string_equal (error->message, "t.tsv:2: not valid UTF-8 text");
+  assert_string_equal (error->message, "t.tsv:2:1: byte 0xff is not UTF-8 text");
   g_clear_error (&error);
 }
 
