@@ -43,6 +43,13 @@ typedef enum {
 gboolean caml_file_get_contents (const char *path, char **contents, gsize *length,
                                  GError **error);
 
+/* Whether caml_file_get_contents could open path, without reading it: FALSE
+ * with its error (the same words: "x: no such file", "x: not a regular file
+ * (a directory)", "x: cannot open: Permission denied") when not. A FIFO is
+ * taken as it is, not opened. For callers that name a path's origin before
+ * a loader reads it (the experiment's keys, caml_experiment_build_…). */
+gboolean caml_file_check_readable (const char *path, GError **error);
+
 /* Replaces the file at path with length bytes of data, crash-safely: a
  * temporary file in the same directory, fsync, rename over path, fsync of the
  * directory. Whatever happens (a crash, SIGKILL, a full disk), path holds the

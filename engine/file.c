@@ -235,6 +235,54 @@ read_pipe (int fd, const char *path, char **contents, gsize *length, GError **er
   return TRUE;
 }
 
+/* Opens path for reading without blocking and fstats it: the fd, or −1 with
+ * the error set ("no such file", "not a regular file (…)", "cannot open: …").
+ * What the file is (regular, FIFO, other) is left to the caller. */
+static int
+open_for_reading (const char *path, struct stat *st, GError **error)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    {
+      int saved = errno;
+      if (saved == ENOENT)
+        g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: no such file", path);
+      else if (stat (path, st) == 0 && !S_ISREG (st->st_mode))   /* a socket: ENXIO */
+        fail_not_regular (error, path, st->st_mode);
+      else
+        fail_errno (error, saved, path, "cannot open");
+      return -1;
+    }
+  if (fstat (fd, st) != 0)
+    {
+      int saved = errno;
+      close (fd);
+      fail_errno (error, saved, path, "cannot read");
+      return -1;
+    }
+  return fd;
+}
+
+gboolean
+caml_file_check_readable (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  /* A FIFO is not opened: closing a read end that a writer already feeds
+   * could leave it without a reader between this check and the load. */
+  struct stat st;
+  if (stat (path, &st) == 0 && S_ISFIFO (st.st_mode))
+    return TRUE;
+  int fd = open_for_reading (path, &st, error);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
+  if (!S_ISREG (st.st_mode) && !S_ISFIFO (st.st_mode))
+    return fail_not_regular (error, path, st.st_mode);
+  return TRUE;
+}
+
 gboolean
 caml_file_get_contents (const char *path, char **contents, gsize *length, GError **error)
 {
@@ -242,24 +290,9 @@ caml_file_get_contents (const char *path, char **contents, gsize *length, GError
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   struct stat st;
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  int fd = open_for_reading (path, &st, error);
   if (fd < 0)
-    {
-      int saved = errno;
-      if (saved == ENOENT)
-        g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: no such file", path);
-      else if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))   /* a socket: ENXIO */
-        fail_not_regular (error, path, st.st_mode);
-      else
-        fail_errno (error, saved, path, "cannot open");
-      return FALSE;
-    }
-  if (fstat (fd, &st) != 0)
-    {
-      int saved = errno;
-      close (fd);
-      return fail_errno (error, saved, path, "cannot read");
-    }
+    return FALSE;
   if (S_ISFIFO (st.st_mode))
     return read_pipe (fd, path, contents, length, error);
   if (!S_ISREG (st.st_mode))

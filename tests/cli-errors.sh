@@ -210,6 +210,37 @@ cat >missing-idx.json <<'J'
 J
 expect 1 '^caml train: missing-idx.json: data.idx.train_images: /[^ ]*/a: no such file' \
   "$caml" train missing-idx.json -o s4 -q
+# Every file the experiment names that cannot be opened is named by its key
+# and the experiment, in the words of the loaders ("not a regular file (a
+# directory)" everywhere; "is a directory" and bare paths were said too).
+printf 'good film\t1\nbad film\t0\n' >ok.tsv
+text_exp () {   # text_exp TRAIN EMBEDDINGS — an experiment in keys.json
+  cat >keys.json <<J
+{"data": {"text": {"train": "$1", "test": "ok.tsv"}, "embeddings": $2},
+ "model": [{"layer": "embedding", "dim": 4, "pretrained": true}, {"layer": "mean_pool"},
+  {"layer": "dense", "units": 2}], "loss": "softmax_cross_entropy", "training": {"steps": 2}}
+J
+}
+text_exp "$dir" null
+expect 1 "^caml train: keys.json: data.text.train: $dir: not a regular file \\(a directory\\)\$" \
+  "$caml" train keys.json -o s5 -q
+text_exp /dev/zero null
+expect 1 '^caml train: keys.json: data.text.train: /dev/zero: not a regular file \(a character device\)$' \
+  "$caml" train keys.json -o s5 -q
+if [ "$(id -u)" -ne 0 ]; then   # root reads any file
+  printf 'good film\t1\n' >secret.tsv
+  chmod 000 secret.tsv
+  text_exp secret.tsv null
+  expect 1 '^caml train: keys.json: data.text.train: /[^ ]*/secret.tsv: cannot open: ' \
+    "$caml" train keys.json -o s5 -q
+fi
+text_exp ok.tsv '"nofile.txt"'
+expect 1 '^caml train: keys.json: data.embeddings: /[^ ]*/nofile.txt: no such file$' \
+  "$caml" train keys.json -o s5 -q
+text_exp ok.tsv "\"$dir\""
+expect 1 "^caml train: keys.json: data.embeddings: $dir: not a regular file \\(a directory\\)\$" \
+  "$caml" train keys.json -o s5 -q
+[ ! -e s5 ] || { echo "FAIL: a data file that cannot be opened left s5"; exit 1; }
 
 # Weights trained on other words are refused by eval, even when the
 # vocabulary has the same size (every layer then fits).

@@ -186,6 +186,55 @@ test_get_contents (void **state)
   g_free (path);
 }
 
+/* caml_file_check_readable says what caml_file_get_contents would, in its
+ * words, without reading: the experiment names a data file's key with it
+ * before a loader reads the file. */
+static void
+assert_check_fails (const char *path, const char *expected)
+{
+  GError *error = NULL;
+  assert_false (caml_file_check_readable (path, &error));
+  assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_IO));
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+}
+
+static void
+test_check_readable (void **state)
+{
+  Fixture *f = *state;
+  char *path = g_build_filename (f->dir, "data.txt", NULL);
+  GError *error = NULL;
+  assert_true (g_file_set_contents (path, "text", -1, NULL));
+  assert_true (caml_file_check_readable (path, &error));
+  assert_null (error);
+
+  char *missing = g_build_filename (f->dir, "nope", NULL);
+  char *expected = g_strdup_printf ("%s: no such file", missing);
+  assert_check_fails (missing, expected);
+  g_free (expected);
+  expected = g_strdup_printf ("%s: not a regular file (a directory)", f->dir);
+  assert_check_fails (f->dir, expected);
+  g_free (expected);
+  assert_check_fails ("/dev/zero", "/dev/zero: not a regular file (a character device)");
+
+  /* A FIFO is taken without being opened (no writer: no block either). */
+  char *fifo = g_build_filename (f->dir, "fifo", NULL);
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+  assert_true (caml_file_check_readable (fifo, &error));
+
+  assert_int_equal (g_chmod (path, 0), 0);
+  if (access (path, R_OK) != 0)   /* root reads anything */
+    {
+      expected = g_strdup_printf ("%s: cannot open: %s", path, g_strerror (EACCES));
+      assert_check_fails (path, expected);
+      g_free (expected);
+    }
+  g_free (fifo);
+  g_free (missing);
+  g_free (path);
+}
+
 /* --------------------------------------------------------------- replace */
 
 static void
@@ -482,6 +531,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown (test_get_contents, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_check_readable, setup, teardown),
     cmocka_unit_test_setup_teardown (test_replace, setup, teardown),
     cmocka_unit_test_setup_teardown (test_stale_temporaries, setup, teardown),
     cmocka_unit_test_setup_teardown (test_kill_during_save, setup, teardown),
