@@ -10,7 +10,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "average.h"
@@ -1366,8 +1368,13 @@ caml_experiment_load_file (const char *path, GError **error)
   char *base = g_filename_display_basename (path);
   if (g_str_has_suffix (base, ".json"))
     base[strlen (base) - strlen (".json")] = '\0';
-  /* Relative IDX paths in it are relative to its directory. */
-  char *dir = g_path_get_dirname (path);
+  /* Relative data paths in it are relative to its directory — when it has
+   * one: a pipe (`caml train <(cat exp.json)` reads /dev/fd/63), a FIFO or
+   * a device is not where its data live, so they are relative to the
+   * current directory, as in a document loaded from memory. */
+  struct stat st;
+  gboolean regular = g_stat (path, &st) == 0 && S_ISREG (st.st_mode);
+  char *dir = regular ? g_path_get_dirname (path) : g_strdup (".");
   char *base_dir = g_canonicalize_filename (dir, NULL);
   CamlExperiment *exp = load_data (contents, length, path, base, base_dir, error);
   g_free (base_dir);

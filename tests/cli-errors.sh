@@ -242,6 +242,25 @@ expect 1 "^caml train: keys.json: data.embeddings: $dir: not a regular file \\(a
   "$caml" train keys.json -o s5 -q
 [ ! -e s5 ] || { echo "FAIL: a data file that cannot be opened left s5"; exit 1; }
 
+# An experiment read from a pipe or a FIFO (`caml train <(cat exp.json)`)
+# has no directory of its own: its relative data paths are relative to the
+# current directory, not to /dev/fd ('/dev/fd/63: data.text.train:
+# /dev/fd/good.tsv: no such file'). The FIFO sits in another directory to
+# tell the two apart.
+cat >piped.json <<'J'
+{"data": {"text": {"train": "ok.tsv", "test": "ok.tsv"}},
+ "model": [{"layer": "average", "dim": 4}, {"layer": "dense", "units": 2}],
+ "loss": "softmax_cross_entropy", "training": {"steps": 2}}
+J
+mkdir fifo-dir
+mkfifo fifo-dir/exp
+# (a writer that nobody opens the FIFO for gives up instead of staying behind)
+timeout 60 sh -c 'cat piped.json >fifo-dir/exp' &
+expect 0 '' "$caml" train fifo-dir/exp -o piped -q
+wait
+grep -q "\"train\": \"$dir/ok.tsv\"" piped/experiment.json \
+  || { echo "FAIL: the run's experiment.json does not hold $dir/ok.tsv"; cat piped/experiment.json; exit 1; }
+
 # Weights trained on other words are refused by eval, even when the
 # vocabulary has the same size (every layer then fits).
 printf 'good film\t1\nbad film\t0\n' >words.tsv
