@@ -5,8 +5,10 @@
  * the key and its path ("surface.json: model[1].unitz: unknown key …"). Layer
  * options are never spelled out here: they come from the registry's
  * CamlOptionSpec tables at run time, so a new layer type needs no parser
- * change. Writing is canonical (every field, fixed order), so
- * load (to_json (e)) == e. */
+ * change. Writing is canonical (every field, fixed order; the fields added
+ * later — unique_tokens, ngrams, validation_fraction, split_seed,
+ * weight_decay, average_decay — only when not at their default, so that
+ * files that do not use them stay as they were), so load (to_json (e)) == e. */
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -1410,7 +1412,10 @@ append_string (GString *s, const char *str)
 }
 
 /* The shortest decimal that reads back as exactly v ("0.1", not
- * "0.10000000000000001"). v is finite: everything loaded was checked. */
+ * "0.10000000000000001"), without an exponent where %g would give one to a
+ * whole number of at most 17 digits ("30", not "3e+01"; "1000000", not
+ * "1e+06"); small numbers keep %g's form ("1e-07"). v is finite: everything
+ * loaded was checked. */
 static void
 append_double (GString *s, double v)
 {
@@ -1423,6 +1428,12 @@ append_double (GString *s, double v)
       if (g_ascii_strtod (buf, NULL) == v)
         break;
     }
+  /* An exponent of +X from the shortest %.Pg means X ≥ P: every digit is
+   * before the point, v is a whole number of X + 1 digits, which %.0f
+   * writes exactly. */
+  const char *e = strchr (buf, 'e');
+  if (e != NULL && e[1] == '+' && g_ascii_strtoll (e + 2, NULL, 10) + 1 <= 17)
+    g_ascii_formatd (buf, sizeof buf, "%.0f", v);
   g_string_append (s, buf);
 }
 

@@ -397,6 +397,38 @@ test_defaults (void **state)
   caml_experiment_free (def);
 }
 
+/* Numbers are written in their shortest exact form, without an exponent
+ * for a whole number of at most 17 digits ("3e+01" was written for 30),
+ * and read back as the same double. */
+static void
+test_number_form (void **state)
+{
+  (void) state;
+  const char *doc =
+    "{ \"optimizer\": { \"type\": \"sgd\", \"lr\": 30, \"momentum\": 0.9,"
+    "                 \"weight_decay\": 1e-7 },"
+    "  \"training\": { \"average_decay\": 0.0001 },"
+    "  \"plot\": { \"domain\": [-1e6, 1e16, 1e17, 12345678901234567e3] } }";
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (doc, -1, "n.json", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  g_autofree char *json = caml_experiment_to_json (exp);
+  static const char *const written[] = {
+    "\"lr\": 30,", "\"momentum\": 0.9", "\"weight_decay\": 1e-07", "\"average_decay\": 0.0001",
+    "\"domain\": [-1000000, 10000000000000000, 1e+17, 1.2345678901234567e+19]",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (written); i++)
+    if (strstr (json, written[i]) == NULL)
+      fail_msg ("%s lacks %s", json, written[i]);
+  CamlExperiment *again = caml_experiment_load_data (json, -1, "again", &error);
+  if (again == NULL)
+    fail_msg ("%s", error->message);
+  assert_true (caml_experiment_equal (exp, again));
+  caml_experiment_free (again);
+  caml_experiment_free (exp);
+}
+
 /* Every field set away from its default survives to_json → load. */
 static void
 test_round_trip_all_fields (void **state)
@@ -1399,6 +1431,7 @@ main (void)
     cmocka_unit_test (test_defaults),
     cmocka_unit_test (test_average_decay_bound),
     cmocka_unit_test (test_build_checks_memory),
+    cmocka_unit_test (test_number_form),
     cmocka_unit_test (test_round_trip_all_fields),
     cmocka_unit_test (test_weight_decay_zero),
     cmocka_unit_test (test_file_name_default),
