@@ -71,7 +71,7 @@ lines_clear (Lines *l)
 
 /* "source:line: message", or "source:line:column: message" when column
  * (in bytes, from 1) is above 0. */
-static void
+G_GNUC_PRINTF (4, 0) static void
 lines_fail_valist (const Lines *l, GError **error, gsize column, const char *format,
                    va_list args)
 {
