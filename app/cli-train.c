@@ -1329,7 +1329,7 @@ load_run (gpointer user_data)
     ;
   /* the start, and a resumed run's state: where a divergence before a
    * healthy evaluation goes back to */
-  else if (!(l->checkpoint = caml_checkpoint_new (l->model))
+  else if (!(l->checkpoint = caml_checkpoint_new (l->model, &l->error))
            || (how->resume_dir != NULL
                && !caml_checkpoint_take (l->checkpoint, l->trainer, &l->error)))
     {

@@ -1060,6 +1060,11 @@ gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError
  * model are left as they were. */
 typedef struct _CamlTrainerStateCopy CamlTrainerStateCopy;
 CamlTrainerStateCopy *caml_trainer_state_copy (CamlTrainer *trainer, GError **error);
+/* The same into an older copy, reusing its memory (no second copy of the
+ * weights and the optimizer's state meanwhile); when that fails, the older
+ * copy is kept as it was. */
+gboolean     caml_trainer_state_copy_over (CamlTrainer *trainer, CamlTrainerStateCopy *copy,
+                                           GError **error);
 GBytes      *caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy,
                                                GError **error);
 const float *caml_trainer_state_copy_get_weights (const CamlTrainerStateCopy *copy,
@@ -1077,8 +1082,10 @@ gboolean caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data,
  * evaluation — one whose loss (test, else train) is finite and within twice
  * the lowest so far — else the weights it started from, at step 0. The
  * workbench's Continue and `caml train` both use it. It costs a second
- * copy of the weights and of the optimizer's state, and one of the
- * starting weights. Not locked: used from the trainer's progress function
+ * copy of the weights and of the optimizer's state (each new one is taken
+ * into the memory of the one before), and until the first one a copy of
+ * the starting weights; one that cannot be allocated is an error from
+ * caml_checkpoint_new, and a later copy that cannot be leaves the older. Not locked: used from the trainer's progress function
  * while the run goes, from other threads once it has ended.
  *
  * caml_checkpoint_new takes the model's weights now as the start
@@ -1099,7 +1106,7 @@ gboolean caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data,
  * divergence's rolled_back_to and its error's message then name the
  * checkpoint's step, and its state is that of a run stopped there. */
 typedef struct _CamlCheckpoint CamlCheckpoint;
-CamlCheckpoint *caml_checkpoint_new (const CamlModel *model);
+CamlCheckpoint *caml_checkpoint_new (const CamlModel *model, GError **error);
 void     caml_checkpoint_free (CamlCheckpoint *cp);
 void     caml_checkpoint_set_start (CamlCheckpoint *cp, const CamlModel *model);
 gboolean caml_checkpoint_progress (CamlCheckpoint *cp, CamlTrainer *trainer,

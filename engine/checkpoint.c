@@ -8,7 +8,7 @@
 #include "trainer-private.h"
 
 struct _CamlCheckpoint {
-  float                *initial;    /* (n_weights) the weights at step 0 */
+  float                *initial;    /* (n_weights) the weights at step 0, until there is a state */
   size_t                n_weights;
   CamlTrainerStateCopy *state;      /* or NULL: step 0, initial */
   long                  step;       /* the state's, or 0 */
@@ -18,11 +18,21 @@ struct _CamlCheckpoint {
 };
 
 CamlCheckpoint *
-caml_checkpoint_new (const CamlModel *model)
+caml_checkpoint_new (const CamlModel *model, GError **error)
 {
+  size_t bytes = MAX (model->n_weights, 1) * sizeof (float);
+  float *initial = g_try_malloc (bytes);
+  if (initial == NULL)
+    {
+      g_autofree char *need = g_format_size (bytes);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "the copy of the starting weights "
+                   "that a divergence goes back to needs %s, which cannot be allocated", need);
+      return NULL;
+    }
+  memcpy (initial, model->w, model->n_weights * sizeof (float));
   CamlCheckpoint *cp = g_new0 (CamlCheckpoint, 1);
   cp->n_weights = model->n_weights;
-  cp->initial = g_memdup2 (model->w, MAX (model->n_weights, 1) * sizeof (float));
+  cp->initial = initial;
   cp->best_loss = INFINITY;
   return cp;
 }
@@ -41,16 +51,21 @@ void
 caml_checkpoint_set_start (CamlCheckpoint *cp, const CamlModel *model)
 {
   g_return_if_fail (model->n_weights == cp->n_weights);
-  memcpy (cp->initial, model->w, cp->n_weights * sizeof (float));
+  if (cp->initial != NULL)   /* with a state, the start is never gone back to */
+    memcpy (cp->initial, model->w, cp->n_weights * sizeof (float));
 }
 
+/* From the first state on, the run goes back to a state, never to its
+ * start: the copy of the starting weights goes. */
 static void
 replace_state (CamlCheckpoint *cp, CamlTrainerStateCopy *state, gboolean evaluated)
 {
-  caml_trainer_state_copy_free (cp->state);
+  if (state != cp->state)
+    caml_trainer_state_copy_free (cp->state);
   cp->state = state;
   cp->step = caml_trainer_state_copy_get_step (state);
   cp->evaluated = evaluated;
+  g_clear_pointer (&cp->initial, g_free);
 }
 
 /* A healthy evaluation: its loss (test, else train) is finite and within
@@ -71,9 +86,12 @@ caml_checkpoint_progress (CamlCheckpoint *cp, CamlTrainer *trainer,
   if (!isfinite (loss))
     return FALSE;
   cp->best_loss = fmin (cp->best_loss, loss);
-  CamlTrainerStateCopy *state = loss <= 2 * cp->best_loss
-                                ? caml_trainer_state_copy (trainer, NULL) : NULL;
-  if (state == NULL)
+  if (loss > 2 * cp->best_loss)
+    return FALSE;
+  /* into the older copy's memory: no third copy of the weights meanwhile */
+  CamlTrainerStateCopy *state = cp->state;
+  if (state != NULL ? !caml_trainer_state_copy_over (trainer, state, NULL)
+                    : (state = caml_trainer_state_copy (trainer, NULL)) == NULL)
     return FALSE;
   replace_state (cp, state, TRUE);
   return TRUE;

@@ -239,8 +239,11 @@ caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error)
   return bytes;
 }
 
-CamlTrainerStateCopy *
-caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
+/* The trainer's state into copy's arrays, grown as needed and never
+ * shrunk (a new copy's: all NULL): when one cannot grow, copy holds what it
+ * held, some of it in blocks grown since. */
+static gboolean
+state_copy_into (CamlTrainer *trainer, CamlTrainerStateCopy *copy, GError **error)
 {
   Source src;
   gboolean swapped;
@@ -248,7 +251,7 @@ caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
   if (!source_from_locked (trainer, &src, &swapped, error))
     {
       g_mutex_unlock (&trainer->lock);
-      return NULL;
+      return FALSE;
     }
   /* A copy that cannot be allocated is an error, not an abort: a GUI
    * taking copies as a run goes keeps its older one. */
@@ -256,36 +259,71 @@ caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
     src.n_weights * sizeof (float), src.n_losses * sizeof (float),
     src.n_rows * sizeof (CamlEvalRow), (size_t) src.blocks * src.n_weights * sizeof (float),
   };
+  const Source *old = &copy->src;
+  size_t had[4] = {
+    old->n_weights * sizeof (float), old->n_losses * sizeof (float),
+    old->n_rows * sizeof (CamlEvalRow), (size_t) old->blocks * old->n_weights * sizeof (float),
+  };
+  void *to[4] = { (void *) old->w, (void *) old->losses, (void *) old->rows,
+                  (void *) old->opt_state };
   const void *from[4] = { src.w, src.losses, src.rows, src.opt_state };
-  void *to[4] = { NULL };
   size_t total = 0;
   gboolean ok = TRUE;
   for (int i = 0; i < 4 && ok; i++)
     {
       total += sizes[i];
-      ok = (to[i] = g_try_malloc (MAX (sizes[i], 1))) != NULL;
-      if (ok && sizes[i] > 0)   /* an empty array's data may be NULL */
-        memcpy (to[i], from[i], sizes[i]);
+      if (to[i] == NULL || sizes[i] > had[i])
+        {
+          /* g_try_realloc keeps the old block, and what it holds, when it fails */
+          void *grown = g_try_realloc (to[i], MAX (sizes[i], 1));
+          ok = grown != NULL;
+          if (ok)
+            to[i] = grown;
+        }
     }
+  if (ok)
+    for (int i = 0; i < 4; i++)
+      if (sizes[i] > 0)   /* an empty array's data may be NULL */
+        memcpy (to[i], from[i], sizes[i]);
   source_done_locked (trainer, swapped);
   g_mutex_unlock (&trainer->lock);
   if (!ok)
     {
-      for (int i = 0; i < 4; i++)
-        g_free (to[i]);
+      /* the old copy, in blocks that may have grown */
+      copy->src.w = to[0];
+      copy->src.losses = to[1];
+      copy->src.rows = to[2];
+      copy->src.opt_state = to[3];
       g_autofree char *need = g_format_size (total);
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "a copy of the run's state (the "
                    "weights, the optimizer's state and the history) needs %s, which cannot be "
                    "allocated", need);
-      return NULL;
+      return FALSE;
     }
-  CamlTrainerStateCopy *copy = g_new (CamlTrainerStateCopy, 1);
   copy->src = src;
   copy->src.w = to[0];
   copy->src.losses = to[1];
   copy->src.rows = to[2];
   copy->src.opt_state = to[3];
+  return TRUE;
+}
+
+CamlTrainerStateCopy *
+caml_trainer_state_copy (CamlTrainer *trainer, GError **error)
+{
+  CamlTrainerStateCopy *copy = g_new0 (CamlTrainerStateCopy, 1);
+  if (!state_copy_into (trainer, copy, error))
+    {
+      caml_trainer_state_copy_free (copy);
+      return NULL;
+    }
   return copy;
+}
+
+gboolean
+caml_trainer_state_copy_over (CamlTrainer *trainer, CamlTrainerStateCopy *copy, GError **error)
+{
+  return state_copy_into (trainer, copy, error);
 }
 
 GBytes *

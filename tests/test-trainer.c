@@ -2408,6 +2408,81 @@ snapshot_cb (const CamlProgress *p, gpointer user_data)
     }
 }
 
+/* caml_trainer_state_copy_over: a copy taken into an older one's memory
+ * is the copy a new caml_trainer_state_copy takes (the same weights and
+ * size; the bytes differ only in the seconds), restored and run on it ends
+ * where the run did, bit for bit, and the blocks that need not grow (the
+ * weights, the optimizer's state) are the older copy's own. */
+typedef struct {
+  CamlTrainer          *trainer;
+  CamlTrainerStateCopy *older, *fresh;
+  const float          *older_w;
+  gboolean              over;
+} CopyOver;
+
+static void
+copy_over_cb (const CamlProgress *p, gpointer user_data)
+{
+  CopyOver *c = user_data;
+  size_t n;
+  if (p->step == 20)
+    {
+      c->older = caml_trainer_state_copy (c->trainer, NULL);
+      c->older_w = caml_trainer_state_copy_get_weights (c->older, &n);
+    }
+  else if (p->step == 55)
+    {
+      c->over = caml_trainer_state_copy_over (c->trainer, c->older, NULL);
+      c->fresh = caml_trainer_state_copy (c->trainer, NULL);
+    }
+}
+
+static void
+test_state_copy_over (void **state)
+{
+  (void) state;
+  CamlDataset *train, *test;
+  caml_data_surface (81, 0.01, 1, &train, &test);
+  /* no weight averaging: a run restored from a copy then ends as the run did */
+  CamlExperiment *exp = make_experiment (CAML_OPTIM_ADAM, 0.01, 60, 8, 10, 7);
+  CamlModel *model = make_dropout_mlp (9);
+  CamlTrainer *trainer = caml_trainer_new (exp, model, train, test);
+  CopyOver c = { trainer };
+  caml_trainer_set_progress_func (trainer, copy_over_cb, &c, 1);
+  assert_true (caml_trainer_start (trainer, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FINISHED);
+  assert_true (c.over);
+  assert_non_null (c.fresh);
+  assert_int_equal (caml_trainer_state_copy_get_step (c.older), 55);
+  size_t n;
+  assert_ptr_equal (caml_trainer_state_copy_get_weights (c.older, &n), c.older_w);
+  size_t m;
+  const float *w_older = caml_trainer_state_copy_get_weights (c.older, &n);
+  const float *w_fresh = caml_trainer_state_copy_get_weights (c.fresh, &m);
+  assert_int_equal (n, m);
+  assert_memory_equal (w_older, w_fresh, n * sizeof (float));
+  g_autoptr (GBytes) a = caml_trainer_state_copy_to_bytes (c.older, NULL);
+  g_autoptr (GBytes) b = caml_trainer_state_copy_to_bytes (c.fresh, NULL);
+  assert_non_null (a);
+  assert_int_equal (g_bytes_get_size (a), g_bytes_get_size (b));
+
+  CamlModel *again = make_dropout_mlp (9);
+  CamlTrainer *resumed = caml_trainer_new (exp, again, train, test);
+  assert_true (caml_trainer_state_restore (resumed, c.older, NULL));
+  assert_true (caml_trainer_start (resumed, FALSE, NULL));
+  assert_int_equal (caml_trainer_join (resumed), CAML_TRAINER_FINISHED);
+  assert_memory_equal (again->w, model->w, model->n_weights * sizeof (float));
+  caml_trainer_free (resumed);
+  caml_model_free (again);
+  caml_trainer_state_copy_free (c.older);
+  caml_trainer_state_copy_free (c.fresh);
+  caml_trainer_free (trainer);
+  caml_model_free (model);
+  caml_experiment_free (exp);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+}
+
 /* A state copied while the run goes on (from its progress function), put
  * into a new trainer and model with caml_trainer_state_restore and run on,
  * is the run stopped at that step and extended — bit for bit, through Adam,
@@ -2615,7 +2690,7 @@ test_checkpoint_roll_back (void **state)
     {
       model = make_dropout_mlp (9);
       trainer = caml_trainer_new (exp, model, train, test);
-      Raiser r = { trainer, caml_checkpoint_new (model), early ? 5 : at + 5 };
+      Raiser r = { trainer, caml_checkpoint_new (model, NULL), early ? 5 : at + 5 };
       caml_trainer_set_progress_func (trainer, raiser_cb, &r, 1);
       assert_true (caml_trainer_start (trainer, FALSE, NULL));
       assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
@@ -2857,6 +2932,7 @@ main (void)
     cmocka_unit_test (test_divergence_finite_blowup),
     cmocka_unit_test (test_divergence_state),
     cmocka_unit_test (test_state_snapshot),
+    cmocka_unit_test (test_state_copy_over),
     cmocka_unit_test (test_checkpoint_roll_back),
     cmocka_unit_test (test_divergence_before_stop),
     cmocka_unit_test (test_start_checks_targets),

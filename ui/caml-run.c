@@ -470,6 +470,12 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_
   CamlModel *model = caml_experiment_build_model_for (exp, data->train, error);
   if (model == NULL)
     return NULL;
+  CamlCheckpoint *checkpoint = caml_checkpoint_new (model, error);
+  if (checkpoint == NULL)
+    {
+      caml_model_free (model);
+      return NULL;
+    }
 
   CamlRun *run = g_new0 (CamlRun, 1);
   run->exp = caml_experiment_copy (exp);
@@ -485,7 +491,7 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_
   caml_trainer_set_progress_func (run->trainer, run_progress, run, 1);
   run->lr = exp->optimizer.lr;
   run->em_steps = exp->optimizer.em_steps;
-  run->checkpoint = caml_checkpoint_new (model);
+  run->checkpoint = checkpoint;
   run->sigma = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free);
   run->sigma_auc = g_array_new (FALSE, FALSE, sizeof (double));
   run->parts_layer = -1;
