@@ -1310,13 +1310,28 @@ typedef struct {
   GError           *error;
 } Load;
 
+/* Weights from a file (--resume, --init-weights) replace every one the
+ * model starts with: its layers and the training vocabulary only then, and
+ * no word vectors to read (their file may be gone), as caml eval builds it. */
+static CamlModel *
+build_model (const CamlExperiment *exp, const CamlCliRun *how, const CamlDataset *train,
+             GError **error)
+{
+  if (how->resume_dir == NULL && how->init_weights == NULL)
+    return caml_experiment_build_model_for (exp, train, error);
+  CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, error);
+  if (model != NULL)
+    caml_model_set_vocab (model, train->vocab);
+  return model;
+}
+
 static gpointer
 load_run (gpointer user_data)
 {
   Load *l = user_data;
   const CamlCliRun *how = l->how;
   if (!caml_experiment_load_datasets (l->exp, &l->train, &l->test, &l->error)
-      || !(l->model = caml_experiment_build_model_for (l->exp, l->train, &l->error)))
+      || !(l->model = build_model (l->exp, how, l->train, &l->error)))
     caml_cli_name_experiment (&l->error, how->source);
   /* the file's weights in place of the seed's (and of pre-trained word
    * vectors): the model and the vocabulary must be the ones they were
@@ -1498,7 +1513,6 @@ caml_cli_train (int argc, char **argv)
     "be taken there by a directory (or anything but a file): both are checked\n"
     "before training.\n"
     "\n"
-
     "Writes into DIR, all or nothing: the results are written into a hidden\n"
     "directory inside DIR first and moved into place, replacing every result\n"
     "file an earlier run left there (so DIR holds one run's results), only\n"

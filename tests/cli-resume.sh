@@ -213,4 +213,30 @@ head -c 100 "$dir/part/trainer.state" >"$dir/short.state"
 cp "$dir/short.state" "$dir/part/trainer.state"
 listing "$dir/part" >"$dir/before.txt"
 refused "--resume: $dir/part/trainer.state: truncated at byte" 1 --resume "$dir/part" -n 700
+
+# A run whose embedding started from a word-vectors file goes on (and starts
+# again from its weights) without that file: every weight comes from
+# model.weights. It was "vectors.txt: no such file".
+mkdir "$dir/vec"
+printf 'a good film\t1\na bad film\t0\ngood fun\t1\nbad acting\t0\nvery good\t1\nvery bad\t0\n' >"$dir/vec/train.tsv"
+printf 'good film\t1\nbad film\t0\n' >"$dir/vec/test.tsv"
+printf 'good 1 0 0\nbad -1 0 0\nfilm 0 1 0\na 0 0 1\n' >"$dir/vec/vectors.txt"
+cat >"$dir/vec/exp.json" <<'J'
+{ "name": "vec", "seed": 1,
+  "data": { "text": { "train": "train.tsv", "test": "test.tsv" }, "embeddings": "vectors.txt" },
+  "model": [ {"layer": "embedding", "dim": 3, "pretrained": true}, {"layer": "mean_pool"},
+             {"layer": "dense", "units": 1, "activation": "identity"} ],
+  "loss": "sigmoid_cross_entropy",
+  "optimizer": { "type": "adam", "lr": 0.01 },
+  "training": { "steps": 20, "batch_size": 2, "eval_every": 10 } }
+J
+"$caml" train "$dir/vec/exp.json" --out "$dir/vec/run" --plain >"$dir/out.txt" 2>&1 \
+  || fail "training with word vectors failed" "$dir/out.txt"
+grep -q "word vectors: 4 of" "$dir/out.txt" || fail "the vectors were not read" "$dir/out.txt"
+mv "$dir/vec/vectors.txt" "$dir/vec/gone.txt"
+"$caml" train --resume "$dir/vec/run" -n 30 --plain >"$dir/out.txt" 2>&1 \
+  || fail "--resume needed the word vectors" "$dir/out.txt"
+"$caml" train "$dir/vec/exp.json" --init-weights "$dir/vec/run/model.weights" \
+  --out "$dir/vec/again" --plain >"$dir/out.txt" 2>&1 \
+  || fail "--init-weights needed the word vectors" "$dir/out.txt"
 echo ok
