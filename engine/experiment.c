@@ -1367,15 +1367,16 @@ caml_experiment_load_file (const char *path, GError **error)
   /* A document without a name takes the file's, as valid UTF-8 (a byte
    * that is not becomes U+FFFD): the name goes into JSON files and plot
    * titles, which take nothing else. */
-  char *base = g_filename_display_basename (path);
-  if (g_str_has_suffix (base, ".json"))
-    base[strlen (base) - strlen (".json")] = '\0';
   /* Relative data paths in it are relative to its directory — when it has
    * one: a pipe (`caml train <(cat exp.json)` reads /dev/fd/63), a FIFO or
    * a device is not where its data live, so they are relative to the
-   * current directory, as in a document loaded from memory. */
+   * current directory, as in a document loaded from memory; nor is its
+   * name ("63") the experiment's. */
   struct stat st;
   gboolean regular = g_stat (path, &st) == 0 && S_ISREG (st.st_mode);
+  char *base = regular ? g_filename_display_basename (path) : NULL;
+  if (base != NULL && g_str_has_suffix (base, ".json"))
+    base[strlen (base) - strlen (".json")] = '\0';
   char *dir = regular ? g_path_get_dirname (path) : g_strdup (".");
   char *base_dir = g_canonicalize_filename (dir, NULL);
   CamlExperiment *exp = load_data (contents, length, path, base, base_dir, error);

@@ -260,6 +260,9 @@ expect 0 '' "$caml" train fifo-dir/exp -o piped -q
 wait
 grep -q "\"train\": \"$dir/ok.tsv\"" piped/experiment.json \
   || { echo "FAIL: the run's experiment.json does not hold $dir/ok.tsv"; cat piped/experiment.json; exit 1; }
+# …and it is not named after the FIFO ("exp"; from <(…) it was "63")
+! grep -q '"name": "exp"' piped/experiment.json \
+  || { echo "FAIL: the experiment is named after the FIFO"; cat piped/experiment.json; exit 1; }
 
 # Weights trained on other words are refused by eval, even when the
 # vocabulary has the same size (every layer then fits).
