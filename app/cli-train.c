@@ -259,6 +259,11 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "steps");
   json_builder_add_int_value (b, p->step);
+  /* the experiment as trained, which --resume holds experiment.json to: as
+   * its text (json-glib would write 1e-08 back as "1e-08.0", not JSON) */
+  g_autofree char *as_trained = caml_experiment_to_json (exp);
+  json_builder_set_member_name (b, "as_trained");
+  json_builder_add_string_value (b, as_trained);
   json_builder_set_member_name (b, "state");
   json_builder_add_string_value (b, state_name (p->state));
   /* What the test_* figures are of: the test set, or the validation part
@@ -1429,15 +1434,16 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   return status;
 }
 
-/* The preset and init_weights of the summary.json in dir, when it has them
- * (strings); NULL otherwise. A summary that cannot be read only loses them:
- * the run itself comes from experiment.json and trainer.state. */
+/* The preset, init_weights and as_trained (the experiment, as JSON) of the
+ * summary.json in dir, when it has them; NULL otherwise. A summary that
+ * cannot be read only loses them: the run itself comes from
+ * experiment.json and trainer.state. */
 static void
-read_saved_summary (const char *dir, char **preset, char **init_weights)
+read_saved_summary (const char *dir, char **preset, char **init_weights, char **as_trained)
 {
   g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
   g_autoptr (JsonParser) parser = json_parser_new ();
-  *preset = *init_weights = NULL;
+  *preset = *init_weights = *as_trained = NULL;
   if (!json_parser_load_from_file (parser, path, NULL))
     return;
   JsonNode *root = json_parser_get_root (parser);
@@ -1449,6 +1455,66 @@ read_saved_summary (const char *dir, char **preset, char **init_weights)
   if (o && (node = json_object_get_member (o, "init_weights")) && JSON_NODE_HOLDS_VALUE (node)
       && json_node_get_value_type (node) == G_TYPE_STRING)
     *init_weights = json_node_dup_string (node);
+  if (o && (node = json_object_get_member (o, "as_trained")) && JSON_NODE_HOLDS_VALUE (node)
+      && json_node_get_value_type (node) == G_TYPE_STRING)
+    *as_trained = json_node_dup_string (node);
+}
+
+/* What of a saved run's experiment.json --resume lets change: the live
+ * settings (the trainer takes them at any step) and the names. */
+static void
+copy_live_settings (CamlExperiment *to, const CamlExperiment *from)
+{
+  to->optimizer.lr = from->optimizer.lr;
+  to->optimizer.em_steps = from->optimizer.em_steps;
+  to->optimizer.weight_decay = from->optimizer.weight_decay;
+  to->steps = from->steps;
+  to->eval_every = from->eval_every;
+  g_free (to->name);
+  to->name = g_strdup (from->name);
+  g_free (to->description);
+  to->description = g_strdup (from->description);
+  g_free (to->paper);
+  to->paper = g_strdup (from->paper);
+}
+
+/* A resumed run is the saved one going on: its experiment.json (exp, as
+ * loaded) may differ from the experiment it was trained with (as_trained,
+ * from summary.json) in the live settings only. Another loss, data
+ * setting or layer option would still load the state and go on silently
+ * as a different run. */
+static gboolean
+check_resumed_experiment (const CamlExperiment *exp, const char *as_trained,
+                          const char *source, GError **error)
+{
+  CamlExperiment *then = caml_experiment_load_data (as_trained, -1, "summary.json", NULL);
+  if (then == NULL)   /* an older or damaged summary: nothing to hold it to */
+    return TRUE;
+  copy_live_settings (then, exp);
+  g_autofree char *was = caml_experiment_to_json (then);
+  g_autofree char *now = caml_experiment_to_json (exp);
+  caml_experiment_free (then);
+  if (g_str_equal (was, now))
+    return TRUE;
+  g_auto (GStrv) was_lines = g_strsplit (was, "\n", -1);
+  g_auto (GStrv) now_lines = g_strsplit (now, "\n", -1);
+  int i = 0;
+  while (was_lines[i] != NULL && now_lines[i] != NULL && g_str_equal (was_lines[i], now_lines[i]))
+    i++;
+  char *lines[2] = { was_lines[i], now_lines[i] };
+  for (int k = 0; k < 2; k++)
+    {
+      lines[k] = g_strstrip (g_strdup (lines[k] != NULL ? lines[k] : ""));
+      if (g_str_has_suffix (lines[k], ","))
+        lines[k][strlen (lines[k]) - 1] = '\0';
+    }
+  g_autofree char *was_line = lines[0], *now_line = lines[1];
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "%s has %s where the run was trained with %s: a resumed run may change only "
+               "optimizer.lr, em_steps and weight_decay, training.steps and eval_every (to "
+               "train the weights on otherwise, use --init-weights)", source, now_line,
+               was_line);
+  return FALSE;
 }
 
 int
@@ -1663,9 +1729,15 @@ caml_cli_train (int argc, char **argv)
       return caml_cli_is_usage_error (error) ? 2 : 1;
     }
   /* a resumed run's summary keeps the saved one's preset and origin */
-  g_autofree char *saved_preset = NULL, *started_from = NULL;
+  g_autofree char *saved_preset = NULL, *started_from = NULL, *as_trained = NULL;
   if (resume != NULL)
-    read_saved_summary (resume, &saved_preset, &started_from);
+    read_saved_summary (resume, &saved_preset, &started_from, &as_trained);
+  if (as_trained != NULL && !check_resumed_experiment (exp, as_trained, source, &error))
+    {
+      g_printerr ("caml train: --resume: %s\n", error->message);
+      caml_experiment_free (exp);
+      return 1;
+    }
   if (seed != UNSET)
     exp->seed = (guint64) seed;
   if (steps != UNSET)

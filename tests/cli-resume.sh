@@ -199,6 +199,15 @@ refused "--resume: the run in $dir/part has done all its 600 steps: give --steps
 # --steps below the steps done: said so (it was "so 300 in all would add none")
 refused "--resume: 300 steps in all is fewer than the 600 the run in $dir/part has done: --steps is the total, so give one above 600 to train further" 1 \
   --resume "$dir/part" -n 300
+# experiment.json edited beyond the live settings (lr, em_steps,
+# weight_decay, steps, eval_every): the state still loaded, and the run went
+# on as another one without a word
+cp "$dir/part/experiment.json" "$dir/saved.json"
+sed -i 's/"momentum": 0.9/"momentum": 0.5/' "$dir/part/experiment.json"
+listing "$dir/part" >"$dir/before.txt"
+refused "--resume: $dir/part/experiment.json has \"momentum\": 0.5 where the run was trained with \"momentum\": 0.9: a resumed run may change only optimizer.lr, em_steps and weight_decay" 1 \
+  --resume "$dir/part" -n 700
+cp "$dir/saved.json" "$dir/part/experiment.json"
 cp "$dir/part/model.weights" "$dir/saved.weights"
 cp "$dir/stopped/model.weights" "$dir/part/model.weights"
 listing "$dir/part" >"$dir/before.txt"
