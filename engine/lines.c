@@ -7,11 +7,11 @@
 gsize
 caml_line_split (const char *data, gsize length, gsize *next)
 {
-  const char *nl = memchr (data, '\n', length);
-  gsize stop = nl != NULL ? (gsize) (nl - data) : length;
-  const char *cr = memchr (data, '\r', stop);   /* a \r before the first \n */
-  if (cr != NULL)
-    stop = (gsize) (cr - data);
+  /* One pass to whichever of \r and \n comes first: a memchr for \n first
+   * would cost a CR-only file the rest of it at every line (quadratic). */
+  gsize stop = 0;
+  while (stop < length && data[stop] != '\n' && data[stop] != '\r')
+    stop++;
   if (stop == length)
     *next = length;
   else if (data[stop] == '\r' && stop + 1 < length && data[stop + 1] == '\n')
@@ -24,7 +24,8 @@ caml_line_split (const char *data, gsize length, gsize *next)
 gboolean
 caml_line_ended_in_cr (const char *data, gsize length, gsize line_length, gsize next)
 {
-  return next == length && line_length < length && data[line_length] == '\r';
+  /* the \r is the last byte: a whole \r\n there ended the line already */
+  return next == length && line_length + 1 == length && data[line_length] == '\r';
 }
 
 gboolean

@@ -506,6 +506,24 @@ test_glove_line_ends_across_buffers (void **state)
       g_free (path);
       g_string_free (text, TRUE);
     }
+
+  /* A whole "\r\n" that ends the buffer (bytes 65534–65535) ended its line:
+   * the "\n" that starts the next buffer is a blank line of its own, and
+   * the repeated "a" is on line 5 (it was read as line 4). */
+  GString *text = g_string_new ("a 1\n");
+  while (text->len < 65534)
+    g_string_append_c (text, ' ');
+  g_string_append (text, "\r\n\nb 2\na 3\n");
+  char *path = write_file (*state, "g.txt", text->str, (gssize) text->len);
+  GError *error = NULL;
+  assert_null (caml_embeddings_load_full (path, CAML_EMBEDDINGS_NO_CACHE, NULL, &error));
+  char *expected = g_strdup_printf ("%s:5: the word \"a\" appears again (first on line 1)",
+                                    path);
+  assert_string_equal (error->message, expected);
+  g_clear_error (&error);
+  g_free (expected);
+  g_free (path);
+  g_string_free (text, TRUE);
 }
 
 static void
