@@ -35,7 +35,7 @@ typedef struct {
   const char  *evaluated_on;   /* "test" or "validation" (caml_report_evaluated_on) */
   const char  *staging;        /* the results being written, or NULL */
   const char  *out_dir;
-  const char  *made_dir;       /* the first directory of out_dir this run made, or NULL */
+  GPtrArray   *made_dirs;      /* the directories of out_dir's path this run made (make_dirs) */
 } Run;
 
 static const char *
@@ -108,42 +108,37 @@ on_tick (gpointer user_data)
 
 static void remove_flat_dir (const char *path);
 
-/* The shallowest directory of dir's path that does not exist (all of them
- * up to dir are made for the run), or NULL when dir exists. */
-static char *
-first_missing_dir (const char *dir)
+/* Makes dir and the directories of its path that are missing, one by one,
+ * and returns those this call made, outermost first (the others existed, or
+ * caml_cli_ensure_dir says why they cannot be made). The path is taken as
+ * written: "new/../runs/x" makes "new" only, which is all there is to take
+ * away again. */
+static GPtrArray *
+make_dirs (const char *dir)
 {
-  g_autofree char *path = g_strdup (dir);
-  char *missing = NULL;
-  while (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_free (missing);
-      missing = g_strdup (path);
-      char *parent = g_path_get_dirname (path);
-      gboolean top = g_str_equal (parent, path);
-      g_free (path);
-      path = parent;
-      if (top)
-        break;
-    }
-  return missing;
+  GPtrArray *made = g_ptr_array_new_with_free_func (g_free);
+  size_t n = strlen (dir);
+  for (size_t i = 1; i <= n; i++)
+    if ((i == n || dir[i] == '/') && dir[i - 1] != '/')
+      {
+        char *prefix = g_strndup (dir, i);
+        if (g_mkdir (prefix, 0755) == 0)
+          g_ptr_array_add (made, prefix);
+        else
+          g_free (prefix);
+      }
+  return made;
 }
 
-/* Removes the directories this run made for out_dir (made_dir and those
- * below it down to out_dir) as long as they are empty: a run that writes
- * nothing leaves no empty directory behind. */
+/* Removes the directories this run made for out_dir (make_dirs), innermost
+ * first, as long as they are empty: a run that writes nothing leaves no
+ * empty directory behind, and no directory it did not make goes. */
 static void
-remove_made_dirs (const char *out_dir, const char *made_dir)
+remove_made_dirs (GPtrArray *made)
 {
-  if (made_dir == NULL)
-    return;
-  g_autofree char *path = g_strdup (out_dir);
-  while (g_rmdir (path) == 0 && !g_str_equal (path, made_dir))
-    {
-      char *parent = g_path_get_dirname (path);
-      g_free (path);
-      path = parent;
-    }
+  for (guint i = made != NULL ? made->len : 0; i > 0; i--)
+    if (g_rmdir (g_ptr_array_index (made, i - 1)) != 0)
+      break;
 }
 
 /* The first Ctrl+C (or SIGTERM) stops the run, which then evaluates and
@@ -182,7 +177,7 @@ on_interrupt (Run *run, int signal)
     }
   if (run->staging != NULL)
     remove_flat_dir (run->staging);
-  remove_made_dirs (run->out_dir, run->made_dir);
+  remove_made_dirs (run->made_dirs);
   g_printerr ("%s%s: aborted: nothing of this run was kept\n",
               run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
   fflush (stdout);
@@ -1371,7 +1366,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
 {
   g_autoptr (GError) error = NULL;
   Problems problems = { NULL };
-  g_autofree char *made_dir = NULL;   /* made for out_dir, removed again if left empty */
+  g_autoptr (GPtrArray) made_dirs = NULL;   /* made for out_dir, removed again if left empty */
   g_autofree long *steps = NULL;
   int n_steps = 0;
   g_autoptr (GPtrArray) names = NULL;
@@ -1409,19 +1404,18 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
                                                                              steps, n_steps)),
                                 &error))
     problem (&problems, error->message);
-  else if (!(made_dir = first_missing_dir (how->out_dir), caml_cli_ensure_dir (how->out_dir,
-                                                                               &error)))
+  else if (!(made_dirs = make_dirs (how->out_dir), caml_cli_ensure_dir (how->out_dir, &error)))
     problem (&problems, error->message);
   else
     {
-      run.made_dir = made_dir;
+      run.made_dirs = made_dirs;
       status = run_and_report (exp, how, load.model, load.train, load.test,
                                g_steal_pointer (&load.trainer), load.checkpoint, load.resumed_step, steps,
                                n_steps, &run, &problems);
     }
   stop_listening (&run);
   g_main_loop_unref (run.loop);
-  remove_made_dirs (how->out_dir, made_dir);
+  remove_made_dirs (made_dirs);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);

@@ -59,9 +59,11 @@ diff "$dir/before.txt" "$dir/after.txt" >"$dir/diff.txt" \
   || fail "an aborted run changed the earlier run's results:" "$dir/diff.txt" "$dir/e.txt"
 
 # An aborted run into a directory it made (and its parent) leaves no empty
-# directory behind.
+# directory behind — and takes away no directory it did not make: through
+# "new/..", keep/empty (the user's, empty) went too.
 : >"$dir/e.txt"; : >"$dir/o.txt"
-"$caml" train "$dir/wide.json" --plain --out "$dir/new/sub" >"$dir/o.txt" 2>"$dir/e.txt" &
+mkdir -p "$dir/keep/empty"
+"$caml" train "$dir/wide.json" --plain --out "$dir/new/../keep/empty/sub" >"$dir/o.txt" 2>"$dir/e.txt" &
 pid=$!
 wait_for '^training ' "$dir/o.txt" || fail "the run did not start" "$dir/o.txt" "$dir/e.txt"
 sleep 0.5
@@ -77,4 +79,6 @@ if grep -q '^results in' "$dir/o.txt"; then
 fi
 [ $status -eq 130 ] || fail "two SIGINTs: exit status $status, not 130" "$dir/o.txt" "$dir/e.txt"
 [ ! -e "$dir/new" ] || fail "an aborted run left the directory it made behind:" "$dir/e.txt"
+[ ! -e "$dir/keep/empty/sub" ] || fail "an aborted run left the directory it made behind:" "$dir/e.txt"
+[ -d "$dir/keep/empty" ] || fail "an aborted run removed a directory it did not make:" "$dir/e.txt"
 echo ok
