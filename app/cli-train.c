@@ -1109,8 +1109,12 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
           for (guint i = rec.snapshots->len; i-- > 0;)
             if (((CamlSigmaSnapshot *) rec.snapshots->pdata[i])->step > p.step)
               g_ptr_array_remove_index (rec.snapshots, i);
+          /* the latest kept is the latest taken: one at the step gone back
+           * to is not taken again when the results are saved */
           if (rec.last_taken > p.step)
-            rec.last_taken = -1;
+            rec.last_taken = rec.snapshots->len > 0
+                             ? ((CamlSigmaSnapshot *) rec.snapshots->pdata[rec.snapshots->len - 1])->step
+                             : -1;
         }
       else   /* it keeps the step it rolled back to itself */
         {
