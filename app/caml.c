@@ -195,5 +195,7 @@ main (int argc, char **argv)
       g_printerr ("caml: cannot write the output: %s\n", g_strerror (stdout_errno));
       return status == 0 ? 1 : status;
     }
+  if (caml_cli_signal_heard () != 0)
+    caml_cli_end_by_signal (caml_cli_signal_heard ());
   return status;
 }

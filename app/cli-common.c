@@ -1,5 +1,6 @@
 /* cli-common.c — what the commands of `caml` share. */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <unistd.h>
 #include <gio/gio.h>
@@ -138,6 +139,29 @@ caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
       return FALSE;
     }
   return g_option_context_parse (ctx, argc, argv, error);
+}
+
+static int heard_signal;
+
+void
+caml_cli_heard_signal (int signal)
+{
+  if (heard_signal == 0)
+    heard_signal = signal;
+}
+
+int
+caml_cli_signal_heard (void)
+{
+  return heard_signal;
+}
+
+void
+caml_cli_end_by_signal (int sig)
+{
+  signal (sig, SIG_DFL);
+  raise (sig);
+  _exit (128 + sig);   /* a signal that is blocked */
 }
 
 gboolean

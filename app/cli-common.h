@@ -28,6 +28,14 @@ void caml_cli_name_experiment (GError **error, const char *source);
  * is more likely a mistake than a choice. The error is a usage error. */
 gboolean caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
                                  int *argc, char ***argv, GError **error);
+/* A command that stops on SIGINT or SIGTERM says which it heard; main then
+ * ends the process by it (caml_cli_end_by_signal) once the command has
+ * returned, rather than exiting 128 + its number: a shell running caml in
+ * a loop then stops as well (bash goes on after a child that exited). */
+void caml_cli_heard_signal (int signal);
+int  caml_cli_signal_heard (void);   /* 0: none */
+/* Ends the process by signal now (its default action), without flushing. */
+G_NORETURN void caml_cli_end_by_signal (int signal);
 /* error is a usage error (exit status 2) rather than a failure (1). */
 gboolean caml_cli_is_usage_error (const GError *error);
 /* Creates dir (and its parents) and checks that files can be created in it. */

@@ -148,10 +148,13 @@ remove_made_dirs (GPtrArray *made)
  * own, so the main loop is here to hear the second. While the data load
  * (on a thread too: IMDB takes seconds) the first says that nothing will
  * be written, and the run ends when the load returns; a second ends it at
- * once. The exit status is 128 + the first signal's number. */
+ * once. The process then ends by the first signal (caml_cli_end_by_signal),
+ * so that a shell loop around it stops too. */
 static gboolean
 on_interrupt (Run *run, int signal)
 {
+  if (run->signal == 0)
+    caml_cli_heard_signal (signal);
   if (run->loading)
     {
       if (run->signal == 0)
@@ -164,7 +167,7 @@ on_interrupt (Run *run, int signal)
       /* nothing of the run's is being written: the load is abandoned */
       g_printerr ("%s: aborted while loading the data; nothing written\n", g_get_prgname ());
       fflush (stdout);
-      _exit (128 + run->signal);
+      caml_cli_end_by_signal (run->signal);
     }
   if (run->signal == 0)
     {
@@ -182,7 +185,7 @@ on_interrupt (Run *run, int signal)
               run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
   fflush (stdout);
   /* The trainer or the save thread may be mid-way: nothing to join. */
-  _exit (128 + run->signal);
+  caml_cli_end_by_signal (run->signal);
 }
 
 static gboolean
@@ -1671,8 +1674,9 @@ caml_cli_train (int argc, char **argv)
     "\n"
     "Exit status: 0 when the run finished, 1 when it failed (diverged), could\n"
     "not start or could not write a result (then nothing of it is kept), 2 for\n"
-    "bad command-line options, 130 when interrupted by Ctrl+C (SIGINT), 143\n"
-    "by SIGTERM (128 + the signal's number).");
+    "bad command-line options; interrupted by Ctrl+C (SIGINT) or SIGTERM, the\n"
+    "process ends by that signal once it has stopped (a shell reports 130 or\n"
+    "143), so a shell loop around it stops too.");
   g_autoptr (GError) error = NULL;
   if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {

@@ -81,4 +81,21 @@ fi
 [ ! -e "$dir/new" ] || fail "an aborted run left the directory it made behind:" "$dir/e.txt"
 [ ! -e "$dir/keep/empty/sub" ] || fail "an aborted run left the directory it made behind:" "$dir/e.txt"
 [ -d "$dir/keep/empty" ] || fail "an aborted run removed a directory it did not make:" "$dir/e.txt"
+
+# Stopped by SIGINT, the process ends by SIGINT once its results are saved
+# (it exited 130: a bash loop around it went on with the next command).
+python3 - "$caml" "$dir/wide.json" "$dir/by-signal" <<'PY' || fail "a stopped run did not end by SIGINT" "$dir/e.txt"
+import signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "train", sys.argv[2], "--plain", "--out", sys.argv[3]],
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+for line in p.stdout:
+    if line.startswith("training "):
+        break
+time.sleep(0.3)
+p.send_signal(signal.SIGINT)
+out = p.stdout.read()
+code = p.wait()
+print("exit:", code, "saved:", "results in" in out)
+sys.exit(0 if code == -signal.SIGINT and "results in" in out else 1)
+PY
 echo ok
