@@ -59,6 +59,22 @@ is_array (GOptionArg arg)
 }
 
 static gboolean
+is_number (GOptionArg arg)
+{
+  return arg == G_OPTION_ARG_INT || arg == G_OPTION_ARG_INT64 || arg == G_OPTION_ARG_DOUBLE;
+}
+
+/* Whether a and b are both numbers, and equal (what GOption would
+ * make of either is checked by the real parse). */
+static gboolean
+same_number (const char *a, const char *b)
+{
+  char *end_a = NULL, *end_b = NULL;
+  double x = g_ascii_strtod (a, &end_a), y = g_ascii_strtod (b, &end_b);
+  return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
+}
+
+static gboolean
 count_option (const char *option_name, const char *value, gpointer data, GError **error)
 {
   OptionCount *count = data;
@@ -71,10 +87,12 @@ count_option (const char *option_name, const char *value, gpointer data, GError 
                                              : option_name[1] == e->short_name;
       if (!named || is_array (e->arg) || *e->long_name == '\0')
         continue;
-      /* a flag again, or the same value again, changes nothing */
+      /* a flag again, or the same value again (10 and 010 for a number),
+       * changes nothing */
       if (count->first[i] == NULL)
         count->first[i] = g_strdup (value != NULL ? value : "");
-      if (g_strcmp0 (count->first[i], value != NULL ? value : "") == 0)
+      if (g_strcmp0 (count->first[i], value != NULL ? value : "") == 0
+          || (is_number (e->arg) && same_number (count->first[i], value)))
         return TRUE;
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    "--%s is given twice, as \"%s\" and as \"%s\": give it once",
@@ -110,7 +128,9 @@ caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
       counting[i].arg = G_OPTION_ARG_CALLBACK;
       counting[i].arg_data = (gpointer) count_option;
       counting[i].flags &= G_OPTION_FLAG_HIDDEN | G_OPTION_FLAG_IN_MAIN
-                           | G_OPTION_FLAG_OPTIONAL_ARG | G_OPTION_FLAG_NOALIAS;
+                           | G_OPTION_FLAG_OPTIONAL_ARG | G_OPTION_FLAG_NOALIAS
+                           | (entries[i].arg == G_OPTION_ARG_CALLBACK ? G_OPTION_FLAG_NO_ARG
+                                                                      : 0);
       if (entries[i].arg == G_OPTION_ARG_NONE)
         counting[i].flags |= G_OPTION_FLAG_NO_ARG;
       else if (entries[i].arg == G_OPTION_ARG_FILENAME
@@ -304,11 +324,13 @@ parse_option_value (const CamlOptionSpec *spec, const char *text, double *value,
   return caml_option_check (spec, *value, spec->key, error);
 }
 
-/* What an assignment set: layer, option, value, and the assignment. */
+/* What an assignment set: layer, option, value, the assignment, and
+ * whether it named the layer (N.KEY) or reached every layer with KEY. */
 typedef struct {
   int         layer, option;
   double      value;
   const char *given_as;
+  gboolean    one_layer;
 } Assigned;
 
 /* key is "KEY" (every layer with that option) or "N.KEY" (layer N only).
@@ -346,10 +368,16 @@ apply_one (CamlExperiment *exp, const char *key, const char *text, const char *g
           g_prefix_error (error, "layer %d (%s): ", i, spec->ops->name);
           return FALSE;
         }
-      for (guint j = 0; j < done->len; j++)
+      /* N.KEY wins over KEY, in either order (-O units=64 -O 2.units=1: the
+       * readout's width); two of a kind that differ are refused */
+      applied++;
+      gboolean set = TRUE;
+      for (guint j = 0; j < done->len && set; j++)
         {
-          const Assigned *before = &g_array_index (done, Assigned, j);
-          if (before->layer == i && before->option == idx && before->value != value)
+          Assigned *before = &g_array_index (done, Assigned, j);
+          if (before->layer != i || before->option != idx || before->value == value)
+            continue;
+          if (before->one_layer == (only >= 0))
             {
               g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                            "%s and %s both set %s of layer %d (%s), to different values: "
@@ -357,11 +385,16 @@ apply_one (CamlExperiment *exp, const char *key, const char *text, const char *g
                            spec->ops->name);
               return FALSE;
             }
+          if (before->one_layer)
+            set = FALSE;                  /* this KEY leaves layer i to its N.KEY */
+          else
+            before->value = value;        /* this N.KEY overrides the KEY before */
         }
-      Assigned now = { i, idx, value, given_as };
+      if (!set)
+        continue;
+      Assigned now = { i, idx, value, given_as, only >= 0 };
       g_array_append_val (done, now);
       spec->opt[idx] = value;
-      applied++;
     }
   if (applied == 0)
     {

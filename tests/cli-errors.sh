@@ -66,9 +66,12 @@ expect 2 '^caml train: --steps is given twice, as "10" and as "20": give it once
 expect 2 '^caml sem: --pairs is given twice, as "a" and as "b"' "$caml" sem --pairs a --pairs=b
 expect 2 '^caml sweep: --out is given twice' "$caml" sweep -p xor-ca-nn --grid units=1 -o u1 -o u2
 # Two layer options that set one layer's option to different values: the
-# last one (or -k over -O, whatever came last) won silently.
-expect 2 '^caml train: -O units=2 and -O 0.units=3 both set units of layer 0 \(dense\), to different values: give it once$' \
-  "$caml" train --preset xor-nn -O units=2 -O 0.units=3 -o u1
+# last one (or -k over -O, whatever came last) won silently. (N.KEY over a
+# bare KEY is no conflict: the layer named wins, in either order — below.)
+expect 2 '^caml train: -O 0.units=2 and -O 0.units=3 both set units of layer 0 \(dense\), to different values: give it once$' \
+  "$caml" train --preset xor-nn -O 0.units=2 -O 0.units=3 -o u1
+expect 2 '^caml train: -O units=2 and -O units=3 both set units of layer 0 \(dense\)' \
+  "$caml" train --preset xor-nn -O units=2 -O units=3 -o u1
 expect 2 '^caml train: -O kernel=5 and --kernel 3 both set kernel of layer 0 \(ca_cnn\)' \
   "$caml" train --preset mnist-ca-cnn -k 3 -O kernel=5 -o u1
 expect 2 '^caml sweep: -O 0.units=4 and --grid 0.units=2,3 both set units of layer 0' \
@@ -82,6 +85,14 @@ expect 2 '^caml rnn-sanity: -O 1.units=4 and --units 5 both set units of layer 1
 expect 0 '' "$caml" train --preset xor-nn -n 3 --steps 3 -q -q -O 0.units=3 -O 0.units=3 -O 0.activation=relu --out --steps
 [ -f ./--steps/summary.json ] || { echo "FAIL: --out --steps did not write into ./--steps"; exit 1; }
 rm -rf ./--steps
+# A bare KEY for every layer, and N.KEY for one of them, in either order.
+for order in "-O units=4 -O 1.units=1" "-O 1.units=1 -O units=4"; do
+  expect 0 '' "$caml" train --preset xor-nn -n 2 -q $order -o widths
+  grep -q '"layer": "dense", "units": 4' widths/experiment.json \
+    && grep -q '"layer": "dense", "units": 1' widths/experiment.json \
+    || { echo "FAIL: $order"; cat widths/experiment.json; exit 1; }
+  rm -rf widths
+done
 expect 0 '' "$caml" train --steps 3 --steps 4 --help
 expect 0 '' "$caml" help help
 grep -q '^Usage: caml COMMAND' out.txt || { echo "FAIL: caml help help"; exit 1; }
