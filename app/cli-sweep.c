@@ -83,10 +83,6 @@ split_key (const char *key, int *layer, const char **option)
     }
 }
 
-/* Every run sets each axis' value in turn, so two axes that reach the same
- * option of the same layer would leave the last one's value while the runs
- * are labelled with both; and a value given twice would train the same run
- * twice into one directory. */
 /* The -O list and a grid point (assign[a] = "KEY=VALUE" for axis a, given
  * as --grid grids[a]) on exp, together. */
 static gboolean
@@ -109,6 +105,10 @@ apply_point (CamlExperiment *exp, char **layer_options, char **assign, char **gr
   return ok;
 }
 
+/* Every run sets each axis' value in turn, so two axes that reach the same
+ * option of the same layer would leave the last one's value while the runs
+ * are labelled with both; and a value given twice would train the same run
+ * twice into one directory. */
 static gboolean
 check_axes (char **grids, const Axis *axes, int n_axes, GError **error)
 {

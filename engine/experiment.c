@@ -1368,12 +1368,15 @@ caml_experiment_load_file (const char *path, GError **error)
    * that is not becomes U+FFFD): the name goes into JSON files and plot
    * titles, which take nothing else. */
   /* Relative data paths in it are relative to its directory — when it has
-   * one: a pipe (`caml train <(cat exp.json)` reads /dev/fd/63), a FIFO or
-   * a device is not where its data live, so they are relative to the
+   * one: a pipe (`caml train <(cat exp.json)` reads /dev/fd/63), a FIFO, a
+   * device or a file reached through /dev or /proc (`caml train /dev/stdin
+   * <exp.json`) is not where its data live, so they are relative to the
    * current directory, as in a document loaded from memory; nor is its
    * name ("63") the experiment's. */
   struct stat st;
-  gboolean regular = g_stat (path, &st) == 0 && S_ISREG (st.st_mode);
+  gboolean regular = g_stat (path, &st) == 0 && S_ISREG (st.st_mode)
+                     /* /dev/stdin, /proc/self/fd/0: a redirected regular file */
+                     && !g_str_has_prefix (path, "/dev/") && !g_str_has_prefix (path, "/proc/");
   char *base = regular ? g_filename_display_basename (path) : NULL;
   if (base != NULL && g_str_has_suffix (base, ".json"))
     base[strlen (base) - strlen (".json")] = '\0';

@@ -271,6 +271,11 @@ expect 0 '' "$caml" train fifo-dir/exp -o piped -q
 wait
 grep -q "\"train\": \"$dir/ok.tsv\"" piped/experiment.json \
   || { echo "FAIL: the run's experiment.json does not hold $dir/ok.tsv"; cat piped/experiment.json; exit 1; }
+# /dev/stdin redirected from a regular file is read the same way (its data
+# were looked for in /dev).
+expect 0 '' "$caml" train /dev/stdin -o from-stdin -q <piped.json
+grep -q "\"train\": \"$dir/ok.tsv\"" from-stdin/experiment.json \
+  || { echo "FAIL: /dev/stdin: the data were not looked for here"; cat from-stdin/experiment.json; exit 1; }
 # …and it is not named after the FIFO ("exp"; from <(…) it was "63")
 ! grep -q '"name": "exp"' piped/experiment.json \
   || { echo "FAIL: the experiment is named after the FIFO"; cat piped/experiment.json; exit 1; }
