@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -195,14 +194,8 @@ fail_not_regular (GError **error, const char *path, mode_t mode)
 static gboolean
 read_pipe (int fd, const char *path, char **contents, gsize *length, GError **error)
 {
-  /* Opened without blocking, so the open never hangs. A named FIFO whose
-   * writer has not opened it yet would then read as empty (a read with no
-   * writer is end of file): wait for the writer first — poll() says POLLIN
-   * once there are data, POLLHUP only once a writer has come and gone. A
-   * pipe that already has its writer (`<(…)`) returns at once. */
-  struct pollfd wait_for = { fd, POLLIN, 0 };
-  while (poll (&wait_for, 1, -1) < 0 && errno == EINTR)
-    ;
+  /* Opened without blocking so that a FIFO without a writer cannot hang the
+   * open; from here on, wait for the writer's data. */
   int flags = fcntl (fd, F_GETFL);
   if (flags >= 0)
     fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);

@@ -265,10 +265,8 @@ cat >piped.json <<'J'
 J
 mkdir fifo-dir
 mkfifo fifo-dir/exp
-# (a writer that nobody opens the FIFO for gives up instead of staying
-# behind; it comes a second late: a FIFO whose writer had not opened it yet
-# read as an empty document)
-timeout 60 sh -c 'sleep 1; cat piped.json >fifo-dir/exp' &
+# (a writer that nobody opens the FIFO for gives up instead of staying behind)
+timeout 60 sh -c 'cat piped.json >fifo-dir/exp' &
 expect 0 '' "$caml" train fifo-dir/exp -o piped -q
 wait
 grep -q "\"train\": \"$dir/ok.tsv\"" piped/experiment.json \
