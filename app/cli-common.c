@@ -64,14 +64,22 @@ is_number (GOptionArg arg)
   return arg == G_OPTION_ARG_INT || arg == G_OPTION_ARG_INT64 || arg == G_OPTION_ARG_DOUBLE;
 }
 
-/* Whether a and b are both numbers, and equal (what GOption would
- * make of either is checked by the real parse). */
+/* Whether a and b are the same number as GOption reads an option of type
+ * arg: whole numbers in base 0 (010 is 8), others as doubles. What GOption
+ * would refuse is the real parse's to say. */
 static gboolean
-same_number (const char *a, const char *b)
+same_number (GOptionArg arg, const char *a, const char *b)
 {
   char *end_a = NULL, *end_b = NULL;
-  double x = g_ascii_strtod (a, &end_a), y = g_ascii_strtod (b, &end_b);
-  return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
+  if (arg == G_OPTION_ARG_DOUBLE)
+    {
+      double x = g_ascii_strtod (a, &end_a), y = g_ascii_strtod (b, &end_b);
+      return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
+    }
+  errno = 0;
+  gint64 x = g_ascii_strtoll (a, &end_a, 0);
+  gint64 y = g_ascii_strtoll (b, &end_b, 0);
+  return errno == 0 && end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
 }
 
 static gboolean
@@ -87,12 +95,12 @@ count_option (const char *option_name, const char *value, gpointer data, GError 
                                              : option_name[1] == e->short_name;
       if (!named || is_array (e->arg) || *e->long_name == '\0')
         continue;
-      /* a flag again, or the same value again (10 and 010 for a number),
-       * changes nothing */
+      /* a flag again, or the same value again (8 and 010 for a whole
+       * number, read in base 0 as GOption does), changes nothing */
       if (count->first[i] == NULL)
         count->first[i] = g_strdup (value != NULL ? value : "");
       if (g_strcmp0 (count->first[i], value != NULL ? value : "") == 0
-          || (is_number (e->arg) && same_number (count->first[i], value)))
+          || (is_number (e->arg) && same_number (e->arg, count->first[i], value)))
         return TRUE;
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    "--%s is given twice, as \"%s\" and as \"%s\": give it once",

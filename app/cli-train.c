@@ -1462,10 +1462,25 @@ read_saved_summary (const char *dir, char **preset, char **init_weights, char **
 }
 
 /* What of a saved run's experiment.json --resume lets change: the live
- * settings (the trainer takes them at any step) and the names. */
+ * settings (the trainer takes them at any step), the names, the plots'
+ * domain, and where the data files are (moved or renamed since: a text
+ * set's vocabulary is checked against the weights' all the same). */
 static void
 copy_live_settings (CamlExperiment *to, const CamlExperiment *from)
 {
+  for (int i = 0; i < 4; i++)
+    {
+      g_free (to->data.idx_paths[i]);
+      to->data.idx_paths[i] = g_strdup (from->data.idx_paths[i]);
+      to->plot_domain[i] = from->plot_domain[i];
+    }
+  for (int i = 0; i < 2; i++)
+    {
+      g_free (to->data.text_paths[i]);
+      to->data.text_paths[i] = g_strdup (from->data.text_paths[i]);
+    }
+  g_free (to->data.embeddings);
+  to->data.embeddings = g_strdup (from->data.embeddings);
   to->optimizer.lr = from->optimizer.lr;
   to->optimizer.em_steps = from->optimizer.em_steps;
   to->optimizer.weight_decay = from->optimizer.weight_decay;
@@ -1512,8 +1527,9 @@ check_resumed_experiment (const CamlExperiment *exp, const char *as_trained,
   g_autofree char *was_line = lines[0], *now_line = lines[1];
   g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                "%s has %s where the run was trained with %s: a resumed run may change only "
-               "optimizer.lr, em_steps and weight_decay, training.steps and eval_every (to "
-               "train the weights on otherwise, use --init-weights)", source, now_line,
+               "optimizer.lr, em_steps and weight_decay, training.steps and eval_every, the "
+               "data files' paths and plot.domain (to train the weights on otherwise, use "
+               "--init-weights)", source, now_line,
                was_line);
   return FALSE;
 }

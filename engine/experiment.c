@@ -1356,6 +1356,33 @@ caml_experiment_load_data (const char *data, gssize length, const char *source,
   return load_data (data, length, source, NULL, NULL, error);
 }
 
+/* A name of an open file rather than of a file: /dev/stdin (…out, …err),
+ * /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N — a
+ * regular file redirected there has no directory of its own here. */
+static gboolean
+is_stream_name (const char *path)
+{
+  if (g_str_equal (path, "/dev/stdin") || g_str_equal (path, "/dev/stdout")
+      || g_str_equal (path, "/dev/stderr") || g_str_has_prefix (path, "/dev/fd/"))
+    return TRUE;
+  if (!g_str_has_prefix (path, "/proc/"))
+    return FALSE;
+  const char *p = path + strlen ("/proc/");
+  if (g_str_has_prefix (p, "self/"))
+    p += strlen ("self/");
+  else if (g_str_has_prefix (p, "thread-self/"))
+    p += strlen ("thread-self/");
+  else
+    {
+      const char *digits = p;
+      while (g_ascii_isdigit (*p))
+        p++;
+      if (p == digits || *p++ != '/')
+        return FALSE;
+    }
+  return g_str_has_prefix (p, "fd/");
+}
+
 CamlExperiment *
 caml_experiment_load_file (const char *path, GError **error)
 {
@@ -1369,14 +1396,13 @@ caml_experiment_load_file (const char *path, GError **error)
    * titles, which take nothing else. */
   /* Relative data paths in it are relative to its directory — when it has
    * one: a pipe (`caml train <(cat exp.json)` reads /dev/fd/63), a FIFO, a
-   * device or a file reached through /dev or /proc (`caml train /dev/stdin
-   * <exp.json`) is not where its data live, so they are relative to the
+   * device or a file reached by the name of an open file (`caml train
+   * /dev/stdin <exp.json`) is not where its data live, so they are relative to the
    * current directory, as in a document loaded from memory; nor is its
    * name ("63") the experiment's. */
   struct stat st;
   gboolean regular = g_stat (path, &st) == 0 && S_ISREG (st.st_mode)
-                     /* /dev/stdin, /proc/self/fd/0: a redirected regular file */
-                     && !g_str_has_prefix (path, "/dev/") && !g_str_has_prefix (path, "/proc/");
+                     && !is_stream_name (path);   /* /dev/stdin <exp.json */
   char *base = regular ? g_filename_display_basename (path) : NULL;
   if (base != NULL && g_str_has_suffix (base, ".json"))
     base[strlen (base) - strlen (".json")] = '\0';
