@@ -193,7 +193,8 @@ main (int argc, char **argv)
   if (stdout_errno != 0 && stdout_errno != EPIPE)
     {
       g_printerr ("caml: cannot write the output: %s\n", g_strerror (stdout_errno));
-      return status == 0 ? 1 : status;
+      if (status == 0)
+        status = 1;
     }
   if (caml_cli_signal_heard () != 0)
     caml_cli_end_by_signal (caml_cli_signal_heard ());

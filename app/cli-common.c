@@ -376,16 +376,19 @@ apply_one (CamlExperiment *exp, const char *key, const char *text, const char *g
           g_prefix_error (error, "layer %d (%s): ", i, spec->ops->name);
           return FALSE;
         }
-      /* N.KEY wins over KEY, in either order (-O units=64 -O 2.units=1: the
-       * readout's width); two of a kind that differ are refused */
+      /* Two of a kind (KEY and KEY, N.KEY and N.KEY) that differ are
+       * refused; N.KEY wins over KEY, in either order (-O units=64
+       * -O 2.units=1: the readout's width). Every assignment is kept, so a
+       * later one is compared with all of its kind. */
       applied++;
-      gboolean set = TRUE;
-      for (guint j = 0; j < done->len && set; j++)
+      gboolean named = FALSE;   /* an N.KEY holds this layer's option */
+      for (guint j = 0; j < done->len; j++)
         {
-          Assigned *before = &g_array_index (done, Assigned, j);
-          if (before->layer != i || before->option != idx || before->value == value)
+          const Assigned *before = &g_array_index (done, Assigned, j);
+          if (before->layer != i || before->option != idx)
             continue;
-          if (before->one_layer == (only >= 0))
+          named |= before->one_layer;
+          if (before->one_layer == (only >= 0) && before->value != value)
             {
               g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                            "%s and %s both set %s of layer %d (%s), to different values: "
@@ -393,16 +396,11 @@ apply_one (CamlExperiment *exp, const char *key, const char *text, const char *g
                            spec->ops->name);
               return FALSE;
             }
-          if (before->one_layer)
-            set = FALSE;                  /* this KEY leaves layer i to its N.KEY */
-          else
-            before->value = value;        /* this N.KEY overrides the KEY before */
         }
-      if (!set)
-        continue;
       Assigned now = { i, idx, value, given_as, only >= 0 };
       g_array_append_val (done, now);
-      spec->opt[idx] = value;
+      if (only >= 0 || !named)
+        spec->opt[idx] = value;
     }
   if (applied == 0)
     {

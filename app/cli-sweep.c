@@ -655,10 +655,13 @@ caml_cli_sweep (int argc, char **argv)
           g_array_append_val (results, r);
           if (base)
             caml_experiment_free (which);
-          if (caml_cli_interrupted (r.status))
+          /* Ctrl+C stops the sweep, whatever the run it came in then did
+           * (it may end failed: a divergence, a result it could not write) */
+          if (caml_cli_interrupted (r.status) || caml_cli_signal_heard () != 0)
             {
               caml_experiment_free (run);
-              status = r.status;
+              status = caml_cli_interrupted (r.status) ? r.status
+                                                       : 128 + caml_cli_signal_heard ();
               goto write;
             }
         }

@@ -72,6 +72,11 @@ expect 2 '^caml train: -O 0.units=2 and -O 0.units=3 both set units of layer 0 \
   "$caml" train --preset xor-nn -O 0.units=2 -O 0.units=3 -o u1
 expect 2 '^caml train: -O units=2 and -O units=3 both set units of layer 0 \(dense\)' \
   "$caml" train --preset xor-nn -O units=2 -O units=3 -o u1
+# …also when an N.KEY came between them, before or after
+expect 2 '^caml train: -O units=64 and -O units=3 both set units of layer 0 \(dense\)' \
+  "$caml" train --preset xor-nn -O units=64 -O 0.units=3 -O units=3 -o u1
+expect 2 '^caml train: -O units=64 and -O units=5 both set units of layer 0 \(dense\)' \
+  "$caml" train --preset xor-nn -O 0.units=3 -O units=64 -O units=5 -o u1
 expect 2 '^caml train: -O kernel=5 and --kernel 3 both set kernel of layer 0 \(ca_cnn\)' \
   "$caml" train --preset mnist-ca-cnn -k 3 -O kernel=5 -o u1
 expect 2 '^caml sweep: -O 0.units=4 and --grid 0.units=2,3 both set units of layer 0' \
