@@ -3933,6 +3933,19 @@ test_loss_follows_data (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+typedef struct {
+  GtkFileChooser *chooser;
+  GFile          *file;
+} Chosen;
+
+static gboolean
+file_selected (gpointer data)
+{
+  Chosen *c = data;
+  g_autoptr (GFile) now = gtk_file_chooser_get_file (c->chooser);
+  return now != NULL && g_file_equal (now, c->file);
+}
+
 /* Choosing the file for a chooser that is open, as a click on Open does. */
 static void
 choose_file (CamlWindow *win, const char *path)
@@ -3947,7 +3960,11 @@ choose_file (CamlWindow *win, const char *path)
   assert_true (iterate_until (is_mapped, chooser, 10));
   g_autoptr (GFile) file = g_file_new_for_path (path);
   assert_true (gtk_file_chooser_set_file (GTK_FILE_CHOOSER (chooser), file, NULL));
-  iterate_until (always_false, NULL, 0.2);   /* the folder is read */
+  /* The folder is read, and the file selected in it, before Open: a fixed
+   * 0.2 s was too short on a loaded machine (the answer was no file, and
+   * the test waited in vain for the data). */
+  Chosen c = { GTK_FILE_CHOOSER (chooser), file };
+  assert_true (iterate_until (file_selected, &c, 20));
   gtk_dialog_response (GTK_DIALOG (chooser), GTK_RESPONSE_ACCEPT);
   iterate_until (always_false, NULL, 0.1);
 }
