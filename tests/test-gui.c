@@ -4219,6 +4219,43 @@ data_picked (CamlWindow *win)
   return gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win, "data_drop")));
 }
 
+/* dir/mnist with MNIST's four files (200 training and 100 test images),
+ * dir becoming $CAML_DATA_DIR (its value before returned, to give back
+ * with restore_data_dir); idx gets the paths, in MNIST's order. */
+static char *
+write_fake_mnist (const char *dir, char *idx[4])
+{
+  static const char *const names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
+  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
+  assert_int_equal (g_mkdir (mnist, 0700), 0);
+  for (int i = 0; i < 4; i++)
+    idx[i] = g_build_filename (mnist, names[i], NULL);
+  write_idx_pair (idx[0], idx[1], 200, 1);
+  write_idx_pair (idx[2], idx[3], 100, 2);
+  char *saved = g_strdup (g_getenv ("CAML_DATA_DIR"));
+  g_setenv ("CAML_DATA_DIR", dir, TRUE);   /* set while no job of the test reads it */
+  return saved;
+}
+
+static void
+remove_fake_mnist (const char *dir, char *idx[4], char *saved_dir)
+{
+  if (saved_dir != NULL)
+    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
+  else
+    g_unsetenv ("CAML_DATA_DIR");
+  g_free (saved_dir);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (idx[i]);
+      g_free (idx[i]);
+    }
+  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
+  g_rmdir (mnist);
+  g_rmdir (dir);
+}
+
 /* A data set picked in the drop-down is loaded on a worker thread from a
  * copy of the experiment, and used only when it loads: MNIST files that
  * are damaged, or the text files an experiment names broken since it
@@ -4230,15 +4267,8 @@ static void
 test_data_kind_failed_load (void **state)
 {
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-kind-bad-XXXXXX", NULL);
-  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
-  static const char *const idx_names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
   char *idx[4];
-  assert_int_equal (g_mkdir (mnist, 0700), 0);
-  for (int i = 0; i < 4; i++)
-    idx[i] = g_build_filename (mnist, idx_names[i], NULL);
-  write_idx_pair (idx[0], idx[1], 200, 1);
-  write_idx_pair (idx[2], idx[3], 100, 2);
+  char *saved_dir = write_fake_mnist (dir, idx);
   /* Cut short: the header says 200 images, the file holds 3. */
   {
     g_autofree char *bytes = NULL;
@@ -4250,9 +4280,6 @@ test_data_kind_failed_load (void **state)
   g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
   write_text_tsv (train, 400);
   write_text_tsv (test, 40);
-  /* Set while no job of this test reads it. */
-  g_autofree char *saved_dir = g_strdup (g_getenv ("CAML_DATA_DIR"));
-  g_setenv ("CAML_DATA_DIR", dir, TRUE);
 
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
   assert_true (iterate_until (is_mapped, win, 10));
@@ -4346,19 +4373,9 @@ test_data_kind_failed_load (void **state)
 
   gtk_window_destroy (GTK_WINDOW (win));
   assert_true (iterate_until (no_jobs, NULL, 60));
-  if (saved_dir != NULL)
-    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
-  else
-    g_unsetenv ("CAML_DATA_DIR");
-  for (int i = 0; i < 4; i++)
-    {
-      g_unlink (idx[i]);
-      g_free (idx[i]);
-    }
-  g_rmdir (mnist);
   g_unlink (train);
   g_unlink (test);
-  g_rmdir (dir);
+  remove_fake_mnist (dir, idx, saved_dir);
 }
 
 /* Whether the run's training set is the surface split made with seed. */
@@ -4497,43 +4514,6 @@ assert_data_shown (CamlWindow *win, CamlDataKind kind)
 {
   assert_int_equal (data_picked (win), kind);
   assert_int_equal (data_in_menu (win), kind);
-}
-
-/* dir/mnist with MNIST's four files (200 training and 100 test images),
- * dir becoming $CAML_DATA_DIR (its value before returned, to give back
- * with restore_data_dir); idx gets the paths, in MNIST's order. */
-static char *
-write_fake_mnist (const char *dir, char *idx[4])
-{
-  static const char *const names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
-  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
-  assert_int_equal (g_mkdir (mnist, 0700), 0);
-  for (int i = 0; i < 4; i++)
-    idx[i] = g_build_filename (mnist, names[i], NULL);
-  write_idx_pair (idx[0], idx[1], 200, 1);
-  write_idx_pair (idx[2], idx[3], 100, 2);
-  char *saved = g_strdup (g_getenv ("CAML_DATA_DIR"));
-  g_setenv ("CAML_DATA_DIR", dir, TRUE);   /* set while no job of the test reads it */
-  return saved;
-}
-
-static void
-remove_fake_mnist (const char *dir, char *idx[4], char *saved_dir)
-{
-  if (saved_dir != NULL)
-    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
-  else
-    g_unsetenv ("CAML_DATA_DIR");
-  g_free (saved_dir);
-  for (int i = 0; i < 4; i++)
-    {
-      g_unlink (idx[i]);
-      g_free (idx[i]);
-    }
-  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
-  g_rmdir (mnist);
-  g_rmdir (dir);
 }
 
 /* The drop-down and the menu's data items always agree: while data chosen
