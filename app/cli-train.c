@@ -36,6 +36,8 @@ typedef struct {
   const char  *staging;        /* the results being written, or NULL */
   const char  *out_dir;
   GPtrArray   *made_dirs;      /* the directories of out_dir's path this run made (make_dirs) */
+  gboolean     ended;          /* nothing left to stop or abort: a signal now only ends the process */
+  gboolean     kept;           /* once ended: the results are in place */
 } Run;
 
 static const char *
@@ -155,6 +157,16 @@ on_interrupt (Run *run, int signal)
 {
   if (run->signal == 0)
     caml_cli_heard_signal (signal);
+  if (run->ended)
+    {
+      if (run->signal == 0)
+        {
+          run->signal = signal;
+          g_printerr ("%s: interrupted after the run had ended%s\n", g_get_prgname (),
+                      run->kept ? ": its results are in place" : "");
+        }
+      return G_SOURCE_CONTINUE;
+    }
   if (run->loading)
     {
       if (run->signal == 0)
@@ -1197,9 +1209,15 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   g_ptr_array_free (rec.snapshots, TRUE);
   gboolean committed = save.written_all && kept (problems, commit_results (out_dir, staging,
                                                                            &error), &error);
-  /* The moves are done (or undone): a Ctrl+C that came during them was not
-   * heard, and aborts nothing now. */
+  /* The moves are done (or undone), and abort nothing now. A Ctrl+C that
+   * came during them is pending on the main context: hear it before the
+   * signal sources go, so that the run still ends by it (the trainer and
+   * the save thread have ended; only the signal sources are left). */
   run->staging = NULL;
+  run->ended = TRUE;
+  run->kept = committed;
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
   stop_listening (run);
   if (!committed)
     remove_flat_dir (staging);
