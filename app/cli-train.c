@@ -1017,8 +1017,8 @@ save_results (gpointer user_data)
   ok &= written (s, caml_report_write_surfaces (s->dir, exp, s->model, s->train,
                                                 s->drawn, &error), &error);
   ok &= written (s, caml_report_write_words_on (words_path, words_png, s->title,
-                                                s->model, exp->loss, s->train, s->test,
-                                                s->evaluated_on, WORDS_SAMPLES,
+                                                s->model, exp, s->train, s->test,
+                                                WORDS_SAMPLES,
                                                 WORDS_MIN_COUNT, WORDS_TOP, &words,
                                                 &error), &error);
   if (words)
@@ -1930,8 +1930,7 @@ caml_cli_eval (int argc, char **argv)
              high_on_fg ? "foreground" : "background");
   if (out_dir && (!caml_report_write_surfaces (out_dir, exp, model, train, drawn, &error)
                   || !caml_report_write_words_on (words_path, words_png, title, model,
-                                                  exp->loss, train, test,
-                                                  caml_report_evaluated_on (exp), WORDS_SAMPLES,
+                                                  exp, train, test, WORDS_SAMPLES,
                                                   WORDS_MIN_COUNT, WORDS_TOP, &words, &error)))
     {
       g_printerr ("caml eval: %s\n", error->message);

@@ -802,6 +802,12 @@ caml_report_word_bars (const CamlVocab *vocab, const float *chi, gboolean per_po
   return n_free;
 }
 
+static gboolean write_words (const char *path, const char *png_path, const char *title,
+                             CamlModel *model, CamlLossKind loss, const CamlDataset *train,
+                             const CamlDataset *test, const char *evaluated_on,
+                             const CamlDataConfig *data, int n_samples, int min_count, int n_top,
+                             gboolean *written, GError **error);
+
 gboolean
 caml_report_write_words (const char *path, const char *png_path, const char *title,
                          CamlModel *model,
@@ -809,15 +815,26 @@ caml_report_write_words (const char *path, const char *png_path, const char *tit
                          const CamlDataset *test, int n_samples, int min_count, int n_top,
                          gboolean *written, GError **error)
 {
-  return caml_report_write_words_on (path, png_path, title, model, loss, train, test, "test",
-                                     n_samples, min_count, n_top, written, error);
+  return write_words (path, png_path, title, model, loss, train, test, "test", NULL,
+                      n_samples, min_count, n_top, written, error);
 }
 
 gboolean
 caml_report_write_words_on (const char *path, const char *png_path, const char *title,
-                            CamlModel *model, CamlLossKind loss, const CamlDataset *train,
-                            const CamlDataset *test, const char *evaluated_on, int n_samples,
+                            CamlModel *model, const CamlExperiment *exp,
+                            const CamlDataset *train, const CamlDataset *test, int n_samples,
                             int min_count, int n_top, gboolean *written, GError **error)
+{
+  return write_words (path, png_path, title, model, exp->loss, train, test,
+                      caml_report_evaluated_on (exp), &exp->data, n_samples, min_count, n_top,
+                      written, error);
+}
+
+static gboolean
+write_words (const char *path, const char *png_path, const char *title, CamlModel *model,
+             CamlLossKind loss, const CamlDataset *train, const CamlDataset *test,
+             const char *evaluated_on, const CamlDataConfig *data, int n_samples, int min_count,
+             int n_top, gboolean *written, GError **error)
 {
   *written = FALSE;
   if (train->vocab == NULL || model->input.kind != CAML_SHAPE_TOKENS)
@@ -859,6 +876,8 @@ caml_report_write_words_on (const char *path, const char *png_path, const char *
     .probabilities = probabilities, .n_samples = n_samples, .max_words = 200,
     .per_position = token_chi != NULL, .chi_source = chi_source,
     .token_chi = token_chi, .token_aligned = aligned, .token_steps = steps,
+    .max_tokens = data != NULL ? data->max_tokens : 0,
+    .unique_tokens = data != NULL && data->unique_tokens, .ngrams = data != NULL ? data->ngrams : 0,
   };
   g_autofree char *html = caml_words_page_html (&page);
   if (!g_file_set_contents_full (path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))

@@ -213,10 +213,11 @@ gboolean caml_report_write_words (const char *path, const char *png_path, const 
                                   CamlLossKind loss, const CamlDataset *train,
                                   const CamlDataset *test, int n_samples, int min_count,
                                   int n_top, gboolean *written, GError **error);
-/* The same, with test a held-out set named evaluated_on
- * (caml_report_evaluated_on): the page and words.png call its texts so. */
+/* The same for a run of exp: test is the held-out set exp evaluates on
+ * (caml_report_evaluated_on), which the page and words.png name, and words
+ * past exp's data.max_tokens, which the model did not read, are grey. */
 gboolean caml_report_write_words_on (const char *path, const char *png_path,
-                                     const char *title, CamlModel *model, CamlLossKind loss,
-                                     const CamlDataset *train, const CamlDataset *test,
-                                     const char *evaluated_on, int n_samples, int min_count,
+                                     const char *title, CamlModel *model,
+                                     const CamlExperiment *exp, const CamlDataset *train,
+                                     const CamlDataset *test, int n_samples, int min_count,
                                      int n_top, gboolean *written, GError **error);

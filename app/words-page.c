@@ -185,12 +185,42 @@ append_position_word (GString *html, const CamlWordsPage *page, int sample, int 
   g_string_append (html, "</span>");
 }
 
+void
+caml_words_read_init (CamlWordsRead *r, int max_tokens, gboolean unique_tokens, int ngrams)
+{
+  *r = (CamlWordsRead) { .max_tokens = max_tokens, .unique = unique_tokens && ngrams <= 1 };
+}
+
+gboolean
+caml_words_read_next (CamlWordsRead *r, int id)
+{
+  if (r->max_tokens <= 0)
+    return TRUE;
+  if (!r->unique || id < 0)
+    return r->kept++ < r->max_tokens;
+  if (r->first_read == NULL)
+    r->first_read = g_hash_table_new (NULL, NULL);
+  gpointer read;
+  if (g_hash_table_lookup_extended (r->first_read, GINT_TO_POINTER (id), NULL, &read))
+    return GPOINTER_TO_INT (read);
+  gboolean now = r->kept++ < r->max_tokens;
+  g_hash_table_insert (r->first_read, GINT_TO_POINTER (id), GINT_TO_POINTER (now));
+  return now;
+}
+
+void
+caml_words_read_clear (CamlWordsRead *r)
+{
+  g_clear_pointer (&r->first_read, g_hash_table_unref);
+}
+
 typedef struct {
   const CamlWordsPage *page;
   GString             *html;
   int                  sample;
   int                  shown;
   int                  total;
+  CamlWordsRead        read;
 } SampleWriter;
 
 static void
@@ -203,10 +233,18 @@ append_token (const char *token, gsize length, gpointer user_data)
   char *word = g_strndup (token, length);
   int id = caml_vocab_lookup (w->page->vocab, word);
   g_free (word);
+  gboolean read = caml_words_read_next (&w->read, id);
   if (w->shown++ > 0)
     g_string_append_c (w->html, ' ');
   if (w->page->per_position)
     append_position_word (w->html, w->page, w->sample, k, token, length, id);
+  else if (!read)
+    {
+      g_string_append_printf (w->html, "<span class=\"w cut%s\" title=\"past data.max_tokens "
+                              "(%d): not read\">", id < 0 ? " oov" : "", w->page->max_tokens);
+      caml_html_escape (w->html, token, (gssize) length);
+      g_string_append (w->html, "</span>");
+    }
   else if (id >= 0)
     append_word (w->html, "χ̃", token, length, w->page->chi[id],
                  caml_vocab_count (w->page->vocab, id), FALSE);
@@ -231,7 +269,9 @@ append_samples (GString *html, const CamlWordsPage *page)
         g_string_append_printf (html, " · model: P(1) = %.3f", page->probabilities[i]);
       g_string_append (html, "</div>\n");
       SampleWriter w = { page, html, i, 0, 0 };
+      caml_words_read_init (&w.read, page->max_tokens, page->unique_tokens, page->ngrams);
       caml_tokenize (page->texts[i], -1, append_token, &w);
+      caml_words_read_clear (&w.read);
       if (w.total > w.shown)
         g_string_append_printf (html, " <span class=\"meta\">… (%d more words)</span>",
                                 w.total - w.shown);

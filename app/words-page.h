@@ -57,6 +57,12 @@ typedef struct {
   const float     *probabilities;  /* (n_samples) the model's P(class 1), or NULL */
   int              n_samples;
   int              max_words;      /* words shown per sample, 0 = all */
+  /* The data's max_tokens, unique_tokens and ngrams (experiment data.*):
+   * under a gate per word, the words the model did not read are grey
+   * (caml_words_read_next). */
+  int              max_tokens;
+  gboolean         unique_tokens;
+  int              ngrams;
   /* A per-position gate (per_position: CA-ATT's χ_i, CA-RNN's f_t) rather
    * than one per word: chi then holds each word's mean gate (NaN: not
    * measured) over what chi_source says, e.g. "its occurrences in the first
@@ -71,6 +77,25 @@ typedef struct {
   gboolean         per_position;
   const char      *chi_source;
 } CamlWordsPage;
+
+/* Which words of a text, taken in order, a model reads when its data set
+ * was cut to data.max_tokens tokens per sample (0: no cut): the first
+ * max_tokens words — or, with data.unique_tokens (and no n-grams, which are
+ * formed from the first max_tokens words before the sample becomes a set),
+ * every word whose first occurrence is among the first max_tokens distinct
+ * words, each out-of-vocabulary word counting as one (they share an id and
+ * are all kept). Feed the words' vocabulary ids (−1: unseen) one by one. */
+typedef struct {
+  int         max_tokens;
+  gboolean    unique;
+  int         kept;         /* tokens of the sample so far */
+  GHashTable *first_read;   /* unique: id → whether its first occurrence was read */
+} CamlWordsRead;
+
+void     caml_words_read_init (CamlWordsRead *r, int max_tokens, gboolean unique_tokens,
+                               int ngrams);
+gboolean caml_words_read_next (CamlWordsRead *r, int id);
+void     caml_words_read_clear (CamlWordsRead *r);
 
 /* A self-contained HTML document (inline CSS, no scripts, no external
  * assets); every word and text HTML-escaped. g_free it. */

@@ -487,6 +487,124 @@ test_token_gates (void **state)
   caml_vocab_unref (vocab);
 }
 
+/* Which words a model reads under data.max_tokens: caml_words_read_next
+ * checked against the engine's own cut of loaded data sets (plain, with
+ * unique_tokens, with n-grams), and a page that greys the words past it. */
+static void
+read_flags (const CamlDataset *set, const char *text, const CamlDataConfig *data, gboolean *read,
+            int *n)
+{
+  CamlWordsRead r;
+  caml_words_read_init (&r, data->max_tokens, data->unique_tokens, data->ngrams);
+  g_auto (GStrv) words = g_strsplit (text, " ", -1);
+  for (*n = 0; words[*n] != NULL; (*n)++)
+    read[*n] = caml_words_read_next (&r, caml_vocab_lookup (set->vocab, words[*n]));
+  caml_words_read_clear (&r);
+}
+
+static void
+test_words_read (void **state)
+{
+  (void) state;
+  g_autofree char *dir = g_dir_make_tmp ("caml-words-read-XXXXXX", NULL);
+  g_autofree char *train_path = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test_path = g_build_filename (dir, "test.tsv", NULL);
+  /* "zz" and "qq" are unseen in training (OOV in the test set). */
+  static const char *const test_text = "a zz b a c zz d a e qq b f";
+  assert_true (g_file_set_contents (train_path, "a b c d e f\t1\nb a\t0\n", -1, NULL));
+  g_autofree char *test_line = g_strdup_printf ("%s\t1\n", test_text);
+  assert_true (g_file_set_contents (test_path, test_line, -1, NULL));
+  static const struct { int max_tokens; gboolean unique; int ngrams; const char *read; } cases[] = {
+    /*                     a zz b a c zz d a e qq b f */
+    { 0, FALSE, 1,        "111111111111" },
+    { 5, FALSE, 1,        "111110000000" },
+    { 5, TRUE, 1,         "111111010010" },   /* the set a zz b c zz …: a and b again read */
+    { 8, TRUE, 1,         "111111111110" },   /* a zz b c zz d e qq, b again; f the 9th */
+    { 5, TRUE, 2,         "111110000000" },   /* n-grams of the first 5 words, then the set */
+    { 3, FALSE, 2,        "111000000000" },
+  };
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *json = g_strdup_printf (
+        "{\"data\": {\"text\": {\"train\": \"%s\", \"test\": \"%s\"}, \"max_tokens\": %d, "
+        "\"unique_tokens\": %s, \"ngrams\": %d},"
+        " \"model\": [{\"layer\": \"ca_bsfe\"}, {\"layer\": \"dense\", \"units\": 1}],"
+        " \"loss\": \"sigmoid_cross_entropy\"}", train_path, test_path, cases[c].max_tokens,
+        cases[c].unique ? "true" : "false", cases[c].ngrams);
+      GError *error = NULL;
+      CamlExperiment *exp = caml_experiment_load_data (json, -1, "t.json", &error);
+      assert_null (error);
+      CamlDataset *train = NULL, *test = NULL;
+      assert_true (caml_experiment_load_datasets (exp, &train, &test, &error));
+      gboolean read[16];
+      int n = 0;
+      read_flags (test, test_text, &exp->data, read, &n);
+      char got[17] = { 0 };
+      for (int k = 0; k < n; k++)
+        got[k] = read[k] ? '1' : '0';
+      assert_string_equal (got, cases[c].read);
+
+      /* The engine's cut: the ids the model gets (the first T of the
+       * sample's) hold every word read — each read word's id among them,
+       * as many OOV ids as OOV words read — and a word left unread is in
+       * them only when it is read at another place of the sample. */
+      int T = test->x_shape.dims[0];
+      gint64 start = test->offsets[0], len = MIN (test->offsets[1] - start, (gint64) T);
+      g_auto (GStrv) words = g_strsplit (test_text, " ", -1);
+      int oov_read = 0, oov_ids = 0;
+      for (gint64 j = 0; j < len; j++)
+        oov_ids += test->tokens[start + j] == CAML_TOKEN_OOV;
+      for (int k = 0; k < n; k++)
+        {
+          int id = caml_vocab_lookup (test->vocab, words[k]);
+          if (id < 0)
+            {
+              oov_read += read[k];
+              continue;
+            }
+          gboolean in = FALSE;
+          for (gint64 j = 0; j < len; j++)
+            in |= test->tokens[start + j] == id;
+          if (read[k])
+            assert_true (in);
+          else if (in)   /* unread here: then read at another place */
+            {
+              gboolean elsewhere = FALSE;
+              for (int m = 0; m < n; m++)
+                elsewhere |= read[m] && strcmp (words[m], words[k]) == 0;
+              assert_true (elsewhere);
+            }
+        }
+      assert_int_equal (oov_read, cases[c].ngrams > 1 ? MIN (oov_read, oov_ids) : oov_ids);
+
+      if (c == 1)
+        {
+          /* The page: words past max_tokens grey, not shaded. */
+          float chis[8];
+          for (int k = 0; k < 8; k++)
+            chis[k] = 0.25f;
+          char *texts[] = { (char *) test_text, NULL };
+          CamlWordsPage page = { .title = "t", .vocab = train->vocab, .chi = chis,
+                                 .min_count = 1, .n_top = 3, .texts = texts, .n_samples = 1,
+                                 .max_tokens = exp->data.max_tokens };
+          g_autofree char *html = caml_words_page_html (&page);
+          assert_non_null (strstr (html, "title=\"χ̃ = 0.250, 1× in training\">c</span> "
+                                         "<span class=\"w cut oov\" title=\"past data.max_tokens"
+                                         " (5): not read\">zz</span> <span class=\"w cut\" "
+                                         "title=\"past data.max_tokens (5): not read\">d</span>"));
+          page.max_tokens = 0;
+          g_autofree char *all = caml_words_page_html (&page);
+          assert_null (strstr (all, "not read"));
+        }
+      caml_dataset_free (train);
+      caml_dataset_free (test);
+      caml_experiment_free (exp);
+    }
+  g_unlink (train_path);
+  g_unlink (test_path);
+  g_rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -498,6 +616,7 @@ main (void)
     cmocka_unit_test (test_ngram_vocab),
     cmocka_unit_test (test_page_per_position),
     cmocka_unit_test (test_token_gates),
+    cmocka_unit_test (test_words_read),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
  * word of a text) it forwards the first WORDS_MEAN test texts, keeps the χ
  * of the words shown and each word's mean χ. */
 #include "caml-run.h"
+#include "words-page.h"
 #include "report.h"
 
 #include <errno.h>
@@ -418,6 +419,8 @@ typedef struct {
   const CamlVocab *vocab;
   GPtrArray       *words;
   GArray          *ids;
+  GArray          *read;
+  CamlWordsRead    reader;
   int              total;
 } SampleTokens;
 
@@ -429,8 +432,10 @@ add_sample_token (const char *token, gsize length, gpointer user_data)
     return;
   char *word = g_strndup (token, length);
   int id = caml_vocab_lookup (t->vocab, word);
+  gboolean read = caml_words_read_next (&t->reader, id);
   g_ptr_array_add (t->words, word);
   g_array_append_val (t->ids, id);
+  g_array_append_val (t->read, read);
 }
 
 /* The first test texts, tokenized as the data sets are, for the words page. */
@@ -449,13 +454,18 @@ make_word_samples (CamlRun *run)
   for (int i = 0; i < run->n_word_samples; i++)
     {
       SampleTokens t = { run->data->train->vocab, g_ptr_array_new (),
-                         g_array_new (FALSE, FALSE, sizeof (int)), 0 };
+                         g_array_new (FALSE, FALSE, sizeof (int)),
+                         g_array_new (FALSE, FALSE, sizeof (gboolean)) };
+      caml_words_read_init (&t.reader, run->exp->data.max_tokens, run->exp->data.unique_tokens,
+                            run->exp->data.ngrams);
       caml_tokenize (test->texts[i], -1, add_sample_token, &t);
+      caml_words_read_clear (&t.reader);
       CamlWordSample *s = &run->word_samples[i];
       s->n_words = (int) t.words->len;
       g_ptr_array_add (t.words, NULL);
       s->words = (char **) g_ptr_array_free (t.words, FALSE);
       s->ids = (int *) g_array_free (t.ids, FALSE);
+      s->read = (gboolean *) g_array_free (t.read, FALSE);
       s->more = t.total - s->n_words;
       s->label = test->n_classes > 0 ? (int) test->y[i] : -1;
       s->aligned = caml_report_text_aligned (test, i);
@@ -576,6 +586,7 @@ caml_run_free (CamlRun *run)
     {
       g_strfreev (run->word_samples[i].words);
       g_free (run->word_samples[i].ids);
+      g_free (run->word_samples[i].read);
     }
   g_free (run->word_samples);
   g_free (run->word_probs);

@@ -126,6 +126,8 @@ gboolean caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *
 typedef struct {
   char **words;      /* (n_words), NULL-terminated */
   int   *ids;        /* (n_words) −1: unseen in training (χ̃ = 1) */
+  gboolean *read;    /* (n_words) the model reads the word: FALSE past the
+                      * data's max_tokens (caml_words_read_next) */
   int    n_words;
   int    more;       /* tokens left out */
   int    label;      /* class index, or −1 */

@@ -1205,7 +1205,7 @@ rebuild_words_text (CamlWindow *self)
           int id = sample->ids[k];
           int token = i * CAML_RUN_WORDS_SHOWN + k;
           float chi = self->token_chi != NULL ? self->token_chi[token]
-                      : id >= 0 ? self->word_chi[id] : 1.0f;
+                      : !sample->read[k] ? NAN : id >= 0 ? self->word_chi[id] : 1.0f;
           char tag[8];
           if (isfinite (chi))
             g_snprintf (tag, sizeof tag, "g%d", caml_words_shade (chi));
@@ -1258,6 +1258,11 @@ on_words_text_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard,
   g_autoptr (GString) text = g_string_new (NULL);
   if (self->token_chi == NULL)
     {
+      int n = 0;
+      const CamlWordSample *samples = caml_run_get_word_samples (self->run, &n);
+      if (!samples[span->token / CAML_RUN_WORDS_SHOWN].read[span->token % CAML_RUN_WORDS_SHOWN])
+        g_string_append_printf (text, "past data.max_tokens (%d): not read; ",
+                                caml_run_get_experiment (self->run)->data.max_tokens);
       if (span->id < 0)
         g_string_append (text, "unseen in training: χ̃ = 1 (v0)");
       else
@@ -3887,9 +3892,8 @@ write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
                                                                    : "experiment",
                                                     job->exp->seed);
           gboolean written = FALSE;
-          ok = caml_report_write_words_on (job->path, NULL, title, model, job->exp->loss,
+          ok = caml_report_write_words_on (job->path, NULL, title, model, job->exp,
                                            job->data->train, job->data->test,
-                                           caml_report_evaluated_on (job->exp),
                                            WORDS_PAGE_SAMPLES, WORDS_MIN_COUNT, WORDS_PAGE_TOP,
                                            &written, &error);
           if (ok && !written)
