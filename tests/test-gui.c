@@ -4726,8 +4726,29 @@ test_word_vector_coverage (void **state)
   assert_true (iterate_until (can_train, win, 30));
   assert_non_null (strstr (status_text (win), status));
 
+  /* A saved run opens without its word vectors, which its weights replace:
+   * they are not read (here: they are gone). */
+  g_autofree char *saved = g_build_filename (dir, "saved", NULL);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  assert_true (iterate_until (is_enabled_save_run, win, 10));
+  caml_window_save_run (win, saved);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
   gtk_window_destroy (GTK_WINDOW (win));
   g_unlink (vectors);
+  win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_open_run (win, saved, &error));
+  assert_true (iterate_until (can_train, win, 30));
+  assert_null (caml_window_get_error (win));
+  assert_true (notice_has (win, "at step 20"));
+  assert_null (strstr (status_text (win), "vectors"));   /* the file's rows */
+
+  gtk_window_destroy (GTK_WINDOW (win));
+  remove_tree (saved);
   remove_words_experiment (dir);
 }
 

@@ -473,6 +473,10 @@ make_word_samples (CamlRun *run)
     }
 }
 
+static CamlRun *run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
+                         int parts_preferred, CamlRunNotify notify, gpointer notify_data,
+                         CamlModel *model, GError **error);
+
 CamlRun *
 caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_preferred,
               CamlRunNotify notify, gpointer notify_data, GError **error)
@@ -480,6 +484,25 @@ caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_
   CamlModel *model = caml_experiment_build_model_for (exp, data->train, error);
   if (model == NULL)
     return NULL;
+  return run_new (exp, data, grid, parts_preferred, notify, notify_data, model, error);
+}
+
+CamlRun *
+caml_run_new_for_weights (const CamlExperiment *exp, CamlRunData *data, int grid,
+                          int parts_preferred, CamlRunNotify notify, gpointer notify_data,
+                          GError **error)
+{
+  CamlModel *model = caml_experiment_build_model (exp, &data->train->x_shape, error);
+  if (model == NULL)
+    return NULL;
+  caml_model_set_vocab (model, data->train->vocab);
+  return run_new (exp, data, grid, parts_preferred, notify, notify_data, model, error);
+}
+
+static CamlRun *
+run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_preferred,
+         CamlRunNotify notify, gpointer notify_data, CamlModel *model, GError **error)
+{
   CamlCheckpoint *checkpoint = caml_checkpoint_new (model, error);
   if (checkpoint == NULL)
     {

@@ -44,6 +44,14 @@ typedef void (*CamlRunNotify) (gpointer user_data);
 CamlRun *caml_run_new (const CamlExperiment *exp, CamlRunData *data, int grid,
                        int parts_preferred, CamlRunNotify notify, gpointer notify_data,
                        GError **error);
+/* The same for a run whose weights come next from a file
+ * (caml_run_load_weights), which replaces every one of them: the model's
+ * pretrained embedding tables are not filled from data.embeddings (seconds
+ * of reading, and the file may be gone). If the load fails, build the run
+ * again with caml_run_new. */
+CamlRun *caml_run_new_for_weights (const CamlExperiment *exp, CamlRunData *data, int grid,
+                                   int parts_preferred, CamlRunNotify notify,
+                                   gpointer notify_data, GError **error);
 /* Stops and joins the trainer thread, then frees everything. */
 void     caml_run_free (CamlRun *run);
 

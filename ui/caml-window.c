@@ -2144,15 +2144,28 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   if (job->kind != JOB_FILES && !g_cancellable_is_cancelled (cancellable))
     {
       /* The baseline's surface is never shown: the smallest grid. */
-      job->run = caml_run_new (job->exp, job->data, job->kind == JOB_BASELINE ? 2 : SURFACE_GRID,
-                               job->parts_layer, on_run_notify, job->window, &error);
+      int grid = job->kind == JOB_BASELINE ? 2 : SURFACE_GRID;
+      gboolean weights = job->weights != NULL && job->kind != JOB_BASELINE;
+      /* Weights from a file replace the word vectors: they are read only
+       * if the weights cannot be loaded and the run stays as built. */
+      job->run = (weights ? caml_run_new_for_weights : caml_run_new)
+        (job->exp, job->data, grid, job->parts_layer, on_run_notify, job->window, &error);
       if (job->run == NULL)
         job->run_error = g_strdup (error->message);
       else if (job->kind == JOB_BASELINE)
         caml_run_set_keep_checkpoints (job->run, FALSE);   /* never continued */
       /* Its trainer has not started: the weights load on this thread. */
-      else if (job->weights != NULL && !caml_run_load_weights (job->run, job->weights, &error))
-        job->weights_error = g_strdup (error->message);
+      else if (weights && !caml_run_load_weights (job->run, job->weights, &error))
+        {
+          job->weights_error = g_strdup (error->message);
+          g_clear_error (&error);
+          g_clear_pointer (&job->run, caml_run_free);
+          /* JOB_WEIGHTS: the current run stays, nothing to build */
+          if (job->kind != JOB_WEIGHTS
+              && !(job->run = caml_run_new (job->exp, job->data, grid, job->parts_layer,
+                                            on_run_notify, job->window, &error)))
+            job->run_error = g_strdup (error->message);
+        }
       else if (job->weights != NULL && job->state != NULL
                && !caml_run_load_state (job->run, job->state, &error))
         job->state_error = g_strdup (error->message);   /* the run is as built */
