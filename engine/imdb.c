@@ -34,6 +34,7 @@
 #include <gio/gio.h>
 
 #include "caml.h"
+#include "lines-private.h"
 #include "shuffle.h"
 
 const char *const caml_data_split_names[] = { "original", "random", NULL };
@@ -51,18 +52,14 @@ typedef struct {
   GError    **error;
 } Parser;
 
-/* Line and column (both from 1, the column in bytes) of byte offset pos. */
+/* Line and column (both from 1, the column in bytes) of byte offset pos;
+ * lines end in \r\n, \n or a lone \r (lines.c). */
 static void
 line_column (const Parser *p, gsize pos, int *line, int *column)
 {
-  gsize line_start = 0;
-  *line = 1;
-  for (gsize i = 0; i < pos && i < p->length; i++)
-    if (p->data[i] == '\n')
-      {
-        (*line)++;
-        line_start = i + 1;
-      }
+  gsize line_start;
+  pos = MIN (pos, p->length);
+  *line = caml_line_locate (p->data, p->length, pos, &line_start);
   *column = (int) (pos - line_start) + 1;
 }
 

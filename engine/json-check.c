@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "json-check.h"
+#include "lines-private.h"
 
 typedef struct {
   const char *data;
@@ -24,18 +25,14 @@ typedef struct {
   char       *message;   /* the first error */
 } Checker;
 
-/* The line and column (in characters, from 1) of byte pos. */
+/* The line and column (in characters, from 1) of byte pos; lines end in
+ * \r\n, \n or a lone \r (lines.c). */
 static void
 locate (const Checker *c, gsize pos, int *line, glong *column)
 {
-  gsize line_start = 0;
-  *line = 1;
-  for (gsize i = 0; i < pos && i < c->length; i++)
-    if (c->data[i] == '\n')
-      {
-        (*line)++;
-        line_start = i + 1;
-      }
+  gsize line_start;
+  pos = MIN (pos, c->length);
+  *line = caml_line_locate (c->data, c->length, pos, &line_start);
   /* The document is valid UTF-8 up to here (checked first). */
   *column = g_utf8_strlen (c->data + line_start, (gssize) (pos - line_start)) + 1;
 }

@@ -22,6 +22,11 @@ gsize caml_line_split (const char *data, gsize length, gsize *next);
 gboolean caml_line_ended_in_cr (const char *data, gsize length, gsize line_length,
                                 gsize next);
 
+/* The line of byte pos of data (from 1), with the line ends of
+ * caml_line_split, and the offset its line starts at — for errors that give
+ * a line and column. */
+int   caml_line_locate (const char *data, gsize length, gsize pos, gsize *line_start);
+
 /* A blank line: empty, or only spaces and tabs. The loaders skip them. */
 gboolean caml_line_is_blank (const char *line, gsize length);
 

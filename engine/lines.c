@@ -28,6 +28,24 @@ caml_line_ended_in_cr (const char *data, gsize length, gsize line_length, gsize 
   return next == length && line_length + 1 == length && data[line_length] == '\r';
 }
 
+int
+caml_line_locate (const char *data, gsize length, gsize pos, gsize *line_start)
+{
+  int line = 1;
+  gsize start = 0;
+  while (start < length)
+    {
+      gsize next;
+      gsize len = caml_line_split (data + start, length - start, &next);
+      if (next == len || start + next > pos)   /* the last line, or pos's */
+        break;
+      start += next;
+      line++;
+    }
+  *line_start = start;
+  return line;
+}
+
 gboolean
 caml_line_is_blank (const char *line, gsize length)
 {

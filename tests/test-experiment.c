@@ -563,6 +563,12 @@ static const Bad bad_documents[] = {
   /* syntax: json-glib's line:column */
   { "{\n  \"seed\": 1,\n  \"loss\" \"mse\"\n}",
     { "bad.json: line 3:10: expected ':' after the key, found '\"'" } },
+  /* lines end in \r\n, \n or a lone \r */
+  { "{\r\n  \"seed\": 1,\r\n  \"loss\" \"mse\"\r\n}",
+    { "bad.json: line 3:10: expected ':' after the key" } },
+  { "{\r  \"seed\": 1,\r  \"loss\" \"mse\"\r}",
+    { "bad.json: line 3:10: expected ':' after the key" } },
+  { "{\r\r\n\n\r  \"loss\" \"mse\"}", { "bad.json: line 5:10: expected ':'" } },
   { "", { "bad.json" } },
   { "{ \"seed\": 1 ", { "bad.json" } },
   /* top level */

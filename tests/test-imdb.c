@@ -261,6 +261,11 @@ test_malformed (void **state)
       "bad.json:1:15: reviews[0]: \"s\": expected 0 or 1, found '}'" },
     { "[{\"t\":\"a\",\"s\":1}\n,\n{\"t\":\"b\" \"s\":0}]",
       "bad.json:3:10: reviews[1]: expected ',' or '}' after a member, found '\"'" },
+    /* lines end in \r\n, \n or a lone \r */
+    { "[{\"t\":\"a\",\"s\":1}\r,\r\n{\"t\":\"b\" \"s\":0}]",
+      "bad.json:3:10: reviews[1]: expected ',' or '}' after a member, found '\"'" },
+    { "[{\"t\":\"a\",\"s\":1}\r\r{\"t\":\"b\",\"s\":0}]",
+      "bad.json:3:1: reviews[0]: expected ',' or ']' after a review, found '{'" },
     { "[{\"t\":\"a\",\"s\":1}{\"t\":\"b\",\"s\":0}]",
       "bad.json:1:17: reviews[0]: expected ',' or ']' after a review, found '{'" },
     { "[{\"t\":\"a\",\"s\":1},]",
