@@ -172,10 +172,10 @@ caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
 static int heard_signal;
 
 void
-caml_cli_heard_signal (int signal)
+caml_cli_heard_signal (int sig)
 {
   if (heard_signal == 0)
-    heard_signal = signal;
+    heard_signal = sig;
 }
 
 int

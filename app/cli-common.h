@@ -32,10 +32,10 @@ gboolean caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entrie
  * ends the process by it (caml_cli_end_by_signal) once the command has
  * returned, rather than exiting 128 + its number: a shell running caml in
  * a loop then stops as well (bash goes on after a child that exited). */
-void caml_cli_heard_signal (int signal);
+void caml_cli_heard_signal (int sig);
 int  caml_cli_signal_heard (void);   /* 0: none */
 /* Ends the process by signal now (its default action), without flushing. */
-G_NORETURN void caml_cli_end_by_signal (int signal);
+G_NORETURN void caml_cli_end_by_signal (int sig);
 /* error is a usage error (exit status 2) rather than a failure (1). */
 gboolean caml_cli_is_usage_error (const GError *error);
 /* Creates dir (and its parents) and checks that files can be created in it. */
