@@ -1212,6 +1212,11 @@ parse_plot (Parser *p, JsonNode *node, double *domain)
     return fail (p, CAML_ERROR_INVALID, "plot.domain",
                  "[%g, %g, %g, %g] is empty (need x0 < x1 and y0 < y1)",
                  d[0], d[1], d[2], d[3]);
+  /* a plot needs its width and height as numbers too */
+  if (!isfinite (d[1] - d[0]) || !isfinite (d[3] - d[2]))
+    return fail (p, CAML_ERROR_INVALID, "plot.domain",
+                 "[%g, %g, %g, %g] is too wide: x1 − x0 and y1 − y0 must be finite "
+                 "(below %g)", d[0], d[1], d[2], d[3], G_MAXDOUBLE);
   memcpy (domain, d, sizeof d);
   return TRUE;
 }

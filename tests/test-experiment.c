@@ -745,6 +745,8 @@ static const Bad bad_documents[] = {
   { "{ \"\\777\": 1 }", { "bad.json: line 1:4: invalid escape \\7" } },
   { "{ \"plot\": { \"domain\": [0, 1, 2] } }", { "plot.domain" } },
   { "{ \"plot\": { \"domain\": [1, 0, 0, 1] } }", { "plot.domain", "x0 < x1" } },
+  { "{ \"plot\": { \"domain\": [-1e308, 1e308, 0, 1] } }", { "plot.domain", "too wide" } },
+  { "{ \"plot\": { \"domain\": [0, 1, -1.7e308, 1e308] } }", { "plot.domain", "finite" } },
   { "{ \"plot\": { \"domain\": [0, 1, 0, \"a\"] } }", { "plot.domain[3]" } },
   { "{ \"plot\": { \"range\": 1 } }", { "plot.range: unknown key" } },
 };

@@ -141,6 +141,14 @@ test_ticks_degenerate (void **state)
   assert_true (isfinite (a.lo) && isfinite (a.hi) && a.lo < 5.0 && a.hi > 5.0);
   caml_plot_axis_linear (&a, -INFINITY, NAN, 8);
   assert_true (a.lo == 0.0 && a.hi == 1.0);
+
+  /* a width beyond the double range (it overflowed an int in nice_ticks):
+   * the middle of it, with ticks */
+  caml_plot_axis_linear (&a, -1e308, 1e308, 8);
+  assert_true (isfinite (a.hi - a.lo) && a.lo < 0.0 && a.hi > 0.0);
+  assert_in_range (a.n_ticks, 2, 8);
+  for (int i = 0; i < a.n_ticks; i++)
+    assert_true (isfinite (a.ticks[i]) && a.ticks[i] >= a.lo && a.ticks[i] <= a.hi);
 }
 
 static void

@@ -75,6 +75,12 @@ sanitize_range (double *lo, double *hi)
       *lo = *hi;
       *hi = t;
     }
+  /* a span beyond the double range (−1e308 … 1e308): the middle half of it */
+  if (!isfinite (*hi - *lo))
+    {
+      *lo = MAX (*lo, -G_MAXDOUBLE / 4);
+      *hi = MIN (*hi, G_MAXDOUBLE / 4);
+    }
   if (*hi - *lo <= fabs (*hi) * 1e-12)
     {
       double d = *lo == 0.0 ? 1.0 : fabs (*lo) * 0.1;
