@@ -461,15 +461,16 @@ is_result_name (const char *name)
 }
 
 /* The result names a run of this model may write into out_dir: those of
- * every run, the plots of its kind of model, and sigma-stepN.png at the
- * σ-map steps (`steps`, the last among them). */
+ * every run, the report of a run that fails (failed-summary.json,
+ * failed-loss.png), the plots of its kind of model, and sigma-stepN.png at
+ * the σ-map steps (`steps`, the last among them). */
 static GPtrArray *
 planned_result_names (const CamlModel *model, const CamlDataset *train, const long *steps,
                       int n_steps)
 {
   static const char *const always[] = {
     "metrics.csv", "summary.json", "model.weights", "trainer.state", "experiment.json",
-    "loss.png", NULL
+    "loss.png", "failed-summary.json", "failed-loss.png", NULL
   };
   GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; always[i] != NULL; i++)
@@ -778,11 +779,13 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
   if (run_error)
     problem (problems, run_error->message);
   print_ended (p);
-  g_print ("nothing kept: the run failed before a step worth keeping, so %s/ keeps what it "
-           "held; this run's failure is in failed-summary.json and failed-loss.png there\n",
-           out_dir);
-  if (!ok)
-    g_printerr ("%s: some results could not be written (above)\n", g_get_prgname ());
+  if (ok)
+    g_print ("nothing kept: the run failed before a step worth keeping, so %s/ keeps what it "
+             "held; this run's failure is in failed-summary.json and failed-loss.png there\n",
+             out_dir);
+  else
+    g_print ("nothing kept: the run failed before a step worth keeping, so %s/ keeps what it "
+             "held; its failure report could not be written there (above)\n", out_dir);
 }
 
 /* What a run that keeps its results writes, and what it finds on the way:

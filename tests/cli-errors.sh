@@ -335,6 +335,12 @@ done
 grep -q '"diverged_at_step" : 2' good/failed-summary.json && grep -q '"rolled_back_to" : 0' good/failed-summary.json \
   || { echo "FAIL: no failed-summary.json"; ls good; exit 1; }
 head -c 8 good/failed-loss.png | od -An -tx1 | grep -q "89 50 4e 47" || { echo "FAIL: no failed-loss.png"; exit 1; }
+# A directory where the failure report goes is refused before training, as
+# for every result name (the run said its failure was there).
+mkdir failed-dir failed-dir/failed-summary.json
+expect 1 'failed-dir/failed-summary.json: is not a file \(a directory\)' \
+  "$caml" train diverge0.json -o failed-dir
+grep -q '^training ' out.txt && { echo "FAIL: trained before refusing failed-summary.json"; exit 1; }
 # … until a run that keeps its results replaces them: the failure report goes too.
 "$caml" train --preset surface-nn -n 20 -o good -q >/dev/null
 [ ! -e good/failed-summary.json ] && [ ! -e good/failed-loss.png ] && [ ! -e good/chi.png ] \
