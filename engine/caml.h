@@ -552,6 +552,11 @@ typedef struct {
   gint64    *offsets;      /* text: (N + 1) */
   CamlVocab *vocab;        /* text: the words the ids stand for (a reference) */
   char     **texts;        /* text, optional: each sample's original text (N) */
+  /* Optional: where each sample was read — the file (owned) and the line of
+   * sample i in it (N, from 1), for errors about a sample
+   * (caml_dataset_sample_place). Text files set them. */
+  char      *source;
+  gint32    *lines;
 } CamlDataset;
 
 CamlDataset *caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes);
@@ -602,6 +607,10 @@ CamlDataset *caml_text_load_tsv_data (const char *data, gsize length, const char
 /* The same from texts in memory (takes texts, a NULL-terminated array of n). */
 CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, int n,
                                            int n_classes, CamlVocab *vocab, gboolean grow);
+/* Where sample i was read, for an error message: "file:line" when the set
+ * records it, else "the <name>'s sample i" (name: e.g. "training set").
+ * g_free the result. */
+char        *caml_dataset_sample_place (const CamlDataset *set, int i, const char *name);
 /* Keeps the first max_tokens tokens of every sample (no change when
  * max_tokens <= 0); T becomes the longest result. Done to the words before
  * caml_text_dataset_add_ngrams, so that data.max_tokens limits the words read

@@ -30,7 +30,17 @@ caml_dataset_free (CamlDataset *set)
   g_clear_pointer (&set->vocab, caml_vocab_unref);
   if (set->texts != NULL)
     g_strfreev (set->texts);
+  g_free (set->source);
+  g_free (set->lines);
   g_free (set);
+}
+
+char *
+caml_dataset_sample_place (const CamlDataset *set, int i, const char *name)
+{
+  if (set->source != NULL && set->lines != NULL && i >= 0 && i < set->n)
+    return g_strdup_printf ("%s:%d", set->source, (int) set->lines[i]);
+  return g_strdup_printf ("the %s's sample %d", name, i);
 }
 
 int
@@ -94,6 +104,13 @@ text_subset (const CamlDataset *set, const int *idx, int n, CamlVocab *vocab, gb
   texts[n] = NULL;
   CamlDataset *sub = caml_text_dataset_from_texts (texts, y, n, set->n_classes, vocab, grow);
   g_free (y);
+  if (set->source != NULL && set->lines != NULL)
+    {
+      sub->source = g_strdup (set->source);
+      sub->lines = g_new (gint32, MAX (n, 1));
+      for (int i = 0; i < n; i++)
+        sub->lines[i] = set->lines[idx[i]];
+    }
   return sub;
 }
 

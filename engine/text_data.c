@@ -143,6 +143,7 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
 
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
   GArray *labels = g_array_new (FALSE, FALSE, sizeof (float));
+  GArray *lines = g_array_new (FALSE, FALSE, sizeof (gint32));
   int max_label = 1, lineno = 0;
   gboolean ok = TRUE;
   gsize pos = 0;
@@ -162,8 +163,10 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
       if (ok)
         {
           float y = (float) label;
+          gint32 at = lineno;
           g_ptr_array_add (texts, g_strdup (text));
           g_array_append_val (labels, y);
+          g_array_append_val (lines, at);
           max_label = MAX (max_label, label);
         }
     }
@@ -184,10 +187,14 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
       set = caml_text_dataset_from_texts ((char **) g_ptr_array_free (texts, FALSE),
                                           (const float *) labels->data, n, max_label + 1,
                                           vocab, grow);
+      set->source = g_strdup (path);
+      set->lines = (gint32 *) g_array_free (g_steal_pointer (&lines), FALSE);
     }
   else
     g_ptr_array_free (texts, TRUE);
   g_array_free (labels, TRUE);
+  if (lines != NULL)
+    g_array_free (lines, TRUE);
   return set;
 }
 

@@ -961,10 +961,12 @@ targets_check (const CamlDataset *set, const char *name, CamlLossKind loss, size
           g_autofree char *classes = loss == CAML_LOSS_SOFTMAX_XENT
                                      ? g_strdup_printf (", classes 0…%zu", d - 1)
                                      : g_strdup ("");
+          g_autofree char *place = caml_dataset_sample_place (set, (int) (k / set->y_width),
+                                                              name);
           g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
-                       "the %s's sample %zu has the target %g, which %s (the model has "
-                       "%zu output%s%s; loss %s)", name, k / (size_t) set->y_width,
-                       (double) y, problem, d, d == 1 ? "" : "s", classes,
+                       "%s%s the target %g, which %s (the model has %zu output%s%s; loss %s)",
+                       place, set->source != NULL && set->lines != NULL ? ": the sample has"
+                       : " has", (double) y, problem, d, d == 1 ? "" : "s", classes,
                        caml_loss_names[loss]);
           return FALSE;
         }

@@ -173,8 +173,14 @@ cat >classes.json <<'J'
  "model": [{"layer": "average", "dim": 4}, {"layer": "dense", "units": 2}],
  "loss": "softmax_cross_entropy", "training": {"steps": 10}}
 J
-expect 1 "^caml train: classes.json: the training set's sample 2 has the target 2, which is not a class of the model's outputs" \
+# The sample is named by its file and line (blank lines counted).
+printf 'good film\t1\n\nbad film\t0\ngreat\t2\n' >three.tsv
+expect 1 "^caml train: classes.json: [^ ]*three\.tsv:4: the sample has the target 2, which is not a class of the model's outputs" \
   "$caml" train classes.json -o t2 -q
+# … in a held-out split too.
+sed 's/"test": "three.tsv"}/"test": "three.tsv"}, "validation_fraction": 0.5/' classes.json >held.json
+expect 1 "^caml train: held.json: [^ ]*three\.tsv:4: the sample has the target 2" \
+  "$caml" train held.json -o t2 -q
 # … before the output directory is made (it was left behind, empty).
 [ ! -e t1 ] && [ ! -e t2 ] || { echo "FAIL: a refused run left its output directory"; exit 1; }
 # An output directory that is a file, or has no name, is refused before the

@@ -134,6 +134,12 @@ test_tsv (void **state)
   assert_int_equal (caml_dataset_length (train, 1), 3);
   assert_float_equal (train->y[0], 1.0, 0);
   assert_string_equal (train->texts[1], "it 's bad");
+  /* each sample's line, blank lines counted, for errors about it */
+  assert_int_equal (train->lines[0], 1);
+  assert_int_equal (train->lines[1], 3);
+  char *place = caml_dataset_sample_place (train, 1, "training set");
+  assert_string_equal (place, "t.tsv:3");
+  g_free (place);
 
   /* The test set maps unseen words to OOV and does not grow the vocabulary. */
   CamlDataset *test = load_tsv ("a terrible film ! extra words\t0\n", vocab, FALSE, &error);
