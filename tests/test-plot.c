@@ -547,6 +547,58 @@ test_heatmap_ranges (void **state)
 
 /* ---------------------------------------------------------- rendering --- */
 
+/* Points beyond CAML_PLOT_HEATMAP_MAX_POINTS: an even stride through them
+ * is drawn (a million markers took minutes) — the same image as those
+ * points alone, here all at (0.5, 0.5) while the others, never drawn, sit
+ * at (−0.5, −0.5). */
+static cairo_surface_t *
+draw_heatmap (const double *v, int n, const double *px, const double *py, size_t n_points)
+{
+  CamlPlotHeatmapOptions opts = { .colormap = CAML_PLOT_COLORMAP_VIRIDIS,
+                                  .marker = CAML_PLOT_MARKER_DOT };
+  CamlPlotHeatmap *map = caml_plot_heatmap_new (&opts, v, n, n, -1, 1, -1, 1, px, py, NULL,
+                                                n_points);
+  cairo_surface_t *img = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 300, 260);
+  cairo_t *cr = cairo_create (img);
+  caml_plot_heatmap_draw_cb (cr, 300, 260, map);
+  cairo_destroy (cr);
+  cairo_surface_flush (img);
+  caml_plot_heatmap_free (map);
+  return img;
+}
+
+static gboolean
+same_image (cairo_surface_t *a, cairo_surface_t *b)
+{
+  int stride = cairo_image_surface_get_stride (a);
+  return memcmp (cairo_image_surface_get_data (a), cairo_image_surface_get_data (b),
+                 (size_t) stride * cairo_image_surface_get_height (a)) == 0;
+}
+
+static void
+test_heatmap_many_points (void **state)
+{
+  enum { N = 11, STRIDE = 10, SHOWN = CAML_PLOT_HEATMAP_MAX_POINTS };
+  g_autofree double *v = cone (N);
+  size_t n = (size_t) STRIDE * SHOWN;
+  g_autofree double *px = g_new (double, n), *py = g_new (double, n);
+  for (size_t i = 0; i < n; i++)
+    px[i] = py[i] = i % STRIDE == 0 ? 0.5 : -0.5;
+  g_autofree double *at = g_new (double, SHOWN);
+  for (size_t i = 0; i < SHOWN; i++)
+    at[i] = 0.5;
+  cairo_surface_t *all = draw_heatmap (v, N, px, py, n);
+  cairo_surface_t *strided = draw_heatmap (v, N, at, at, SHOWN);   /* those at (0.5, 0.5) */
+  at[SHOWN - 1] = -0.5;
+  cairo_surface_t *others = draw_heatmap (v, N, at, at, SHOWN);    /* and one at −0.5 */
+  assert_true (same_image (all, strided));
+  assert_false (same_image (all, others));
+  cairo_surface_destroy (all);
+  cairo_surface_destroy (strided);
+  cairo_surface_destroy (others);
+}
+
+
 static guint
 count_colours (cairo_surface_t *img, int x0, int y0, int x1, int y1)
 {
@@ -1528,6 +1580,7 @@ main (void)
     cmocka_unit_test (test_contours_plane_and_nan),
     cmocka_unit_test (test_contours_saddle),
     cmocka_unit_test (test_heatmap_ranges),
+    cmocka_unit_test (test_heatmap_many_points),
     cmocka_unit_test_setup_teardown (test_render_heatmap_png, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_render_line_png, render_setup, render_teardown),
     cmocka_unit_test (test_line_decimation),

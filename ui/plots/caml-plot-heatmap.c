@@ -178,15 +178,28 @@ caml_plot_heatmap_new (const CamlPlotHeatmapOptions *opts,
   caml_plot_axis_linear (&plot->x, x0, x1, 7);
   caml_plot_axis_linear (&plot->y, y0, y1, 7);
 
-  plot->n_points = n_points;
-  plot->px = g_memdup2 (px, n_points * sizeof (double));
-  plot->py = g_memdup2 (py, n_points * sizeof (double));
-  if (pv != NULL && n_points > 0)
+  /* Beyond CAML_PLOT_HEATMAP_MAX_POINTS the markers only cover each other
+   * (and a million of them took minutes to draw): an even stride through
+   * the points. */
+  size_t shown = MIN (n_points, (size_t) CAML_PLOT_HEATMAP_MAX_POINTS);
+  plot->n_points = shown;
+  plot->px = g_new (double, MAX (shown, 1));
+  plot->py = g_new (double, MAX (shown, 1));
+  g_autofree double *v = pv != NULL ? g_new (double, MAX (shown, 1)) : NULL;
+  for (size_t k = 0; k < shown; k++)
     {
-      g_autofree double *t = g_new (double, n_points);
-      caml_plot_normalize (t, pv, n_points, plot->vmin, plot->vmax);
-      plot->point_rgb = g_new (double, 3 * n_points);
-      for (size_t i = 0; i < n_points; i++)
+      size_t i = shown < n_points ? (size_t) ((double) k * n_points / shown) : k;
+      plot->px[k] = px[i];
+      plot->py[k] = py[i];
+      if (v != NULL)
+        v[k] = pv[i];
+    }
+  if (v != NULL && shown > 0)
+    {
+      g_autofree double *t = g_new (double, shown);
+      caml_plot_normalize (t, v, shown, plot->vmin, plot->vmax);
+      plot->point_rgb = g_new (double, 3 * shown);
+      for (size_t i = 0; i < shown; i++)
         caml_plot_colormap_rgb (plot->opts.colormap, t[i], &plot->point_rgb[3 * i]);
     }
 

@@ -271,10 +271,14 @@ typedef struct {
 
 typedef struct _CamlPlotHeatmap CamlPlotHeatmap;
 
+/* The most scatter points a heatmap draws. */
+#define CAML_PLOT_HEATMAP_MAX_POINTS 2500
+
 /* values: (ny, nx) row-major, row 0 at y0 (bottom), row ny-1 at y1 (top);
  * nx, ny >= 2, x0 < x1, y0 < y1. points: optional scatter overlay px, py
  * (n_points) and, if pv is not NULL, a value per point drawn with the
- * heatmap's colour scale.
+ * heatmap's colour scale; of more than CAML_PLOT_HEATMAP_MAX_POINTS, that
+ * many are drawn, evenly spread through the list.
  * Copies everything; computes the range, ticks, colour image and contours.
  * opts may be NULL (viridis, automatic range, colour bar, smooth). */
 CamlPlotHeatmap *caml_plot_heatmap_new (const CamlPlotHeatmapOptions *opts,
