@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <glib-unix.h>
 #include <gio/gio.h>
@@ -551,6 +552,77 @@ make_hidden_dir (const char *out_dir, const char *template, GError **error)
       return NULL;
     }
   return path;
+}
+
+/* The staging directory of a run (".caml-new-XXXXXX" in out_dir), held
+ * with an exclusive flock(2) on it for as long as the run lives: the kernel
+ * drops the lock when the process dies, however it dies. So a staging
+ * directory nobody holds is the partial results of a run that was killed
+ * (SIGKILL, a power cut) and is removed by the next run into out_dir
+ * (remove_stale_staging) — as engine/file.c does for the temporaries of
+ * single files, and with the same race closed: the maker checks, once it
+ * holds the lock, that the name still leads to its directory. Returns the
+ * path and sets *lock_fd (close it when the directory is gone). */
+static char *
+make_staging_dir (const char *out_dir, int *lock_fd, GError **error)
+{
+  for (int attempt = 0; attempt < 16; attempt++)
+    {
+      char *path = make_hidden_dir (out_dir, ".caml-new-XXXXXX", error);
+      if (path == NULL)
+        return NULL;
+      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) != 0 && errno != EWOULDBLOCK)
+        {
+          /* a file system without locks: nobody cleans up here */
+          *lock_fd = fd;
+          return path;
+        }
+      struct stat held, named;
+      if (fd >= 0 && fstat (fd, &held) == 0 && lstat (path, &named) == 0
+          && held.st_dev == named.st_dev && held.st_ino == named.st_ino
+          && flock (fd, LOCK_EX | LOCK_NB) == 0)
+        {
+          *lock_fd = fd;
+          return path;
+        }
+      /* a cleaner took it between the mkdir and the lock: another name */
+      if (fd >= 0)
+        close (fd);
+      g_rmdir (path);
+      g_free (path);
+    }
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_AGAIN,
+               "%s: cannot make a staging directory there (removed as soon as made)", out_dir);
+  return NULL;
+}
+
+/* Removes the staging directories in out_dir that no live run holds
+ * (make_staging_dir), saying so. */
+static void
+remove_stale_staging (const char *out_dir)
+{
+  g_autoptr (GDir) dir = g_dir_open (out_dir, 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      if (!g_str_has_prefix (name, ".caml-new-"))
+        continue;
+      g_autofree char *path = g_build_filename (out_dir, name, NULL);
+      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      struct stat held, named;
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && fstat (fd, &held) == 0
+          && lstat (path, &named) == 0 && held.st_dev == named.st_dev
+          && held.st_ino == named.st_ino)
+        {
+          remove_flat_dir (path);
+          g_printerr ("%s: note: removed %s/, the partial results of a run into %s/ that was "
+                      "killed while saving\n", g_get_prgname (), path, out_dir);
+        }
+      close (fd);
+    }
 }
 
 static gboolean
@@ -1184,7 +1256,9 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
    * out_dir (the same file system) and moved into place only when every
    * file was written: a failure, or a second Ctrl+C, leaves out_dir as it
    * was. */
-  g_autofree char *staging = make_hidden_dir (out_dir, ".caml-new-XXXXXX", &error);
+  remove_stale_staging (out_dir);
+  int staging_lock = -1;
+  g_autofree char *staging = make_staging_dir (out_dir, &staging_lock, &error);
   if (staging == NULL)
     {
       problem (problems, error->message);
@@ -1224,6 +1298,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   stop_listening (run);
   if (!committed)
     remove_flat_dir (staging);
+  close (staging_lock);
   p = save.p;
 
   const CamlEvalRow *last = save.n_rows > 0 ? &save.rows[save.n_rows - 1] : NULL;

@@ -83,4 +83,20 @@ rm -r "$dir/r/loss.png"
 [ -s "$dir/r/loss.png" ] && [ ! -e "$dir/r/chi.png" ] && [ ! -e "$dir/r/parts.png" ] \
   || fail "the last run did not replace the earlier results" "$dir/o.txt"
 [ -z "$(find "$dir/r" -name '.caml-*')" ] || fail "a staging directory was left" "$dir/o.txt"
+
+# The staging directory of a run killed while saving (nobody holds its
+# flock) is removed by the next run into the directory, with a note; one a
+# live run holds (this shell, on its fd 9) is left alone.
+mkdir "$dir/r/.caml-new-dead01" "$dir/r/.caml-new-live01"
+touch "$dir/r/.caml-new-dead01/model.weights" "$dir/r/.caml-new-live01/model.weights"
+exec 9<"$dir/r/.caml-new-live01"
+flock -n 9 || fail "cannot lock the live staging directory" /dev/null
+"$caml" train --preset surface-nn -n 20 -q --out "$dir/r" >"$dir/o.txt" 2>&1 \
+  || fail "the run beside stale staging failed" "$dir/o.txt"
+exec 9<&-
+grep -q "note: removed $dir/r/.caml-new-dead01/" "$dir/o.txt" \
+  || fail "no note of the stale staging directory removed" "$dir/o.txt"
+[ ! -e "$dir/r/.caml-new-dead01" ] || fail "a stale staging directory stayed" "$dir/o.txt"
+[ -e "$dir/r/.caml-new-live01/model.weights" ] || fail "a live run's staging was removed" "$dir/o.txt"
+! grep -q "caml-new-live01" "$dir/o.txt" || fail "a live run's staging was named" "$dir/o.txt"
 echo ok
