@@ -163,17 +163,30 @@ typedef struct {
   GArray                  *full, *context; /* double per iteration; NaN when rejected */
 } Progress;
 
+/* Pearson r × 100 as printed: "—" when undefined (every cosine the same)
+ * or not measured (an iteration not kept). */
+static const char *
+format_r (char *buf, gsize size, double r, int width)
+{
+  if (isnan (r))
+    g_snprintf (buf, size, "%*s—", MAX (width - 1, 0), "");
+  else
+    g_snprintf (buf, size, "%*.1f", width, r);
+  return buf;
+}
+
 static void
 draw_bar (int iteration, int total, double energy, double context)
 {
+  char r[16];
   const int width = 30;
   double frac = total > 0 ? (double) iteration / total : 1.0;
   char bar[64];
   for (int i = 0; i < width; i++)
     bar[i] = i < (int) (frac * width) ? '#' : '-';
   bar[width] = '\0';
-  g_printerr ("\r[%s] %3.0f%% iteration %d/%d  energy %.6g  CA-SEM context r %.1f   ", bar,
-              100 * frac, iteration, total, energy, context);
+  g_printerr ("\r[%s] %3.0f%% iteration %d/%d  energy %.6g  CA-SEM context r %s   ", bar,
+              100 * frac, iteration, total, energy, format_r (r, sizeof r, context, 0));
 }
 
 static gboolean
@@ -195,8 +208,12 @@ on_iteration (int iteration, double energy, gpointer user_data)
       p->last_draw = start;
     }
   else if (!p->quiet && !p->tty && iteration % MAX (1, p->total / 10) == 0)
-    g_print ("iteration %d  energy %.9g  Pearson × 100: CA-SEM %.1f, context %.1f\n",
-             iteration, energy, full, context);
+    {
+      char a[16], b[16];
+      g_print ("iteration %d  energy %.9g  Pearson × 100: CA-SEM %s, context %s\n",
+               iteration, energy, format_r (a, sizeof a, full, 0),
+               format_r (b, sizeof b, context, 0));
+    }
   p->spent += g_get_monotonic_time () - start;
   return TRUE;
 }
@@ -654,10 +671,20 @@ caml_cli_sem (int argc, char **argv)
            stop_name (caml_sem_stop_reason (sem)), energies[0], caml_sem_energy (sem));
   g_print ("pairs       %s: %d pairs; Pearson r × 100 of the cosine similarities:\n",
            pairs_path, pairs->n);
-  g_print ("  average            %5.1f\n", pearson[AVERAGE]);
-  g_print ("  SIF (a = %g)    %5.1f\n", sif_a, pearson[SIF]);
-  g_print ("  CA-SEM             %5.1f   s = v0 Σχ̃ + Σ(1−χ̃)w'\n", pearson[CA_SEM]);
-  g_print ("  CA-SEM context     %5.1f   s = Σ(1−χ̃)w'\n", pearson[CA_SEM_CONTEXT]);
+  char shown[N_METHODS][16];
+  gboolean undefined = FALSE;
+  for (int m = 0; m < N_METHODS; m++)
+    {
+      undefined |= isnan (pearson[m]);
+      format_r (shown[m], sizeof shown[m], pearson[m], 5);
+    }
+  g_print ("  average            %s\n", shown[AVERAGE]);
+  g_print ("  SIF (a = %g)    %s\n", sif_a, shown[SIF]);
+  g_print ("  CA-SEM             %s   s = v0 Σχ̃ + Σ(1−χ̃)w'\n", shown[CA_SEM]);
+  g_print ("  CA-SEM context     %s   s = Σ(1−χ̃)w'\n", shown[CA_SEM_CONTEXT]);
+  if (undefined)
+    g_printerr ("caml sem: note: —: every pair got the same cosine similarity, so Pearson's "
+                "r is undefined (are both sentences of each pair the same?)\n");
 
   Summary s = {
     .emb = emb, .embeddings = embeddings_path, .embeddings_words = caml_vocab_size (emb->vocab),

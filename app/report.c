@@ -622,9 +622,14 @@ caml_report_write_sem_curves (const char *path, const double *energies, int n,
     { x, flat_sif, (size_t) n, "SIF", 3, TRUE },
     { x, flat_average, (size_t) n, "average", 4, TRUE },
   };
+  gboolean any = FALSE;   /* Pearson's r is undefined when every cosine is the same */
+  for (int i = 0; i < n && !any; i++)
+    any = !isnan (pearson_full[i]) || !isnan (pearson_context[i]);
+  any |= !isnan (average) || !isnan (sif);
   CamlPlotLineOptions pearson_opts = {
     .title = "sentence similarity", .x_label = "iteration", .y_label = "Pearson r × 100",
     .legend = TRUE, .grid = TRUE,
+    .note = any ? NULL : "Pearson's r is undefined: every pair got the same cosine similarity",
   };
   g_autoptr (CamlPlotLine) pearson_plot = caml_plot_line_new (&pearson_opts, pearson_series,
                                                               4, NULL, 0);

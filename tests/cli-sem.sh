@@ -38,6 +38,15 @@ printf 'zebra 5\nthe 0\n' >"$dir/freq-none.txt"
 grep -q "note: .*freq-none.txt has a count for 0 of the 6 words of the pairs that have a vector; .*so here SIF is the average less its first principal component" "$dir/err" \
   || { cat "$dir/err"; exit 1; }
 
+# Pairs whose two sentences are the same: every cosine is 1, Pearson's r
+# undefined — shown as "—" with a note, not "nan".
+printf 'the dog\tthe dog\t4\ncat runs\tcat runs\t1\n' >"$dir/same.tsv"
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/same.tsv" --word-freq "$dir/freq.txt" \
+  --iterations 2 --out "$dir/out6" --plain >"$dir/stdout6" 2>"$dir/err"
+grep -q '^  average  *—$' "$dir/stdout6" || { cat "$dir/stdout6"; exit 1; }
+! grep -qi 'nan' "$dir/stdout6" || { echo "nan printed"; cat "$dir/stdout6"; exit 1; }
+grep -q "note: —: every pair got the same cosine similarity" "$dir/err" || { cat "$dir/err"; exit 1; }
+
 # Missing --pairs: a usage error (2). A malformed pairs file: 1, naming file and line.
 status=0
 "$caml" sem --embeddings "$dir/vectors.txt" 2>"$dir/err" || status=$?
