@@ -1,11 +1,9 @@
 /* cli-train.c — `caml train` and `caml eval`. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <glib-unix.h>
 #include <gio/gio.h>
@@ -16,6 +14,7 @@
 #include "cli.h"
 #include "cli-common.h"
 #include "cli-progress.h"
+#include "cli-results.h"
 #include "presets.h"
 #include "report.h"
 
@@ -109,8 +108,6 @@ on_tick (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-static void remove_flat_dir (const char *path);
-
 /* Makes dir and the directories of its path that are missing, one by one,
  * and returns those this call made, outermost first (the others existed, or
  * caml_cli_ensure_dir says why they cannot be made). The path is taken as
@@ -192,7 +189,7 @@ on_interrupt (Run *run, int signal)
       return G_SOURCE_CONTINUE;
     }
   if (run->staging != NULL)
-    remove_flat_dir (run->staging);
+    caml_cli_remove_flat_dir (run->staging);
   remove_made_dirs (run->made_dirs);
   g_printerr ("%s%s: aborted: nothing of this run was kept\n",
               run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
@@ -515,207 +512,6 @@ check_result_names (const char *out_dir, const GPtrArray *names, GError **error)
       return FALSE;
     }
   return TRUE;
-}
-
-/* Removes a directory of files (the staging directory of a run: no
- * subdirectories). Files may still be appearing in it (a save thread
- * writing while Ctrl+C aborts): it tries again until it is empty. */
-static void
-remove_flat_dir (const char *path)
-{
-  for (int tries = 0; tries < 100; tries++)
-    {
-      g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-      const char *name;
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *file = g_build_filename (path, name, NULL);
-          g_unlink (file);
-        }
-      if (g_rmdir (path) == 0 || errno == ENOENT)
-        return;
-    }
-}
-
-/* A new empty directory in out_dir (the same file system, so its files
- * can be renamed into out_dir), named from template ("….XXXXXX"). */
-static char *
-make_hidden_dir (const char *out_dir, const char *template, GError **error)
-{
-  char *path = g_build_filename (out_dir, template, NULL);
-  if (g_mkdtemp (path) == NULL)
-    {
-      int saved = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
-                   "%s: cannot write the results there: %s", out_dir, g_strerror (saved));
-      g_free (path);
-      return NULL;
-    }
-  return path;
-}
-
-/* The staging directory of a run (".caml-new-XXXXXX" in out_dir), held
- * with an exclusive flock(2) on it for as long as the run lives: the kernel
- * drops the lock when the process dies, however it dies. So a staging
- * directory nobody holds is the partial results of a run that was killed
- * (SIGKILL, a power cut) and is removed by the next run into out_dir
- * (remove_stale_staging) — as engine/file.c does for the temporaries of
- * single files, and with the same race closed: the maker checks, once it
- * holds the lock, that the name still leads to its directory. Returns the
- * path and sets *lock_fd (close it when the directory is gone). */
-static char *
-make_staging_dir (const char *out_dir, int *lock_fd, GError **error)
-{
-  for (int attempt = 0; attempt < 16; attempt++)
-    {
-      char *path = make_hidden_dir (out_dir, ".caml-new-XXXXXX", error);
-      if (path == NULL)
-        return NULL;
-      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) != 0 && errno != EWOULDBLOCK)
-        {
-          /* a file system without locks: nobody cleans up here */
-          *lock_fd = fd;
-          return path;
-        }
-      struct stat held, named;
-      if (fd >= 0 && fstat (fd, &held) == 0 && lstat (path, &named) == 0
-          && held.st_dev == named.st_dev && held.st_ino == named.st_ino
-          && flock (fd, LOCK_EX | LOCK_NB) == 0)
-        {
-          *lock_fd = fd;
-          return path;
-        }
-      /* a cleaner took it between the mkdir and the lock: another name */
-      if (fd >= 0)
-        close (fd);
-      g_rmdir (path);
-      g_free (path);
-    }
-  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_AGAIN,
-               "%s: cannot make a staging directory there (removed as soon as made)", out_dir);
-  return NULL;
-}
-
-/* Removes the staging directories in out_dir that no live run holds
- * (make_staging_dir), saying so. */
-static void
-remove_stale_staging (const char *out_dir)
-{
-  g_autoptr (GDir) dir = g_dir_open (out_dir, 0, NULL);
-  const char *name;
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      if (!g_str_has_prefix (name, ".caml-new-"))
-        continue;
-      g_autofree char *path = g_build_filename (out_dir, name, NULL);
-      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0)
-        continue;
-      struct stat held, named;
-      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && fstat (fd, &held) == 0
-          && lstat (path, &named) == 0 && held.st_dev == named.st_dev
-          && held.st_ino == named.st_ino)
-        {
-          remove_flat_dir (path);
-          g_printerr ("%s: note: removed %s/, the partial results of a run into %s/ that was "
-                      "killed while saving\n", g_get_prgname (), path, out_dir);
-        }
-      close (fd);
-    }
-}
-
-static gboolean
-move_file (const char *from_dir, const char *to_dir, const char *name, GError **error)
-{
-  g_autofree char *from = g_build_filename (from_dir, name, NULL);
-  g_autofree char *to = g_build_filename (to_dir, name, NULL);
-  if (g_rename (from, to) == 0)
-    return TRUE;
-  int saved = errno;
-  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
-               "%s: cannot move it into place: %s", to, g_strerror (saved));
-  return FALSE;
-}
-
-/* Moves every file of staging (a complete set of results) into out_dir in
- * place of the result files an earlier run left there, and removes
- * staging. The earlier files are first moved aside into a directory of
- * their own, so that when a move fails (a result name taken by a
- * directory, say) every move is undone and out_dir is as it was; staging
- * is then left for the caller to remove. */
-static gboolean
-commit_results (const char *out_dir, const char *staging, GError **error)
-{
-  g_autoptr (GPtrArray) new_names = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GPtrArray) moved = g_ptr_array_new_with_free_func (g_free);   /* aside */
-  g_autoptr (GPtrArray) placed = g_ptr_array_new_with_free_func (g_free);  /* new */
-  g_autoptr (GDir) dir = g_dir_open (staging, 0, error);
-  if (dir == NULL)
-    return FALSE;
-  const char *name;
-  while ((name = g_dir_read_name (dir)) != NULL)
-    g_ptr_array_add (new_names, g_strdup (name));
-  g_clear_pointer (&dir, g_dir_close);
-
-  g_autofree char *aside = make_hidden_dir (out_dir, ".caml-old-XXXXXX", error);
-  if (aside == NULL)
-    return FALSE;
-  gboolean ok = TRUE;
-  /* A name of this run's taken by something other than a file is not
-   * replaced. */
-  for (guint i = 0; ok && i < new_names->len; i++)
-    {
-      g_autofree char *target = g_build_filename (out_dir, new_names->pdata[i], NULL);
-      GStatBuf st;
-      if (g_lstat (target, &st) == 0 && !S_ISREG (st.st_mode))
-        {
-          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-                       "%s: is not a file, so this run's %s could not replace it",
-                       target, (const char *) new_names->pdata[i]);
-          ok = FALSE;
-        }
-    }
-  dir = ok ? g_dir_open (out_dir, 0, error) : NULL;
-  ok &= dir != NULL;
-  while (ok && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (out_dir, name, NULL);
-      GStatBuf st;
-      if (!is_result_name (name) || g_lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
-        continue;
-      if (!(ok = move_file (out_dir, aside, name, error)))
-        break;
-      g_ptr_array_add (moved, g_strdup (name));
-    }
-  for (guint i = 0; ok && i < new_names->len; i++)
-    {
-      if (!(ok = move_file (staging, out_dir, new_names->pdata[i], error)))
-        break;
-      g_ptr_array_add (placed, g_strdup (new_names->pdata[i]));
-    }
-  if (!ok)
-    {
-      /* Undone in reverse: this run's files back to staging, the earlier
-       * run's back into place. */
-      for (guint i = 0; i < placed->len; i++)
-        move_file (out_dir, staging, placed->pdata[i], NULL);
-      for (guint i = 0; i < moved->len; i++)
-        move_file (aside, out_dir, moved->pdata[i], NULL);
-    }
-  remove_flat_dir (aside);
-  if (ok)
-    {
-      g_rmdir (staging);
-      /* the renames reach the disk with the directory */
-      int fd = open (out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd >= 0)
-        {
-          fsync (fd);
-          close (fd);
-        }
-    }
-  return ok;
 }
 
 /* Prints a run's problems, prefixed with the command, and keeps the first
@@ -1256,10 +1052,8 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
    * out_dir (the same file system) and moved into place only when every
    * file was written: a failure, or a second Ctrl+C, leaves out_dir as it
    * was. */
-  remove_stale_staging (out_dir);
-  int staging_lock = -1;
-  g_autofree char *staging = make_staging_dir (out_dir, &staging_lock, &error);
-  if (staging == NULL)
+  g_autoptr (CamlCliResults) results = caml_cli_results_new (out_dir, &error);
+  if (results == NULL)
     {
       problem (problems, error->message);
       g_ptr_array_free (rec.snapshots, TRUE);
@@ -1275,17 +1069,18 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .classification = classification, .evaluated_on = run->evaluated_on, .title = title,
     .sigma_stretch = how->sigma_stretch, .how = how, .resumed_step = resumed_step,
     .state = state, .state_error = state_error,
-    .dir = staging, .out_dir = out_dir, .problems = problems, .loop = run->loop,
+    .dir = results->dir, .out_dir = out_dir, .problems = problems, .loop = run->loop,
     .p = p, .rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1),
     .n_rows = n_rows, .drawn = g_string_new (NULL),
   };
-  run->staging = staging;
+  run->staging = results->dir;
   GThread *thread = g_thread_new ("caml-save", save_results, &save);
   g_main_loop_run (run->loop);
   g_thread_join (thread);
   g_ptr_array_free (rec.snapshots, TRUE);
-  gboolean committed = save.written_all && kept (problems, commit_results (out_dir, staging,
-                                                                           &error), &error);
+  gboolean committed = save.written_all
+                       && kept (problems, caml_cli_results_commit (results, is_result_name,
+                                                                   &error), &error);
   /* The moves are done (or undone), and abort nothing now. A Ctrl+C that
    * came during them is pending on the main context: hear it before the
    * signal sources go, so that the run still ends by it (the trainer and
@@ -1296,9 +1091,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   while (g_main_context_iteration (NULL, FALSE))
     ;
   stop_listening (run);
-  if (!committed)
-    remove_flat_dir (staging);
-  close (staging_lock);
+  g_clear_pointer (&results, caml_cli_results_free);   /* removes what was not committed */
   p = save.p;
 
   const CamlEvalRow *last = save.n_rows > 0 ? &save.rows[save.n_rows - 1] : NULL;

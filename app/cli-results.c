@@ -1,0 +1,247 @@
+/* cli-results.c — all-or-nothing results of a command (cli-results.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <glib/gstdio.h>
+
+#include "cli-results.h"
+
+void
+caml_cli_remove_flat_dir (const char *path)
+{
+  for (int tries = 0; tries < 100; tries++)
+    {
+      g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+      const char *name;
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *file = g_build_filename (path, name, NULL);
+          g_unlink (file);
+        }
+      if (g_rmdir (path) == 0 || errno == ENOENT)
+        return;
+    }
+}
+
+/* A new empty directory in out_dir (the same file system, so its files
+ * can be renamed into out_dir), named from template ("….XXXXXX"). */
+static char *
+make_hidden_dir (const char *out_dir, const char *template, GError **error)
+{
+  char *path = g_build_filename (out_dir, template, NULL);
+  if (g_mkdtemp (path) == NULL)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: cannot write the results there: %s", out_dir, g_strerror (saved));
+      g_free (path);
+      return NULL;
+    }
+  return path;
+}
+
+/* The staging directory of a run (".caml-new-XXXXXX" in out_dir), held
+ * with an exclusive flock(2) on it for as long as the run lives: the kernel
+ * drops the lock when the process dies, however it dies. So a staging
+ * directory nobody holds is the partial results of a run that was killed
+ * (SIGKILL, a power cut) and is removed by the next run into out_dir
+ * (remove_stale_staging) — as engine/file.c does for the temporaries of
+ * single files, and with the same race closed: the maker checks, once it
+ * holds the lock, that the name still leads to its directory. Returns the
+ * path and sets *lock_fd (close it when the directory is gone). */
+static char *
+make_staging_dir (const char *out_dir, int *lock_fd, GError **error)
+{
+  for (int attempt = 0; attempt < 16; attempt++)
+    {
+      char *path = make_hidden_dir (out_dir, ".caml-new-XXXXXX", error);
+      if (path == NULL)
+        return NULL;
+      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) != 0 && errno != EWOULDBLOCK)
+        {
+          /* a file system without locks: nobody cleans up here */
+          *lock_fd = fd;
+          return path;
+        }
+      struct stat held, named;
+      if (fd >= 0 && fstat (fd, &held) == 0 && lstat (path, &named) == 0
+          && held.st_dev == named.st_dev && held.st_ino == named.st_ino
+          && flock (fd, LOCK_EX | LOCK_NB) == 0)
+        {
+          *lock_fd = fd;
+          return path;
+        }
+      /* a cleaner took it between the mkdir and the lock: another name */
+      if (fd >= 0)
+        close (fd);
+      g_rmdir (path);
+      g_free (path);
+    }
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_AGAIN,
+               "%s: cannot make a staging directory there (removed as soon as made)", out_dir);
+  return NULL;
+}
+
+/* Removes the staging directories in out_dir that no live run holds
+ * (make_staging_dir), saying so. */
+static void
+remove_stale_staging (const char *out_dir)
+{
+  g_autoptr (GDir) dir = g_dir_open (out_dir, 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      if (!g_str_has_prefix (name, ".caml-new-"))
+        continue;
+      g_autofree char *path = g_build_filename (out_dir, name, NULL);
+      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      struct stat held, named;
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && fstat (fd, &held) == 0
+          && lstat (path, &named) == 0 && held.st_dev == named.st_dev
+          && held.st_ino == named.st_ino)
+        {
+          caml_cli_remove_flat_dir (path);
+          g_printerr ("%s: note: removed %s/, the partial results of a run into %s/ that was "
+                      "killed while saving\n", g_get_prgname (), path, out_dir);
+        }
+      close (fd);
+    }
+}
+
+static gboolean
+move_file (const char *from_dir, const char *to_dir, const char *name, GError **error)
+{
+  g_autofree char *from = g_build_filename (from_dir, name, NULL);
+  g_autofree char *to = g_build_filename (to_dir, name, NULL);
+  if (g_rename (from, to) == 0)
+    return TRUE;
+  int saved = errno;
+  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+               "%s: cannot move it into place: %s", to, g_strerror (saved));
+  return FALSE;
+}
+
+/* Moves every file of staging (a complete set of results) into out_dir in
+ * place of the result files an earlier run left there, and removes
+ * staging. The earlier files are first moved aside into a directory of
+ * their own, so that when a move fails (a result name taken by a
+ * directory, say) every move is undone and out_dir is as it was; staging
+ * is then left for the caller to remove. */
+static gboolean
+commit_results (const char *out_dir, const char *staging, CamlCliResultName is_result_name,
+                GError **error)
+{
+  g_autoptr (GPtrArray) new_names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) moved = g_ptr_array_new_with_free_func (g_free);   /* aside */
+  g_autoptr (GPtrArray) placed = g_ptr_array_new_with_free_func (g_free);  /* new */
+  g_autoptr (GDir) dir = g_dir_open (staging, 0, error);
+  if (dir == NULL)
+    return FALSE;
+  const char *name;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    g_ptr_array_add (new_names, g_strdup (name));
+  g_clear_pointer (&dir, g_dir_close);
+
+  g_autofree char *aside = make_hidden_dir (out_dir, ".caml-old-XXXXXX", error);
+  if (aside == NULL)
+    return FALSE;
+  gboolean ok = TRUE;
+  /* A name of this run's taken by something other than a file is not
+   * replaced. */
+  for (guint i = 0; ok && i < new_names->len; i++)
+    {
+      g_autofree char *target = g_build_filename (out_dir, new_names->pdata[i], NULL);
+      GStatBuf st;
+      if (g_lstat (target, &st) == 0 && !S_ISREG (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                       "%s: is not a file, so this run's %s could not replace it",
+                       target, (const char *) new_names->pdata[i]);
+          ok = FALSE;
+        }
+    }
+  dir = ok ? g_dir_open (out_dir, 0, error) : NULL;
+  ok &= dir != NULL;
+  while (ok && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (out_dir, name, NULL);
+      GStatBuf st;
+      if (!is_result_name (name) || g_lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
+        continue;
+      if (!(ok = move_file (out_dir, aside, name, error)))
+        break;
+      g_ptr_array_add (moved, g_strdup (name));
+    }
+  for (guint i = 0; ok && i < new_names->len; i++)
+    {
+      if (!(ok = move_file (staging, out_dir, new_names->pdata[i], error)))
+        break;
+      g_ptr_array_add (placed, g_strdup (new_names->pdata[i]));
+    }
+  if (!ok)
+    {
+      /* Undone in reverse: this run's files back to staging, the earlier
+       * run's back into place. */
+      for (guint i = 0; i < placed->len; i++)
+        move_file (out_dir, staging, placed->pdata[i], NULL);
+      for (guint i = 0; i < moved->len; i++)
+        move_file (aside, out_dir, moved->pdata[i], NULL);
+    }
+  caml_cli_remove_flat_dir (aside);
+  if (ok)
+    {
+      g_rmdir (staging);
+      /* the renames reach the disk with the directory */
+      int fd = open (out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0)
+        {
+          fsync (fd);
+          close (fd);
+        }
+    }
+  return ok;
+}
+
+
+CamlCliResults *
+caml_cli_results_new (const char *out_dir, GError **error)
+{
+  remove_stale_staging (out_dir);
+  int lock_fd = -1;
+  char *dir = make_staging_dir (out_dir, &lock_fd, error);
+  if (dir == NULL)
+    return NULL;
+  CamlCliResults *r = g_new0 (CamlCliResults, 1);
+  r->out_dir = g_strdup (out_dir);
+  r->dir = dir;
+  r->lock_fd = lock_fd;
+  return r;
+}
+
+gboolean
+caml_cli_results_commit (CamlCliResults *r, CamlCliResultName is_result, GError **error)
+{
+  if (!commit_results (r->out_dir, r->dir, is_result, error))
+    return FALSE;
+  r->committed = TRUE;
+  return TRUE;
+}
+
+void
+caml_cli_results_free (CamlCliResults *r)
+{
+  if (r == NULL)
+    return;
+  if (!r->committed)
+    caml_cli_remove_flat_dir (r->dir);
+  if (r->lock_fd >= 0)
+    close (r->lock_fd);
+  g_free (r->out_dir);
+  g_free (r->dir);
+  g_free (r);
+}
