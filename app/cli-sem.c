@@ -9,6 +9,7 @@
 #include "caml.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-results.h"
 #include "report.h"
 
 #define DEFAULT_ITERATIONS 100
@@ -393,6 +394,16 @@ write_results (const char *dir, const Summary *s, const CamlSem *sem, const Prog
          && write_summary (summary, s, sem, error);
 }
 
+/* The files a run writes, which replace an earlier run's. */
+static gboolean
+is_sem_result (const char *name)
+{
+  static const char *const names[] = {
+    "energy.csv", "energy.png", "chi.csv", "summary.json", NULL
+  };
+  return g_strv_contains (names, name);
+}
+
 /* ------------------------------------------------------------------ verb */
 
 int
@@ -695,9 +706,16 @@ caml_cli_sem (int argc, char **argv)
     .pearson = pearson,
   };
   g_array_free (oov, TRUE);
-  if (!write_results (out_dir, &s, sem, &progress, &error))
+  /* all or nothing: an earlier run's files stay as they were if one fails */
+  CamlCliResults *results = caml_cli_results_new (out_dir, &error);
+  gboolean written = results != NULL && write_results (results->dir, &s, sem, &progress, &error)
+                     && caml_cli_results_commit (results, is_sem_result, &error);
+  caml_cli_results_free (results);
+  if (!written)
     {
       g_printerr ("caml sem: %s\n", error->message);
+      if (results != NULL)
+        g_printerr ("caml sem: nothing written: %s/ keeps what it held\n", out_dir);
       goto out;
     }
   g_print ("results in %s/ (energy.csv, energy.png, chi.csv, summary.json)\n", out_dir);

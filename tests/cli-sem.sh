@@ -38,6 +38,21 @@ printf 'zebra 5\nthe 0\n' >"$dir/freq-none.txt"
 grep -q "note: .*freq-none.txt has a count for 0 of the 6 words of the pairs that have a vector; .*so here SIF is the average less its first principal component" "$dir/err" \
   || { cat "$dir/err"; exit 1; }
 
+# All or nothing: a result that cannot be replaced (chi.csv a directory)
+# leaves every file of the earlier run as it was, and no staging behind.
+cp "$dir/out/energy.csv" "$dir/energy.before"
+rm "$dir/out/chi.csv"
+mkdir "$dir/out/chi.csv"
+status=0
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/pairs.tsv" --word-freq "$dir/freq.txt" \
+  --iterations 3 --out "$dir/out" --plain >/dev/null 2>"$dir/err" || status=$?
+[ $status -eq 1 ] || { echo "an unreplaceable result gave $status"; cat "$dir/err"; exit 1; }
+grep -q "chi.csv: is not a file" "$dir/err" && grep -q "nothing written: .*keeps what it held" "$dir/err" \
+  || { cat "$dir/err"; exit 1; }
+cmp -s "$dir/out/energy.csv" "$dir/energy.before" || { echo "energy.csv replaced"; exit 1; }
+[ -z "$(find "$dir/out" -name '.caml-*')" ] || { echo "staging left"; ls -a "$dir/out"; exit 1; }
+rmdir "$dir/out/chi.csv"
+
 # Pairs whose two sentences are the same: every cosine is 1, Pearson's r
 # undefined — shown as "—" with a note, not "nan".
 printf 'the dog\tthe dog\t4\ncat runs\tcat runs\t1\n' >"$dir/same.tsv"
