@@ -13,6 +13,7 @@
 #include "caml-plot.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-results.h"
 #include "presets.h"
 
 static const struct {
@@ -153,6 +154,16 @@ write_tables (const char *dir, const CellResult *results, int n_cells, GError **
   g_string_free (summary, TRUE);
   g_string_free (runs, TRUE);
   return ok;
+}
+
+/* The files a run writes, which replace an earlier run's. */
+static gboolean
+is_rnn_sanity_result (const char *name)
+{
+  static const char *const names[] = {
+    "rnn-sanity.csv", "rnn-sanity-runs.csv", "rnn-sanity.png", NULL
+  };
+  return g_strv_contains (names, name);
 }
 
 /* rnn-sanity.png: the mean training and test loss per step (left) and the
@@ -404,10 +415,15 @@ caml_cli_rnn_sanity (int argc, char **argv)
                    cells[c].title, cell->n_runs, m[0], sd[0], m[1], sd[1], m[2], sd[2],
                    right[0], cell->n_runs, right[1], cell->n_runs);
         }
-      if (!write_tables (out_dir, results, N_CELLS, &error)
-          || !write_plot (out_dir, results, N_CELLS, steps, &error))
+      /* all or nothing: an earlier run's files stay as they were if one fails */
+      g_autoptr (CamlCliResults) written = caml_cli_results_new (out_dir, &error);
+      if (written == NULL || !write_tables (written->dir, results, N_CELLS, &error)
+          || !write_plot (written->dir, results, N_CELLS, steps, &error)
+          || !caml_cli_results_commit (written, is_rnn_sanity_result, &error))
         {
           g_printerr ("caml rnn-sanity: %s\n", error->message);
+          if (written != NULL)
+            g_printerr ("caml rnn-sanity: nothing written: %s/ keeps what it held\n", out_dir);
           status = 1;
         }
       else

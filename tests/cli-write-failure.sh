@@ -99,4 +99,16 @@ grep -q "note: removed $dir/r/.caml-new-dead01/" "$dir/o.txt" \
 [ ! -e "$dir/r/.caml-new-dead01" ] || fail "a stale staging directory stayed" "$dir/o.txt"
 [ -e "$dir/r/.caml-new-live01/model.weights" ] || fail "a live run's staging was removed" "$dir/o.txt"
 ! grep -q "caml-new-live01" "$dir/o.txt" || fail "a live run's staging was named" "$dir/o.txt"
+# caml rnn-sanity is all or nothing too: an unreplaceable result leaves the
+# earlier tables as they were.
+"$caml" rnn-sanity --runs 1 --steps 5 --out "$dir/rs" >"$dir/o.txt" 2>&1 || fail "rnn-sanity failed" "$dir/o.txt"
+cp "$dir/rs/rnn-sanity.csv" "$dir/rs.before"
+rm "$dir/rs/rnn-sanity.png"
+mkdir "$dir/rs/rnn-sanity.png"
+status=0
+"$caml" rnn-sanity --runs 2 --steps 5 --out "$dir/rs" >"$dir/o.txt" 2>&1 || status=$?
+[ $status -eq 1 ] || fail "rnn-sanity into an unreplaceable result: exit $status" "$dir/o.txt"
+grep -q "nothing written: $dir/rs/ keeps what it held" "$dir/o.txt" || fail "no word of nothing written" "$dir/o.txt"
+cmp -s "$dir/rs/rnn-sanity.csv" "$dir/rs.before" || fail "rnn-sanity.csv was replaced" "$dir/o.txt"
+[ -z "$(find "$dir/rs" -name '.caml-*')" ] || fail "rnn-sanity left a staging directory" "$dir/o.txt"
 echo ok
