@@ -11,6 +11,7 @@
 #include "caml-plot.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-results.h"
 
 typedef struct {
   char  *key;
@@ -326,7 +327,7 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
           g_string_append_printf (md, "| %s ", axes[a].values[r->index[a]]);
         }
       const char *model = model_name (r);
-      g_string_append_printf (csv, "%s,%.6g,%.6g,%.6g,%.1f,%s,", model, r->metric, r->test_loss,
+      g_string_append_printf (csv, "%s,%.6g,%.6g,%.6g,%.6g,%s,", model, r->metric, r->test_loss,
                               r->sigma_auc, r->seconds, status_name (r->status));
       append_csv_field (csv, r->error ? r->error : "");
       g_string_append_c (csv, '\n');
@@ -436,6 +437,15 @@ write_outputs (const char *out_dir, const Axis *axes, int n_axes, const Result *
   return ok;
 }
 
+/* The files a sweep writes beside its runs' directories, which replace an
+ * earlier sweep's. */
+static gboolean
+is_sweep_result (const char *name)
+{
+  static const char *const names[] = { "sweep.csv", "sweep.md", "sweep.png", NULL };
+  return g_strv_contains (names, name);
+}
+
 int
 caml_cli_sweep (int argc, char **argv)
 {
@@ -443,6 +453,7 @@ caml_cli_sweep (int argc, char **argv)
   g_auto (GStrv) grids = NULL, layer_options = NULL, args = NULL;
   gint64 seed = -1, steps = -1;   /* -1: the experiment's */
   gboolean no_baseline = FALSE;
+  g_autoptr (CamlCliResults) written = NULL;   /* sweep.csv, sweep.md, sweep.png */
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "Sweep the built-in experiment NAME", "NAME" },
     { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &grids,
@@ -669,10 +680,17 @@ caml_cli_sweep (int argc, char **argv)
     }
 
 write:
-  if (!write_outputs (out_dir, axes, n_axes, (Result *) results->data, results->len,
-                      classification, exp->name ? exp->name : "experiment", &error))
+  /* all or nothing: an earlier sweep's tables stay as they were if one fails */
+  written = caml_cli_results_new (out_dir, &error);
+  if (written == NULL
+      || !write_outputs (written->dir, axes, n_axes, (Result *) results->data, results->len,
+                         classification, exp->name ? exp->name : "experiment", &error)
+      || !caml_cli_results_commit (written, is_sweep_result, &error))
     {
       g_printerr ("caml sweep: %s\n", error->message);
+      if (written != NULL)
+        g_printerr ("caml sweep: sweep.csv, sweep.md and sweep.png not written: %s/ keeps "
+                    "what it held\n", out_dir);
       status = 1;
     }
   else

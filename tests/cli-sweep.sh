@@ -55,6 +55,21 @@ grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,status,error$' "$dir/
   || { echo "sweep.csv has no status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
 grep -q '^1,context-aware,.*,ok,$' "$dir/ok/sweep.csv" || { echo "a finished run is not ok"; cat "$dir/ok/sweep.csv"; exit 1; }
 
+# sweep.csv keeps the seconds to 6 significant digits (it rounded to 0.0).
+! grep -q ',0\.0,ok,$' "$dir/ok/sweep.csv" || { echo "seconds rounded away"; cat "$dir/ok/sweep.csv"; exit 1; }
+# The three tables are all or nothing: one that cannot be replaced (sweep.png
+# a directory) leaves the earlier ones as they were.
+cp "$dir/ok/sweep.csv" "$dir/sweep.before"
+rm "$dir/ok/sweep.png"
+mkdir "$dir/ok/sweep.png"
+status=0
+"$caml" sweep --preset xor-ca-nn --grid units=2 -n 3 --no-baseline -o "$dir/ok" >"$dir/out" 2>"$dir/err" \
+  || status=$?
+[ $status -eq 1 ] || { echo "an unreplaceable sweep.png gave $status"; cat "$dir/err"; exit 1; }
+grep -q "not written: .*keeps what it held" "$dir/err" || { cat "$dir/err"; exit 1; }
+cmp -s "$dir/ok/sweep.csv" "$dir/sweep.before" || { echo "sweep.csv was replaced"; exit 1; }
+[ -z "$(find "$dir/ok" -maxdepth 1 -name '.caml-*')" ] || { echo "staging left"; ls -a "$dir/ok"; exit 1; }
+
 # A model without a context-aware layer: its "baseline" was the same model
 # trained again, labelled context-aware. Said once, no baseline run, rows
 # labelled plain.
