@@ -209,10 +209,23 @@ caml_cli_ensure_dir (const char *dir, GError **error)
                            "the output directory's name is empty");
       return FALSE;
     }
-  if (g_file_test (dir, G_FILE_TEST_EXISTS) && !g_file_test (dir, G_FILE_TEST_IS_DIR))
+  GStatBuf st;
+  if (g_file_test (dir, G_FILE_TEST_EXISTS) && !g_file_test (dir, G_FILE_TEST_IS_DIR)
+      && g_stat (dir, &st) == 0)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR,
-                   "%s: cannot be the output directory: it is a file", dir);
+                   "%s: cannot be the output directory: it is %s", dir,
+                   S_ISREG (st.st_mode) ? "a file" : S_ISCHR (st.st_mode) ? "a character device"
+                   : S_ISBLK (st.st_mode) ? "a block device" : S_ISFIFO (st.st_mode)
+                   ? "a FIFO" : S_ISSOCK (st.st_mode) ? "a socket" : "not a directory");
+      return FALSE;
+    }
+  if (g_lstat (dir, &st) == 0 && S_ISLNK (st.st_mode) && !g_file_test (dir, G_FILE_TEST_EXISTS))
+    {
+      g_autofree char *target = g_file_read_link (dir, NULL);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                   "%s: cannot be the output directory: it is a symbolic link to %s, which "
+                   "does not exist", dir, target != NULL ? target : "a missing file");
       return FALSE;
     }
   if (g_mkdir_with_parents (dir, 0755) != 0)

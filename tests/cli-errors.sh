@@ -189,6 +189,11 @@ expect 1 "^caml train: held.json: [^ ]*three\.tsv:4: the sample has the target 2
 expect 1 '^caml train: a-file: cannot be the output directory: it is a file$' \
   "$caml" train xor-softmax.json -o a-file -q
 expect 1 "^caml train: the output directory's name is empty$" "$caml" train xor-softmax.json -o '' -q
+expect 1 '^caml train: /dev/null: cannot be the output directory: it is a character device$' \
+  "$caml" train xor-softmax.json -o /dev/null -q
+ln -s no-such-dir dangling
+expect 1 '^caml train: dangling: cannot be the output directory: it is a symbolic link to no-such-dir, which does not exist$' \
+  "$caml" train xor-softmax.json -o dangling -q
 expect 1 '^caml eval: a-file: cannot be the output directory: it is a file$' \
   "$caml" eval t3/experiment.json -w t3/model.weights -o a-file
 [ ! -s out.txt ] || { echo "FAIL: caml eval worked before refusing its output directory"; cat out.txt; exit 1; }
