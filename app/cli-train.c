@@ -412,6 +412,13 @@ on_trainer_progress (const CamlProgress *p, gpointer user_data)
 static gboolean
 parse_steps_list (const char *text, long total, long **steps, int *n_steps, GError **error)
 {
+  g_autofree char *trimmed = g_strstrip (g_strdup (text));
+  if (*trimmed == '\0')
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "--sigma-steps: the list is empty (give steps such as 1000,last)");
+      return FALSE;
+    }
   g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   GArray *out = g_array_new (FALSE, FALSE, sizeof (long));
   for (int i = 0; parts[i] != NULL; i++)
@@ -1189,6 +1196,22 @@ note_idle_settings (const CamlExperiment *exp, const CamlCliRun *how, const Caml
     g_printerr ("%s: note: %s %s nothing here: the model has no σ-maps (no convolutional "
                 "context-aware layer)\n", g_get_prgname (), how->sigma_given,
                 strstr (how->sigma_given, " and ") ? "do" : "does");
+  else if (how->sigma_given != NULL && strstr (how->sigma_given, "--sigma-steps") != NULL)
+    {
+      /* steps the run never reaches (parse_steps_list leaves them out) */
+      g_autoptr (GString) past = g_string_new (NULL);
+      g_auto (GStrv) parts = g_strsplit (how->sigma_steps, ",", -1);
+      for (int i = 0; parts[i] != NULL; i++)
+        {
+          guint64 step;
+          if (g_ascii_string_to_unsigned (g_strstrip (parts[i]), 10, 1, G_MAXINT32, &step, NULL)
+              && (long) step > exp->steps)
+            g_string_append_printf (past, "%s%s", past->len > 0 ? ", " : "", parts[i]);
+        }
+      if (past->len > 0)
+        g_printerr ("%s: note: --sigma-steps %s: past the run's last step (%d), so not "
+                    "drawn\n", g_get_prgname (), past->str, exp->steps);
+    }
 }
 
 /* What a run needs before it trains, read on a thread of its own, so that

@@ -47,6 +47,17 @@ JSON
 "$caml" train "$dir/bars.json" --sigma-steps 10,last --sigma-stretch -q -o "$dir/stretched" \
   >"$dir/s.txt" 2>&1 || fail "training with --sigma-stretch failed" "$dir/s.txt"
 ! grep -q 'note:.*σ-maps' "$dir/t.txt" "$dir/s.txt" || fail "a note that σ-map options do nothing, for a model with σ-maps" "$dir/t.txt" "$dir/s.txt"
+# A step past the run's last is noted (it was dropped silently); an empty
+# list is a usage error (it drew no maps at all).
+"$caml" train "$dir/bars.json" --sigma-steps 5000,last -n 5 -q -o "$dir/past" >"$dir/p.txt" 2>&1 \
+  || fail "training with a step past the last failed" "$dir/p.txt"
+grep -q "note: --sigma-steps 5000: past the run's last step (5), so not drawn" "$dir/p.txt" \
+  || fail "no note of a σ-map step past the run" "$dir/p.txt"
+[ -s "$dir/past/sigma-step5.png" ] || fail "no sigma-step5.png beside the step past the run" "$dir/p.txt"
+status=0
+"$caml" train "$dir/bars.json" --sigma-steps '' -n 5 -q -o "$dir/empty" >"$dir/p.txt" 2>&1 || status=$?
+[ $status -eq 2 ] && grep -q -- "--sigma-steps: the list is empty" "$dir/p.txt" \
+  || fail "--sigma-steps '': exit $status" "$dir/p.txt"
 for run in fixed stretched; do
   for step in 10 20; do
     [ -s "$dir/$run/sigma-step$step.png" ] || fail "$run: no sigma-step$step.png" "$dir/t.txt"
