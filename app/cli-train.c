@@ -1672,6 +1672,13 @@ caml_cli_train (int argc, char **argv)
     exp->seed = (guint64) seed;
   if (steps != UNSET)
     exp->steps = (int) steps;
+  if (validation > 0 && !caml_data_kind_has_validation (exp->data.kind))
+    {
+      g_printerr ("caml train: --validation %g: %s data has no validation split (only image "
+                  "and text data sets do)\n", validation, caml_data_kind_names[exp->data.kind]);
+      caml_experiment_free (exp);
+      return 2;
+    }
   if (validation >= 0)
     exp->data.validation_fraction = validation;
   if (!caml_cli_apply_layer_options (exp, layer_options, kernel, depth, &error))

@@ -724,6 +724,9 @@ typedef enum {
 } CamlDataKind;
 
 extern const char *const caml_data_kind_names[]; /* NULL-terminated */
+/* Whether data of this kind can hold a validation part out of its training
+ * set (data.validation_fraction): image and text data. */
+gboolean caml_data_kind_has_validation (CamlDataKind kind);
 
 typedef struct {
   CamlDataKind kind;

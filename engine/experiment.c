@@ -55,6 +55,12 @@ is_text_kind (CamlDataKind kind)
       || kind == CAML_DATA_TEXT;
 }
 
+gboolean
+caml_data_kind_has_validation (CamlDataKind kind)
+{
+  return is_image_kind (kind) || is_text_kind (kind);
+}
+
 /* Ranges of the fields that are not layer options. */
 #define MAX_STEPS     1000000000
 #define MAX_GRID      1024

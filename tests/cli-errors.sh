@@ -223,7 +223,8 @@ cat >tokens.json <<'J'
 J
 expect 1 '^caml train: tokens.json: layer 0 \(embedding\) takes token ids, but its input is \(2\)' \
   "$caml" train tokens.json -o s1 -q
-expect 1 '^caml train: preset xor-ca-nn: data.validation_fraction: xor data has no validation split' \
+# --validation on data without a validation split is a bad option (2)
+expect 2 '^caml train: --validation 0.1: xor data has no validation split' \
   "$caml" train --preset xor-ca-nn -V 0.1 -o s3 -q
 cat >missing.json <<'J'
 {"data": {"text": {"train": "missing.tsv", "test": "missing.tsv"}},
