@@ -184,8 +184,11 @@ on_interrupt (Run *run, int signal)
       run->signal = signal;
       if (run->trainer != NULL)
         caml_trainer_stop (run->trainer);
-      g_printerr ("%s%s: stopping: evaluating and saving the results (Ctrl-C again to abort)\n",
-                  run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
+      /* once the trainer has ended, the results are being written */
+      g_printerr ("%s%s: %s (Ctrl-C again to abort)\n",
+                  run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname (),
+                  run->trainer != NULL ? "stopping: evaluating and saving the results"
+                                       : "interrupted while saving the results: saving them");
       return G_SOURCE_CONTINUE;
     }
   if (run->staging != NULL)
