@@ -223,9 +223,11 @@ caml_cli_ensure_dir (const char *dir, GError **error)
   if (g_lstat (dir, &st) == 0 && S_ISLNK (st.st_mode) && !g_file_test (dir, G_FILE_TEST_EXISTS))
     {
       g_autofree char *target = g_file_read_link (dir, NULL);
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-                   "%s: cannot be the output directory: it is a symbolic link to %s, which "
-                   "does not exist", dir, target != NULL ? target : "a missing file");
+      gboolean loop = g_stat (dir, &st) != 0 && errno == ELOOP;
+      g_set_error (error, G_FILE_ERROR, loop ? G_FILE_ERROR_LOOP : G_FILE_ERROR_NOENT,
+                   "%s: cannot be the output directory: it is a symbolic link to %s, %s", dir,
+                   target != NULL ? target : "a missing file",
+                   loop ? "which leads round in a loop" : "which does not exist");
       return FALSE;
     }
   if (g_mkdir_with_parents (dir, 0755) != 0)

@@ -1,5 +1,6 @@
 /* cli-results.c — all-or-nothing results of a command (cli-results.h). */
 #include <errno.h>
+#include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/file.h>
@@ -8,7 +9,7 @@
 
 #include "cli-results.h"
 
-void
+gboolean
 caml_cli_remove_flat_dir (const char *path)
 {
   for (int tries = 0; tries < 100; tries++)
@@ -21,8 +22,9 @@ caml_cli_remove_flat_dir (const char *path)
           g_unlink (file);
         }
       if (g_rmdir (path) == 0 || errno == ENOENT)
-        return;
+        return TRUE;
     }
+  return FALSE;
 }
 
 /* A new empty directory in out_dir (the same file system, so its files
@@ -42,21 +44,22 @@ make_hidden_dir (const char *out_dir, const char *template, GError **error)
   return path;
 }
 
-/* The staging directory of a run (".caml-new-XXXXXX" in out_dir), held
- * with an exclusive flock(2) on it for as long as the run lives: the kernel
- * drops the lock when the process dies, however it dies. So a staging
- * directory nobody holds is the partial results of a run that was killed
- * (SIGKILL, a power cut) and is removed by the next run into out_dir
- * (remove_stale_staging) — as engine/file.c does for the temporaries of
- * single files, and with the same race closed: the maker checks, once it
- * holds the lock, that the name still leads to its directory. Returns the
- * path and sets *lock_fd (close it when the directory is gone). */
+/* The staging directory of a run (".caml-new-XXXXXX" in out_dir), and the
+ * directory a commit moves the earlier results aside into
+ * (".caml-old-XXXXXX"), are held with an exclusive flock(2) for as long as
+ * they are in use: the kernel drops the lock when the process dies, however
+ * it dies. So one that nobody holds is what a run killed outright (SIGKILL,
+ * a power cut) left, and the next run into out_dir removes it
+ * (remove_stale_dirs) — as engine/file.c does for the temporaries of single
+ * files, and with the same race closed: the maker checks, once it holds the
+ * lock, that the name still leads to its directory. Returns the path and
+ * sets *lock_fd (close it when the directory is gone). */
 static char *
-make_staging_dir (const char *out_dir, int *lock_fd, GError **error)
+make_locked_dir (const char *out_dir, const char *template, int *lock_fd, GError **error)
 {
   for (int attempt = 0; attempt < 16; attempt++)
     {
-      char *path = make_hidden_dir (out_dir, ".caml-new-XXXXXX", error);
+      char *path = make_hidden_dir (out_dir, template, error);
       if (path == NULL)
         return NULL;
       int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -85,16 +88,17 @@ make_staging_dir (const char *out_dir, int *lock_fd, GError **error)
   return NULL;
 }
 
-/* Removes the staging directories in out_dir that no live run holds
- * (make_staging_dir), saying so. */
+/* Removes the staging and aside directories in out_dir that no live run
+ * holds (make_locked_dir), saying so. */
 static void
-remove_stale_staging (const char *out_dir)
+remove_stale_dirs (const char *out_dir)
 {
   g_autoptr (GDir) dir = g_dir_open (out_dir, 0, NULL);
   const char *name;
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
-      if (!g_str_has_prefix (name, ".caml-new-"))
+      gboolean staging = g_str_has_prefix (name, ".caml-new-");
+      if (!staging && !g_str_has_prefix (name, ".caml-old-"))
         continue;
       g_autofree char *path = g_build_filename (out_dir, name, NULL);
       int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -103,12 +107,11 @@ remove_stale_staging (const char *out_dir)
       struct stat held, named;
       if (flock (fd, LOCK_EX | LOCK_NB) == 0 && fstat (fd, &held) == 0
           && lstat (path, &named) == 0 && held.st_dev == named.st_dev
-          && held.st_ino == named.st_ino)
-        {
-          caml_cli_remove_flat_dir (path);
-          g_printerr ("%s: note: removed %s/, the partial results of a run into %s/ that was "
-                      "killed while saving\n", g_get_prgname (), path, out_dir);
-        }
+          && held.st_ino == named.st_ino && caml_cli_remove_flat_dir (path))
+        g_printerr ("%s: note: removed %s/, %s a run into %s/ that was killed while "
+                    "saving\n", g_get_prgname (), path,
+                    staging ? "the partial results of" : "the earlier results set aside by",
+                    out_dir);
       close (fd);
     }
 }
@@ -131,11 +134,19 @@ move_file (const char *from_dir, const char *to_dir, const char *name, GError **
  * staging. The earlier files are first moved aside into a directory of
  * their own, so that when a move fails (a result name taken by a
  * directory, say) every move is undone and out_dir is as it was; staging
- * is then left for the caller to remove. */
+ * is then left for the caller to remove. Should a move back fail too, the
+ * earlier files that could not be put back stay in a folder named in the
+ * error (*kept_aside), never removed.
+ *
+ * Two runs into one directory commit one after the other: each holds an
+ * exclusive flock on out_dir itself for its moves (else one run's files
+ * could be moved aside by the other, and the directory end with some of
+ * each). */
 static gboolean
 commit_results (const char *out_dir, const char *staging, CamlCliResultName is_result_name,
-                GError **error)
+                gboolean *kept_aside, GError **error)
 {
+  *kept_aside = FALSE;
   g_autoptr (GPtrArray) new_names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) moved = g_ptr_array_new_with_free_func (g_free);   /* aside */
   g_autoptr (GPtrArray) placed = g_ptr_array_new_with_free_func (g_free);  /* new */
@@ -147,10 +158,13 @@ commit_results (const char *out_dir, const char *staging, CamlCliResultName is_r
     g_ptr_array_add (new_names, g_strdup (name));
   g_clear_pointer (&dir, g_dir_close);
 
-  g_autofree char *aside = make_hidden_dir (out_dir, ".caml-old-XXXXXX", error);
-  if (aside == NULL)
-    return FALSE;
-  gboolean ok = TRUE;
+  /* one commit at a time (no lock where the file system has none) */
+  int dir_lock = open (out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  while (dir_lock >= 0 && flock (dir_lock, LOCK_EX) != 0 && errno == EINTR)
+    ;
+  int aside_lock = -1;
+  g_autofree char *aside = make_locked_dir (out_dir, ".caml-old-XXXXXX", &aside_lock, error);
+  gboolean ok = aside != NULL;
   /* A name of this run's taken by something other than a file is not
    * replaced. */
   for (guint i = 0; ok && i < new_names->len; i++)
@@ -183,6 +197,7 @@ commit_results (const char *out_dir, const char *staging, CamlCliResultName is_r
         break;
       g_ptr_array_add (placed, g_strdup (new_names->pdata[i]));
     }
+  gboolean restored = TRUE;
   if (!ok)
     {
       /* Undone in reverse: this run's files back to staging, the earlier
@@ -190,30 +205,41 @@ commit_results (const char *out_dir, const char *staging, CamlCliResultName is_r
       for (guint i = 0; i < placed->len; i++)
         move_file (out_dir, staging, placed->pdata[i], NULL);
       for (guint i = 0; i < moved->len; i++)
-        move_file (aside, out_dir, moved->pdata[i], NULL);
+        restored &= move_file (aside, out_dir, moved->pdata[i], NULL);
     }
-  caml_cli_remove_flat_dir (aside);
+  if (aside != NULL && !restored)
+    {
+      /* what could not go back keeps a name of its own, outside the
+       * hidden ones that later runs clean up */
+      g_autofree char *base = g_path_get_basename (aside);
+      g_autofree char *named = g_strconcat (out_dir, G_DIR_SEPARATOR_S, "earlier-results-",
+                                            base + strlen (".caml-old-"), NULL);
+      g_prefix_error (error, "(the earlier results that could not be put back are in %s/) ",
+                      g_rename (aside, named) == 0 ? named : aside);
+      *kept_aside = TRUE;
+    }
+  else if (aside != NULL)
+    caml_cli_remove_flat_dir (aside);
+  if (aside_lock >= 0)
+    close (aside_lock);
   if (ok)
     {
       g_rmdir (staging);
       /* the renames reach the disk with the directory */
-      int fd = open (out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd >= 0)
-        {
-          fsync (fd);
-          close (fd);
-        }
+      if (dir_lock >= 0)
+        fsync (dir_lock);
     }
+  if (dir_lock >= 0)
+    close (dir_lock);   /* and the next commit may go */
   return ok;
 }
-
 
 CamlCliResults *
 caml_cli_results_new (const char *out_dir, GError **error)
 {
-  remove_stale_staging (out_dir);
+  remove_stale_dirs (out_dir);
   int lock_fd = -1;
-  char *dir = make_staging_dir (out_dir, &lock_fd, error);
+  char *dir = make_locked_dir (out_dir, ".caml-new-XXXXXX", &lock_fd, error);
   if (dir == NULL)
     return NULL;
   CamlCliResults *r = g_new0 (CamlCliResults, 1);
@@ -226,7 +252,8 @@ caml_cli_results_new (const char *out_dir, GError **error)
 gboolean
 caml_cli_results_commit (CamlCliResults *r, CamlCliResultName is_result, GError **error)
 {
-  if (!commit_results (r->out_dir, r->dir, is_result, error))
+  gboolean kept_aside = FALSE;
+  if (!commit_results (r->out_dir, r->dir, is_result, &kept_aside, error))
     return FALSE;
   r->committed = TRUE;
   return TRUE;

@@ -3,11 +3,12 @@
  * place, replacing an earlier run's, only once every one was written. A
  * failure leaves the output directory as it was.
  *
- * The staging directory (".caml-new-XXXXXX") is held with an exclusive
- * flock(2) while the command lives; the kernel drops the lock when the
+ * The staging directory (".caml-new-XXXXXX"), and the one a commit moves
+ * the earlier results aside into (".caml-old-XXXXXX"), are held with an
+ * exclusive flock(2) while in use; the kernel drops the lock when the
  * process dies, however it dies, so the next command into the directory
- * removes a staging directory nobody holds (what a run killed outright
- * left), with a note on stderr. */
+ * removes one nobody holds (what a run killed outright left), with a note
+ * on stderr. */
 #pragma once
 
 #include <glib.h>
@@ -33,7 +34,9 @@ CamlCliResults *caml_cli_results_new (const char *out_dir, GError **error);
  * files there that is_result names, and removes the staging directory.
  * The earlier files are moved aside first, so that when a move fails (a
  * result name taken by a directory, say) every move is undone and out_dir
- * is as it was. */
+ * is as it was (should a move back fail too, the error names the folder
+ * that keeps what could not be put back). Commits into one directory take
+ * turns (a flock on it). */
 gboolean        caml_cli_results_commit (CamlCliResults *r, CamlCliResultName is_result,
                                          GError **error);
 /* Removes the staging directory unless committed, unlocks it, frees r. */
@@ -42,7 +45,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlCliResults, caml_cli_results_free)
 
 /* Removes a directory of files (no subdirectories). Files may still be
  * appearing in it (a save thread writing while Ctrl+C aborts): it tries
- * again until it is empty. */
-void            caml_cli_remove_flat_dir (const char *path);
+ * again until it is empty. Whether it is gone. */
+gboolean        caml_cli_remove_flat_dir (const char *path);
 
 G_END_DECLS

@@ -708,13 +708,14 @@ caml_cli_sem (int argc, char **argv)
   g_array_free (oov, TRUE);
   /* all or nothing: an earlier run's files stay as they were if one fails */
   CamlCliResults *results = caml_cli_results_new (out_dir, &error);
-  gboolean written = results != NULL && write_results (results->dir, &s, sem, &progress, &error)
+  gboolean staged = results != NULL;
+  gboolean written = staged && write_results (results->dir, &s, sem, &progress, &error)
                      && caml_cli_results_commit (results, is_sem_result, &error);
   caml_cli_results_free (results);
   if (!written)
     {
       g_printerr ("caml sem: %s\n", error->message);
-      if (results != NULL)
+      if (staged)
         g_printerr ("caml sem: nothing written: %s/ keeps what it held\n", out_dir);
       goto out;
     }

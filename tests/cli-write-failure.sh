@@ -87,8 +87,9 @@ rm -r "$dir/r/loss.png"
 # The staging directory of a run killed while saving (nobody holds its
 # flock) is removed by the next run into the directory, with a note; one a
 # live run holds (this shell, on its fd 9) is left alone.
-mkdir "$dir/r/.caml-new-dead01" "$dir/r/.caml-new-live01"
-touch "$dir/r/.caml-new-dead01/model.weights" "$dir/r/.caml-new-live01/model.weights"
+mkdir "$dir/r/.caml-new-dead01" "$dir/r/.caml-new-live01" "$dir/r/.caml-old-dead02"
+touch "$dir/r/.caml-new-dead01/model.weights" "$dir/r/.caml-new-live01/model.weights" \
+  "$dir/r/.caml-old-dead02/model.weights"
 exec 9<"$dir/r/.caml-new-live01"
 flock -n 9 || fail "cannot lock the live staging directory" /dev/null
 "$caml" train --preset surface-nn -n 20 -q --out "$dir/r" >"$dir/o.txt" 2>&1 \
@@ -97,8 +98,31 @@ exec 9<&-
 grep -q "note: removed $dir/r/.caml-new-dead01/" "$dir/o.txt" \
   || fail "no note of the stale staging directory removed" "$dir/o.txt"
 [ ! -e "$dir/r/.caml-new-dead01" ] || fail "a stale staging directory stayed" "$dir/o.txt"
+# … and so is the folder a commit killed half-way had moved earlier results into
+grep -q "note: removed $dir/r/.caml-old-dead02/, the earlier results set aside by" "$dir/o.txt" \
+  && [ ! -e "$dir/r/.caml-old-dead02" ] || fail "a stale aside directory stayed" "$dir/o.txt"
 [ -e "$dir/r/.caml-new-live01/model.weights" ] || fail "a live run's staging was removed" "$dir/o.txt"
 ! grep -q "caml-new-live01" "$dir/o.txt" || fail "a live run's staging was named" "$dir/o.txt"
+# Commits into one directory take turns (a flock on it): while another holds
+# it, a run that has written its results waits to move them into place.
+mkdir "$dir/c"
+exec 8<"$dir/c"
+flock -n 8 || fail "cannot lock the output directory" /dev/null
+# (8<&-: the lock is this shell's, not shared with the run through fd 8)
+"$caml" train --preset surface-nn -n 20 -q --out "$dir/c" >"$dir/c.txt" 2>&1 8<&- &
+waiter=$!
+i=0   # until its staging directory holds the last file written (summary.json)
+while [ -z "$(find "$dir/c" -path '*/.caml-new-*/summary.json' 2>/dev/null)" ] && [ $i -lt 600 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+sleep 0.5
+kill -0 $waiter 2>/dev/null || fail "the run did not wait for the directory's lock" "$dir/c.txt"
+[ ! -e "$dir/c/summary.json" ] || fail "results moved in while another held the directory" "$dir/c.txt"
+exec 8<&-
+wait $waiter || fail "the waiting run failed" "$dir/c.txt"
+[ -s "$dir/c/summary.json" ] && [ -z "$(find "$dir/c" -name '.caml-*')" ] \
+  || fail "the waiting run did not move its results into place" "$dir/c.txt"
+
 # caml rnn-sanity is all or nothing too: an unreplaceable result leaves the
 # earlier tables as they were.
 "$caml" rnn-sanity --runs 1 --steps 5 --out "$dir/rs" >"$dir/o.txt" 2>&1 || fail "rnn-sanity failed" "$dir/o.txt"
