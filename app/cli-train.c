@@ -1,6 +1,7 @@
 /* cli-train.c — `caml train` and `caml eval`. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -213,12 +214,50 @@ on_sigterm (gpointer user_data)
   return on_interrupt (user_data, SIGTERM);
 }
 
+/* GLib's signal handler only wakes its worker thread, which marks the
+ * signal source ready a little later: a signal that came just before
+ * stop_listening could go with the sources, unheard (a Ctrl+C as the
+ * results were moved into place, then exit 0). So the handler GLib
+ * installs is wrapped to note the signal at once (raw_signal), and
+ * run_and_report reads the note before the sources go. */
+static volatile sig_atomic_t raw_signal;
+static struct sigaction glib_actions[2];   /* GLib's, for SIGINT and SIGTERM */
+
+static void
+note_signal (int sig, siginfo_t *info, void *context)
+{
+  if (raw_signal == 0)
+    raw_signal = sig;
+  const struct sigaction *glib = &glib_actions[sig == SIGTERM];
+  if (glib->sa_flags & SA_SIGINFO)
+    glib->sa_sigaction (sig, info, context);
+  else if (glib->sa_handler != SIG_DFL && glib->sa_handler != SIG_IGN)
+    glib->sa_handler (sig);
+}
+
+static void
+wrap_glib_handler (int sig)
+{
+  struct sigaction now;
+  if (sigaction (sig, NULL, &now) != 0 || ((now.sa_flags & SA_SIGINFO)
+                                           && now.sa_sigaction == note_signal))
+    return;   /* wrapped already (GLib keeps one handler while any source lives) */
+  glib_actions[sig == SIGTERM] = now;
+  struct sigaction wrapped = now;
+  wrapped.sa_sigaction = note_signal;
+  wrapped.sa_flags |= SA_SIGINFO;
+  sigaction (sig, &wrapped, NULL);
+}
+
 /* From before the data load to the run's end, Ctrl+C is the run's. */
 static void
 start_listening (Run *run)
 {
+  raw_signal = 0;
   run->sigint = g_unix_signal_add (SIGINT, on_sigint, run);
   run->sigterm = g_unix_signal_add (SIGTERM, on_sigterm, run);
+  wrap_glib_handler (SIGINT);
+  wrap_glib_handler (SIGTERM);
 }
 
 /* The run's end: Ctrl+C is no longer this run's to handle. */
@@ -1092,14 +1131,17 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                        && kept (problems, caml_cli_results_commit (results, is_result_name,
                                                                    &error), &error);
   /* The moves are done (or undone), and abort nothing now. A Ctrl+C that
-   * came during them is pending on the main context: hear it before the
-   * signal sources go, so that the run still ends by it (the trainer and
-   * the save thread have ended; only the signal sources are left). */
+   * came during them is pending on the main context, or only noted
+   * (raw_signal): hear it before the signal sources go, so that the run
+   * still ends by it (the trainer and the save thread have ended; only the
+   * signal sources are left). */
   run->staging = NULL;
   run->ended = TRUE;
   run->kept = committed;
   while (g_main_context_iteration (NULL, FALSE))
     ;
+  if (raw_signal != 0 && run->signal == 0)   /* not yet dispatched by GLib */
+    on_interrupt (run, raw_signal);
   stop_listening (run);
   g_clear_pointer (&results, caml_cli_results_free);   /* removes what was not committed */
   p = save.p;
