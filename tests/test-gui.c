@@ -4678,6 +4678,13 @@ status_has (gpointer data)
   return strstr (text, ((gpointer *) data)[1]) != NULL;
 }
 
+static gboolean
+error_has (gpointer data)
+{
+  const char *error = caml_window_get_error (CAML_WINDOW (((gpointer *) data)[0]));
+  return error != NULL && strstr (error, ((gpointer *) data)[1]) != NULL;
+}
+
 /* A text model whose embedding starts from word vectors says how many
  * words of the vocabulary had one, as `caml train` does: in a notice when
  * it is built, then in the status line while it is ready; a rebuild on the
@@ -4746,6 +4753,17 @@ test_word_vector_coverage (void **state)
   assert_null (caml_window_get_error (win));
   assert_true (notice_has (win, "at step 20"));
   assert_null (strstr (status_text (win), "vectors"));   /* the file's rows */
+
+  /* Weights that do not load: the run is built again from the word vectors
+   * — gone too, so both failures are said, the weights first. */
+  g_autofree char *weights = g_build_filename (saved, "model.weights", NULL);
+  assert_true (g_file_set_contents (weights, "CAML", 4, NULL));
+  assert_true (caml_window_open_run (win, saved, &error));
+  gpointer failed[] = { win, "and without them" };
+  assert_true (iterate_until (error_has, failed, 30));
+  print_message ("error: %s\n", caml_window_get_error (win));
+  assert_non_null (strstr (caml_window_get_error (win), "model.weights"));
+  assert_non_null (strstr (caml_window_get_error (win), "vectors.txt"));
 
   gtk_window_destroy (GTK_WINDOW (win));
   remove_tree (saved);

@@ -2161,7 +2161,7 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
           g_clear_error (&error);
           g_clear_pointer (&job->run, caml_run_free);
           /* JOB_WEIGHTS: the current run stays, nothing to build */
-          if (job->kind != JOB_WEIGHTS
+          if (job->kind != JOB_WEIGHTS && !g_cancellable_is_cancelled (cancellable)
               && !(job->run = caml_run_new (job->exp, job->data, grid, job->parts_layer,
                                             on_run_notify, job->window, &error)))
             job->run_error = g_strdup (error->message);
@@ -2292,7 +2292,7 @@ job_done (CamlWindow *self, Job *job)
     {
       if (job->run_serial == self->run_serial && self->run != NULL && weights_current)
         {
-          if (job->weights_error != NULL)
+          if (job->weights_error != NULL || job->run == NULL)
             {
               /* A failed load changes nothing: the current run stays, and
                * Train pressed meanwhile is not started from other weights. */
@@ -2300,7 +2300,9 @@ job_done (CamlWindow *self, Job *job)
               self->pending = PENDING_NONE;
               self->announce_load = FALSE;
               g_clear_pointer (&self->opening_run, g_free);
-              caml_window_show_error (self, job->weights_error);
+              caml_window_show_error (self, job->weights_error != NULL ? job->weights_error
+                                      : job->run_error != NULL ? job->run_error
+                                      : "the model could not be built");
             }
           else
             {
@@ -2376,8 +2378,20 @@ job_done (CamlWindow *self, Job *job)
     prepare_run (self);   /* not built yet (the data came first): build it now */
   else
     {
+      /* weights that failed to load, then a build without them that failed
+       * too: both are said, the weights first */
+      g_autofree char *both = weights_current && job->weights_error != NULL
+                              && job->run_error != NULL
+                              ? g_strdup_printf ("%s; and without them: %s", job->weights_error,
+                                                 job->run_error)
+                              : NULL;
+      if (weights_current && job->weights_error != NULL)
+        {
+          self->announce_load = FALSE;
+          g_clear_pointer (&self->opening_run, g_free);
+        }
       if (job->run_error != NULL && caml_model_editor_is_valid (self->model_editor))
-        caml_window_show_error (self, job->run_error);
+        caml_window_show_error (self, both != NULL ? both : job->run_error);
       /* Not built again (it would fail again) until the experiment changes. */
       g_free (self->build_error);
       self->build_error = g_strdup (job->run_error != NULL ? job->run_error
