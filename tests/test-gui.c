@@ -3977,6 +3977,22 @@ text_data_or_error (gpointer data)
          || caml_window_get_error (win) != NULL;
 }
 
+static gboolean
+window_has_error (gpointer data)
+{
+  return caml_window_get_error (CAML_WINDOW (data)) != NULL;
+}
+
+/* The data are text files, the training one at path [1]. */
+static gboolean
+text_paths_are (gpointer data)
+{
+  const CamlExperiment *exp = caml_window_get_experiment (CAML_WINDOW (((gpointer *) data)[0]));
+  return !caml_window_is_loading (CAML_WINDOW (((gpointer *) data)[0]))
+         && exp->data.kind == CAML_DATA_TEXT && exp->data.text_paths[0] != NULL
+         && g_str_equal (exp->data.text_paths[0], ((gpointer *) data)[1]);
+}
+
 /* Text files as data: the window asks for the training and the test file
  * (an experiment of text data without files could be saved but not read
  * back: autosave recovery failed). */
@@ -4015,6 +4031,33 @@ test_choose_text_files (void **state)
   assert_int_equal (back->data.kind, CAML_DATA_TEXT);
   caml_experiment_free (back);
   g_unlink (saved);
+  g_autofree char *label = g_strdup (caml_window_get_data_text (win));
+  assert_non_null (strstr (label, train));   /* the files are named */
+
+  /* Other files: "Files…" asks for both again (picking Text files, which is
+   * selected, did nothing), and they replace the pair in use. */
+  g_autofree char *other = g_build_filename (dir, "other.tsv", NULL);
+  assert_true (g_file_set_contents (other, "a good film\t1\na bad film\t0\n", -1, NULL));
+  assert_true (enabled (win, "choose-data-files"));
+  activate (win, "choose-data-files", NULL);
+  choose_file (win, other);
+  choose_file (win, test);
+  gpointer used[] = { win, other };
+  assert_true (iterate_until (text_paths_are, used, 30));
+  assert_null (caml_window_get_error (win));
+  assert_string_equal (caml_window_get_experiment (win)->data.text_paths[1], test);
+  /* … and picking Text files asks again too */
+  activate (win, "data", g_variant_new_string ("text"));
+  choose_file (win, train);
+  choose_file (win, test);
+  gpointer back_to[] = { win, train };
+  assert_true (iterate_until (text_paths_are, back_to, 30));
+  /* built-in data have no files to choose */
+  activate (win, "data", g_variant_new_string ("rnn_sanity"));
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_false (enabled (win, "choose-data-files"));
+
+  g_unlink (other);
   gtk_window_destroy (GTK_WINDOW (win));
   remove_words_experiment (dir);
 }
@@ -4348,11 +4391,15 @@ test_data_kind_failed_load (void **state)
   assert_true (iterate_until (run_ended, win, 60));
   assert_true (enabled (win, "forget-previous"));
 
-  /* Back to the text files, broken since: nothing changes. */
+  /* Back to the text files, broken since: nothing changes. (Picking Text
+   * files asks for them again.) */
   assert_true (g_file_set_contents (train, "a fine film\t1\nno label on this line\n", -1, NULL));
   take_snapshot (win, &snap);
   pick_data (win, CAML_DATA_TEXT);
+  choose_file (win, train);
+  choose_file (win, test);
   assert_true (iterate_until (not_loading, win, 30));
+  assert_true (iterate_until (window_has_error, win, 30));
   msg = caml_window_get_error (win);
   assert_non_null (msg);
   print_message ("%s\n", msg);
@@ -4365,6 +4412,10 @@ test_data_kind_failed_load (void **state)
   /* Mended: they are used. */
   write_text_tsv (train, 400);
   pick_data (win, CAML_DATA_TEXT);
+  choose_file (win, train);
+  choose_file (win, test);
+  gpointer mended[] = { win, train };
+  assert_true (iterate_until (text_paths_are, mended, 30));
   assert_true (iterate_until (not_loading, win, 30));
   assert_no_error (win);
   assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_TEXT);

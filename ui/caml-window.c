@@ -430,7 +430,8 @@ held_out (CamlWindow *self)
 static const char *
 kind_title (CamlDataKind kind)
 {
-  return kind == CAML_DATA_IDX ? "IDX" : caml_data_source_title (kind);
+  return kind == CAML_DATA_IDX ? "IDX" : kind == CAML_DATA_TEXT ? "text"
+         : caml_data_source_title (kind);
 }
 
 static const char *
@@ -483,6 +484,14 @@ show_data (CamlWindow *self)
       g_autofree char *dir = g_path_get_dirname (self->exp->data.idx_paths[0]);
       g_autofree char *with_dir = g_strdup_printf ("%s, from %s", text, dir);
       gtk_label_set_text (self->data_label, with_dir);
+    }
+  else if (self->exp->data.kind == CAML_DATA_TEXT && self->exp->data.text_paths[0] != NULL
+           && self->exp->data.text_paths[1] != NULL)
+    {
+      g_autofree char *with_files = g_strdup_printf ("%s, from %s and %s", text,
+                                                     self->exp->data.text_paths[0],
+                                                     self->exp->data.text_paths[1]);
+      gtk_label_set_text (self->data_label, with_files);
     }
   else
     gtk_label_set_text (self->data_label, text);
@@ -2873,6 +2882,9 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "redo", !active && caml_model_editor_can_redo (self->model_editor));
   set_action_enabled (self, "data", !active);
   set_action_enabled (self, "choose-idx", !active);
+  set_action_enabled (self, "choose-data-files", !active
+                      && (self->exp->data.kind == CAML_DATA_IDX
+                          || self->exp->data.kind == CAML_DATA_TEXT));
   set_action_enabled (self, "reload-data", !active);
   set_action_enabled (self, "export-metrics", self->n_rows > 0);
   /* Each plot's export where the model and data have that plot. */
@@ -3355,10 +3367,10 @@ action_data (GSimpleAction *action, GVariant *value, gpointer user_data)
       g_action_group_activate_action (G_ACTION_GROUP (self), "choose-idx", NULL);
       return;
     }
-  if (kind == CAML_DATA_TEXT
-      && (self->exp->data.text_paths[0] == NULL || self->exp->data.text_paths[1] == NULL))
+  if (kind == CAML_DATA_TEXT)
     {
-      /* Which files: asked for first (an experiment never names none). */
+      /* Which files: asked for every time, as for IDX (the files in use
+       * stay until two others load; "Files…" asks again). */
       cancel_choice (self, NULL);
       sync_data_choice (self);
       ask_text_files (self);
@@ -3410,6 +3422,20 @@ on_idx_chosen (GtkNativeDialog *dialog, int response, gpointer user_data)
 
 /* GtkFileDialog is GTK 4.10; on 4.8 this is the native file chooser, as
  * for Open and the weights. */
+/* "Files…" beside the data: other files of the kind in use (IDX, text). */
+static void
+action_choose_data_files (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  if (self->exp->data.kind == CAML_DATA_TEXT)
+    {
+      cancel_choice (self, NULL);
+      ask_text_files (self);
+    }
+  else
+    g_action_group_activate_action (G_ACTION_GROUP (self), "choose-idx", NULL);
+}
+
 static void
 action_choose_idx (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
@@ -4236,6 +4262,7 @@ static const GActionEntry win_entries[] = {
   { "redo", action_redo },
   { "data", NULL, "s", "'xor'", action_data },
   { "choose-idx", action_choose_idx },
+  { "choose-data-files", action_choose_data_files },
   { "reload-data", action_reload_data },
   { "set-lr", action_set_lr, "d" },
   { "set-em-steps", action_set_em_steps, "i" },
