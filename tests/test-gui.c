@@ -2332,6 +2332,64 @@ baseline_paused (gpointer data)
  * the losses are those of one run of that many steps, bit for bit — and
  * its baseline goes on beside it. Nothing is set aside. Fewer steps than
  * done start a new run; so does Reset. */
+static gboolean
+trained_some (gpointer data)
+{
+  long n = 0;
+  caml_window_get_losses (CAML_WINDOW (data), &n);
+  return n >= 50;
+}
+
+/* A stopped run whose Steps are still ahead of it: Train and Step go on
+ * with it from where it stopped (they started a new run from step 0, with
+ * only a banner to say the stopped one was replaced); Reset starts afresh. */
+static void
+test_continue_stopped_run (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 5000000);
+  assert_true (iterate_until (can_train, win, 30));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (trained_some, win, 30));
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_STOPPED);
+  CamlRun *run = caml_window_peek_run (win);
+  CamlProgress p;
+  caml_run_get_progress (run, &p);
+  long stopped = p.step;
+  assert_true (stopped > 0 && stopped < 5000000);
+
+  activate (win, "step", NULL);   /* F7: one step on, paused */
+  assert_non_null (strstr (caml_window_get_last_notice (win), "stopped run goes on from step"));
+  assert_ptr_equal (caml_window_peek_run (win), run);
+  iterate_until (always_false, NULL, 0.3);
+  caml_run_get_progress (run, &p);
+  assert_int_equal (p.step, stopped + 1);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
+
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
+  caml_run_get_progress (run, &p);
+  stopped = p.step;
+  activate (win, "train", NULL);   /* F5: trains on */
+  assert_ptr_equal (caml_window_peek_run (win), run);
+  iterate_until (always_false, NULL, 0.3);
+  caml_run_get_progress (run, &p);
+  assert_true (p.step > stopped);
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
+  long n = 0;
+  caml_window_get_losses (win, &n);
+  caml_run_get_progress (run, &p);
+  assert_int_equal (n, p.step);   /* one curve, no restart */
+
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static void
 test_extend_finished_run (void **state)
 {
@@ -4831,6 +4889,7 @@ main (void)
     cmocka_unit_test (test_undo_to_clean),
     cmocka_unit_test (test_loss_hover),
     cmocka_unit_test (test_extend_finished_run),
+    cmocka_unit_test (test_continue_stopped_run),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_options_text),

@@ -3008,12 +3008,26 @@ commit_pending_edit (CamlWindow *self)
     gtk_spin_button_update (GTK_SPIN_BUTTON (spin));
 }
 
+static gboolean extend_run_full (CamlWindow *self, int steps, gboolean pressed);
+
+/* A stopped run whose Steps are still ahead of it goes on (paused) when
+ * Train or Step is pressed, as it does when Steps are raised past it;
+ * Reset starts afresh. */
+static void
+go_on_if_stopped (CamlWindow *self)
+{
+  if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_STOPPED
+      && self->exp->steps > self->progress.step)
+    extend_run_full (self, self->exp->steps, TRUE);
+}
+
 static void
 action_train (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
 
   commit_pending_edit (self);
+  go_on_if_stopped (self);
   if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
     {
       caml_trainer_resume (caml_run_get_trainer (self->run));
@@ -3044,6 +3058,7 @@ action_step (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlWindow *self = user_data;
 
   commit_pending_edit (self);
+  go_on_if_stopped (self);
   if (!(self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
       && !start_run (self, TRUE, PENDING_STEP))
     return;
@@ -4372,7 +4387,18 @@ on_em_changed (GtkSpinButton *spin, CamlWindow *self)
  * FALSE when there is no such run (or it cannot go on): the caller starts
  * a new one. */
 static gboolean
+extend_run_full (CamlWindow *self, int steps, gboolean pressed);
+
+static gboolean
 extend_run (CamlWindow *self, int steps)
+{
+  return extend_run_full (self, steps, FALSE);
+}
+
+/* pressed: Train or Step goes on with it at once (the notice says so, not
+ * "Resume"). */
+static gboolean
+extend_run_full (CamlWindow *self, int steps, gboolean pressed)
 {
   CamlProgress p;
 
@@ -4389,8 +4415,11 @@ extend_run (CamlWindow *self, int steps)
   cancel_choice (self, "the run went on (choose them again once it has ended)");
   mark_dirty (self);
   update_from_run (self);
-  g_autofree char *message = g_strdup_printf ("The run goes on from step %ld: Resume (F5)",
-                                              p.step);
+  g_autofree char *message = pressed
+                             ? g_strdup_printf ("The stopped run goes on from step %ld "
+                                                "(Reset starts afresh)", p.step)
+                             : g_strdup_printf ("The run goes on from step %ld: Resume (F5)",
+                                                p.step);
   show_notice_full (self, message, FALSE);
   return TRUE;
 }
