@@ -1033,10 +1033,9 @@ parse_model (Parser *p, JsonNode *node, CamlExperiment *exp)
                  "expected an array of layers, found %s", describe_node (node));
   JsonArray *array = json_node_get_array (node);
   int n = json_array_get_length (array);
-  if (n == 0)
-    return fail (p, CAML_ERROR_INVALID, "model", "the model has no layers");
-
-  CamlLayerSpec *layers = g_new0 (CamlLayerSpec, n);
+  /* An empty model reads (the workbench saves one being assembled); it
+   * cannot be built (caml_experiment_build_model says so). */
+  CamlLayerSpec *layers = g_new0 (CamlLayerSpec, MAX (n, 1));
   for (int i = 0; i < n; i++)
     {
       char *path = g_strdup_printf ("model[%d]", i);

@@ -607,6 +607,21 @@ test_xor_ca_nn (void **state)
   assert_true (iterate_until (not_loading, win, 10));
   activate (win, "clear-model", NULL);
   assert_false (enabled (win, "train"));           /* no layers: nothing to train */
+  {
+    /* … saved so, it opens again (an empty model was written, then refused) */
+    g_autofree char *dir = g_dir_make_tmp ("caml-gui-empty-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename (dir, "empty.json", NULL);
+    g_autoptr (GError) error = NULL;
+    assert_true (caml_window_save_to_path (win, path, &error));
+    CamlWindow *other = caml_window_new (GTK_APPLICATION (app));
+    gtk_window_present (GTK_WINDOW (other));
+    assert_true (caml_window_load_file (other, path, &error));
+    assert_null (error);
+    assert_int_equal (caml_window_get_experiment (other)->n_layers, 0);
+    gtk_window_destroy (GTK_WINDOW (other));
+    g_unlink (path);
+    g_rmdir (dir);
+  }
   activate (win, "add-layer", g_variant_new_string ("ca_nn"));
   activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
   const CamlExperiment *exp = caml_window_get_experiment (win);

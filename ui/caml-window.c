@@ -1482,10 +1482,16 @@ update_progress_widgets (CamlWindow *self)
     status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", p->steps_per_second,
                               left, p->last_loss);
   else if (p->n_rows > 0)
-    status = g_strdup_printf ("%s %s %.4g · %s, %.0f steps/s", held_out (self),
-                              p->classification ? "accuracy" : "MSE",
-                              p->last_row.test_metric, elapsed,
-                              p->seconds > 0 ? p->step / p->seconds : 0.0);
+    {
+      /* the last evaluation's figure, and its step when the run is past it */
+      g_autofree char *at = p->last_row.step != p->step
+                            ? g_strdup_printf (" at step %ld", p->last_row.step)
+                            : g_strdup ("");
+      status = g_strdup_printf ("%s %s %.4g%s · %s, %.0f steps/s", held_out (self),
+                                p->classification ? "accuracy" : "MSE",
+                                p->last_row.test_metric, at, elapsed,
+                                p->seconds > 0 ? p->step / p->seconds : 0.0);
+    }
   else
     {
       g_autofree char *vectors = word_vector_coverage (self);
