@@ -2358,6 +2358,40 @@ trained_some (gpointer data)
 /* A stopped run whose Steps are still ahead of it: Train and Step go on
  * with it from where it stopped (they started a new run from step 0, with
  * only a banner to say the stopped one was replaced); Reset starts afresh. */
+/* Ctrl+Z is the model's undo: no field keeps an undo of its own, which
+ * emptied the focused field once the model had nothing left to undo. */
+static void
+test_fields_leave_undo (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  static const char *const spins[] = { "lr_spin", "em_spin", "weight_decay_spin", "batch_spin",
+                                       "steps_spin", "eval_spin", "average_spin", "seed_spin" };
+  for (gsize i = 0; i < G_N_ELEMENTS (spins); i++)
+    assert_false (gtk_editable_get_enable_undo (GTK_EDITABLE (template_child (win, spins[i]))));
+  /* the layer options' fields, in the inspector */
+  int found = 0;
+  for (GtkWidget *w = GTK_WIDGET (win); w != NULL;)
+    {
+      if (GTK_IS_SPIN_BUTTON (w))
+        {
+          found++;
+          assert_false (gtk_editable_get_enable_undo (GTK_EDITABLE (w)));
+        }
+      /* depth-first walk */
+      GtkWidget *next = gtk_widget_get_first_child (w);
+      while (next == NULL && w != NULL && w != GTK_WIDGET (win))
+        {
+          next = gtk_widget_get_next_sibling (w);
+          if (next == NULL)
+            w = gtk_widget_get_parent (w);
+        }
+      w = next;
+    }
+  assert_true (found > (int) G_N_ELEMENTS (spins));   /* the inspector's units too */
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static void
 test_continue_stopped_run (void **state)
 {
@@ -4905,6 +4939,7 @@ main (void)
     cmocka_unit_test (test_loss_hover),
     cmocka_unit_test (test_extend_finished_run),
     cmocka_unit_test (test_continue_stopped_run),
+    cmocka_unit_test (test_fields_leave_undo),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_options_text),

@@ -717,6 +717,9 @@ update_inspector (CamlModelEditor *self)
                                                      is_int ? 8 * step : 10 * step, 0);
             w = gtk_spin_button_new (adj, 1, is_int ? 0 : 4);
             gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (w), TRUE);
+            /* Ctrl+Z is the model's undo: the field's own would empty it
+             * once the model has nothing left to undo */
+            gtk_editable_set_enable_undo (GTK_EDITABLE (w), FALSE);
             caml_spin_button_check_range (GTK_SPIN_BUTTON (w), opt->key,
                                           report_value_corrected, self);
             g_signal_connect (w, "value-changed", G_CALLBACK (on_spin_changed), NULL);
