@@ -2486,7 +2486,9 @@ test_extend_finished_run (void **state)
   assert_true (iterate_until (baseline_paused, win, 10));
   assert_false (gtk_widget_get_sensitive (GTK_WIDGET (steps)));   /* a paused run's */
 
+  assert_non_null (strstr (status_text (win), "Resume (F5)"));
   activate (win, "train", NULL);   /* resumes both */
+  assert_null (strstr (status_text (win), "Resume (F5)"));   /* old news once acted on */
   assert_true (iterate_until (baseline_ended, win, 60));
   assert_true (iterate_until (baseline_copied, win, 10));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);

@@ -1563,6 +1563,20 @@ show_notice_full (CamlWindow *self, const char *message, gboolean warning)
   update_progress_widgets (self);
 }
 
+/* News in the status label is old once the user acts on the run (it said
+ * "Resume (F5)", say, and Resume was pressed); a warning stays its time. */
+static void
+end_news (CamlWindow *self)
+{
+  if (self->notice != NULL
+      && !gtk_widget_has_css_class (GTK_WIDGET (self->status_label), "warning"))
+    {
+      g_clear_handle_id (&self->notice_source, g_source_remove);
+      g_clear_pointer (&self->notice, g_free);
+      update_progress_widgets (self);
+    }
+}
+
 static void
 show_notice (CamlWindow *self, const char *message)
 {
@@ -3033,6 +3047,7 @@ action_train (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlWindow *self = user_data;
 
   commit_pending_edit (self);
+  end_news (self);
   go_on_if_stopped (self);
   if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
     {
@@ -3064,6 +3079,7 @@ action_step (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlWindow *self = user_data;
 
   commit_pending_edit (self);
+  end_news (self);
   go_on_if_stopped (self);
   if (!(self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
       && !start_run (self, TRUE, PENDING_STEP))
@@ -3078,6 +3094,7 @@ action_stop (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
 
+  end_news (self);
   if (self->run != NULL && self->run_started)
     caml_trainer_stop (caml_run_get_trainer (self->run));
   if (self->baseline != NULL)
