@@ -4882,7 +4882,7 @@ caml_window_show_recovery (CamlWindow *self, const char *message, gboolean can_r
 /* The side bar's width: 420 px, less in a window narrower than about
  * 1240 px — a third of it, down to 325, at which everything on both of its
  * pages still fits — so that the plots keep their room. A width the user
- * has dragged the divider to is kept. */
+ * has dragged the divider to is kept (one GTK clamped is not). */
 #define SIDEBAR_WIDTH     420
 #define SIDEBAR_MIN_WIDTH 325
 
@@ -4891,7 +4891,13 @@ fit_sidebar (CamlWindow *self)
 {
   int width = 0, height = 0;   /* GTK 4.8 takes no NULL for either */
   gtk_window_get_default_size (GTK_WINDOW (self), &width, &height);
-  if (width <= 0 || gtk_paned_get_position (self->main_paned) != self->sidebar_width)
+  /* Moved from where it was set: by the user — or by GTK, which holds the
+   * divider at its max-position in a window narrower than the content
+   * needs; that one is fitted again. */
+  int position = gtk_paned_get_position (self->main_paned), max_position = 0;
+  g_object_get (self->main_paned, "max-position", &max_position, NULL);
+  gboolean clamped = position < self->sidebar_width && position >= max_position;
+  if (width <= 0 || (position != self->sidebar_width && !clamped))
     return;
   self->sidebar_width = CLAMP (width / 3, SIDEBAR_MIN_WIDTH, SIDEBAR_WIDTH);
   gtk_paned_set_position (self->main_paned, self->sidebar_width);
