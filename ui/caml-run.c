@@ -116,6 +116,8 @@ struct _CamlRun {
   GPtrArray *sigma;             /* CamlSigmaSnapshot, oldest first */
   GArray    *sigma_auc;         /* double, one per snapshot */
   guint64    sigma_version;
+  long       surface_step;      /* the step of the weights fit was sampled from */
+  long       copied_surface_step; /* surface_step when caml_run_copy_surface last copied */
   float     *words;             /* (n_words) χ̃ per word */
   float     *word_probs;        /* (n_word_samples) P(class 1), NaN: none */
   float     *token_chi;         /* (n_word_samples, WORDS_SHOWN) per-position χ per word shown */
@@ -181,6 +183,8 @@ caml_run_data_unref (CamlRunData *data)
 
 /* -------------------------------------------------------------- sampling */
 
+static long closure_step (CamlRun *run);
+
 static void
 sample_model (CamlModel *model, gpointer user_data)
 {
@@ -223,6 +227,7 @@ sample_model (CamlModel *model, gpointer user_data)
       memcpy (run->sensitive, run->work_sensitive, cells * sizeof (float));
     }
   run->sampled_parts_layer = run->work_parts_layer;
+  run->surface_step = closure_step (run);
   run->version++;
   run->sample_seconds = run->sample_total_us / 1e6;
   g_mutex_unlock (&run->lock);
@@ -702,6 +707,12 @@ caml_run_get_chi_layer (CamlRun *run, int k, const char **title)
   return run->chi_layers[k];
 }
 
+long
+caml_run_get_surface_step (CamlRun *run)
+{
+  return run->copied_surface_step;
+}
+
 gboolean
 caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
                        float *free, float *sensitive, int *parts_layer)
@@ -725,6 +736,7 @@ caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
       if (parts_layer != NULL)
         *parts_layer = run->sampled_parts_layer;
       *version = run->version;
+      run->copied_surface_step = run->surface_step;
     }
   g_mutex_unlock (&run->lock);
   return fresh;

@@ -81,6 +81,9 @@ int      caml_run_get_chi_layer (CamlRun *run, int k, const char **title);
  * and sensitive (grid, grid) — the output with the parts layer's χ held at 0
  * and at 1 — and sets *parts_layer to their layer (-1: none); updates
  * *version and returns TRUE. Any of chi … parts_layer may be NULL. */
+/* The step of the weights the surface caml_run_copy_surface copied last
+ * was sampled from (the main thread's). */
+long     caml_run_get_surface_step (CamlRun *run);
 gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
                                 float *free, float *sensitive, int *parts_layer);
 /* Chooses the CA-NN layer whose parts are sampled: `preferred` when it is

@@ -922,7 +922,7 @@ rebuild_surface_plots (CamlWindow *self)
   g_autofree float *predicted = predicted_fit (self);
   target_range (self, predicted, &vmin, &vmax);
   g_autofree char *title = g_strdup_printf ("fitted surface, step %ld, %d training points",
-                                            self->progress.step, train->n);
+                                            caml_run_get_surface_step (self->run), train->n);
   CamlPlotHeatmap *fit = surface_heatmap (self, title,
                                           outputs_are_logits (self) ? "sigmoid(output)"
                                                                     : "output",
