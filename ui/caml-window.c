@@ -3857,14 +3857,22 @@ on_open_response (GtkNativeDialog *dialog, int response, gpointer user_data)
 }
 
 /* filter_name and pattern: the files offered first ("Weights (*.weights)",
- * "*.weights"); all files are the other choice. */
+ * "*.weights"); all files are the other choice. what is handed to func;
+ * beside, if not NULL, a file whose folder the chooser opens in. */
 static void
-ask_open_path_what (CamlWindow *self, const char *title, const char *filter_name,
-                    const char *pattern, PathFunc func, const char *what)
+ask_open_path_in (CamlWindow *self, const char *title, const char *filter_name,
+                  const char *pattern, PathFunc func, const char *what, const char *beside)
 {
   GtkFileChooserNative *dialog =
     gtk_file_chooser_native_new (title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
                                  "_Open", "_Cancel");
+  if (beside != NULL)   /* opens in the folder of this file */
+    {
+      g_autoptr (GFile) file = g_file_new_for_path (beside);
+      g_autoptr (GFile) folder = g_file_get_parent (file);
+      if (folder != NULL)
+        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, NULL);
+    }
   SaveRequest *req = g_new0 (SaveRequest, 1);
   g_autoptr (GtkFileFilter) some = gtk_file_filter_new ();
   g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
@@ -3888,7 +3896,7 @@ static void
 ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
                const char *pattern, PathFunc func)
 {
-  ask_open_path_what (self, title, filter_name, pattern, func, NULL);
+  ask_open_path_in (self, title, filter_name, pattern, func, NULL, NULL);
 }
 
 /* Text files (text<TAB>label): the training file, then the test file;
@@ -3902,8 +3910,9 @@ text_test_chosen (CamlWindow *self, const char *path, gpointer train)
 static void
 text_train_chosen (CamlWindow *self, const char *path, gpointer unused)
 {
-  ask_open_path_what (self, "Test Texts (text<TAB>label)", "Tab-separated text (*.tsv)", "*.tsv",
-                      text_test_chosen, path);
+  /* the test file is usually beside the training file: its folder first */
+  ask_open_path_in (self, "Test Texts (text<TAB>label)", "Tab-separated text (*.tsv)", "*.tsv",
+                    text_test_chosen, path, path);
 }
 
 static void
