@@ -3918,8 +3918,9 @@ text_train_chosen (CamlWindow *self, const char *path, gpointer unused)
 static void
 ask_text_files (CamlWindow *self)
 {
-  ask_open_path (self, "Training Texts (text<TAB>label)", "Tab-separated text (*.tsv)", "*.tsv",
-                 text_train_chosen);
+  /* in the folder of the text files in use, if any */
+  ask_open_path_in (self, "Training Texts (text<TAB>label)", "Tab-separated text (*.tsv)",
+                    "*.tsv", text_train_chosen, NULL, self->exp->data.text_paths[0]);
 }
 
 /* Writing what a run's weights give — the weights file, the words page — on
