@@ -44,6 +44,15 @@ make_hidden_dir (const char *out_dir, const char *template, GError **error)
   return path;
 }
 
+/* Whether path still leads to the directory open on fd. */
+static gboolean
+names_it (int fd, const char *path)
+{
+  struct stat held, named;
+  return fstat (fd, &held) == 0 && lstat (path, &named) == 0 && held.st_dev == named.st_dev
+         && held.st_ino == named.st_ino;
+}
+
 /* The staging directory of a run (".caml-new-XXXXXX" in out_dir), and the
  * directory a commit moves the earlier results aside into
  * (".caml-old-XXXXXX"), are held with an exclusive flock(2) for as long as
@@ -69,10 +78,7 @@ make_locked_dir (const char *out_dir, const char *template, int *lock_fd, GError
           *lock_fd = fd;
           return path;
         }
-      struct stat held, named;
-      if (fd >= 0 && fstat (fd, &held) == 0 && lstat (path, &named) == 0
-          && held.st_dev == named.st_dev && held.st_ino == named.st_ino
-          && flock (fd, LOCK_EX | LOCK_NB) == 0)
+      if (fd >= 0 && names_it (fd, path) && flock (fd, LOCK_EX | LOCK_NB) == 0)
         {
           *lock_fd = fd;
           return path;
@@ -104,10 +110,8 @@ remove_stale_dirs (const char *out_dir)
       int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         continue;
-      struct stat held, named;
-      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && fstat (fd, &held) == 0
-          && lstat (path, &named) == 0 && held.st_dev == named.st_dev
-          && held.st_ino == named.st_ino && caml_cli_remove_flat_dir (path))
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && names_it (fd, path)
+          && caml_cli_remove_flat_dir (path))
         g_printerr ("%s: note: removed %s/, %s a run into %s/ that was killed while "
                     "saving\n", g_get_prgname (), path,
                     staging ? "the partial results of" : "the earlier results set aside by",
