@@ -364,11 +364,17 @@ apply_one (CamlExperiment *exp, const char *key, const char *text, const char *g
 {
   int applied = 0, only = -1;
   const char *dot = strchr (key, '.');
+  if (exp->n_layers <= 0)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "%s: the model has no layers to set it on", key);
+      return FALSE;
+    }
   if (dot != NULL)
     {
       g_autofree char *index = g_strndup (key, dot - key);
       guint64 value;
-      if (!g_ascii_string_to_unsigned (index, 10, 0, exp->n_layers - 1, &value, NULL))
+      if (!g_ascii_string_to_unsigned (index, 10, 0, (guint64) exp->n_layers - 1, &value, NULL))
         {
           g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
                        "%s: \"%s\" is not a layer index 0…%d", key, index, exp->n_layers - 1);

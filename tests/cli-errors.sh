@@ -358,6 +358,16 @@ grep -q '^training ' out.txt && { echo "FAIL: trained before refusing failed-sum
 [ ! -e good/failed-summary.json ] && [ ! -e good/failed-loss.png ] && [ ! -e good/chi.png ] \
   || { echo "FAIL: an earlier run's files stayed beside a new run's"; ls good; exit 1; }
 
+# An empty model reads (the workbench saves one) but does not train; a
+# layer option on it is refused (an index into no layers crashed).
+echo '{"model": []}' >empty.json
+expect 1 '^caml train: empty.json: the model has no layers$' "$caml" train empty.json -o e1 -q
+for opt in 0.units 3.units units; do
+  expect 2 "^caml train: $opt: the model has no layers to set it on\$" \
+    "$caml" train empty.json -O "$opt=2" -o e1 -q
+done
+expect 2 'the model has no layers to set it on' "$caml" sweep empty.json --grid 0.units=1,2 -o e2
+
 # A name cannot place the default output outside runs/.
 cat >evil.json <<'J'
 {"name": "../../evil", "data": {"builtin": "xor"}, "model": [{"layer": "dense", "units": 1}],
