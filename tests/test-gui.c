@@ -2359,6 +2359,14 @@ baseline_paused (gpointer data)
  * its baseline goes on beside it. Nothing is set aside. Fewer steps than
  * done start a new run; so does Reset. */
 static gboolean
+another_run_trains (gpointer data)
+{
+  CamlWindow *win = CAML_WINDOW (((gpointer *) data)[0]);
+  return caml_window_peek_run (win) != ((gpointer *) data)[1]
+         && caml_window_get_state (win) == CAML_TRAINER_RUNNING;
+}
+
+static gboolean
 trained_some (gpointer data)
 {
   long n = 0;
@@ -2447,7 +2455,22 @@ test_continue_stopped_run (void **state)
   caml_run_get_progress (run, &p);
   assert_int_equal (n, p.step);   /* one curve, no restart */
 
+  /* Weights chosen and loading when Train is pressed: Train waits for them
+   * (the stopped run went on, then the loaded one replaced it, idle). */
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-go-on-XXXXXX", NULL);
+  g_autofree char *weights = g_build_filename (dir, "w.weights", NULL);
+  caml_window_save_weights (win, weights);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  caml_window_load_weights (win, weights);
+  activate (win, "train", NULL);
+  gpointer other[] = { win, run };
+  assert_true (iterate_until (another_run_trains, other, 60));   /* the weights' run */
+  activate (win, "stop", NULL);
+  assert_true (iterate_until (run_ended, win, 30));
+
   gtk_window_destroy (GTK_WINDOW (win));
+  g_unlink (weights);
+  g_rmdir (dir);
 }
 
 static void

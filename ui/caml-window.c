@@ -3036,6 +3036,11 @@ static gboolean extend_run_full (CamlWindow *self, int steps, gboolean pressed);
 static void
 go_on_if_stopped (CamlWindow *self)
 {
+  /* Data or weights chosen and loading, or a new model being built: Train
+   * waits for those (start_run), which replace the stopped run. */
+  if (self->files_loading || self->weights_loading || self->data_loading
+      || self->run_building)
+    return;
   if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_STOPPED
       && self->exp->steps > self->progress.step)
     extend_run_full (self, self->exp->steps, TRUE);
