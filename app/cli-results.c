@@ -162,10 +162,22 @@ commit_results (const char *out_dir, const char *staging, CamlCliResultName is_r
     g_ptr_array_add (new_names, g_strdup (name));
   g_clear_pointer (&dir, g_dir_close);
 
-  /* one commit at a time (no lock where the file system has none) */
+  /* One commit at a time (no lock where the file system has none). While
+   * another holds it, the default main context is iterated, so that a
+   * command's signal sources are heard (caml train: a second Ctrl+C
+   * aborts); a blocking flock would not return for a signal. */
   int dir_lock = open (out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  while (dir_lock >= 0 && flock (dir_lock, LOCK_EX) != 0 && errno == EINTR)
-    ;
+  gboolean said = FALSE;
+  while (dir_lock >= 0 && flock (dir_lock, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+    {
+      if (!said)
+        g_printerr ("%s: waiting for another command to finish moving its results into %s/\n",
+                    g_get_prgname (), out_dir);
+      said = TRUE;
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+      g_usleep (20000);
+    }
   int aside_lock = -1;
   g_autofree char *aside = make_locked_dir (out_dir, ".caml-old-XXXXXX", &aside_lock, error);
   gboolean ok = aside != NULL;

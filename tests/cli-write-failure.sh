@@ -104,24 +104,49 @@ grep -q "note: removed $dir/r/.caml-old-dead02/, the earlier results set aside b
 [ -e "$dir/r/.caml-new-live01/model.weights" ] || fail "a live run's staging was removed" "$dir/o.txt"
 ! grep -q "caml-new-live01" "$dir/o.txt" || fail "a live run's staging was named" "$dir/o.txt"
 # Commits into one directory take turns (a flock on it): while another holds
-# it, a run that has written its results waits to move them into place.
+# it, a run that has written its results says so and waits to move them
+# into place; Ctrl+C twice aborts the wait, leaving the directory as it was.
+# (8<&-: the lock is this shell's, not shared with the runs through fd 8.)
+waiting () {   # until the run says it waits (it has written everything)
+  i=0
+  while ! grep -q "waiting for another command to finish moving its results into $1/" "$2" \
+        && [ $i -lt 600 ]; do
+    sleep 0.1; i=$((i + 1))
+  done
+  grep -q "waiting for another command" "$2"
+}
 mkdir "$dir/c"
 exec 8<"$dir/c"
 flock -n 8 || fail "cannot lock the output directory" /dev/null
-# (8<&-: the lock is this shell's, not shared with the run through fd 8)
 "$caml" train --preset surface-nn -n 20 -q --out "$dir/c" >"$dir/c.txt" 2>&1 8<&- &
 waiter=$!
-i=0   # until its staging directory holds the last file written (summary.json)
-while [ -z "$(find "$dir/c" -path '*/.caml-new-*/summary.json' 2>/dev/null)" ] && [ $i -lt 600 ]; do
-  sleep 0.1; i=$((i + 1))
-done
-sleep 0.5
+trap 'kill $waiter 2>/dev/null; rm -rf "$dir"' EXIT
+waiting "$dir/c" "$dir/c.txt" || fail "the run did not say it waits for the lock" "$dir/c.txt"
+[ -n "$(find "$dir/c" -path '*/.caml-new-*/surface.png')" ] || fail "it waits before writing all" "$dir/c.txt"
+sleep 0.3
 kill -0 $waiter 2>/dev/null || fail "the run did not wait for the directory's lock" "$dir/c.txt"
 [ ! -e "$dir/c/summary.json" ] || fail "results moved in while another held the directory" "$dir/c.txt"
 exec 8<&-
 wait $waiter || fail "the waiting run failed" "$dir/c.txt"
 [ -s "$dir/c/summary.json" ] && [ -z "$(find "$dir/c" -name '.caml-*')" ] \
   || fail "the waiting run did not move its results into place" "$dir/c.txt"
+cp "$dir/c/summary.json" "$dir/c.before"
+exec 8<"$dir/c"
+flock -n 8 || fail "cannot lock the output directory again" /dev/null
+"$caml" train --preset surface-nn -n 30 -q --out "$dir/c" >"$dir/c2.txt" 2>&1 8<&- &
+waiter=$!
+waiting "$dir/c" "$dir/c2.txt" || fail "the second run did not say it waits" "$dir/c2.txt"
+kill -INT $waiter
+sleep 0.3
+kill -INT $waiter
+status=0
+wait $waiter || status=$?
+exec 8<&-
+[ $status -eq 130 ] || fail "Ctrl+C twice while waiting: exit $status, not 130" "$dir/c2.txt"
+grep -q "aborted: nothing of this run was kept" "$dir/c2.txt" || fail "no word of the abort" "$dir/c2.txt"
+cmp -s "$dir/c/summary.json" "$dir/c.before" && [ -z "$(find "$dir/c" -name '.caml-*')" ] \
+  || fail "an aborted wait changed the directory" "$dir/c2.txt"
+trap 'rm -rf "$dir"' EXIT
 
 # caml rnn-sanity is all or nothing too: an unreplaceable result leaves the
 # earlier tables as they were.
