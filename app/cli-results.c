@@ -94,8 +94,11 @@ make_locked_dir (const char *out_dir, const char *template, int *lock_fd, GError
   return NULL;
 }
 
-/* Removes the staging and aside directories in out_dir that no live run
- * holds (make_locked_dir), saying so. */
+/* The staging and aside directories in out_dir that no live run holds
+ * (make_locked_dir): a staging directory (partial results of a killed run)
+ * is removed; an aside directory (the earlier results a run killed while
+ * moving its own into place had set aside — the only copy of them) is
+ * renamed to earlier-results-XXXXXX, never removed. Each said. */
 static void
 remove_stale_dirs (const char *out_dir)
 {
@@ -110,12 +113,18 @@ remove_stale_dirs (const char *out_dir)
       int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         continue;
-      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && names_it (fd, path)
-          && caml_cli_remove_flat_dir (path))
-        g_printerr ("%s: note: removed %s/, %s a run into %s/ that was killed while "
-                    "saving\n", g_get_prgname (), path,
-                    staging ? "the partial results of" : "the earlier results set aside by",
-                    out_dir);
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && names_it (fd, path))
+        {
+          g_autofree char *kept = g_strconcat (out_dir, G_DIR_SEPARATOR_S, "earlier-results-",
+                                               name + strlen (".caml-old-"), NULL);
+          if (staging && caml_cli_remove_flat_dir (path))
+            g_printerr ("%s: note: removed %s/, the partial results of a run into %s/ that "
+                        "was killed while saving\n", g_get_prgname (), path, out_dir);
+          else if (!staging && g_rename (path, kept) == 0)
+            g_printerr ("%s: note: %s/ holds earlier results that a run killed while "
+                        "replacing them had set aside (it was %s/)\n", g_get_prgname (), kept,
+                        path);
+        }
       close (fd);
     }
 }

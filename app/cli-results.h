@@ -7,8 +7,9 @@
  * the earlier results aside into (".caml-old-XXXXXX"), are held with an
  * exclusive flock(2) while in use; the kernel drops the lock when the
  * process dies, however it dies, so the next command into the directory
- * removes one nobody holds (what a run killed outright left), with a note
- * on stderr. */
+ * finds one nobody holds (what a run killed outright left) and, with a
+ * note on stderr, removes a staging directory or renames an aside one to
+ * earlier-results-XXXXXX (it may hold the only copy of earlier results). */
 #pragma once
 
 #include <glib.h>

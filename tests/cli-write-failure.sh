@@ -98,9 +98,11 @@ exec 9<&-
 grep -q "note: removed $dir/r/.caml-new-dead01/" "$dir/o.txt" \
   || fail "no note of the stale staging directory removed" "$dir/o.txt"
 [ ! -e "$dir/r/.caml-new-dead01" ] || fail "a stale staging directory stayed" "$dir/o.txt"
-# … and so is the folder a commit killed half-way had moved earlier results into
-grep -q "note: removed $dir/r/.caml-old-dead02/, the earlier results set aside by" "$dir/o.txt" \
-  && [ ! -e "$dir/r/.caml-old-dead02" ] || fail "a stale aside directory stayed" "$dir/o.txt"
+# … but the folder a commit killed half-way had moved earlier results into
+# is kept, under a name of its own (the only copy of them)
+grep -q "note: $dir/r/earlier-results-dead02/ holds earlier results" "$dir/o.txt" \
+  && [ -e "$dir/r/earlier-results-dead02/model.weights" ] && [ ! -e "$dir/r/.caml-old-dead02" ] \
+  || fail "a stale aside directory was not kept as earlier-results" "$dir/o.txt"
 [ -e "$dir/r/.caml-new-live01/model.weights" ] || fail "a live run's staging was removed" "$dir/o.txt"
 ! grep -q "caml-new-live01" "$dir/o.txt" || fail "a live run's staging was named" "$dir/o.txt"
 # Commits into one directory take turns (a flock on it): while another holds
