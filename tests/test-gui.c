@@ -1461,6 +1461,13 @@ notice_has (CamlWindow *win, const char *text)
  * weights; a folder without experiment.json changes nothing; Save Run into a
  * folder with other files is refused. Open Recent lists the run's folder,
  * and opens it as a run again. */
+static gboolean
+surface_at_40 (gpointer data)
+{
+  CamlRun *run = caml_window_peek_run (CAML_WINDOW (data));
+  return run != NULL && caml_run_get_surface_step (run) == 40;
+}
+
 static void
 test_open_run (void **state)
 {
@@ -1525,6 +1532,7 @@ test_open_run (void **state)
   assert_true (iterate_until (can_train, win, 30));
   assert_null (caml_window_get_error (win));
   assert_true (notice_has (win, "at step 40"));
+  assert_true (iterate_until (surface_at_40, win, 10));   /* the surface's title: step 40 */
   {
     /* Open Recent lists the run as its folder */
     g_auto (GStrv) recent = g_settings_get_strv (caml_application_get_settings (app),

@@ -922,9 +922,11 @@ caml_run_load_state (CamlRun *run, const char *path, GError **error)
       return FALSE;
     }
 
-  /* The σ-maps and the words' gates sampled so far (by caml_run_new and
-   * caml_run_load_weights) are of these weights but at step 0: taken again
-   * at the saved step. */
+  /* The surface, the σ-maps and the words' gates sampled so far (by
+   * caml_run_new and caml_run_load_weights) are of these weights but at
+   * step 0: taken again at the saved step. */
+  if (run->surface)
+    caml_trainer_with_model (run->trainer, sample_model, run);
   if (run->sigma_layer >= 0)
     {
       g_mutex_lock (&run->lock);
