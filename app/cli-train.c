@@ -1140,9 +1140,11 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   run->kept = committed;
   while (g_main_context_iteration (NULL, FALSE))
     ;
+  /* Sources gone first: a signal after this takes its default action (GLib
+   * restores it with the last source), one before it was noted. */
+  stop_listening (run);
   if (raw_signal != 0 && run->signal == 0)   /* not yet dispatched by GLib */
     on_interrupt (run, raw_signal);
-  stop_listening (run);
   g_clear_pointer (&results, caml_cli_results_free);   /* removes what was not committed */
   p = save.p;
 
