@@ -53,6 +53,15 @@ names_it (int fd, const char *path)
          && held.st_ino == named.st_ino;
 }
 
+/* Where the earlier results in the aside directory named name
+ * (".caml-old-XXXXXX") are kept when they stay: out_dir/earlier-results-XXXXXX. */
+static char *
+earlier_results_path (const char *out_dir, const char *name)
+{
+  g_autofree char *base = g_strconcat ("earlier-results-", name + strlen (".caml-old-"), NULL);
+  return g_build_filename (out_dir, base, NULL);
+}
+
 /* The staging directory of a run (".caml-new-XXXXXX" in out_dir), and the
  * directory a commit moves the earlier results aside into
  * (".caml-old-XXXXXX"), are held with an exclusive flock(2) for as long as
@@ -115,8 +124,7 @@ remove_stale_dirs (const char *out_dir)
         continue;
       if (flock (fd, LOCK_EX | LOCK_NB) == 0 && names_it (fd, path))
         {
-          g_autofree char *kept = g_strconcat (out_dir, G_DIR_SEPARATOR_S, "earlier-results-",
-                                               name + strlen (".caml-old-"), NULL);
+          g_autofree char *kept = earlier_results_path (out_dir, name);
           if (staging && caml_cli_remove_flat_dir (path))
             g_printerr ("%s: note: removed %s/, the partial results of a run into %s/ that "
                         "was killed while saving\n", g_get_prgname (), path, out_dir);
@@ -149,7 +157,7 @@ move_file (const char *from_dir, const char *to_dir, const char *name, GError **
  * directory, say) every move is undone and out_dir is as it was; staging
  * is then left for the caller to remove. Should a move back fail too, the
  * earlier files that could not be put back stay in a folder named in the
- * error (*kept_aside), never removed.
+ * error, never removed.
  *
  * Two runs into one directory commit one after the other: each holds an
  * exclusive flock on out_dir itself for its moves (else one run's files
@@ -157,9 +165,8 @@ move_file (const char *from_dir, const char *to_dir, const char *name, GError **
  * each). */
 static gboolean
 commit_results (const char *out_dir, const char *staging, CamlCliResultName is_result_name,
-                gboolean *kept_aside, GError **error)
+                GError **error)
 {
-  *kept_aside = FALSE;
   g_autoptr (GPtrArray) new_names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) moved = g_ptr_array_new_with_free_func (g_free);   /* aside */
   g_autoptr (GPtrArray) placed = g_ptr_array_new_with_free_func (g_free);  /* new */
@@ -234,14 +241,11 @@ commit_results (const char *out_dir, const char *staging, CamlCliResultName is_r
     }
   if (aside != NULL && !restored)
     {
-      /* what could not go back keeps a name of its own, outside the
-       * hidden ones that later runs clean up */
+      /* what could not go back keeps a visible name of its own */
       g_autofree char *base = g_path_get_basename (aside);
-      g_autofree char *named = g_strconcat (out_dir, G_DIR_SEPARATOR_S, "earlier-results-",
-                                            base + strlen (".caml-old-"), NULL);
+      g_autofree char *named = earlier_results_path (out_dir, base);
       g_prefix_error (error, "(the earlier results that could not be put back are in %s/) ",
                       g_rename (aside, named) == 0 ? named : aside);
-      *kept_aside = TRUE;
     }
   else if (aside != NULL)
     caml_cli_remove_flat_dir (aside);
@@ -277,8 +281,7 @@ caml_cli_results_new (const char *out_dir, GError **error)
 gboolean
 caml_cli_results_commit (CamlCliResults *r, CamlCliResultName is_result, GError **error)
 {
-  gboolean kept_aside = FALSE;
-  if (!commit_results (r->out_dir, r->dir, is_result, &kept_aside, error))
+  if (!commit_results (r->out_dir, r->dir, is_result, error))
     return FALSE;
   r->committed = TRUE;
   return TRUE;

@@ -4883,8 +4883,7 @@ status_has (gpointer data)
 static gboolean
 error_has (gpointer data)
 {
-  const char *error = caml_window_get_error (CAML_WINDOW (((gpointer *) data)[0]));
-  return error != NULL && strstr (error, ((gpointer *) data)[1]) != NULL;
+  return has_error_with (CAML_WINDOW (((gpointer *) data)[0]), ((gpointer *) data)[1]);
 }
 
 /* A text model whose embedding starts from word vectors says how many
