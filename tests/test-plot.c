@@ -1558,6 +1558,78 @@ test_categorical_x (void **state)
   assert_null (caml_plot_line_get_x_tick_label (numeric, 0));
 }
 
+/* Plots drawn from several threads at once (the workbench's plot worker, a
+ * words page written on another, an export on the main thread) are drawn
+ * one at a time, and their text uses the plots' own font options, so that
+ * no Cairo scaled font is ever used by two threads (cairo 1.16 aborts now
+ * and then when one is: caml-plot.c, "Plots and threads"). */
+typedef struct {
+  CamlPlotLine *line;
+  const char *dir;
+  gint inside;         /* draw functions running now */
+  gint most_inside;
+  gint wrong_options;  /* text drawn with other font options */
+  gint failures;
+} Crowd;
+
+static void
+crowd_draw (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  Crowd *crowd = user_data;
+  gint now = g_atomic_int_add (&crowd->inside, 1) + 1;
+  gint most = g_atomic_int_get (&crowd->most_inside);
+  while (now > most && !g_atomic_int_compare_and_exchange (&crowd->most_inside, most, now))
+    most = g_atomic_int_get (&crowd->most_inside);
+
+  caml_plot_line_draw (crowd->line, cr, width, height, NULL);
+  caml_plot_text (cr, 11, FALSE, width - 8, height - 6, 1.0, 1.0, "hover to read values");
+  cairo_font_options_t *options = cairo_font_options_create ();
+  cairo_scaled_font_get_font_options (cairo_get_scaled_font (cr), options);
+  if (cairo_font_options_get_antialias (options) != CAIRO_ANTIALIAS_GRAY
+      || cairo_font_options_get_subpixel_order (options) != CAIRO_SUBPIXEL_ORDER_VBGR)
+    g_atomic_int_inc (&crowd->wrong_options);
+  cairo_font_options_destroy (options);
+  g_usleep (500);   /* long enough for another thread to come in, were it let */
+  g_atomic_int_add (&crowd->inside, -1);
+}
+
+static gpointer
+crowd_thread (gpointer data)
+{
+  Crowd *crowd = data;
+  g_autofree char *png = g_strdup_printf ("%s/%p.png", crowd->dir, (void *) g_thread_self ());
+  g_autofree char *svg = g_strdup_printf ("%s/%p.svg", crowd->dir, (void *) g_thread_self ());
+  for (int i = 0; i < 8; i++)
+    {
+      cairo_surface_t *image = caml_plot_draw_image (320 + i, 240, 1 + i % 2, crowd_draw, crowd);
+      if (cairo_surface_status (image) != CAIRO_STATUS_SUCCESS
+          || cairo_image_surface_get_width (image) != (320 + i) * (1 + i % 2))
+        g_atomic_int_inc (&crowd->failures);
+      cairo_surface_destroy (image);
+      if (!caml_plot_write_png (png, 300, 200, crowd_draw, crowd, NULL)
+          || !caml_plot_write_svg (svg, 300, 200, crowd_draw, crowd, NULL))
+        g_atomic_int_inc (&crowd->failures);
+    }
+  return NULL;
+}
+
+static void
+test_plots_from_threads (void **state)
+{
+  RenderFixture *f = *state;
+  Crowd crowd = { .line = sample_line (), .dir = f->dir };
+  GThread *threads[4];
+
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("plot", crowd_thread, &crowd);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  assert_int_equal (crowd.failures, 0);
+  assert_int_equal (crowd.most_inside, 1);
+  assert_int_equal (crowd.wrong_options, 0);
+  caml_plot_line_free (crowd.line);
+}
+
 int
 main (void)
 {
@@ -1603,6 +1675,7 @@ main (void)
     cmocka_unit_test (test_legend_avoids_event_text),
     cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_categorical_x, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_plots_from_threads, render_setup, render_teardown),
   };
   int failed = cmocka_run_group_tests (tests, NULL, NULL);
 

@@ -9,10 +9,10 @@
  * same in light and dark themes) — one image at a time for all views,
  * within a shared CPU budget (below), and the draw function only paints the
  * newest image, plus the hover read-out whose text the motion handler
- * prepared. Until the first image of a view exists, and
- * for exports, the scene is drawn directly. The worker touches nothing of
- * GTK: only the scene (which nobody changes once built) and its own
- * surface.
+ * prepared. A view's first image, and exports, are drawn on the main thread.
+ * Every image goes through caml_plot_draw_image, which keeps Cairo's fonts
+ * out of two threads at once. The worker touches nothing of GTK: only the
+ * scene (which nobody changes once built) and its own surface.
  *
  * This is a leaf widget without children, so it has no .ui template. */
 #include "caml-plot-view.h"
@@ -117,18 +117,13 @@ static void
 draw_hint (cairo_t *cr, const Scene *scene, const char *hint, const CamlPlotRect *frame,
            double width, double height)
 {
-  cairo_text_extents_t ext;
-
   if (hint == NULL || scene->line == NULL || frame->width <= 0)
     return;
-  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size (cr, 11);
-  cairo_text_extents (cr, hint, &ext);
-  if (ext.x_advance > width / 3.0 || frame->y + frame->height + 30 > height - 4)
+  if (caml_plot_text_width (cr, 11, hint) > width / 3.0
+      || frame->y + frame->height + 30 > height - 4)
     return;
   cairo_set_source_rgb (cr, 0.55, 0.55, 0.55);
-  cairo_move_to (cr, width - 8 - ext.x_advance, height - 6);
-  cairo_show_text (cr, hint);
+  caml_plot_text (cr, 11, FALSE, width - 8, height - 6, 1.0, 1.0, hint);
 }
 
 /* For a file: the plot without the window's hint ("hover to read values"). */
@@ -137,14 +132,6 @@ draw_plot_for_file (cairo_t *cr, double width, double height, gpointer user_data
 {
   CamlPlotView *self = user_data;
   draw_scene (self->scene, cr, width, height, &self->frame);
-}
-
-static void
-draw_plot (cairo_t *cr, double width, double height, gpointer user_data)
-{
-  CamlPlotView *self = user_data;
-  draw_plot_for_file (cr, width, height, self);
-  draw_hint (cr, self->scene, self->hint, &self->frame, width, height);
 }
 
 static gboolean
@@ -175,25 +162,44 @@ card (cairo_t *cr, int width, int height)
   cairo_clip (cr);
 }
 
-/* Worker thread: the whole card, corners transparent, so that the main
- * thread paints it with one unclipped blit (a rounded clip there would
- * composite through a mask every frame). */
+/* The whole card, corners transparent, so that the main thread paints it
+ * with one unclipped blit (a rounded clip there would composite through a
+ * mask every frame). */
+static void
+draw_render (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  Render *render = user_data;
+  card (cr, render->width, render->height);
+  draw_scene (render->scene, cr, render->width, render->height, &render->frame);
+  draw_hint (cr, render->scene, render->hint, &render->frame, render->width, render->height);
+}
+
+static void
+render_draw (Render *render)
+{
+  render->surface = caml_plot_draw_image (render->width, render->height, render->scale,
+                                          draw_render, render);
+}
+
+static Render *
+render_new (CamlPlotView *self, int width, int height)
+{
+  Render *render = g_new0 (Render, 1);
+  render->scene = g_atomic_rc_box_acquire (self->scene);
+  render->width = width;
+  render->height = height;
+  render->scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  render->hint = g_strdup (self->hint);
+  return render;
+}
+
 static void
 render_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   Render *render = task_data;
   struct timespec t0, t1;
   clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t0);
-  render->surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32,
-                                                render->width * render->scale,
-                                                render->height * render->scale);
-  cairo_surface_set_device_scale (render->surface, render->scale, render->scale);
-  cairo_t *cr = cairo_create (render->surface);
-  card (cr, render->width, render->height);
-  draw_scene (render->scene, cr, render->width, render->height, &render->frame);
-  draw_hint (cr, render->scene, render->hint, &render->frame, render->width, render->height);
-  cairo_destroy (cr);
-  cairo_surface_flush (render->surface);
+  render_draw (render);
   clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t1);
   render->cpu_us = (t1.tv_sec - t0.tv_sec) * G_USEC_PER_SEC + (t1.tv_nsec - t0.tv_nsec) / 1000;
   g_task_return_boolean (task, TRUE);
@@ -305,12 +311,7 @@ on_render_done (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 start_render (CamlPlotView *self, int width, int height)
 {
-  Render *render = g_new0 (Render, 1);
-  render->scene = g_atomic_rc_box_acquire (self->scene);
-  render->width = width;
-  render->height = height;
-  render->scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
-  render->hint = g_strdup (self->hint);
+  Render *render = render_new (self, width, height);
 
   /* The view is the callback's data, not the task's source object: the
    * worker may drop the task's last reference, and a source object would be
@@ -369,20 +370,27 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
 
   if (scene_has_plot (self->scene))
     {
-      gboolean current = image_is_current (self, width, height);
-      if (current)
+      if (self->image == NULL)
+        {
+          /* Nothing to show yet: this image is drawn here, the next ones by
+           * the worker. */
+          Render *render = render_new (self, width, height);
+          render_draw (render);
+          self->image = render;
+          self->frame = render->frame;
+        }
+      if (image_is_current (self, width, height))
         self->n_draws++;
       else
         request_render (self);
 
-      if (self->image != NULL && self->image->width == width
-          && self->image->height == height)
+      if (self->image->width == width && self->image->height == height)
         {
           /* The newest image (of an older scene until the next is drawn). */
           cairo_set_source_surface (cr, self->image->surface, 0, 0);
           cairo_paint (cr);
         }
-      else if (self->image != NULL)
+      else
         {
           /* Stretched while one at the new size is drawn. */
           card (cr, width, height);
@@ -392,12 +400,6 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
           cairo_set_source_surface (cr, self->image->surface, 0, 0);
           cairo_paint (cr);
           cairo_restore (cr);
-        }
-      else
-        {
-          /* Nothing to show yet: draw this once here. */
-          card (cr, width, height);
-          draw_plot (cr, width, height, self);
         }
     }
   else

@@ -14,13 +14,9 @@ typedef struct {
 
 void caml_plot_style_init (CamlPlotStyle *style, double width, double height);
 
-/* Text anchored at (x, y): ax 0 left / 0.5 centre / 1 right, ay 0 top /
- * 0.5 middle / 1 baseline. */
-void caml_plot_text (cairo_t *cr, double size, gboolean bold,
-                     double x, double y, double ax, double ay, const char *text);
-/* Same, rotated 90° counter-clockwise (for y-axis captions). */
+/* caml_plot_text (caml-plot.h), rotated 90° counter-clockwise (for y-axis
+ * captions). */
 void caml_plot_text_vertical (cairo_t *cr, double size, double x, double y, const char *text);
-double caml_plot_text_width (cairo_t *cr, double size, const char *text);
 
 /* A bold title centred near cx with its baseline at y, kept inside
  * [0, width]: shrunk to at most 3/4 of size if need be, then shortened

@@ -22,12 +22,43 @@ caml_plot_style_init (CamlPlotStyle *style, double width, double height)
   style->tick_size = 11.0 * s;
 }
 
+/* Plots and threads. Cairo 1.16's scaled fonts are not safe to use from two
+ * threads at once: now and then cairo_scaled_font_destroy aborts with
+ * "! scaled_font->cache_frozen" (seen once in the GUI tests, while a plot
+ * view's worker drew). Cairo hands one scaled font to everybody who asks for
+ * the same face, size and font options, so
+ *   - plot text uses font options of its own: greyscale antialiasing (files
+ *     then have no colour fringes, whatever fontconfig says) with a subpixel
+ *     order, which greyscale ignores and GTK never pairs with it: a plot's
+ *     fonts are never the toolkit's, whose text the main thread draws;
+ *   - plots are drawn one at a time, in whichever thread: the writers below
+ *     and caml_plot_draw_image hold plot_lock while they draw. */
+static GMutex plot_lock;
+
+static const cairo_font_options_t *
+plot_font_options (void)
+{
+  static gsize once;
+  static cairo_font_options_t *options;
+
+  if (g_once_init_enter (&once))
+    {
+      options = cairo_font_options_create ();
+      cairo_font_options_set_antialias (options, CAIRO_ANTIALIAS_GRAY);
+      cairo_font_options_set_subpixel_order (options, CAIRO_SUBPIXEL_ORDER_VBGR);
+      cairo_font_options_set_hint_metrics (options, CAIRO_HINT_METRICS_ON);
+      g_once_init_leave (&once, 1);
+    }
+  return options;
+}
+
 static void
 set_font (cairo_t *cr, double size, gboolean bold)
 {
   cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL,
                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, size);
+  cairo_set_font_options (cr, plot_font_options ());
 }
 
 double
@@ -422,7 +453,11 @@ caml_plot_write_png (const char *path, int width, int height,
   cairo_status_t status = cairo_surface_status (surface);
 
   if (status == CAIRO_STATUS_SUCCESS)
-    status = render (surface, width, height, draw, user_data);
+    {
+      g_mutex_lock (&plot_lock);
+      status = render (surface, width, height, draw, user_data);
+      g_mutex_unlock (&plot_lock);
+    }
   if (status == CAIRO_STATUS_SUCCESS)
     {
       cairo_surface_flush (surface);
@@ -447,13 +482,36 @@ caml_plot_write_svg (const char *path, int width, int height,
                                                                   width, height);
   cairo_status_t status = cairo_surface_status (surface);
 
+  /* The SVG surface holds the fonts until it is finished and gone. */
+  g_mutex_lock (&plot_lock);
   if (status == CAIRO_STATUS_SUCCESS)
     status = render (surface, width, height, draw, user_data);
   cairo_surface_finish (surface);
   if (status == CAIRO_STATUS_SUCCESS)
     status = cairo_surface_status (surface);
   cairo_surface_destroy (surface);
+  g_mutex_unlock (&plot_lock);
   if (!check_status (status, path, error))
     return FALSE;
   return save_bytes (path, bytes, error);
+}
+
+cairo_surface_t *
+caml_plot_draw_image (int width, int height, int scale, CamlPlotDrawFunc draw,
+                      gpointer user_data)
+{
+  g_return_val_if_fail (draw != NULL && scale > 0, NULL);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32,
+                                                         MAX (width, 0) * scale,
+                                                         MAX (height, 0) * scale);
+  if (cairo_surface_status (surface) != CAIRO_STATUS_SUCCESS)
+    return surface;
+  cairo_surface_set_device_scale (surface, scale, scale);
+  g_mutex_lock (&plot_lock);
+  cairo_t *cr = cairo_create (surface);
+  draw (cr, width, height, user_data);
+  cairo_destroy (cr);
+  g_mutex_unlock (&plot_lock);
+  cairo_surface_flush (surface);
+  return surface;
 }

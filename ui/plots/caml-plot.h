@@ -8,11 +8,14 @@
  *      handler. The helpers it uses (ticks, colormaps, EMA, marching squares)
  *      are public so tests can call them without a display.
  *   2. draw: caml_plot_line_draw() / caml_plot_heatmap_draw() only draw, into
- *      the rectangle (0, 0, width, height) of the current user space of any
- *      cairo_t — an image surface, an SVG surface or a GtkDrawingArea.
+ *      the rectangle (0, 0, width, height) of the current user space of a
+ *      cairo_t — one that the three functions below hand to their draw
+ *      function.
  *
  * caml_plot_write_png() / caml_plot_write_svg() render a CamlPlotDrawFunc into
- * a file atomically. caml_plot_panel_draw() lays several plots side by side.
+ * a file atomically, caml_plot_draw_image() into an image for a window; draw
+ * plots with these three, which may run in any thread. caml_plot_panel_draw()
+ * lays several plots side by side.
  *
  * All data arrays are double; non-finite values are skipped (lines break,
  * heatmap cells are drawn light grey, contours avoid them).
@@ -40,6 +43,13 @@ typedef struct {
 /* Draws a figure into (0, 0, width, height) of cr. */
 typedef void (*CamlPlotDrawFunc) (cairo_t *cr, double width, double height,
                                   gpointer user_data);
+
+/* Text in the plots' font (Sans, with their font options: caml-plot.c,
+ * "Plots and threads"), for anything drawn with a plot: anchored at (x, y),
+ * ax 0 left / 0.5 centre / 1 right, ay 0 top / 0.5 middle / 1 baseline. */
+void caml_plot_text (cairo_t *cr, double size, gboolean bold,
+                     double x, double y, double ax, double ay, const char *text);
+double caml_plot_text_width (cairo_t *cr, double size, const char *text);
 
 /* ---------------------------------------------------------------- axes --- */
 
@@ -393,5 +403,12 @@ gboolean caml_plot_write_png (const char *path, int width, int height,
                               CamlPlotDrawFunc draw, gpointer user_data, GError **error);
 gboolean caml_plot_write_svg (const char *path, int width, int height,
                               CamlPlotDrawFunc draw, gpointer user_data, GError **error);
+
+/* Draws into a new transparent image surface of (width × height)·scale
+ * pixels, device scale scale, for a window: the plot's text there and in the
+ * files above never shares Cairo's fonts with another thread (caml-plot.c,
+ * "Plots and threads"). Any thread; a failure is the surface's status. */
+cairo_surface_t *caml_plot_draw_image (int width, int height, int scale,
+                                       CamlPlotDrawFunc draw, gpointer user_data);
 
 G_END_DECLS
