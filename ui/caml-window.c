@@ -1404,6 +1404,8 @@ format_duration (double s)
 {
   if (!isfinite (s) || s < 0)
     return g_strdup ("—");
+  if (s < 0.1)
+    return g_strdup_printf ("%.0f ms", 1000 * s);   /* not "0.0 s" for a short run */
   if (s < 10)
     return g_strdup_printf ("%.1f s", s);
   if (s < 3600)
