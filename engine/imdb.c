@@ -30,6 +30,7 @@
  * record (reviews[i]) and what was expected. */
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <gio/gio.h>
 
@@ -542,18 +543,25 @@ caml_imdb_load (const char *path, CamlDataSplit split, guint64 split_seed, int t
                 int test_limit, CamlDataset **train, CamlDataset **test, GError **error)
 {
   *train = *test = NULL;
-  GError *local = NULL;
-  /* Mapped, not copied: the 66 MB file costs page cache, not heap. */
-  GMappedFile *file = g_mapped_file_new (path, FALSE, &local);
-  if (file == NULL)
+  /* A regular file is mapped, not copied: the 66 MB cost page cache, not
+   * heap. Anything else (a pipe), or a file that cannot be mapped, is read
+   * whole, which also words the errors as every loader does ("not a
+   * regular file (a directory)", "no such file"). */
+  struct stat st;
+  GMappedFile *file = stat (path, &st) == 0 && S_ISREG (st.st_mode)
+                      ? g_mapped_file_new (path, FALSE, NULL) : NULL;
+  if (file != NULL)
     {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s", local->message);
-      g_error_free (local);
-      return FALSE;
+      gboolean ok = caml_imdb_load_data (g_mapped_file_get_contents (file),
+                                         g_mapped_file_get_length (file), path, split,
+                                         split_seed, train_limit, test_limit, train, test,
+                                         error);
+      g_mapped_file_unref (file);
+      return ok;
     }
-  gboolean ok = caml_imdb_load_data (g_mapped_file_get_contents (file),
-                                     g_mapped_file_get_length (file), path, split,
-                                     split_seed, train_limit, test_limit, train, test, error);
-  g_mapped_file_unref (file);
-  return ok;
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  return caml_file_get_contents (path, &contents, &length, error)
+         && caml_imdb_load_data (contents, length, path, split, split_seed, train_limit,
+                                 test_limit, train, test, error);
 }
