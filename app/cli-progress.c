@@ -31,19 +31,22 @@ duration (double seconds)
   return g_strdup_printf ("%ldh%02ldm", s / 3600, (s % 3600) / 60);
 }
 
-/* The fields after the loss, in the order shown. */
-enum { F_METRIC, F_STEPS, F_TOKENS, F_ETA, N_FIELDS };
-/* … and the order in which they go when the line is too long. */
-static const int drop_order[N_FIELDS] = { F_TOKENS, F_STEPS, F_ETA, F_METRIC };
+/* The fields after the loss, in the order shown, and the bar before them. */
+enum { F_METRIC, F_STEPS, F_TOKENS, F_ETA, N_FIELDS, BAR = N_FIELDS, N_ITEMS };
+/* The order in which they go when the line is too long. A text run keeps
+ * tokens/s (the rate a text run is read by) before steps/s, and the figures
+ * before the bar, which only repeats the percentage. */
+static const int drop_order[N_ITEMS] = { F_TOKENS, F_STEPS, F_ETA, BAR, F_METRIC };
+static const int drop_order_text[N_ITEMS] = { F_STEPS, BAR, F_ETA, F_TOKENS, F_METRIC };
 
-/* shown[f]: whether field f stays when the first `dropped` of drop_order go. */
+/* shown[i]: whether item i stays when the first `dropped` of order go. */
 static void
-keep_fields (gboolean *shown, int dropped)
+keep_items (gboolean *shown, const int *order, int dropped)
 {
-  for (int f = 0; f < N_FIELDS; f++)
-    shown[f] = TRUE;
+  for (int i = 0; i < N_ITEMS; i++)
+    shown[i] = TRUE;
   for (int i = 0; i < dropped; i++)
-    shown[drop_order[i]] = FALSE;
+    shown[order[i]] = FALSE;
 }
 
 static char *
@@ -77,14 +80,22 @@ caml_cli_progress_line (const CamlProgress *p, const char *evaluated_on, int col
   g_autofree char *loss = p->step > 0 ? g_strdup_printf ("%.4g", p->last_loss) : g_strdup ("-");
   g_autofree char *head = g_strdup_printf ("%3.0f%% step %ld/%ld  loss %s", 100 * frac,
                                            p->step, p->total_steps, loss);
-  gboolean shown[N_FIELDS];
+  const int *order = p->tokens > 0 ? drop_order_text : drop_order;
+  gboolean shown[N_ITEMS];
   char *line = NULL;
 
-  /* With a bar of at least BAR_MIN: fewer fields until one fits. */
-  for (int dropped = 0; dropped < N_FIELDS && line == NULL; dropped++)
+  /* Fewer items until the line fits: a bar of BAR_MIN to BAR_MAX columns
+   * while the bar stays; in the end the head alone, cut if need be. */
+  for (int dropped = 0; dropped <= N_ITEMS && line == NULL; dropped++)
     {
-      keep_fields (shown, dropped);
+      keep_items (shown, order, dropped);
       g_autofree char *rest = join (head, fields, shown);
+      if (!shown[BAR])
+        {
+          if ((int) strlen (rest) <= avail || dropped == N_ITEMS)
+            line = g_steal_pointer (&rest);
+          continue;
+        }
       int bar = MIN (BAR_MAX, avail - (int) strlen (rest) - 3);   /* "[", "] " */
       if (bar < BAR_MIN)
         continue;
@@ -94,16 +105,6 @@ caml_cli_progress_line (const CamlProgress *p, const char *evaluated_on, int col
         g_string_append_c (s, i < filled ? '#' : '-');
       g_string_append_printf (s, "] %s", rest);
       line = g_string_free (s, FALSE);
-    }
-  /* Without a bar: the metric, then nothing but the head, cut if need be. */
-  for (int dropped = N_FIELDS - 1; dropped <= N_FIELDS && line == NULL; dropped++)
-    {
-      keep_fields (shown, dropped);
-      char *rest = join (head, fields, shown);
-      if ((int) strlen (rest) <= avail || dropped == N_FIELDS)
-        line = rest;
-      else
-        g_free (rest);
     }
   if ((int) strlen (line) > avail)
     line[avail] = '\0';   /* ASCII only: a byte is a column */

@@ -41,8 +41,10 @@ test_fits (void **state)
     }
 }
 
-/* Wide: everything, with a 30-column bar. 80 columns: a bar and the
- * figures that matter most; the rates go first. */
+/* Wide: everything, with a 30-column bar. 80 columns: the figures that
+ * matter most. A text run keeps tokens/s, which it is read by, and gives up
+ * steps/s, then the bar (the percentage says as much); other runs keep the
+ * bar and give up the rates. */
 static void
 test_what_goes (void **state)
 {
@@ -58,10 +60,22 @@ test_what_goes (void **state)
   assert_non_null (strstr (wide, "eta 15s"));
 
   g_autofree char *eighty = caml_cli_progress_line (&p, "test", 80);
-  assert_true (eighty[0] == '[');
-  assert_non_null (strstr (eighty, "loss 0.2272"));
-  assert_non_null (strstr (eighty, "test acc 0.8154"));
-  assert_null (strstr (eighty, "tokens/s"));
+  assert_string_equal (eighty, " 26% step 385/1500  loss 0.2272  test acc 0.8154  "
+                               "89471 tokens/s  eta 15s");
+  /* wide enough for the bar too, but not for steps/s */
+  g_autofree char *ninety = caml_cli_progress_line (&p, "test", 90);
+  assert_true (g_str_has_prefix (ninety, "[###----------]  26% step 385/1500"));
+  assert_non_null (strstr (ninety, "89471 tokens/s  eta 15s"));
+  assert_null (strstr (ninety, "steps/s"));
+
+  CamlProgress images = p;
+  images.tokens = 0;
+  images.tokens_per_second = 0;
+  g_autofree char *eighty_images = caml_cli_progress_line (&images, "test", 80);
+  assert_true (eighty_images[0] == '[');
+  assert_non_null (strstr (eighty_images, "loss 0.2272"));
+  assert_non_null (strstr (eighty_images, "test acc 0.8154"));
+  assert_null (strstr (eighty_images, "tokens/s"));
 
   g_autofree char *narrow = caml_cli_progress_line (&p, "test", 40);
   assert_true (g_str_has_prefix (narrow, " 26% step 385/1500  loss 0.2272"));
