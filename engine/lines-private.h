@@ -30,4 +30,10 @@ int   caml_line_locate (const char *data, gsize length, gsize pos, gsize *line_s
 /* A blank line: empty, or only spaces and tabs. The loaders skip them. */
 gboolean caml_line_is_blank (const char *line, gsize length);
 
+/* Whether the line (length bytes, NUL bytes included) is UTF-8 without NUL
+ * bytes; if not, the error gives "source:line:column:" — the byte within
+ * the line, from 1 — and what is wrong there. */
+gboolean caml_line_check_text (const char *line, gsize length, const char *source,
+                               int line_no, GError **error);
+
 G_END_DECLS

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lines-private.h"
+#include "caml.h"
 
 gsize
 caml_line_split (const char *data, gsize length, gsize *next)
@@ -53,4 +54,23 @@ caml_line_is_blank (const char *line, gsize length)
     if (line[i] != ' ' && line[i] != '\t')
       return FALSE;
   return TRUE;
+}
+
+gboolean
+caml_line_check_text (const char *line, gsize length, const char *source, int line_no,
+                      GError **error)
+{
+  const char *bad = NULL;
+  if (g_utf8_validate_len (line, length, &bad))
+    return TRUE;
+  gsize at = (gsize) (bad - line);
+  if (line[at] == '\0')
+    g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                 "%s:%d:%" G_GSIZE_FORMAT ": a NUL byte: this is not a text file", source,
+                 line_no, at + 1);
+  else
+    g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                 "%s:%d:%" G_GSIZE_FORMAT ": byte 0x%02x is not UTF-8 text", source, line_no,
+                 at + 1, (guint8) line[at]);
+  return FALSE;
 }

@@ -69,21 +69,15 @@ lines_clear (Lines *l)
   g_clear_pointer (&l->line, g_free);
 }
 
-/* "source:line: message", or "source:line:column: message" when column
- * (in bytes, from 1) is above 0. */
-G_GNUC_PRINTF (4, 0) static void
-lines_fail_valist (const Lines *l, GError **error, gsize column, const char *format,
-                   va_list args)
+/* "source:line: message". */
+G_GNUC_PRINTF (3, 0) static void
+lines_fail_valist (const Lines *l, GError **error, const char *format, va_list args)
 {
   char *raw = g_strdup_vprintf (format, args);
   char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
   g_free (raw);
-  if (column > 0)
-    g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d:%" G_GSIZE_FORMAT ": %s",
-                 l->source, l->line_no, column, message);
-  else
-    g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d: %s", l->source, l->line_no,
-                 message);
+  g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d: %s", l->source, l->line_no,
+               message);
   g_free (message);
 }
 
@@ -92,34 +86,15 @@ lines_fail (const Lines *l, GError **error, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  lines_fail_valist (l, error, 0, format, args);
+  lines_fail_valist (l, error, format, args);
   va_end (args);
 }
 
-G_GNUC_PRINTF (4, 5) static void
-lines_fail_at (const Lines *l, GError **error, gsize column, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  lines_fail_valist (l, error, column, format, args);
-  va_end (args);
-}
-
-/* The current line is UTF-8 without NUL bytes; an error gives the column
- * (the byte within the line, from 1) of the first byte that is not. */
+/* The current line is UTF-8 without NUL bytes (caml_line_check_text). */
 static gboolean
 lines_check_text (const Lines *l, GError **error)
 {
-  const char *bad = NULL;
-  if (g_utf8_validate_len (l->line, l->line_len, &bad))
-    return TRUE;
-  gsize at = (gsize) (bad - l->line);
-  if (l->line[at] == '\0')
-    lines_fail_at (l, error, at + 1, "a NUL byte: this is not a text file");
-  else
-    lines_fail_at (l, error, at + 1, "byte 0x%02x is not UTF-8 text",
-                   (guint8) l->line[at]);
-  return FALSE;
+  return caml_line_check_text (l->line, l->line_len, l->source, l->line_no, error);
 }
 
 /* text for a message: control characters, quotes and backslashes escaped,

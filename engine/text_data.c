@@ -79,19 +79,37 @@ caml_text_dataset_from_texts (char **texts, const float *labels, int n, int n_cl
   return set;
 }
 
-/* Splits "text<TAB>label" at the last tab. */
+/* Splits "text<TAB>label" at its one tab. */
 static gboolean
 parse_labelled_line (char *line, const char *path, int lineno, char **text, int *label,
                      GError **error)
 {
-  char *tab = strrchr (line, '\t');
+  char *tab = strchr (line, '\t');
   if (tab == NULL)
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
                    "%s:%d: expected text<TAB>label, found no tab", path, lineno);
       return FALSE;
     }
+  int tabs = 0;
+  for (const char *c = tab; *c != '\0'; c++)
+    tabs += *c == '\t';
+  if (tabs > 1)
+    {
+      /* Text<TAB>label<TAB>more was read as the text "text<TAB>label" with
+       * the label of the last field: a column too many is an error. */
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                   "%s:%d: expected text<TAB>label, found %d tabs (%d fields)", path, lineno,
+                   tabs, tabs + 1);
+      return FALSE;
+    }
   *tab = '\0';
+  if (caml_line_is_blank (line, (gsize) (tab - line)))
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d: the text is empty", path,
+                   lineno);
+      return FALSE;
+    }
   char *value = g_strstrip (tab + 1);
   guint64 v;
   if (!g_ascii_string_to_unsigned (value, 10, 0, MAX_LABEL, &v, NULL))
@@ -125,21 +143,15 @@ CamlDataset *
 caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlVocab *vocab,
                          gboolean grow, int limit, GError **error)
 {
-  if (memchr (data, '\0', length) != NULL)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
-                   "%s: a NUL byte at offset %zu: this is not a text file", path,
-                   (size_t) ((const char *) memchr (data, '\0', length) - data));
-      return NULL;
-    }
   /* A UTF-8 byte-order mark starts the file, not the first sentence (the
    * JSON, GloVe and IMDB readers skip it too). */
-  if (length >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0)
-    {
-      data += 3;
-      length -= 3;
-    }
-  char *contents = g_strndup (data, length);
+  gsize bom = length >= 3 && memcmp (data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+  data += bom;
+  length -= bom;
+  /* A copy that keeps NUL bytes, for the lines' check to find. */
+  char *contents = g_malloc (length + 1);
+  memcpy (contents, data, length);
+  contents[length] = '\0';
 
   GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
   GArray *labels = g_array_new (FALSE, FALSE, sizeof (float));
@@ -159,7 +171,8 @@ caml_text_load_tsv_data (const char *data, gsize length, const char *path, CamlV
         continue;
       char *text;
       int label;
-      ok = parse_labelled_line (line, path, lineno, &text, &label, error);
+      ok = caml_line_check_text (line, len, path, lineno, error)
+           && parse_labelled_line (line, path, lineno, &text, &label, error);
       if (ok)
         {
           float y = (float) label;

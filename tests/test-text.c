@@ -178,6 +178,14 @@ test_tsv_errors (void **state)
     { " \r\n\t \r  \n", "t.tsv: no samples (only blank lines)" },
     /* Line numbers count every line end: \r\n, \n and a lone \r. */
     { "good\t1\r\r\nbad\t0\rno tab\n", "t.tsv:4: expected text<TAB>label, found no tab" },
+    /* A column too many was read as text "bad movie<TAB>0" labelled 1. */
+    { "good\t1\nbad movie\t0\t1\n",
+      "t.tsv:2: expected text<TAB>label, found 2 tabs (3 fields)" },
+    { "good\t1\t\n", "t.tsv:1: expected text<TAB>label, found 2 tabs (3 fields)" },
+    { "good\t1\n\t0\n", "t.tsv:2: the text is empty" },
+    { "good\t1\n  \t0\n", "t.tsv:2: the text is empty" },
+    /* Text is UTF-8 (a byte that is not split "b\xe9d" into "b" and "d"). */
+    { "good\t1\nb\xe9" "d movie\t0\n", "t.tsv:2:2: byte 0xe9 is not UTF-8 text" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
@@ -194,7 +202,7 @@ test_tsv_errors (void **state)
   CamlVocab *vocab = caml_vocab_new ();
   GError *error = NULL;
   assert_null (caml_text_load_tsv_data ("a\t1\n\0b\t0\n", 10, "t.tsv", vocab, TRUE, 0, &error));
-  assert_non_null (strstr (error->message, "t.tsv: a NUL byte at offset 4"));
+  assert_string_equal (error->message, "t.tsv:2:1: a NUL byte: this is not a text file");
   g_clear_error (&error);
   assert_null (caml_text_load_tsv ("/nonexistent/t.tsv", vocab, TRUE, 0, &error));
   assert_string_equal (error->message, "/nonexistent/t.tsv: no such file");
