@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <math.h>
+#include <string.h>
 #include <unistd.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -196,6 +197,36 @@ gboolean
 caml_cli_is_usage_error (const GError *error)
 {
   return error != NULL && error->domain == G_OPTION_ERROR;
+}
+
+/* Makes dir and the directories of its path that are missing, one by one,
+ * and returns those this call made, outermost first (the others existed, or
+ * caml_cli_ensure_dir says why they cannot be made). The path is taken as
+ * written: "new/../runs/x" makes "new" only, which is all there is to take
+ * away again. */
+GPtrArray *
+caml_cli_make_dirs (const char *dir)
+{
+  GPtrArray *made = g_ptr_array_new_with_free_func (g_free);
+  size_t n = strlen (dir);
+  for (size_t i = 1; i <= n; i++)
+    if ((i == n || dir[i] == '/') && dir[i - 1] != '/')
+      {
+        char *prefix = g_strndup (dir, i);
+        if (g_mkdir (prefix, 0755) == 0)
+          g_ptr_array_add (made, prefix);
+        else
+          g_free (prefix);
+      }
+  return made;
+}
+
+void
+caml_cli_remove_made_dirs (GPtrArray *made)
+{
+  for (guint i = made != NULL ? made->len : 0; i > 0; i--)
+    if (g_rmdir (g_ptr_array_index (made, i - 1)) != 0)
+      break;
 }
 
 /* Creates dir and makes sure a file can be created in it, so that a run

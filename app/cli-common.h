@@ -40,6 +40,13 @@ G_NORETURN void caml_cli_end_by_signal (int sig);
 gboolean caml_cli_is_usage_error (const GError *error);
 /* Creates dir (and its parents) and checks that files can be created in it. */
 gboolean caml_cli_ensure_dir (const char *dir, GError **error);
+/* The directories of dir's path that this call made (none existed), outermost
+ * first; caml_cli_ensure_dir then checks dir. A command that fails before it
+ * writes anything removes them again with caml_cli_remove_made_dirs, which
+ * stops at the first that is not empty: no empty directory is left behind,
+ * and no directory the command did not make goes. */
+GPtrArray *caml_cli_make_dirs (const char *dir);
+void       caml_cli_remove_made_dirs (GPtrArray *made);
 /* Checks, before any work, that caml_file_replace can write the file path
  * later: its folder exists and takes files, and path is no folder. */
 gboolean caml_cli_check_output_file (const char *path, GError **error);

@@ -344,9 +344,12 @@ caml_cli_rnn_sanity (int argc, char **argv)
   /* Made only once the options are known to be good. */
   if (out_dir == NULL)
     out_dir = g_strdup ("runs/rnn-sanity");
+  /* made for out_dir: removed again if nothing is written */
+  g_autoptr (GPtrArray) made_dirs = caml_cli_make_dirs (out_dir);
   if (!caml_cli_ensure_dir (out_dir, &error))
     {
       g_printerr ("caml rnn-sanity: %s\n", error->message);
+      caml_cli_remove_made_dirs (made_dirs);
       for (gsize c = 0; c < N_CELLS; c++)
         caml_experiment_free (exps[c]);
       return 1;
@@ -439,5 +442,7 @@ caml_cli_rnn_sanity (int argc, char **argv)
       g_free (results[c].error_curve);
       caml_experiment_free (exps[c]);
     }
+  if (status != 0)
+    caml_cli_remove_made_dirs (made_dirs);
   return status;
 }

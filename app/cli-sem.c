@@ -1,6 +1,7 @@
 /* cli-sem.c — `caml sem`: CA-SEM sentence embeddings against the average and
  * SIF baselines on a sentence-similarity file (SICK's form). */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <gio/gio.h>
@@ -190,32 +191,86 @@ draw_bar (int iteration, int total, double energy, double context)
               100 * frac, iteration, total, energy, format_r (r, sizeof r, context, 0));
 }
 
+/* Ctrl+C (or SIGTERM) during the fit stops it after the iteration under
+ * way, and what it reached is scored and written, as caml train saves a
+ * stopped run; the command then ends by the signal. A second signal ends
+ * the process at once, the output directory as it was. */
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal (int sig)
+{
+  if (interrupted == 0)
+    interrupted = sig;
+  signal (SIGINT, SIG_DFL);
+  signal (SIGTERM, SIG_DFL);
+}
+
+static const int listened[] = { SIGINT, SIGTERM };
+static struct sigaction before[G_N_ELEMENTS (listened)];
+static gboolean listening;
+
+/* Listens, or gives the signals back the actions they had: one that was
+ * ignored (a background job's SIGINT) stays ignored. */
+static void
+listen_for_signals (gboolean listen)
+{
+  if (listen == listening)
+    return;
+  listening = listen;
+  for (gsize i = 0; i < G_N_ELEMENTS (listened); i++)
+    {
+      if (!listen)
+        {
+          sigaction (listened[i], &before[i], NULL);
+          continue;
+        }
+      struct sigaction action = { .sa_handler = on_signal };
+      sigemptyset (&action.sa_mask);
+      sigaction (listened[i], NULL, &before[i]);
+      if (before[i].sa_handler != SIG_IGN)
+        sigaction (listened[i], &action, NULL);
+    }
+}
+
 static gboolean
 on_iteration (int iteration, double energy, gpointer user_data)
 {
   Progress *p = user_data;
   gint64 start = g_get_monotonic_time ();
   double full = NAN, context = NAN;
-  if (caml_sem_iterations (p->sem) == iteration)   /* kept: score it */
+  gboolean kept = caml_sem_iterations (p->sem) == iteration;
+  if (kept)   /* score it */
     {
       full = evaluate (CA_SEM, p->tokens, p->pairs, p->emb, NULL, p->sem);
       context = evaluate (CA_SEM_CONTEXT, p->tokens, p->pairs, p->emb, NULL, p->sem);
     }
   g_array_append_val (p->full, full);
   g_array_append_val (p->context, context);
-  if (!p->quiet && p->tty && (start - p->last_draw > 50000 || iteration == p->total))
+  /* The last iteration is always shown: the cap, a rejected one (which ends
+   * the fit), or where a signal stops it. */
+  gboolean last = iteration == p->total || !kept || interrupted != 0;
+  if (!p->quiet && p->tty && (start - p->last_draw > 50000 || last))
     {
       draw_bar (iteration, p->total, energy, context);
       p->last_draw = start;
     }
-  else if (!p->quiet && !p->tty && iteration % MAX (1, p->total / 10) == 0)
+  else if (!p->quiet && !p->tty && (iteration % MAX (1, p->total / 10) == 0 || last))
     {
       char a[16], b[16];
-      g_print ("iteration %d  energy %.9g  Pearson × 100: CA-SEM %s, context %s\n",
-               iteration, energy, format_r (a, sizeof a, full, 0),
-               format_r (b, sizeof b, context, 0));
+      g_print ("iteration %d  energy %.9g%s  Pearson × 100: CA-SEM %s, context %s\n",
+               iteration, energy, kept ? "" : " (not lower: not kept)",
+               format_r (a, sizeof a, full, 0), format_r (b, sizeof b, context, 0));
     }
   p->spent += g_get_monotonic_time () - start;
+  if (interrupted != 0)
+    {
+      if (p->tty && !p->quiet)
+        g_printerr ("\n");
+      g_printerr ("caml sem: interrupted: the fit stops at iteration %d and its results are "
+                  "written (Ctrl+C again to abort)\n", caml_sem_iterations (p->sem));
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -228,7 +283,7 @@ stop_name (CamlSemStop stop)
     {
     case CAML_SEM_CONVERGED: return "energy stopped decreasing";
     case CAML_SEM_CAP: return "iteration cap";
-    case CAML_SEM_STOPPED: return "stopped";
+    case CAML_SEM_STOPPED: return "interrupted";   /* the CLI stops it only on a signal */
     case CAML_SEM_NOT_FITTED: break;
     }
   return "not fitted";
@@ -327,6 +382,7 @@ typedef struct {
   double       sif_a;
   int          max_iterations;
   double       seconds;
+  double       scoring_seconds;
   const double *pearson;   /* (N_METHODS) */
 } Summary;
 
@@ -354,6 +410,7 @@ write_summary (const char *path, const Summary *s, const CamlSem *sem, GError **
   add_int (b, "iterations", caml_sem_iterations (sem));
   add_string (b, "stop", stop_name (caml_sem_stop_reason (sem)));
   caml_cli_json_add_number (b, "fit_seconds", s->seconds);
+  caml_cli_json_add_number (b, "scoring_seconds", s->scoring_seconds);
   int n = 0;
   const double *energies = caml_sem_energies (sem, &n);
   caml_cli_json_add_number (b, "energy_initial", energies[0]);
@@ -526,6 +583,7 @@ caml_cli_sem (int argc, char **argv)
   CamlSif *sif = NULL;
   PairTokens tokens = { 0 };
   Progress progress = { 0 };
+  GPtrArray *made_dirs = NULL;   /* for out_dir; removed again if nothing is written */
 
   /* Everything is read first, the small files before the vectors, so a bad
    * file fails before any long work. */
@@ -545,6 +603,7 @@ caml_cli_sem (int argc, char **argv)
                   : "");
       goto out;
     }
+  made_dirs = caml_cli_make_dirs (out_dir);
   if (!caml_cli_ensure_dir (out_dir, &error))
     {
       g_printerr ("caml sem: %s\n", error->message);
@@ -660,6 +719,7 @@ caml_cli_sem (int argc, char **argv)
     .full = g_array_new (FALSE, FALSE, sizeof (double)),
     .context = g_array_new (FALSE, FALSE, sizeof (double)),
   };
+  listen_for_signals (TRUE);
   t0 = g_get_monotonic_time ();
   gboolean fitted = caml_sem_fit (sem, (int) iterations, on_iteration, &progress, &error);
   double seconds = (g_get_monotonic_time () - t0 - progress.spent) / 1e6;
@@ -675,11 +735,14 @@ caml_cli_sem (int argc, char **argv)
   pearson[CA_SEM_CONTEXT] = evaluate (CA_SEM_CONTEXT, &tokens, pairs, emb, sif, sem);
   int n_energies = 0;
   const double *energies = caml_sem_energies (sem, &n_energies);
-  g_print ("CA-SEM      %d word%s with a vector; %d iteration%s in %.3f s (%s); "
-           "energy %.6g → %.6g\n", caml_sem_n_words (sem),
+  /* The fit's own time; scoring both forms after every iteration (for
+   * energy.csv and the plot) is timed apart, and often takes longer. */
+  g_print ("CA-SEM      %d word%s with a vector; %d iteration%s in %.3f s (%s; scoring "
+           "each for energy.csv %.3f s more); energy %.6g → %.6g\n", caml_sem_n_words (sem),
            caml_sem_n_words (sem) == 1 ? "" : "s", caml_sem_iterations (sem),
            caml_sem_iterations (sem) == 1 ? "" : "s", seconds,
-           stop_name (caml_sem_stop_reason (sem)), energies[0], caml_sem_energy (sem));
+           stop_name (caml_sem_stop_reason (sem)), progress.spent / 1e6, energies[0],
+           caml_sem_energy (sem));
   g_print ("pairs       %s: %d pairs; Pearson r × 100 of the cosine similarities:\n",
            pairs_path, pairs->n);
   char shown[N_METHODS][16];
@@ -703,6 +766,7 @@ caml_cli_sem (int argc, char **argv)
     .words_with_vector = caml_sem_n_words (sem), .oov_tokens = oov_tokens,
     .pairs_file = pairs_path, .n_pairs = pairs->n, .word_freq = word_freq_path,
     .sif_a = sif_a, .max_iterations = (int) iterations, .seconds = seconds,
+    .scoring_seconds = progress.spent / 1e6,
     .pearson = pearson,
   };
   g_array_free (oov, TRUE);
@@ -723,6 +787,12 @@ caml_cli_sem (int argc, char **argv)
   status = 0;
 
 out:
+  listen_for_signals (FALSE);
+  if (interrupted != 0)
+    caml_cli_heard_signal (interrupted);   /* main ends the process by it */
+  caml_cli_remove_made_dirs (made_dirs);
+  if (made_dirs != NULL)
+    g_ptr_array_unref (made_dirs);
   if (progress.full != NULL)
     g_array_free (progress.full, TRUE);
   if (progress.context != NULL)

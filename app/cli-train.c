@@ -36,7 +36,7 @@ typedef struct {
   const char  *evaluated_on;   /* "test" or "validation" (caml_report_evaluated_on) */
   const char  *staging;        /* the results being written, or NULL */
   const char  *out_dir;
-  GPtrArray   *made_dirs;      /* the directories of out_dir's path this run made (make_dirs) */
+  GPtrArray   *made_dirs;      /* the directories of out_dir's path this run made (caml_cli_make_dirs) */
   gboolean     ended;          /* nothing left to stop or abort: a signal now only ends the process */
   gboolean     kept;           /* once ended: the results are in place */
 } Run;
@@ -109,39 +109,6 @@ on_tick (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Makes dir and the directories of its path that are missing, one by one,
- * and returns those this call made, outermost first (the others existed, or
- * caml_cli_ensure_dir says why they cannot be made). The path is taken as
- * written: "new/../runs/x" makes "new" only, which is all there is to take
- * away again. */
-static GPtrArray *
-make_dirs (const char *dir)
-{
-  GPtrArray *made = g_ptr_array_new_with_free_func (g_free);
-  size_t n = strlen (dir);
-  for (size_t i = 1; i <= n; i++)
-    if ((i == n || dir[i] == '/') && dir[i - 1] != '/')
-      {
-        char *prefix = g_strndup (dir, i);
-        if (g_mkdir (prefix, 0755) == 0)
-          g_ptr_array_add (made, prefix);
-        else
-          g_free (prefix);
-      }
-  return made;
-}
-
-/* Removes the directories this run made for out_dir (make_dirs), innermost
- * first, as long as they are empty: a run that writes nothing leaves no
- * empty directory behind, and no directory it did not make goes. */
-static void
-remove_made_dirs (GPtrArray *made)
-{
-  for (guint i = made != NULL ? made->len : 0; i > 0; i--)
-    if (g_rmdir (g_ptr_array_index (made, i - 1)) != 0)
-      break;
-}
-
 /* The first Ctrl+C (or SIGTERM) stops the run, which then evaluates and
  * saves what it trained, saying so at once (that takes a while on large
  * data); a second aborts: the results being written are removed, and the
@@ -194,7 +161,7 @@ on_interrupt (Run *run, int signal)
     }
   if (run->staging != NULL)
     caml_cli_remove_flat_dir (run->staging);
-  remove_made_dirs (run->made_dirs);
+  caml_cli_remove_made_dirs (run->made_dirs);
   g_printerr ("%s%s: aborted: nothing of this run was kept\n",
               run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
   fflush (stdout);
@@ -1370,7 +1337,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
                                                                              steps, n_steps)),
                                 &error))
     problem (&problems, error->message);
-  else if (!(made_dirs = make_dirs (how->out_dir), caml_cli_ensure_dir (how->out_dir, &error)))
+  else if (!(made_dirs = caml_cli_make_dirs (how->out_dir), caml_cli_ensure_dir (how->out_dir, &error)))
     problem (&problems, error->message);
   else
     {
@@ -1381,7 +1348,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
     }
   stop_listening (&run);
   g_main_loop_unref (run.loop);
-  remove_made_dirs (made_dirs);
+  caml_cli_remove_made_dirs (made_dirs);
   if (failure != NULL && status != 0)
     *failure = g_steal_pointer (&problems.first);
   g_free (problems.first);

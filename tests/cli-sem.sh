@@ -81,6 +81,35 @@ status=0
 [ $status -eq 1 ] || { echo "pairs without vectors gave $status"; cat "$dir/stdout"; exit 1; }
 grep -q "novec.tsv: no word of its 3 pairs has a vector in .*vectors.txt" "$dir/err" \
   || { cat "$dir/err"; exit 1; }
+# ... and leaves no directory it made for --out (it left them, empty).
+[ ! -e "$dir/out3" ] || { echo "a failed sem left its --out directory"; exit 1; }
+status=0
+"$caml" sem --embeddings "$dir/no-vectors.txt" --pairs "$dir/pairs.tsv" --word-freq "$dir/freq.txt" \
+  --out "$dir/new/deeper" >/dev/null 2>"$dir/err" || status=$?
+[ $status -eq 1 ] && [ ! -e "$dir/new" ] || { echo "missing vectors: $status, new/ left"; exit 1; }
+
+# SIGTERM (or Ctrl+C) during the fit: it stops after the iteration under
+# way, its results are written, and the command ends by the signal. (A
+# background job of sh ignores SIGINT, so SIGTERM stands in for it here.)
+# The handler is in place once the vectors' new cache is written.
+cp "$dir/vectors.txt" "$dir/vectors-int.txt"
+"$caml" sem --embeddings "$dir/vectors-int.txt" --pairs "$dir/pairs.tsv" --word-freq "$dir/freq.txt" \
+  --iterations 1000000 --out "$dir/int" --plain >"$dir/stdout-int" 2>"$dir/err-int" &
+pid=$!
+i=0
+while [ ! -f "$dir/vectors-int.txt.cache" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.5
+kill -TERM $pid
+status=0
+wait $pid || status=$?
+[ $status -eq 143 ] || { echo "SIGTERM during the fit gave $status"; cat "$dir/err-int"; exit 1; }
+grep -q "caml sem: interrupted: the fit stops at iteration [0-9]* and its results are written" \
+  "$dir/err-int" || { cat "$dir/err-int"; exit 1; }
+grep -q '"stop" : "interrupted"' "$dir/int/summary.json" || { cat "$dir/int/summary.json"; exit 1; }
+# --plain shows the last iteration too, not only every tenth.
+last=$(sed -n 's/.*the fit stops at iteration \([0-9]*\) .*/\1/p' "$dir/err-int")
+grep -q "(interrupted; scoring each for energy.csv" "$dir/stdout-int" \
+  && grep -q "^iteration $last  energy" "$dir/stdout-int" || { cat "$dir/stdout-int"; exit 1; }
 
 # SIF's default word counts missing: the message says how to give them.
 status=0
