@@ -1845,6 +1845,19 @@ load_text_datasets (const CamlDataConfig *data, CamlDataset **train, CamlDataset
                                               error)) != NULL
              && (*test = caml_text_load_tsv (paths[1], vocab, FALSE, data->test_limit,
                                              error)) != NULL;
+  /* A class that only the test file has would make the task one the
+   * training file cannot teach (and the model's width wrong); it is named
+   * where it is, not found later as a model that does not fit. */
+  for (int i = 0; ok && (*test)->n_classes > (*train)->n_classes && i < (*test)->n; i++)
+    if ((*test)->y[i] >= (float) (*train)->n_classes)
+      {
+        g_autofree char *place = caml_dataset_sample_place (*test, i, "test set");
+        g_set_error (error, CAML_ERROR, CAML_ERROR_PARSE,
+                     "%s: the label %g is not a class of the training file %s (its classes "
+                     "are 0…%d): a model cannot learn a class it is never shown", place,
+                     (double) (*test)->y[i], paths[0], (*train)->n_classes - 1);
+        ok = FALSE;
+      }
   if (ok)
     caml_text_datasets_finish (*train, *test, data->max_tokens);
   else

@@ -1036,6 +1036,49 @@ test_text_ngrams_max_tokens (void **state)
   g_free (dir);
 }
 
+/* A class only the test file has is an error naming its line (it made the
+ * task three classes, which the workbench showed as a model one output too
+ * narrow); binary labels count two classes even when one is missing. */
+static void
+test_text_test_only_class (void **state)
+{
+  (void) state;
+  GError *error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("caml-exp-XXXXXX", &error);
+  assert_non_null (dir);
+  g_autofree char *train_path = g_build_filename (dir, "tr.tsv", NULL);
+  g_autofree char *test_path = g_build_filename (dir, "te.tsv", NULL);
+  g_autofree char *json = g_strdup_printf ("{ \"data\": { \"text\": { \"train\": \"%s\", "
+                                           "\"test\": \"%s\" } } }", train_path, test_path);
+  CamlExperiment *exp = caml_experiment_load_data (json, -1, "c.json", &error);
+  assert_non_null (exp);
+  CamlDataset *train, *test;
+
+  assert_true (g_file_set_contents (train_path, "good film\t0\nbad film\t0\n", -1, NULL));
+  assert_true (g_file_set_contents (test_path, "fine\t0\n\nfine film\t1\n", -1, NULL));
+  if (!caml_experiment_load_datasets (exp, &train, &test, &error))
+    fail_msg ("%s", error->message);
+  assert_int_equal (test->n_classes, 2);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+
+  assert_true (g_file_set_contents (train_path, "good film\t1\nbad film\t0\n", -1, NULL));
+  assert_true (g_file_set_contents (test_path, "fine\t1\n\na fine film\t2\n", -1, NULL));
+  assert_false (caml_experiment_load_datasets (exp, &train, &test, &error));
+  g_autofree char *want = g_strdup_printf ("%s:3: the label 2 is not a class of the training "
+                                           "file %s (its classes are 0…1): a model cannot "
+                                           "learn a class it is never shown", test_path,
+                                           train_path);
+  assert_string_equal (error->message, want);
+  assert_null (train);
+  assert_null (test);
+  g_clear_error (&error);
+  caml_experiment_free (exp);
+  g_unlink (train_path);
+  g_unlink (test_path);
+  g_rmdir (dir);
+}
+
 /* data.ngrams with a layer that reads the tokens in order (recurrent,
  * attention) is refused when the model is built, naming the layer; bag-of-
  * words models build. */
@@ -1479,6 +1522,7 @@ main (void)
     cmocka_unit_test (test_image_data_round_trip),
     cmocka_unit_test (test_idx_relative_paths),
     cmocka_unit_test (test_text_ngrams_max_tokens),
+    cmocka_unit_test (test_text_test_only_class),
     cmocka_unit_test (test_text_ngrams_sequence_layers),
     cmocka_unit_test (test_builtin_not_fetched),
     cmocka_unit_test (test_image_presets_data),

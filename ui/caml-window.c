@@ -1824,10 +1824,21 @@ on_update (gpointer data)
 static void
 show_waiting (CamlWindow *self, const char *why)
 {
+  /* In the layout the run will have: the surface and χ for the plane's data
+   * sets, else the accuracy across (it showed the surface panels for text,
+   * and a reloaded run's accuracy curve beside the waiting loss plot). */
+  gboolean surface = self->exp->data.kind == CAML_DATA_XOR
+                     || self->exp->data.kind == CAML_DATA_SURFACE;
+  gtk_widget_set_visible (GTK_WIDGET (self->surface_view), surface);
+  gtk_widget_set_visible (GTK_WIDGET (self->chi_view), surface);
+  gtk_widget_set_visible (GTK_WIDGET (self->accuracy_view), !surface);
+  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);
+  place_accuracy (self, FALSE);
   show_surface_placeholders (self, why);
+  caml_plot_view_clear (self->accuracy_view);
+  caml_plot_view_set_placeholder (self->accuracy_view, why);
   caml_plot_view_clear (self->loss_view);
   caml_plot_view_set_placeholder (self->loss_view, why);
-  gtk_widget_set_visible (GTK_WIDGET (self->sigma_box), FALSE);
 }
 
 static void do_pending (CamlWindow *self);
