@@ -63,8 +63,9 @@ caml_plot_bars_get_row (const CamlPlotBars *plot, int i, double *value)
   return plot->labels[i];
 }
 
-/* Rows fill the height below the title; labels take the widest label's
- * width, the printed values the widest value's, bars the rest. */
+/* Rows fill the height below the title, up to three text lines each (a few
+ * words drew bars a fifth of the panel tall); labels take the widest
+ * label's width, the printed values the widest value's, bars the rest. */
 static void
 bars_layout (const CamlPlotBars *plot, cairo_t *cr, double width, double height,
              const CamlPlotStyle *style, double *row_h, double *top, double *bar_x,
@@ -77,7 +78,7 @@ bars_layout (const CamlPlotBars *plot, cairo_t *cr, double width, double height,
       value_w = MAX (value_w, caml_plot_text_width (cr, style->tick_size, plot->texts[i]));
     }
   *top = plot->title ? style->title_size * 2.0 : pad;
-  *row_h = plot->n > 0 ? (height - *top - pad) / plot->n : 0;
+  *row_h = plot->n > 0 ? MIN ((height - *top - pad) / plot->n, 3.0 * style->tick_size) : 0;
   *bar_x = pad + label_w + pad;
   *bar_w = MAX (width - *bar_x - pad - value_w - pad, 1.0);
 }
