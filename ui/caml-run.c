@@ -557,10 +557,7 @@ run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_prefe
   if (run->words_layer >= 0)
     {
       make_word_samples (run);
-      if (run->words_per_position)
-        sample_words (model, run);   /* the untrained gates */
-      else
-        run->words_version = 1;      /* the untrained gates, read above */
+      sample_words (model, run);   /* the untrained gates, and the samples' P(1) */
     }
 
   run->surface = caml_shape_is_plane (&model->input)
