@@ -1173,6 +1173,80 @@ make_words_tags (CamlWindow *self)
   self->word_spans = g_array_new (FALSE, FALSE, sizeof (WordSpan));
 }
 
+/* A tagged stretch of the words text, in characters. */
+typedef struct {
+  int         start, end;
+  const char *tags[2];   /* interned; tags[1] may be NULL */
+} TagRun;
+
+static void
+append_run (GString *text, int *chars, GArray *runs, const char *piece, const char *tag,
+            const char *tag2)
+{
+  int n = (int) g_utf8_strlen (piece, -1);
+  if (tag != NULL)
+    {
+      TagRun run = { *chars, *chars + n, { g_intern_string (tag),
+                                           tag2 != NULL ? g_intern_string (tag2) : NULL } };
+      g_array_append_val (runs, run);
+    }
+  g_string_append (text, piece);
+  *chars += n;
+}
+
+/* Puts text with its tags into buffer. When the buffer holds a text of the
+ * same length (the same samples at the next evaluation: only P(1)'s digits
+ * and the shades change) only the characters that differ are replaced and
+ * the tags laid anew: the view keeps its layout. A buffer set anew while it
+ * is shown lays its text out while the frame is drawn, which GTK reports as
+ * "Trying to snapshot GtkBox … without a current allocation". */
+static void
+fill_words_buffer (GtkTextBuffer *buffer, const char *text, GArray *runs)
+{
+  GtkTextIter a, b;
+  gtk_text_buffer_get_bounds (buffer, &a, &b);
+  g_autofree char *old = gtk_text_buffer_get_text (buffer, &a, &b, TRUE);
+  if (g_utf8_strlen (old, -1) != g_utf8_strlen (text, -1))
+    gtk_text_buffer_set_text (buffer, text, -1);
+  else
+    {
+      const char *o = old, *t = text;
+      for (int at = 0; *t != '\0';)
+        {
+          if (g_utf8_get_char (o) == g_utf8_get_char (t))
+            {
+              o = g_utf8_next_char (o);
+              t = g_utf8_next_char (t);
+              at++;
+              continue;
+            }
+          const char *from = t;
+          int n = 0;
+          while (*t != '\0' && g_utf8_get_char (o) != g_utf8_get_char (t))
+            {
+              o = g_utf8_next_char (o);
+              t = g_utf8_next_char (t);
+              n++;
+            }
+          gtk_text_buffer_get_iter_at_offset (buffer, &a, at);
+          gtk_text_buffer_get_iter_at_offset (buffer, &b, at + n);
+          gtk_text_buffer_delete (buffer, &a, &b);
+          gtk_text_buffer_insert (buffer, &a, from, (int) (t - from));
+          at += n;
+        }
+      gtk_text_buffer_get_bounds (buffer, &a, &b);
+      gtk_text_buffer_remove_all_tags (buffer, &a, &b);
+    }
+  for (guint i = 0; i < runs->len; i++)
+    {
+      const TagRun *run = &g_array_index (runs, TagRun, i);
+      gtk_text_buffer_get_iter_at_offset (buffer, &a, run->start);
+      gtk_text_buffer_get_iter_at_offset (buffer, &b, run->end);
+      for (int k = 0; k < 2 && run->tags[k] != NULL; k++)
+        gtk_text_buffer_apply_tag_by_name (buffer, run->tags[k], &a, &b);
+    }
+}
+
 /* The first test texts, each word shaded by its χ̃ — or by a per-position
  * gate's χ there — as in words.html, with the label and the model's
  * P(class 1). */
@@ -1180,14 +1254,14 @@ static void
 rebuild_words_text (CamlWindow *self)
 {
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->words_text);
-  GtkTextIter end;
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autoptr (GArray) runs = g_array_new (FALSE, FALSE, sizeof (TagRun));
+  int chars = 0;
   int n = 0;
   const CamlWordSample *samples = self->run != NULL && self->word_chi != NULL
                                   && caml_run_get_words_layer (self->run) >= 0
                                   ? caml_run_get_word_samples (self->run, &n) : NULL;
-  gtk_text_buffer_set_text (buffer, "", 0);
   g_array_set_size (self->word_spans, 0);
-  gtk_text_buffer_get_end_iter (buffer, &end);
   if (samples == NULL || n == 0)
     {
       g_autofree char *none = g_strdup_printf (samples == NULL
@@ -1195,7 +1269,8 @@ rebuild_words_text (CamlWindow *self)
                                                  "by its gate χ̃."
                                                : "The %s set keeps no texts to show.",
                                                held_out (self));
-      gtk_text_buffer_insert_with_tags_by_name (buffer, &end, none, -1, "meta", NULL);
+      append_run (text, &chars, runs, none, "meta", NULL);
+      fill_words_buffer (buffer, text->str, runs);
       return;
     }
   for (int i = 0; i < n; i++)
@@ -1208,7 +1283,7 @@ rebuild_words_text (CamlWindow *self)
       if (self->word_probs != NULL && isfinite (self->word_probs[i]))
         g_string_append_printf (meta, " · model: P(1) = %.3f", self->word_probs[i]);
       g_string_append_c (meta, '\n');
-      gtk_text_buffer_insert_with_tags_by_name (buffer, &end, meta->str, -1, "meta", NULL);
+      append_run (text, &chars, runs, meta->str, "meta", NULL);
       for (int k = 0; k < sample->n_words; k++)
         {
           int id = sample->ids[k];
@@ -1220,20 +1295,20 @@ rebuild_words_text (CamlWindow *self)
             g_snprintf (tag, sizeof tag, "g%d", caml_words_shade (chi));
           else   /* not read by the model, or not measured */
             g_strlcpy (tag, "cut", sizeof tag);
-          WordSpan span = { gtk_text_iter_get_offset (&end), 0, id, token };
-          gtk_text_buffer_insert_with_tags_by_name (buffer, &end, sample->words[k], -1, tag,
-                                                    id < 0 ? "oov" : NULL, NULL);
-          span.end = gtk_text_iter_get_offset (&end);
+          WordSpan span = { chars, 0, id, token };
+          append_run (text, &chars, runs, sample->words[k], tag, id < 0 ? "oov" : NULL);
+          span.end = chars;
           g_array_append_val (self->word_spans, span);
-          gtk_text_buffer_insert (buffer, &end, " ", 1);
+          append_run (text, &chars, runs, " ", NULL, NULL);
         }
       if (sample->more > 0)
         {
           g_autofree char *more = g_strdup_printf ("… (%d more words)", sample->more);
-          gtk_text_buffer_insert_with_tags_by_name (buffer, &end, more, -1, "meta", NULL);
+          append_run (text, &chars, runs, more, "meta", NULL);
         }
-      gtk_text_buffer_insert (buffer, &end, "\n", 1);
+      append_run (text, &chars, runs, "\n", NULL, NULL);
     }
+  fill_words_buffer (buffer, text->str, runs);
 }
 
 /* A word's χ̃ and training count under the pointer. */
@@ -3688,14 +3763,15 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
   if (!g_str_equal (page, "main") && !g_str_equal (page, "parts") && !g_str_equal (page, "words"))
     return;
   g_simple_action_set_state (action, value);
-  gtk_stack_set_visible_child_name (self->plots_stack, page);
+  /* Prepared only while shown, and before the page shows: a text view
+   * filled once it is on screen lays its text out while the frame is drawn,
+   * which GTK reports as a window drawn "without a current allocation". */
   if (g_str_equal (page, "parts") && self->run != NULL && self->fit != NULL
       && self->surface_version != 0)
-    {
-      rebuild_parts_plots (self);   /* prepared only while shown */
-    }
+    rebuild_parts_plots (self);
   if (g_str_equal (page, "words"))
     rebuild_words_plots (self);
+  gtk_stack_set_visible_child_name (self->plots_stack, page);
 }
 
 static void
