@@ -194,24 +194,30 @@ draw_bar (int iteration, int total, double energy, double context)
 /* Ctrl+C (or SIGTERM) during the fit stops it after the iteration under
  * way, and what it reached is scored and written, as caml train saves a
  * stopped run; the command then ends by the signal. A second signal ends
- * the process at once, the output directory as it was. */
+ * the process at once by the signal's own action: --out keeps what it held
+ * (a staging folder left in it is removed by the next command into it). */
 static volatile sig_atomic_t interrupted;
 
+static const int listened[] = { SIGINT, SIGTERM };
+static struct sigaction before[G_N_ELEMENTS (listened)];
+static gboolean installed[G_N_ELEMENTS (listened)];
+static gboolean listening;
+
+/* The first signal is noted and the signals listened to get their actions
+ * back (sigaction is async-signal-safe), so the second takes its course. */
 static void
 on_signal (int sig)
 {
   if (interrupted == 0)
     interrupted = sig;
-  signal (SIGINT, SIG_DFL);
-  signal (SIGTERM, SIG_DFL);
+  for (gsize i = 0; i < G_N_ELEMENTS (listened); i++)
+    if (installed[i])
+      sigaction (listened[i], &before[i], NULL);
 }
 
-static const int listened[] = { SIGINT, SIGTERM };
-static struct sigaction before[G_N_ELEMENTS (listened)];
-static gboolean listening;
-
 /* Listens, or gives the signals back the actions they had: one that was
- * ignored (a background job's SIGINT) stays ignored. */
+ * ignored (a background job's SIGINT) is not listened to, and stays
+ * ignored. */
 static void
 listen_for_signals (gboolean listen)
 {
@@ -222,13 +228,17 @@ listen_for_signals (gboolean listen)
     {
       if (!listen)
         {
-          sigaction (listened[i], &before[i], NULL);
+          if (installed[i])
+            sigaction (listened[i], &before[i], NULL);
+          installed[i] = FALSE;
           continue;
         }
-      struct sigaction action = { .sa_handler = on_signal };
+      /* SA_RESTART: a write to a pipe goes on after the first signal. */
+      struct sigaction action = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
       sigemptyset (&action.sa_mask);
       sigaction (listened[i], NULL, &before[i]);
-      if (before[i].sa_handler != SIG_IGN)
+      installed[i] = before[i].sa_handler != SIG_IGN;
+      if (installed[i])
         sigaction (listened[i], &action, NULL);
     }
 }

@@ -110,9 +110,9 @@ draw_scene (const Scene *scene, cairo_t *cr, double width, double height, CamlPl
 }
 
 /* A line plot's hint (what hovering does) in the card's bottom-right
- * corner, under the plot area and right of the x caption, drawn with the
- * plot (by the worker: the main thread draws no plot text beside it) and
- * only when it takes under a third of the width — never cut. */
+ * corner, under the plot area and right of the x caption, drawn into the
+ * plot's image (with the plots' font, caml_plot_text) and only when it
+ * takes under a third of the width — never cut. */
 static void
 draw_hint (cairo_t *cr, const Scene *scene, const char *hint, const CamlPlotRect *frame,
            double width, double height)
@@ -362,6 +362,13 @@ draw_hover (CamlPlotView *self, cairo_t *cr)
   cairo_show_text (cr, self->hover_text);
 }
 
+static gboolean
+hover_after_first_image (gpointer data)
+{
+  update_hover (CAML_PLOT_VIEW (data));
+  return G_SOURCE_REMOVE;
+}
+
 static void
 caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
                      gpointer user_data)
@@ -378,6 +385,10 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
           render_draw (render);
           self->image = render;
           self->frame = render->frame;
+          /* The read-out for a pointer already over the view, after this
+           * draw (it queues one), as a worker's image gets it. */
+          g_idle_add_full (G_PRIORITY_DEFAULT, hover_after_first_image, g_object_ref (self),
+                           g_object_unref);
         }
       if (image_is_current (self, width, height))
         self->n_draws++;
