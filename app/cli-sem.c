@@ -453,7 +453,8 @@ write_results (const char *dir, const Summary *s, const CamlSem *sem, const Prog
   const double *energies = caml_sem_energies (sem, &n);
   g_assert ((int) p->full->len == n && (int) p->context->len == n);
   return write_energy_csv (energy_csv, sem, p, error)
-         && caml_report_write_sem_curves (energy_png, energies, n, caml_sem_occurrences (sem),
+         && caml_report_write_sem_curves (energy_png, energies, n, caml_sem_iterations (sem),
+                                          caml_sem_occurrences (sem),
                                           (const double *) p->full->data,
                                           (const double *) p->context->data,
                                           s->pearson[AVERAGE], s->pearson[SIF], title, error)

@@ -589,7 +589,7 @@ caml_report_write_sigma_eval (const char *dir, const char *name, CamlModel *mode
 }
 
 gboolean
-caml_report_write_sem_curves (const char *path, const double *energies, int n,
+caml_report_write_sem_curves (const char *path, const double *energies, int n, int kept,
                               double occurrences, const double *pearson_full,
                               const double *pearson_context, double average, double sif,
                               const char *title, GError **error)
@@ -610,8 +610,12 @@ caml_report_write_sem_curves (const char *path, const double *energies, int n,
     .title = title, .x_label = "iteration", .y_label = "energy per word occurrence",
     .log_y = TRUE, .legend = TRUE, .grid = TRUE,
   };
+  /* The fit stops at an iteration whose energy did not fall, and does not
+   * keep it: marked, not drawn as if it were the result. */
+  g_autofree char *rejected_text = g_strdup_printf ("iteration %d: E not lower, not kept", n - 1);
+  CamlPlotEvent rejected = { n - 1, rejected_text };
   g_autoptr (CamlPlotLine) energy_plot = caml_plot_line_new (&energy_opts, energy_series, 1,
-                                                             NULL, 0);
+                                                             &rejected, n - 1 > kept ? 1 : 0);
   if (pearson_full == NULL)
     return caml_plot_write_png (path, CELL_WIDTH + 160, CELL_HEIGHT, caml_plot_line_draw_cb,
                                 energy_plot, error);

@@ -146,11 +146,13 @@ gboolean caml_report_write_metrics (const char *path, const CamlEvalRow *rows, i
                                     gboolean classification, GError **error);
 
 /* energy.png: CA-SEM's energy per word occurrence (E / Σ n_w) by iteration
- * (0 = the initial v0), log scale; beside it, when pearson_full is not NULL,
- * Pearson r × 100 of both sentence forms by iteration (n values each, NaN
- * where none) with the average's and SIF's as flat dashed lines. */
+ * (0 = the initial v0), log scale; an iteration after the kept ones (the
+ * one that stopped the fit) is marked as not kept. Beside it, when
+ * pearson_full is not NULL, Pearson r × 100 of both sentence forms by
+ * iteration (n values each, NaN where none) with the average's and SIF's as
+ * flat dashed lines. */
 gboolean caml_report_write_sem_curves (const char *path, const double *energies, int n,
-                                       double occurrences, const double *pearson_full,
+                                       int kept, double occurrences, const double *pearson_full,
                                        const double *pearson_context, double average,
                                        double sif, const char *title, GError **error);
 
