@@ -1227,6 +1227,44 @@ test_words (void **state)
 }
 
 
+static char *
+plots_page (CamlWindow *win)
+{
+  g_autoptr (GVariant) page = g_action_group_get_action_state (G_ACTION_GROUP (win),
+                                                                "plots-page");
+  return g_strdup (g_variant_get_string (page, NULL));
+}
+
+/* The page the user chose comes back with a run that offers it again: an
+ * edit that leaves no words to show goes to the main page, its undo back to
+ * the words (it stayed on the main page). */
+static void
+test_words_page_chosen (void **state)
+{
+  (void) state;
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-words-XXXXXX", NULL);
+  g_autofree char *path = write_words_experiment (
+    dir, "", "{ \"layer\": \"ca_bsfe\", \"dim\": 5, \"gate_dim\": 5 }", 400);
+  CamlWindow *win = open_window_on (path);
+  activate (win, "plots-page", g_variant_new_string ("words"));
+
+  /* A last layer three wide: the model does not fit the data, no run. */
+  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_false (enabled (win, "train"));
+  g_autofree char *left = plots_page (win);
+  assert_string_equal (left, "main");
+
+  activate (win, "undo", NULL);
+  activate (win, "undo", NULL);
+  assert_true (iterate_until (can_train, win, 30));
+  g_autofree char *back = plots_page (win);
+  assert_string_equal (back, "words");
+  gtk_window_destroy (GTK_WINDOW (win));
+  remove_words_experiment (dir);
+}
+
 /* A per-position gate (CA-ATT, whose χ_i depends on the text with the mean
  * of the words as its query) offers the words page too: every word of the
  * test texts shaded by its χ there — words past max_tokens grey — and the
@@ -5011,6 +5049,7 @@ main (void)
     cmocka_unit_test (test_xor_ca_nn),
     cmocka_unit_test (test_ca_nn_parts),
     cmocka_unit_test (test_words),
+    cmocka_unit_test (test_words_page_chosen),
     cmocka_unit_test (test_words_per_position),
     cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_open_run),

@@ -111,6 +111,7 @@ struct _CamlWindow {
   GtkToggleButton *main_toggle;
   GtkToggleButton *parts_toggle;
   GtkToggleButton *words_toggle;
+  const char      *chosen_page;   /* interned: the plots page the user last chose */
   GtkProgressBar  *progress_bar;
   GtkLabel        *status_label;
   GtkSpinner      *load_spinner;
@@ -1427,11 +1428,22 @@ update_plots_switcher (CamlWindow *self)
                                  : "The most and least context-free words by their gate χ̃ "
                                    "(light: χ̃ → 1, the word is replaced by the shared v0)");
   gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), self->has_parts || words);
-  if ((g_str_equal (page, "parts") && !self->has_parts)
-      || (g_str_equal (page, "words") && !words
-          && (self->run != NULL || !caml_window_is_loading (self))))   /* kept while built */
-    g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
-                                    g_variant_new_string ("main"));
+  /* The page the user chose comes back when a later run offers it again
+   * (an edit undone, another preset of the same kind). */
+  const char *want = g_str_equal (self->chosen_page, "parts") && self->has_parts ? "parts"
+                     : g_str_equal (self->chosen_page, "words") && words ? "words" : NULL;
+  if (want == NULL
+      && ((g_str_equal (page, "parts") && !self->has_parts)
+          || (g_str_equal (page, "words") && !words
+              && (self->run != NULL || !caml_window_is_loading (self)))))   /* kept while built */
+    want = "main";
+  if (want != NULL && !g_str_equal (page, want))
+    {
+      const char *chosen = self->chosen_page;
+      g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
+                                      g_variant_new_string (want));
+      self->chosen_page = chosen;   /* the user's choice stays */
+    }
 }
 
 /* Every map gets the same width: the χ view spans one grid column per gate.
@@ -3763,6 +3775,7 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
   if (!g_str_equal (page, "main") && !g_str_equal (page, "parts") && !g_str_equal (page, "words"))
     return;
   g_simple_action_set_state (action, value);
+  self->chosen_page = g_intern_string (page);
   /* Prepared only while shown, and before the page shows: a text view
    * filled once it is on screen lays its text out while the frame is drawn,
    * which GTK reports as a window drawn "without a current allocation". */
@@ -5370,6 +5383,7 @@ caml_window_init (CamlWindow *self)
   self->events = g_array_new (FALSE, TRUE, sizeof (Event));
   g_array_set_clear_func (self->events, clear_event);
   self->log_scale = TRUE;
+  self->chosen_page = g_intern_static_string ("main");
   self->saved_step = -1;
   self->smoothing = gtk_range_get_value (GTK_RANGE (self->smoothing_scale));
   self->progress.state = CAML_TRAINER_IDLE;
