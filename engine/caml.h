@@ -789,6 +789,9 @@ gboolean        caml_data_config_equal (const CamlDataConfig *a, const CamlDataC
 CamlExperiment *caml_experiment_load_data (const char *data, gssize length,
                                            const char *source, GError **error);
 CamlExperiment *caml_experiment_load_file (const char *path, GError **error);
+/* The name a file gives a document without "name": its base name without
+ * ".json", as valid UTF-8 (free with g_free). */
+char           *caml_experiment_name_for_path (const char *path);
 /* Canonical, pretty-printed JSON; free with g_free. */
 char           *caml_experiment_to_json (const CamlExperiment *exp);
 /* Atomic (caml_file_replace). */

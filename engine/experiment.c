@@ -1393,6 +1393,15 @@ is_stream_name (const char *path)
   return g_str_has_prefix (p, "fd/");
 }
 
+char *
+caml_experiment_name_for_path (const char *path)
+{
+  char *base = g_filename_display_basename (path);
+  if (g_str_has_suffix (base, ".json"))
+    base[strlen (base) - strlen (".json")] = '\0';
+  return base;
+}
+
 CamlExperiment *
 caml_experiment_load_file (const char *path, GError **error)
 {
@@ -1413,9 +1422,7 @@ caml_experiment_load_file (const char *path, GError **error)
   struct stat st;
   gboolean regular = g_stat (path, &st) == 0 && S_ISREG (st.st_mode)
                      && !is_stream_name (path);   /* /dev/stdin <exp.json */
-  char *base = regular ? g_filename_display_basename (path) : NULL;
-  if (base != NULL && g_str_has_suffix (base, ".json"))
-    base[strlen (base) - strlen (".json")] = '\0';
+  char *base = regular ? caml_experiment_name_for_path (path) : NULL;
   char *dir = regular ? g_path_get_dirname (path) : g_strdup (".");
   char *base_dir = g_canonicalize_filename (dir, NULL);
   CamlExperiment *exp = load_data (contents, length, path, base, base_dir, error);

@@ -3352,6 +3352,64 @@ test_weight_decay_field (void **state)
   g_rmdir (dir);
 }
 
+/* Saved to another file, a name that follows its file follows it — a
+ * preset's, then the file's base name — and the title shows it; a name set
+ * apart from the file, a run folder's experiment.json and a failed save
+ * keep the name. */
+static void
+test_save_as_name (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-name-XXXXXX", NULL);
+  g_autofree char *mine = g_build_filename (dir, "mine.json", NULL);
+  g_autofree char *other = g_build_filename (dir, "other.json", NULL);
+  g_autofree char *run = g_build_filename (dir, "experiment.json", NULL);
+  g_autofree char *missing = g_build_filename (dir, "none", "x.json", NULL);
+  g_autofree char *custom = g_build_filename (dir, "custom.json", NULL);
+  g_autofree char *copy = g_build_filename (dir, "copy.json", NULL);
+  g_autoptr (GError) error = NULL;
+
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
+  assert_false (caml_window_save_to_path (win, missing, &error));
+  g_clear_error (&error);
+  assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
+  assert_true (caml_window_save_to_path (win, mine, &error));
+  assert_string_equal (caml_window_get_experiment (win)->name, "mine");
+  assert_string_equal (gtk_window_get_title (GTK_WINDOW (win)), "mine");
+  assert_false (caml_window_is_modified (win));
+  CamlExperiment *back = caml_experiment_load_file (mine, &error);
+  assert_non_null (back);
+  assert_string_equal (back->name, "mine");
+  assert_true (caml_experiment_equal (back, caml_window_get_experiment (win)));
+  caml_experiment_free (back);
+  assert_true (caml_window_save_to_path (win, mine, &error));   /* Save: the same file */
+  assert_string_equal (caml_window_get_experiment (win)->name, "mine");
+  assert_true (caml_window_save_to_path (win, other, &error));
+  assert_string_equal (caml_window_get_experiment (win)->name, "other");
+  assert_true (caml_window_save_to_path (win, run, &error));
+  assert_string_equal (caml_window_get_experiment (win)->name, "other");
+  assert_true (caml_window_save_to_path (win, copy, &error));   /* from experiment.json */
+  assert_string_equal (caml_window_get_experiment (win)->name, "other");
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  static const char json[] = "{ \"name\": \"kept\", \"data\": { \"builtin\": \"xor\" } }";
+  assert_true (g_file_set_contents (custom, json, -1, NULL));
+  win = open_window_on (custom);
+  assert_true (caml_window_save_to_path (win, copy, &error));
+  assert_string_equal (caml_window_get_experiment (win)->name, "kept");
+  back = caml_experiment_load_file (copy, &error);
+  assert_non_null (back);
+  assert_string_equal (back->name, "kept");
+  caml_experiment_free (back);
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  const char *const files[] = { mine, other, run, custom, copy };
+  for (size_t i = 0; i < G_N_ELEMENTS (files); i++)
+    g_unlink (files[i]);
+  g_rmdir (dir);
+}
+
 static const char *
 placeholder_of (CamlWindow *win, const char *view)
 {
@@ -5071,6 +5129,7 @@ main (void)
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_lr_any_value),
     cmocka_unit_test (test_weight_decay_field),
+    cmocka_unit_test (test_save_as_name),
     cmocka_unit_test (test_divergence_feedback),
     cmocka_unit_test (test_stop_before_evaluation),
     cmocka_unit_test (test_recent_files),

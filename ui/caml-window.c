@@ -4750,11 +4750,47 @@ caml_window_load_file (CamlWindow *self, const char *path, GError **error)
 }
 
 
+/* The name the experiment takes when saved to path (NULL: it keeps its own).
+ * A name that follows its file — any name while no file holds the
+ * experiment (a preset's, "untitled"), or the base name of the file that
+ * holds it — follows it to another file: `caml train` names its run folder
+ * after it (runs/NAME-seedN), so a preset changed and saved as mine.json
+ * no longer trains into the preset's folder. A name set apart from the file
+ * stays, and so does the name in a run folder's experiment.json. */
+static char *
+name_for_new_path (CamlWindow *self, const char *path)
+{
+  if (g_strcmp0 (self->path, path) == 0)
+    return NULL;
+  g_autofree char *name = caml_experiment_name_for_path (path);
+  if (g_str_equal (name, "experiment") || g_str_equal (name, "")
+      || g_strcmp0 (name, self->exp->name) == 0)
+    return NULL;
+  if (self->path != NULL)
+    {
+      g_autofree char *current = caml_experiment_name_for_path (self->path);
+      if (g_str_equal (current, "experiment") || g_strcmp0 (current, self->exp->name) != 0)
+        return NULL;
+    }
+  return g_steal_pointer (&name);
+}
+
 gboolean
 caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
 {
-  if (!caml_experiment_save_file (self->exp, path, error))
+  g_autofree char *renamed = name_for_new_path (self, path);
+  char *name = self->exp->name;
+  if (renamed != NULL)
+    self->exp->name = renamed;
+  gboolean saved = caml_experiment_save_file (self->exp, path, error);
+  self->exp->name = name;
+  if (!saved)
     return FALSE;
+  if (renamed != NULL)
+    {
+      self->exp->name = g_steal_pointer (&renamed);
+      g_free (name);
+    }
   if (g_strcmp0 (self->path, path) != 0)
     {
       g_free (self->path);
