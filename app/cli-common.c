@@ -285,12 +285,8 @@ caml_cli_ensure_dir (const char *dir, GError **error)
 gboolean
 caml_cli_check_output_file (const char *path, GError **error)
 {
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_ISDIR,
-                   "%s: is a directory, not a file to write", path);
-      return FALSE;
-    }
+  if (!caml_file_check_replaceable (path, error))
+    return FALSE;
   /* caml_file_replace writes a temporary beside path, then renames it */
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *probe = g_build_filename (dir, ".caml-write-test-XXXXXX", NULL);

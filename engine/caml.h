@@ -50,6 +50,12 @@ gboolean caml_file_get_contents (const char *path, char **contents, gsize *lengt
  * a loader reads it (the experiment's keys, caml_experiment_build_…). */
 gboolean caml_file_check_readable (const char *path, GError **error);
 
+/* A path a save may replace: absent, or a regular file. Anything else —
+ * a directory, a symbolic link (the error names the file it points to), a
+ * device, a named pipe, a socket — is an error naming path and its kind.
+ * caml_file_replace checks it first; a command checks it before its work. */
+gboolean caml_file_check_replaceable (const char *path, GError **error);
+
 /* Replaces the file at path with length bytes of data, crash-safely: a
  * temporary file in the same directory, fsync, rename over path, fsync of the
  * directory. Whatever happens (a crash, SIGKILL, a full disk), path holds the

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <unistd.h>
@@ -358,10 +359,34 @@ write_all (int fd, const guint8 *data, gsize length)
 }
 
 gboolean
+caml_file_check_replaceable (const char *path, GError **error)
+{
+  GStatBuf st;
+  if (g_lstat (path, &st) != 0 || S_ISREG (st.st_mode))
+    return TRUE;
+  const char *kind = S_ISDIR (st.st_mode) ? "a directory"
+                     : S_ISLNK (st.st_mode) ? "a symbolic link"
+                     : S_ISFIFO (st.st_mode) ? "a named pipe"
+                     : S_ISCHR (st.st_mode) || S_ISBLK (st.st_mode) ? "a device"
+                     : S_ISSOCK (st.st_mode) ? "a socket" : "not a regular file";
+  g_autofree char *target = S_ISLNK (st.st_mode) ? realpath (path, NULL) : NULL;
+  g_set_error (error, CAML_ERROR, CAML_ERROR_IO,
+               "%s: is not a file (%s), which a save would replace%s%s; nothing was "
+               "written", path, kind, target != NULL ? ": save to the file it points to, " : "",
+               target != NULL ? target : "");
+  return FALSE;
+}
+
+gboolean
 caml_file_replace (const char *path, const void *data, gsize length, GError **error)
 {
   g_return_val_if_fail (path != NULL && (data != NULL || length == 0), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  /* rename() would put the file in place of a device, a pipe or a link
+   * (not of what the link points to) */
+  if (!caml_file_check_replaceable (path, error))
+    return FALSE;
 
   char *dir_path = g_path_get_dirname (path);
   char *base = g_path_get_basename (path);

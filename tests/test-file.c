@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -282,6 +283,39 @@ test_replace (void **state)
                                                      "temporary file beside it: "));
       g_clear_error (&error);
     }
+
+  /* A link, a named pipe, a device: refused by kind, left as they were
+   * (rename would put the file in their place, not in the link's target). */
+  char *link = g_build_filename (f->dir, "link.txt", NULL);
+  assert_int_equal (symlink (path, link), 0);
+  assert_false (caml_file_replace (link, "x", 1, &error));
+  g_autofree char *real = realpath (path, NULL);
+  g_autofree char *expected_real = g_strdup_printf ("%s: is not a file (a symbolic link), "
+                                                    "which a save would replace: save to the "
+                                                    "file it points to, %s; nothing was "
+                                                    "written", link, real);
+  assert_string_equal (error->message, expected_real);
+  g_clear_error (&error);
+  assert_true (g_file_test (link, G_FILE_TEST_IS_SYMLINK));
+  assert_file_equals (path, "");
+  char *fifo = g_build_filename (f->dir, "fifo", NULL);
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+  assert_false (caml_file_replace (fifo, "x", 1, &error));
+  assert_non_null (strstr (error->message, "is not a file (a named pipe)"));
+  g_clear_error (&error);
+  assert_false (caml_file_replace ("/dev/null", "x", 1, &error));
+  assert_string_equal (error->message, "/dev/null: is not a file (a device), which a save "
+                                        "would replace; nothing was written");
+  g_clear_error (&error);
+  assert_true (caml_file_check_replaceable (path, &error));
+  assert_true (caml_file_check_replaceable (bad, &error));   /* absent */
+  hidden = hidden_files (f->dir);
+  assert_int_equal (hidden->len, 0);
+  g_ptr_array_unref (hidden);
+  g_unlink (fifo);
+  g_unlink (link);
+  g_free (fifo);
+  g_free (link);
 
   g_free (sub);
   g_free (bad);
