@@ -149,6 +149,9 @@ main (int argc, char **argv)
   /* A closed pipe is an error from write(), not a signal that kills the
    * process mid-run, losing what it trained (for every command). */
   signal (SIGPIPE, SIG_IGN);
+  /* A named pipe given for a file is read as `cat` reads it: once a program
+   * opens it to write (the workbench does not wait). */
+  caml_file_set_pipe_wait (-1);
   g_set_print_handler (print_to_stdout);
   if (argc < 2)
     {

@@ -50,6 +50,12 @@ gboolean caml_file_get_contents (const char *path, char **contents, gsize *lengt
  * a loader reads it (the experiment's keys, caml_experiment_build_…). */
 gboolean caml_file_check_readable (const char *path, GError **error);
 
+/* How long a read of a named pipe (FIFO) waits for a program to open it for
+ * writing: 0, the default, not at all — a FIFO no program writes to reads
+ * as empty at once, so the workbench never hangs on one; −1 as long as it
+ * takes, as `cat` does (the `caml` command). */
+void     caml_file_set_pipe_wait (int milliseconds);
+
 /* A path a save may replace: absent, or a regular file. Anything else —
  * a directory, a symbolic link (the error names the file it points to), a
  * device, a named pipe, a socket — is an error naming path and its kind.

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/file.h>
 #include <stdlib.h>
@@ -192,14 +193,40 @@ fail_not_regular (GError **error, const char *path, mode_t mode)
  * up to CAML_PIPE_MAX bytes. Closes fd. */
 #define CAML_PIPE_MAX ((gsize) 1 << 30)
 
+static int pipe_wait_ms;   /* caml_file_set_pipe_wait */
+
+void
+caml_file_set_pipe_wait (int milliseconds)
+{
+  g_atomic_int_set (&pipe_wait_ms, milliseconds < 0 ? -1 : milliseconds);
+}
+
 static gboolean
 read_pipe (int fd, const char *path, char **contents, gsize *length, GError **error)
 {
   /* Opened without blocking so that a FIFO without a writer cannot hang the
-   * open; from here on, wait for the writer's data. */
+   * open; from here on, wait for the writer's data. A read of a FIFO that
+   * no writer has opened yet ends at once (end of file): with a pipe wait
+   * (caml_file_set_pipe_wait), first wait for one — poll reports nothing
+   * until a writer opens and writes, or opens and closes
+   * (`producer > fifo & caml train fifo` races the producer's open). */
   int flags = fcntl (fd, F_GETFL);
   if (flags >= 0)
     fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+  int wait_ms = g_atomic_int_get (&pipe_wait_ms);
+  if (wait_ms != 0)
+    {
+      struct pollfd wait_for = { .fd = fd, .events = POLLIN };
+      gint64 until = g_get_monotonic_time () + (gint64) wait_ms * 1000;
+      for (;;)
+        {
+          gint64 left_ms = wait_ms < 0 ? -1 : (until - g_get_monotonic_time () + 999) / 1000;
+          if (left_ms == 0 || (left_ms < 0 && wait_ms > 0))
+            break;
+          if (poll (&wait_for, 1, (int) MIN (left_ms, G_MAXINT)) >= 0 || errno != EINTR)
+            break;
+        }
+    }
   GByteArray *data = g_byte_array_new ();
   guint8 chunk[65536];
   for (;;)

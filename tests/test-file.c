@@ -172,6 +172,35 @@ test_get_contents (void **state)
   assert_true (caml_file_get_contents (fifo, &contents, &length, &error));
   assert_int_equal (length, 0);
   g_free (contents);
+  /* With a pipe wait (the caml command's), a writer that opens it after the
+   * read began is waited for: without, this read ended empty at once. A
+   * bounded wait that no writer meets reads it empty. */
+  caml_file_set_pipe_wait (-1);
+  pid_t writer = fork ();
+  assert_true (writer >= 0);
+  if (writer == 0)
+    {
+      /* late; and never blocked on a reader that is gone (a failed test) */
+      g_usleep (200000);
+      int wfd = -1;
+      for (int i = 0; i < 500 && wfd < 0; i++)
+        if ((wfd = open (fifo, O_WRONLY | O_NONBLOCK)) < 0)
+          g_usleep (10000);
+      _exit (wfd >= 0 && write (wfd, "late\n", 5) == 5 ? 0 : 1);
+    }
+  assert_true (caml_file_get_contents (fifo, &contents, &length, &error));
+  assert_null (error);
+  assert_int_equal (length, 5);
+  assert_string_equal (contents, "late\n");
+  g_free (contents);
+  int status = 0;
+  assert_int_equal (waitpid (writer, &status, 0), writer);
+  assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  caml_file_set_pipe_wait (50);
+  assert_true (caml_file_get_contents (fifo, &contents, &length, &error));
+  assert_int_equal (length, 0);
+  g_free (contents);
+  caml_file_set_pipe_wait (0);
 
   /* No permission (root reads anything: nothing to check then). */
   assert_true (g_file_set_contents (path, "secret", -1, NULL));
