@@ -98,6 +98,19 @@ bold_width (cairo_t *cr, double size, const char *text)
   return ext.x_advance;
 }
 
+/* The first n characters of title (whole UTF-8 ones), trailing spaces
+ * dropped, and "…". */
+static char *
+title_head (const char *title, glong n)
+{
+  g_autofree char *head = g_utf8_substring (title, 0, n);
+  return g_strconcat (g_strchomp (head), "…", NULL);
+}
+
+/* Characters of a title measured at most: more would not fit any plot, and
+ * measuring a name of megabytes took minutes. */
+#define TITLE_MAX_CHARS 1000
+
 void
 caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double y,
                       const char *title)
@@ -106,22 +119,35 @@ caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double 
     return;
   double margin = MAX (4.0, 0.01 * width);
   double avail = MAX (width - 2.0 * margin, 1.0);
-  double tw = bold_width (cr, size, title);
-  g_autofree char *shown = g_strdup (title);
+  glong total = g_utf8_strlen (title, -1);
+  glong n = MIN (total, TITLE_MAX_CHARS);
+  g_autofree char *shown = n < total ? title_head (title, n) : g_strdup (title);
+  double tw = bold_width (cr, size, shown);
 
   if (tw > avail)
     {
       size = MAX (size * avail / tw, 0.75 * size);
       tw = bold_width (cr, size, shown);
     }
-  /* Still too wide: drop characters from the end (whole UTF-8 ones). */
-  glong n = g_utf8_strlen (title, -1);
-  while (tw > avail && n > 1)
+  /* Still too wide: the longest head that fits with "…" (at least one
+   * character), by bisection. */
+  if (tw > avail && n > 1)
     {
-      n--;
+      glong lo = 1, hi = n - 1, best = 1;
+      while (lo <= hi)
+        {
+          glong mid = lo + (hi - lo) / 2;
+          g_autofree char *head = title_head (title, mid);
+          if (bold_width (cr, size, head) <= avail)
+            {
+              best = mid;
+              lo = mid + 1;
+            }
+          else
+            hi = mid - 1;
+        }
       g_free (shown);
-      g_autofree char *head = g_utf8_substring (title, 0, n);
-      shown = g_strconcat (g_strchomp (head), "…", NULL);
+      shown = title_head (title, best);
       tw = bold_width (cr, size, shown);
     }
   cx = CLAMP (cx, margin + 0.5 * tw, MAX (margin + 0.5 * tw, width - margin - 0.5 * tw));
