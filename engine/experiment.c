@@ -1185,6 +1185,9 @@ parse_training (Parser *p, JsonNode *node, CamlExperiment *exp)
   return TRUE;
 }
 
+/* The narrowest side of plot.domain. */
+#define PLOT_DOMAIN_MIN_SPAN 1e-150
+
 static gboolean
 parse_plot (Parser *p, JsonNode *node, double *domain)
 {
@@ -1222,6 +1225,19 @@ parse_plot (Parser *p, JsonNode *node, double *domain)
     return fail (p, CAML_ERROR_INVALID, "plot.domain",
                  "[%g, %g, %g, %g] is too wide: x1 − x0 and y1 − y0 must be finite "
                  "(below %g)", d[0], d[1], d[2], d[3], G_MAXDOUBLE);
+  /* … and one that a plot's scale (pixels per unit) and its grid of
+   * distinct points can be drawn from: a width of 1e-310 trained, then
+   * could not be drawn, which threw the run away */
+  for (int axis = 0; axis < 2; axis++)
+    {
+      double lo = d[2 * axis], hi = d[2 * axis + 1];
+      if (hi - lo < PLOT_DOMAIN_MIN_SPAN || hi - lo < 1e-9 * MAX (fabs (lo), fabs (hi)))
+        return fail (p, CAML_ERROR_INVALID, "plot.domain",
+                     "[%g, %g, %g, %g] is too narrow: %s must be at least %g and a "
+                     "billionth of the larger of |%s|, |%s|", d[0], d[1], d[2], d[3],
+                     axis == 0 ? "x1 − x0" : "y1 − y0", PLOT_DOMAIN_MIN_SPAN,
+                     axis == 0 ? "x0" : "y0", axis == 0 ? "x1" : "y1");
+    }
   memcpy (domain, d, sizeof d);
   return TRUE;
 }

@@ -400,7 +400,10 @@ default_domain (CamlDataKind kind, const CamlDataset *set, double domain[4])
           lo = fmin (lo, set->x[2 * i + d]);
           hi = fmax (hi, set->x[2 * i + d]);
         }
-      double margin = hi > lo ? 0.25 * (hi - lo) : 1.0;
+      /* inputs all but equal: a margin that keeps the domain one the
+       * experiment file takes (plot.domain: not too narrow) */
+      double size = MAX (1.0, MAX (fabs (lo), fabs (hi)));
+      double margin = hi - lo > 1e-6 * size ? 0.25 * (hi - lo) : 0.25 * size;
       domain[2 * d] = lo - margin;
       domain[2 * d + 1] = hi + margin;
     }
