@@ -291,7 +291,7 @@ test_replace (void **state)
   assert_non_null (strstr (error->message, bad));
   g_clear_error (&error);
 
-  /* A target that is a directory: rename fails, the temporary is removed. */
+  /* A target that is a directory: refused, no temporary is left. */
   char *sub = g_build_filename (f->dir, "sub", NULL);
   assert_int_equal (g_mkdir (sub, 0755), 0);
   assert_false (caml_file_replace (sub, "x", 1, &error));
