@@ -50,7 +50,7 @@ caml_cli_name_experiment (GError **error, const char *source)
 typedef struct {
   const GOptionEntry *entries;
   char              **first;  /* per entry: the value it was first given, "" for a flag */
-  gboolean            repeated;
+  gboolean            refused;   /* an option given twice, or a number not in decimal */
 } OptionCount;
 
 static gboolean
@@ -66,8 +66,8 @@ is_number (GOptionArg arg)
 }
 
 /* Whether a and b are the same number as GOption reads an option of type
- * arg: whole numbers in base 0 (010 is 8), others as doubles. What GOption
- * would refuse is the real parse's to say. */
+ * arg: whole numbers (decimal, is_decimal) as such, others as doubles. What
+ * GOption would refuse is the real parse's to say. */
 static gboolean
 same_number (GOptionArg arg, const char *a, const char *b)
 {
@@ -78,9 +78,26 @@ same_number (GOptionArg arg, const char *a, const char *b)
       return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
     }
   errno = 0;
-  gint64 x = g_ascii_strtoll (a, &end_a, 0);
-  gint64 y = g_ascii_strtoll (b, &end_b, 0);
+  gint64 x = g_ascii_strtoll (a, &end_a, 10);
+  gint64 y = g_ascii_strtoll (b, &end_b, 10);
   return errno == 0 && end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
+}
+
+/* A whole number as every option and key of caml takes it: decimal digits
+ * with an optional sign, no leading zero. GOption reads its whole numbers
+ * in base 0 — 010 as 8, 0x20 as 32 — where -O and the experiment files
+ * read 010 as 10: refused rather than read two ways. */
+static gboolean
+is_decimal (const char *value)
+{
+  const char *c = value;
+  if (*c == '+' || *c == '-')
+    c++;
+  if (!g_ascii_isdigit (*c) || (c[0] == '0' && c[1] != '\0'))
+    return FALSE;
+  while (g_ascii_isdigit (*c))
+    c++;
+  return *c == '\0';
 }
 
 static gboolean
@@ -94,10 +111,22 @@ count_option (const char *option_name, const char *value, gpointer data, GError 
       const GOptionEntry *e = &count->entries[i];
       gboolean named = option_name[1] == '-' ? strcmp (option_name + 2, e->long_name) == 0
                                              : option_name[1] == e->short_name;
-      if (!named || is_array (e->arg) || *e->long_name == '\0')
+      if (!named || *e->long_name == '\0')
         continue;
-      /* a flag again, or the same value again (8 and 010 for a whole
-       * number, read in base 0 as GOption does), changes nothing */
+      if ((e->arg == G_OPTION_ARG_INT || e->arg == G_OPTION_ARG_INT64) && value != NULL
+          && !is_decimal (value)
+          && (g_ascii_isdigit (value[0]) || value[0] == '+' || value[0] == '-'))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "--%s \"%s\": write a whole number in decimal digits, without "
+                       "leading zeros", e->long_name, value);
+          count->refused = TRUE;
+          return FALSE;
+        }
+      if (is_array (e->arg))
+        continue;
+      /* a flag again, or the same value again (1 and +1, 0.5 and .5),
+       * changes nothing */
       if (count->first[i] == NULL)
         count->first[i] = g_strdup (value != NULL ? value : "");
       if (g_strcmp0 (count->first[i], value != NULL ? value : "") == 0
@@ -106,7 +135,7 @@ count_option (const char *option_name, const char *value, gpointer data, GError 
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    "--%s is given twice, as \"%s\" and as \"%s\": give it once",
                    e->long_name, count->first[i], value);
-      count->repeated = TRUE;
+      count->refused = TRUE;
       return FALSE;
     }
   return TRUE;
@@ -162,7 +191,7 @@ caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
     g_free (count.first[i]);
   g_free (count.first);
   /* Any other problem (an unknown option, --help) is the real parse's. */
-  if (count.repeated)
+  if (count.refused)
     {
       g_propagate_error (error, g_steal_pointer (&repeat));
       return FALSE;

@@ -65,6 +65,11 @@ expect 2 '^caml train: --steps is given twice, as "10" and as "20": give it once
   "$caml" train --preset xor-ca-nn --steps 10 -n 20 -o u1
 expect 2 '^caml sem: --pairs is given twice, as "a" and as "b"' "$caml" sem --pairs a --pairs=b
 expect 2 '^caml sweep: --out is given twice' "$caml" sweep -p xor-ca-nn --grid units=1 -o u1 -o u2
+# GOption reads whole numbers in base 0: -n 010 trained 8 steps and -n 0x20
+# 32, while -O kernel=010 is 10.
+expect 2 '^caml train: --steps "010": write a whole number in decimal digits, without leading zeros$' \
+  "$caml" train --preset xor-ca-nn -n 010 -o u1
+expect 2 '^caml bench: --kernel "0x3": write a whole number' "$caml" bench -p xor-ca-nn -k 0x3
 # Two layer options that set one layer's option to different values: the
 # last one (or -k over -O, whatever came last) won silently. (N.KEY over a
 # bare KEY is no conflict: the layer named wins, in either order — below.)
