@@ -556,21 +556,34 @@ caml_cli_sweep (int argc, char **argv)
       status = 2;
       goto out;
     }
-  /* Check every value before training anything. */
+  /* Check every value before training anything — and that no two values
+   * of an axis are one setting written two ways (1 and 01, 0.1 and 1e-1,
+   * true and 1), which would train one run twice into one directory. */
   for (int a = 0; a < n_axes; a++)
-    for (int v = 0; v < axes[a].n_values; v++)
-      {
-        CamlExperiment *probe = caml_experiment_copy (given);
-        g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key, axes[a].values[v]);
-        gboolean ok = apply_point (probe, layer_options, &assign, &grids[a], 1, &error);
-        caml_experiment_free (probe);
-        if (!ok)
-          {
-            g_printerr ("caml sweep: %s\n", error->message);
-            status = 2;
-            goto out;
-          }
-      }
+    {
+      g_autoptr (GPtrArray) probes = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_experiment_free);
+      for (int v = 0; v < axes[a].n_values; v++)
+        {
+          CamlExperiment *probe = caml_experiment_copy (given);
+          g_ptr_array_add (probes, probe);
+          g_autofree char *assign = g_strdup_printf ("%s=%s", axes[a].key, axes[a].values[v]);
+          gboolean ok = apply_point (probe, layer_options, &assign, &grids[a], 1, &error);
+          for (int w = 0; ok && w < v; w++)
+            if (caml_experiment_equal (probe, probes->pdata[w]))
+              {
+                g_set_error (&error, CAML_ERROR, CAML_ERROR_INVALID,
+                             "--grid %s: the values %s and %s are the same setting",
+                             grids[a], axes[a].values[w], axes[a].values[v]);
+                ok = FALSE;
+              }
+          if (!ok)
+            {
+              g_printerr ("caml sweep: %s\n", error->message);
+              status = 2;
+              goto out;
+            }
+        }
+    }
   if (out_dir == NULL)
     {
       g_autofree char *name = caml_cli_safe_name (exp->name);

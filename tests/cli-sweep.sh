@@ -42,6 +42,11 @@ expect_usage "1.units and 01.units" "both set units of layer 1:" \
   --preset surface-ca-nn-2 -n 2 --grid 1.units=1,2 --grid 01.units=3
 expect_usage "a value twice" "^caml sweep: --grid units=2,3,2: the value 2 is given twice" \
   --preset surface-ca-nn-2 -n 2 --grid units=2,3,2
+# … and one written two ways (compared as text, 2 and 02 trained twice).
+expect_usage "a value two ways" "^caml sweep: --grid units=2,3,02: the values 2 and 02 are the same setting" \
+  --preset surface-ca-nn-2 -n 2 --grid units=2,3,02
+expect_usage "a flag two ways" "^caml sweep: --grid bias=true,1: the values true and 1 are the same setting" \
+  --preset surface-ca-nn-2 -n 2 --grid bias=true,1
 # Different layers' options are different keys.
 "$caml" sweep --preset surface-ca-nn-2 -n 2 --no-baseline --grid 0.units=2 --grid 1.units=3 \
   -o "$dir/layers" >"$dir/out" 2>"$dir/err" || { echo "0.units with 1.units failed"; cat "$dir/out" "$dir/err"; exit 1; }
