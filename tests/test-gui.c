@@ -274,7 +274,15 @@ test_autosave (void **state)
   assert_false (g_file_test (corrupt, G_FILE_TEST_EXISTS));
   assert_null (caml_window_get_error (first));
 
+  /* Saved elsewhere, a recovered experiment keeps its name: it may be one
+   * set apart from the file it came from. */
   g_autofree char *recovered_own = caml_window_get_autosave_path (recovered);
+  g_autofree char *later = g_dir_make_tmp ("caml-gui-XXXXXX", NULL);
+  g_autofree char *elsewhere = g_build_filename (later, "elsewhere.json", NULL);
+  assert_true (caml_window_save_to_path (recovered, elsewhere, &error));
+  assert_string_equal (caml_window_get_experiment (recovered)->name, saved->name);
+  g_unlink (elsewhere);
+  g_rmdir (later);
   g_unlink (recovered_own);
   caml_experiment_free (saved);
   gtk_window_destroy (GTK_WINDOW (recovered));
@@ -969,6 +977,8 @@ test_ca_nn_parts (void **state)
   assert_true (enabled (win, "export-parts"));
   assert_false (enabled (win, "export-words"));
   assert_false (enabled (win, "export-sigma"));
+  assert_false (enabled (win, "export-accuracy"));   /* no accuracy for a surface */
+  assert_false (enabled (win, "export-sigma-auc"));
 
   /* A model without a CA-NN has no parts. */
   activate (win, "reset", NULL);
@@ -1103,6 +1113,9 @@ test_words (void **state)
   assert_true (iterate_until (run_ended, win, 120));
   iterate_until (always_false, NULL, 0.3);
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
+  /* A classifier exports its test accuracy plot (the menu had no item). */
+  assert_true (enabled (win, "export-accuracy"));
+  assert_false (enabled (win, "export-sigma-auc"));
   /* Rebuilt from the samples taken while training (and the final one). */
   assert_true (caml_plot_view_get_update_count (words) >= before_page + 2);
   int n_bars = 0;
@@ -3368,9 +3381,13 @@ test_save_as_name (void **state)
   g_autofree char *copy = g_build_filename (dir, "copy.json", NULL);
   g_autoptr (GError) error = NULL;
 
+  g_autofree char *run_dir = g_build_filename (dir, "run", NULL);
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
   assert_true (iterate_until (is_mapped, win, 10));
   assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
+  assert_true (iterate_until (can_train, win, 30));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
   assert_false (caml_window_save_to_path (win, missing, &error));
   g_clear_error (&error);
   assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
@@ -3391,6 +3408,16 @@ test_save_as_name (void **state)
   assert_string_equal (caml_window_get_experiment (win)->name, "other");
   assert_true (caml_window_save_to_path (win, copy, &error));   /* from experiment.json */
   assert_string_equal (caml_window_get_experiment (win)->name, "other");
+  /* The trained run carries the name: Save Run wrote the preset's. */
+  assert_true (iterate_until (is_enabled_save_run, win, 10));
+  caml_window_save_run (win, run_dir);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (caml_window_get_error (win));
+  g_autofree char *run_exp = g_build_filename (run_dir, "experiment.json", NULL);
+  back = caml_experiment_load_file (run_exp, &error);
+  assert_non_null (back);
+  assert_string_equal (back->name, "other");
+  caml_experiment_free (back);
   gtk_window_destroy (GTK_WINDOW (win));
 
   static const char json[] = "{ \"name\": \"kept\", \"data\": { \"builtin\": \"xor\" } }";
@@ -3407,6 +3434,12 @@ test_save_as_name (void **state)
   const char *const files[] = { mine, other, run, custom, copy };
   for (size_t i = 0; i < G_N_ELEMENTS (files); i++)
     g_unlink (files[i]);
+  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
+    {
+      g_autofree char *file = g_build_filename (run_dir, caml_run_resumable_files[i], NULL);
+      g_unlink (file);
+    }
+  remove_tree (run_dir);
   g_rmdir (dir);
 }
 

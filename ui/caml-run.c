@@ -634,6 +634,14 @@ caml_run_get_experiment (CamlRun *run)
   return run->exp;
 }
 
+void
+caml_run_set_name (CamlRun *run, const char *name)
+{
+  char *old = run->exp->name;
+  run->exp->name = g_strdup (name);
+  g_free (old);
+}
+
 const CamlDataset *
 caml_run_get_train (CamlRun *run)
 {

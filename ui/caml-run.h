@@ -57,6 +57,9 @@ void     caml_run_free (CamlRun *run);
 
 CamlTrainer          *caml_run_get_trainer (CamlRun *run);
 const CamlExperiment *caml_run_get_experiment (CamlRun *run);
+/* The experiment's name (Save As named it after its new file). Main thread;
+ * the trainer reads no name. */
+void                  caml_run_set_name (CamlRun *run, const char *name);
 const CamlDataset    *caml_run_get_train (CamlRun *run);
 CamlRunData          *caml_run_get_data (CamlRun *run);   /* borrowed */
 /* A copy of the weights as an evaluation sees them now (the average when

@@ -1051,6 +1051,7 @@ rebuild_sigma_auc (CamlWindow *self)
   };
   span_run (self, &opts);
   caml_plot_view_set_line (self->sigma_auc_view, caml_plot_line_new (&opts, series, 1, NULL, 0));
+  set_action_enabled (self, "export-sigma-auc", TRUE);
 }
 
 /* The scrubber spans the snapshots kept; at its right end it follows the
@@ -2933,6 +2934,7 @@ rebuild_loss_plot (CamlWindow *self)
       span_run (self, &acc_opts);
       caml_plot_view_set_line (self->accuracy_view,
                                caml_plot_line_new (&acc_opts, acc, n_acc, NULL, 0));
+      set_action_enabled (self, "export-accuracy", TRUE);
     }
 }
 
@@ -3020,6 +3022,8 @@ update_actions (CamlWindow *self)
   set_action_enabled (self, "export-words",
                       self->run != NULL && caml_run_get_words_layer (self->run) >= 0);
   set_action_enabled (self, "export-sigma", self->run != NULL && caml_run_has_sigma (self->run));
+  set_action_enabled (self, "export-accuracy", caml_plot_view_has_plot (self->accuracy_view));
+  set_action_enabled (self, "export-sigma-auc", caml_plot_view_has_plot (self->sigma_auc_view));
   set_action_enabled (self, "save-weights", self->run != NULL);
   g_autofree char *not_resumable = self->run != NULL && self->run_started
                                    ? caml_run_why_not_resumable (self->run) : NULL;
@@ -3892,7 +3896,7 @@ export_plot_to (CamlWindow *self, const char *path, gpointer data)
   g_autoptr (GError) error = NULL;
   CamlPlotView *view = caml_window_get_plot_view (self, what);
   gboolean wide = g_str_equal (what, "loss") || g_str_equal (what, "accuracy")
-                  || g_str_equal (what, "words");
+                  || g_str_equal (what, "sigma-auc") || g_str_equal (what, "words");
   int width = wide ? 1120 : g_str_equal (what, "parts") ? 4 * 560
               : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
                            ? caml_run_get_n_chi (self->run) : 1, 1);
@@ -4428,6 +4432,8 @@ static const GActionEntry win_entries[] = {
   { "sigma-stretch", NULL, NULL, "false", action_sigma_stretch },
   { "export-plot", action_export_plot, "s" },
   { "export-loss", action_export_named },
+  { "export-accuracy", action_export_named },
+  { "export-sigma-auc", action_export_named },
   { "export-surface", action_export_named },
   { "export-chi", action_export_named },
   { "export-parts", action_export_named },
@@ -4754,9 +4760,9 @@ caml_window_load_file (CamlWindow *self, const char *path, GError **error)
 
 
 /* The name the experiment takes when saved to path (NULL: it keeps its own).
- * A name that follows its file — any name while no file holds the
- * experiment (a preset's, "untitled"), or the base name of the file that
- * holds it — follows it to another file: `caml train` names its run folder
+ * A name that follows its file — a preset's or "untitled" while no file
+ * holds the experiment, or the base name of the file that holds it —
+ * follows it to another file: `caml train` names its run folder
  * after it (runs/NAME-seedN), so a preset changed and saved as mine.json
  * no longer trains into the preset's folder. A name set apart from the file
  * stays, and so does the name in a run folder's experiment.json. */
@@ -4775,6 +4781,10 @@ name_for_new_path (CamlWindow *self, const char *path)
       if (g_str_equal (current, "experiment") || g_strcmp0 (current, self->exp->name) != 0)
         return NULL;
     }
+  else if (!g_str_equal (self->exp->name != NULL ? self->exp->name : "untitled", "untitled")
+           && !(self->origin != NULL && g_str_has_prefix (self->origin, "preset ")
+                && g_str_equal (self->origin + strlen ("preset "), self->exp->name)))
+    return NULL;   /* recovered: its name may be one set apart from its file */
   return g_steal_pointer (&name);
 }
 
@@ -4793,6 +4803,14 @@ caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
     {
       self->exp->name = g_steal_pointer (&renamed);
       g_free (name);
+      /* what Save Run and the exports write carry it too */
+      if (self->run != NULL)
+        caml_run_set_name (self->run, self->exp->name);
+      if (self->baseline != NULL)
+        {
+          g_autofree char *base = g_strconcat (self->exp->name, "-baseline", NULL);
+          caml_run_set_name (self->baseline, base);
+        }
     }
   if (g_strcmp0 (self->path, path) != 0)
     {
