@@ -883,12 +883,37 @@ char    *caml_memory_limit_text (void);
 
 /* ------------------------------------------------------ CPU priority */
 
-/* Run the engine's compute threads (trainers and the helper that shares
- * their products) at background CPU priority from now on: nice 10 on Linux,
+/* ---------------------------------------------------------------- threads */
+
+/* The most threads the engine splits work for. */
+#define CAML_MAX_THREADS 256
+
+/* How many threads the engine's kernels split their work for: n ≥ 1, or 0
+ * for the default — $CAML_THREADS when it holds a valid count, else every
+ * core this process may run on. A trainer keeps the count it started with
+ * for its whole run. Work is cut into that many parts whatever else runs,
+ * so a run's numbers depend on the count alone; the parts run on at most
+ * as many threads as there are cores. */
+void     caml_set_threads (int threads);
+int      caml_get_threads (void);
+/* The cores this process may run on. */
+int      caml_get_cores (void);
+/* A thread count written in decimal digits, 1 … CAML_MAX_THREADS. */
+gboolean caml_threads_parse (const char *text, int *threads, GError **error);
+/* FALSE, naming the variable, when $CAML_THREADS is set and not a valid
+ * count (which the default then ignores). */
+gboolean caml_threads_check_env (GError **error);
+/* The kernels that run: the BLAS, its core type and why, and the
+ * instruction set of the engine's own kernels ("OpenBLAS 0.3.21 SkylakeX
+ * kernels; engine kernels AVX-512"). Free with g_free. */
+char    *caml_describe_kernels (void);
+
+/* Run the engine's compute threads (trainers and the threads that share
+ * their work) at background CPU priority from now on: nice 10 on Linux,
  * so that an application's interface — its main thread, the display server
  * and its drawing threads — runs first whenever it needs a core, while
  * training still gets every cycle nobody else wants. Threads lower their own
- * priority (at a trainer's start, at the helper's next job); there is no way
+ * priority (at a trainer's start, as they join a trainer's work); there is no way
  * back, as an unprivileged process cannot raise a priority again. A no-op
  * elsewhere. The workbench calls it at start-up; the CLI does not. */
 void     caml_set_background_priority (void);

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "caml.h"
+#include "parallel.h"
 
 static void
 init_param (CamlParam *p, GRand *rng)
@@ -506,7 +507,7 @@ static void
 zero_range (size_t offset, size_t count, gpointer user_data)
 {
   CamlModel *model = user_data;
-  memset (model->dw + offset, 0, count * sizeof (float));
+  caml_parallel_zero (model->dw + offset, count);
 }
 
 void

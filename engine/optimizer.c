@@ -42,6 +42,7 @@
 
 #include "caml.h"
 #include "parallel.h"
+#include "vectorize.h"
 
 const char *const caml_optimizer_names[] = { "sgd", "adagrad", "adam", NULL };
 
@@ -199,7 +200,7 @@ not_finite (float x)
  * gradients g decayed by wd (0: not decayed); each returns nonzero when a
  * new weight is not finite. The pointers do not alias (restrict), so that
  * the loops vectorize without run-time checks. */
-static guint32
+static CAML_VECTOR_LOOP guint32
 sgd (float *restrict w, float *restrict w_saved, const float *restrict g, float lr,
      float wd, size_t count)
 {
@@ -215,7 +216,7 @@ sgd (float *restrict w, float *restrict w_saved, const float *restrict g, float 
 }
 
 /* The velocity read from m, the new one written to m_out. */
-static guint32
+static CAML_VECTOR_LOOP guint32
 sgd_momentum (float *restrict w, float *restrict w_saved, const float *restrict g,
               const float *restrict m, float *restrict m_out, float lr, float mu, float wd,
               size_t count)
@@ -233,7 +234,7 @@ sgd_momentum (float *restrict w, float *restrict w_saved, const float *restrict 
 }
 
 /* The accumulators m updated in place, each saved to m_saved first. */
-static guint32
+static CAML_VECTOR_LOOP guint32
 adagrad (float *restrict w, float *restrict w_saved, const float *restrict g,
          float *restrict m, float *restrict m_saved, float lr, float eps, float wd,
          size_t count)
@@ -252,7 +253,7 @@ adagrad (float *restrict w, float *restrict w_saved, const float *restrict g,
 }
 
 /* The moments read from m, v, the new ones written to m_out, v_out. */
-static guint32
+static CAML_VECTOR_LOOP guint32
 adam (float *restrict w, float *restrict w_saved, const float *restrict g,
       const float *restrict m, const float *restrict v, float *restrict m_out,
       float *restrict v_out, float step, float b1, float b2, float eps_hat, float wd,
@@ -316,7 +317,7 @@ typedef struct {
   size_t         offset, count;
   long           t;
   float          wd;     /* the weight decay of these weights: λ, or 0 */
-  guint32        bad[2];
+  guint32       *bad;    /* (parts) what each part found */
 } Update;
 
 /* Updates u's weights [lo, lo + count) of its range; nonzero: not finite. */
@@ -333,25 +334,32 @@ update_range (const Update *u, size_t lo, size_t count)
 }
 
 static void
-update_part (int part, gpointer data)
+update_part (int part, int parts, gpointer data)
 {
   Update *u = data;
-  size_t half = (u->count / 2 + 15) & ~(size_t) 15;
-  size_t lo = part == 0 ? 0 : half, hi = part == 0 ? half : u->count;
+  size_t lo, hi;
+  caml_part_range (u->count, part, parts, 16, &lo, &hi);
   u->bad[part] = update_range (u, lo, hi - lo);
 }
+
+/* Weights per part below which a block is updated by one thread. */
+#define UPDATE_GRAIN 16384
 
 /* Updates all of u's weights; nonzero: not finite. */
 static guint32
 update_all (Update *u)
 {
-  /* Large blocks are memory-bound: both cores' bandwidth helps. */
-  if (u->count >= 65536)
-    {
-      caml_parallel_run (update_part, u);
-      return u->bad[0] | u->bad[1];
-    }
-  return update_range (u, 0, u->count);
+  /* Large blocks are memory-bound: every core's bandwidth helps. */
+  int parts = (int) MIN ((size_t) caml_parallel_threads (), u->count / UPDATE_GRAIN);
+  if (parts <= 1)
+    return update_range (u, 0, u->count);
+  guint32 bad[CAML_MAX_THREADS] = { 0 };
+  u->bad = bad;
+  caml_parallel_for (parts, update_part, u);
+  guint32 any = 0;
+  for (int i = 0; i < parts; i++)
+    any |= bad[i];
+  return any;
 }
 
 /* Updates every row of the token table p (u: all of it) under weight decay:
@@ -506,7 +514,7 @@ caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step)
             }
           Update u = { opt, model->w, model->dw, opt->blocks > 0 ? from : NULL,
                        opt->blocks > 0 ? to : NULL, off, p->count,
-                       opt->updates[p->group], wd, { 0, 0 } };
+                       opt->updates[p->group], wd, NULL };
           if (p->token_rows > 0 && sparse)
             {
               /* Only the rows of the batch's tokens have gradients; the

@@ -1,19 +1,25 @@
-/* parallel.c — the engine's own two-way parallelism.
+/* parallel.c — the engine's threads: OpenMP (GCC's libgomp) parallel
+ * regions, the thread count, and background priority.
  *
- * The engine's matrix products are small (a batch of 100 against a layer of
- * a few thousand), where OpenBLAS's threading costs more than it gains and
- * its idle workers spin against ours. So OpenBLAS runs single-threaded and
- * the engine splits each large product (and the optimizer's loops) in two:
- * one half on the calling thread, the other on one persistent helper thread
- * woken through a condition variable. Callers that find the helper busy (two
- * trainers at once) run both halves themselves. */
-#include <cblas.h>
+ * Kernels cut their work into as many parts as the thread count says
+ * (parallel.h) and hand them to caml_parallel_for, which runs them on an
+ * OpenMP team. The team is as large as the parts, but never larger than
+ * the cores left over by other regions running at the same moment (two
+ * trainers at once, a probe beside a trainer): a team that finds the cores
+ * taken runs its parts on fewer threads, with the same results. BLAS calls
+ * run inside the parts, single-threaded (blas.c). */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #ifdef __linux__
 #include <sys/resource.h>
 #include <unistd.h>
 #endif
+#include <stdlib.h>
+#include <string.h>
 
 #include "caml.h"
+#include "blas.h"
 #include "parallel.h"
 
 #define BACKGROUND_NICE 10
@@ -21,77 +27,191 @@
 static gint background;       /* atomic: caml_set_background_priority was called */
 static GPrivate lowered;      /* this thread's priority is lowered already */
 
-static GMutex   users;        /* one caller at a time owns the helper */
-static GMutex   lock;         /* guards the fields below */
-static GCond    cond;
-static guint64  posted, done; /* job generations */
-static CamlPartFunc job_func;
-static gpointer job_data;
+static gint threads_set;      /* atomic: caml_set_threads's count, 0 for the default */
+static gint busy;             /* atomic: threads working in parallel regions now */
+static __thread int pinned;   /* this thread's count (caml_parallel_pin), 0: none */
 
-static gpointer
-helper_main (gpointer unused)
+/* The cores this process may run on (its affinity mask). */
+static int
+cores (void)
 {
-  guint64 seen = 0;
-  for (;;)
-    {
-      g_mutex_lock (&lock);
-      while (posted == seen)
-        g_cond_wait (&cond, &lock);
-      seen = posted;
-      caml_parallel_lower_priority ();
-      CamlPartFunc func = job_func;
-      gpointer data = job_data;
-      g_mutex_unlock (&lock);
-
-      func (1, data);
-
-      g_mutex_lock (&lock);
-      done = seen;
-      g_cond_broadcast (&cond);
-      g_mutex_unlock (&lock);
-    }
-  return NULL;
+  static gsize n = 0;
+  if (g_once_init_enter (&n))
+    g_once_init_leave (&n, (gsize) MAX (1, (int) g_get_num_processors ()));
+  return (int) n;
 }
 
-int
-caml_parallel_parts (void)
+gboolean
+caml_threads_parse (const char *text, int *threads, GError **error)
 {
-  static gsize parts = 0;
-  if (g_once_init_enter (&parts))
+  guint64 v = 0;
+  g_autoptr (GError) parse_error = NULL;
+  if (text == NULL
+      || !g_ascii_string_to_unsigned (text, 10, 1, CAML_MAX_THREADS, &v, &parse_error)
+      || text[0] == '0' || text[0] == '+')
     {
-      int cpus = g_get_num_processors ();
-      /* Once, before any product runs: our threads, not OpenBLAS's. */
-      openblas_set_num_threads (1);
-      if (cpus >= 2)
-        g_thread_unref (g_thread_new ("caml-helper", helper_main, NULL));
-      g_once_init_leave (&parts, cpus >= 2 ? 2 : 1);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "\"%s\": expected a number of threads from 1 to %d, written in "
+                   "decimal digits", text ? text : "", CAML_MAX_THREADS);
+      return FALSE;
     }
-  return (int) parts;
+  *threads = (int) v;
+  return TRUE;
+}
+
+gboolean
+caml_threads_check_env (GError **error)
+{
+  const char *env = g_getenv ("CAML_THREADS");
+  int threads;
+  if (env == NULL || caml_threads_parse (env, &threads, error))
+    return TRUE;
+  g_prefix_error (error, "CAML_THREADS=");
+  return FALSE;
+}
+
+/* The count when nobody set one: $CAML_THREADS when it is valid, else
+ * every core. */
+static int
+default_threads (void)
+{
+  static gsize n = 0;
+  if (g_once_init_enter (&n))
+    {
+      int threads = cores ();
+      const char *env = g_getenv ("CAML_THREADS");
+      if (env != NULL && !caml_threads_parse (env, &threads, NULL))
+        threads = cores ();
+      g_once_init_leave (&n, (gsize) threads);
+    }
+  return (int) n;
 }
 
 void
-caml_parallel_run (CamlPartFunc func, gpointer data)
+caml_set_threads (int threads)
 {
-  if (caml_parallel_parts () < 2 || !g_mutex_trylock (&users))
+  g_atomic_int_set (&threads_set, CLAMP (threads, 0, CAML_MAX_THREADS));
+}
+
+int
+caml_get_threads (void)
+{
+  int n = g_atomic_int_get (&threads_set);
+  return n > 0 ? n : default_threads ();
+}
+
+int
+caml_get_cores (void)
+{
+  return cores ();
+}
+
+void
+caml_parallel_pin (int threads)
+{
+  pinned = CLAMP (threads, 0, CAML_MAX_THREADS);
+}
+
+int
+caml_parallel_threads (void)
+{
+  caml_blas_init ();
+  return pinned > 0 ? pinned : caml_get_threads ();
+}
+
+void
+caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
+{
+  caml_blas_init ();
+#ifdef _OPENMP
+  if (parts > 1 && !omp_in_parallel ())
     {
-      func (0, data);
-      func (1, data);
-      return;
+      /* Claim threads for the team; what others hold now is not ours. */
+      int want = MIN (parts, cores ());
+      int held = g_atomic_int_add (&busy, want);
+      int team = CLAMP (cores () - held, 1, want);
+      if (team > 1)
+        {
+#pragma omp parallel num_threads (team)
+          {
+            caml_parallel_lower_priority ();
+            int t = omp_get_thread_num (), nt = omp_get_num_threads ();
+            for (int part = t; part < parts; part += nt)
+              func (part, parts, data);
+          }
+          g_atomic_int_add (&busy, -want);
+          return;
+        }
+      g_atomic_int_add (&busy, -want);
     }
-  g_mutex_lock (&lock);
-  job_func = func;
-  job_data = data;
-  posted++;
-  g_cond_broadcast (&cond);
-  g_mutex_unlock (&lock);
+#endif
+  for (int part = 0; part < parts; part++)
+    func (part, parts, data);
+}
 
-  func (0, data);
+/* Floats per part below which a pass over memory stays on one thread. */
+#define STREAM_GRAIN 32768
 
-  g_mutex_lock (&lock);
-  while (done != posted)
-    g_cond_wait (&cond, &lock);
-  g_mutex_unlock (&lock);
-  g_mutex_unlock (&users);
+typedef struct {
+  float       *p;
+  const float *c;
+  size_t       n;
+  guint32      bad[CAML_MAX_THREADS];
+} Stream;
+
+static void
+zero_part (int part, int parts, gpointer data)
+{
+  Stream *s = data;
+  size_t lo, hi;
+  caml_part_range (s->n, part, parts, 16, &lo, &hi);
+  memset (s->p + lo, 0, (hi - lo) * sizeof (float));
+}
+
+void
+caml_parallel_zero (float *p, size_t n)
+{
+  Stream s = { .p = p, .n = n };
+  caml_parallel_for ((int) CLAMP (n / STREAM_GRAIN, 1, (size_t) caml_parallel_threads ()),
+                     zero_part, &s);
+}
+
+/* 1 when x is Inf or NaN: branch-free over the bits, so the loop
+ * vectorises. */
+static guint32
+count_not_finite (const float *v, size_t n)
+{
+  guint32 bad = 0;
+  for (size_t k = 0; k < n; k++)
+    {
+      guint32 bits;
+      memcpy (&bits, &v[k], sizeof bits);
+      bad |= (guint32) ((bits & 0x7f800000u) == 0x7f800000u);
+    }
+  return bad;
+}
+
+static void
+finite_part (int part, int parts, gpointer data)
+{
+  Stream *s = data;
+  size_t lo, hi;
+  caml_part_range (s->n, part, parts, 16, &lo, &hi);
+  s->bad[part] = count_not_finite (s->c + lo, hi - lo);
+}
+
+gboolean
+caml_parallel_all_finite (const float *p, size_t n)
+{
+  int parts = (int) CLAMP (n / STREAM_GRAIN, 1, (size_t) caml_parallel_threads ());
+  if (parts == 1)
+    return count_not_finite (p, n) == 0;
+  Stream s = { .c = p, .n = n };
+  caml_parallel_for (parts, finite_part, &s);
+  guint32 bad = 0;
+  for (int i = 0; i < parts; i++)
+    bad |= s.bad[i];
+  return bad == 0;
 }
 
 void

@@ -1,17 +1,48 @@
-/* parallel.h — private to the engine: split work in two halves. */
+/* parallel.h — private to the engine: splitting work over threads.
+ *
+ * Work is cut into `parts`, a number that depends only on the thread count
+ * the caller runs with (caml_parallel_threads), never on how many threads
+ * are free at that moment: parts run on as many OpenMP threads as there are
+ * cores to spare, and anything summed over parts is summed in part order, so
+ * a run's numbers depend on its thread count alone. */
 #pragma once
 
+#include <stddef.h>
 #include <glib.h>
 
-/* Called as func (0, data) and func (1, data), possibly at the same time on
- * two threads: each call does its half. */
-typedef void (*CamlPartFunc) (int part, gpointer data);
+/* Called once for each part in [0, parts), possibly concurrently. */
+typedef void (*CamlPartFunc) (int part, int parts, gpointer data);
 
-/* How many parts run at once (1 or 2). The first call also sets OpenBLAS to
- * one thread for the whole process. */
-int  caml_parallel_parts (void);
-/* Runs both parts and returns when both are done. */
-void caml_parallel_run (CamlPartFunc func, gpointer data);
+/* The thread count kernels split their work for on the calling thread: the
+ * count pinned to this thread (caml_parallel_pin), else the engine's
+ * (caml_get_threads). */
+int  caml_parallel_threads (void);
+/* Pins this thread's count (≤ 0: unpin), for a trainer whose whole run must
+ * use one count whatever caml_set_threads says meanwhile. */
+void caml_parallel_pin (int threads);
+/* Runs func for every part and returns when all are done. Called from
+ * inside another parallel region, or with one part, it runs them in turn
+ * on the calling thread. */
+void caml_parallel_for (int parts, CamlPartFunc func, gpointer data);
+
+/* Part `part` of `parts` of the items [0, n): [*lo, *hi), boundaries on
+ * multiples of `align` (≥ 1) except n itself. */
+static inline void
+caml_part_range (size_t n, int part, int parts, size_t align, size_t *lo, size_t *hi)
+{
+  size_t blocks = (n + align - 1) / align;
+  size_t b0 = blocks * (size_t) part / (size_t) parts;
+  size_t b1 = blocks * (size_t) (part + 1) / (size_t) parts;
+  *lo = MIN (b0 * align, n);
+  *hi = MIN (b1 * align, n);
+}
+
+/* p[0 … n) = 0, large blocks split over parts. */
+void     caml_parallel_zero (float *p, size_t n);
+/* Whether every value of p[0 … n) is finite (no Inf, no NaN), large
+ * blocks split over parts. */
+gboolean caml_parallel_all_finite (const float *p, size_t n);
+
 /* Lowers the calling thread to background priority when
  * caml_set_background_priority was called (once per thread; cheap after). */
 void caml_parallel_lower_priority (void);

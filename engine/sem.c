@@ -46,7 +46,7 @@
 #include <cblas.h>
 
 #include "caml.h"
-#include "parallel.h"
+#include "blas.h"
 
 #define PC_MAX_ITERATIONS 20000
 #define PC_TOLERANCE      1e-12
@@ -116,9 +116,7 @@ CamlSem *
 caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error)
 {
   g_return_val_if_fail (emb != NULL && corpus != NULL, NULL);
-  /* The products here are small: OpenBLAS on one thread, as everywhere in
-   * the engine (parallel.c). */
-  caml_parallel_parts ();
+  caml_blas_init ();
   int size = caml_vocab_size (corpus), V = 0, D = emb->dim;
   for (int i = 0; i < size; i++)
     if (caml_vocab_count (corpus, i) > 0
@@ -536,7 +534,7 @@ void
 caml_remove_first_pc (float *x, int n, int d, float *pc)
 {
   /* The top right singular vector of x = the top eigenvector of xᵀx. */
-  caml_parallel_parts ();
+  caml_blas_init ();
   double *Y = g_new (double, (gsize) n * d);
   double *mean = g_new0 (double, d);
   for (gsize i = 0; i < (gsize) n * d; i++)

@@ -357,7 +357,7 @@ check_range (size_t offset, size_t count, gpointer user_data)
 {
   RangeCheck *check = user_data;
   if (check->finite)
-    check->finite = all_finite (check->v + offset, count);
+    check->finite = caml_parallel_all_finite (check->v + offset, count);
 }
 
 /* Whether v (a block laid out like the weights) is finite: the whole block
@@ -368,7 +368,7 @@ block_finite (CamlTrainer *trainer, const float *v)
 {
   const CamlModel *model = trainer->model;
   if (!caml_optimizer_is_sparse (trainer->opt))
-    return all_finite (v, model->n_weights);
+    return caml_parallel_all_finite (v, model->n_weights);
   RangeCheck check = { v, TRUE };
   caml_model_foreach_grad_range (model, check_range, &check);
   return check.finite;

@@ -10,6 +10,7 @@
  * values and the gate logits; the epilogue applies bias, activation, sigmoid
  * and the mix in one pass. Gate parameters: u, b_χ. Value parameters: W, b, w0. */
 #include "layers.h"
+#include "vectorize.h"
 
 enum { OPT_KERNEL, OPT_STRIDE, OPT_PADDING, OPT_DEPTH, OPT_ACTIVATION };
 
@@ -37,8 +38,7 @@ typedef struct {
   float          *v;            /* (N, depth, OH, OW) values after act */
   float          *chi;          /* (N, 1, OH, OW) the σ-map */
   CamlConvScratch scratch;
-  float          *acc;          /* (CAML_CONV_WORKERS − 1, 2·depth + 1): db, dw0, db_χ
-                                 * of the workers other than 0 */
+  float          *sums;         /* (2·depth + 1): db, dw0, db_χ of a backward pass */
   /* per call */
   float          *out;
   const float    *dout;
@@ -71,14 +71,14 @@ ca_cnn_setup (CamlLayer *layer, GError **error)
                                    g.kk, 1, 1);
   s->w0 = caml_layer_add_param (layer, "w0", CAML_GROUP_VALUE, CAML_INIT_SMALL,
                                 g.kk, s->depth, s->depth);
-  s->acc = g_new0 (float, (CAML_CONV_WORKERS - 1) * (2 * s->depth + 1));
+  s->sums = g_new0 (float, 2 * s->depth + 1);
   layer->out = caml_shape_image (s->depth, g.oh, g.ow);
   layer->state = s;
   return TRUE;
 }
 
 /* y (depth + 1, nb·P): rows 0…depth−1 the values, row depth the gate logits. */
-static void
+static CAML_VECTOR_LOOP void
 ca_cnn_epilogue (gpointer data, const float *y, int n0, int nb)
 {
   CaCnn *s = data;
@@ -87,21 +87,34 @@ ca_cnn_epilogue (gpointer data, const float *y, int n0, int nb)
   const float *b = s->b->w, *w0 = s->w0->w, b_chi = s->b_chi->w[0];
   for (int i = 0; i < nb; i++)
     {
-      float *chi = s->chi + (size_t) (n0 + i) * P;
+      float *restrict chi = s->chi + (size_t) (n0 + i) * P;
       const float *z = y + D * ld + (size_t) i * P;
       for (int p = 0; p < P; p++)
         chi[p] = z[p] + b_chi;
       caml_activation_forward (CAML_ACT_SIGMOID, chi, chi, P);
       for (int j = 0; j < D; j++)
         {
-          const float *src = y + j * ld + (size_t) i * P;
+          const float *restrict src = y + j * ld + (size_t) i * P;
           size_t at = ((size_t) (n0 + i) * D + j) * P;
-          float *v = s->v + at, *o = s->out + at;
-          for (int p = 0; p < P; p++)
-            v[p] = src[p] + b[j];
-          caml_activation_forward (s->act, v, v, P);
-          for (int p = 0; p < P; p++)
-            o[p] = chi[p] * (v[p] - w0[j]) + w0[j];
+          float *restrict v = s->v + at, *restrict o = s->out + at;
+          const float bj = b[j], wj = w0[j];
+          if (s->act == CAML_ACT_RELU)
+            /* one pass: bias, relu and the mix */
+            for (int p = 0; p < P; p++)
+              {
+                float vp = src[p] + bj;
+                vp = vp > 0.0f ? vp : 0.0f;
+                v[p] = vp;
+                o[p] = chi[p] * (vp - wj) + wj;
+              }
+          else
+            {
+              for (int p = 0; p < P; p++)
+                v[p] = src[p] + bj;
+              caml_activation_forward (s->act, v, v, P);
+              for (int p = 0; p < P; p++)
+                o[p] = chi[p] * (v[p] - wj) + wj;
+            }
         }
     }
 }
@@ -140,20 +153,14 @@ ca_cnn_forward (CamlLayer *layer, float *out, const float *inp, int n)
 }
 
 /* dy (depth + 1, nb·P) from dout: rows 0…depth−1 dL/d(W c + b), row depth dL/d(u c + b_χ). */
-static void
-ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, int worker)
+static CAML_VECTOR_LOOP void
+ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, float *sums)
 {
   CaCnn *s = data;
   const int P = s->g.p, D = s->depth;
   const size_t ld = (size_t) nb * P;
   const float *w0 = s->w0->w;
-  float *db = s->b->dw, *dw0 = s->w0->dw, *db_chi = s->b_chi->dw;
-  if (worker > 0)
-    {
-      db = s->acc + (size_t) (worker - 1) * (2 * D + 1);
-      dw0 = db + D;
-      db_chi = dw0 + D;
-    }
+  float *db = sums, *dw0 = sums + D, *db_chi = sums + 2 * D;
   for (int i = 0; i < nb; i++)
     {
       const float *chi = s->chi + (size_t) (n0 + i) * P;
@@ -200,20 +207,16 @@ ca_cnn_backward (CamlLayer *layer, float *dinp, const float *dout,
   CaCnn *s = layer->state;
   const int D = s->depth, width = 2 * D + 1;
   s->dout = dout;
-  memset (s->acc, 0, (CAML_CONV_WORKERS - 1) * width * sizeof (float));
+  memset (s->sums, 0, width * sizeof (float));
   /* [dW; du] accumulate together: they are adjacent like [W; u]. */
   caml_conv_backward (&s->g, s->W->dw, dinp, s->W->w, D + 1, inp, n,
-                      &s->scratch, ca_cnn_prologue, s);
-  for (int w = 0; w < CAML_CONV_WORKERS - 1; w++)
+                      &s->scratch, ca_cnn_prologue, s, s->sums, width);
+  for (int j = 0; j < D; j++)
     {
-      const float *a = s->acc + (size_t) w * width;
-      for (int j = 0; j < D; j++)
-        {
-          s->b->dw[j] += a[j];
-          s->w0->dw[j] += a[D + j];
-        }
-      s->b_chi->dw[0] += a[2 * D];
+      s->b->dw[j] += s->sums[j];
+      s->w0->dw[j] += s->sums[D + j];
     }
+  s->b_chi->dw[0] += s->sums[2 * D];
 }
 
 static const float *
@@ -230,7 +233,8 @@ ca_cnn_flops (CamlLayer *layer, int n, double *forward, double *backward)
   CaCnn *s = layer->state;
   double gemm = 2.0 * (s->depth + 1) * s->g.kk * (double) s->g.p * n;
   *forward = gemm;
-  *backward = 2 * gemm;   /* [dW; du] and dinp */
+  /* [dW; du], and dinp unless the layer is the model's first */
+  *backward = layer->index > 0 ? 2 * gemm : gemm;
 }
 
 static void
@@ -238,7 +242,7 @@ ca_cnn_free (CamlLayer *layer)
 {
   CaCnn *s = layer->state;
   caml_conv_scratch_free (&s->scratch);
-  g_free (s->acc);
+  g_free (s->sums);
   g_free (s->v);
   g_free (s->chi);
   g_free (s);

@@ -133,7 +133,7 @@ ca_nn_flops (CamlLayer *layer, int n, double *forward, double *backward)
   CaNn *s = layer->state;
   double gemm = 2.0 * n * s->d * (double) (s->u + 1);   /* W and u */
   *forward = gemm;
-  *backward = 2 * gemm;   /* [dW; du] and dinp */
+  *backward = layer->index > 0 ? 2 * gemm : gemm;   /* [dW; du], and dinp unless first */
 }
 
 static void

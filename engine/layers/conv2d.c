@@ -72,7 +72,7 @@ conv2d_flops (CamlLayer *layer, int n, double *forward, double *backward)
   Conv2d *s = layer->state;
   double gemm = 2.0 * s->depth * s->g.kk * (double) s->g.p * n;
   *forward = gemm;
-  *backward = 2 * gemm;   /* dW and dinp */
+  *backward = layer->index > 0 ? 2 * gemm : gemm;   /* dW, and dinp unless first */
 }
 
 static void

@@ -74,7 +74,7 @@ dense_flops (CamlLayer *layer, int n, double *forward, double *backward)
   Dense *s = layer->state;
   double gemm = 2.0 * n * s->d * (double) s->u;
   *forward = gemm;
-  *backward = 2 * gemm;   /* dW and dinp */
+  *backward = layer->index > 0 ? 2 * gemm : gemm;   /* dW, and dinp unless first */
 }
 
 static void

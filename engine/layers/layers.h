@@ -194,11 +194,18 @@ void caml_att_memory_forward (CamlAttMemory *mem, const float *inp, const int *l
  * dinp (N, T, D) (zeros at padding) when it is non-NULL. */
 void caml_att_memory_backward (CamlAttMemory *mem, float *dinp);
 
-/* Row-major cblas_sgemm; large products run as two halves on two threads. */
 #include <cblas.h>
+/* Row-major C (m, n) = alpha op(A) op(B) + beta C, as cblas_sgemm. A large
+ * product is cut into tiles, one per part (parallel.h). */
 void caml_sgemm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
                  const float *A, int lda, const float *B, int ldb, float beta, float *C,
                  int ldc);
+
+/* The same on the calling thread: oneDNN for products of 2 MFLOP and more,
+ * OpenBLAS below. */
+void caml_sgemm_serial (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
+                        float alpha, const float *A, int lda, const float *B, int ldb,
+                        float beta, float *C, int ldc);
 
 /* y (N, U) = x (N, D) · Wᵀ + b, W (U, D), b (U) or NULL. */
 void caml_linear_forward (float *y, const float *x, const float *W, const float *b,
@@ -222,7 +229,7 @@ void caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *do
                              const float *chi, const float *v, const float *w0,
                              int n, int u);
 
-/* ------------------------------------------------------ convolution (im2col.c) */
+/* -------------------------------------------------------- convolution (conv.c) */
 
 typedef enum { CAML_PADDING_SAME, CAML_PADDING_VALID } CamlPadding;
 extern const char *const caml_padding_names[]; /* "same", "valid"; NULL-terminated */
@@ -237,7 +244,12 @@ typedef struct {
   int oh, ow;            /* output positions */
   int p;                 /* OH·OW */
   int kk;                /* K = C·k·k, one patch */
-  int sub_batch;         /* samples per im2col block (bounds the scratch) */
+  int sub_batch;         /* samples per block of work (bounds the scratch) */
+  /* the direct kernels (stride 1; conv-kernels.c) */
+  gboolean direct;
+  int nv, nv_in;         /* vectors per row block of the output, of the input */
+  int owp, wp, hp;       /* output rows padded to whole blocks; the input planes */
+  int iwp, wq, hq;       /* input rows padded so; the planes of the output gradient */
 } CamlConvGeom;
 
 /* Errors (CAML_ERROR_SHAPE) name `what` and the shapes: a flat input, or a
@@ -252,46 +264,45 @@ void caml_im2col (float *col, float *plane, const float *inp, const CamlConvGeom
 void caml_col2im_add (float *dinp, float *plane, const float *col, const CamlConvGeom *g,
                       int nb);
 
-/* The driver splits the sub-batches between up to this many threads. */
-#define CAML_CONV_WORKERS 2
-
-/* One worker's scratch, grown on demand and bounded by sub_batch. */
+/* One part's scratch, grown on demand and bounded by sub_batch. */
 typedef struct {
-  float  *col;   /* (K, nb·P) */
-  size_t  col_cap;
-  float  *y;     /* (M, nb·P) */
-  size_t  y_cap;
-  float  *plane; /* (Hp, Wp) one zero-bordered channel */
-  size_t  plane_cap;
-  float  *dW;    /* (M, K) private gradient of workers > 0 */
-  size_t  dW_cap;
+  float  *y;       size_t y_cap;        /* (M, nb·P) products, or their gradient */
+  float  *planes;  size_t planes_cap;   /* direct: (nb, C, Hp, Wp) input planes */
+  float  *dyp;     size_t dyp_cap;      /* direct: (M', nb, OH, OWp) gradient rows */
+  float  *dplanes; size_t dplanes_cap;  /* direct: (nb, M, Hq, Wq) gradient planes */
+  float  *dW;      size_t dW_cap;       /* this part's weight gradient (lanes, or (M, K)) */
+  float  *sums;    size_t sums_cap;     /* this part's sums of the prologue */
+  float  *col;     size_t col_cap;      /* im2col: (K, nb·P) */
+  float  *plane;   size_t plane_cap;    /* im2col: (Hp, Wp) one zero-bordered channel */
 } CamlConvWork;
 
 typedef struct {
-  CamlConvWork work[CAML_CONV_WORKERS];
+  CamlConvWork *work;     /* one per part */
+  int           n_work;
+  float        *wt;       /* (C, M·k·k) flipped weights for the input gradient */
+  size_t        wt_cap;
 } CamlConvScratch;
 
 void caml_conv_scratch_free (CamlConvScratch *scratch);
-/* How many workers a pass over n samples uses (1 … CAML_CONV_WORKERS). */
-int  caml_conv_workers (const CamlConvGeom *g, int n);
 
-/* Called once per sub-batch of samples [n0, n0 + nb): y (M, nb·P) = Wm · col.
- * Sub-batches run concurrently on different workers: write only those samples. */
+/* Called once per block of samples [n0, n0 + nb): y (M, nb·P) = Wm · patches.
+ * Blocks run concurrently in different parts: write only those samples. */
 typedef void (*CamlConvEpilogue) (gpointer ctx, const float *y, int n0, int nb);
-/* Must write dy (M, nb·P), the gradient reaching Wm · col, for [n0, n0 + nb).
- * Concurrent too: anything summed over samples (bias gradients) goes into an
- * accumulator of `worker` (0 … CAML_CONV_WORKERS − 1), summed afterwards. */
-typedef void (*CamlConvPrologue) (gpointer ctx, float *dy, int n0, int nb, int worker);
+/* Must write dy (M, nb·P), the gradient reaching Wm · patches, for
+ * [n0, n0 + nb). Concurrent too: anything summed over samples (bias
+ * gradients) goes into `sums`, this part's n_sums floats (zeroed before its
+ * first block), which the driver adds to the caller's in part order. */
+typedef void (*CamlConvPrologue) (gpointer ctx, float *dy, int n0, int nb, float *sums);
 
-/* y = Wm (M, K) · im2col(inp) in sub-batches; the epilogue consumes each. */
+/* y = Wm (M, K) · patches(inp); the epilogue consumes each block. */
 void caml_conv_forward (const CamlConvGeom *g, const float *Wm, int m, const float *inp,
                         int n, CamlConvScratch *scratch, CamlConvEpilogue epilogue,
                         gpointer ctx);
-/* dWm (M, K) += Σ dy · colᵀ; dinp (N, C, H, W) = col2im(Wmᵀ dy), overwritten
- * (skipped when NULL). */
+/* dWm (M, K) += Σ dy · patchesᵀ; dinp (N, C, H, W) = the gradient of the
+ * input, overwritten (skipped when NULL); sums (n_sums) += the prologue's. */
 void caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float *Wm,
                          int m, const float *inp, int n, CamlConvScratch *scratch,
-                         CamlConvPrologue prologue, gpointer ctx);
+                         CamlConvPrologue prologue, gpointer ctx, float *sums, int n_sums);
 
 /* out (N, M, OH, OW) = act(W (M, K) ⊛ inp + b), b (M) or NULL. */
 void caml_conv_plain_forward (const CamlConvGeom *g, float *out, const float *inp,
@@ -302,6 +313,38 @@ void caml_conv_plain_backward (const CamlConvGeom *g, float *dinp, float *dW, fl
                                const float *dout, const float *inp, const float *out,
                                const float *W, int m, CamlActivation act, int n,
                                CamlConvScratch *scratch);
+
+/* The direct kernels of one instruction set (conv-kernels.c). A forward
+ * call computes one row block of nv·vl outputs for mb channels:
+ *   out[m·os + x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + ki·wp + kj + x]
+ * storing x < width; a weight-gradient call adds, lane by lane, for mb =
+ * dw_mb[kb] channels and kb kernel columns,
+ *   acc[m·ams + kj·vl + lane] += Σ_r Σ_xb dy[m·dms + r·owp + xb + lane] · plane[r·wp + xb + kj + lane]. */
+#define CAML_CONV_FWD_MB_MAX 12
+#define CAML_CONV_DW_KB_MAX 8
+typedef void (*CamlConvFwdKernel) (float *out, size_t os, int width, const float *plane,
+                                   int wp, size_t ps, int channels, int k, const float *w,
+                                   size_t ws);
+typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t dms,
+                                  int owp, int rows, const float *plane, int wp);
+typedef struct {
+  const char        *isa;
+  int                vl;
+  int                fwd_mb;
+  CamlConvFwdKernel  fwd[2][CAML_CONV_FWD_MB_MAX + 1];   /* [nv − 1][mb] */
+  int                dw_kb;
+  int                dw_mb[CAML_CONV_DW_KB_MAX + 1];
+  CamlConvDwKernel   dw[CAML_CONV_DW_KB_MAX + 1];
+} CamlConvKernels;
+
+/* The best set this CPU runs (AVX-512, AVX2, else SSE2 or generic). */
+const CamlConvKernels *caml_conv_kernels (void);
+/* For tests: use the set named isa ("AVX-512", "AVX2", "SSE2" or
+ * "generic") from now on; FALSE when this CPU cannot run it. NULL goes back
+ * to the best. Geometries made before keep their blocks: set it first. */
+gboolean caml_conv_kernels_force (const char *isa);
+/* The name of the set in use. */
+const char *caml_kernels_isa (void);
 
 /* The gate mix with one gate per position: out (N, U, P) = χ (N, P) v + (1 − χ) w0. */
 void caml_gate_mix_maps_forward (float *out, const float *chi, const float *v,

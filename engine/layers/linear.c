@@ -1,12 +1,53 @@
 /* linear.c — the dense kernels every layer shares: one cblas_sgemm each way,
  * and the χ gate mix of the Embedding Decomposition Formula. */
+#include <math.h>
 #include <cblas.h>
+#ifdef CAML_HAVE_DNNL
+#include <dnnl.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "layers.h"
+#include "blas.h"
 #include "parallel.h"
+#include "vectorize.h"
 
-/* ------------------------------------------------------ two-way gemm */
+/* ------------------------------------------------------ parallel gemm */
 
+/* FLOPs below which a product is not worth a part of its own (about 15 µs
+ * of one core), and below which OpenBLAS's small-matrix kernels beat
+ * oneDNN's (whose calls cost a few µs more). */
+#define GEMM_GRAIN 2e6
+
+void
+caml_sgemm_serial (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
+                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                   int ldc)
+{
+#ifdef CAML_HAVE_DNNL
+  if (2.0 * m * n * k >= GEMM_GRAIN)
+    {
+#ifdef _OPENMP
+      /* oneDNN threads a call made outside a parallel region over
+       * omp_get_max_threads (): this thread's parts are the threads. */
+      if (!omp_in_parallel ())
+        omp_set_num_threads (1);
+#endif
+      /* row-major, as cblas_sgemm with CblasRowMajor */
+      dnnl_sgemm (ta == CblasNoTrans ? 'N' : 'T', tb == CblasNoTrans ? 'N' : 'T', m, n, k,
+                  alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
+#endif
+  caml_blas_init ();
+  cblas_sgemm (CblasRowMajor, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Row-major C (m, n) = alpha op(A) op(B) + beta C, cut into a grid of
+ * pm × pn × pk tiles, one single-threaded cblas_sgemm per part; the pk
+ * slices of the inner dimension are added in order afterwards. */
 typedef struct {
   CBLAS_TRANSPOSE ta, tb;
   int             m, n, k;
@@ -14,40 +55,125 @@ typedef struct {
   const float    *A, *B;
   int             lda, ldb, ldc;
   float          *C;
+  int             pm, pn, pk;
+  float          *partial;   /* (pk − 1, m, n): slices 1 … pk − 1 */
 } Gemm;
 
 static void
-gemm_run (const Gemm *g)
+gemm_part (int part, int parts, gpointer data)
 {
-  cblas_sgemm (CblasRowMajor, g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->A, g->lda,
-               g->B, g->ldb, g->beta, g->C, g->ldc);
+  const Gemm *g = data;
+  int im = part % g->pm, in = (part / g->pm) % g->pn, ik = part / (g->pm * g->pn);
+  size_t m0, m1, n0, n1, k0, k1;
+  caml_part_range (g->m, im, g->pm, 8, &m0, &m1);
+  caml_part_range (g->n, in, g->pn, 16, &n0, &n1);
+  caml_part_range (g->k, ik, g->pk, 16, &k0, &k1);
+  if (m0 == m1 || n0 == n1)
+    return;
+  const float *A = g->ta == CblasNoTrans ? g->A + m0 * g->lda + k0 : g->A + k0 * g->lda + m0;
+  const float *B = g->tb == CblasNoTrans ? g->B + k0 * g->ldb + n0 : g->B + n0 * g->ldb + k0;
+  float *C = g->C + m0 * g->ldc + n0;
+  int ldc = g->ldc;
+  float beta = g->beta;
+  if (ik > 0)
+    {
+      C = g->partial + (size_t) (ik - 1) * g->m * g->n + m0 * g->n + n0;
+      ldc = g->n;
+      beta = 0.0f;
+    }
+  if (k0 == k1)
+    {
+      /* an empty slice still owes its tile: beta·C, or zeros */
+      for (size_t i = 0; i < m1 - m0; i++)
+        for (size_t j = 0; j < n1 - n0; j++)
+          C[i * ldc + j] = beta != 0.0f ? beta * C[i * ldc + j] : 0.0f;
+      return;
+    }
+  caml_sgemm_serial (g->ta, g->tb, (int) (m1 - m0), (int) (n1 - n0), (int) (k1 - k0),
+                     g->alpha, A, g->lda, B, g->ldb, beta, C, ldc);
 }
 
+/* C += the slices, rows cut into parts. */
 static void
-gemm_part (int part, gpointer data)
+gemm_sum_part (int part, int parts, gpointer data)
 {
-  gemm_run ((const Gemm *) data + part);
+  const Gemm *g = data;
+  size_t r0, r1;
+  caml_part_range (g->m, part, parts, 1, &r0, &r1);
+  for (int s = 1; s < g->pk; s++)
+    for (size_t i = r0; i < r1; i++)
+      {
+        const float *src = g->partial + ((size_t) (s - 1) * g->m + i) * g->n;
+        float *dst = g->C + i * g->ldc;
+        for (int j = 0; j < g->n; j++)
+          dst[j] += src[j];
+      }
 }
 
-/* Row-major C (m, n) = alpha op(A) op(B) + beta C. Large products are split
- * into two column halves, one per core (parallel.c). */
+/* The grid for `parts` parts with the least memory traffic per part (its
+ * tiles of A, B and C, twice C when the inner dimension is cut), keeping
+ * tiles no thinner than the kernels' blocks. */
+static void
+gemm_grid (int m, int n, int k, int parts, int *pm, int *pn, int *pk)
+{
+  double best = HUGE_VAL;
+  *pm = 1, *pn = 1, *pk = 1;
+  for (int a = 1; a <= parts; a++)
+    for (int b = 1; a * b <= parts; b++)
+      {
+        if (parts % (a * b) != 0)
+          continue;
+        int c = parts / (a * b);
+        if ((a > 1 && m / a < 16) || (b > 1 && n / b < 32) || (c > 1 && k / c < 128))
+          continue;
+        double tm = (double) m / a, tn = (double) n / b, tk = (double) k / c;
+        double cost = tm * tk + tk * tn + tm * tn * (c > 1 ? 2.0 : 1.0);
+        if (cost < best * 0.999)
+          best = cost, *pm = a, *pn = b, *pk = c;
+      }
+}
+
+/* Scratch of the calling thread for the slices of the inner dimension. */
+static float *
+gemm_partial (size_t floats)
+{
+  static GPrivate buffer = G_PRIVATE_INIT (g_free);
+  static GPrivate capacity;
+  size_t cap = GPOINTER_TO_SIZE (g_private_get (&capacity));
+  float *p = g_private_get (&buffer);
+  if (floats > cap)
+    {
+      p = g_new (float, floats);
+      g_private_replace (&buffer, p);
+      g_private_set (&capacity, GSIZE_TO_POINTER (floats));
+    }
+  return p;
+}
+
 void
 caml_sgemm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-  Gemm halves[2] = { { ta, tb, m, n, k, alpha, beta, A, B, lda, ldb, ldc, C } };
-  if (caml_parallel_parts () < 2 || n < 32 || (double) m * n * k < 4e6)
+  Gemm g = { ta, tb, m, n, k, alpha, beta, A, B, lda, ldb, ldc, C, 1, 1, 1, NULL };
+  double flops = 2.0 * m * n * k;
+  int parts = (int) MIN ((double) caml_parallel_threads (), flops / GEMM_GRAIN);
+  if (parts <= 1 || m <= 0 || n <= 0)
     {
-      gemm_run (&halves[0]);
+      caml_sgemm_serial (ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
-  int half = (n / 2 + 15) & ~15;
-  halves[1] = halves[0];
-  halves[0].n = half;
-  halves[1].n = n - half;
-  halves[1].B = tb == CblasNoTrans ? B + half : B + (size_t) half * ldb;
-  halves[1].C = C + half;
-  caml_parallel_run (gemm_part, halves);
+  /* the most parts ≤ `parts` a grid fits */
+  for (;; parts--)
+    {
+      gemm_grid (m, n, k, parts, &g.pm, &g.pn, &g.pk);
+      if (g.pm * g.pn * g.pk == parts || parts == 1)
+        break;
+    }
+  if (g.pk > 1)
+    g.partial = gemm_partial ((size_t) (g.pk - 1) * m * n);
+  caml_parallel_for (g.pm * g.pn * g.pk, gemm_part, &g);
+  if (g.pk > 1)
+    caml_parallel_for (MIN (parts, m), gemm_sum_part, &g);
 }
 
 void
@@ -138,7 +264,7 @@ caml_scratch_require (CamlLayer *layer, int n)
              layer->index, layer->ops->name, n, bytes);
 }
 
-void
+CAML_VECTOR_LOOP void
 caml_gate_mix_forward (float *out, const float *chi, const float *v,
                        const float *w0, int n, int u)
 {
@@ -152,7 +278,7 @@ caml_gate_mix_forward (float *out, const float *chi, const float *v,
     }
 }
 
-void
+CAML_VECTOR_LOOP void
 caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *dout,
                         const float *chi, const float *v, const float *w0,
                         int n, int u)

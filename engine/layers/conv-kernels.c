@@ -1,0 +1,135 @@
+/* conv-kernels.c — the engine's direct convolution kernels, one set per
+ * instruction set (conv-kernels-body.h), and the choice among them by what
+ * the CPU can do (caml_conv_kernels). */
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "layers.h"
+
+/* STORE_FIRST (p, v, n): the first n (< VL) lanes of v to p, nothing past. */
+
+#if defined(__x86_64__)
+
+#define ISA avx512
+#define ISA_NAME "AVX-512"
+#define TARGET __attribute__ ((target ("avx512f,fma")))
+#define VL 16
+#define FWD_MB 12
+#define REGS 32
+#define DW_KB 8
+#define STORE_FIRST(p, v, n) _mm512_mask_storeu_ps ((p), (__mmask16) ((1u << (n)) - 1), (__m512) (v))
+#include "conv-kernels-body.h"
+#undef STORE_FIRST
+#undef ISA
+#undef ISA_NAME
+#undef TARGET
+#undef VL
+#undef FWD_MB
+#undef REGS
+#undef DW_KB
+
+#define ISA avx2
+#define ISA_NAME "AVX2"
+#define TARGET __attribute__ ((target ("avx2,fma")))
+#define VL 8
+#define FWD_MB 6
+#define REGS 16
+#define DW_KB 4
+static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
+#define STORE_FIRST(p, v, n) \
+  _mm256_maskstore_ps ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n))), (__m256) (v))
+#include "conv-kernels-body.h"
+#undef STORE_FIRST
+#undef ISA
+#undef ISA_NAME
+#undef TARGET
+#undef VL
+#undef FWD_MB
+#undef REGS
+#undef DW_KB
+
+#endif
+
+/* What every compiler for every CPU can build: 4-float vectors (SSE2 on
+ * x86-64, NEON or scalar code elsewhere). */
+#define ISA base
+#if defined(__x86_64__)
+#define ISA_NAME "SSE2"
+#else
+#define ISA_NAME "generic"
+#endif
+#define TARGET
+#define VL 4
+#define FWD_MB 6
+#define REGS 16
+#define DW_KB 4
+#define STORE_FIRST(p, v, n) do { for (int l_ = 0; l_ < (n); l_++) (p)[l_] = (v)[l_]; } while (0)
+#include "conv-kernels-body.h"
+#undef STORE_FIRST
+#undef ISA
+#undef ISA_NAME
+#undef TARGET
+#undef VL
+#undef FWD_MB
+#undef REGS
+#undef DW_KB
+
+static const CamlConvKernels *
+best (void)
+{
+#if defined(__x86_64__)
+  __builtin_cpu_init ();
+  if (__builtin_cpu_supports ("avx512f"))
+    return &kernels_avx512;
+  if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"))
+    return &kernels_avx2;
+#endif
+  return &kernels_base;
+}
+
+static const CamlConvKernels *forced;   /* atomic pointer: caml_conv_kernels_force */
+
+const CamlConvKernels *
+caml_conv_kernels (void)
+{
+  const CamlConvKernels *k = g_atomic_pointer_get (&forced);
+  return k != NULL ? k : best ();
+}
+
+gboolean
+caml_conv_kernels_force (const char *isa)
+{
+  const CamlConvKernels *sets[] = {
+#if defined(__x86_64__)
+    &kernels_avx512, &kernels_avx2,
+#endif
+    &kernels_base,
+  };
+  if (isa == NULL)
+    {
+      g_atomic_pointer_set (&forced, NULL);
+      return TRUE;
+    }
+  /* A set can run where it is the best or anything better is. */
+  gboolean runs = FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (sets); i++)
+    {
+      runs = runs || sets[i] == best ();
+      if (g_strcmp0 (sets[i]->isa, isa) == 0)
+        {
+          if (!runs)
+            return FALSE;
+          g_atomic_pointer_set (&forced, sets[i]);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+const char *
+caml_kernels_isa (void)
+{
+  return caml_conv_kernels ()->isa;
+}

@@ -1,0 +1,718 @@
+/* conv.c — the convolution every convolutional layer runs: geometry
+ * (stride, same/valid padding), and a driver that hands blocks of samples to
+ * parts (parallel.h) and computes them
+ *  - with stride 1, by the direct kernels (conv-kernels.c): each input
+ *    channel is laid once into a zero-bordered plane, and the kernels read
+ *    the k×k windows from it where they lie, with no matrix of patches;
+ *  - with a larger stride, as im2col + cblas_sgemm over blocks of samples
+ *    small enough to stay in cache.
+ *
+ * Layouts (per sample (C, H, W) row-major; P = OH·OW output positions;
+ * K = C·k·k patch values; a block holds nb samples):
+ *   Wm   (M, K)      one row per output channel (a filter (C, k, k) flattened)
+ *   y    (M, nb·P)   = Wm · patches: channel-major, so a sample's channel j
+ *                    is the contiguous run y[j·nb·P + i·P …] of P values
+ * The epilogue turns y into the layer's (N, M', OH, OW) output (bias,
+ * activation, gate mix) in one pass; the prologue of backward builds dy in
+ * the same layout. Memory is bounded by the block, not by N. Sums over
+ * samples (weight and bias gradients) are kept per part and added in part
+ * order, so the results depend on the thread count, not on timing. */
+#include <cblas.h>
+
+#include "layers.h"
+#include "parallel.h"
+#include "vectorize.h"
+
+const char *const caml_padding_names[] = { "same", "valid", NULL };
+
+/* Floats of col per sub-batch: 100 Ki floats = 400 KiB stays in L2 while
+ * the gemm reads it back (measured: 1–2 MNIST images per block run the
+ * gemms 2× faster than 5 or more). */
+#define COL_BUDGET ((size_t) 100 * 1024)
+
+static int
+round_up (int x, int to)
+{
+  return (x + to - 1) / to * to;
+}
+
+/* Vectors per row block for rows of `width` outputs: two, unless one
+ * wastes fewer lanes. */
+static int
+row_vectors (int width, int vl)
+{
+  if (width <= vl)
+    return 1;
+  return round_up (width, 2 * vl) <= round_up (width, vl) ? 2 : 1;
+}
+
+gboolean
+caml_conv_geom_init (CamlConvGeom *g, const CamlShape *in, int k, int stride,
+                     CamlPadding padding, const char *what, GError **error)
+{
+  if (in->ndim != 3)
+    {
+      g_autofree char *s = caml_shape_to_string (in);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                   "%s needs an image input (C, H, W), got the flat shape %s; "
+                   "put it before any flatten or dense layer, or give the data "
+                   "an image shape", what, s);
+      return FALSE;
+    }
+  *g = (CamlConvGeom) { .c = in->dims[0], .h = in->dims[1], .w = in->dims[2],
+                        .k = k, .stride = stride };
+  if (padding == CAML_PADDING_VALID)
+    {
+      if (k > g->h || k > g->w)
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_SHAPE,
+                       "%s: the %d×%d window is larger than the %d×%d input "
+                       "(padding \"valid\" adds no border; use \"same\" or a "
+                       "smaller kernel)", what, k, k, g->h, g->w);
+          return FALSE;
+        }
+      g->oh = (g->h - k) / stride + 1;
+      g->ow = (g->w - k) / stride + 1;
+    }
+  else
+    {
+      /* Like TensorFlow: out = ceil(in / stride), the zero border split with
+       * the smaller half before ((k − 1)/2 before for stride 1). */
+      g->oh = (g->h + stride - 1) / stride;
+      g->ow = (g->w + stride - 1) / stride;
+      g->pad_top = MAX ((g->oh - 1) * stride + k - g->h, 0) / 2;
+      g->pad_left = MAX ((g->ow - 1) * stride + k - g->w, 0) / 2;
+    }
+  g->p = g->oh * g->ow;
+  g->kk = g->c * k * k;
+  g->sub_batch = (int) MAX ((size_t) 1, COL_BUDGET / ((size_t) g->kk * g->p));
+  g->direct = stride == 1;
+  if (g->direct)
+    {
+      int vl = caml_conv_kernels ()->vl;
+      g->nv = row_vectors (g->ow, vl);
+      g->nv_in = row_vectors (g->w, vl);
+      g->owp = round_up (g->ow, g->nv * vl);
+      g->wp = g->owp + k - 1;
+      g->hp = g->oh + k - 1;
+      g->iwp = round_up (g->w, g->nv_in * vl);
+      g->wq = g->iwp + k - 1;
+      g->hq = g->h + k - 1;
+    }
+  return TRUE;
+}
+
+/* The zero-bordered plane every window of one channel reads from:
+ * Hp = (OH − 1)·s + k rows, Wp = (OW − 1)·s + k columns. */
+static int plane_h (const CamlConvGeom *g) { return (g->oh - 1) * g->stride + g->k; }
+static int plane_w (const CamlConvGeom *g) { return (g->ow - 1) * g->stride + g->k; }
+
+size_t
+caml_conv_plane_size (const CamlConvGeom *g)
+{
+  return (size_t) plane_h (g) * plane_w (g);
+}
+
+/* plane (Hp, Wp) = the channel img (H, W) inside its zero border. */
+static void
+fill_plane (float *plane, const float *img, const CamlConvGeom *g)
+{
+  const int hp = plane_h (g), wp = plane_w (g);
+  const int x1 = MIN (g->w, wp - g->pad_left);   /* input columns that land inside */
+  memset (plane, 0, (size_t) hp * wp * sizeof (float));
+  for (int y = 0; y < hp; y++)
+    {
+      int iy = y - g->pad_top;
+      if (iy < 0 || iy >= g->h)
+        continue;
+      memcpy (plane + (size_t) y * wp + g->pad_left, img + (size_t) iy * g->w,
+              x1 * sizeof (float));
+    }
+}
+
+void
+caml_im2col (float *col, float *plane, const float *inp, const CamlConvGeom *g, int nb)
+{
+  const int k = g->k, s = g->stride, oh = g->oh, ow = g->ow, P = g->p;
+  const int wp = plane_w (g);
+  const size_t ld = (size_t) nb * P;
+  for (int i = 0; i < nb; i++)
+    for (int c = 0; c < g->c; c++)
+      {
+        fill_plane (plane, inp + ((size_t) i * g->c + c) * g->h * g->w, g);
+        for (int ki = 0; ki < k; ki++)
+          for (int kj = 0; kj < k; kj++)
+            {
+              float *dst = col + ((size_t) (c * k + ki) * k + kj) * ld + (size_t) i * P;
+              const float *src = plane + (size_t) ki * wp + kj;
+              if (s == 1)
+                for (int oy = 0; oy < oh; oy++, dst += ow, src += wp)
+                  for (int ox = 0; ox < ow; ox++)
+                    dst[ox] = src[ox];
+              else
+                for (int oy = 0; oy < oh; oy++, dst += ow, src += (size_t) s * wp)
+                  for (int ox = 0; ox < ow; ox++)
+                    dst[ox] = src[ox * s];
+            }
+      }
+}
+
+void
+caml_col2im_add (float *dinp, float *plane, const float *col, const CamlConvGeom *g, int nb)
+{
+  const int k = g->k, s = g->stride, oh = g->oh, ow = g->ow, P = g->p;
+  const int hp = plane_h (g), wp = plane_w (g);
+  const int x1 = MIN (g->w, wp - g->pad_left);
+  const size_t ld = (size_t) nb * P;
+  for (int i = 0; i < nb; i++)
+    for (int c = 0; c < g->c; c++)
+      {
+        memset (plane, 0, (size_t) hp * wp * sizeof (float));
+        for (int ki = 0; ki < k; ki++)
+          for (int kj = 0; kj < k; kj++)
+            {
+              const float *src = col + ((size_t) (c * k + ki) * k + kj) * ld + (size_t) i * P;
+              float *dst = plane + (size_t) ki * wp + kj;
+              if (s == 1)
+                for (int oy = 0; oy < oh; oy++, src += ow, dst += wp)
+                  for (int ox = 0; ox < ow; ox++)
+                    dst[ox] += src[ox];
+              else
+                for (int oy = 0; oy < oh; oy++, src += ow, dst += (size_t) s * wp)
+                  for (int ox = 0; ox < ow; ox++)
+                    dst[ox * s] += src[ox];
+            }
+        float *img = dinp + ((size_t) i * g->c + c) * g->h * g->w;
+        for (int iy = 0; iy < g->h; iy++)
+          {
+            int y = iy + g->pad_top;
+            if (y >= hp)
+              break;
+            const float *row = plane + (size_t) y * wp + g->pad_left;
+            float *out = img + (size_t) iy * g->w;
+            for (int x = 0; x < x1; x++)
+              out[x] += row[x];
+          }
+      }
+}
+
+void
+caml_conv_scratch_free (CamlConvScratch *scratch)
+{
+  for (int i = 0; i < scratch->n_work; i++)
+    {
+      CamlConvWork *w = &scratch->work[i];
+      g_free (w->y);
+      g_free (w->planes);
+      g_free (w->dyp);
+      g_free (w->dplanes);
+      g_free (w->dW);
+      g_free (w->sums);
+      g_free (w->col);
+      g_free (w->plane);
+    }
+  g_clear_pointer (&scratch->work, g_free);
+  scratch->n_work = 0;
+  g_clear_pointer (&scratch->wt, g_free);
+  scratch->wt_cap = 0;
+}
+
+/* One scratch per part, before the parts start. */
+static void
+reserve_parts (CamlConvScratch *scratch, int parts)
+{
+  if (parts <= scratch->n_work)
+    return;
+  scratch->work = g_renew (CamlConvWork, scratch->work, parts);
+  memset (scratch->work + scratch->n_work, 0,
+          (size_t) (parts - scratch->n_work) * sizeof (CamlConvWork));
+  scratch->n_work = parts;
+}
+
+/* The parts a pass over n samples is cut into: the thread count, at most
+ * one per sample. */
+static int
+conv_parts (int n)
+{
+  return MAX (1, MIN (caml_parallel_threads (), n));
+}
+
+/* Floats of scratch per block of the direct kernels: the blocks stay in
+ * a core's L2 cache. */
+#define DIRECT_BUDGET ((size_t) 64 * 1024)
+
+/* Samples per block of the direct path for M outputs (and the input
+ * gradient's planes when backward and dinp). */
+static int
+direct_block (const CamlConvGeom *g, int m, gboolean backward)
+{
+  size_t per = (size_t) g->c * g->hp * g->wp + (size_t) m * g->p;
+  if (backward)
+    per += (size_t) (m + CAML_CONV_FWD_MB_MAX) * g->oh * g->owp + (size_t) m * g->hq * g->wq;
+  return (int) CLAMP (DIRECT_BUDGET / per, 1, 16);
+}
+
+/* dst[0 … n) = src[0 … n) for the short rows of images: inline, where a
+ * call to memcpy per row of 28 floats cost more than the copy. */
+typedef float Floats4 __attribute__ ((vector_size (16), aligned (4)));
+
+static inline void
+copy_row (float *restrict dst, const float *restrict src, int n)
+{
+  int i = 0;
+  for (; i + 4 <= n; i += 4)
+    *(Floats4 *) (dst + i) = *(const Floats4 *) (src + i);
+  for (; i < n; i++)
+    dst[i] = src[i];
+}
+
+/* planes (nb, C, Hp, Wp) of inp (nb, C, H, W): each channel inside its zero
+ * border (pad_top, pad_left), zeros to the right up to Wp. */
+static void
+fill_planes (float *planes, const float *inp, const CamlConvGeom *g, int nb)
+{
+  const int hp = g->hp, wp = g->wp;
+  const size_t plane = (size_t) hp * wp;
+  for (int i = 0; i < nb; i++)
+    for (int c = 0; c < g->c; c++)
+      {
+        float *dst = planes + ((size_t) i * g->c + c) * plane;
+        const float *img = inp + ((size_t) i * g->c + c) * g->h * g->w;
+        memset (dst, 0, plane * sizeof (float));
+        for (int iy = 0; iy < g->h; iy++)
+          {
+            int y = iy + g->pad_top;
+            if (y >= hp)
+              break;
+            copy_row (dst + (size_t) y * wp + g->pad_left, img + (size_t) iy * g->w,
+                      MIN (g->w, wp - g->pad_left));
+          }
+      }
+}
+
+/* Splits m channels into balanced blocks of at most `most`: block b covers
+ * [m0, m0 + mb). */
+static void
+channel_block (int m, int most, int b, int *m0, int *mb)
+{
+  int blocks = (m + most - 1) / most;
+  *m0 = m * b / blocks;
+  *mb = m * (b + 1) / blocks - *m0;
+}
+
+/* out (M, rows·cols) per sample, row stride `ldo` between channels:
+ * the direct kernel over planes of `channels` channels of (ph, pw). */
+static void
+direct_rows (const CamlConvKernels *ck, float *out, size_t ldo, int rows, int cols,
+             int nv, const float *planes, int ph, int pw, int channels, int k,
+             const float *w, int m)
+{
+  const int block = nv * ck->vl;
+  const size_t ws = (size_t) channels * k * k;
+  int blocks = (m + ck->fwd_mb - 1) / ck->fwd_mb;
+  for (int b = 0; b < blocks; b++)
+    {
+      int m0, mb;
+      channel_block (m, ck->fwd_mb, b, &m0, &mb);
+      CamlConvFwdKernel f = ck->fwd[nv - 1][mb];
+      for (int y = 0; y < rows; y++)
+        for (int x0 = 0; x0 < cols; x0 += block)
+          f (out + (size_t) m0 * ldo + (size_t) y * cols + x0, ldo, MIN (block, cols - x0),
+             planes + (size_t) y * pw + x0, pw, (size_t) ph * pw, channels, k,
+             w + (size_t) m0 * ws, ws);
+    }
+}
+
+/* The pass's arguments, shared by its parts. */
+typedef struct {
+  const CamlConvGeom *g;
+  const CamlConvKernels *ck;
+  const float        *Wm;
+  int                 m;
+  const float        *inp;
+  int                 n;
+  CamlConvScratch    *scratch;
+  int                 parts;
+  int                 nb;       /* samples per block */
+  /* forward */
+  CamlConvEpilogue    epilogue;
+  /* backward */
+  CamlConvPrologue    prologue;
+  float              *dinp;
+  int                 n_sums;
+  int                 mpad;     /* channels of the gradient rows (direct) */
+  size_t              lanes;    /* floats of a part's lane sums (direct) */
+  gpointer            ctx;
+} Pass;
+
+static void
+direct_forward_part (int part, int parts, gpointer data)
+{
+  const Pass *a = data;
+  const CamlConvGeom *g = a->g;
+  CamlConvWork *w = &a->scratch->work[part];
+  const size_t in_size = (size_t) g->c * g->h * g->w;
+  size_t lo, hi;
+  caml_part_range (a->n, part, parts, 1, &lo, &hi);
+  for (int n0 = (int) lo; n0 < (int) hi; n0 += a->nb)
+    {
+      int nb = MIN (a->nb, (int) hi - n0);
+      caml_buffer_reserve (&w->planes, &w->planes_cap, (size_t) nb * g->c * g->hp * g->wp);
+      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) a->m * nb * g->p);
+      fill_planes (w->planes, a->inp + n0 * in_size, g, nb);
+      for (int i = 0; i < nb; i++)
+        direct_rows (a->ck, w->y + (size_t) i * g->p, (size_t) nb * g->p, g->oh, g->ow, g->nv,
+                     w->planes + (size_t) i * g->c * g->hp * g->wp, g->hp, g->wp, g->c,
+                     g->k, a->Wm, a->m);
+      a->epilogue (a->ctx, w->y, n0, nb);
+    }
+}
+
+/* The weight gradient's lane sums of one block: acc (M', K, vl) += dy · patches. */
+static void
+direct_weight_grad (const Pass *a, CamlConvWork *w, int nb)
+{
+  const CamlConvGeom *g = a->g;
+  const CamlConvKernels *ck = a->ck;
+  const int k = g->k, vl = ck->vl;
+  const size_t rows = (size_t) g->oh * g->owp, dms = (size_t) nb * rows;
+  const size_t ams = (size_t) g->kk * vl, plane = (size_t) g->hp * g->wp;
+  for (int kj0 = 0; kj0 < k; kj0 += ck->dw_kb)
+    {
+      int kb = MIN (ck->dw_kb, k - kj0), mb = ck->dw_mb[kb];
+      CamlConvDwKernel f = ck->dw[kb];
+      for (int m0 = 0; m0 < a->m; m0 += mb)
+        for (int c = 0; c < g->c; c++)
+          for (int ki = 0; ki < k; ki++)
+            {
+              float *acc = w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl;
+              for (int i = 0; i < nb; i++)
+                f (acc, ams, w->dyp + ((size_t) m0 * nb + i) * rows, dms, g->owp, g->oh,
+                   w->planes + ((size_t) i * g->c + c) * plane + (size_t) ki * g->wp + kj0,
+                   g->wp);
+            }
+    }
+}
+
+static void
+direct_backward_part (int part, int parts, gpointer data)
+{
+  const Pass *a = data;
+  const CamlConvGeom *g = a->g;
+  CamlConvWork *w = &a->scratch->work[part];
+  const size_t in_size = (size_t) g->c * g->h * g->w, P = g->p;
+  const int M = a->m;
+  size_t lo, hi;
+  caml_part_range (a->n, part, parts, 1, &lo, &hi);
+  caml_buffer_reserve (&w->dW, &w->dW_cap, a->lanes);
+  memset (w->dW, 0, a->lanes * sizeof (float));
+  caml_buffer_reserve (&w->sums, &w->sums_cap, MAX (a->n_sums, 1));
+  memset (w->sums, 0, MAX (a->n_sums, 1) * sizeof (float));
+  for (int n0 = (int) lo; n0 < (int) hi; n0 += a->nb)
+    {
+      int nb = MIN (a->nb, (int) hi - n0);
+      const size_t rows = (size_t) g->oh * g->owp;
+      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) M * nb * P);
+      caml_buffer_reserve (&w->planes, &w->planes_cap, (size_t) nb * g->c * g->hp * g->wp);
+      caml_buffer_reserve (&w->dyp, &w->dyp_cap, (size_t) a->mpad * nb * rows);
+      a->prologue (a->ctx, w->y, n0, nb, w->sums);
+
+      /* dy rows padded to whole vectors, zeros beyond OW and beyond M */
+      memset (w->dyp + (size_t) M * nb * rows, 0, (size_t) (a->mpad - M) * nb * rows * sizeof (float));
+      for (int j = 0; j < M; j++)
+        for (int i = 0; i < nb; i++)
+          for (int oy = 0; oy < g->oh; oy++)
+            {
+              float *dst = w->dyp + ((size_t) j * nb + i) * rows + (size_t) oy * g->owp;
+              copy_row (dst, w->y + ((size_t) j * nb + i) * P + (size_t) oy * g->ow, g->ow);
+              for (int x = g->ow; x < g->owp; x++)
+                dst[x] = 0.0f;
+            }
+      fill_planes (w->planes, a->inp + n0 * in_size, g, nb);
+      direct_weight_grad (a, w, nb);
+
+      if (a->dinp == NULL)
+        continue;
+      /* dinp = the forward kernel over dy's planes (bordered by k − 1 − pad)
+       * with the flipped weights */
+      const int bt = g->k - 1 - g->pad_top, bl = g->k - 1 - g->pad_left;
+      const size_t dplane = (size_t) g->hq * g->wq;
+      caml_buffer_reserve (&w->dplanes, &w->dplanes_cap, (size_t) nb * M * dplane);
+      for (int i = 0; i < nb; i++)
+        for (int j = 0; j < M; j++)
+          {
+            float *dst = w->dplanes + ((size_t) i * M + j) * dplane;
+            memset (dst, 0, dplane * sizeof (float));
+            for (int oy = 0; oy < g->oh && oy + bt < g->hq; oy++)
+              copy_row (dst + (size_t) (oy + bt) * g->wq + bl,
+                        w->y + ((size_t) j * nb + i) * P + (size_t) oy * g->ow,
+                        MIN (g->ow, g->wq - bl));
+          }
+      for (int i = 0; i < nb; i++)
+        direct_rows (a->ck, a->dinp + (n0 + i) * in_size, (size_t) g->h * g->w, g->h, g->w,
+                     g->nv_in, w->dplanes + (size_t) i * M * dplane, g->hq, g->wq, M, g->k,
+                     a->scratch->wt, g->c);
+    }
+}
+
+/* One part of the im2col path: blocks of sub_batch samples. */
+static void
+im2col_forward_part (int part, int parts, gpointer data)
+{
+  const Pass *a = data;
+  const CamlConvGeom *g = a->g;
+  CamlConvWork *w = &a->scratch->work[part];
+  const size_t in_size = (size_t) g->c * g->h * g->w;
+  size_t lo, hi;
+  caml_part_range (a->n, part, parts, 1, &lo, &hi);
+  for (int n0 = (int) lo; n0 < (int) hi; n0 += g->sub_batch)
+    {
+      int nb = MIN (g->sub_batch, (int) hi - n0);
+      size_t cols = (size_t) nb * g->p;
+      caml_buffer_reserve (&w->col, &w->col_cap, (size_t) g->kk * cols);
+      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) a->m * cols);
+      caml_buffer_reserve (&w->plane, &w->plane_cap, caml_conv_plane_size (g));
+      caml_im2col (w->col, w->plane, a->inp + n0 * in_size, g, nb);
+      caml_sgemm_serial (CblasNoTrans, CblasNoTrans, a->m, (int) cols, g->kk,
+                         1.0f, a->Wm, g->kk, w->col, (int) cols, 0.0f, w->y, (int) cols);
+      a->epilogue (a->ctx, w->y, n0, nb);
+    }
+}
+
+static void
+im2col_backward_part (int part, int parts, gpointer data)
+{
+  const Pass *a = data;
+  const CamlConvGeom *g = a->g;
+  CamlConvWork *w = &a->scratch->work[part];
+  const size_t in_size = (size_t) g->c * g->h * g->w, wsize = (size_t) a->m * g->kk;
+  size_t lo, hi;
+  caml_part_range (a->n, part, parts, 1, &lo, &hi);
+  caml_buffer_reserve (&w->dW, &w->dW_cap, wsize);
+  memset (w->dW, 0, wsize * sizeof (float));
+  caml_buffer_reserve (&w->sums, &w->sums_cap, MAX (a->n_sums, 1));
+  memset (w->sums, 0, MAX (a->n_sums, 1) * sizeof (float));
+  for (int n0 = (int) lo; n0 < (int) hi; n0 += g->sub_batch)
+    {
+      int nb = MIN (g->sub_batch, (int) hi - n0);
+      size_t cols = (size_t) nb * g->p;
+      caml_buffer_reserve (&w->col, &w->col_cap, (size_t) g->kk * cols);
+      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) a->m * cols);
+      caml_buffer_reserve (&w->plane, &w->plane_cap, caml_conv_plane_size (g));
+      a->prologue (a->ctx, w->y, n0, nb, w->sums);
+      /* The patches are taken again rather than kept from forward: the
+       * block stays in L2 both times. */
+      caml_im2col (w->col, w->plane, a->inp + n0 * in_size, g, nb);
+      caml_sgemm_serial (CblasNoTrans, CblasTrans, a->m, g->kk, (int) cols,
+                         1.0f, w->y, (int) cols, w->col, (int) cols, 1.0f, w->dW, g->kk);
+      if (a->dinp != NULL)
+        {
+          caml_sgemm_serial (CblasTrans, CblasNoTrans, g->kk, (int) cols, a->m,
+                             1.0f, a->Wm, g->kk, w->y, (int) cols, 0.0f, w->col, (int) cols);
+          memset (a->dinp + n0 * in_size, 0, nb * in_size * sizeof (float));
+          caml_col2im_add (a->dinp + n0 * in_size, w->plane, w->col, g, nb);
+        }
+    }
+}
+
+void
+caml_conv_forward (const CamlConvGeom *g, const float *Wm, int m, const float *inp,
+                   int n, CamlConvScratch *scratch, CamlConvEpilogue epilogue,
+                   gpointer ctx)
+{
+  if (n <= 0)
+    return;
+  Pass a = { .g = g, .ck = caml_conv_kernels (), .Wm = Wm, .m = m, .inp = inp, .n = n,
+             .scratch = scratch, .parts = conv_parts (n), .epilogue = epilogue, .ctx = ctx };
+  reserve_parts (scratch, a.parts);
+  if (g->direct)
+    {
+      a.nb = direct_block (g, m, FALSE);
+      caml_parallel_for (a.parts, direct_forward_part, &a);
+    }
+  else
+    caml_parallel_for (a.parts, im2col_forward_part, &a);
+}
+
+void
+caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float *Wm,
+                    int m, const float *inp, int n, CamlConvScratch *scratch,
+                    CamlConvPrologue prologue, gpointer ctx, float *sums, int n_sums)
+{
+  if (n <= 0)
+    return;
+  Pass a = { .g = g, .ck = caml_conv_kernels (), .Wm = Wm, .m = m, .inp = inp, .n = n,
+             .scratch = scratch, .parts = conv_parts (n), .prologue = prologue,
+             .dinp = dinp, .n_sums = n_sums, .ctx = ctx };
+  reserve_parts (scratch, a.parts);
+  const int vl = a.ck->vl, K = g->kk;
+  if (g->direct)
+    {
+      /* gradient rows for every channel the weight kernels read: whole
+       * blocks of the widest block of any column count used */
+      a.mpad = m;
+      for (int kj0 = 0; kj0 < g->k; kj0 += a.ck->dw_kb)
+        {
+          int mb = a.ck->dw_mb[MIN (a.ck->dw_kb, g->k - kj0)];
+          a.mpad = MAX (a.mpad, (m + mb - 1) / mb * mb);
+        }
+      a.lanes = (size_t) a.mpad * K * vl;
+      a.nb = direct_block (g, a.mpad, dinp != NULL);
+      if (dinp != NULL)
+        {
+          /* wt (C, M, k, k): wt[c][j][ki][kj] = Wm[j][c][k−1−ki][k−1−kj] */
+          const int k = g->k, kk = k * k;
+          caml_buffer_reserve (&scratch->wt, &scratch->wt_cap, (size_t) g->c * m * kk);
+          for (int c = 0; c < g->c; c++)
+            for (int j = 0; j < m; j++)
+              for (int t = 0; t < kk; t++)
+                scratch->wt[((size_t) c * m + j) * kk + t]
+                  = Wm[(size_t) j * K + (size_t) c * kk + (kk - 1 - t)];
+        }
+      caml_parallel_for (a.parts, direct_backward_part, &a);
+      /* Σ over parts, then lanes, in order */
+      for (int p = 0; p < a.parts; p++)
+        {
+          const float *acc = scratch->work[p].dW;
+          for (int j = 0; j < m; j++)
+            for (int t = 0; t < K; t++)
+              {
+                const float *l = acc + ((size_t) j * K + t) * vl;
+                float s = 0.0f;
+                for (int q = 0; q < vl; q++)
+                  s += l[q];
+                dWm[(size_t) j * K + t] += s;
+              }
+        }
+    }
+  else
+    {
+      caml_parallel_for (a.parts, im2col_backward_part, &a);
+      const size_t wsize = (size_t) m * K;
+      for (int p = 0; p < a.parts; p++)
+        for (size_t i = 0; i < wsize; i++)
+          dWm[i] += scratch->work[p].dW[i];
+    }
+  for (int p = 0; p < a.parts && sums != NULL; p++)
+    for (int i = 0; i < n_sums; i++)
+      sums[i] += scratch->work[p].sums[i];
+}
+
+/* ------------------------------------------------ plain convolution units */
+
+typedef struct {
+  const CamlConvGeom *g;
+  int                 m;
+  CamlActivation      act;
+  const float        *b;
+  gboolean            bias_grad;
+  float              *out;
+  const float        *dout;
+} Plain;
+
+static CAML_VECTOR_LOOP void
+plain_epilogue (gpointer data, const float *y, int n0, int nb)
+{
+  const Plain *c = data;
+  const int P = c->g->p;
+  const size_t ld = (size_t) nb * P;
+  for (int i = 0; i < nb; i++)
+    for (int j = 0; j < c->m; j++)
+      {
+        const float *src = y + j * ld + (size_t) i * P;
+        float *dst = c->out + ((size_t) (n0 + i) * c->m + j) * P;
+        float bj = c->b != NULL ? c->b[j] : 0.0f;
+        for (int p = 0; p < P; p++)
+          dst[p] = src[p] + bj;
+        caml_activation_forward (c->act, dst, dst, P);
+      }
+}
+
+static CAML_VECTOR_LOOP void
+plain_prologue (gpointer data, float *dy, int n0, int nb, float *db)
+{
+  const Plain *c = data;
+  const int P = c->g->p;
+  const size_t ld = (size_t) nb * P;
+  for (int i = 0; i < nb; i++)
+    for (int j = 0; j < c->m; j++)
+      {
+        size_t at = ((size_t) (n0 + i) * c->m + j) * P;
+        float *dst = dy + j * ld + (size_t) i * P;
+        caml_activation_backward (c->act, dst, c->dout + at, c->out + at, P, FALSE);
+        if (c->bias_grad)
+          {
+            float s = 0.0f;
+#pragma omp simd reduction(+:s)
+            for (int p = 0; p < P; p++)
+              s += dst[p];
+            db[j] += s;
+          }
+      }
+}
+
+void
+caml_conv_plain_forward (const CamlConvGeom *g, float *out, const float *inp,
+                         const float *W, const float *b, int m, CamlActivation act,
+                         int n, CamlConvScratch *scratch)
+{
+  Plain c = { .g = g, .m = m, .act = act, .b = b, .out = out };
+  caml_conv_forward (g, W, m, inp, n, scratch, plain_epilogue, &c);
+}
+
+void
+caml_conv_plain_backward (const CamlConvGeom *g, float *dinp, float *dW, float *db,
+                          const float *dout, const float *inp, const float *out,
+                          const float *W, int m, CamlActivation act, int n,
+                          CamlConvScratch *scratch)
+{
+  Plain c = { .g = g, .m = m, .act = act, .out = (float *) out, .dout = dout,
+              .bias_grad = db != NULL };
+  caml_conv_backward (g, dW, dinp, W, m, inp, n, scratch, plain_prologue, &c, db,
+                      db != NULL ? m : 0);
+}
+
+/* ------------------------------------------------- per-position gate mix */
+
+CAML_VECTOR_LOOP void
+caml_gate_mix_maps_forward (float *out, const float *chi, const float *v,
+                            const float *w0, int n, int u, int p)
+{
+  for (int i = 0; i < n; i++)
+    {
+      const float *ci = chi + (size_t) i * p;
+      for (int j = 0; j < u; j++)
+        {
+          size_t at = ((size_t) i * u + j) * p;
+          for (int q = 0; q < p; q++)
+            out[at + q] = ci[q] * v[at + q] + (1.0f - ci[q]) * w0[j];
+        }
+    }
+}
+
+CAML_VECTOR_LOOP void
+caml_gate_mix_maps_backward (float *dv, float *dchi, float *dw0, const float *dout,
+                             const float *chi, const float *v, const float *w0,
+                             int n, int u, int p)
+{
+  memset (dchi, 0, (size_t) n * p * sizeof (float));
+  for (int i = 0; i < n; i++)
+    {
+      const float *ci = chi + (size_t) i * p;
+      float *dci = dchi + (size_t) i * p;
+      for (int j = 0; j < u; j++)
+        {
+          size_t at = ((size_t) i * u + j) * p;
+          float s = 0.0f;
+#pragma omp simd reduction(+:s)
+          for (int q = 0; q < p; q++)
+            {
+              float gq = dout[at + q];
+              dv[at + q] = ci[q] * gq;
+              dci[q] += gq * (v[at + q] - w0[j]);
+              s += (1.0f - ci[q]) * gq;
+            }
+          dw0[j] += s;
+        }
+    }
+}
