@@ -166,9 +166,17 @@ main (int argc, char **argv)
                                               ? argv[2] : verb);
   g_set_prgname (prgname);
   int status;
+  g_autoptr (GError) env_error = NULL;
+  if (!caml_threads_check_env (&env_error))
+    {
+      g_printerr ("caml: %s\n", env_error->message);
+      return 2;
+    }
   if (g_str_equal (verb, "--version") || g_str_equal (verb, "version"))
     {
-      g_print ("caml %s\n", CAML_VERSION);
+      g_autofree char *kernels = caml_describe_kernels ();
+      g_print ("caml %s\n%s\nthreads %d (cores %d)\n", CAML_VERSION, kernels,
+               caml_get_threads (), caml_get_cores ());
       status = 0;
     }
   else if (g_str_equal (verb, "--help") || g_str_equal (verb, "-h")

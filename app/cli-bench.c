@@ -255,15 +255,30 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
   return TRUE;
 }
 
+/* The most thread counts one bench compares. */
+#define MAX_COUNTS 16
+
 /* What `caml bench --json` writes; times is NULL before the profile. */
 typedef struct {
-  const char      *experiment, *data;
+  const char      *experiment, *data, *kernels;
   int              batch;
-  double           steps_per_s, peak_mb;
+  int              n_counts;
+  int              counts[MAX_COUNTS];        /* thread counts, as given */
+  double           steps_per_s[MAX_COUNTS];   /* the timed run at each */
+  double           peak_gflops[MAX_COUNTS];   /* --roofline: sgemm at each, else 0 */
+  double           peak_mb;
   const CamlModel *model;
-  const LayerTime *times;     /* (model->n_layers) */
+  const LayerTime *times;     /* (model->n_layers), at the last count */
   int              profile;   /* steps the times are summed over */
 } Figures;
+
+/* The share of the roofline the profile's layer reached: NAN without one. */
+static double
+of_peak (const Figures *f, double gflops)
+{
+  double peak = f->peak_gflops[f->n_counts - 1];
+  return peak > 0 ? gflops / peak : NAN;
+}
 
 static gboolean
 write_json (const char *path, const Figures *f, GError **error)
@@ -276,11 +291,32 @@ write_json (const char *path, const Figures *f, GError **error)
   json_builder_add_string_value (b, f->data);
   json_builder_set_member_name (b, "batch");
   json_builder_add_int_value (b, f->batch);
+  json_builder_set_member_name (b, "kernels");
+  json_builder_add_string_value (b, f->kernels);
+  json_builder_set_member_name (b, "cores");
+  json_builder_add_int_value (b, caml_get_cores ());
+  /* the last count's figures at the top, as before there was a list */
+  int last = f->n_counts - 1;
   json_builder_set_member_name (b, "threads");
-  json_builder_add_int_value (b, openblas_get_num_threads ());
-  caml_cli_json_add_number (b, "steps_per_second", f->steps_per_s);
-  caml_cli_json_add_number (b, "images_per_second", f->steps_per_s * f->batch);
+  json_builder_add_int_value (b, f->counts[last]);
+  caml_cli_json_add_number (b, "steps_per_second", f->steps_per_s[last]);
+  caml_cli_json_add_number (b, "images_per_second", f->steps_per_s[last] * f->batch);
   caml_cli_json_add_number (b, "peak_memory_mb", f->peak_mb);
+  json_builder_set_member_name (b, "scaling");
+  json_builder_begin_array (b);
+  for (int i = 0; i < f->n_counts; i++)
+    {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "threads");
+      json_builder_add_int_value (b, f->counts[i]);
+      caml_cli_json_add_number (b, "steps_per_second", f->steps_per_s[i]);
+      caml_cli_json_add_number (b, "images_per_second", f->steps_per_s[i] * f->batch);
+      caml_cli_json_add_number (b, "speedup", f->steps_per_s[i] / f->steps_per_s[0]);
+      if (f->peak_gflops[i] > 0)
+        caml_cli_json_add_number (b, "sgemm_peak_gflops", f->peak_gflops[i]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
   if (f->times != NULL)
     {
       json_builder_set_member_name (b, "layers");
@@ -295,8 +331,15 @@ write_json (const char *path, const Figures *f, GError **error)
           caml_cli_json_add_number (b, "backward_ms", 1e3 * t->backward_s / f->profile);
           if (t->forward_flops > 0)
             {
-              caml_cli_json_add_number (b, "forward_gflops", gflops (t->forward_flops, t->forward_s));
-              caml_cli_json_add_number (b, "backward_gflops", gflops (t->backward_flops, t->backward_s));
+              double fg = gflops (t->forward_flops, t->forward_s);
+              double bg = gflops (t->backward_flops, t->backward_s);
+              caml_cli_json_add_number (b, "forward_gflops", fg);
+              caml_cli_json_add_number (b, "backward_gflops", bg);
+              if (f->peak_gflops[last] > 0)
+                {
+                  caml_cli_json_add_number (b, "forward_of_peak", of_peak (f, fg));
+                  caml_cli_json_add_number (b, "backward_of_peak", of_peak (f, bg));
+                }
             }
           json_builder_end_object (b);
         }
@@ -306,6 +349,46 @@ write_json (const char *path, const Figures *f, GError **error)
   return caml_cli_json_write (b, path, error);
 }
 
+/* --threads LIST into figures->counts: whole counts, each once; the
+ * engine's count when NULL. */
+static gboolean
+parse_counts (const char *text, Figures *figures, GError **error)
+{
+  if (text == NULL)
+    {
+      figures->counts[0] = caml_get_threads ();
+      figures->n_counts = 1;
+      return TRUE;
+    }
+  g_auto (GStrv) items = g_strsplit (text, ",", -1);
+  for (int i = 0; items[i] != NULL; i++)
+    {
+      int n;
+      g_autoptr (GError) local = NULL;
+      if (!caml_threads_parse (g_strstrip (items[i]), &n, &local))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--threads %s: %s",
+                       text, local->message);
+          return FALSE;
+        }
+      for (int j = 0; j < figures->n_counts; j++)
+        if (figures->counts[j] == n)
+          {
+            g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                         "--threads %s: %d is given twice", text, n);
+            return FALSE;
+          }
+      if (figures->n_counts == MAX_COUNTS)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "--threads %s: at most %d counts", text, MAX_COUNTS);
+          return FALSE;
+        }
+      figures->counts[figures->n_counts++] = n;
+    }
+  return TRUE;
+}
+
 int
 caml_cli_bench (int argc, char **argv)
 {
@@ -313,7 +396,8 @@ caml_cli_bench (int argc, char **argv)
   g_auto (GStrv) args = NULL, layer_options = NULL;
   int kernel = CAML_CLI_NOT_GIVEN, depth = CAML_CLI_NOT_GIVEN;
   int warmup = 50, steps = 500, profile = 100;
-  gboolean synthetic = FALSE;
+  gboolean synthetic = FALSE, roofline = FALSE;
+  g_autofree char *threads_text = NULL;
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset,
       "The experiment to time (default: mnist-ca-cnn-nopool)", "NAME" },
@@ -329,6 +413,10 @@ caml_cli_bench (int argc, char **argv)
       "Steps of the per-layer breakdown (default 100)", "N" },
     { "synthetic", 0, 0, G_OPTION_ARG_NONE, &synthetic,
       "Random 28×28 images instead of the experiment's image data (same arithmetic)", NULL },
+    { "threads", 0, 0, G_OPTION_ARG_STRING, &threads_text,
+      "Thread counts to time, e.g. 1,2,4,8 (default: $CAML_THREADS, else every core); a scaling table compares them", "LIST" },
+    { "roofline", 0, 0, G_OPTION_ARG_NONE, &roofline,
+      "Also measure this machine's matrix-product peak at each thread count, and each layer's share of it", NULL },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &out_path, "Also write the figures as JSON", "FILE" },
     /* no arg_description: the context's parameter string names FILE.json */
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
@@ -348,12 +436,15 @@ caml_cli_bench (int argc, char **argv)
     "and depth it was built with; MNIST\n"
     "and Fashion-MNIST presets fall back to --synthetic images when\n"
     "`datasets/fetch` has not been run. --json FILE is checked before the run.\n"
-    "Threads: the engine runs OpenBLAS single-threaded (OPENBLAS_NUM_THREADS\n"
-    "is overridden: the products here are small, where OpenBLAS's threads cost\n"
-    "more than they gain and spin against the engine's) and splits each large\n"
-    "product and the optimizer's loops in two itself, over the training thread\n"
-    "and one helper thread on a machine with 2 or more cores.\n"
-    "bench/torch_reference.py times the same model in PyTorch.");
+    "Threads: the engine cuts each product, convolution and optimizer pass\n"
+    "into as many parts as the thread count and runs them on OpenMP threads\n"
+    "(at most one per core); --threads 1,2,4 times each count in turn, from\n"
+    "the same starting weights, and prints steps/s and the speed-up over the\n"
+    "first. The profile runs at the last count. --roofline times the engine's\n"
+    "matrix product on 1024² and 2048² matrices at each count (the machine's\n"
+    "peak, about 2 s each) and gives each layer's GFLOP/s as a share of it.\n"
+    "The first lines name the kernels that run (`caml --version`).\n"
+    "bench/torch_reference.py --threads 1,2,4 times the same model in PyTorch.");
   g_autoptr (GError) error = NULL;
   if (!caml_cli_parse_options (ctx, entries, &argc, &argv, &error))
     {
@@ -362,6 +453,12 @@ caml_cli_bench (int argc, char **argv)
     }
   if (!check_steps ("--warmup", warmup, &error) || !check_steps ("--steps", steps, &error)
       || !check_steps ("--profile-steps", profile, &error))
+    {
+      g_printerr ("caml bench: %s\n", error->message);
+      return 2;
+    }
+  Figures figures = { .n_counts = 0 };
+  if (!parse_counts (threads_text, &figures, &error))
     {
       g_printerr ("caml bench: %s\n", error->message);
       return 2;
@@ -391,6 +488,8 @@ caml_cli_bench (int argc, char **argv)
   LayerTime *times = NULL;
   char *data_name = NULL;
   char *sizes = NULL;   /* ", kernel K, depth D" */
+  char *kernels = NULL;
+  float *start = NULL;  /* the weights every thread count starts from */
   /* The default experiment is timed with kernel 8, depth 8 (as
    * bench/torch_reference.py); one that was named keeps its own unless -k or
    * -d says otherwise. */
@@ -452,47 +551,77 @@ caml_cli_bench (int argc, char **argv)
       goto out;
     }
 
-  Clock clock = { .warmup = warmup };
-  trainer = caml_trainer_new (exp, model, train, test);
-  caml_trainer_set_progress_func (trainer, on_progress, &clock, 1);
-  if (!caml_trainer_start (trainer, FALSE, &error))
-    {
-      caml_cli_name_experiment (&error, source);
-      g_printerr ("caml bench: %s\n", error->message);
-      goto out;
-    }
-  CamlTrainerState state = caml_trainer_join (trainer);
-  if (state != CAML_TRAINER_FINISHED)
-    {
-      g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
-      g_printerr ("caml bench: the run did not finish: %s\n",
-                  run_error ? run_error->message : "stopped");
-      goto out;
-    }
-  double seconds = (clock.t_end - clock.t_start) / 1e6;
-  long timed = clock.end_step - warmup;
   int batch = MIN (exp->batch_size > 0 ? exp->batch_size : train->n, train->n); /* as the trainer */
-  double steps_per_s = clock.t_start > 0 ? per_second (timed, seconds) : NAN;
-  struct rusage usage;
-  getrusage (RUSAGE_SELF, &usage);   /* the peak of the timed run, before the profile's */
-
-  /* The timed run's figures first: they stand whatever the profile does. */
-  Figures figures = {
-    .experiment = exp->name, .data = data_name, .batch = batch,
-    .steps_per_s = steps_per_s, .peak_mb = usage.ru_maxrss / 1024.0,
-    .model = model, .profile = profile,
-  };
+  kernels = caml_describe_kernels ();
   sizes = kernel_depth (exp);
-  g_print ("%s%s, data: %s (%d training samples), batch %d, %zu weights, "
-           "OpenBLAS threads %d\n", exp->name, sizes, data_name, train->n, batch,
-           model->n_weights, openblas_get_num_threads ());
-  g_print ("training:");
-  print_cell (0, 1, steps_per_s);
-  g_print (" steps/s,");
-  print_cell (0, 0, steps_per_s * batch);
-  g_print (" %s/s (%ld steps in %.2f s after %d warm-up)\n",
-           train->x_shape.ndim == 3 ? "images" : train->texts != NULL || train->tokens != NULL
-           ? "texts" : "samples", timed, seconds, warmup);
+  g_print ("%s%s, data: %s (%d training samples), batch %d, %zu weights\n", exp->name, sizes,
+           data_name, train->n, batch, model->n_weights);
+  g_print ("%s; %d cores\n", kernels, caml_get_cores ());
+  fflush (stdout);
+  figures.experiment = exp->name;
+  figures.data = data_name;
+  figures.kernels = kernels;
+  figures.batch = batch;
+  figures.model = model;
+  figures.profile = profile;
+  /* Every count starts from the same weights and batches. */
+  start = g_memdup2 (model->w, model->n_weights * sizeof (float));
+  long timed = 0;
+  double seconds = 0;
+  for (int c = 0; c < figures.n_counts; c++)
+    {
+      memcpy (model->w, start, model->n_weights * sizeof (float));
+      caml_set_threads (figures.counts[c]);
+      Clock clock = { .warmup = warmup };
+      trainer = caml_trainer_new (exp, model, train, test);
+      caml_trainer_set_progress_func (trainer, on_progress, &clock, 1);
+      if (!caml_trainer_start (trainer, FALSE, &error))
+        {
+          caml_cli_name_experiment (&error, source);
+          g_printerr ("caml bench: %s\n", error->message);
+          goto out;
+        }
+      CamlTrainerState state = caml_trainer_join (trainer);
+      if (state != CAML_TRAINER_FINISHED)
+        {
+          g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
+          g_printerr ("caml bench: the run did not finish: %s\n",
+                      run_error ? run_error->message : "stopped");
+          goto out;
+        }
+      g_clear_pointer (&trainer, caml_trainer_free);
+      seconds = (clock.t_end - clock.t_start) / 1e6;
+      timed = clock.end_step - warmup;
+      figures.steps_per_s[c] = clock.t_start > 0 ? per_second (timed, seconds) : NAN;
+    }
+  struct rusage usage;
+  getrusage (RUSAGE_SELF, &usage);   /* the peak of the timed runs, before the profile's */
+  figures.peak_mb = usage.ru_maxrss / 1024.0;
+  const char *unit = train->x_shape.ndim == 3 ? "images" : train->texts != NULL
+                     || train->tokens != NULL ? "texts" : "samples";
+  int last = figures.n_counts - 1;
+  if (figures.n_counts == 1)
+    {
+      g_print ("training:");
+      print_cell (0, 1, figures.steps_per_s[0]);
+      g_print (" steps/s,");
+      print_cell (0, 0, figures.steps_per_s[0] * batch);
+      g_print (" %s/s (%ld steps in %.2f s after %d warm-up) on %d threads\n", unit, timed,
+               seconds, warmup, figures.counts[0]);
+    }
+  else
+    {
+      g_print ("training, %d steps after %d warm-up at each thread count:\n", steps, warmup);
+      g_print ("  %7s %10s %10s %9s\n", "threads", "steps/s", unit, "speed-up");
+      for (int c = 0; c < figures.n_counts; c++)
+        {
+          g_print ("  %7d", figures.counts[c]);
+          print_cell (10, 1, figures.steps_per_s[c]);
+          print_cell (10, 0, figures.steps_per_s[c] * batch);
+          print_cell (8, 2, figures.steps_per_s[c] / figures.steps_per_s[0]);
+          g_print ("×\n");
+        }
+    }
   g_print ("peak memory (max RSS): %.0f MB\n\n", figures.peak_mb);
   fflush (stdout);
   if (out_path && !write_json (out_path, &figures, &error))
@@ -501,7 +630,22 @@ caml_cli_bench (int argc, char **argv)
       goto out;
     }
 
-  g_clear_pointer (&trainer, caml_trainer_free);   /* its state and copies are not needed now */
+  if (roofline)
+    {
+      g_print ("roofline: the engine's matrix product (1024² and 2048²), GFLOP/s\n");
+      g_print ("  %7s %10s\n", "threads", "GFLOP/s");
+      for (int c = 0; c < figures.n_counts; c++)
+        {
+          figures.peak_gflops[c] = caml_sgemm_peak (figures.counts[c], 2.0);
+          g_print ("  %7d", figures.counts[c]);
+          print_cell (10, 1, figures.peak_gflops[c] > 0 ? figures.peak_gflops[c] : NAN);
+          g_print ("\n");
+          fflush (stdout);
+        }
+      g_print ("\n");
+    }
+
+  caml_set_threads (figures.counts[last]);
   times = g_new0 (LayerTime, model->n_layers);
   double loss_s = 0, optim_s = 0;
   if (!profile_steps (model, exp, train, batch, profile, times, &loss_s, &optim_s, &error))
@@ -510,9 +654,13 @@ caml_cli_bench (int argc, char **argv)
       goto out;
     }
 
-  g_print ("per step over %d profiled steps:\n", profile);
-  g_print ("  %-3s %-12s %10s %10s %12s %12s\n", "", "layer", "fwd ms", "bwd ms",
+  gboolean shares = figures.peak_gflops[last] > 0;
+  g_print ("per step over %d profiled steps on %d threads:\n", profile, figures.counts[last]);
+  g_print ("  %-3s %-12s %10s %10s %12s %12s", "", "layer", "fwd ms", "bwd ms",
            "fwd GFLOP/s", "bwd GFLOP/s");
+  if (shares)
+    g_print (" %9s %9s", "fwd peak", "bwd peak");
+  g_print ("\n");
   double total_ms = 0;
   for (int i = 0; i < model->n_layers; i++)
     {
@@ -520,8 +668,17 @@ caml_cli_bench (int argc, char **argv)
       double f_ms = 1e3 * t->forward_s / profile, b_ms = 1e3 * t->backward_s / profile;
       total_ms += f_ms + b_ms;
       g_print ("  %-3d %-12s %10.3f %10.3f", i, model->layers[i]->ops->name, f_ms, b_ms);
-      print_cell (12, 1, gflops (t->forward_flops, t->forward_s));
-      print_cell (12, 1, gflops (t->backward_flops, t->backward_s));
+      double fg = gflops (t->forward_flops, t->forward_s);
+      double bg = gflops (t->backward_flops, t->backward_s);
+      print_cell (12, 1, fg);
+      print_cell (12, 1, bg);
+      if (shares)
+        {
+          print_cell (8, 0, 100 * of_peak (&figures, fg));
+          g_print (isfinite (fg) ? "%%" : " ");
+          print_cell (8, 0, 100 * of_peak (&figures, bg));
+          g_print (isfinite (bg) ? "%%" : " ");
+        }
       g_print ("\n");
     }
   total_ms += 1e3 * (loss_s + optim_s) / profile;
@@ -537,6 +694,8 @@ caml_cli_bench (int argc, char **argv)
   status = 0;
 
 out:
+  g_free (start);
+  g_free (kernels);
   g_free (sizes);
   g_free (data_name);
   g_free (times);

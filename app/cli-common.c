@@ -141,16 +141,35 @@ count_option (const char *option_name, const char *value, gpointer data, GError 
   return TRUE;
 }
 
+/* --threads N, which every command takes (but bench, whose --threads is a
+ * list): the engine's thread count (caml_set_threads). */
+static char *threads_text;
+
+static const GOptionEntry threads_entry = {
+  "threads", 0, 0, G_OPTION_ARG_STRING, &threads_text,
+  "Threads to compute on (default: $CAML_THREADS, else every core)", "N"
+};
+
 /* The values are collected by a first pass over a copy of argv with the same
  * options turned into callbacks, so that GOption itself decides what is an
  * option and what is its value (`--out --steps` names a folder "--steps"). */
 gboolean
-caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
+caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *given,
                         int *argc, char ***argv, GError **error)
 {
   int n = 0;
-  while (entries[n].long_name != NULL)
-    n++;
+  gboolean own_threads = FALSE;
+  for (; given[n].long_name != NULL; n++)
+    own_threads = own_threads || strcmp (given[n].long_name, "threads") == 0;
+  /* the command's entries, and --threads unless it has its own */
+  g_autofree GOptionEntry *entries = g_new0 (GOptionEntry, n + 2);
+  memcpy (entries, given, n * sizeof (GOptionEntry));
+  if (!own_threads)
+    {
+      entries[n++] = threads_entry;
+      GOptionEntry added[] = { threads_entry, { NULL } };
+      g_option_context_add_main_entries (ctx, added, NULL);
+    }
   /* --help shows the help whatever else is given */
   for (int i = 1; i < *argc; i++)
     if (strcmp ((*argv)[i], "--") == 0)
@@ -196,7 +215,24 @@ caml_cli_parse_options (GOptionContext *ctx, const GOptionEntry *entries,
       g_propagate_error (error, g_steal_pointer (&repeat));
       return FALSE;
     }
-  return g_option_context_parse (ctx, argc, argv, error);
+  g_clear_pointer (&threads_text, g_free);
+  if (!g_option_context_parse (ctx, argc, argv, error))
+    return FALSE;
+  if (threads_text != NULL)
+    {
+      int threads;
+      g_autoptr (GError) local = NULL;
+      gboolean ok = caml_threads_parse (threads_text, &threads, &local);
+      g_clear_pointer (&threads_text, g_free);
+      if (!ok)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--threads %s",
+                       local->message);
+          return FALSE;
+        }
+      caml_set_threads (threads);
+    }
+  return TRUE;
 }
 
 static int heard_signal;

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cblas.h>
+#ifdef CAML_HAVE_DNNL
+#include <dnnl.h>
+#endif
 
 #include "caml.h"
 #include "blas.h"
@@ -109,12 +112,19 @@ caml_describe_kernels (void)
   g_strfreev (words);
   const char *core = openblas_get_corename ();
   GString *s = g_string_new (NULL);
+#ifdef CAML_HAVE_DNNL
+  const dnnl_version_t *v = dnnl_version ();
+  g_string_append_printf (s, "products: oneDNN %d.%d.%d sgemm (kernels by CPU features), "
+                          "small ones on ", v->major, v->minor, v->patch);
+#else
+  g_string_append (s, "products: ");
+#endif
   g_string_append_printf (s, "%s %s kernels", library, core);
   if (detected != NULL)
     g_string_append_printf (s, " (chosen by CPU features; the library took this CPU for %s)",
                             detected);
   else if (g_getenv ("OPENBLAS_CORETYPE") != NULL)
     g_string_append (s, " (OPENBLAS_CORETYPE)");
-  g_string_append_printf (s, "; engine kernels %s", caml_kernels_isa ());
+  g_string_append_printf (s, "; convolutions: the engine's %s kernels", caml_kernels_isa ());
   return g_string_free (s, FALSE);
 }

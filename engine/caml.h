@@ -903,6 +903,12 @@ gboolean caml_threads_parse (const char *text, int *threads, GError **error);
 /* FALSE, naming the variable, when $CAML_THREADS is set and not a valid
  * count (which the default then ignores). */
 gboolean caml_threads_check_env (GError **error);
+/* This machine's matrix product speed on `threads` threads: the best
+ * GFLOP/s of the engine's own products (tiles over parts) on square
+ * single-precision matrices of 1024 and 2048, each timed for about
+ * seconds / 2 — the roofline `caml bench --roofline` measures layers
+ * against. 0 when the matrices cannot be allocated. */
+double   caml_sgemm_peak (int threads, double seconds);
 /* The kernels that run: the BLAS, its core type and why, and the
  * instruction set of the engine's own kernels ("OpenBLAS 0.3.21 SkylakeX
  * kernels; engine kernels AVX-512"). Free with g_free. */
@@ -1044,6 +1050,10 @@ void     caml_trainer_get_progress (CamlTrainer *trainer, CamlProgress *progress
 CamlEvalRow *caml_trainer_copy_rows (CamlTrainer *trainer, int *n_rows);
 /* Per-step training losses so far; free with g_free. */
 float   *caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps);
+/* The thread count the run splits its work for: caml_get_threads when it
+ * first started, kept for the whole run (restarts of this trainer
+ * included), so its numbers do not depend on later settings. */
+int      caml_trainer_get_threads (CamlTrainer *trainer);
 /* Live changes, applied before the next step. */
 void     caml_trainer_set_lr (CamlTrainer *trainer, double lr);
 void     caml_trainer_set_em_steps (CamlTrainer *trainer, int em_steps);

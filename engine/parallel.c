@@ -113,6 +113,12 @@ caml_parallel_pin (int threads)
 }
 
 int
+caml_parallel_pinned (void)
+{
+  return pinned;
+}
+
+int
 caml_parallel_threads (void)
 {
   caml_blas_init ();

@@ -20,6 +20,8 @@ int  caml_parallel_threads (void);
 /* Pins this thread's count (≤ 0: unpin), for a trainer whose whole run must
  * use one count whatever caml_set_threads says meanwhile. */
 void caml_parallel_pin (int threads);
+/* This thread's pinned count, 0 when none. */
+int  caml_parallel_pinned (void);
 /* Runs func for every part and returns when all are done. Called from
  * inside another parallel region, or with one part, it runs them in turn
  * on the calling thread. */

@@ -15,6 +15,8 @@ struct _CamlTrainer {
   const CamlDataset    *train;
   const CamlDataset    *test;
 
+  int           threads;      /* the thread count of the run (caml_get_threads at its start) */
+
   /* copied from exp at creation */
   long          total_steps;
   int           batch;        /* samples per step, 1..train->n */

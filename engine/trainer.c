@@ -734,6 +734,7 @@ trainer_thread (gpointer data)
   CamlTrainerState end;
 
   caml_parallel_lower_priority ();
+  caml_parallel_pin (trainer->threads);
   g_mutex_lock (&trainer->lock);
   for (;;)
     {
@@ -1161,6 +1162,8 @@ trainer_launch_locked (CamlTrainer *trainer, gboolean start_paused, GError **err
   trainer->done = FALSE;
   trainer->step_budget = 0;
   trainer->state = start_paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
+  if (trainer->threads == 0)
+    trainer->threads = caml_get_threads ();
   GThread *thread = g_thread_try_new ("caml-trainer", trainer_thread, trainer, error);
   if (thread == NULL)
     {
@@ -1375,6 +1378,15 @@ caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps)
   losses = g_memdup2 (trainer->losses->data, trainer->losses->len * sizeof (float));
   g_mutex_unlock (&trainer->lock);
   return losses;
+}
+
+int
+caml_trainer_get_threads (CamlTrainer *trainer)
+{
+  g_mutex_lock (&trainer->lock);
+  int threads = trainer->threads > 0 ? trainer->threads : caml_get_threads ();
+  g_mutex_unlock (&trainer->lock);
+  return threads;
 }
 
 void

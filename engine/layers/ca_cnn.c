@@ -40,7 +40,6 @@ typedef struct {
   CamlConvScratch scratch;
   float          *sums;         /* (2·depth + 1): db, dw0, db_χ of a backward pass */
   /* per call */
-  float          *out;
   const float    *dout;
 } CaCnn;
 
@@ -77,48 +76,6 @@ ca_cnn_setup (CamlLayer *layer, GError **error)
   return TRUE;
 }
 
-/* y (depth + 1, nb·P): rows 0…depth−1 the values, row depth the gate logits. */
-static CAML_VECTOR_LOOP void
-ca_cnn_epilogue (gpointer data, const float *y, int n0, int nb)
-{
-  CaCnn *s = data;
-  const int P = s->g.p, D = s->depth;
-  const size_t ld = (size_t) nb * P;
-  const float *b = s->b->w, *w0 = s->w0->w, b_chi = s->b_chi->w[0];
-  for (int i = 0; i < nb; i++)
-    {
-      float *restrict chi = s->chi + (size_t) (n0 + i) * P;
-      const float *z = y + D * ld + (size_t) i * P;
-      for (int p = 0; p < P; p++)
-        chi[p] = z[p] + b_chi;
-      caml_activation_forward (CAML_ACT_SIGMOID, chi, chi, P);
-      for (int j = 0; j < D; j++)
-        {
-          const float *restrict src = y + j * ld + (size_t) i * P;
-          size_t at = ((size_t) (n0 + i) * D + j) * P;
-          float *restrict v = s->v + at, *restrict o = s->out + at;
-          const float bj = b[j], wj = w0[j];
-          if (s->act == CAML_ACT_RELU)
-            /* one pass: bias, relu and the mix */
-            for (int p = 0; p < P; p++)
-              {
-                float vp = src[p] + bj;
-                vp = vp > 0.0f ? vp : 0.0f;
-                v[p] = vp;
-                o[p] = chi[p] * (vp - wj) + wj;
-              }
-          else
-            {
-              for (int p = 0; p < P; p++)
-                v[p] = src[p] + bj;
-              caml_activation_forward (s->act, v, v, P);
-              for (int p = 0; p < P; p++)
-                o[p] = chi[p] * (v[p] - wj) + wj;
-            }
-        }
-    }
-}
-
 /* v (N, depth, OH, OW) and chi (N, 1, OH, OW) for batches of up to n
  * samples. */
 static gboolean
@@ -147,12 +104,14 @@ ca_cnn_forward (CamlLayer *layer, float *out, const float *inp, int n)
   CaCnn *s = layer->state;
   caml_scratch_require (layer, n);
   g_assert (s->u->w == s->W->w + (size_t) s->depth * s->g.kk);
-  s->out = out;
-  caml_conv_forward (&s->g, s->W->w, s->depth + 1, inp, n, &s->scratch,
-                     ca_cnn_epilogue, s);
+  CamlConvOutput o = { .m = s->depth + 1, .gated = TRUE, .act = s->act, .b = s->b->w,
+                       .b_chi = s->b_chi->w[0], .w0 = s->w0->w, .out = out, .v = s->v,
+                       .chi = s->chi };
+  caml_conv_forward (&s->g, s->W->w, inp, n, &s->scratch, &o);
 }
 
-/* dy (depth + 1, nb·P) from dout: rows 0…depth−1 dL/d(W c + b), row depth dL/d(u c + b_χ). */
+/* dy (depth + 1, nb·P) from dout: rows 0…depth−1 dL/d(W c + b), row depth
+ * dL/d(u c + b_χ). */
 static CAML_VECTOR_LOOP void
 ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, float *sums)
 {
@@ -160,33 +119,49 @@ ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, float *sums)
   const int P = s->g.p, D = s->depth;
   const size_t ld = (size_t) nb * P;
   const float *w0 = s->w0->w;
+  const gboolean relu = s->act == CAML_ACT_RELU;
   float *db = sums, *dw0 = sums + D, *db_chi = sums + 2 * D;
   for (int i = 0; i < nb; i++)
     {
-      const float *chi = s->chi + (size_t) (n0 + i) * P;
-      float *dz = dy + D * ld + (size_t) i * P;
+      const float *restrict chi = s->chi + (size_t) (n0 + i) * P;
+      float *restrict dz = dy + D * ld + (size_t) i * P;
       memset (dz, 0, P * sizeof (float));
       for (int j = 0; j < D; j++)
         {
           size_t at = ((size_t) (n0 + i) * D + j) * P;
-          const float *g = s->dout + at, *v = s->v + at;
-          float *dv = dy + j * ld + (size_t) i * P;
-          float sw = 0.0f;
-          /* Sums over positions: vectorised reductions (-fopenmp-simd, no
-           * OpenMP runtime), which reorder the additions. */
-#pragma omp simd reduction(+:sw)
-          for (int p = 0; p < P; p++)
+          const float *restrict g = s->dout + at, *restrict v = s->v + at;
+          float *restrict dv = dy + j * ld + (size_t) i * P;
+          const float wj = w0[j];
+          /* Sums over positions: vectorised reductions (-fopenmp-simd),
+           * which reorder the additions. */
+          float sw = 0.0f, sb = 0.0f;
+          if (relu)
+#pragma omp simd reduction(+:sw, sb)
+            for (int p = 0; p < P; p++)
+              {
+                float gp = g[p], vp = v[p], c = chi[p];
+                dz[p] += gp * (vp - wj);
+                sw += gp - c * gp;
+                float d = c * gp;
+                d = vp > 0.0f ? d : 0.0f;
+                dv[p] = d;
+                sb += d;
+              }
+          else
             {
-              dz[p] += g[p] * (v[p] - w0[j]);
-              sw += g[p] - chi[p] * g[p];
-              dv[p] = chi[p] * g[p];
+#pragma omp simd reduction(+:sw)
+              for (int p = 0; p < P; p++)
+                {
+                  dz[p] += g[p] * (v[p] - wj);
+                  sw += g[p] - chi[p] * g[p];
+                  dv[p] = chi[p] * g[p];
+                }
+              caml_activation_backward (s->act, dv, dv, v, P, FALSE);
+#pragma omp simd reduction(+:sb)
+              for (int p = 0; p < P; p++)
+                sb += dv[p];
             }
           dw0[j] += sw;
-          caml_activation_backward (s->act, dv, dv, v, P, FALSE);
-          float sb = 0.0f;
-#pragma omp simd reduction(+:sb)
-          for (int p = 0; p < P; p++)
-            sb += dv[p];
           db[j] += sb;
         }
       float sz = 0.0f;

@@ -22,10 +22,102 @@ typedef float NAME (uvec) __attribute__ ((vector_size (VL * sizeof (float)), ali
 #define LOAD(p) (*(const NAME (uvec) *) (p))
 #define STORE(p, v) (*(NAME (uvec) *) (p) = (v))
 
-/* out[m·os + x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + ki·wp + kj + x]
- * for m < mb and x < width ≤ nv·VL; reads plane up to x = nv·VL − 1. */
+typedef int NAME (ivec) __attribute__ ((vector_size (VL * sizeof (float))));
+#define IVEC NAME (ivec)
+
+/* a where mask, else b (mask: all ones or all zeros per lane) */
+static inline __attribute__ ((always_inline)) TARGET VEC
+NAME (select) (IVEC mask, VEC a, VEC b)
+{
+  return (VEC) (((IVEC) a & mask) | ((IVEC) b & ~mask));
+}
+
+/* e^x for x ≤ 0, as activation.c's expf_poly: x = n·ln 2 + r, a degree-6
+ * polynomial of r, 2^n from the exponent bits. */
+static inline __attribute__ ((always_inline)) TARGET VEC
+NAME (exp_neg) (VEC x)
+{
+  const VEC lo = (VEC) { 0 } - 87.0f;
+  x = NAME (select) (x < lo, lo, x);
+  VEC t = x * 1.44269504f;
+  VEC n = (t + 12582912.0f) - 12582912.0f;
+  VEC r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+  VEC p = 1.0f + r * (1.0f + r * (0.5f + r * (1.6666667e-1f + r * (4.1666668e-2f
+          + r * (8.3333338e-3f + r * 1.3888889e-3f)))));
+  IVEC e = (__builtin_convertvector (n, IVEC) + 127) << 23;
+  return p * (VEC) e;
+}
+
+/* The activations of activation.c, on vectors. */
+static inline __attribute__ ((always_inline)) TARGET VEC
+NAME (activate) (CamlActivation act, VEC x)
+{
+  const VEC zero = { 0 };
+  switch (act)
+    {
+    case CAML_ACT_RELU:
+      return (VEC) ((IVEC) x & (x > zero));
+    case CAML_ACT_SIGMOID:
+      {
+        VEC ax = (VEC) ((IVEC) x & 0x7fffffff);
+        VEC e = NAME (exp_neg) (zero - ax);
+        VEC r = 1.0f / (1.0f + e);
+        return NAME (select) (x >= zero, r, e * r);
+      }
+    case CAML_ACT_TANH:
+      {
+        const float clamp = 7.90531110763549805f;
+        VEC xc = NAME (select) (x > clamp, zero + clamp,
+                                NAME (select) (x < -clamp, zero - clamp, x));
+        VEC x2 = xc * xc;
+        VEC p = zero - 2.76076847742355e-16f;
+        p = p * x2 + 2.00018790482477e-13f;
+        p = p * x2 - 8.60467152213735e-11f;
+        p = p * x2 + 5.12229709037114e-08f;
+        p = p * x2 + 1.48572235717979e-05f;
+        p = p * x2 + 6.37261928875436e-04f;
+        p = p * x2 + 4.89352455891786e-03f;
+        VEC q = zero + 1.19825839466702e-06f;
+        q = q * x2 + 1.18534705686654e-04f;
+        q = q * x2 + 2.26843463243900e-03f;
+        q = q * x2 + 4.89352518554385e-03f;
+        VEC ax = (VEC) ((IVEC) x & 0x7fffffff);
+        return NAME (select) (ax < 4e-4f, x, xc * p / q);
+      }
+    default:
+      return x;
+    }
+}
+
+/* Vector v (the v-th of a row block) into row p of `width` outputs. */
 static inline __attribute__ ((always_inline)) TARGET void
-NAME (fwd_body) (float *out, size_t os, int width, const float *plane, int wp, size_t ps,
+NAME (put) (float *p, int v, VEC x, int width)
+{
+  int n = width - v * VL;
+  if (n >= VL)
+    STORE (p + v * VL, x);
+  else if (n > 0)
+    STORE_FIRST (p + v * VL, x, n);
+}
+
+/* Vector v of row p of `width` values, zeros past it. */
+static inline __attribute__ ((always_inline)) TARGET VEC
+NAME (get) (const float *p, int v, int width)
+{
+  int n = width - v * VL;
+  if (n >= VL)
+    return LOAD (p + v * VL);
+  VEC x = { 0 };
+  if (n > 0)
+    LOAD_FIRST (x, p + v * VL, n);
+  return x;
+}
+
+/* One row block of the output, x < width ≤ nv·VL, of mb channels:
+ *   y[m][x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + ki·wp + kj + x]
+ * (reading plane up to x = nv·VL − 1), stored as t says (layers.h). */
+static inline __attribute__ ((always_inline)) TARGET void
+NAME (fwd_body) (const CamlConvTile *t, int width, const float *plane, int wp, size_t ps,
                  int channels, int k, const float *w, size_t ws, const int mb, const int nv)
 {
   VEC acc[FWD_MB][2];
@@ -53,41 +145,110 @@ NAME (fwd_body) (float *out, size_t os, int width, const float *plane, int wp, s
               }
           }
       }
-  if (width == nv * VL)
+
+  const size_t os = t->os;
+  int values = mb;
+  VEC chi[2] = { { 0 }, { 0 } };
+  switch (t->store)
     {
+    case CAML_CONV_STORE_RAW:
 #pragma GCC unroll 16
       for (int m = 0; m < mb; m++)
 #pragma GCC unroll 2
         for (int v = 0; v < nv; v++)
-          STORE (out + (size_t) m * os + v * VL, acc[m][v]);
+          NAME (put) (t->out + m * os, v, acc[m][v], width);
       return;
-    }
-  int full = width / VL, rest = width % VL;
+    case CAML_CONV_STORE_ACT:
 #pragma GCC unroll 16
-  for (int m = 0; m < mb; m++)
+      for (int m = 0; m < mb; m++)
+        {
+          float b = t->b != NULL ? t->b[m] : 0.0f;
+#pragma GCC unroll 2
+          for (int v = 0; v < nv; v++)
+            NAME (put) (t->out + m * os, v, NAME (activate) (t->act, acc[m][v] + b), width);
+        }
+      return;
+    case CAML_CONV_STORE_GATE:
+#pragma GCC unroll 2
+      for (int v = 0; v < nv; v++)
+        NAME (put) (t->chi, v, NAME (activate) (CAML_ACT_SIGMOID, acc[0][v] + t->b_chi),
+                    width);
+      return;
+    case CAML_CONV_STORE_MIX:
+#pragma GCC unroll 2
+      for (int v = 0; v < nv; v++)
+        chi[v] = NAME (get) (t->chi, v, width);
+      break;
+    case CAML_CONV_STORE_GATED:
+      values = mb - 1;
+#pragma GCC unroll 2
+      for (int v = 0; v < nv; v++)
+        {
+          chi[v] = NAME (activate) (CAML_ACT_SIGMOID, acc[mb - 1][v] + t->b_chi);
+          NAME (put) (t->chi, v, chi[v], width);
+        }
+      break;
+    }
+  /* the values and their mix with w0 */
+#pragma GCC unroll 16
+  for (int m = 0; m < values; m++)
     {
-      float *o = out + (size_t) m * os;
-      for (int v = 0; v < full; v++)
-        STORE (o + v * VL, acc[m][v]);
-      if (rest > 0)
-        STORE_FIRST (o + full * VL, acc[m][full], rest);
+      float b = t->b[m], w0 = t->w0[m];
+#pragma GCC unroll 2
+      for (int v = 0; v < nv; v++)
+        {
+          VEC val = NAME (activate) (t->act, acc[m][v] + b);
+          NAME (put) (t->v + m * os, v, val, width);
+          NAME (put) (t->out + m * os, v, chi[v] * (val - w0) + w0, width);
+        }
     }
 }
 
 #define FWD(MB, NV)                                                                     \
-  static TARGET void                                         \
-  NAME (fwd_##MB##_##NV) (float *out, size_t os, int width, const float *plane, int wp, \
+  static TARGET void                                                                    \
+  NAME (fwd_##MB##_##NV) (const CamlConvTile *t, int width, const float *plane, int wp, \
                           size_t ps, int channels, int k, const float *w, size_t ws)    \
   {                                                                                     \
-    NAME (fwd_body) (out, os, width, plane, wp, ps, channels, k, w, ws, MB, NV);        \
+    NAME (fwd_body) (t, width, plane, wp, ps, channels, k, w, ws, MB, NV);              \
   }
 #define FWD_BOTH(MB) FWD (MB, 1) FWD (MB, 2)
 
-/* acc[(m·ams) + kj·VL + lane] += Σ_r Σ_xb dy[m·dms + r·owp + xb + lane] · plane[r·wp + xb + kj + lane]
- * for m < mb, kj < kb, r < rows, xb = 0, VL, … < owp: the partial sums,
- * lane by lane, of the gradient of kernel columns kj. */
+/* acc[(m·ams) + kj·VL + lane] += Σ_r Σ_x dy[m·dms + r·ow + x] · plane[r·wp + x + kj]
+ * for m < mb, kj < kb, r < rows, x < ow, lane = x mod VL: the partial sums,
+ * lane by lane, of the gradient of kernel columns kj. A row's last vector
+ * is loaded masked, so dy's rows lie end to end, and plane is read up to
+ * the next whole vector. */
 static inline __attribute__ ((always_inline)) TARGET void
-NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, int owp, int rows,
+NAME (dw_step) (VEC *a, const float *d, size_t dms, const float *src, const int mb,
+                const int kb, const int n)
+{
+  VEC g[REGS];
+#pragma GCC unroll 24
+  for (int m = 0; m < mb; m++)
+    {
+      if (n == VL)
+        g[m] = LOAD (d + (size_t) m * dms);
+      else
+        {
+          g[m] = (VEC) { 0 };
+          LOAD_FIRST (g[m], d + (size_t) m * dms, n);
+        }
+    }
+#pragma GCC unroll 8
+  for (int kj = 0; kj < kb; kj++)
+    {
+      VEC x = LOAD (src + kj);
+      /* one load for all mb products: folded into each FMA, the load
+       * would be repeated mb times, mostly across cache lines */
+      __asm__ ("" : "+v" (x));
+#pragma GCC unroll 24
+      for (int m = 0; m < mb; m++)
+        a[m * kb + kj] += g[m] * x;
+    }
+}
+
+static inline __attribute__ ((always_inline)) TARGET void
+NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, int ow, int rows,
                 const float *plane, int wp, const int mb, const int kb)
 {
   VEC a[REGS];
@@ -96,27 +257,15 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, int owp, in
 #pragma GCC unroll 8
     for (int kj = 0; kj < kb; kj++)
       a[m * kb + kj] = LOAD (acc + (size_t) m * ams + (size_t) kj * VL);
+  const int full = ow - ow % VL, rest = ow % VL;
   for (int r = 0; r < rows; r++)
-    for (int xb = 0; xb < owp; xb += VL)
-      {
-        const float *src = plane + (size_t) r * wp + xb;
-        const float *d = dy + (size_t) r * owp + xb;
-        VEC g[REGS];
-#pragma GCC unroll 24
-        for (int m = 0; m < mb; m++)
-          g[m] = LOAD (d + (size_t) m * dms);
-#pragma GCC unroll 8
-        for (int kj = 0; kj < kb; kj++)
-          {
-            VEC x = LOAD (src + kj);
-            /* one load for all mb products: folded into each FMA, the load
-             * would be repeated mb times, mostly across cache lines */
-            __asm__ ("" : "+v" (x));
-#pragma GCC unroll 24
-            for (int m = 0; m < mb; m++)
-              a[m * kb + kj] += g[m] * x;
-          }
-      }
+    {
+      const float *src = plane + (size_t) r * wp, *d = dy + (size_t) r * ow;
+      for (int xb = 0; xb < full; xb += VL)
+        NAME (dw_step) (a, d + xb, dms, src + xb, mb, kb, VL);
+      if (rest > 0)
+        NAME (dw_step) (a, d + full, dms, src + full, mb, kb, rest);
+    }
 #pragma GCC unroll 24
   for (int m = 0; m < mb; m++)
 #pragma GCC unroll 8
@@ -130,10 +279,10 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, int owp, in
 
 #define DW(KB)                                                                          \
   static TARGET void                                         \
-  NAME (dw_##KB) (float *acc, size_t ams, const float *dy, size_t dms, int owp,         \
+  NAME (dw_##KB) (float *acc, size_t ams, const float *dy, size_t dms, int ow,          \
                   int rows, const float *plane, int wp)                                 \
   {                                                                                     \
-    NAME (dw_body) (acc, ams, dy, dms, owp, rows, plane, wp, DW_MB (KB), KB);        \
+    NAME (dw_body) (acc, ams, dy, dms, ow, rows, plane, wp, DW_MB (KB), KB);            \
   }
 
 FWD_BOTH (1) FWD_BOTH (2) FWD_BOTH (3) FWD_BOTH (4) FWD_BOTH (5) FWD_BOTH (6)
@@ -172,6 +321,7 @@ static const CamlConvKernels NAME (kernels) = {
 };
 
 #undef VEC
+#undef IVEC
 #undef LOAD
 #undef STORE
 #undef FWD

@@ -8,7 +8,9 @@
 
 #include "layers.h"
 
-/* STORE_FIRST (p, v, n): the first n (< VL) lanes of v to p, nothing past. */
+/* STORE_FIRST (p, v, n): the first n (< VL) lanes of v to p, nothing past;
+ * LOAD_FIRST (x, p, n): the first n lanes of x from p (the others zero),
+ * nothing read past. */
 
 #if defined(__x86_64__)
 
@@ -20,8 +22,10 @@
 #define REGS 32
 #define DW_KB 8
 #define STORE_FIRST(p, v, n) _mm512_mask_storeu_ps ((p), (__mmask16) ((1u << (n)) - 1), (__m512) (v))
+#define LOAD_FIRST(x, p, n) ((x) = (vec_avx512) _mm512_maskz_loadu_ps ((__mmask16) ((1u << (n)) - 1), (p)))
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
+#undef LOAD_FIRST
 #undef ISA
 #undef ISA_NAME
 #undef TARGET
@@ -40,8 +44,11 @@
 static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
 #define STORE_FIRST(p, v, n) \
   _mm256_maskstore_ps ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n))), (__m256) (v))
+#define LOAD_FIRST(x, p, n) \
+  ((x) = (vec_avx2) _mm256_maskload_ps ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n)))))
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
+#undef LOAD_FIRST
 #undef ISA
 #undef ISA_NAME
 #undef TARGET
@@ -66,8 +73,10 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
 #define REGS 16
 #define DW_KB 4
 #define STORE_FIRST(p, v, n) do { for (int l_ = 0; l_ < (n); l_++) (p)[l_] = (v)[l_]; } while (0)
+#define LOAD_FIRST(x, p, n) do { for (int l_ = 0; l_ < (n); l_++) (x)[l_] = (p)[l_]; } while (0)
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
+#undef LOAD_FIRST
 #undef ISA
 #undef ISA_NAME
 #undef TARGET

@@ -12,9 +12,9 @@
  *   Wm   (M, K)      one row per output channel (a filter (C, k, k) flattened)
  *   y    (M, nb·P)   = Wm · patches: channel-major, so a sample's channel j
  *                    is the contiguous run y[j·nb·P + i·P …] of P values
- * The epilogue turns y into the layer's (N, M', OH, OW) output (bias,
- * activation, gate mix) in one pass; the prologue of backward builds dy in
- * the same layout. Memory is bounded by the block, not by N. Sums over
+ * The direct kernels turn y into the layer's outputs (bias, activation,
+ * gate mix: CamlConvOutput) while it is still in registers; the im2col path
+ * does the same from y. The prologue of backward builds dy in y's layout. Memory is bounded by the block, not by N. Sums over
  * samples (weight and bias gradients) are kept per part and added in part
  * order, so the results depend on the thread count, not on timing. */
 #include <cblas.h>
@@ -196,20 +196,31 @@ caml_col2im_add (float *dinp, float *plane, const float *col, const CamlConvGeom
       }
 }
 
+/* *buf (64-byte aligned) holds at least count floats; contents not kept. */
+static void
+reserve (float **buf, size_t *capacity, size_t count)
+{
+  if (count <= *capacity)
+    return;
+  g_aligned_free (*buf);
+  *buf = g_aligned_alloc (count, sizeof (float), 64);
+  *capacity = count;
+}
+
 void
 caml_conv_scratch_free (CamlConvScratch *scratch)
 {
   for (int i = 0; i < scratch->n_work; i++)
     {
       CamlConvWork *w = &scratch->work[i];
-      g_free (w->y);
-      g_free (w->planes);
-      g_free (w->dyp);
-      g_free (w->dplanes);
-      g_free (w->dW);
-      g_free (w->sums);
-      g_free (w->col);
-      g_free (w->plane);
+      g_aligned_free (w->y);
+      g_aligned_free (w->planes);
+      g_aligned_free (w->dyp);
+      g_aligned_free (w->dplanes);
+      g_aligned_free (w->dW);
+      g_aligned_free (w->sums);
+      g_aligned_free (w->col);
+      g_aligned_free (w->plane);
     }
   g_clear_pointer (&scratch->work, g_free);
   scratch->n_work = 0;
@@ -300,50 +311,99 @@ channel_block (int m, int most, int b, int *m0, int *mb)
   *mb = m * (b + 1) / blocks - *m0;
 }
 
-/* out (M, rows·cols) per sample, row stride `ldo` between channels:
- * the direct kernel over planes of `channels` channels of (ph, pw). */
+/* The pass's arguments, shared by its parts. */
+typedef struct {
+  const CamlConvGeom    *g;
+  const CamlConvKernels *ck;
+  const float           *Wm;
+  int                    m;
+  const float           *inp;
+  int                    n;
+  CamlConvScratch       *scratch;
+  int                    parts;
+  int                    nb;       /* samples per block */
+  /* forward */
+  const CamlConvOutput  *o;
+  /* backward */
+  CamlConvPrologue       prologue;
+  float                 *dinp;
+  int                    n_sums;
+  int                    mpad;     /* channels of the gradient rows (direct) */
+  size_t                 lanes;    /* floats of a part's lane sums (direct) */
+  gpointer               ctx;
+} Pass;
+
+/* The direct kernel over the row blocks of one sample's planes (ph, pw,
+ * `channels` of them): m channels of rows × cols outputs, stored as `tile`
+ * says, its pointers at the sample's first output and advanced here. */
 static void
-direct_rows (const CamlConvKernels *ck, float *out, size_t ldo, int rows, int cols,
-             int nv, const float *planes, int ph, int pw, int channels, int k,
-             const float *w, int m)
+direct_rows (const CamlConvKernels *ck, CamlConvTile tile, int rows, int cols, int nv,
+             const float *planes, int ph, int pw, int channels, int k, const float *w,
+             int m0, int mb)
 {
   const int block = nv * ck->vl;
   const size_t ws = (size_t) channels * k * k;
-  int blocks = (m + ck->fwd_mb - 1) / ck->fwd_mb;
+  CamlConvFwdKernel f = ck->fwd[nv - 1][mb];
+  w += (size_t) m0 * ws;
+  for (int y = 0; y < rows; y++)
+    for (int x0 = 0; x0 < cols; x0 += block)
+      {
+        size_t at = (size_t) y * cols + x0;
+        CamlConvTile t = tile;
+        t.out = tile.out + at;
+        t.v = tile.v != NULL ? tile.v + at : NULL;
+        t.chi = tile.chi != NULL ? tile.chi + at : NULL;
+        f (&t, MIN (block, cols - x0), planes + (size_t) y * pw + x0, pw, (size_t) ph * pw,
+           channels, k, w, ws);
+      }
+}
+
+/* The forward outputs of sample n from its planes: every channel block, the
+ * gate first when it has a block of its own. */
+static void
+direct_sample (const Pass *a, const float *planes, int n)
+{
+  const CamlConvGeom *g = a->g;
+  const CamlConvOutput *o = a->o;
+  const CamlConvKernels *ck = a->ck;
+  const size_t P = g->p;
+  const int values = o->gated ? a->m - 1 : a->m;
+  CamlConvTile tile = { .act = o->act, .os = P, .b_chi = o->b_chi };
+  if (o->gated && a->m <= ck->fwd_mb)
+    {
+      tile.store = CAML_CONV_STORE_GATED;
+      tile.out = o->out + (size_t) n * values * P;
+      tile.v = o->v + (size_t) n * values * P;
+      tile.chi = o->chi + (size_t) n * P;
+      tile.b = o->b;
+      tile.w0 = o->w0;
+      direct_rows (ck, tile, g->oh, g->ow, g->nv, planes, g->hp, g->wp, g->c, g->k, a->Wm,
+                   0, a->m);
+      return;
+    }
+  if (o->gated)
+    {
+      CamlConvTile gate = { .store = CAML_CONV_STORE_GATE, .out = o->chi + (size_t) n * P,
+                            .chi = o->chi + (size_t) n * P, .os = P, .b_chi = o->b_chi };
+      direct_rows (ck, gate, g->oh, g->ow, g->nv, planes, g->hp, g->wp, g->c, g->k, a->Wm,
+                   values, 1);
+    }
+  int blocks = (values + ck->fwd_mb - 1) / ck->fwd_mb;
   for (int b = 0; b < blocks; b++)
     {
       int m0, mb;
-      channel_block (m, ck->fwd_mb, b, &m0, &mb);
-      CamlConvFwdKernel f = ck->fwd[nv - 1][mb];
-      for (int y = 0; y < rows; y++)
-        for (int x0 = 0; x0 < cols; x0 += block)
-          f (out + (size_t) m0 * ldo + (size_t) y * cols + x0, ldo, MIN (block, cols - x0),
-             planes + (size_t) y * pw + x0, pw, (size_t) ph * pw, channels, k,
-             w + (size_t) m0 * ws, ws);
+      channel_block (values, ck->fwd_mb, b, &m0, &mb);
+      size_t at = ((size_t) n * values + m0) * P;
+      tile.store = o->gated ? CAML_CONV_STORE_MIX : CAML_CONV_STORE_ACT;
+      tile.out = o->out + at;
+      tile.v = o->gated ? o->v + at : NULL;
+      tile.chi = o->gated ? o->chi + (size_t) n * P : NULL;
+      tile.b = o->b != NULL ? o->b + m0 : NULL;
+      tile.w0 = o->gated ? o->w0 + m0 : NULL;
+      direct_rows (ck, tile, g->oh, g->ow, g->nv, planes, g->hp, g->wp, g->c, g->k, a->Wm,
+                   m0, mb);
     }
 }
-
-/* The pass's arguments, shared by its parts. */
-typedef struct {
-  const CamlConvGeom *g;
-  const CamlConvKernels *ck;
-  const float        *Wm;
-  int                 m;
-  const float        *inp;
-  int                 n;
-  CamlConvScratch    *scratch;
-  int                 parts;
-  int                 nb;       /* samples per block */
-  /* forward */
-  CamlConvEpilogue    epilogue;
-  /* backward */
-  CamlConvPrologue    prologue;
-  float              *dinp;
-  int                 n_sums;
-  int                 mpad;     /* channels of the gradient rows (direct) */
-  size_t              lanes;    /* floats of a part's lane sums (direct) */
-  gpointer            ctx;
-} Pass;
 
 static void
 direct_forward_part (int part, int parts, gpointer data)
@@ -351,20 +411,50 @@ direct_forward_part (int part, int parts, gpointer data)
   const Pass *a = data;
   const CamlConvGeom *g = a->g;
   CamlConvWork *w = &a->scratch->work[part];
-  const size_t in_size = (size_t) g->c * g->h * g->w;
+  const size_t in_size = (size_t) g->c * g->h * g->w, plane = (size_t) g->c * g->hp * g->wp;
   size_t lo, hi;
   caml_part_range (a->n, part, parts, 1, &lo, &hi);
-  for (int n0 = (int) lo; n0 < (int) hi; n0 += a->nb)
+  reserve (&w->planes, &w->planes_cap, plane);
+  for (size_t i = lo; i < hi; i++)
     {
-      int nb = MIN (a->nb, (int) hi - n0);
-      caml_buffer_reserve (&w->planes, &w->planes_cap, (size_t) nb * g->c * g->hp * g->wp);
-      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) a->m * nb * g->p);
-      fill_planes (w->planes, a->inp + n0 * in_size, g, nb);
-      for (int i = 0; i < nb; i++)
-        direct_rows (a->ck, w->y + (size_t) i * g->p, (size_t) nb * g->p, g->oh, g->ow, g->nv,
-                     w->planes + (size_t) i * g->c * g->hp * g->wp, g->hp, g->wp, g->c,
-                     g->k, a->Wm, a->m);
-      a->epilogue (a->ctx, w->y, n0, nb);
+      fill_planes (w->planes, a->inp + i * in_size, g, 1);
+      direct_sample (a, w->planes, (int) i);
+    }
+}
+
+/* The outputs of samples [n0, n0 + nb) from their products y (M, nb·P),
+ * as the direct kernels store them (the im2col path). */
+static CAML_VECTOR_LOOP void
+store_outputs (const CamlConvOutput *o, int m, const float *y, int n0, int nb, int P)
+{
+  const size_t ld = (size_t) nb * P;
+  const int values = o->gated ? m - 1 : m;
+  for (int i = 0; i < nb; i++)
+    {
+      float *chi = o->gated ? o->chi + (size_t) (n0 + i) * P : NULL;
+      if (o->gated)
+        {
+          const float *z = y + (size_t) values * ld + (size_t) i * P;
+          for (int p = 0; p < P; p++)
+            chi[p] = z[p] + o->b_chi;
+          caml_activation_forward (CAML_ACT_SIGMOID, chi, chi, P);
+        }
+      for (int j = 0; j < values; j++)
+        {
+          const float *src = y + j * ld + (size_t) i * P;
+          size_t at = ((size_t) (n0 + i) * values + j) * P;
+          float *val = o->gated ? o->v + at : o->out + at;
+          float bj = o->b != NULL ? o->b[j] : 0.0f;
+          for (int p = 0; p < P; p++)
+            val[p] = src[p] + bj;
+          caml_activation_forward (o->act, val, val, P);
+          if (o->gated)
+            {
+              float *out = o->out + at, w0 = o->w0[j];
+              for (int p = 0; p < P; p++)
+                out[p] = chi[p] * (val[p] - w0) + w0;
+            }
+        }
     }
 }
 
@@ -375,7 +465,7 @@ direct_weight_grad (const Pass *a, CamlConvWork *w, int nb)
   const CamlConvGeom *g = a->g;
   const CamlConvKernels *ck = a->ck;
   const int k = g->k, vl = ck->vl;
-  const size_t rows = (size_t) g->oh * g->owp, dms = (size_t) nb * rows;
+  const size_t P = g->p, dms = (size_t) nb * P;
   const size_t ams = (size_t) g->kk * vl, plane = (size_t) g->hp * g->wp;
   for (int kj0 = 0; kj0 < k; kj0 += ck->dw_kb)
     {
@@ -387,7 +477,7 @@ direct_weight_grad (const Pass *a, CamlConvWork *w, int nb)
             {
               float *acc = w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl;
               for (int i = 0; i < nb; i++)
-                f (acc, ams, w->dyp + ((size_t) m0 * nb + i) * rows, dms, g->owp, g->oh,
+                f (acc, ams, w->dyp + ((size_t) m0 * nb + i) * P, dms, g->ow, g->oh,
                    w->planes + ((size_t) i * g->c + c) * plane + (size_t) ki * g->wp + kj0,
                    g->wp);
             }
@@ -400,34 +490,23 @@ direct_backward_part (int part, int parts, gpointer data)
   const Pass *a = data;
   const CamlConvGeom *g = a->g;
   CamlConvWork *w = &a->scratch->work[part];
-  const size_t in_size = (size_t) g->c * g->h * g->w, P = g->p;
+  const size_t in_size = (size_t) g->c * g->h * g->w;
   const int M = a->m;
   size_t lo, hi;
   caml_part_range (a->n, part, parts, 1, &lo, &hi);
-  caml_buffer_reserve (&w->dW, &w->dW_cap, a->lanes);
+  reserve (&w->dW, &w->dW_cap, a->lanes);
   memset (w->dW, 0, a->lanes * sizeof (float));
-  caml_buffer_reserve (&w->sums, &w->sums_cap, MAX (a->n_sums, 1));
+  reserve (&w->sums, &w->sums_cap, MAX (a->n_sums, 1));
   memset (w->sums, 0, MAX (a->n_sums, 1) * sizeof (float));
   for (int n0 = (int) lo; n0 < (int) hi; n0 += a->nb)
     {
       int nb = MIN (a->nb, (int) hi - n0);
-      const size_t rows = (size_t) g->oh * g->owp;
-      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) M * nb * P);
-      caml_buffer_reserve (&w->planes, &w->planes_cap, (size_t) nb * g->c * g->hp * g->wp);
-      caml_buffer_reserve (&w->dyp, &w->dyp_cap, (size_t) a->mpad * nb * rows);
-      a->prologue (a->ctx, w->y, n0, nb, w->sums);
-
-      /* dy rows padded to whole vectors, zeros beyond OW and beyond M */
-      memset (w->dyp + (size_t) M * nb * rows, 0, (size_t) (a->mpad - M) * nb * rows * sizeof (float));
-      for (int j = 0; j < M; j++)
-        for (int i = 0; i < nb; i++)
-          for (int oy = 0; oy < g->oh; oy++)
-            {
-              float *dst = w->dyp + ((size_t) j * nb + i) * rows + (size_t) oy * g->owp;
-              copy_row (dst, w->y + ((size_t) j * nb + i) * P + (size_t) oy * g->ow, g->ow);
-              for (int x = g->ow; x < g->owp; x++)
-                dst[x] = 0.0f;
-            }
+      const size_t P = g->p;
+      reserve (&w->planes, &w->planes_cap, (size_t) nb * g->c * g->hp * g->wp);
+      reserve (&w->dyp, &w->dyp_cap, (size_t) a->mpad * nb * P);
+      /* dy, and zeros for the channels past M that the kernels' blocks read */
+      a->prologue (a->ctx, w->dyp, n0, nb, w->sums);
+      memset (w->dyp + (size_t) M * nb * P, 0, (size_t) (a->mpad - M) * nb * P * sizeof (float));
       fill_planes (w->planes, a->inp + n0 * in_size, g, nb);
       direct_weight_grad (a, w, nb);
 
@@ -437,7 +516,7 @@ direct_backward_part (int part, int parts, gpointer data)
        * with the flipped weights */
       const int bt = g->k - 1 - g->pad_top, bl = g->k - 1 - g->pad_left;
       const size_t dplane = (size_t) g->hq * g->wq;
-      caml_buffer_reserve (&w->dplanes, &w->dplanes_cap, (size_t) nb * M * dplane);
+      reserve (&w->dplanes, &w->dplanes_cap, (size_t) nb * M * dplane);
       for (int i = 0; i < nb; i++)
         for (int j = 0; j < M; j++)
           {
@@ -445,13 +524,24 @@ direct_backward_part (int part, int parts, gpointer data)
             memset (dst, 0, dplane * sizeof (float));
             for (int oy = 0; oy < g->oh && oy + bt < g->hq; oy++)
               copy_row (dst + (size_t) (oy + bt) * g->wq + bl,
-                        w->y + ((size_t) j * nb + i) * P + (size_t) oy * g->ow,
+                        w->dyp + ((size_t) j * nb + i) * P + (size_t) oy * g->ow,
                         MIN (g->ow, g->wq - bl));
           }
       for (int i = 0; i < nb; i++)
-        direct_rows (a->ck, a->dinp + (n0 + i) * in_size, (size_t) g->h * g->w, g->h, g->w,
-                     g->nv_in, w->dplanes + (size_t) i * M * dplane, g->hq, g->wq, M, g->k,
-                     a->scratch->wt, g->c);
+        {
+          CamlConvTile raw = { .store = CAML_CONV_STORE_RAW,
+                               .out = a->dinp + (n0 + i) * in_size, .os = (size_t) g->h * g->w };
+          int blocks = (g->c + a->ck->fwd_mb - 1) / a->ck->fwd_mb;
+          for (int b = 0; b < blocks; b++)
+            {
+              int c0, cb;
+              channel_block (g->c, a->ck->fwd_mb, b, &c0, &cb);
+              CamlConvTile t = raw;
+              t.out = raw.out + (size_t) c0 * g->h * g->w;
+              direct_rows (a->ck, t, g->h, g->w, g->nv_in, w->dplanes + (size_t) i * M * dplane,
+                           g->hq, g->wq, M, g->k, a->scratch->wt, c0, cb);
+            }
+        }
     }
 }
 
@@ -469,13 +559,13 @@ im2col_forward_part (int part, int parts, gpointer data)
     {
       int nb = MIN (g->sub_batch, (int) hi - n0);
       size_t cols = (size_t) nb * g->p;
-      caml_buffer_reserve (&w->col, &w->col_cap, (size_t) g->kk * cols);
-      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) a->m * cols);
-      caml_buffer_reserve (&w->plane, &w->plane_cap, caml_conv_plane_size (g));
+      reserve (&w->col, &w->col_cap, (size_t) g->kk * cols);
+      reserve (&w->y, &w->y_cap, (size_t) a->m * cols);
+      reserve (&w->plane, &w->plane_cap, caml_conv_plane_size (g));
       caml_im2col (w->col, w->plane, a->inp + n0 * in_size, g, nb);
       caml_sgemm_serial (CblasNoTrans, CblasNoTrans, a->m, (int) cols, g->kk,
                          1.0f, a->Wm, g->kk, w->col, (int) cols, 0.0f, w->y, (int) cols);
-      a->epilogue (a->ctx, w->y, n0, nb);
+      store_outputs (a->o, a->m, w->y, n0, nb, g->p);
     }
 }
 
@@ -488,17 +578,17 @@ im2col_backward_part (int part, int parts, gpointer data)
   const size_t in_size = (size_t) g->c * g->h * g->w, wsize = (size_t) a->m * g->kk;
   size_t lo, hi;
   caml_part_range (a->n, part, parts, 1, &lo, &hi);
-  caml_buffer_reserve (&w->dW, &w->dW_cap, wsize);
+  reserve (&w->dW, &w->dW_cap, wsize);
   memset (w->dW, 0, wsize * sizeof (float));
-  caml_buffer_reserve (&w->sums, &w->sums_cap, MAX (a->n_sums, 1));
+  reserve (&w->sums, &w->sums_cap, MAX (a->n_sums, 1));
   memset (w->sums, 0, MAX (a->n_sums, 1) * sizeof (float));
   for (int n0 = (int) lo; n0 < (int) hi; n0 += g->sub_batch)
     {
       int nb = MIN (g->sub_batch, (int) hi - n0);
       size_t cols = (size_t) nb * g->p;
-      caml_buffer_reserve (&w->col, &w->col_cap, (size_t) g->kk * cols);
-      caml_buffer_reserve (&w->y, &w->y_cap, (size_t) a->m * cols);
-      caml_buffer_reserve (&w->plane, &w->plane_cap, caml_conv_plane_size (g));
+      reserve (&w->col, &w->col_cap, (size_t) g->kk * cols);
+      reserve (&w->y, &w->y_cap, (size_t) a->m * cols);
+      reserve (&w->plane, &w->plane_cap, caml_conv_plane_size (g));
       a->prologue (a->ctx, w->y, n0, nb, w->sums);
       /* The patches are taken again rather than kept from forward: the
        * block stays in L2 both times. */
@@ -516,22 +606,15 @@ im2col_backward_part (int part, int parts, gpointer data)
 }
 
 void
-caml_conv_forward (const CamlConvGeom *g, const float *Wm, int m, const float *inp,
-                   int n, CamlConvScratch *scratch, CamlConvEpilogue epilogue,
-                   gpointer ctx)
+caml_conv_forward (const CamlConvGeom *g, const float *Wm, const float *inp, int n,
+                   CamlConvScratch *scratch, const CamlConvOutput *o)
 {
   if (n <= 0)
     return;
-  Pass a = { .g = g, .ck = caml_conv_kernels (), .Wm = Wm, .m = m, .inp = inp, .n = n,
-             .scratch = scratch, .parts = conv_parts (n), .epilogue = epilogue, .ctx = ctx };
+  Pass a = { .g = g, .ck = caml_conv_kernels (), .Wm = Wm, .m = o->m, .inp = inp, .n = n,
+             .scratch = scratch, .parts = conv_parts (n), .o = o };
   reserve_parts (scratch, a.parts);
-  if (g->direct)
-    {
-      a.nb = direct_block (g, m, FALSE);
-      caml_parallel_for (a.parts, direct_forward_part, &a);
-    }
-  else
-    caml_parallel_for (a.parts, im2col_forward_part, &a);
+  caml_parallel_for (a.parts, g->direct ? direct_forward_part : im2col_forward_part, &a);
 }
 
 void
@@ -604,29 +687,10 @@ typedef struct {
   const CamlConvGeom *g;
   int                 m;
   CamlActivation      act;
-  const float        *b;
   gboolean            bias_grad;
-  float              *out;
+  const float        *out;
   const float        *dout;
 } Plain;
-
-static CAML_VECTOR_LOOP void
-plain_epilogue (gpointer data, const float *y, int n0, int nb)
-{
-  const Plain *c = data;
-  const int P = c->g->p;
-  const size_t ld = (size_t) nb * P;
-  for (int i = 0; i < nb; i++)
-    for (int j = 0; j < c->m; j++)
-      {
-        const float *src = y + j * ld + (size_t) i * P;
-        float *dst = c->out + ((size_t) (n0 + i) * c->m + j) * P;
-        float bj = c->b != NULL ? c->b[j] : 0.0f;
-        for (int p = 0; p < P; p++)
-          dst[p] = src[p] + bj;
-        caml_activation_forward (c->act, dst, dst, P);
-      }
-}
 
 static CAML_VECTOR_LOOP void
 plain_prologue (gpointer data, float *dy, int n0, int nb, float *db)
@@ -656,8 +720,8 @@ caml_conv_plain_forward (const CamlConvGeom *g, float *out, const float *inp,
                          const float *W, const float *b, int m, CamlActivation act,
                          int n, CamlConvScratch *scratch)
 {
-  Plain c = { .g = g, .m = m, .act = act, .b = b, .out = out };
-  caml_conv_forward (g, W, m, inp, n, scratch, plain_epilogue, &c);
+  CamlConvOutput o = { .m = m, .act = act, .b = b, .out = out };
+  caml_conv_forward (g, W, inp, n, scratch, &o);
 }
 
 void
@@ -666,8 +730,7 @@ caml_conv_plain_backward (const CamlConvGeom *g, float *dinp, float *dW, float *
                           const float *W, int m, CamlActivation act, int n,
                           CamlConvScratch *scratch)
 {
-  Plain c = { .g = g, .m = m, .act = act, .out = (float *) out, .dout = dout,
-              .bias_grad = db != NULL };
+  Plain c = { .g = g, .m = m, .act = act, .out = out, .dout = dout, .bias_grad = db != NULL };
   caml_conv_backward (g, dW, dinp, W, m, inp, n, scratch, plain_prologue, &c, db,
                       db != NULL ? m : 0);
 }

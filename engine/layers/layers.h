@@ -264,11 +264,12 @@ void caml_im2col (float *col, float *plane, const float *inp, const CamlConvGeom
 void caml_col2im_add (float *dinp, float *plane, const float *col, const CamlConvGeom *g,
                       int nb);
 
-/* One part's scratch, grown on demand and bounded by sub_batch. */
+/* One part's scratch, grown on demand and bounded by sub_batch; 64-byte
+ * aligned (g_aligned_alloc), so that rows of whole vectors load whole. */
 typedef struct {
   float  *y;       size_t y_cap;        /* (M, nb·P) products, or their gradient */
   float  *planes;  size_t planes_cap;   /* direct: (nb, C, Hp, Wp) input planes */
-  float  *dyp;     size_t dyp_cap;      /* direct: (M', nb, OH, OWp) gradient rows */
+  float  *dyp;     size_t dyp_cap;      /* direct: (M', nb, P) the gradient reaching y */
   float  *dplanes; size_t dplanes_cap;  /* direct: (nb, M, Hq, Wq) gradient planes */
   float  *dW;      size_t dW_cap;       /* this part's weight gradient (lanes, or (M, K)) */
   float  *sums;    size_t sums_cap;     /* this part's sums of the prologue */
@@ -285,19 +286,31 @@ typedef struct {
 
 void caml_conv_scratch_free (CamlConvScratch *scratch);
 
-/* Called once per block of samples [n0, n0 + nb): y (M, nb·P) = Wm · patches.
- * Blocks run concurrently in different parts: write only those samples. */
-typedef void (*CamlConvEpilogue) (gpointer ctx, const float *y, int n0, int nb);
+/* What a forward pass makes of y = Wm · patches (M rows, values first). */
+typedef struct {
+  int            m;       /* rows of Wm */
+  gboolean       gated;   /* the last row is a gate (CA-CNN): χ = σ(y + b_chi), and the
+                           * values v = act(y + b) are mixed, χ·(v − w0) + w0 */
+  CamlActivation act;
+  const float   *b;       /* (values) or NULL */
+  float          b_chi;
+  const float   *w0;      /* (values), gated */
+  float         *out;     /* (N, values, OH, OW): act(y + b), or the mix */
+  float         *v;       /* gated: (N, values, OH, OW) */
+  float         *chi;     /* gated: (N, 1, OH, OW) */
+} CamlConvOutput;
+
 /* Must write dy (M, nb·P), the gradient reaching Wm · patches, for
- * [n0, n0 + nb). Concurrent too: anything summed over samples (bias
- * gradients) goes into `sums`, this part's n_sums floats (zeroed before its
- * first block), which the driver adds to the caller's in part order. */
+ * [n0, n0 + nb): a sample's channel j is the run dy[j·nb·P + i·P …] of P values.
+ * Blocks run concurrently in different parts: anything summed over samples
+ * (bias gradients) goes into `sums`, this part's n_sums floats (zeroed
+ * before its first block), which the driver adds to the caller's in part
+ * order. */
 typedef void (*CamlConvPrologue) (gpointer ctx, float *dy, int n0, int nb, float *sums);
 
-/* y = Wm (M, K) · patches(inp); the epilogue consumes each block. */
-void caml_conv_forward (const CamlConvGeom *g, const float *Wm, int m, const float *inp,
-                        int n, CamlConvScratch *scratch, CamlConvEpilogue epilogue,
-                        gpointer ctx);
+/* The outputs o says, from Wm (o->m, K) over inp (N, C, H, W). */
+void caml_conv_forward (const CamlConvGeom *g, const float *Wm, const float *inp, int n,
+                        CamlConvScratch *scratch, const CamlConvOutput *o);
 /* dWm (M, K) += Σ dy · patchesᵀ; dinp (N, C, H, W) = the gradient of the
  * input, overwritten (skipped when NULL); sums (n_sums) += the prologue's. */
 void caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float *Wm,
@@ -314,19 +327,43 @@ void caml_conv_plain_backward (const CamlConvGeom *g, float *dinp, float *dW, fl
                                const float *W, int m, CamlActivation act, int n,
                                CamlConvScratch *scratch);
 
+/* What a forward kernel call does with its block of products y (mb
+ * channels of one row block of one sample), storing outputs x < width. */
+typedef enum {
+  CAML_CONV_STORE_RAW,    /* out[m] = y[m] */
+  CAML_CONV_STORE_ACT,    /* out[m] = act(y[m] + b[m]), b NULL: no bias */
+  CAML_CONV_STORE_GATE,   /* mb = 1: chi = σ(y[0] + b_chi) */
+  CAML_CONV_STORE_MIX,    /* v[m] = act(y[m] + b[m]); out[m] = chi·(v[m] − w0[m]) + w0[m],
+                           * chi read from its row */
+  CAML_CONV_STORE_GATED,  /* GATE from the last row, then MIX for the others */
+} CamlConvStore;
+
+typedef struct {
+  CamlConvStore  store;
+  CamlActivation act;
+  float         *out;    /* channel m of the block at out + m·os */
+  size_t         os;
+  float         *v;      /* MIX, GATED: the values, as out */
+  float         *chi;    /* GATE, MIX, GATED: the gate's row */
+  const float   *b;      /* the bias of the block's first channel, or NULL */
+  const float   *w0;     /* MIX, GATED: w0 of the block's first channel */
+  float          b_chi;
+} CamlConvTile;
+
 /* The direct kernels of one instruction set (conv-kernels.c). A forward
  * call computes one row block of nv·vl outputs for mb channels:
- *   out[m·os + x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + ki·wp + kj + x]
- * storing x < width; a weight-gradient call adds, lane by lane, for mb =
+ *   y[m][x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + ki·wp + kj + x]
+ * and stores x < width as the tile says; a weight-gradient call adds, lane by lane, for mb =
  * dw_mb[kb] channels and kb kernel columns,
- *   acc[m·ams + kj·vl + lane] += Σ_r Σ_xb dy[m·dms + r·owp + xb + lane] · plane[r·wp + xb + kj + lane]. */
+ *   acc[m·ams + kj·vl + lane] += Σ_r Σ_x dy[m·dms + r·ow + x] · plane[r·wp + x + kj],
+ * lane = x mod vl (rows of dy end to end, the last vector of each masked). */
 #define CAML_CONV_FWD_MB_MAX 12
 #define CAML_CONV_DW_KB_MAX 8
-typedef void (*CamlConvFwdKernel) (float *out, size_t os, int width, const float *plane,
+typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int width, const float *plane,
                                    int wp, size_t ps, int channels, int k, const float *w,
                                    size_t ws);
 typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t dms,
-                                  int owp, int rows, const float *plane, int wp);
+                                  int ow, int rows, const float *plane, int wp);
 typedef struct {
   const char        *isa;
   int                vl;

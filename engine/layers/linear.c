@@ -176,6 +176,44 @@ caml_sgemm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float a
     caml_parallel_for (MIN (parts, m), gemm_sum_part, &g);
 }
 
+double
+caml_sgemm_peak (int threads, double seconds)
+{
+  /* 1024 and 2048: where OpenBLAS and oneDNN reach their peaks here */
+  const int sizes[] = { 1024, 2048 };
+  double best = 0.0;
+  int before = caml_parallel_pinned ();
+  caml_parallel_pin (threads);
+  for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      int n = sizes[s];
+      size_t count = (size_t) n * n;
+      float *a = g_try_new (float, count), *b = g_try_new (float, count);
+      float *c = g_try_new0 (float, count);
+      if (a == NULL || b == NULL || c == NULL)
+        {
+          g_free (a), g_free (b), g_free (c);
+          continue;
+        }
+      for (size_t i = 0; i < count; i++)
+        a[i] = b[i] = (float) ((i * 7919) % 1000) / 1000.0f - 0.5f;
+      caml_sgemm (CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+      gint64 end = g_get_monotonic_time () + (gint64) (seconds / G_N_ELEMENTS (sizes) * 1e6);
+      do
+        {
+          gint64 t = g_get_monotonic_time ();
+          caml_sgemm (CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+          double dt = (g_get_monotonic_time () - t) / 1e6;
+          if (dt > 0)
+            best = MAX (best, 2.0 * n * n * (double) n / dt / 1e9);
+        }
+      while (g_get_monotonic_time () < end);
+      g_free (a), g_free (b), g_free (c);
+    }
+  caml_parallel_pin (before);
+  return best;
+}
+
 void
 caml_linear_forward (float *y, const float *x, const float *W, const float *b,
                      int n, int d, int u)
