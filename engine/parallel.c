@@ -30,6 +30,7 @@ static GPrivate lowered;      /* this thread's priority is lowered already */
 static gint threads_set;      /* atomic: caml_set_threads's count, 0 for the default */
 static gint busy;             /* atomic: threads working in parallel regions now */
 static __thread int pinned;   /* this thread's count (caml_parallel_pin), 0: none */
+static gint fine;             /* atomic: caml_parallel_set_fine */
 
 /* The cores this process may run on (its affinity mask). */
 static int
@@ -112,6 +113,18 @@ caml_parallel_pin (int threads)
   pinned = CLAMP (threads, 0, CAML_MAX_THREADS);
 }
 
+void
+caml_parallel_set_fine (gboolean on)
+{
+  g_atomic_int_set (&fine, on ? 1 : 0);
+}
+
+double
+caml_parallel_grain (double grain)
+{
+  return g_atomic_int_get (&fine) ? 1.0 : grain;
+}
+
 int
 caml_parallel_pinned (void)
 {
@@ -178,7 +191,8 @@ void
 caml_parallel_zero (float *p, size_t n)
 {
   Stream s = { .p = p, .n = n };
-  caml_parallel_for ((int) CLAMP (n / STREAM_GRAIN, 1, (size_t) caml_parallel_threads ()),
+  size_t grain = (size_t) caml_parallel_grain (STREAM_GRAIN);
+  caml_parallel_for ((int) CLAMP (n / grain, 1, (size_t) caml_parallel_threads ()),
                      zero_part, &s);
 }
 
@@ -209,7 +223,8 @@ finite_part (int part, int parts, gpointer data)
 gboolean
 caml_parallel_all_finite (const float *p, size_t n)
 {
-  int parts = (int) CLAMP (n / STREAM_GRAIN, 1, (size_t) caml_parallel_threads ());
+  size_t grain = (size_t) caml_parallel_grain (STREAM_GRAIN);
+  int parts = (int) CLAMP (n / grain, 1, (size_t) caml_parallel_threads ());
   if (parts == 1)
     return count_not_finite (p, n) == 0;
   Stream s = { .c = p, .n = n };

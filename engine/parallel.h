@@ -27,6 +27,12 @@ int  caml_parallel_pinned (void);
  * on the calling thread. */
 void caml_parallel_for (int parts, CamlPartFunc func, gpointer data);
 
+/* For tests: split every piece of work, however small, into as many parts
+ * as the thread count allows (normally work under a grain stays whole). */
+void     caml_parallel_set_fine (gboolean fine);
+/* `grain` (the least work worth a part of its own), or 1 when fine. */
+double   caml_parallel_grain (double grain);
+
 /* Part `part` of `parts` of the items [0, n): [*lo, *hi), boundaries on
  * multiples of `align` (≥ 1) except n itself. */
 static inline void

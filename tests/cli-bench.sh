@@ -72,7 +72,7 @@ for preset in rnn-sanity-ca-rnn rnn-sanity-lstm; do
     --json "$dir/$preset.json" >"$dir/out" 2>"$dir/err" || status=$?
   [ $status -eq 0 ] || { echo "bench $preset: exit status $status"; cat "$dir/out" "$dir/err"; exit 1; }
   grep -q '^training: .* steps/s' "$dir/out" || { echo "bench $preset: no training line"; cat "$dir/out"; exit 1; }
-  grep -q '^per step over 3 profiled steps:' "$dir/out" || { echo "bench $preset: no profile"; cat "$dir/out"; exit 1; }
+  grep -q '^per step over 3 profiled steps on [0-9]* threads:' "$dir/out" || { echo "bench $preset: no profile"; cat "$dir/out"; exit 1; }
   grep -q '^  0   embedding ' "$dir/out" || { echo "bench $preset: no embedding row"; cat "$dir/out"; exit 1; }
   check_json "$dir/$preset.json"
   grep -q '"layer" : "embedding"' "$dir/$preset.json" || { echo "bench $preset: no layers in the JSON"; exit 1; }
@@ -120,7 +120,7 @@ bench_head () {
 }
 head=$(bench_head --preset mnist-ca-cnn --synthetic)
 case $head in
-  "mnist-ca-cnn, kernel 5, depth 16, data: synthetic "*", 403284 weights,"*) ;;
+  "mnist-ca-cnn, kernel 5, depth 16, data: synthetic "*", 403284 weights") ;;
   *) echo "bench --preset mnist-ca-cnn: $head"; exit 1 ;;
 esac
 head=$(bench_head --preset mnist-ca-cnn --synthetic -k 3)
@@ -160,10 +160,29 @@ grep -q "^caml bench: --json $dir/regular/bench.json: cannot save into $dir/regu
 # OPENBLAS_NUM_THREADS chose them, which the engine overrides).
 "$caml" bench --help >"$dir/out"
 ! grep -q 'OPENBLAS_NUM_THREADS (default: all cores)' "$dir/out" || { echo "bench --help: OpenBLAS threads"; exit 1; }
-grep -q 'runs OpenBLAS single-threaded' "$dir/out" || { echo "bench --help: no word on threads"; cat "$dir/out"; exit 1; }
+grep -q 'into as many parts as the thread count' "$dir/out" || { echo "bench --help: no word on threads"; cat "$dir/out"; exit 1; }
 
 # --synthetic images cannot stand in for other data: a usage error.
 expect_usage "--synthetic on xor" "^caml bench: --synthetic: makes 28×28 images, but xor-ca-nn trains on xor data" \
   --preset xor-ca-nn --synthetic
+
+# --threads LIST: a scaling table, one row per count in the order given, the
+# first at 1.00×; the JSON has the same rows. Counts are checked like
+# --threads N, each given once.
+"$caml" bench --preset xor-nn2 --warmup 1 -n 20 --profile-steps 1 --threads 2,1,3 \
+  --json "$dir/scale.json" >"$dir/out" 2>"$dir/err" \
+  || { echo "bench --threads 2,1,3 failed"; cat "$dir/out" "$dir/err"; exit 1; }
+grep -q '^  threads    steps/s' "$dir/out" || { echo "no scaling table"; cat "$dir/out"; exit 1; }
+rows=$(sed -n '/^  threads /,/^peak memory/p' "$dir/out" | awk '$1 ~ /^[0-9]+$/ { print $1 }' | tr '\n' ' ')
+[ "$rows" = "2 1 3 " ] || { echo "scaling rows \"$rows\", not \"2 1 3 \""; cat "$dir/out"; exit 1; }
+sed -n '/^  threads /,/^peak memory/p' "$dir/out" | awk '$1 == 2 && $4 != "1.00×" { exit 1 }' \
+  || { echo "the first count is not 1.00×"; cat "$dir/out"; exit 1; }
+grep -q '^per step over 1 profiled steps on 3 threads:' "$dir/out" \
+  || { echo "the profile is not at the last count"; cat "$dir/out"; exit 1; }
+check_json "$dir/scale.json"
+[ "$(grep -c '"speedup"' "$dir/scale.json")" -eq 3 ] || { echo "no 3 scaling rows in the JSON"; cat "$dir/scale.json"; exit 1; }
+for bad in 0,1 1,x 2,2 1,,2; do
+  expect_usage "--threads $bad" "^caml bench: --threads $bad" --preset xor-nn2 --threads "$bad"
+done
 
 echo ok

@@ -121,11 +121,28 @@ for c in sweep bench; do
     || { echo "FAIL: the usage line of caml $c:"; head -3 out.txt; exit 1; }
 done
 
-# The version, from meson.build (--version was an unknown command).
+# The version, from meson.build (--version was an unknown command), then
+# the kernels that run and the thread count.
 for v in --version version; do
   expect 0 '' "$caml" $v
-  [ "$(cat out.txt)" = "caml $version" ] || { echo "FAIL: caml $v said:"; cat out.txt; exit 1; }
+  [ "$(head -1 out.txt)" = "caml $version" ] || { echo "FAIL: caml $v said:"; cat out.txt; exit 1; }
+  sed -n 2p out.txt | grep -q "OpenBLAS .* kernels.*; convolutions: the engine's .* kernels" \
+    || { echo "FAIL: caml $v names no kernels:"; cat out.txt; exit 1; }
+  sed -n 3p out.txt | grep -Eq '^threads [0-9]+ \(cores [0-9]+\)$' \
+    || { echo "FAIL: caml $v gives no thread count:"; cat out.txt; exit 1; }
 done
+# --threads and $CAML_THREADS: a count from 1 to 256, in decimal digits,
+# given once; applied (caml --version shows the environment's).
+CAML_THREADS=3 "$caml" --version > out.txt
+grep -q '^threads 3 ' out.txt || { echo "FAIL: CAML_THREADS=3 not applied"; cat out.txt; exit 1; }
+for bad in 0 x 010 257 -1 ''; do
+  expect 2 "CAML_THREADS=\"$bad\": expected a number of threads from 1 to 256" \
+    env CAML_THREADS="$bad" "$caml" presets --names
+  expect 2 "^caml train: --threads \"$bad\": expected a number of threads from 1 to 256" \
+    "$caml" train --preset xor-ca-nn --threads "$bad" -q
+done
+expect 2 '^caml train: --threads is given twice, as "2" and as "3"' \
+  "$caml" train --preset xor-ca-nn --threads 2 --threads 3 -q
 
 # `caml presets`: the descriptions line up after the longest name (the
 # names column was 20 wide; sst-attention-bahdanau is 22).

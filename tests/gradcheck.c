@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "gradcheck.h"
+#include "parallel.h"
 
 #define EPS 1e-2
 #define TOLERANCE 2e-2
@@ -89,9 +90,12 @@ check_one (CamlModel *model, float *value, double analytic, const float *x,
   check_close (analytic, numeric, what, index);
 }
 
-void
-caml_gradcheck_layer (const CamlLayerSpec *spec, const CamlShape *shape, int n,
-                      guint32 seed)
+/* The analytic gradients (and the output) on `threads` threads, every
+ * piece of work split; the central differences on one thread, which also
+ * gives the output to compare with. */
+static void
+gradcheck_layer_once (const CamlLayerSpec *spec, const CamlShape *shape, int n,
+                      guint32 seed, int threads)
 {
   GRand *rng = g_rand_new_with_seed (seed);
   GError *error = NULL;
@@ -140,10 +144,20 @@ caml_gradcheck_layer (const CamlLayerSpec *spec, const CamlShape *shape, int n,
   for (size_t i = 0; i < out_size; i++)
     r[i] = (float) g_rand_double_range (rng, -1, 1);
 
+  caml_set_threads (threads);
+  caml_parallel_set_fine (threads > 1);
   const float *out = caml_model_forward (model, x, n);
+  float *split_out = g_memdup2 (out, out_size * sizeof (float));
   caml_model_zero_grad (model);
   layer->ops->backward (layer, dx, r, x, out, n);
   float *dw = g_memdup2 (model->dw, model->n_weights * sizeof (float));
+  caml_parallel_set_fine (FALSE);
+  caml_set_threads (1);
+  out = caml_model_forward (model, x, n);
+  for (size_t i = 0; i < out_size; i++)
+    if (fabs (out[i] - split_out[i]) > 1e-5 * fmax (1.0, fabs (out[i])))
+      fail_msg ("%s: output[%zu] on %d threads %.8g, on one %.8g", spec->ops->name, i,
+                threads, split_out[i], out[i]);
 
   for (size_t i = 0; i < model->n_weights; i++)
     check_one (model, &model->w[i], dw[i], x, r, n, out_size, "d(weight)", i);
@@ -152,12 +166,24 @@ caml_gradcheck_layer (const CamlLayerSpec *spec, const CamlShape *shape, int n,
       check_one (model, &x[i], dx[i], x, r, n, out_size, "d(input)", i);
 
   g_free (lengths);
+  g_free (split_out);
   g_free (dw);
   g_free (x);
   g_free (r);
   g_free (dx);
   caml_model_free (model);
   g_rand_free (rng);
+}
+
+void
+caml_gradcheck_layer (const CamlLayerSpec *spec, const CamlShape *shape, int n,
+                      guint32 seed)
+{
+  /* On 1, 2 and 3 threads (an odd split), every piece of work split however
+   * small it is, so the parts' boundaries and sums are checked too. */
+  for (int threads = 1; threads <= 3; threads++)
+    gradcheck_layer_once (spec, shape, n, seed, threads);
+  caml_set_threads (0);
 }
 
 void

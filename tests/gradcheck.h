@@ -6,7 +6,9 @@
 /* Builds a one-layer model from `spec` on input `shape`, draws a batch of n
  * inputs, and checks the analytic gradients of L = Σ r ⊙ out (r random) with
  * respect to every parameter and every input value against central
- * differences. Fails the current cmocka test on a mismatch. */
+ * differences, the analytic ones on 1, 2 and 3 threads with every piece of
+ * work split (so that the parts' boundaries and sums are checked; their
+ * outputs must agree too). Fails the current cmocka test on a mismatch. */
 void caml_gradcheck_layer (const CamlLayerSpec *spec, const CamlShape *shape, int n,
                            guint32 seed);
 

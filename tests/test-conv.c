@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "caml.h"
+#include "layers/layers.h"   /* caml_conv_kernels_force */
 #include "conv-reference.h"
 #include "gradcheck.h"
 
@@ -45,11 +46,13 @@ test_conv2d_gradients (void **state)
 }
 
 /* Random shapes: im2col + sgemm against the direct loops, forward and backward. */
+/* Case t of the comparison with the reference: small random shapes, or
+ * (wide) rows of up to two vectors and more, more channels than one kernel
+ * call takes, kernels wider than one weight-gradient call. */
 static void
-test_conv2d_matches_reference (void **state)
+test_conv2d_matches_reference_case (GRand *rng, int t, gboolean wide)
 {
-  GRand *rng = g_rand_new_with_seed (77);
-  for (int t = 0; t < 40; t++)
+  {
     {
       int c = t % 2 == 0 ? 1 : 3;
       int k = g_rand_int_range (rng, 1, 7);          /* even and odd */
@@ -58,6 +61,15 @@ test_conv2d_matches_reference (void **state)
       int h = g_rand_int_range (rng, k, k + 8), w = g_rand_int_range (rng, k, k + 8);
       int m = g_rand_int_range (rng, 1, 5), n = g_rand_int_range (rng, 1, 4);
       CamlActivation act = (CamlActivation) (t % CAML_N_ACTS);
+      if (wide)
+        {
+          k = g_rand_int_range (rng, 1, 12);
+          stride = 1;
+          h = g_rand_int_range (rng, k, k + 6);
+          w = g_rand_int_range (rng, MAX (k, 12), 45);
+          m = g_rand_int_range (rng, 1, 20);
+          n = g_rand_int_range (rng, 1, 6);
+        }
       CamlRefConv r;
       caml_ref_conv_init (&r, n, c, h, w, m, k, stride, same);
 
@@ -115,7 +127,35 @@ test_conv2d_matches_reference (void **state)
       g_free (rdx); g_free (rdW); g_free (rdb);
       caml_model_free (model);
     }
-  g_rand_free (rng);
+  }
+}
+
+/* Every case under every instruction set this CPU runs, on 1 thread and
+ * on 3 (an odd split of the samples). */
+static void
+test_conv2d_matches_reference (void **state)
+{
+  static const char *const isas[] = { "AVX-512", "AVX2", "SSE2", "generic" };
+  int ran = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (isas); i++)
+    {
+      if (!caml_conv_kernels_force (isas[i]))
+        continue;
+      ran++;
+      for (int threads = 1; threads <= 3; threads += 2)
+        {
+          caml_set_threads (threads);
+          GRand *rng = g_rand_new_with_seed (77);
+          for (int t = 0; t < 40; t++)
+            test_conv2d_matches_reference_case (rng, t, FALSE);
+          for (int t = 0; t < 12; t++)
+            test_conv2d_matches_reference_case (rng, t, TRUE);
+          g_rand_free (rng);
+        }
+    }
+  caml_conv_kernels_force (NULL);
+  caml_set_threads (0);
+  assert_true (ran >= 1);
 }
 
 /* More samples than one im2col block: the sub-batches must tile N exactly,

@@ -65,9 +65,9 @@ gemm_part (int part, int parts, gpointer data)
   const Gemm *g = data;
   int im = part % g->pm, in = (part / g->pm) % g->pn, ik = part / (g->pm * g->pn);
   size_t m0, m1, n0, n1, k0, k1;
-  caml_part_range (g->m, im, g->pm, 8, &m0, &m1);
-  caml_part_range (g->n, in, g->pn, 16, &n0, &n1);
-  caml_part_range (g->k, ik, g->pk, 16, &k0, &k1);
+  caml_part_range (g->m, im, g->pm, (size_t) caml_parallel_grain (8), &m0, &m1);
+  caml_part_range (g->n, in, g->pn, (size_t) caml_parallel_grain (16), &n0, &n1);
+  caml_part_range (g->k, ik, g->pk, (size_t) caml_parallel_grain (16), &k0, &k1);
   if (m0 == m1 || n0 == n1)
     return;
   const float *A = g->ta == CblasNoTrans ? g->A + m0 * g->lda + k0 : g->A + k0 * g->lda + m0;
@@ -117,6 +117,9 @@ static void
 gemm_grid (int m, int n, int k, int parts, int *pm, int *pn, int *pk)
 {
   double best = HUGE_VAL;
+  /* the thinnest tiles worth it (any, when the tests ask for fine parts) */
+  int min_m = (int) caml_parallel_grain (16), min_n = (int) caml_parallel_grain (32);
+  int min_k = (int) caml_parallel_grain (128);
   *pm = 1, *pn = 1, *pk = 1;
   for (int a = 1; a <= parts; a++)
     for (int b = 1; a * b <= parts; b++)
@@ -124,7 +127,7 @@ gemm_grid (int m, int n, int k, int parts, int *pm, int *pn, int *pk)
         if (parts % (a * b) != 0)
           continue;
         int c = parts / (a * b);
-        if ((a > 1 && m / a < 16) || (b > 1 && n / b < 32) || (c > 1 && k / c < 128))
+        if ((a > 1 && m / a < min_m) || (b > 1 && n / b < min_n) || (c > 1 && k / c < min_k))
           continue;
         double tm = (double) m / a, tn = (double) n / b, tk = (double) k / c;
         double cost = tm * tk + tk * tn + tm * tn * (c > 1 ? 2.0 : 1.0);
@@ -156,7 +159,8 @@ caml_sgemm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float a
 {
   Gemm g = { ta, tb, m, n, k, alpha, beta, A, B, lda, ldb, ldc, C, 1, 1, 1, NULL };
   double flops = 2.0 * m * n * k;
-  int parts = (int) MIN ((double) caml_parallel_threads (), flops / GEMM_GRAIN);
+  int parts = (int) MIN ((double) caml_parallel_threads (),
+                         flops / caml_parallel_grain (GEMM_GRAIN));
   if (parts <= 1 || m <= 0 || n <= 0)
     {
       caml_sgemm_serial (ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
