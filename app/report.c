@@ -404,7 +404,7 @@ caml_sigma_snapshot_new (CamlModel *model, int layer, const CamlDataset *set, in
   snap->width = set->x_shape.dims[2];
   snap->map_h = map_h;
   snap->map_w = map_w;
-  snap->images = g_memdup2 (set->x, (size_t) count * snap->height * snap->width * sizeof (float));
+  snap->images = caml_dataset_copy_rows (set, 0, count);
   snap->maps = g_new (float, (size_t) count * map_h * map_w);
   if (!caml_model_sigma_maps (model, layer, set, 0, count, snap->maps, &map_h, &map_w, error))
     {

@@ -548,16 +548,19 @@ const float    *caml_embeddings_lookup (const CamlEmbeddings *emb, const char *w
 
 /* ------------------------------------------------------------------- data */
 
-/* A data set in memory. Dense sets hold x; text sets (x_shape.kind TOKENS)
- * hold their token ids ragged, sample i being tokens[offsets[i] ..
- * offsets[i + 1]), and are padded to x_shape.dims[0] (T) with
- * CAML_TOKEN_PAD — longer samples truncated — only when rows are copied out
+/* A data set in memory. Dense sets hold x; image sets read from bytes (IDX)
+ * keep those bytes (pixels, a quarter of the floats) and give each value as
+ * byte / 255; text sets (x_shape.kind TOKENS) hold their token ids ragged,
+ * sample i being tokens[offsets[i] .. offsets[i + 1]), and are padded to
+ * x_shape.dims[0] (T) with CAML_TOKEN_PAD — longer samples truncated. Image
+ * and text sets give floats only when rows are copied out
  * (caml_dataset_gather, caml_dataset_rows). */
 typedef struct {
   int        n;            /* samples */
   CamlShape  x_shape;      /* per sample */
   int        y_width;      /* floats per target row */
-  float     *x;            /* (N, x_shape); NULL for text sets */
+  float     *x;            /* (N, x_shape); NULL for image and text sets */
+  guint8    *pixels;       /* image sets: (N, x_shape) bytes, value byte / 255 */
   float     *y;            /* (N, y_width) */
   int        n_classes;    /* > 0 for classification (y holds class indices) */
   gint32    *tokens;       /* text: every sample's ids, back to back */
@@ -572,13 +575,19 @@ typedef struct {
 } CamlDataset;
 
 CamlDataset *caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes);
+/* An image set: pixels (zeros) instead of x. */
+CamlDataset *caml_dataset_new_images (int n, const CamlShape *x_shape, int y_width,
+                                      int n_classes);
 void         caml_dataset_free (CamlDataset *set);
 /* Copies rows idx[0..n) into x (n, ·) and y (n, ·). */
 void         caml_dataset_gather (const CamlDataset *set, const int *idx, int n,
                                   float *x, float *y);
 /* Rows [start, start + n) as (n, x_shape): a pointer into x for dense sets,
- * else buf (n × caml_shape_size) filled with padded ids. */
+ * else buf (n × caml_shape_size) filled with the pixels' values or padded
+ * ids. */
 const float *caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf);
+/* Rows [start, start + n) as floats in a new buffer (free with g_free). */
+float       *caml_dataset_copy_rows (const CamlDataset *set, int start, int n);
 /* Number of tokens of sample i (before any truncation to T). */
 int          caml_dataset_length (const CamlDataset *set, int i);
 /* Holds out a seeded fraction of set: its samples in a shuffled order

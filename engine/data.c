@@ -18,12 +18,26 @@ caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes)
   return set;
 }
 
+CamlDataset *
+caml_dataset_new_images (int n, const CamlShape *x_shape, int y_width, int n_classes)
+{
+  CamlDataset *set = g_new0 (CamlDataset, 1);
+  set->n = n;
+  set->x_shape = *x_shape;
+  set->y_width = y_width;
+  set->n_classes = n_classes;
+  set->pixels = g_new0 (guint8, MAX ((size_t) n * caml_shape_size (x_shape), 1));
+  set->y = g_new0 (float, MAX ((size_t) n * y_width, 1));
+  return set;
+}
+
 void
 caml_dataset_free (CamlDataset *set)
 {
   if (set == NULL)
     return;
   g_free (set->x);
+  g_free (set->pixels);
   g_free (set->y);
   g_free (set->tokens);
   g_free (set->offsets);
@@ -64,6 +78,25 @@ pad_tokens (const CamlDataset *set, int i, float *row)
     row[t] = (float) CAML_TOKEN_PAD;
 }
 
+/* Sample i's pixels as their values, byte / 255 (a division, as the IDX
+ * loader always gave them: the same floats as before images kept bytes). */
+static void
+pixel_values (const CamlDataset *set, int i, float *row)
+{
+  static float value[256];
+  static gsize done = 0;
+  if (g_once_init_enter (&done))
+    {
+      for (int b = 0; b < 256; b++)
+        value[b] = (float) b / 255.0f;
+      g_once_init_leave (&done, 1);
+    }
+  size_t dx = caml_shape_size (&set->x_shape);
+  const guint8 *src = set->pixels + (size_t) i * dx;
+  for (size_t k = 0; k < dx; k++)
+    row[k] = value[src[k]];
+}
+
 void
 caml_dataset_gather (const CamlDataset *set, const int *idx, int n, float *x, float *y)
 {
@@ -72,6 +105,8 @@ caml_dataset_gather (const CamlDataset *set, const int *idx, int n, float *x, fl
     {
       if (set->x != NULL)
         memcpy (x + i * dx, set->x + (size_t) idx[i] * dx, dx * sizeof (float));
+      else if (set->pixels != NULL)
+        pixel_values (set, idx[i], x + i * dx);
       else
         pad_tokens (set, idx[i], x + i * dx);
       memcpy (y + i * dy, set->y + (size_t) idx[i] * dy, dy * sizeof (float));
@@ -85,8 +120,22 @@ caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf)
   if (set->x != NULL)
     return set->x + (size_t) start * dx;
   for (int i = 0; i < n; i++)
-    pad_tokens (set, start + i, buf + i * dx);
+    if (set->pixels != NULL)
+      pixel_values (set, start + i, buf + i * dx);
+    else
+      pad_tokens (set, start + i, buf + i * dx);
   return buf;
+}
+
+float *
+caml_dataset_copy_rows (const CamlDataset *set, int start, int n)
+{
+  size_t count = (size_t) MAX (n, 0) * caml_shape_size (&set->x_shape);
+  float *rows = g_new (float, MAX (count, 1));
+  const float *got = caml_dataset_rows (set, start, n, rows);
+  if (got != rows)
+    memcpy (rows, got, count * sizeof (float));
+  return rows;
 }
 
 /* Samples idx[0..n) of a text set as a new one over vocab (tokenized again
@@ -158,12 +207,28 @@ caml_dataset_hold_out (const CamlDataset *set, double fraction, guint64 seed,
     {
       CamlDataset **parts[2] = { rest, held_out };
       const int counts[2] = { n_rest, n_out }, starts[2] = { 0, n_rest };
+      size_t dx = caml_shape_size (&set->x_shape);
       for (int k = 0; k < 2; k++)
         {
-          *parts[k] = caml_dataset_new (counts[k], &set->x_shape, set->y_width,
-                                        set->n_classes);
-          caml_dataset_gather (set, order + starts[k], counts[k], (*parts[k])->x,
-                               (*parts[k])->y);
+          if (set->pixels == NULL)
+            {
+              *parts[k] = caml_dataset_new (counts[k], &set->x_shape, set->y_width,
+                                            set->n_classes);
+              caml_dataset_gather (set, order + starts[k], counts[k], (*parts[k])->x,
+                                   (*parts[k])->y);
+              continue;
+            }
+          /* images keep their bytes */
+          CamlDataset *part = caml_dataset_new_images (counts[k], &set->x_shape,
+                                                       set->y_width, set->n_classes);
+          for (int i = 0; i < counts[k]; i++)
+            {
+              int from = order[starts[k] + i];
+              memcpy (part->pixels + (size_t) i * dx, set->pixels + (size_t) from * dx, dx);
+              memcpy (part->y + (size_t) i * set->y_width,
+                      set->y + (size_t) from * set->y_width, set->y_width * sizeof (float));
+            }
+          *parts[k] = part;
         }
     }
   g_free (order);

@@ -248,11 +248,9 @@ describe_items (const IdxFile *f)
 }
 
 /* Read the payload after the header, exactly: the first `keep` of its bytes
- * become floats value[byte] in a buffer returned in *out; *max_byte is the
- * largest byte kept. */
+ * into a buffer returned in *out; *max_byte is the largest byte kept. */
 static gboolean
-idx_read_payload (IdxFile *f, gsize keep, const float value[256], float **out,
-                  int *max_byte, GError **error)
+idx_read_payload (IdxFile *f, gsize keep, guint8 **out, int *max_byte, GError **error)
 {
   guint64 expected = f->dims[0];
   for (int i = 1; i < f->ndims; i++)
@@ -278,7 +276,7 @@ idx_read_payload (IdxFile *f, gsize keep, const float value[256], float **out,
     }
 
   guint8 *chunk = g_malloc (CHUNK);
-  float *x = NULL;
+  guint8 *x = NULL;
   gsize capacity = 0;
   guint64 done = 0, trailing = 0;
   int max = 0;
@@ -300,11 +298,9 @@ idx_read_payload (IdxFile *f, gsize keep, const float value[256], float **out,
               capacity = MIN (MAX (2 * capacity, done + take), keep);
               x = g_realloc_n (x, capacity, sizeof *x);
             }
+          memcpy (x + done, chunk, take);
           for (gsize i = 0; i < take; i++)
-            {
-              x[done + i] = value[chunk[i]];
-              max = MAX (max, chunk[i]);
-            }
+            max = MAX (max, chunk[i]);
         }
       done += payload;
       trailing += got - payload;
@@ -357,7 +353,7 @@ idx_load (const IdxSource *src, int limit, GError **error)
 {
   const char *images_path = src->images_name, *labels_path = src->labels_name;
   IdxFile images = { 0 }, labels = { 0 };
-  float *x = NULL, *y = NULL;
+  guint8 *x = NULL, *y = NULL;
   int max_pixel, max_label;
   CamlDataset *set = NULL;
 
@@ -375,29 +371,23 @@ idx_load (const IdxSource *src, int limit, GError **error)
       goto out;
     }
 
-  /* Pixels are byte / 255 exactly (a division, not a product with 1/255);
-   * labels are the byte itself. */
-  float pixel_value[256], label_value[256];
-  for (int i = 0; i < 256; i++)
-    {
-      pixel_value[i] = (float) i / 255.0f;
-      label_value[i] = (float) i;
-    }
-
   int n = (int) images.dims[0];
   int keep = limit > 0 ? MIN (limit, n) : n;
   gsize pixels = (gsize) images.dims[1] * images.dims[2];
-  if (!idx_read_payload (&images, (gsize) keep * pixels, pixel_value, &x,
-                         &max_pixel, error)
-      || !idx_read_payload (&labels, keep, label_value, &y, &max_label, error))
+  if (!idx_read_payload (&images, (gsize) keep * pixels, &x, &max_pixel, error)
+      || !idx_read_payload (&labels, keep, &y, &max_label, error))
     goto out;
 
+  /* The images stay bytes (CamlDataset.pixels: a value is byte / 255); a
+   * label is the byte itself. */
   set = g_new0 (CamlDataset, 1);
   set->n = keep;
   set->x_shape = caml_shape_image (1, (int) images.dims[1], (int) images.dims[2]);
   set->y_width = 1;
-  set->x = g_steal_pointer (&x);   /* (N, 1, H, W) */
-  set->y = g_steal_pointer (&y);   /* (N) class indices */
+  set->pixels = g_steal_pointer (&x);   /* (N, 1, H, W) */
+  set->y = g_new (float, MAX (keep, 1));   /* (N) class indices */
+  for (int i = 0; i < keep; i++)
+    set->y[i] = (float) y[i];
   set->n_classes = MAX (MIN_N_CLASSES, max_label + 1);
 
 out:

@@ -118,10 +118,13 @@ caml_model_sigma_maps (CamlModel *model, int layer_index, const CamlDataset *set
   size_t per_image = caml_shape_size (&set->x_shape);
   size_t per_map = (size_t) *map_h * *map_w;
   const int chunk = 100;
+  /* image sets keep bytes: their values go through buf */
+  g_autofree float *buf = set->x == NULL ? g_new (float, (size_t) MIN (chunk, count) * per_image)
+                                         : NULL;
   for (int start = 0; start < count; start += chunk)
     {
       int n = MIN (chunk, count - start);
-      caml_model_forward (model, set->x + (size_t) (first + start) * per_image, n);
+      caml_model_forward (model, caml_dataset_rows (set, first + start, n, buf), n);
       int per = 0;
       const float *chi = layer->ops->chi (layer, &per);
       if (chi == NULL || (size_t) per != per_map)

@@ -72,15 +72,16 @@ argmax (const float *v, size_t n)
 }
 
 /* Samples per forward pass of caml_evaluate: chunks small enough that the
- * activations stay within ~64 MB (a text model's (T, D) sequences are
- * large per sample). */
+ * layers' outputs stay within ~16 MB (a text model's (T, D) sequences are
+ * large per sample; a layer's own caches add as much again), yet large
+ * enough to give every thread its share. */
 static int
 evaluate_chunk (const CamlModel *model, const CamlShape *x_shape)
 {
   size_t per_sample = caml_shape_size (x_shape);
   for (int i = 0; i < model->n_layers; i++)
     per_sample += caml_shape_size (&model->layers[i]->out);
-  return (int) CLAMP ((16u << 20) / MAX (per_sample, 1), 1, CAML_EVAL_CHUNK);
+  return (int) CLAMP ((4u << 20) / MAX (per_sample, 1), 1, CAML_EVAL_CHUNK);
 }
 
 /* caml_evaluate with `buf` for the rows of a chunk of a set that holds no x
@@ -158,7 +159,7 @@ void
 caml_evaluate (CamlModel *model, CamlLossKind loss, const CamlDataset *set,
                double *mean_loss, double *metric)
 {
-  /* At most 16 Mi floats (evaluate_chunk) unless one sample is larger. */
+  /* At most 4 Mi floats (evaluate_chunk) unless one sample is larger. */
   size_t rows = (size_t) MIN (evaluate_chunk (model, &set->x_shape), MAX (set->n, 1));
   float *buf = set->x == NULL ? g_new (float, rows * caml_shape_size (&set->x_shape)) : NULL;
   evaluate_with (model, loss, set, buf, mean_loss, metric);
@@ -1065,10 +1066,11 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
   if (trainer->opt != NULL)   /* a restart: allocated already */
     return TRUE;
 
-  /* Text sets hold no x: an evaluation pads a chunk's rows into ebuf. */
-  int text_n = MAX (train->x == NULL ? train->n : 0,
+  /* Image and text sets hold no x: an evaluation gives a chunk's rows
+   * (pixel values, padded ids) in ebuf. */
+  int rows_n = MAX (train->x == NULL ? train->n : 0,
                     test != NULL && test->x == NULL ? test->n : 0);
-  size_t rows = (size_t) MIN (evaluate_chunk (model, &train->x_shape), text_n);
+  size_t rows = (size_t) MIN (evaluate_chunk (model, &train->x_shape), rows_n);
   gboolean fits = floats_bytes (b, x_size, &bx) && floats_bytes (b, train->y_width, &by)
                   && floats_bytes (b, trainer->out_size, &dpred)
                   && g_size_checked_add (&batch, bx, by)
@@ -1082,7 +1084,7 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
   size_t state_floats = (size_t) caml_optimizer_state_floats (&trainer->exp->optimizer);
   gboolean counted = fits && floats_bytes (model->n_weights, 2, &weights)
                      && floats_bytes (model->n_weights, state_floats, &state)
-                     && (text_n == 0 || floats_bytes (rows, x_size, &ebuf))
+                     && (rows_n == 0 || floats_bytes (rows, x_size, &ebuf))
                      && g_size_checked_add (&total, weights, model->buffer_bytes)
                      && g_size_checked_add (&total, total, state)
                      && g_size_checked_add (&total, total, batch)
@@ -1122,7 +1124,7 @@ trainer_alloc (CamlTrainer *trainer, GError **error)
     }
 
   fits = floats_bytes (rows, x_size, &ebuf);
-  if (text_n > 0 && (!fits || (trainer->ebuf = g_try_malloc (ebuf)) == NULL))
+  if (rows_n > 0 && (!fits || (trainer->ebuf = g_try_malloc (ebuf)) == NULL))
     {
       g_autofree char *what = g_strdup_printf ("the rows of an evaluation chunk of %zu "
                                                "sample%s need", rows, rows == 1 ? "" : "s");

@@ -1332,7 +1332,8 @@ test_idx_relative_paths (void **state)
   assert_int_equal (test->n, 2);
   CamlShape img = caml_shape_image (1, 2, 2);
   assert_true (caml_shape_equal (&train->x_shape, &img));
-  assert_true (train->x[1] == 1.0f && train->x[2] == 51.0f / 255.0f);
+  g_autofree float *x0 = caml_dataset_copy_rows (train, 0, 1);
+  assert_true (x0[1] == 1.0f && x0[2] == 51.0f / 255.0f);
   assert_true (train->y[0] == 1.0f && train->y[1] == 0.0f);
   /* A test label of 11 makes 12 classes for both sets. */
   assert_int_equal (train->n_classes, 12);
@@ -1473,7 +1474,8 @@ test_image_presets_data (void **state)
       assert_int_equal (test->n_classes, 10);
       CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, &error);
       assert_non_null (model);
-      caml_model_forward (model, test->x, 100);
+      g_autofree float *x = caml_dataset_copy_rows (test, 0, 100);
+      caml_model_forward (model, x, 100);
       caml_model_free (model);
       caml_dataset_free (train);
       caml_dataset_free (test);

@@ -181,8 +181,9 @@ check_same_from_memory (const CamlDataset *set, const char *images, const char *
   assert_int_equal (mem->n, set->n);
   assert_true (caml_shape_equal (&mem->x_shape, &set->x_shape));
   assert_int_equal (mem->n_classes, set->n_classes);
-  assert_memory_equal (mem->x, set->x, (size_t) set->n * caml_shape_size (&set->x_shape)
-                                       * sizeof (float));
+  assert_null (mem->x);
+  assert_memory_equal (mem->pixels, set->pixels,
+                       (size_t) set->n * caml_shape_size (&set->x_shape));
   assert_memory_equal (mem->y, set->y, (size_t) set->n * sizeof (float));
   caml_dataset_free (mem);
 }
@@ -234,11 +235,27 @@ check_values (const CamlDataset *set, int n)
   assert_true (caml_shape_equal (&set->x_shape, &img));
   assert_int_equal (set->y_width, 1);
   assert_int_equal (set->n_classes, 10);
+  /* kept as the bytes they are; given as byte / 255 */
+  assert_null (set->x);
+  g_autofree float *x = caml_dataset_copy_rows (set, 0, n);
   for (int i = 0; i < n * H * W; i++)
-    if (set->x[i] != (float) pixel (i) / 255.0f)
-      fail_msg ("pixel %d: %g, expected %d/255", i, set->x[i], pixel (i));
+    {
+      if (set->pixels[i] != pixel (i))
+        fail_msg ("pixel %d: byte %d, expected %d", i, set->pixels[i], pixel (i));
+      if (x[i] != (float) pixel (i) / 255.0f)
+        fail_msg ("pixel %d: %g, expected %d/255", i, x[i], pixel (i));
+    }
   for (int i = 0; i < n; i++)
     assert_true (set->y[i] == (float) labels_payload[i]);
+  /* a gathered batch gives the same values */
+  int idx[2] = { n - 1, 0 };
+  g_autofree float *bx = g_new (float, 2 * H * W), *by = g_new (float, 2);
+  caml_dataset_gather (set, idx, 2, bx, by);
+  for (int k = 0; k < 2; k++)
+    {
+      assert_memory_equal (bx + k * H * W, x + idx[k] * H * W, H * W * sizeof (float));
+      assert_true (by[k] == set->y[idx[k]]);
+    }
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -342,7 +359,7 @@ test_large (void **state)
         fail_msg ("%s", error->message);
       assert_int_equal (set->n, n);
       for (gsize i = 0; i < bytes; i++)
-        if (set->x[i] != (float) px[i] / 255.0f)
+        if (set->pixels[i] != px[i])
           fail_msg ("pixel %zu", i);
       assert_true (set->y[n - 1] == (float) ((n - 1) % 10));
       caml_dataset_free (set);
@@ -350,7 +367,8 @@ test_large (void **state)
       set = caml_idx_load (images, labels, 123, &error);
       assert_non_null (set);
       assert_int_equal (set->n, 123);
-      assert_true (set->x[123 * h * w - 1] == (float) px[123 * h * w - 1] / 255.0f);
+      g_autofree float *last = caml_dataset_copy_rows (set, 122, 1);
+      assert_true (last[h * w - 1] == (float) px[123 * h * w - 1] / 255.0f);
       caml_dataset_free (set);
       g_free (images);
       g_free (labels);
@@ -643,13 +661,13 @@ test_fetched_sets (void **state)
           for (int i = 0; i < set->n; i++)
             hist[(int) set->y[i]]++;
           assert_memory_equal (hist, want, sizeof hist);
-          float lo = 1, hi = 0;
+          int lo = 255, hi = 0;
           for (gsize i = 0; i < (gsize) set->n * 784; i++)
             {
-              lo = MIN (lo, set->x[i]);
-              hi = MAX (hi, set->x[i]);
+              lo = MIN (lo, set->pixels[i]);
+              hi = MAX (hi, set->pixels[i]);
             }
-          assert_true (lo == 0.0f && hi == 1.0f);
+          assert_true (lo == 0 && hi == 255);
           caml_dataset_free (set);
           checked++;
         }

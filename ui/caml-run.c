@@ -83,6 +83,7 @@ struct _CamlRun {
   gint64   last_sigma_us;
   gint64   sigma_cost_us;
   float   *auc_maps;            /* (SIGMA_AUC_N, map_h, map_w) */
+  float   *auc_images;          /* (SIGMA_AUC_N, H, W) their images' values */
   float   *work_fit;            /* (grid, grid) */
   float   *work_chi;            /* (n_chi, grid, grid) */
   float   *scratch;             /* (grid, grid) */
@@ -262,10 +263,12 @@ sample_sigma (CamlModel *model, gpointer user_data)
   double auc = NAN;
   if (run->auc_maps == NULL)
     run->auc_maps = g_new (float, (size_t) n_auc * map_h * map_w);
+  if (run->auc_images == NULL)
+    run->auc_images = caml_dataset_copy_rows (set, 0, n_auc);
   if (caml_model_sigma_maps (model, run->sigma_layer, set, 0, n_auc, run->auc_maps,
                              &map_h, &map_w, NULL))
-    auc = caml_sigma_auc (set->x, snap->height, snap->width, run->auc_maps, map_h, map_w,
-                          n_auc, NULL);
+    auc = caml_sigma_auc (run->auc_images, snap->height, snap->width, run->auc_maps, map_h,
+                          map_w, n_auc, NULL);
   gint64 end = g_get_monotonic_time ();
   run->last_sigma_us = end;
   run->sigma_cost_us = end - start;
@@ -603,6 +606,7 @@ caml_run_free (CamlRun *run)
   g_free (run->free);
   g_free (run->sensitive);
   g_free (run->auc_maps);
+  g_free (run->auc_images);
   g_free (run->words);
   g_free (run->work_words);
   g_free (run->work_token_chi);
