@@ -4,6 +4,7 @@
 #include <float.h>
 
 #include "layers.h"
+#include "parallel.h"
 
 enum { OPT_SIZE, OPT_STRIDE, OPT_PADDING };
 
@@ -68,20 +69,37 @@ window_max (const float *img, int h, int w, int k, int y0, int x0, float *best_o
   *at_out = at;
 }
 
+typedef struct {
+  MaxPool     *s;
+  float       *out, *dinp;
+  const float *inp, *dout;
+  int          n;
+} Pass;
+
+/* The planes (sample, channel) of part `part`. */
 static void
-max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
+plane_range (const Pass *a, int part, int parts, size_t *lo, size_t *hi)
 {
-  MaxPool *s = layer->state;
-  const CamlConvGeom *g = &s->g;
-  caml_scratch_require (layer, n);
+  caml_part_range ((size_t) a->n * a->s->g.c, part, parts, 1, lo, hi);
+}
+
+static void
+forward_part (int part, int parts, gpointer data)
+{
+  const Pass *pa = data;
+  const CamlConvGeom *g = &pa->s->g;
   /* The windows wholly inside the image (all of them with valid padding)
-   * go the fast way: 2×2 unrolled, the others without bounds. */
+   * go the fast way: 2×2 without a branch (selects: the maxima of random
+   * activations are a coin toss for the branch predictor), the others
+   * without bounds. */
   int st = g->stride, k = g->k;
-  for (int i = 0; i < n * g->c; i++)
+  size_t lo, hi;
+  plane_range (pa, part, parts, &lo, &hi);
+  for (size_t i = lo; i < hi; i++)
     {
-      const float *img = inp + (size_t) i * g->h * g->w;
-      float *o = out + (size_t) i * g->p;
-      int *a = s->arg + (size_t) i * g->p;
+      const float *img = pa->inp + i * g->h * g->w;
+      float *o = pa->out + i * g->p;
+      int *a = pa->s->arg + i * g->p;
       for (int oy = 0; oy < g->oh; oy++)
         {
           int y0 = oy * st - g->pad_top;
@@ -96,11 +114,20 @@ max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
               else if (k == 2)
                 {
                   int p = y0 * g->w + x0, q = p + g->w;
-                  at = p;
+                  float v1 = img[p + 1], v2 = img[q], v3 = img[q + 1];
+                  /* each step: a compare, a max and arithmetic on the index */
+                  int c;
                   best = img[p];
-                  if (img[p + 1] > best) { best = img[p + 1]; at = p + 1; }
-                  if (img[q] > best)     { best = img[q];     at = q; }
-                  if (img[q + 1] > best) { best = img[q + 1]; at = q + 1; }
+                  at = p;
+                  c = v1 > best;
+                  at += c * (p + 1 - at);
+                  best = c ? v1 : best;
+                  c = v2 > best;
+                  at += c * (q - at);
+                  best = c ? v2 : best;
+                  c = v3 > best;
+                  at += c * (q + 1 - at);
+                  best = c ? v3 : best;
                 }
               else
                 {
@@ -125,22 +152,41 @@ max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
 }
 
 static void
+max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
+{
+  MaxPool *s = layer->state;
+  caml_scratch_require (layer, n);
+  Pass a = { .s = s, .out = out, .inp = inp, .n = n };
+  caml_parallel_for (MAX (1, MIN (caml_parallel_threads (), n)), forward_part, &a);
+}
+
+static void
+backward_part (int part, int parts, gpointer data)
+{
+  const Pass *pa = data;
+  const CamlConvGeom *g = &pa->s->g;
+  size_t lo, hi;
+  plane_range (pa, part, parts, &lo, &hi);
+  memset (pa->dinp + lo * g->h * g->w, 0, (hi - lo) * g->h * g->w * sizeof (float));
+  for (size_t i = lo; i < hi; i++)
+    {
+      float *d = pa->dinp + i * g->h * g->w;
+      const float *go = pa->dout + i * g->p;
+      const int *a = pa->s->arg + i * g->p;
+      for (int q = 0; q < g->p; q++)
+        d[a[q]] += go[q];
+    }
+}
+
+static void
 max_pool_backward (CamlLayer *layer, float *dinp, const float *dout,
                    const float *inp, const float *out, int n)
 {
   MaxPool *s = layer->state;
-  const CamlConvGeom *g = &s->g;
   if (dinp == NULL)
     return;
-  memset (dinp, 0, (size_t) n * g->c * g->h * g->w * sizeof (float));
-  for (int i = 0; i < n * g->c; i++)
-    {
-      float *d = dinp + (size_t) i * g->h * g->w;
-      const float *go = dout + (size_t) i * g->p;
-      const int *a = s->arg + (size_t) i * g->p;
-      for (int q = 0; q < g->p; q++)
-        d[a[q]] += go[q];
-    }
+  Pass a = { .s = s, .dinp = dinp, .dout = dout, .n = n };
+  caml_parallel_for (MAX (1, MIN (caml_parallel_threads (), n)), backward_part, &a);
 }
 
 static void
