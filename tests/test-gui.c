@@ -435,6 +435,41 @@ test_focus_after_menu (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ☰ → Threads → 1 Thread: the runs started after train on one thread (the
+ * engine's count and the setting say so), and All Cores goes back. */
+static void
+test_threads_menu (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  GtkMenuButton *menu = find_main_menu (gtk_window_get_titlebar (GTK_WINDOW (win)));
+  assert_non_null (menu);
+  GtkPopover *popover = gtk_menu_button_get_popover (menu);
+  gtk_menu_button_popup (menu);
+  assert_true (iterate_until (is_mapped, popover, 10));
+  GtkWidget *threads = find_menu_item (GTK_WIDGET (popover), "Threads");
+  assert_non_null (threads);
+  assert_true (gtk_widget_grab_focus (threads));
+  assert_true (gtk_widget_activate (threads));
+  iterate_until (always_false, NULL, 0.3);
+  g_autofree char *all = g_strdup_printf ("All Cores (%d)", caml_get_cores ());
+  assert_non_null (find_menu_item (GTK_WIDGET (popover), all));
+  GtkWidget *one = find_menu_item (GTK_WIDGET (popover), "1 Thread");
+  assert_non_null (one);
+  assert_true (gtk_widget_grab_focus (one));
+  assert_true (gtk_widget_activate (one));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_get_threads (), 1);
+  g_autoptr (GVariant) state1 = g_action_group_get_action_state (G_ACTION_GROUP (app), "threads");
+  assert_int_equal (g_variant_get_int32 (state1), 1);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "threads", g_variant_new_int32 (0));
+  iterate_until (always_false, NULL, 0.1);
+  g_autoptr (GVariant) state0 = g_action_group_get_action_state (G_ACTION_GROUP (app), "threads");
+  assert_int_equal (g_variant_get_int32 (state0), 0);
+  assert_true (caml_get_threads () >= 1);
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 static GtkWidget *
 template_child (CamlWindow *win, const char *name)
 {
@@ -5116,6 +5151,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_plot_view_fast_scenes),
+    cmocka_unit_test (test_threads_menu),
     cmocka_unit_test (test_focus_leaves_locked_field),
     cmocka_unit_test (test_set_aside_weights),
     cmocka_unit_test (test_undo_to_clean),

@@ -24,6 +24,7 @@ struct _CamlApplication {
   GSettings *settings;        /* NULL without an installed schema */
   GMenu     *presets_menu;
   GMenu     *recent_menu;
+  GMenu     *threads_menu;
   char      *initial_preset;  /* --preset */
   GDBusProxy *portal;         /* org.freedesktop.portal.Settings, may be NULL */
   gboolean   system_dark;
@@ -644,6 +645,54 @@ action_style (GSimpleAction *action, GVariant *value, gpointer user_data)
   apply_style (self);
 }
 
+/* The thread count of the runs started from now on (GSettings "threads"). */
+static void
+apply_threads (CamlApplication *self)
+{
+  int threads = self->settings != NULL ? g_settings_get_int (self->settings, "threads") : 0;
+  caml_set_threads (threads);
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "threads");
+  if (action != NULL)
+    g_simple_action_set_state (G_SIMPLE_ACTION (action), g_variant_new_int32 (threads));
+}
+
+static void
+action_threads (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+
+  g_simple_action_set_state (action, value);
+  if (self->settings != NULL)
+    g_settings_set_int (self->settings, "threads", g_variant_get_int32 (value));
+  else
+    caml_set_threads (g_variant_get_int32 (value));
+}
+
+/* Every core, then 1, 2, 4, … and the core count itself. */
+static void
+build_threads_menu (CamlApplication *self)
+{
+  int cores = caml_get_cores ();
+  self->threads_menu = g_menu_new ();
+  g_autofree char *all = g_strdup_printf ("All Cores (%d)", cores);
+  g_autoptr (GMenuItem) item = g_menu_item_new (all, NULL);
+  g_menu_item_set_action_and_target_value (item, "app.threads", g_variant_new_int32 (0));
+  g_menu_append_item (self->threads_menu, item);
+  for (int n = 1; n <= cores; n = n * 2 > cores && n < cores ? cores : n * 2)
+    {
+      g_autofree char *label = g_strdup_printf (n == 1 ? "%d Thread" : "%d Threads", n);
+      g_autoptr (GMenuItem) one = g_menu_item_new (label, NULL);
+      g_menu_item_set_action_and_target_value (one, "app.threads", g_variant_new_int32 (n));
+      g_menu_append_item (self->threads_menu, one);
+    }
+}
+
+GMenuModel *
+caml_application_get_threads_menu (CamlApplication *self)
+{
+  return G_MENU_MODEL (self->threads_menu);
+}
+
 static const GActionEntry app_entries[] = {
   { "quit", action_quit },
   { "about", action_about },
@@ -652,6 +701,7 @@ static const GActionEntry app_entries[] = {
   { "preset", action_preset, "s" },
   { "open-recent", action_open_recent, "s" },
   { "style", NULL, "s", "'system'", action_style },
+  { "threads", NULL, "i", "0", action_threads },
   { "recover-autosaves", action_recover_autosaves },
   { "discard-autosaves", action_discard_autosaves },
 };
@@ -753,6 +803,11 @@ caml_application_startup (GApplication *app)
    * a thread's priority, once lowered, cannot be raised again. */
   if (self->settings == NULL || g_settings_get_boolean (self->settings, "train-in-background"))
     caml_set_background_priority ();
+  if (self->settings != NULL)
+    g_signal_connect_swapped (self->settings, "changed::threads", G_CALLBACK (apply_threads),
+                              self);
+  apply_threads (self);
+  build_threads_menu (self);
   build_presets_menu (self);
   self->recent_menu = g_menu_new ();
   if (self->settings != NULL)
@@ -855,6 +910,7 @@ caml_application_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->presets_menu);
   g_clear_object (&self->recent_menu);
+  g_clear_object (&self->threads_menu);
   g_clear_object (&self->portal);
   g_clear_pointer (&self->initial_preset, g_free);
   g_clear_pointer (&self->leftovers, g_ptr_array_unref);

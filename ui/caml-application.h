@@ -27,6 +27,8 @@ GMenuModel *caml_application_get_presets_menu (CamlApplication *self);
  * "recent-files" setting, most recent first), activating app.open-recent;
  * shared by every window's header bar menu. */
 GMenuModel *caml_application_get_recent_menu (CamlApplication *self);
+/* The Threads submenu: the app.threads choices (0: every core). */
+GMenuModel *caml_application_get_threads_menu (CamlApplication *self);
 /* Puts path first in the recent experiments (at most CAML_MAX_RECENT), and
  * tells the desktop's recent-files list too. */
 void        caml_application_note_recent (CamlApplication *self, const char *path);

@@ -74,6 +74,7 @@ struct _CamlWindow {
   GtkButton       *train_button;
   GtkLabel        *train_label;
   GMenu           *recent_submenu;
+  GMenu           *threads_submenu;
   GtkRevealer     *banner_revealer;
   GtkImage        *banner_icon;
   GtkLabel        *banner_label;
@@ -5340,6 +5341,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (train_button);
   BIND (train_label);
   BIND (recent_submenu);
+  BIND (threads_submenu);
   BIND (banner_revealer);
   BIND (banner_icon);
   BIND (banner_label);
@@ -5520,6 +5522,8 @@ caml_window_new (GtkApplication *app)
                                       caml_application_get_presets_menu (CAML_APPLICATION (app)));
       g_menu_append_section (self->recent_submenu, NULL,
                              caml_application_get_recent_menu (CAML_APPLICATION (app)));
+      g_menu_append_section (self->threads_submenu, NULL,
+                             caml_application_get_threads_menu (CAML_APPLICATION (app)));
     }
   if (self->settings != NULL)
     {

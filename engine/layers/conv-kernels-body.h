@@ -204,12 +204,28 @@ NAME (fwd_body) (const CamlConvTile *t, int width, const float *plane, int wp, s
     }
 }
 
+/* Every row block of `rows` rows of `cols` outputs: the tile's pointers at
+ * the first, each row cols floats after the one before, the planes' rows wp
+ * apart. */
 #define FWD(MB, NV)                                                                     \
   static TARGET void                                                                    \
-  NAME (fwd_##MB##_##NV) (const CamlConvTile *t, int width, const float *plane, int wp, \
-                          size_t ps, int channels, int k, const float *w, size_t ws)    \
+  NAME (fwd_##MB##_##NV) (const CamlConvTile *tile, int rows, int cols,                 \
+                          const float *plane, int wp, size_t ps, int channels, int k,   \
+                          const float *w, size_t ws)                                    \
   {                                                                                     \
-    NAME (fwd_body) (t, width, plane, wp, ps, channels, k, w, ws, MB, NV);              \
+    for (int y = 0; y < rows; y++)                                                      \
+      for (int x0 = 0; x0 < cols; x0 += NV * VL)                                        \
+        {                                                                               \
+          size_t at = (size_t) y * cols + x0;                                           \
+          CamlConvTile t = *tile;                                                       \
+          t.out += at;                                                                  \
+          if (t.v != NULL)                                                              \
+            t.v += at;                                                                  \
+          if (t.chi != NULL)                                                            \
+            t.chi += at;                                                                \
+          NAME (fwd_body) (&t, MIN (NV * VL, cols - x0), plane + (size_t) y * wp + x0,  \
+                           wp, ps, channels, k, w, ws, MB, NV);                         \
+        }                                                                               \
   }
 #define FWD_BOTH(MB) FWD (MB, 1) FWD (MB, 2)
 

@@ -333,29 +333,17 @@ typedef struct {
   gpointer               ctx;
 } Pass;
 
-/* The direct kernel over the row blocks of one sample's planes (ph, pw,
- * `channels` of them): m channels of rows × cols outputs, stored as `tile`
- * says, its pointers at the sample's first output and advanced here. */
+/* The direct kernel over one sample's planes (ph, pw, `channels` of them):
+ * channels m0 … m0 + mb − 1 of rows × cols outputs, stored as `tile` says,
+ * its pointers at the sample's first output. */
 static void
 direct_rows (const CamlConvKernels *ck, CamlConvTile tile, int rows, int cols, int nv,
              const float *planes, int ph, int pw, int channels, int k, const float *w,
              int m0, int mb)
 {
-  const int block = nv * ck->vl;
   const size_t ws = (size_t) channels * k * k;
-  CamlConvFwdKernel f = ck->fwd[nv - 1][mb];
-  w += (size_t) m0 * ws;
-  for (int y = 0; y < rows; y++)
-    for (int x0 = 0; x0 < cols; x0 += block)
-      {
-        size_t at = (size_t) y * cols + x0;
-        CamlConvTile t = tile;
-        t.out = tile.out + at;
-        t.v = tile.v != NULL ? tile.v + at : NULL;
-        t.chi = tile.chi != NULL ? tile.chi + at : NULL;
-        f (&t, MIN (block, cols - x0), planes + (size_t) y * pw + x0, pw, (size_t) ph * pw,
-           channels, k, w, ws);
-      }
+  ck->fwd[nv - 1][mb] (&tile, rows, cols, planes, pw, (size_t) ph * pw, channels, k,
+                       w + (size_t) m0 * ws, ws);
 }
 
 /* The forward outputs of sample n from its planes: every channel block, the

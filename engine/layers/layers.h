@@ -351,17 +351,18 @@ typedef struct {
 } CamlConvTile;
 
 /* The direct kernels of one instruction set (conv-kernels.c). A forward
- * call computes one row block of nv·vl outputs for mb channels:
- *   y[m][x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + ki·wp + kj + x]
- * and stores x < width as the tile says; a weight-gradient call adds, lane by lane, for mb =
+ * call computes rows × cols outputs for mb channels, in row blocks of nv·vl:
+ *   y[m][r][x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + (r + ki)·wp + kj + x]
+ * and stores them as the tile says (its pointers at row 0, rows cols apart);
+ * a weight-gradient call adds, lane by lane, for mb =
  * dw_mb[kb] channels and kb kernel columns,
  *   acc[m·ams + kj·vl + lane] += Σ_r Σ_x dy[m·dms + r·ow + x] · plane[r·wp + x + kj],
  * lane = x mod vl (rows of dy end to end, the last vector of each masked). */
 #define CAML_CONV_FWD_MB_MAX 12
 #define CAML_CONV_DW_KB_MAX 8
-typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int width, const float *plane,
-                                   int wp, size_t ps, int channels, int k, const float *w,
-                                   size_t ws);
+typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int rows, int cols,
+                                   const float *plane, int wp, size_t ps, int channels, int k,
+                                   const float *w, size_t ws);
 typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t dms,
                                   int ow, int rows, const float *plane, int wp);
 typedef struct {
