@@ -350,11 +350,10 @@ static guint32
 update_all (Update *u)
 {
   /* Large blocks are memory-bound: every core's bandwidth helps. */
-  int parts = (int) MIN ((size_t) caml_parallel_threads (),
-                         u->count / (size_t) caml_parallel_grain (UPDATE_GRAIN));
+  int parts = caml_parallel_chunks (u->count, UPDATE_GRAIN);
   if (parts <= 1)
     return update_range (u, 0, u->count);
-  guint32 bad[CAML_MAX_THREADS] = { 0 };
+  guint32 bad[4 * CAML_MAX_THREADS] = { 0 };
   u->bad = bad;
   caml_parallel_for (parts, update_part, u);
   guint32 any = 0;

@@ -126,6 +126,13 @@ caml_parallel_grain (double grain)
 }
 
 int
+caml_parallel_chunks (size_t items, double grain)
+{
+  double most = (double) items / caml_parallel_grain (grain);
+  return (int) CLAMP (most, 1.0, 4.0 * caml_parallel_threads ());
+}
+
+int
 caml_parallel_pinned (void)
 {
   return pinned;
@@ -151,11 +158,15 @@ caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
       int team = CLAMP (cores () - held, 1, want);
       if (team > 1)
         {
+          /* Parts go to whichever thread is free next: a thread the
+           * scheduler holds back (a window's thread ran) leaves its parts
+           * to the others. */
+          gint next = 0;
 #pragma omp parallel num_threads (team)
           {
             caml_parallel_lower_priority ();
-            int t = omp_get_thread_num (), nt = omp_get_num_threads ();
-            for (int part = t; part < parts; part += nt)
+            int part;
+            while ((part = g_atomic_int_add (&next, 1)) < parts)
               func (part, parts, data);
           }
           g_atomic_int_add (&busy, -want);
@@ -175,7 +186,7 @@ typedef struct {
   float       *p;
   const float *c;
   size_t       n;
-  guint32      bad[CAML_MAX_THREADS];
+  guint32      bad[4 * CAML_MAX_THREADS];
 } Stream;
 
 static void
@@ -191,9 +202,7 @@ void
 caml_parallel_zero (float *p, size_t n)
 {
   Stream s = { .p = p, .n = n };
-  size_t grain = (size_t) caml_parallel_grain (STREAM_GRAIN);
-  caml_parallel_for ((int) CLAMP (n / grain, 1, (size_t) caml_parallel_threads ()),
-                     zero_part, &s);
+  caml_parallel_for (caml_parallel_chunks (n, STREAM_GRAIN), zero_part, &s);
 }
 
 /* 1 when x is Inf or NaN: branch-free over the bits, so the loop
@@ -223,8 +232,7 @@ finite_part (int part, int parts, gpointer data)
 gboolean
 caml_parallel_all_finite (const float *p, size_t n)
 {
-  size_t grain = (size_t) caml_parallel_grain (STREAM_GRAIN);
-  int parts = (int) CLAMP (n / grain, 1, (size_t) caml_parallel_threads ());
+  int parts = caml_parallel_chunks (n, STREAM_GRAIN);
   if (parts == 1)
     return count_not_finite (p, n) == 0;
   Stream s = { .c = p, .n = n };

@@ -27,6 +27,12 @@ int  caml_parallel_pinned (void);
  * on the calling thread. */
 void caml_parallel_for (int parts, CamlPartFunc func, gpointer data);
 
+/* Parts for `items` of work whose results do not depend on how it is cut
+ * (nothing summed across items): four a thread, each at least `grain`
+ * items (1 … 4·threads), so that a thread the scheduler holds back leaves
+ * its share to the others. */
+int      caml_parallel_chunks (size_t items, double grain);
+
 /* For tests: split every piece of work, however small, into as many parts
  * as the thread count allows (normally work under a grain stays whole). */
 void     caml_parallel_set_fine (gboolean fine);

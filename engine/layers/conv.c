@@ -240,8 +240,9 @@ reserve_parts (CamlConvScratch *scratch, int parts)
   scratch->n_work = parts;
 }
 
-/* The parts a pass over n samples is cut into: the thread count, at most
- * one per sample. */
+/* The parts a backward pass over n samples is cut into (each sums its
+ * gradient): the thread count, at most one per sample. Forward, whose
+ * samples are independent, is cut finer (caml_parallel_chunks). */
 static int
 conv_parts (int n)
 {
@@ -600,7 +601,7 @@ caml_conv_forward (const CamlConvGeom *g, const float *Wm, const float *inp, int
   if (n <= 0)
     return;
   Pass a = { .g = g, .ck = caml_conv_kernels (), .Wm = Wm, .m = o->m, .inp = inp, .n = n,
-             .scratch = scratch, .parts = conv_parts (n), .o = o };
+             .scratch = scratch, .parts = caml_parallel_chunks (n, 1), .o = o };
   reserve_parts (scratch, a.parts);
   caml_parallel_for (a.parts, g->direct ? direct_forward_part : im2col_forward_part, &a);
 }

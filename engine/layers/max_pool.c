@@ -157,7 +157,7 @@ max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
   MaxPool *s = layer->state;
   caml_scratch_require (layer, n);
   Pass a = { .s = s, .out = out, .inp = inp, .n = n };
-  caml_parallel_for (MAX (1, MIN (caml_parallel_threads (), n)), forward_part, &a);
+  caml_parallel_for (caml_parallel_chunks (n, 1), forward_part, &a);
 }
 
 static void
@@ -186,7 +186,7 @@ max_pool_backward (CamlLayer *layer, float *dinp, const float *dout,
   if (dinp == NULL)
     return;
   Pass a = { .s = s, .dinp = dinp, .dout = dout, .n = n };
-  caml_parallel_for (MAX (1, MIN (caml_parallel_threads (), n)), backward_part, &a);
+  caml_parallel_for (caml_parallel_chunks (n, 1), backward_part, &a);
 }
 
 static void
