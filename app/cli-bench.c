@@ -612,7 +612,8 @@ caml_cli_bench (int argc, char **argv)
   else
     {
       g_print ("training, %d steps after %d warm-up at each thread count:\n", steps, warmup);
-      g_print ("  %7s %10s %10s %9s\n", "threads", "steps/s", unit, "speed-up");
+      g_autofree char *per_s = g_strdup_printf ("%s/s", unit);
+  g_print ("  %7s %10s %10s %9s\n", "threads", "steps/s", per_s, "speed-up");
       for (int c = 0; c < figures.n_counts; c++)
         {
           g_print ("  %7d", figures.counts[c]);

@@ -4,10 +4,13 @@
 The model is the one `caml bench` times: one CA-CNN layer (kernel k, depth d,
 stride 1, 'same' padding, relu value) -> dense 128 relu -> dense 10, softmax
 cross-entropy, batch 100, Adagrad lr 0.01. Run both on the same machine in one
-session to compare:
+session to compare, with the same list of thread counts:
 
-    build/app/caml bench --kernel 8 --depth 8
-    python3 bench/torch_reference.py --kernel 8 --depth 8 --threads 2
+    build/app/caml bench --synthetic --threads 1,2,4
+    python3 bench/torch_reference.py --synthetic --threads 1,2,4
+
+Each count starts from the same weights and batches; the table gives steps/s
+and the speed-up over the first count, as caml bench's does.
 
 Needs Debian's python3-torch (PyTorch 1.13) and python3-numpy:
     apt-get install python3-torch python3-numpy
@@ -103,7 +106,8 @@ def main():
     p.add_argument("--kernel", type=int, default=8)
     p.add_argument("--depth", type=int, default=8)
     p.add_argument("--batch", type=int, default=100)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", default=str(os.cpu_count() or 1),
+                   help="thread counts to time, e.g. 1,2,4 (default: every core)")
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--steps", type=int, default=500)
     p.add_argument("--cnn", action="store_true", help="plain conv instead of CA-CNN")
@@ -115,7 +119,13 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
 
-    torch.set_num_threads(a.threads)
+    try:
+        counts = [int(c) for c in a.threads.split(",")]
+        if not counts or min(counts) < 1 or len(set(counts)) != len(counts):
+            raise ValueError
+    except ValueError:
+        p.error("--threads %s: give distinct whole numbers from 1, e.g. 1,2,4" % a.threads)
+
     torch.manual_seed(a.seed)
     if a.synthetic:
         g = torch.Generator().manual_seed(1)
@@ -126,33 +136,51 @@ def main():
         xs, ys, xt, yt = load_mnist(a.data_dir)
 
     model = CaCnnNet(a.kernel, a.depth, context_aware=not a.cnn)
-    opt = torch.optim.Adagrad(model.parameters(), lr=0.01, initial_accumulator_value=0.1)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
     n = xs.shape[0]
 
-    def step(i):
-        idx = torch.randint(0, n, (a.batch,))
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(xs[idx]), ys[idx])
-        loss.backward()
-        opt.step()
-        return loss
+    def run(threads):
+        torch.set_num_threads(threads)
+        model.load_state_dict(start)
+        opt = torch.optim.Adagrad(model.parameters(), lr=0.01, initial_accumulator_value=0.1)
+        gen = torch.Generator().manual_seed(a.seed)
 
-    for i in range(a.warmup):
-        step(i)
-    t0 = time.perf_counter()
-    for i in range(a.steps):
-        step(i)
-    seconds = time.perf_counter() - t0
+        def step():
+            idx = torch.randint(0, n, (a.batch,), generator=gen)
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(xs[idx]), ys[idx])
+            loss.backward()
+            opt.step()
+
+        for i in range(a.warmup):
+            step()
+        t0 = time.perf_counter()
+        for i in range(a.steps):
+            step()
+        return a.steps / (time.perf_counter() - t0), step
+
+    rates = []
+    step = None
+    for t in counts:
+        rate, step = run(t)
+        rates.append(rate)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"torch {torch.__version__}, {a.threads} threads, {'CNN' if a.cnn else 'CA-CNN'} "
-          f"k{a.kernel} d{a.depth}, batch {a.batch}, {'synthetic' if a.synthetic else 'MNIST'} data")
-    print(f"training: {a.steps / seconds:.1f} steps/s, {a.steps * a.batch / seconds:.0f} images/s "
-          f"({a.steps} steps in {seconds:.2f} s after {a.warmup} warm-up)")
+    print(f"torch {torch.__version__}, {'CNN' if a.cnn else 'CA-CNN'} k{a.kernel} d{a.depth}, "
+          f"batch {a.batch}, {'synthetic' if a.synthetic else 'MNIST'} data, "
+          f"{os.cpu_count()} cores")
+    if len(counts) == 1:
+        print(f"training: {rates[0]:.1f} steps/s, {rates[0] * a.batch:.0f} images/s "
+              f"({a.steps} steps after {a.warmup} warm-up) on {counts[0]} threads")
+    else:
+        print(f"training, {a.steps} steps after {a.warmup} warm-up at each thread count:")
+        print(f"  {'threads':>7} {'steps/s':>10} {'images/s':>10} {'speed-up':>9}")
+        for t, r in zip(counts, rates):
+            print(f"  {t:>7} {r:>10.1f} {r * a.batch:>10.0f} {r / rates[0]:>8.2f}×")
     print(f"peak memory (max RSS): {peak_mb:.0f} MB")
 
     if a.train_steps > 0:
         for i in range(a.train_steps):
-            step(i)
+            step()
         with torch.no_grad():
             correct = 0
             for s in range(0, xt.shape[0], 1000):

@@ -150,10 +150,12 @@ caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
 {
   caml_blas_init ();
 #ifdef _OPENMP
-  if (parts > 1 && !omp_in_parallel ())
+  if (parts > 1 && caml_parallel_threads () > 1 && !omp_in_parallel ())
     {
-      /* Claim threads for the team; what others hold now is not ours. */
-      int want = MIN (parts, cores ());
+      /* Claim threads for the team, at most the thread count (parts may
+       * be more: caml_parallel_chunks) and the cores; what others hold now
+       * is not ours. */
+      int want = MIN (parts, MIN (cores (), caml_parallel_threads ()));
       int held = g_atomic_int_add (&busy, want);
       int team = CLAMP (cores () - held, 1, want);
       if (team > 1)
