@@ -289,7 +289,7 @@ idx_read_payload (IdxFile *f, gsize keep, guint8 **out, int *max_byte, GError **
         break;
       /* Bytes of this chunk that are payload (the rest is trailing). */
       gsize payload = (gsize) MIN ((guint64) got, expected - done);
-      if (done < keep)
+      if (done < keep && payload > 0)
         {
           gsize take = (gsize) MIN ((guint64) payload, keep - done);
           if (done + take > capacity)
