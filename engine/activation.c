@@ -61,8 +61,8 @@ tanhf_rational (float x)
   return fabsf (x) < 4e-4f ? x : r;
 }
 
-CAML_VECTOR_LOOP void
-caml_activation_forward (CamlActivation act, float *y, const float *x, size_t n)
+static CAML_VECTOR_LOOP void
+activation_forward_loops (CamlActivation act, float *y, const float *x, size_t n)
 {
   switch (act)
     {
@@ -97,6 +97,14 @@ caml_activation_forward (CamlActivation act, float *y, const float *x, size_t n)
     }
 }
 
+/* The loops above, for the instruction set the CPU has (vectorize.h: a
+ * public function calls a static clone, which every compiler links). */
+void
+caml_activation_forward (CamlActivation act, float *y, const float *x, size_t n)
+{
+  activation_forward_loops (act, y, x, n);
+}
+
 /* One loop per case and mode, so that each one vectorises. Every i reads
  * only index i, so in place (dx == dy) is fine: ivdep says so to the
  * vectoriser, which would otherwise fall back to scalar code on the overlap.
@@ -119,8 +127,8 @@ relu_pass (float g, float y)
   return y > 0.0f ? g : 0.0f;
 }
 
-CAML_VECTOR_LOOP void
-caml_activation_backward (CamlActivation act, float *dx, const float *dy,
+static CAML_VECTOR_LOOP void
+activation_backward_loops (CamlActivation act, float *dx, const float *dy,
                           const float *y, size_t n, gboolean accumulate)
 {
   switch (act)
@@ -143,4 +151,13 @@ caml_activation_backward (CamlActivation act, float *dx, const float *dy,
     default:
       g_assert_not_reached ();
     }
+}
+
+/* The loops above, for the instruction set the CPU has (vectorize.h: a
+ * public function calls a static clone, which every compiler links). */
+void
+caml_activation_backward (CamlActivation act, float *dx, const float *dy,
+                          const float *y, size_t n, gboolean accumulate)
+{
+  activation_backward_loops (act, dx, dy, y, n, accumulate);
 }

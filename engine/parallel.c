@@ -166,7 +166,10 @@ caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
           gint next = 0;
 #pragma omp parallel num_threads (team)
           {
-            caml_parallel_lower_priority ();
+            /* The team's own threads, never the caller (a window's main
+             * thread asking for a probe keeps its priority). */
+            if (omp_get_thread_num () > 0)
+              caml_parallel_lower_priority ();
             int part;
             while ((part = g_atomic_int_add (&next, 1)) < parts)
               func (part, parts, data);

@@ -1,7 +1,10 @@
 /* vectorize.h — private to the engine: the element-wise loops training
  * spends its time in are built for several instruction sets, and the CPU
  * picks one when the program loads (GCC's and clang's target_clones, an
- * ifunc). The rest of the engine is built for any x86-64 (SSE2). */
+ * ifunc). The rest of the engine is built for any x86-64 (SSE2). Only
+ * static functions get the attribute: clang links a multiversioned function
+ * only where every declaration has it, so a public one calls a static
+ * clone. */
 #pragma once
 
 #if defined(__has_feature)

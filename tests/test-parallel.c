@@ -304,6 +304,55 @@ test_training_reproducible (void **state)
   assert_true (one[steps - 1] < one[0]);
 }
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
+typedef struct {
+  GThread *caller;
+  gint     caller_nice, other_nice;
+} Nice;
+
+static void
+nice_part (int part, int parts, gpointer data)
+{
+#ifdef __linux__
+  Nice *n = data;
+  int nice = getpriority (PRIO_PROCESS, (id_t) gettid ());
+  if (g_thread_self () == n->caller)
+    g_atomic_int_set (&n->caller_nice, nice);
+  else
+    g_atomic_int_set (&n->other_nice, nice);
+  g_usleep (20000);   /* long enough for the other threads to take parts */
+#endif
+}
+
+/* After caml_set_background_priority the threads that join a team run at
+ * nice 10, and the thread that asked keeps its own (a window's main thread
+ * asking for a probe). Last: a priority lowered cannot be raised again. */
+static void
+test_background_priority (void **state)
+{
+#ifndef __linux__
+  skip ();
+#else
+#ifndef _OPENMP
+  skip ();   /* the parts run in turn on the caller */
+#endif
+  if (caml_get_cores () < 2)
+    skip ();
+  int own = getpriority (PRIO_PROCESS, 0);
+  caml_set_background_priority ();
+  caml_set_threads (2);
+  Nice n = { .caller = g_thread_self (), .caller_nice = -100, .other_nice = -100 };
+  caml_parallel_for (8, nice_part, &n);
+  caml_set_threads (0);
+  assert_int_equal (n.caller_nice, own);
+  assert_int_equal (n.other_nice, MAX (own, 10));
+#endif
+}
+
 int
 main (void)
 {
@@ -314,6 +363,7 @@ main (void)
     cmocka_unit_test (test_sgemm_tiles),
     cmocka_unit_test (test_blas_upgrade),
     cmocka_unit_test (test_training_reproducible),
+    cmocka_unit_test (test_background_priority),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

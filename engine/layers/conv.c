@@ -726,8 +726,8 @@ caml_conv_plain_backward (const CamlConvGeom *g, float *dinp, float *dW, float *
 
 /* ------------------------------------------------- per-position gate mix */
 
-CAML_VECTOR_LOOP void
-caml_gate_mix_maps_forward (float *out, const float *chi, const float *v,
+static CAML_VECTOR_LOOP void
+gate_mix_maps_forward_loops (float *out, const float *chi, const float *v,
                             const float *w0, int n, int u, int p)
 {
   for (int i = 0; i < n; i++)
@@ -742,8 +742,17 @@ caml_gate_mix_maps_forward (float *out, const float *chi, const float *v,
     }
 }
 
-CAML_VECTOR_LOOP void
-caml_gate_mix_maps_backward (float *dv, float *dchi, float *dw0, const float *dout,
+/* The loops above, for the instruction set the CPU has (vectorize.h: a
+ * public function calls a static clone, which every compiler links). */
+void
+caml_gate_mix_maps_forward (float *out, const float *chi, const float *v,
+                            const float *w0, int n, int u, int p)
+{
+  gate_mix_maps_forward_loops (out, chi, v, w0, n, u, p);
+}
+
+static CAML_VECTOR_LOOP void
+gate_mix_maps_backward_loops (float *dv, float *dchi, float *dw0, const float *dout,
                              const float *chi, const float *v, const float *w0,
                              int n, int u, int p)
 {
@@ -767,4 +776,14 @@ caml_gate_mix_maps_backward (float *dv, float *dchi, float *dw0, const float *do
           dw0[j] += s;
         }
     }
+}
+
+/* The loops above, for the instruction set the CPU has (vectorize.h: a
+ * public function calls a static clone, which every compiler links). */
+void
+caml_gate_mix_maps_backward (float *dv, float *dchi, float *dw0, const float *dout,
+                             const float *chi, const float *v, const float *w0,
+                             int n, int u, int p)
+{
+  gate_mix_maps_backward_loops (dv, dchi, dw0, dout, chi, v, w0, n, u, p);
 }

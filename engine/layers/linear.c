@@ -306,8 +306,8 @@ caml_scratch_require (CamlLayer *layer, int n)
              layer->index, layer->ops->name, n, bytes);
 }
 
-CAML_VECTOR_LOOP void
-caml_gate_mix_forward (float *out, const float *chi, const float *v,
+static CAML_VECTOR_LOOP void
+gate_mix_forward_loops (float *out, const float *chi, const float *v,
                        const float *w0, int n, int u)
 {
   for (int i = 0; i < n; i++)
@@ -320,8 +320,17 @@ caml_gate_mix_forward (float *out, const float *chi, const float *v,
     }
 }
 
-CAML_VECTOR_LOOP void
-caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *dout,
+/* The loops above, for the instruction set the CPU has (vectorize.h: a
+ * public function calls a static clone, which every compiler links). */
+void
+caml_gate_mix_forward (float *out, const float *chi, const float *v,
+                       const float *w0, int n, int u)
+{
+  gate_mix_forward_loops (out, chi, v, w0, n, u);
+}
+
+static CAML_VECTOR_LOOP void
+gate_mix_backward_loops (float *dv, float *dchi, float *dw0, const float *dout,
                         const float *chi, const float *v, const float *w0,
                         int n, int u)
 {
@@ -339,4 +348,14 @@ caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *dout,
         }
       dchi[i] = s;
     }
+}
+
+/* The loops above, for the instruction set the CPU has (vectorize.h: a
+ * public function calls a static clone, which every compiler links). */
+void
+caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *dout,
+                        const float *chi, const float *v, const float *w0,
+                        int n, int u)
+{
+  gate_mix_backward_loops (dv, dchi, dw0, dout, chi, v, w0, n, u);
 }

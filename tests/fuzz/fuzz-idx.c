@@ -45,9 +45,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       FUZZ_CHECK (set->n >= 1 && (limit == 0 || set->n <= limit), "n = %d", set->n);
       FUZZ_CHECK (set->x_shape.ndim == 3 && set->x_shape.dims[0] == 1, "x_shape");
       FUZZ_CHECK (set->y_width == 1 && set->n_classes >= 10, "targets");
+      /* kept as bytes, given as byte / 255 */
+      FUZZ_CHECK (set->x == NULL && set->pixels != NULL, "the images are not bytes");
       size_t pixels = (size_t) set->n * caml_shape_size (&set->x_shape);
+      float *x = caml_dataset_copy_rows (set, 0, set->n);
       for (size_t i = 0; i < pixels; i++)
-        FUZZ_CHECK (set->x[i] >= 0.0f && set->x[i] <= 1.0f, "pixel %zu = %g", i, set->x[i]);
+        FUZZ_CHECK (x[i] >= 0.0f && x[i] <= 1.0f && x[i] == set->pixels[i] / 255.0f,
+                    "pixel %zu = %g", i, x[i]);
+      g_free (x);
       for (int i = 0; i < set->n; i++)
         FUZZ_CHECK (set->y[i] >= 0.0f && set->y[i] < (float) set->n_classes,
                     "label %d = %g", i, set->y[i]);
