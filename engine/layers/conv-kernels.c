@@ -8,11 +8,15 @@
 
 #include "layers.h"
 
+#if defined(__x86_64__) && !defined(CAML_KERNELS_GENERIC_ONLY)
+#define CAML_KERNELS_X86 1
+#endif
+
 /* STORE_FIRST (p, v, n): the first n (< VL) lanes of v to p, nothing past;
  * LOAD_FIRST (x, p, n): the first n lanes of x from p (the others zero),
  * nothing read past. */
 
-#if defined(__x86_64__)
+#if CAML_KERNELS_X86
 
 #define ISA avx512
 #define ISA_NAME "AVX-512"
@@ -88,7 +92,7 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
 static const CamlConvKernels *
 best (void)
 {
-#if defined(__x86_64__)
+#if CAML_KERNELS_X86
   __builtin_cpu_init ();
   if (__builtin_cpu_supports ("avx512f"))
     return &kernels_avx512;
@@ -111,7 +115,7 @@ gboolean
 caml_conv_kernels_force (const char *isa)
 {
   const CamlConvKernels *sets[] = {
-#if defined(__x86_64__)
+#if CAML_KERNELS_X86
     &kernels_avx512, &kernels_avx2,
 #endif
     &kernels_base,
