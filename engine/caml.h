@@ -412,6 +412,12 @@ int   caml_loss_target_width (CamlLossKind kind, int d);
  * sigmoid under sigmoid cross-entropy (the outputs are logits), unchanged
  * under mse. Softmax's outputs are read as classes (argmax), not here. */
 void  caml_loss_predict (CamlLossKind kind, float *values, size_t n);
+/* Samples [0, n) of a batch of `batch` (a data-parallel replica's share):
+ * the gradient of the whole batch's mean loss with respect to these
+ * predictions, and these samples' part of that mean (their losses over
+ * batch). With batch = n it is caml_loss_compute, bit for bit. */
+double caml_loss_compute_part (CamlLossKind kind, float *dpred, const float *pred,
+                               const float *target, int n, int d, int batch);
 /* Returns the loss averaged over the batch; writes dpred (N, D) if non-NULL. */
 float caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
                          const float *target, int n, int d);
@@ -1059,6 +1065,32 @@ void     caml_trainer_get_progress (CamlTrainer *trainer, CamlProgress *progress
 CamlEvalRow *caml_trainer_copy_rows (CamlTrainer *trainer, int *n_rows);
 /* Per-step training losses so far; free with g_free. */
 float   *caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps);
+/* What the data-parallel replicas of a run sum before every decision
+ * (caml_trainer_set_replica). */
+typedef struct {
+  float  *grad;  size_t n_grad;    /* the gradient block: summed over the replicas */
+  double *sums;  int    n_sums;    /* the loss and a few counts: summed */
+  guint8 *marks; size_t n_marks;   /* the token rows a batch reached: or-ed; NULL when none */
+} CamlReplicaSums;
+/* Sums every replica's values in place, the same on every replica, from
+ * the trainer's thread; FALSE with an error when a replica is gone (the run
+ * then fails). */
+typedef gboolean (*CamlReplicaReduce) (CamlReplicaSums *sums, gpointer user_data,
+                                       GError **error);
+/* Makes the trainer replica `rank` of `ranks` that train one model
+ * together (data parallelism: `caml train` under mpirun). Every replica
+ * draws the same batch; replica r trains on its share, samples
+ * [⌊r·B/ranks⌋, ⌊(r + 1)·B/ranks⌋) of it, and `reduce` sums the gradient
+ * (of the whole batch's mean loss), the loss and a stop wish over the
+ * replicas before any decision, so every replica updates, rolls back after
+ * a divergence and stops (caml_trainer_stop on any of them) after the same
+ * step. Only replica 0 evaluates and reports rows; the update of a step
+ * that a closure reads (caml_trainer_with_model) is checked at the next
+ * step rather than before. Pausing is not supported. Dropout draws its
+ * masks from a stream of each replica's own. Call before the first start,
+ * after a state is loaded; ranks ≤ 1 leaves the trainer alone. */
+void     caml_trainer_set_replica (CamlTrainer *trainer, int rank, int ranks,
+                                   CamlReplicaReduce reduce, gpointer user_data);
 /* The thread count the run splits its work for: caml_get_threads when it
  * first started, kept for the whole run (restarts of this trainer
  * included), so its numbers do not depend on later settings. */

@@ -21,17 +21,16 @@ caml_loss_predict (CamlLossKind kind, float *values, size_t n)
       values[i] = caml_sigmoidf (values[i]);
 }
 
-/* pred (N, D); target (N, target_width); dpred (N, D) or NULL. */
-float
-caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
-                   const float *target, int n, int d)
+double
+caml_loss_compute_part (CamlLossKind kind, float *dpred, const float *pred,
+                        const float *target, int n, int d, int batch)
 {
   double total = 0.0;
   switch (kind)
     {
     case CAML_LOSS_MSE:
       {
-        float scale = 2.0f / ((float) n * d);
+        float scale = 2.0f / ((float) batch * d);
         for (size_t i = 0; i < (size_t) n * d; i++)
           {
             float e = pred[i] - target[i];
@@ -39,7 +38,7 @@ caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
             if (dpred)
               dpred[i] = scale * e;
           }
-        return (float) (total / ((double) n * d));
+        return total / ((double) batch * d);
       }
     case CAML_LOSS_SOFTMAX_XENT:
       for (int i = 0; i < n; i++)
@@ -58,14 +57,14 @@ caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
             for (int j = 0; j < d; j++)
               {
                 double p = exp ((double) z[j] - log_sum);
-                dpred[(size_t) i * d + j] = (float) ((p - (j == label)) / n);
+                dpred[(size_t) i * d + j] = (float) ((p - (j == label)) / batch);
               }
         }
-      return (float) (total / n);
+      return total / batch;
     case CAML_LOSS_SIGMOID_XENT:
       {
         /* max(z, 0) − z·y + log(1 + e^−|z|), stable for any z. */
-        float scale = 1.0f / ((float) n * d);
+        float scale = 1.0f / ((float) batch * d);
         for (size_t i = 0; i < (size_t) n * d; i++)
           {
             float z = pred[i], y = target[i];
@@ -73,9 +72,17 @@ caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
             if (dpred)
               dpred[i] = scale * (caml_sigmoidf (z) - y);
           }
-        return (float) (total / ((double) n * d));
+        return total / ((double) batch * d);
       }
     default:
       g_assert_not_reached ();
     }
+}
+
+/* pred (N, D); target (N, target_width); dpred (N, D) or NULL. */
+float
+caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
+                   const float *target, int n, int d)
+{
+  return (float) caml_loss_compute_part (kind, dpred, pred, target, n, d, n);
 }

@@ -17,6 +17,13 @@ struct _CamlTrainer {
 
   int           threads;      /* the thread count of the run (caml_get_threads at its start) */
 
+  /* data-parallel replica (caml_trainer_set_replica); ranks 1: alone */
+  int               rank, ranks;
+  int               shard_lo, shard_n;   /* this replica's samples of a batch */
+  CamlReplicaReduce reduce;
+  gpointer          reduce_data;
+  gboolean          stop_agreed;         /* every replica stops after this step */
+
   /* copied from exp at creation */
   long          total_steps;
   int           batch;        /* samples per step, 1..train->n */

@@ -309,7 +309,9 @@ diagnose_loss (CamlTrainer *trainer, const float *x, const float *y, float loss)
   const CamlModel *model = trainer->model;
   const CamlDataset *set = trainer->train;
   CamlDivergence *d = &trainer->divergence;
-  int b = trainer->batch;
+  /* a replica's rows are its share of the batch */
+  int b = trainer->ranks > 1 ? trainer->shard_n : trainer->batch;
+  int lo = trainer->ranks > 1 ? trainer->shard_lo : 0;
   int bad_x = first_bad_row (x, b, caml_shape_size (&set->x_shape));
   int bad_y = bad_x < 0 ? first_bad_row (y, b, (size_t) set->y_width) : -1;
 
@@ -317,7 +319,8 @@ diagnose_loss (CamlTrainer *trainer, const float *x, const float *y, float loss)
     {
       int row = bad_x >= 0 ? bad_x : bad_y;
       /* Which sample of the training set that batch row is. */
-      int sample = b >= set->n ? row : trainer->order[trainer->order_pos - b + row];
+      int sample = trainer->batch >= set->n
+                   ? lo + row : trainer->order[trainer->order_pos - trainer->batch + lo + row];
       d->kind = CAML_DIVERGED_DATA;
       return g_strdup_printf ("the training set holds a non-finite %s (sample %d)",
                               bad_x >= 0 ? "input" : "target", sample);
@@ -442,9 +445,11 @@ caml_trainer_redraw (CamlTrainer *trainer, long steps)
   if (!trainer_whole_set (trainer))
     for (long s = 0; s < steps; s++)
       trainer_next_order (trainer);
+  /* a replica's layers see its share of each batch */
+  int per_step = trainer->ranks > 1 ? trainer->shard_n : trainer->batch;
   for (int i = 0; i < model->n_layers; i++)
     if (model->layers[i]->ops->advance != NULL)
-      model->layers[i]->ops->advance (model->layers[i], (guint64) steps * trainer->batch);
+      model->layers[i]->ops->advance (model->layers[i], (guint64) steps * per_step);
 }
 
 /* Next minibatch: pointers to (batch, ·) inputs and targets, and the
@@ -587,6 +592,172 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
   return TRUE;
 }
 
+/* ------------------------------------------------------------ replicas */
+
+/* Replicas: the sums of a loss part, tokens and stop wish over every
+ * replica, and with `gradient` of the gradient block too (and the union of
+ * the token rows reached, for sparse updates). FALSE when a replica is
+ * gone. */
+static gboolean
+replica_reduce (CamlTrainer *trainer, gboolean gradient, double *loss, gint64 *tokens,
+                gboolean *stop, GError **error)
+{
+  CamlModel *model = trainer->model;
+  double sums[3] = { *loss, (double) *tokens, *stop ? 1.0 : 0.0 };
+  gboolean marks = gradient && model->input.kind == CAML_SHAPE_TOKENS
+                   && model->touched_mark != NULL;
+  CamlReplicaSums r = {
+    .grad = gradient ? model->dw : NULL, .n_grad = gradient ? model->n_weights : 0,
+    .sums = sums, .n_sums = 3,
+    .marks = marks ? model->touched_mark : NULL,
+    .n_marks = marks ? (size_t) model->input.vocab : 0,
+  };
+  if (!trainer->reduce (&r, trainer->reduce_data, error))
+    {
+      g_prefix_error (error, "summing the replicas' step: ");
+      return FALSE;
+    }
+  if (marks)
+    {
+      /* the rows any replica reached, which every replica now updates */
+      model->n_touched = 0;
+      for (int id = 0; id < model->input.vocab; id++)
+        if (model->touched_mark[id])
+          model->touched[model->n_touched++] = id;
+    }
+  *loss = sums[0];
+  *tokens = (gint64) sums[1];
+  *stop = sums[2] > 0.0;
+  return TRUE;
+}
+
+/* trainer_do_step for a replica: its share of the batch forward and
+ * backward, then every decision on the sums over the replicas, in the order
+ * trainer_do_step takes them. */
+static gboolean
+trainer_do_step_replica (CamlTrainer *trainer, long step, float *loss_out, gint64 *tokens,
+                         GError **error)
+{
+  CamlModel *model = trainer->model;
+  CamlDivergence *d = &trainer->divergence;
+  const CamlDataset *set = trainer->train;
+  int n = trainer->shard_n;
+  int *idx = g_newa (int, MAX (trainer->batch, 1));
+
+  trainer->unchecked_x = trainer->unchecked_y = NULL;
+  if (trainer_whole_set (trainer))
+    for (int i = 0; i < trainer->batch; i++)
+      idx[i] = i;
+  else
+    memcpy (idx, trainer_next_order (trainer), trainer->batch * sizeof (int));
+  const int *mine = idx + trainer->shard_lo;
+  caml_model_zero_grad (model);
+  double part = 0.0;
+  gint64 shard_tokens = 0;
+  if (n > 0)
+    {
+      caml_dataset_gather (set, mine, n, trainer->bx, trainer->by);
+      shard_tokens = batch_tokens (set, mine, n);
+      model->training = TRUE;
+      const float *pred = caml_model_forward (model, trainer->bx, n);
+      model->training = FALSE;
+      part = caml_loss_compute_part (trainer->loss, trainer->dpred, pred, trainer->by, n,
+                                     (int) trainer->out_size, trainer->batch);
+      caml_model_backward (model, trainer->bx, trainer->dpred, n);
+    }
+  gboolean stop;
+  g_mutex_lock (&trainer->lock);
+  stop = trainer->stop_requested;
+  g_mutex_unlock (&trainer->lock);
+  if (!replica_reduce (trainer, TRUE, &part, &shard_tokens, &stop, error))
+    return FALSE;
+  *tokens = shard_tokens;
+  if (stop)
+    {
+      g_mutex_lock (&trainer->lock);
+      trainer->stop_agreed = TRUE;
+      g_mutex_unlock (&trainer->lock);
+    }
+  float loss = (float) part;
+  *loss_out = loss;
+  *d = (CamlDivergence) { .layer = -1 };
+  if (!isfinite (loss))
+    {
+      /* the replica whose share went first says which layer */
+      g_autofree char *what = n > 0 ? diagnose_loss (trainer, trainer->bx, trainer->by, loss)
+                                    : NULL;
+      trainer_roll_back (trainer, step, TRUE,
+                         what != NULL ? g_steal_pointer (&what)
+                                      : g_strdup_printf ("the loss is %g", (double) loss),
+                         error);
+      return FALSE;
+    }
+  if (trainer->first_loss < 0.0f)
+    trainer->first_loss = loss;
+  else if (loss_blew_up (trainer, loss))
+    {
+      d->kind = CAML_DIVERGED_LOSS;
+      d->layer = model->n_layers - 1;
+      trainer_roll_back (trainer, step, TRUE,
+                         g_strdup_printf ("the loss %.3g is over a million times the first "
+                                          "step's (%.3g)", (double) loss,
+                                          (double) trainer->first_loss), error);
+      return FALSE;
+    }
+  if (!block_finite (trainer, model->dw)
+      && find_bad_param (model, model->dw, &d->layer, &d->param))
+    {
+      d->kind = CAML_DIVERGED_GRADIENT;
+      trainer_roll_back (trainer, step, TRUE,
+                         g_strdup_printf ("gradient of layer %d (%s) parameter %s is not finite",
+                                          d->layer, model->layers[d->layer]->ops->name,
+                                          d->param), error);
+      return FALSE;
+    }
+  trainer->undo_step = step;
+  trainer->undo_tokens = trainer->tokens;
+  if (trainer->exp->average_decay > 0.0 && trainer->average == NULL)
+    trainer->average = caml_average_new (model, trainer->exp->average_decay,
+                                         caml_optimizer_is_sparse (trainer->opt));
+  if (trainer->average != NULL)
+    caml_average_prepare (trainer->average, model, step);
+  if (!caml_optimizer_step (trainer->opt, model, step)
+      && find_bad_param (model, model->w, &d->layer, &d->param))
+    {
+      d->kind = CAML_DIVERGED_UPDATE;
+      trainer_roll_back (trainer, step, FALSE,
+                         g_strdup_printf ("update of layer %d (%s) parameter %s is not finite",
+                                          d->layer, model->layers[d->layer]->ops->name,
+                                          d->param), error);
+      return FALSE;
+    }
+  if (trainer->average != NULL)
+    caml_average_update (trainer->average, model, step);
+  trainer->unchecked_x = trainer->bx;
+  trainer->unchecked_y = trainer->by;
+  trainer->unchecked_loss = loss;
+  return TRUE;
+}
+
+/* The loss after the latest update on the latest batch, summed over the
+ * replicas (each forwards its share again). NAN when the sum failed. */
+static float
+replica_loss_after (CamlTrainer *trainer, GError **error)
+{
+  double part = 0.0;
+  if (trainer->shard_n > 0)
+    part = caml_loss_compute_part (trainer->loss, NULL,
+                                   caml_model_forward (trainer->model, trainer->bx,
+                                                       trainer->shard_n),
+                                   trainer->by, trainer->shard_n, (int) trainer->out_size,
+                                   trainer->batch);
+  gint64 none = 0;
+  gboolean no = FALSE;
+  if (!replica_reduce (trainer, FALSE, &part, &none, &no, error))
+    return NAN;
+  return (float) part;
+}
+
 /* Checks the latest update, `step` (0-based), which no step's loss has
  * checked yet, by the loss its weights give on its batch — the check the
  * next step would make. On divergence the update is undone as in
@@ -601,8 +772,21 @@ trainer_check_update (CamlTrainer *trainer, long step, GError **error)
   if (x == NULL)
     return TRUE;
   trainer->unchecked_x = trainer->unchecked_y = NULL;
-  float after = caml_loss_compute (trainer->loss, NULL, caml_model_forward (model, x, b),
-                                   y, b, (int) trainer->out_size);
+  float after;
+  if (trainer->ranks > 1)
+    {
+      GError *reduce_error = NULL;
+      after = replica_loss_after (trainer, &reduce_error);
+      if (reduce_error != NULL)
+        {
+          g_propagate_error (error, reduce_error);
+          return FALSE;
+        }
+      b = trainer->shard_n;
+    }
+  else
+    after = caml_loss_compute (trainer->loss, NULL, caml_model_forward (model, x, b),
+                               y, b, (int) trainer->out_size);
   if (isfinite (after) && !loss_blew_up (trainer, after))
     return TRUE;
   trainer->divergence = (CamlDivergence) { .kind = CAML_DIVERGED_LOSS,
@@ -746,17 +930,21 @@ trainer_thread (gpointer data)
       gboolean ok, eval, report;
 
       /* The weights are about to leave the loop: to a closure, the end of
-       * the run or a pause. */
-      if ((trainer->model_served < trainer->model_posted || trainer->stop_requested
-           || trainer->step >= trainer->total_steps
-           || (trainer->state == CAML_TRAINER_PAUSED && trainer->step_budget == 0))
-          && !caml_trainer_settle_locked (trainer))
+       * the run or a pause. Replicas settle only where all of them are:
+       * the end, and a stop they agreed on. */
+      gboolean replica = trainer->ranks > 1;
+      gboolean stop = replica ? trainer->stop_agreed : trainer->stop_requested;
+      gboolean leave = stop || trainer->step >= trainer->total_steps;
+      if (!replica)
+        leave = leave || trainer->model_served < trainer->model_posted
+                || (trainer->state == CAML_TRAINER_PAUSED && trainer->step_budget == 0);
+      if (leave && !caml_trainer_settle_locked (trainer))
         {
           end = CAML_TRAINER_FAILED;
           break;
         }
       trainer_serve_model_locked (trainer);
-      if (trainer->stop_requested)
+      if (stop)
         {
           end = CAML_TRAINER_STOPPED;
           break;
@@ -786,7 +974,8 @@ trainer_thread (gpointer data)
       step = trainer->step;
 
       g_mutex_unlock (&trainer->lock);
-      ok = trainer_do_step (trainer, step, &loss, &tokens, &error);
+      ok = trainer->ranks > 1 ? trainer_do_step_replica (trainer, step, &loss, &tokens, &error)
+                              : trainer_do_step (trainer, step, &loss, &tokens, &error);
       g_mutex_lock (&trainer->lock);
 
       trainer->last_loss = loss;
@@ -810,7 +999,7 @@ trainer_thread (gpointer data)
           end = CAML_TRAINER_FAILED;
           break;
         }
-      if (eval)
+      if (eval && trainer->rank == 0)   /* replicas: the first evaluates */
         trainer_evaluate_locked (trainer);
       if (report)
         trainer_report_locked (trainer);
@@ -825,7 +1014,7 @@ trainer_thread (gpointer data)
     }
 
   /* A run of zero steps still gets its one row. */
-  if (end == CAML_TRAINER_FINISHED && trainer->rows->len == 0)
+  if (end == CAML_TRAINER_FINISHED && trainer->rows->len == 0 && trainer->rank == 0)
     trainer_evaluate_locked (trainer);
   /* A finished or stopped run leaves the averaged weights in the model; a
    * failed one its last good weights, from which it may be started again. */
@@ -1380,6 +1569,34 @@ caml_trainer_copy_losses (CamlTrainer *trainer, long *n_steps)
   losses = g_memdup2 (trainer->losses->data, trainer->losses->len * sizeof (float));
   g_mutex_unlock (&trainer->lock);
   return losses;
+}
+
+void
+caml_trainer_set_replica (CamlTrainer *trainer, int rank, int ranks,
+                          CamlReplicaReduce reduce, gpointer user_data)
+{
+  g_return_if_fail (trainer->thread == NULL && rank >= 0 && rank < MAX (ranks, 1));
+  if (ranks <= 1)
+    return;
+  g_return_if_fail (reduce != NULL);
+  trainer->rank = rank;
+  trainer->ranks = ranks;
+  trainer->reduce = reduce;
+  trainer->reduce_data = user_data;
+  trainer->shard_lo = (int) ((gint64) rank * trainer->batch / ranks);
+  trainer->shard_n = (int) ((gint64) (rank + 1) * trainer->batch / ranks) - trainer->shard_lo;
+  /* Dropout: each replica's own stream, from the seed, the layer and the
+   * replica, so a run with the same rank count draws the same masks. */
+  CamlModel *model = trainer->model;
+  for (int i = 0; i < model->n_layers; i++)
+    if (model->layers[i]->ops->seed != NULL)
+      {
+        guint64 mix = trainer->exp->seed * 0x9E3779B97F4A7C15ull + (guint64) i * 0xBF58476D1CE4E5B9ull
+                      + (guint64) rank * 0x94D049BB133111EBull;
+        model->layers[i]->ops->seed (model->layers[i], (guint32) (mix ^ (mix >> 32)));
+      }
+  /* a loaded state's place in the batches and masks, for this share */
+  caml_trainer_redraw (trainer, trainer->step);
 }
 
 int

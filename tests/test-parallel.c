@@ -304,6 +304,253 @@ test_training_reproducible (void **state)
   assert_true (one[steps - 1] < one[0]);
 }
 
+/* ---------------------------------------------------- replicas in-process */
+
+/* An allreduce between trainers on threads, standing in for MPI: every
+ * replica's values are kept and summed in replica order once all arrived
+ * (so the sums are the same for every replica and every run). */
+typedef struct {
+  GMutex   lock;
+  GCond    cond;
+  int      ranks, arrived, left;
+  guint64  round;
+  float   *grad[4];
+  double   sums[4][8];
+  guint8  *marks[4];
+  size_t   n_grad, n_marks;
+  int      n_sums;
+} Reducer;
+
+typedef struct {
+  Reducer *r;
+  int      rank;
+} Replica;
+
+static gboolean
+local_reduce (CamlReplicaSums *s, gpointer data, GError **error)
+{
+  Replica *me = data;
+  Reducer *r = me->r;
+  g_mutex_lock (&r->lock);
+  while (r->left > 0)   /* the round before is still being read */
+    g_cond_wait (&r->cond, &r->lock);
+  r->grad[me->rank] = s->grad;
+  r->marks[me->rank] = s->marks;
+  memcpy (r->sums[me->rank], s->sums, s->n_sums * sizeof (double));
+  r->n_grad = s->n_grad;
+  r->n_marks = s->n_marks;
+  r->n_sums = s->n_sums;
+  guint64 round = r->round;
+  if (++r->arrived == r->ranks)
+    {
+      /* every replica's values, in rank order, into replica 0's buffers
+       * first, then copied out by each replica itself */
+      for (size_t i = 0; i < r->n_grad; i++)
+        {
+          float sum = 0.0f;
+          for (int k = 0; k < r->ranks; k++)
+            sum += r->grad[k][i];
+          r->grad[0][i] = sum;
+        }
+      for (int j = 0; j < r->n_sums; j++)
+        for (int k = 1; k < r->ranks; k++)
+          r->sums[0][j] += r->sums[k][j];
+      for (size_t i = 0; r->marks[0] != NULL && i < r->n_marks; i++)
+        for (int k = 1; k < r->ranks; k++)
+          r->marks[0][i] |= r->marks[k][i];
+      r->arrived = 0;
+      r->left = r->ranks;
+      r->round++;
+      g_cond_broadcast (&r->cond);
+    }
+  else
+    while (r->round == round)
+      g_cond_wait (&r->cond, &r->lock);
+  if (me->rank != 0)
+    {
+      if (r->n_grad > 0)
+        memcpy (s->grad, r->grad[0], r->n_grad * sizeof (float));
+      if (s->marks != NULL)
+        memcpy (s->marks, r->marks[0], r->n_marks);
+    }
+  memcpy (s->sums, r->sums[0], s->n_sums * sizeof (double));
+  /* replica 0's buffers hold the sums: it leaves last, after every copy */
+  if (--r->left == 0)
+    g_cond_broadcast (&r->cond);
+  while (me->rank == 0 && r->left > 0)
+    g_cond_wait (&r->cond, &r->lock);
+  g_mutex_unlock (&r->lock);
+  return TRUE;
+}
+
+/* The three kinds of model of the distributed equality tests: dense layers
+ * on 2-D inputs, a CA-CNN on images, CA-BSFE on texts (sparse updates of a
+ * word table). */
+static const char *const replica_models[] = {
+  "{\"name\": \"d\", \"seed\": 5, \"data\": {\"builtin\": \"xor\"},"
+  " \"model\": [{\"layer\": \"ca_nn\", \"units\": 12}, {\"layer\": \"dense\", \"units\": 1}],"
+  " \"loss\": \"mse\", \"optimizer\": {\"type\": \"adam\", \"lr\": 0.01},"
+  " \"training\": {\"steps\": 1, \"batch_size\": 30, \"eval_every\": 1000}}",
+  "{\"name\": \"c\", \"seed\": 6, \"data\": {\"builtin\": \"xor\"},"
+  " \"model\": [{\"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 4},"
+  "            {\"layer\": \"dense\", \"units\": 10}],"
+  " \"loss\": \"softmax_cross_entropy\", \"optimizer\": {\"type\": \"adagrad\", \"lr\": 0.05},"
+  " \"training\": {\"steps\": 1, \"batch_size\": 31, \"eval_every\": 1000}}",
+  "{\"name\": \"t\", \"seed\": 7, \"data\": {\"builtin\": \"xor\"},"
+  " \"model\": [{\"layer\": \"ca_bsfe\", \"dim\": 6, \"gate_dim\": 3},"
+  "            {\"layer\": \"dense\", \"units\": 1}],"
+  " \"loss\": \"sigmoid_cross_entropy\","
+  " \"optimizer\": {\"type\": \"adagrad\", \"lr\": 0.2, \"weight_decay\": 0.001},"
+  " \"training\": {\"steps\": 1, \"batch_size\": 16, \"eval_every\": 1000}}",
+};
+
+static CamlDataset *
+replica_data (int kind)
+{
+  GRand *rng = g_rand_new_with_seed (100 + kind);
+  CamlDataset *set = NULL;
+  if (kind == 0)
+    {
+      CamlShape shape = caml_shape_flat (3);
+      set = caml_dataset_new (150, &shape, 1, 0);
+      for (int i = 0; i < 150; i++)
+        {
+          for (int j = 0; j < 3; j++)
+            set->x[i * 3 + j] = (float) g_rand_double_range (rng, -1, 1);
+          set->y[i] = set->x[i * 3] * set->x[i * 3 + 1] - 0.5f * set->x[i * 3 + 2];
+        }
+    }
+  else if (kind == 1)
+    {
+      CamlShape shape = caml_shape_image (1, 10, 10);
+      set = caml_dataset_new_images (120, &shape, 1, 10);
+      for (int i = 0; i < 120 * 100; i++)
+        set->pixels[i] = g_rand_int_range (rng, 0, 3) == 0 ? (guint8) g_rand_int_range (rng, 0, 256) : 0;
+      for (int i = 0; i < 120; i++)
+        set->y[i] = (float) (i % 10);
+    }
+  else
+    {
+      static const char *const words[] = { "good", "bad", "fine", "awful", "great", "dull",
+                                           "the", "a", "film", "plot", "acting", "was" };
+      char **texts = g_new0 (char *, 81);
+      float labels[80];
+      for (int i = 0; i < 80; i++)
+        {
+          GString *t = g_string_new (NULL);
+          int len = g_rand_int_range (rng, 2, 8);
+          for (int w = 0; w < len; w++)
+            g_string_append_printf (t, "%s%s", w ? " " : "",
+                                    words[g_rand_int_range (rng, 0, G_N_ELEMENTS (words))]);
+          texts[i] = g_string_free (t, FALSE);
+          labels[i] = (float) (i % 2);
+        }
+      CamlVocab *vocab = caml_vocab_new ();
+      set = caml_text_dataset_from_texts (texts, labels, 80, 2, vocab, TRUE);
+      caml_vocab_unref (vocab);
+      caml_text_datasets_finish (set, set, 0);
+    }
+  g_rand_free (rng);
+  return set;
+}
+
+typedef struct {
+  CamlTrainer *trainer;
+  CamlModel   *model;
+} Member;
+
+/* The losses of `steps` steps of model `kind` trained by `ranks` replicas
+ * (1: one trainer alone); *weights: replica 0's final weights, and each
+ * replica's must be the same. */
+static float *
+replica_losses (int kind, int ranks, int steps, float **weights, size_t *n_weights)
+{
+  GError *error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (replica_models[kind], -1, "replicas", &error);
+  if (exp == NULL)
+    fail_msg ("%s", error->message);
+  exp->steps = steps;
+  CamlDataset *train = replica_data (kind);
+  Reducer r = { .ranks = ranks };
+  g_mutex_init (&r.lock);
+  g_cond_init (&r.cond);
+  Replica who[4];
+  Member m[4];
+  caml_set_threads (1);
+  for (int k = 0; k < ranks; k++)
+    {
+      m[k].model = caml_experiment_build_model_for (exp, train, &error);
+      if (m[k].model == NULL)
+        fail_msg ("%s", error->message);
+      m[k].trainer = caml_trainer_new (exp, m[k].model, train, train);
+      who[k] = (Replica) { &r, k };
+      caml_trainer_set_replica (m[k].trainer, k, ranks, local_reduce, &who[k]);
+    }
+  for (int k = 0; k < ranks; k++)
+    if (!caml_trainer_start (m[k].trainer, FALSE, &error))
+      fail_msg ("%s", error->message);
+  for (int k = 0; k < ranks; k++)
+    assert_int_equal (caml_trainer_join (m[k].trainer), CAML_TRAINER_FINISHED);
+  long n = 0;
+  float *losses = caml_trainer_copy_losses (m[0].trainer, &n);
+  assert_int_equal (n, steps);
+  /* only replica 0 evaluates */
+  int rows = 0;
+  g_free (caml_trainer_copy_rows (m[0].trainer, &rows));
+  assert_int_equal (rows, 1);
+  for (int k = 1; k < ranks; k++)
+    {
+      g_free (caml_trainer_copy_rows (m[k].trainer, &rows));
+      assert_int_equal (rows, 0);
+      g_autofree float *other = caml_trainer_copy_losses (m[k].trainer, &n);
+      assert_memory_equal (other, losses, steps * sizeof (float));
+      assert_memory_equal (m[k].model->w, m[0].model->w, m[0].model->n_weights * sizeof (float));
+    }
+  *n_weights = m[0].model->n_weights;
+  *weights = g_memdup2 (m[0].model->w, *n_weights * sizeof (float));
+  for (int k = 0; k < ranks; k++)
+    {
+      caml_trainer_free (m[k].trainer);
+      caml_model_free (m[k].model);
+    }
+  g_mutex_clear (&r.lock);
+  g_cond_clear (&r.cond);
+  caml_set_threads (0);
+  caml_dataset_free (train);
+  caml_experiment_free (exp);
+  return losses;
+}
+
+/* Two and three replicas (shares of 15/15, 10/10/10 and uneven 16/15,
+ * 10/10/11, 8/8, 5/5/6 samples) train what one trainer trains, within the
+ * rounding of their sums, for dense, convolutional and text models; the
+ * replicas stay identical to the bit. */
+static void
+test_replicas_train_as_one (void **state)
+{
+  const int steps = 40;
+  for (int kind = 0; kind < 3; kind++)
+    {
+      g_autofree float *w1 = NULL;
+      size_t n = 0;
+      g_autofree float *one = replica_losses (kind, 1, steps, &w1, &n);
+      for (int ranks = 2; ranks <= 3; ranks++)
+        {
+          g_autofree float *wr = NULL;
+          g_autofree float *many = replica_losses (kind, ranks, steps, &wr, &n);
+          for (int i = 0; i < steps; i++)
+            if (fabsf (many[i] - one[i]) > 1e-4f * fmaxf (1.0f, fabsf (one[i])))
+              fail_msg ("model %d, %d replicas, step %d: loss %.7g, alone %.7g", kind, ranks,
+                        i + 1, many[i], one[i]);
+          for (size_t i = 0; i < n; i++)
+            if (fabsf (wr[i] - w1[i]) > 1e-3f * fmaxf (1.0f, fabsf (w1[i])))
+              fail_msg ("model %d, %d replicas: weight %zu %.7g, alone %.7g", kind, ranks, i,
+                        wr[i], w1[i]);
+        }
+      assert_true (one[steps - 1] < one[0]);
+    }
+}
+
 #ifdef __linux__
 #include <sys/resource.h>
 #include <unistd.h>
@@ -363,6 +610,7 @@ main (void)
     cmocka_unit_test (test_sgemm_tiles),
     cmocka_unit_test (test_blas_upgrade),
     cmocka_unit_test (test_training_reproducible),
+    cmocka_unit_test (test_replicas_train_as_one),
     cmocka_unit_test (test_background_priority),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
