@@ -19,6 +19,7 @@
 #include "caml.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-mpi.h"
 #include "presets.h"
 
 static const char *const usage =
@@ -131,7 +132,8 @@ static int stdout_errno;
 static void
 print_to_stdout (const char *string)
 {
-  if (stdout_errno != 0)
+  /* of several ranks, the first speaks for all */
+  if (stdout_errno != 0 || caml_cli_mpi_rank () > 0)
     return;
   errno = 0;
   if (fputs (string, stdout) != EOF && fflush (stdout) == 0)
@@ -142,10 +144,24 @@ print_to_stdout (const char *string)
                 "prints is lost, but it goes on\n", g_get_prgname ());
 }
 
+/* The commands that run on several ranks (mpirun -np N caml …). */
+static gboolean
+runs_distributed (const char *verb)
+{
+  return g_str_equal (verb, "train");
+}
+
 int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
+  /* Several ranks: MPI starts first, before any thread. */
+  g_autoptr (GError) mpi_error = NULL;
+  if (!caml_cli_mpi_init (&argc, &argv, &mpi_error))
+    {
+      g_printerr ("caml: %s\n", mpi_error->message);
+      caml_cli_mpi_abort (2);
+    }
   /* A closed pipe is an error from write(), not a signal that kills the
    * process mid-run, losing what it trained (for every command). */
   signal (SIGPIPE, SIG_IGN);
@@ -156,15 +172,33 @@ main (int argc, char **argv)
   if (argc < 2)
     {
       g_printerr ("%s", usage);
+      caml_cli_mpi_finalize ();
       return 2;
     }
   const char *verb = argv[1];
   /* Before any option parsing, which would name the program after the bare
    * command ("train") in usage lines and GLib's messages. Set once. */
-  g_autofree char *prgname = g_strdup_printf ("caml %s",
+  int ranks = caml_cli_mpi_size (), rank = caml_cli_mpi_rank ();
+  /* past the first rank, messages say which rank speaks */
+  g_autofree char *rank_text = rank > 0 ? g_strdup_printf (" (rank %d)", rank) : g_strdup ("");
+  g_autofree char *prgname = g_strdup_printf ("caml %s%s",
                                               g_str_equal (verb, "help") && argc >= 3
-                                              ? argv[2] : verb);
+                                              ? argv[2] : verb, rank_text);
   g_set_prgname (prgname);
+  if (ranks > 1)
+    {
+      if (!runs_distributed (verb))
+        {
+          if (rank == 0)
+            g_printerr ("caml %s: runs on one rank only: start it without mpirun "
+                        "(caml train runs on several, %d here)\n", verb, ranks);
+          caml_cli_mpi_finalize ();
+          return 2;
+        }
+      /* the cores of this machine, shared by its ranks (unless chosen) */
+      if (g_getenv ("CAML_THREADS") == NULL)
+        caml_set_threads (MAX (1, caml_get_cores () / caml_cli_mpi_local_size ()));
+    }
   int status;
   g_autoptr (GError) env_error = NULL;
   if (!caml_threads_check_env (&env_error))
@@ -175,8 +209,11 @@ main (int argc, char **argv)
   if (g_str_equal (verb, "--version") || g_str_equal (verb, "version"))
     {
       g_autofree char *kernels = caml_describe_kernels ();
-      g_print ("caml %s\n%s\nthreads %d (cores %d)\n", CAML_VERSION, kernels,
-               caml_get_threads (), caml_get_cores ());
+      g_autofree char *mpi = caml_cli_mpi_library ();
+      g_print ("caml %s\n%s\nthreads %d (cores %d)\n%s%s\n", CAML_VERSION, kernels,
+               caml_get_threads (), caml_get_cores (),
+               mpi != NULL ? "several ranks under mpirun: " : "one rank: built without MPI",
+               mpi != NULL ? mpi : "");
       status = 0;
     }
   else if (g_str_equal (verb, "--help") || g_str_equal (verb, "-h")
@@ -207,6 +244,7 @@ main (int argc, char **argv)
       if (status == 0)
         status = 1;
     }
+  caml_cli_mpi_finalize ();
   if (caml_cli_signal_heard () != 0)
     caml_cli_end_by_signal (caml_cli_signal_heard ());
   return status;

@@ -14,6 +14,7 @@
 #include "caml.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-mpi.h"
 #include "cli-progress.h"
 #include "cli-results.h"
 #include "presets.h"
@@ -39,6 +40,8 @@ typedef struct {
   GPtrArray   *made_dirs;      /* the directories of out_dir's path this run made (caml_cli_make_dirs) */
   gboolean     ended;          /* nothing left to stop or abort: a signal now only ends the process */
   gboolean     kept;           /* once ended: the results are in place */
+  gboolean     replica;        /* a rank past the first: trains silently */
+  const char  *checkpoint_dir; /* on several ranks: the first's checkpoints */
 } Run;
 
 static const char *
@@ -147,6 +150,15 @@ on_interrupt (Run *run, int signal)
       fflush (stdout);
       caml_cli_end_by_signal (run->signal);
     }
+  if (run->replica)
+    {
+      /* the first rank says what happens; a second signal ends this one */
+      if (run->signal != 0)
+        caml_cli_end_by_signal (run->signal);
+      run->signal = signal;
+      caml_trainer_stop (run->trainer);
+      return G_SOURCE_CONTINUE;
+    }
   if (run->signal == 0)
     {
       run->signal = signal;
@@ -157,6 +169,16 @@ on_interrupt (Run *run, int signal)
                   run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname (),
                   run->trainer != NULL ? "stopping: evaluating and saving the results"
                                        : "interrupted while saving the results: saving them");
+      if (run->trainer != NULL && run->checkpoint_dir != NULL)
+        {
+          /* mpirun ends the other ranks when one goes: they may not finish */
+          CamlProgress p;
+          caml_trainer_get_progress (run->trainer, &p);
+          g_printerr ("%s: at step %ld of %ld; should the job end first, `caml train "
+                      "--resume %s --out %s` goes on from the last checkpoint\n",
+                      g_get_prgname (), p.step, p.total_steps, run->checkpoint_dir,
+                      run->out_dir);
+        }
       return G_SOURCE_CONTINUE;
     }
   if (run->staging != NULL)
@@ -363,6 +385,12 @@ typedef struct {
   CamlSigmaSnapshot *taken;      /* by take_snapshot, until kept */
   GError            *error;
   CamlCheckpoint    *checkpoint; /* where a divergence goes back to */
+  /* on several ranks: each checkpoint written to this folder too, for
+   * --resume after a rank is lost */
+  const CamlExperiment *exp;
+  const CamlDataset    *train;
+  char                 *checkpoint_dir;
+  gboolean              checkpoint_said;   /* a failed write was said */
 } Recorder;
 
 /* words.html: test samples shown, and the lists of the most and least
@@ -388,7 +416,18 @@ on_trainer_progress (const CamlProgress *p, gpointer user_data)
 {
   Recorder *rec = user_data;
   /* a copy of the whole state at each healthy evaluation */
-  caml_checkpoint_progress (rec->checkpoint, rec->trainer, p);
+  if (caml_checkpoint_progress (rec->checkpoint, rec->trainer, p)
+      && rec->checkpoint_dir != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!caml_checkpoint_write (rec->checkpoint, rec->exp, rec->train, rec->checkpoint_dir,
+                                  &error) && !rec->checkpoint_said)
+        {
+          g_printerr ("%s: note: the checkpoint at step %ld was not written: %s\n",
+                      g_get_prgname (), p->step, error->message);
+          rec->checkpoint_said = TRUE;
+        }
+    }
   /* every step's report, while running (the last report of a failed run
    * has the step rolled back to with the failed step's loss) */
   if (p->state == CAML_TRAINER_RUNNING && p->step > 0)
@@ -920,6 +959,20 @@ save_results (gpointer user_data)
  * resumed run's from resumed_step on) while the main loop draws progress,
  * then writes every result file into out_dir. A divergence goes back to
  * the checkpoint (the last healthy evaluation, or the start). */
+/* The three files of a checkpoint folder (caml_checkpoint_write), and the
+ * folder when nothing else is in it. */
+static void
+remove_checkpoint (const char *dir)
+{
+  static const char *const names[] = { "model.weights", "trainer.state", "experiment.json" };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, names[i], NULL);
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
 static int
 run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                 const CamlDataset *train, const CamlDataset *test, CamlTrainer *trainer,
@@ -933,8 +986,11 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .trainer = trainer, .test = test, .layer = caml_report_sigma_layer (model),
     .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
     .last_taken = -1, .steps = sigma_steps, .n_steps = n_sigma_steps,
-    .checkpoint = checkpoint,
+    .checkpoint = checkpoint, .exp = exp, .train = train,
+    .checkpoint_dir = caml_cli_mpi_size () > 1 ? g_build_filename (out_dir, "checkpoint", NULL)
+                                              : NULL,
   };
+  run->checkpoint_dir = rec.checkpoint_dir;
 
   caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
   run->trainer = trainer;
@@ -952,6 +1008,12 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                train->n, test->n,
                exp->data.validation_fraction > 0
                ? "validation samples held out of the training set" : "test samples");
+      if (rec.checkpoint_dir != NULL)
+        g_print ("on %d ranks of %d thread%s each, each batch of %d shared among them; a "
+                 "checkpoint at every evaluation in %s/\n", caml_cli_mpi_size (),
+                 caml_trainer_get_threads (trainer),
+                 caml_trainer_get_threads (trainer) == 1 ? "" : "s",
+                 exp->batch_size, rec.checkpoint_dir);
       if (how->resume_dir != NULL)
         g_print ("going on from step %ld in %s/ (the weights, the optimizer's state, the "
                  "batch order and the losses as they were)\n", resumed_step, how->resume_dir);
@@ -1097,6 +1159,15 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
   gboolean committed = save.written_all
                        && kept (problems, caml_cli_results_commit (results, is_result_name,
                                                                    &error), &error);
+  /* the run's own results replace its checkpoints, and those of the run
+   * it went on from (--resume OUT/checkpoint --out OUT) */
+  g_autofree char *own = g_canonicalize_filename ("checkpoint", out_dir);
+  g_autofree char *from = how->resume_dir != NULL
+                          ? g_canonicalize_filename (how->resume_dir, NULL) : NULL;
+  if (committed && (rec.checkpoint_dir != NULL || g_strcmp0 (own, from) == 0))
+    remove_checkpoint (own);
+  run->checkpoint_dir = NULL;
+  g_clear_pointer (&rec.checkpoint_dir, g_free);
   /* The moves are done (or undone), and abort nothing now. A Ctrl+C that
    * came during them is pending on the main context, or only noted
    * (raw_signal): hear it before the signal sources go, so that the run
@@ -1294,6 +1365,52 @@ load_run (gpointer user_data)
   return NULL;
 }
 
+/* Checks now and then whether a replica's run has ended (its main loop
+ * hears the signals meanwhile). */
+static gboolean
+replica_tick (gpointer user_data)
+{
+  Run *run = user_data;
+  CamlProgress p;
+  caml_trainer_get_progress (run->trainer, &p);
+  if (p.state == CAML_TRAINER_RUNNING || p.state == CAML_TRAINER_PAUSED)
+    return G_SOURCE_CONTINUE;
+  g_main_loop_quit (run->loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* A rank past the first: trains its share silently, its trainer summing
+ * with the others' (a Ctrl+C or SIGTERM here stops all of them after the
+ * same step); the first rank reports and writes the results. */
+static int
+run_replica (CamlTrainer *trainer, Run *run)
+{
+  g_autoptr (GError) error = NULL;
+  run->trainer = trainer;
+  run->quiet = TRUE;
+  run->replica = TRUE;
+  if (!caml_trainer_start (trainer, FALSE, &error))
+    {
+      g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+      caml_cli_mpi_abort (1);
+    }
+  g_timeout_add (100, replica_tick, run);
+  g_main_loop_run (run->loop);
+  CamlTrainerState end = caml_trainer_join (trainer);
+  g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
+  run->trainer = NULL;
+  caml_trainer_free (trainer);
+  /* a divergence the first rank reports; a failure to sum is this rank's */
+  if (run_error != NULL && !g_error_matches (run_error, CAML_ERROR, CAML_ERROR_DIVERGED))
+    {
+      caml_cli_mpi_speak (TRUE);
+      g_printerr ("%s: %s\n", g_get_prgname (), run_error->message);
+    }
+  if (end == CAML_TRAINER_FAILED)
+    return 1;
+  return run->signal != 0 ? 128 + run->signal : 0;
+}
+
 int
 caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **failure)
 {
@@ -1325,13 +1442,22 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   g_thread_join (thread);
   run.loading = FALSE;
 
-  if (run.signal == 0 && load.error == NULL)
+  /* Several ranks (mpirun): every rank loads the same run; the first
+   * alone writes the results and speaks. */
+  int rank = caml_cli_mpi_rank (), ranks = caml_cli_mpi_size ();
+  if (run.signal == 0 && load.error == NULL && rank == 0)
     note_idle_settings (exp, how, load.model);
   int status = 1;
+  gboolean ready = FALSE;
   if (run.signal != 0)   /* said when it came */
     status = 128 + run.signal;
   else if (load.error != NULL)
-    problem (&problems, load.error->message);
+    {
+      caml_cli_mpi_speak (TRUE);   /* a rank's own failure */
+      problem (&problems, load.error->message);
+    }
+  else if (rank > 0)
+    ready = TRUE;
   else if (!check_result_names (how->out_dir, (names = planned_result_names (load.model,
                                                                              load.train,
                                                                              steps, n_steps)),
@@ -1340,6 +1466,19 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   else if (!(made_dirs = caml_cli_make_dirs (how->out_dir), caml_cli_ensure_dir (how->out_dir, &error)))
     problem (&problems, error->message);
   else
+    ready = TRUE;
+  /* every rank trains, or none */
+  if (ranks > 1 && !caml_cli_mpi_all (ready))
+    {
+      if (ready)
+        status = 1;   /* another rank said why */
+      ready = FALSE;
+    }
+  if (ready && ranks > 1)
+    caml_trainer_set_replica (load.trainer, rank, ranks, caml_cli_mpi_reduce, NULL);
+  if (ready && rank > 0)
+    status = run_replica (g_steal_pointer (&load.trainer), &run);
+  else if (ready)
     {
       run.made_dirs = made_dirs;
       status = run_and_report (exp, how, load.model, load.train, load.test,

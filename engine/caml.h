@@ -1222,6 +1222,13 @@ gboolean caml_checkpoint_restore (const CamlCheckpoint *cp, CamlTrainer *trainer
                                   GError **error);
 gboolean caml_checkpoint_roll_back (const CamlCheckpoint *cp, CamlTrainer *trainer,
                                     GError **error);
+/* The checkpoint's state as a run's folder that `caml train --resume dir`
+ * goes on from: model.weights, trainer.state and experiment.json (exp, of
+ * the run; train, its training set), each written safely
+ * (caml_file_replace), the weights first. FALSE before the first healthy
+ * evaluation (there is no state to write). */
+gboolean caml_checkpoint_write (const CamlCheckpoint *cp, const CamlExperiment *exp,
+                                const CamlDataset *train, const char *dir, GError **error);
 
 /* ------------------------------------------------------------------ probes */
 

@@ -2,8 +2,11 @@
  * trainer's whole state at its last healthy evaluation, else the weights it
  * started from. The one place of that policy: the workbench's Continue and
  * `caml train`'s rollback both go back to it. */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
+
+#include <glib/gstdio.h>
 
 #include "trainer-private.h"
 
@@ -161,4 +164,57 @@ caml_checkpoint_roll_back (const CamlCheckpoint *cp, CamlTrainer *trainer, GErro
                   : cp->evaluated ? "the last healthy evaluation"
                   : "where the run went on from: no evaluation since was healthy";
   return caml_trainer_roll_back_further (trainer, cp->state, cp->initial, why, error);
+}
+
+gboolean
+caml_checkpoint_write (const CamlCheckpoint *cp, const CamlExperiment *exp,
+                       const CamlDataset *train, const char *dir, GError **error)
+{
+  if (cp->state == NULL)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                   "no state to write yet: the run has not reached a healthy evaluation");
+      return FALSE;
+    }
+  if (g_mkdir_with_parents (dir, 0777) != 0)
+    {
+      int e = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", dir,
+                   g_strerror (e));
+      return FALSE;
+    }
+  /* The weights file needs the model's layer table and vocabulary: the
+   * layers alone, with the copy's weights. */
+  CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, error);
+  if (model == NULL)
+    return FALSE;
+  caml_model_set_vocab (model, train->vocab);
+  size_t n = 0;
+  const float *w = caml_trainer_state_copy_get_weights (cp->state, &n);
+  g_assert (n == model->n_weights);
+  memcpy (model->w, w, n * sizeof (float));
+  GBytes *files[3] = { caml_weights_to_bytes (model), NULL, NULL };
+  caml_model_free (model);
+  files[1] = caml_trainer_state_copy_to_bytes (cp->state, error);
+  if (files[1] == NULL)
+    {
+      g_bytes_unref (files[0]);
+      return FALSE;
+    }
+  char *json = caml_experiment_to_json (exp);
+  files[2] = g_bytes_new_take (json, strlen (json));
+  /* The weights and the state before the experiment: a set torn by a crash
+   * fails to load (the state records the weights' digest). */
+  static const char *const names[3] = { "model.weights", "trainer.state", "experiment.json" };
+  gboolean ok = TRUE;
+  for (int i = 0; i < 3 && ok; i++)
+    {
+      g_autofree char *path = g_build_filename (dir, names[i], NULL);
+      gsize length = 0;
+      const void *data = g_bytes_get_data (files[i], &length);
+      ok = caml_file_replace (path, data, length, error);
+    }
+  for (int i = 0; i < 3; i++)
+    g_bytes_unref (files[i]);
+  return ok;
 }
