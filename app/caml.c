@@ -148,7 +148,12 @@ print_to_stdout (const char *string)
 static gboolean
 runs_distributed (const char *verb)
 {
-  return g_str_equal (verb, "train");
+  static const char *const verbs[] = {
+    "train", "sweep",
+    "--version", "version", "--help", "-h", "help",   /* said by the first rank */
+    NULL
+  };
+  return g_strv_contains (verbs, verb);
 }
 
 int
@@ -172,7 +177,7 @@ main (int argc, char **argv)
   if (argc < 2)
     {
       g_printerr ("%s", usage);
-      caml_cli_mpi_finalize ();
+      caml_cli_mpi_finalize (2);
       return 2;
     }
   const char *verb = argv[1];
@@ -191,8 +196,8 @@ main (int argc, char **argv)
         {
           if (rank == 0)
             g_printerr ("caml %s: runs on one rank only: start it without mpirun "
-                        "(caml train runs on several, %d here)\n", verb, ranks);
-          caml_cli_mpi_finalize ();
+                        "(caml train and caml sweep run on several, %d here)\n", verb, ranks);
+          caml_cli_mpi_finalize (2);
           return 2;
         }
       /* the cores of this machine, shared by its ranks (unless chosen) */
@@ -244,7 +249,7 @@ main (int argc, char **argv)
       if (status == 0)
         status = 1;
     }
-  caml_cli_mpi_finalize ();
+  caml_cli_mpi_finalize (status);
   if (caml_cli_signal_heard () != 0)
     caml_cli_end_by_signal (caml_cli_signal_heard ());
   return status;

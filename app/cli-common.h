@@ -100,6 +100,9 @@ typedef struct {
   gboolean    no_notes;      /* no notes on settings that do nothing (caml sweep:
                               * its matched baselines keep em_steps) */
   gboolean    plain;         /* no progress bar, even on a terminal */
+  gboolean    alone;         /* this process trains the whole run and writes it,
+                              * however many ranks there are (a sweep's runs);
+                              * else on several ranks each trains its share */
 } CamlCliRun;
 
 /* Loads the data, builds the model (with run->init_weights, loads them into

@@ -8,16 +8,10 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "cli-common.h"
 #include "cli-mpi.h"
 
 static gboolean speaking = TRUE;
-
-static void
-print_if_speaking (const char *string)
-{
-  if (speaking)
-    fputs (string, stderr);
-}
 
 void
 caml_cli_mpi_speak (gboolean speak)
@@ -25,8 +19,46 @@ caml_cli_mpi_speak (gboolean speak)
   speaking = speak;
 }
 
+/* Allreduce calls, the bytes each rank gave them and their time. */
+static struct {
+  long   calls;
+  double bytes, seconds;
+} reduced;
+
+/* The work queue of one rank: each item in turn. */
+static void
+share_alone (int n_items, CamlCliMpiBegin begin, CamlCliMpiWork work, CamlCliMpiDone done,
+             gpointer data)
+{
+  for (int item = 0; item < n_items && caml_cli_signal_heard () == 0; item++)
+    {
+      begin (item, 0, data);
+      g_autoptr (GBytes) result = work (item, data);
+      if (!done (item, 0, result, data))
+        break;
+    }
+}
+
 #ifdef CAML_HAVE_MPI
 #include <mpi.h>
+
+/* what a silent rank would have said last: said if it ends the job */
+static GString *unsaid;
+/* every rank is past a caml_cli_mpi_ready: none waits for another to start */
+static gboolean agreed;
+
+static void
+print_if_speaking (const char *string)
+{
+  if (speaking)
+    fputs (string, stderr);
+  else
+    {
+      if (unsaid == NULL)
+        unsaid = g_string_new (NULL);
+      g_string_assign (unsaid, string);
+    }
+}
 
 static gboolean started;
 static int rank, size = 1, local_size = 1;
@@ -89,8 +121,12 @@ caml_cli_mpi_init (int *argc, char ***argv, GError **error)
 }
 
 void
-caml_cli_mpi_finalize (void)
+caml_cli_mpi_finalize (int status)
 {
+  /* a rank that fails before the ranks agreed to start may leave the
+   * others waiting for it in a collective: it ends them */
+  if (started && size > 1 && status != 0 && !agreed)
+    caml_cli_mpi_abort (status);
   if (started)
     MPI_Finalize ();
   started = FALSE;
@@ -99,6 +135,8 @@ caml_cli_mpi_finalize (void)
 void
 caml_cli_mpi_abort (int status)
 {
+  if (!speaking && unsaid != NULL)
+    fprintf (stderr, "[rank %d] %s", caml_cli_mpi_rank (), unsaid->str);
   if (started)
     MPI_Abort (MPI_COMM_WORLD, status);
   exit (status);
@@ -136,17 +174,6 @@ caml_cli_mpi_local_size (void)
   return local_size;
 }
 
-gboolean
-caml_cli_mpi_all (gboolean ok)
-{
-  if (size <= 1)
-    return ok;
-  int mine = ok ? 1 : 0, all = 0;
-  if (MPI_Allreduce (&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-    return FALSE;
-  return all == 1;
-}
-
 /* In place, in pieces an int can count. */
 static int
 allreduce (void *buf, size_t count, MPI_Datatype type, size_t item, MPI_Op op)
@@ -167,6 +194,7 @@ allreduce (void *buf, size_t count, MPI_Datatype type, size_t item, MPI_Op op)
 gboolean
 caml_cli_mpi_reduce (CamlReplicaSums *s, gpointer user_data, GError **error)
 {
+  gint64 start = g_get_monotonic_time ();
   int code = allreduce (s->grad, s->n_grad, MPI_FLOAT, sizeof (float), MPI_SUM);
   if (code == MPI_SUCCESS)
     code = allreduce (s->sums, (size_t) s->n_sums, MPI_DOUBLE, sizeof (double), MPI_SUM);
@@ -177,7 +205,238 @@ caml_cli_mpi_reduce (CamlReplicaSums *s, gpointer user_data, GError **error)
       set_mpi_error (error, "MPI_Allreduce", code);
       return FALSE;
     }
+  reduced.calls++;
+  reduced.bytes += s->n_grad * sizeof (float) + (size_t) s->n_sums * sizeof (double)
+                   + (s->marks != NULL ? s->n_marks : 0);
+  reduced.seconds += (g_get_monotonic_time () - start) / 1e6;
   return TRUE;
+}
+
+gboolean
+caml_cli_mpi_ready (const char *problem)
+{
+  if (size <= 1)
+    return problem == NULL;
+  int mine = problem == NULL, first = mine, all = 0;
+  if (MPI_Allreduce (&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS
+      || MPI_Bcast (&first, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    {
+      g_printerr ("%s: the ranks could not agree to start\n", g_get_prgname ());
+      caml_cli_mpi_abort (1);
+    }
+  agreed = TRUE;
+  /* the first rank said its own; another's is said when the first's is not */
+  if (!mine && first && rank > 0)
+    {
+      caml_cli_mpi_speak (TRUE);
+      g_printerr ("%s: %s\n", g_get_prgname (), problem);
+      caml_cli_mpi_speak (FALSE);
+    }
+  return all == 1;
+}
+
+/* The work queue (caml_cli_mpi_share) on several ranks. Messages to the
+ * first rank: the item a rank has worked (-1 when it asks for its first)
+ * and its result; answers: the next item, or -1: no more. */
+enum { TAG_ASK = 7301, TAG_ITEM };
+
+typedef struct {
+  int n_items, next, size;
+  gboolean stopped;   /* done said no more */
+  CamlCliMpiBegin begin;
+  CamlCliMpiDone done;
+  gpointer data;
+  /* the first rank's own share, worked on the calling thread */
+  GMutex lock;
+  GCond cond;
+  gboolean asks, answered;
+  int worked;          /* what it worked, or -1 */
+  GBytes *result;
+  int item;            /* the answer */
+} Queue;
+
+static G_NORETURN void
+queue_failed (const char *what, int code)
+{
+  g_autoptr (GError) error = NULL;
+  set_mpi_error (&error, what, code);
+  caml_cli_mpi_speak (TRUE);
+  g_printerr ("%s: %s: ending the job\n", g_get_prgname (), error->message);
+  caml_cli_mpi_abort (1);
+}
+
+static int
+hand_out (Queue *q, int to)
+{
+  if (q->stopped || q->next >= q->n_items || caml_cli_signal_heard () != 0)
+    return -1;
+  int item = q->next++;
+  q->begin (item, to, q->data);
+  return item;
+}
+
+static void
+take_result (Queue *q, int item, int from, GBytes *result)
+{
+  if (item >= 0 && !q->done (item, from, result, q->data))
+    q->stopped = TRUE;
+}
+
+/* The first rank's thread that hands out the items and takes the results:
+ * it polls (every millisecond) rather than block in MPI, which spins. */
+static gpointer
+coordinate (gpointer data)
+{
+  Queue *q = data;
+  int remote = q->size - 1;
+  gboolean local = TRUE;
+  g_mutex_lock (&q->lock);
+  while (remote > 0 || local)
+    {
+      gboolean idle = TRUE;
+      if (q->asks)
+        {
+          take_result (q, q->worked, 0, q->result);
+          g_clear_pointer (&q->result, g_bytes_unref);
+          q->item = hand_out (q, 0);
+          local = q->item >= 0;
+          q->asks = FALSE;
+          q->answered = TRUE;
+          g_cond_broadcast (&q->cond);
+          idle = FALSE;
+        }
+      if (remote > 0)
+        {
+          int flag = 0, code, count = 0;
+          MPI_Status st;
+          if ((code = MPI_Iprobe (MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &flag, &st)) != MPI_SUCCESS)
+            queue_failed ("MPI_Iprobe", code);
+          if (flag)
+            {
+              MPI_Get_count (&st, MPI_BYTE, &count);
+              char *message = g_malloc (MAX (count, 1));
+              if ((code = MPI_Recv (message, count, MPI_BYTE, st.MPI_SOURCE, TAG_ASK,
+                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                queue_failed ("MPI_Recv", code);
+              gint32 worked;
+              memcpy (&worked, message, sizeof worked);
+              g_autoptr (GBytes) result = g_bytes_new_take (message, count);
+              g_autoptr (GBytes) payload = g_bytes_new_from_bytes (result, sizeof worked,
+                                                                   count - sizeof worked);
+              g_mutex_unlock (&q->lock);   /* the results are the coordinator's alone */
+              take_result (q, worked, st.MPI_SOURCE, payload);
+              int next = hand_out (q, st.MPI_SOURCE);
+              g_mutex_lock (&q->lock);
+              if ((code = MPI_Send (&next, 1, MPI_INT, st.MPI_SOURCE, TAG_ITEM,
+                                    MPI_COMM_WORLD)) != MPI_SUCCESS)
+                queue_failed ("MPI_Send", code);
+              remote -= next < 0;
+              idle = FALSE;
+            }
+        }
+      if (idle)
+        g_cond_wait_until (&q->cond, &q->lock, g_get_monotonic_time () + 1000);
+    }
+  g_mutex_unlock (&q->lock);
+  return NULL;
+}
+
+/* Waits for every rank without spinning a core. */
+static void
+quiet_barrier (void)
+{
+  MPI_Request request;
+  int code = MPI_Ibarrier (MPI_COMM_WORLD, &request), flag = 0;
+  while (code == MPI_SUCCESS && !flag)
+    {
+      code = MPI_Test (&request, &flag, MPI_STATUS_IGNORE);
+      if (!flag)
+        g_usleep (1000);
+    }
+  if (code != MPI_SUCCESS)
+    queue_failed ("MPI_Ibarrier", code);
+}
+
+static void
+share_first (int n_items, CamlCliMpiBegin begin, CamlCliMpiWork work, CamlCliMpiDone done,
+             gpointer data)
+{
+  Queue q = { .n_items = n_items, .size = size, .begin = begin, .done = done, .data = data };
+  g_mutex_init (&q.lock);
+  g_cond_init (&q.cond);
+  GThread *coordinator = g_thread_new ("caml-share", coordinate, &q);
+  int item = -1;
+  GBytes *result = NULL;
+  for (;;)
+    {
+      g_mutex_lock (&q.lock);
+      q.worked = item;
+      q.result = result;
+      q.asks = TRUE;
+      q.answered = FALSE;
+      g_cond_broadcast (&q.cond);
+      while (!q.answered)
+        g_cond_wait (&q.cond, &q.lock);
+      item = q.item;
+      g_mutex_unlock (&q.lock);
+      if (item < 0)
+        break;
+      result = work (item, data);
+    }
+  g_thread_join (coordinator);
+  g_mutex_clear (&q.lock);
+  g_cond_clear (&q.cond);
+}
+
+static void
+share_other (CamlCliMpiWork work, gpointer data)
+{
+  gint32 item = -1;
+  GBytes *result = NULL;
+  for (;;)
+    {
+      gsize n = result != NULL ? g_bytes_get_size (result) : 0;
+      g_autofree char *message = g_malloc (sizeof item + n);
+      memcpy (message, &item, sizeof item);
+      if (n > 0)
+        memcpy (message + sizeof item, g_bytes_get_data (result, NULL), n);
+      g_clear_pointer (&result, g_bytes_unref);
+      int code, next;
+      if ((code = MPI_Send (message, (int) (sizeof item + n), MPI_BYTE, 0, TAG_ASK,
+                            MPI_COMM_WORLD)) != MPI_SUCCESS)
+        queue_failed ("MPI_Send", code);
+      if ((code = MPI_Recv (&next, 1, MPI_INT, 0, TAG_ITEM, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        queue_failed ("MPI_Recv", code);
+      if (next < 0)
+        break;
+      item = next;
+      result = work (item, data);
+    }
+}
+
+void
+caml_cli_mpi_share (int n_items, CamlCliMpiBegin begin, CamlCliMpiWork work,
+                    CamlCliMpiDone done, gpointer data)
+{
+  if (size <= 1)
+    share_alone (n_items, begin, work, done, data);
+  else
+    {
+      if (rank == 0)
+        share_first (n_items, begin, work, done, data);
+      else
+        share_other (work, data);
+      quiet_barrier ();
+    }
+}
+
+void
+caml_cli_mpi_reduced (long *calls, double *bytes, double *seconds)
+{
+  *calls = reduced.calls;
+  *bytes = reduced.bytes;
+  *seconds = reduced.seconds;
 }
 
 #else   /* no MPI in this build: one rank */
@@ -202,7 +461,7 @@ caml_cli_mpi_init (int *argc, char ***argv, GError **error)
 }
 
 void
-caml_cli_mpi_finalize (void)
+caml_cli_mpi_finalize (int status)
 {
 }
 
@@ -237,15 +496,30 @@ caml_cli_mpi_local_size (void)
 }
 
 gboolean
-caml_cli_mpi_all (gboolean ok)
-{
-  return ok;
-}
-
-gboolean
 caml_cli_mpi_reduce (CamlReplicaSums *s, gpointer user_data, GError **error)
 {
   return TRUE;
+}
+
+gboolean
+caml_cli_mpi_ready (const char *problem)
+{
+  return problem == NULL;
+}
+
+void
+caml_cli_mpi_share (int n_items, CamlCliMpiBegin begin, CamlCliMpiWork work,
+                    CamlCliMpiDone done, gpointer data)
+{
+  share_alone (n_items, begin, work, done, data);
+}
+
+void
+caml_cli_mpi_reduced (long *calls, double *bytes, double *seconds)
+{
+  *calls = reduced.calls;
+  *bytes = reduced.bytes;
+  *seconds = reduced.seconds;
 }
 
 #endif

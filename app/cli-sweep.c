@@ -11,6 +11,7 @@
 #include "caml-plot.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-mpi.h"
 #include "cli-results.h"
 
 typedef struct {
@@ -30,6 +31,9 @@ typedef struct {
   int    status;        /* the run's exit status: 0 finished, 130 or 143 interrupted
                          * (SIGINT, SIGTERM: caml_cli_interrupted) */
   char  *error;         /* owned: why a run failed, or NULL */
+  int    classification; /* what its summary.json had: 1 test_accuracy, 0
+                          * test_mse, -1 none */
+  gboolean done;        /* trained, or tried (a row of the tables) */
 } Result;
 
 /* Most training steps of one run, as `caml train --steps`. */
@@ -182,17 +186,18 @@ member_double (JsonObject *obj, const char *key)
  * any other test_mse: *classification says which it found. A run that
  * failed while training wrote its error there too. */
 static void
-read_summary (const char *dir, gboolean *classification, Result *r)
+read_summary (const char *dir, Result *r)
 {
   g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
   g_autoptr (JsonParser) parser = json_parser_new ();
   r->metric = r->test_loss = r->sigma_auc = r->seconds = NAN;
+  r->classification = -1;
   if (!json_parser_load_from_file (parser, path, NULL)
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return;
   JsonObject *obj = json_node_get_object (json_parser_get_root (parser));
-  *classification = json_object_has_member (obj, "test_accuracy");
-  r->metric = member_double (obj, *classification ? "test_accuracy" : "test_mse");
+  r->classification = json_object_has_member (obj, "test_accuracy");
+  r->metric = member_double (obj, r->classification ? "test_accuracy" : "test_mse");
   r->test_loss = member_double (obj, "test_loss");
   r->sigma_auc = member_double (obj, "sigma_auc");
   r->seconds = member_double (obj, "seconds");
@@ -446,6 +451,164 @@ is_sweep_result (const char *name)
   return g_strv_contains (names, name);
 }
 
+/* A sweep's runs: for each combination of the grid's values (the first
+ * axis varying fastest), the context-aware model and then its baseline. */
+typedef struct {
+  CamlExperiment *given;   /* the experiment as given, before -O */
+  char      **layer_options, **grids;
+  const Axis *axes;
+  int         n_axes;
+  const char *out_dir, *preset, *source;
+  gboolean    plain;       /* no context-aware layer: no baselines */
+  int         per_combo;   /* runs per combination: 1, or 2 with the baseline */
+  int         n_combos;
+  int         ranks;
+  char       *hints[2];    /* every_layer_hint of each axis */
+  /* on the first rank, as the runs end (end_run) */
+  Result     *results;     /* one per run, in order */
+  gboolean    classification, hinted;
+  int         n_failed, status;
+  GString    *failed;      /* the failed runs' labels */
+} Sweep;
+
+static void
+run_of (const Sweep *sw, int item, int index[2], gboolean *baseline)
+{
+  int c = item / sw->per_combo;
+  index[0] = c % sw->axes[0].n_values;
+  index[1] = sw->n_axes > 1 ? c / sw->axes[0].n_values : 0;
+  *baseline = item % sw->per_combo == 1;
+}
+
+/* A run is handed out (to a rank). */
+static void
+begin_run (int item, int rank, gpointer data)
+{
+  Sweep *sw = data;
+  Result r = { .plain = sw->plain };
+  run_of (sw, item, r.index, &r.baseline);
+  g_autofree char *label = run_label (sw->axes, sw->n_axes, r.index);
+  if (sw->ranks > 1)
+    g_print ("[%d/%d] %s %s … (rank %d)\n", item / sw->per_combo + 1, sw->n_combos, label,
+             model_name (&r), rank);
+  else
+    g_print ("[%d/%d] %s %s …\n", item / sw->per_combo + 1, sw->n_combos, label,
+             model_name (&r));
+}
+
+/* Trains one run, on the rank it was handed to, into OUT/<label>/ca or
+ * baseline; its figures as (status, metric, test_loss, sigma_auc, seconds,
+ * error or "", classification). */
+static GBytes *
+train_run (int item, gpointer data)
+{
+  Sweep *sw = data;
+  g_autoptr (GError) error = NULL;
+  Result r = { .plain = sw->plain };
+  run_of (sw, item, r.index, &r.baseline);
+  CamlExperiment *run = caml_experiment_copy (sw->given);
+  char *assign[2] = { NULL, NULL };
+  for (int a = 0; a < sw->n_axes; a++)
+    assign[a] = g_strdup_printf ("%s=%s", sw->axes[a].key, sw->axes[a].values[r.index[a]]);
+  apply_point (run, sw->layer_options, assign, sw->grids, sw->n_axes, NULL);   /* checked */
+  for (int a = 0; a < sw->n_axes; a++)
+    g_free (assign[a]);
+  CamlExperiment *which = r.baseline ? caml_experiment_make_baseline (run) : run;
+  g_autofree char *label = run_label (sw->axes, sw->n_axes, r.index);
+  g_autofree char *dir = g_build_filename (sw->out_dir, label, r.baseline ? "baseline" : "ca",
+                                           NULL);
+  r.classification = -1;
+  if (remove_old_summary (dir, &error))
+    {
+      CamlCliRun how = { .preset = sw->preset, .source = sw->source, .out_dir = dir,
+                         .sigma_steps = "last", .quiet = TRUE, .plain = TRUE,
+                         .no_notes = TRUE, .alone = TRUE };
+      r.status = caml_cli_run_experiment (which, &how, &r.error);
+      read_summary (dir, &r);
+    }
+  else
+    {
+      r.metric = r.test_loss = r.sigma_auc = r.seconds = NAN;
+      r.status = 1;
+      r.error = g_strdup (error->message);
+      g_printerr ("caml sweep: %s\n", error->message);
+    }
+  if (r.baseline)
+    caml_experiment_free (which);
+  caml_experiment_free (run);
+  GVariant *v = g_variant_new ("(iddddsi)", r.status, r.metric, r.test_loss, r.sigma_auc,
+                               r.seconds, r.error != NULL ? r.error : "", r.classification);
+  g_free (r.error);
+  g_variant_ref_sink (v);
+  GBytes *bytes = g_variant_get_data_as_bytes (v);
+  g_variant_unref (v);
+  return bytes;
+}
+
+/* A run's figures come in (on the first rank): said, counted and kept.
+ * FALSE once interrupted: no more runs. */
+static gboolean
+end_run (int item, int rank, GBytes *bytes, gpointer data)
+{
+  Sweep *sw = data;
+  Result *r = &sw->results[item];
+  run_of (sw, item, r->index, &r->baseline);
+  r->plain = sw->plain;
+  r->done = TRUE;
+  const char *error = "";
+  g_autoptr (GVariant) v = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE ("(iddddsi)"),
+                                                                      bytes, FALSE));
+  g_variant_get (v, "(iddddsi)", &r->status, &r->metric, &r->test_loss, &r->sigma_auc,
+                 &r->seconds, NULL, &r->classification);
+  g_variant_get_child (v, 5, "&s", &error);
+  r->error = *error != '\0' ? g_strdup (error) : NULL;
+  if (r->classification >= 0)
+    sw->classification = r->classification;
+  g_autofree char *label = run_label (sw->axes, sw->n_axes, r->index);
+  gboolean interrupted = caml_cli_interrupted (r->status);
+  /* A run elsewhere could not say its error: its rank is silent. */
+  if (rank > 0 && r->error != NULL)
+    g_printerr ("caml sweep: %s %s (rank %d): %s\n", label, model_name (r), rank, r->error);
+  if (r->status != 0 && !interrupted && r->error == NULL)
+    r->error = g_strdup_printf ("exit status %d", r->status);
+  for (int a = 0; a < sw->n_axes && r->status != 0 && !interrupted; a++)
+    if (sw->hints[a] != NULL)
+      {
+        if (!sw->hinted)
+          g_printerr ("caml sweep: if that is why: %s\n", sw->hints[a]);
+        char *with = g_strdup_printf ("%s (%s)", r->error, sw->hints[a]);
+        g_free (r->error);
+        r->error = with;
+      }
+  sw->hinted |= r->status != 0 && !interrupted && (sw->hints[0] || sw->hints[1]);
+  /* The run's own error went to stderr, once. */
+  g_autofree char *what = sw->ranks > 1 ? g_strdup_printf ("%s %s: ", label, model_name (r))
+                                        : g_strdup ("");
+  if (r->status == 0)
+    {
+      g_autofree char *metric = format_figure (r->metric);
+      g_print ("        %s%s %s\n", what, sw->classification ? "test_accuracy" : "test_mse",
+               metric);
+    }
+  else
+    g_print ("        %s%s\n", what, status_name (r->status));
+  if (r->status != 0 && !interrupted)
+    {
+      sw->n_failed++;
+      g_string_append_printf (sw->failed, "%s%s %s", sw->failed->len ? ", " : "", label,
+                              model_name (r));
+    }
+  /* Ctrl+C stops the sweep, whatever the run it came in then did (it may
+   * end failed: a divergence, a result it could not write) */
+  if (interrupted || caml_cli_signal_heard () != 0)
+    {
+      if (sw->status == 0)
+        sw->status = interrupted ? r->status : 128 + caml_cli_signal_heard ();
+      return FALSE;
+    }
+  return TRUE;
+}
+
 int
 caml_cli_sweep (int argc, char **argv)
 {
@@ -523,6 +686,9 @@ caml_cli_sweep (int argc, char **argv)
   if (exp == NULL)
     {
       g_printerr ("caml sweep: %s\n", error->message);
+      /* several ranks: the others wait to hear that this one cannot start */
+      if (caml_cli_mpi_size () > 1)
+        caml_cli_mpi_ready (error->message);
       return caml_cli_is_usage_error (error) ? 2 : 1;
     }
   if (seed >= 0)
@@ -589,15 +755,17 @@ caml_cli_sweep (int argc, char **argv)
       g_autofree char *name = caml_cli_safe_name (exp->name);
       out_dir = g_strdup_printf ("runs/sweep-%s", name);
     }
-  /* The tables go there even when every run fails before writing anything. */
+  /* The tables go there even when every run fails before writing anything
+   * (every rank writes its runs there: a shared file system). */
   if (!caml_cli_ensure_dir (out_dir, &error))
+    g_printerr ("caml sweep: %s\n", error->message);
+  /* every rank sweeps, or none */
+  if (!caml_cli_mpi_ready (error != NULL ? error->message : NULL))
     {
-      g_printerr ("caml sweep: %s\n", error->message);
       status = 1;
       goto out;
     }
 
-  int n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1);
   /* Without a context-aware layer the baseline is the same model: training
    * it again would only repeat the run. */
   gboolean plain = !has_context_aware (exp);
@@ -606,93 +774,43 @@ caml_cli_sweep (int argc, char **argv)
              exp->name ? exp->name : "the experiment");
   if (plain)
     no_baseline = TRUE;
+  Sweep sw = {
+    .given = given, .layer_options = layer_options, .grids = grids, .axes = axes,
+    .n_axes = n_axes, .out_dir = out_dir, .preset = preset, .source = source,
+    .plain = plain, .per_combo = no_baseline ? 1 : 2,
+    .n_combos = axes[0].n_values * (n_axes > 1 ? axes[1].n_values : 1),
+    .classification = exp->loss == CAML_LOSS_SOFTMAX_XENT,
+    .ranks = caml_cli_mpi_size (),
+    .failed = g_string_new (NULL),
+  };
+  int n_runs = sw.n_combos * sw.per_combo;
+  sw.results = g_new0 (Result, n_runs);
   /* Said once, with the first run that fails, and kept with every failed
    * run's error in the tables. */
-  char *hints[2] = { NULL, NULL };
   for (int a = 0; a < n_axes; a++)
-    hints[a] = every_layer_hint (exp, &axes[a]);
-  gboolean hinted = FALSE;
-  GArray *results = g_array_new (FALSE, TRUE, sizeof (Result));
-  int n_failed = 0;
-  GString *failed = g_string_new (NULL);   /* the failed runs' labels */
-  gboolean classification = exp->loss == CAML_LOSS_SOFTMAX_XENT;
-  for (int c = 0; c < n_combos; c++)
+    sw.hints[a] = every_layer_hint (exp, &axes[a]);
+  /* The runs go to the ranks as they become free (one rank: in turn). */
+  caml_cli_mpi_share (n_runs, begin_run, train_run, end_run, &sw);
+  if (sw.status != 0)
+    status = sw.status;
+  /* the first rank has every run's figures, and writes the tables */
+  if (caml_cli_mpi_rank () > 0)
     {
-      int index[2] = { c % axes[0].n_values, n_axes > 1 ? c / axes[0].n_values : 0 };
-      CamlExperiment *run = caml_experiment_copy (given);
-      char *assign[2] = { NULL, NULL };
-      for (int a = 0; a < n_axes; a++)
-        assign[a] = g_strdup_printf ("%s=%s", axes[a].key, axes[a].values[index[a]]);
-      apply_point (run, layer_options, assign, grids, n_axes, NULL);   /* checked above */
-      for (int a = 0; a < n_axes; a++)
-        g_free (assign[a]);
-      g_autofree char *label = run_label (axes, n_axes, index);
-      for (int base = 0; base <= (no_baseline ? 0 : 1); base++)
-        {
-          CamlExperiment *which = base ? caml_experiment_make_baseline (run) : run;
-          g_autofree char *dir = g_build_filename (out_dir, label, base ? "baseline" : "ca",
-                                                   NULL);
-          Result r = { { index[0], index[1] }, base, plain };
-          g_print ("[%d/%d] %s %s …\n", c + 1, n_combos, label, model_name (&r));
-          if (remove_old_summary (dir, &error))
-            {
-              CamlCliRun how = { .preset = preset, .source = source, .out_dir = dir,
-                                 .sigma_steps = "last", .quiet = TRUE, .plain = TRUE,
-                                 .no_notes = TRUE };
-              r.status = caml_cli_run_experiment (which, &how, &r.error);
-              read_summary (dir, &classification, &r);
-            }
-          else
-            {
-              r.metric = r.test_loss = r.sigma_auc = r.seconds = NAN;
-              r.status = 1;
-              r.error = g_strdup (error->message);
-              g_printerr ("caml sweep: %s\n", error->message);
-              g_clear_error (&error);
-            }
-          if (r.status != 0 && !caml_cli_interrupted (r.status) && r.error == NULL)
-            r.error = g_strdup_printf ("exit status %d", r.status);
-          for (int a = 0; a < n_axes && r.status != 0 && !caml_cli_interrupted (r.status); a++)
-            if (hints[a] != NULL)
-              {
-                if (!hinted)
-                  g_printerr ("caml sweep: if that is why: %s\n", hints[a]);
-                char *with = g_strdup_printf ("%s (%s)", r.error, hints[a]);
-                g_free (r.error);
-                r.error = with;
-              }
-          hinted |= r.status != 0 && !caml_cli_interrupted (r.status) && (hints[0] || hints[1]);
-          /* The run's own error went to stderr, once. */
-          if (r.status == 0)
-            {
-              g_autofree char *metric = format_figure (r.metric);
-              g_print ("        %s %s\n", classification ? "test_accuracy" : "test_mse", metric);
-            }
-          else
-            g_print ("        %s\n", status_name (r.status));
-          if (r.status != 0 && !caml_cli_interrupted (r.status))
-            {
-              n_failed++;
-              g_string_append_printf (failed, "%s%s %s", failed->len ? ", " : "", label,
-                                      model_name (&r));
-            }
-          g_array_append_val (results, r);
-          if (base)
-            caml_experiment_free (which);
-          /* Ctrl+C stops the sweep, whatever the run it came in then did
-           * (it may end failed: a divergence, a result it could not write) */
-          if (caml_cli_interrupted (r.status) || caml_cli_signal_heard () != 0)
-            {
-              caml_experiment_free (run);
-              status = caml_cli_interrupted (r.status) ? r.status
-                                                       : 128 + caml_cli_signal_heard ();
-              goto write;
-            }
-        }
-      caml_experiment_free (run);
+      g_free (sw.results);
+      g_string_free (sw.failed, TRUE);
+      g_free (sw.hints[0]);
+      g_free (sw.hints[1]);
+      goto out;
     }
+  GArray *results = g_array_new (FALSE, TRUE, sizeof (Result));
+  for (int i = 0; i < n_runs; i++)
+    if (sw.results[i].done)
+      g_array_append_val (results, sw.results[i]);
+  gboolean classification = sw.classification;
+  int n_failed = sw.n_failed;
+  GString *failed = sw.failed;
+  g_free (sw.results);
 
-write:
   /* all or nothing: an earlier sweep's tables stay as they were if one fails */
   written = caml_cli_results_new (out_dir, &error);
   if (written == NULL
@@ -718,8 +836,8 @@ write:
     }
   for (guint i = 0; i < results->len; i++)
     g_free (g_array_index (results, Result, i).error);
-  g_free (hints[0]);
-  g_free (hints[1]);
+  g_free (sw.hints[0]);
+  g_free (sw.hints[1]);
   g_array_free (results, TRUE);
   g_string_free (failed, TRUE);
 

@@ -257,6 +257,14 @@ stop_listening (Run *run)
   g_clear_handle_id (&run->sigterm, g_source_remove);
 }
 
+/* The ranks that train this run together: every rank of the job, or this
+ * process alone. */
+static int
+run_ranks (const CamlCliRun *how)
+{
+  return how->alone ? 1 : caml_cli_mpi_size ();
+}
+
 static gboolean
 write_summary (const char *path, const char *preset, const CamlExperiment *exp,
                const CamlCliRun *how, long resumed_step, const CamlProgress *p, const CamlEvalRow *last, double train_loss,
@@ -322,6 +330,23 @@ write_summary (const char *path, const char *preset, const CamlExperiment *exp,
   double training = p->seconds - p->eval_seconds;
   caml_cli_json_add_number (b, "eval_seconds", p->eval_seconds);
   caml_cli_json_add_number (b, "steps_per_second", training > 0 ? p->step / training : NAN);
+  /* several ranks: the gradient sums, as the first rank saw them */
+  if (run_ranks (how) > 1)
+    {
+      long calls;
+      double bytes, seconds;
+      caml_cli_mpi_reduced (&calls, &bytes, &seconds);
+      json_builder_set_member_name (b, "ranks");
+      json_builder_add_int_value (b, run_ranks (how));
+      json_builder_set_member_name (b, "allreduce");
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "calls");
+      json_builder_add_int_value (b, calls);
+      caml_cli_json_add_number (b, "bytes_per_call", calls > 0 ? bytes / calls : NAN);
+      caml_cli_json_add_number (b, "seconds", seconds);
+      caml_cli_json_add_number (b, "fraction_of_training", training > 0 ? seconds / training : NAN);
+      json_builder_end_object (b);
+    }
   if (p->tokens > 0)
     {
       json_builder_set_member_name (b, "tokens");
@@ -391,6 +416,7 @@ typedef struct {
   const CamlDataset    *train;
   char                 *checkpoint_dir;
   gboolean              checkpoint_said;   /* a failed write was said */
+  GSource              *tick;    /* on_tick's, woken when the run ends */
 } Recorder;
 
 /* words.html: test samples shown, and the lists of the most and least
@@ -415,6 +441,10 @@ static void
 on_trainer_progress (const CamlProgress *p, gpointer user_data)
 {
   Recorder *rec = user_data;
+  /* the main loop hears of the end now, not at its next tick */
+  if (p->state == CAML_TRAINER_FINISHED || p->state == CAML_TRAINER_STOPPED
+      || p->state == CAML_TRAINER_FAILED)
+    g_source_set_ready_time (rec->tick, 0);
   /* a copy of the whole state at each healthy evaluation */
   if (caml_checkpoint_progress (rec->checkpoint, rec->trainer, p)
       && rec->checkpoint_dir != NULL)
@@ -665,7 +695,7 @@ add_final_row (CamlModel *model, CamlLossKind loss, const CamlDataset *test, con
 
 /* "stopped after 385 steps in 12.0s (…)" */
 static void
-print_ended (const CamlProgress *p)
+print_ended (const CamlProgress *p, const CamlCliRun *how)
 {
   double training = p->seconds - p->eval_seconds;
   g_print ("%s after %ld step%s in %.1fs (%.1fs of them evaluating; %.0f steps/s",
@@ -674,6 +704,17 @@ print_ended (const CamlProgress *p)
   if (p->tokens > 0)
     g_print (", %.0f tokens/s", training > 0 ? p->tokens / training : 0.0);
   g_print (" while training)\n");
+  if (run_ranks (how) > 1)
+    {
+      long calls;
+      double bytes, seconds;
+      caml_cli_mpi_reduced (&calls, &bytes, &seconds);
+      if (calls > 0)
+        g_print ("on %d ranks: %ld gradient sums (MPI_Allreduce) of %.0f kB, %.3f ms each: "
+                 "%.0f %% of the training time, waiting for the slowest rank included\n",
+                 run_ranks (how), calls, bytes / calls / 1e3, seconds / calls * 1e3,
+                 training > 0 ? 100 * seconds / training : 0.0);
+    }
 }
 
 /* A run that failed with nothing to keep (its weights went back to the
@@ -701,7 +742,7 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
                                                 &error), &error);
   if (run_error)
     problem (problems, run_error->message);
-  print_ended (p);
+  print_ended (p, how);
   if (ok)
     g_print ("nothing kept: the run failed before a step worth keeping, so %s/ keeps what it "
              "held; this run's failure is in failed-summary.json and failed-loss.png there\n",
@@ -987,8 +1028,9 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
     .last_taken = -1, .steps = sigma_steps, .n_steps = n_sigma_steps,
     .checkpoint = checkpoint, .exp = exp, .train = train,
-    .checkpoint_dir = caml_cli_mpi_size () > 1 ? g_build_filename (out_dir, "checkpoint", NULL)
+    .checkpoint_dir = run_ranks (how) > 1 ? g_build_filename (out_dir, "checkpoint", NULL)
                                               : NULL,
+    .tick = g_timeout_source_new (100),
   };
   run->checkpoint_dir = rec.checkpoint_dir;
 
@@ -1010,7 +1052,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                ? "validation samples held out of the training set" : "test samples");
       if (rec.checkpoint_dir != NULL)
         g_print ("on %d ranks of %d thread%s each, each batch of %d shared among them; a "
-                 "checkpoint at every evaluation in %s/\n", caml_cli_mpi_size (),
+                 "checkpoint at every evaluation in %s/\n", run_ranks (how),
                  caml_trainer_get_threads (trainer),
                  caml_trainer_get_threads (trainer) == 1 ? "" : "s",
                  exp->batch_size, rec.checkpoint_dir);
@@ -1038,11 +1080,15 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
       caml_trainer_free (trainer);
       run->trainer = NULL;
       g_ptr_array_free (rec.snapshots, TRUE);
+      g_source_unref (rec.tick);
       return 1;
     }
-  g_timeout_add (100, on_tick, run);   /* removes itself when the run ends */
+  /* removes itself when the run ends */
+  g_source_set_callback (rec.tick, on_tick, run, NULL);
+  g_source_attach (rec.tick, NULL);
   g_main_loop_run (run->loop);
   caml_trainer_join (trainer);
+  g_clear_pointer (&rec.tick, g_source_unref);
 
   CamlProgress p;
   caml_trainer_get_progress (trainer, &p);
@@ -1121,7 +1167,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
       g_ptr_array_free (rec.snapshots, TRUE);
       g_clear_error (&rec.error);
       stop_listening (run);
-      print_ended (&p);
+      print_ended (&p, how);
       g_print ("nothing kept: stopped before the first step, so %s/ keeps what it held\n",
                out_dir);
       return run->signal != 0 ? 128 + run->signal : 1;
@@ -1161,7 +1207,8 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                                                                    &error), &error);
   /* the run's own results replace its checkpoints, and those of the run
    * it went on from (--resume OUT/checkpoint --out OUT) */
-  g_autofree char *own = g_canonicalize_filename ("checkpoint", out_dir);
+  g_autofree char *own_dir = g_build_filename (out_dir, "checkpoint", NULL);
+  g_autofree char *own = g_canonicalize_filename (own_dir, NULL);
   g_autofree char *from = how->resume_dir != NULL
                           ? g_canonicalize_filename (how->resume_dir, NULL) : NULL;
   if (committed && (rec.checkpoint_dir != NULL || g_strcmp0 (own, from) == 0))
@@ -1191,7 +1238,7 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
     print_row (last, classification, run->evaluated_on);
   if (run_error)
     problem (problems, run_error->message);
-  print_ended (&p);
+  print_ended (&p, how);
   if (last)
     g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
              save.train_loss, run->evaluated_on, last->test_loss,
@@ -1444,7 +1491,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
 
   /* Several ranks (mpirun): every rank loads the same run; the first
    * alone writes the results and speaks. */
-  int rank = caml_cli_mpi_rank (), ranks = caml_cli_mpi_size ();
+  int rank = how->alone ? 0 : caml_cli_mpi_rank (), ranks = run_ranks (how);
   if (run.signal == 0 && load.error == NULL && rank == 0)
     note_idle_settings (exp, how, load.model);
   int status = 1;
@@ -1452,10 +1499,7 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
   if (run.signal != 0)   /* said when it came */
     status = 128 + run.signal;
   else if (load.error != NULL)
-    {
-      caml_cli_mpi_speak (TRUE);   /* a rank's own failure */
-      problem (&problems, load.error->message);
-    }
+    problem (&problems, load.error->message);
   else if (rank > 0)
     ready = TRUE;
   else if (!check_result_names (how->out_dir, (names = planned_result_names (load.model,
@@ -1467,8 +1511,9 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
     problem (&problems, error->message);
   else
     ready = TRUE;
-  /* every rank trains, or none */
-  if (ranks > 1 && !caml_cli_mpi_all (ready))
+  /* every rank trains, or none (a rank that cannot says why) */
+  if (ranks > 1 && !caml_cli_mpi_ready (ready ? NULL : problems.first != NULL ? problems.first
+                                                                          : "interrupted"))
     {
       if (ready)
         status = 1;   /* another rank said why */

@@ -129,6 +129,53 @@ mpi 2 eval "$dir/cnn-alone/experiment.json" --weights "$dir/cnn-alone/model.weig
 [ "$(grep -c 'runs on one rank only' "$dir/out")" -eq 1 ] \
   || fail "mpirun -np 2 caml eval: not said once" "$dir/out"
 
+# A rank that cannot start (here it is given a file that does not exist:
+# mpirun's MPMD form, one command per rank) says why, and the job ends on
+# every rank with a failure, never a hang.
+for verb in train sweep; do
+  grid="-q"; [ $verb = train ] || grid="--grid kernel=3"
+  status=0
+  # shellcheck disable=SC2086
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 60 mpirun --oversubscribe \
+    -x ASAN_OPTIONS -np 1 "$caml" $verb "$dir/cnn.json" $grid -o "$dir/start-$verb" \
+    : -np 1 "$caml" $verb "$dir/missing.json" $grid -o "$dir/start-$verb" \
+    >"$dir/out" 2>&1 || status=$?
+  [ $status -ne 0 ] && [ $status -ne 124 ] || fail "$verb: a rank without its file: status $status" "$dir/out"
+  grep -q "rank 1.*missing.json" "$dir/out" \
+    || fail "$verb: the rank that could not start did not say why" "$dir/out"
+done
+
+# caml sweep hands its runs to the ranks as they become free: the same
+# tables as one process (but the seconds), a failing run marked failed
+# while the others go on (surface-ca-nn-1's readout cannot be 2 wide), and
+# each run's progress said by the first rank.
+sweep_args="--preset surface-ca-nn-1 --grid 1.units=1,2 --grid 0.units=3,5 -n 60"
+# shellcheck disable=SC2086
+"$caml" sweep $sweep_args -o "$dir/sweep-alone" >"$dir/out" 2>&1 && fail "sweep alone: status 0" "$dir/out"
+for np in 2 3; do
+  status=0
+  # shellcheck disable=SC2086
+  mpi $np sweep $sweep_args -o "$dir/sweep-$np" >"$dir/out" 2>&1 || status=$?
+  [ $status -eq 1 ] || fail "sweep -np $np: status $status, not 1 (two runs fail)" "$dir/out"
+  python3 - "$dir/sweep-alone/sweep.csv" "$dir/sweep-$np/sweep.csv" <<'PY' || fail "sweep -np $np: other tables" "$dir/out"
+import csv, sys
+a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:])
+for row in a + b:
+    del row["seconds"]
+if a != b:
+    sys.exit("\n".join(map(str, a)) + "\nagainst\n" + "\n".join(map(str, b)))
+if sum(r["status"] == "failed" for r in b) != 4 or sum(r["status"] == "ok" for r in b) != 4:
+    sys.exit("not 4 failed and 4 ok runs: " + str(b))
+PY
+  [ "$(grep -c '^\[[0-9]/4\] .* … (rank [0-9])$' "$dir/out")" -eq 8 ] \
+    || fail "sweep -np $np: not 8 runs handed out" "$dir/out"
+  grep -q "^caml sweep: 4 of 8 runs failed" "$dir/out" || fail "sweep -np $np: no count of the failures" "$dir/out"
+  # the first rank alone writes the tables (another wrote empty ones)
+  ! grep -q "waiting for another command" "$dir/out" || fail "sweep -np $np: two ranks wrote the tables" "$dir/out"
+  [ -s "$dir/sweep-$np/sweep.png" ] && [ -s "$dir/sweep-$np/1.units=1-0.units=5/baseline/model.weights" ] \
+    || fail "sweep -np $np: a plot or a run's weights missing" "$dir/out"
+done
+
 # A rank killed mid-run: the job ends within 10 s on every rank, the first
 # saying at which step and how to go on; the checkpoint of the last
 # evaluation goes on with -np 1 and with -np 2, to the end.
