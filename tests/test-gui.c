@@ -2042,7 +2042,44 @@ test_focus_leaves_locked_field (void **state)
 /* A plot whose scene is replaced faster than the worker draws it still
  * shows new images: each finished image is taken even though its scene has
  * moved on (they were all thrown away, so a fast run's loss plot stayed at
- * step 700 while training reached step 400,000). */
+ * step 700 while training reached step 400,000). Counted in work, not
+ * time: every scene the worker starts on is replaced before it finishes,
+ * and every image it finishes must be taken. */
+typedef struct {
+  CamlPlotView *view;
+  guint count;
+} ViewCount;
+
+static gboolean
+render_started (gpointer data)
+{
+  ViewCount *c = data;
+  return caml_plot_view_get_render_count (c->view) > c->count;
+}
+
+static gboolean
+frame_drawn (gpointer data)
+{
+  return caml_plot_view_get_draw_count (CAML_PLOT_VIEW (data)) > 0;
+}
+
+static void
+set_loss_scene (CamlPlotView *view, int scene)
+{
+  enum { N = 20000 };
+  g_autofree double *x = g_new (double, N);
+  g_autofree double *y = g_new (double, N);
+  for (int i = 0; i < N; i++)
+    {
+      x[i] = i + 1;
+      y[i] = 1.0 / (i + 1) + 0.01 * sin (i * 0.01 + scene);
+    }
+  CamlPlotSeries series[] = { { x, y, N, "loss", 0, FALSE } };
+  CamlPlotLineOptions opts = { .title = "loss", .x_label = "step", .y_label = "loss",
+                               .log_y = TRUE };
+  caml_plot_view_set_line (view, caml_plot_line_new (&opts, series, 1, NULL, 0));
+}
+
 static void
 test_plot_view_fast_scenes (void **state)
 {
@@ -2053,30 +2090,33 @@ test_plot_view_fast_scenes (void **state)
   gtk_window_present (GTK_WINDOW (win));
   assert_true (iterate_until (is_mapped, view, 10));
 
-  enum { N = 20000 };
-  g_autofree double *x = g_new (double, N);
-  g_autofree double *y = g_new (double, N);
-  guint before = caml_plot_view_get_image_count (view);
-  gint64 end = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
+  enum { ROUNDS = 4, PER_RENDER = 3 };
   int scenes = 0;
-  while (g_get_monotonic_time () < end)
+  set_loss_scene (view, scenes++);
+  /* The view's first image is drawn on the main thread. */
+  assert_true (iterate_until (frame_drawn, view, 60));
+  guint images_before = caml_plot_view_get_image_count (view);
+  guint renders_before = caml_plot_view_get_render_count (view);
+  set_loss_scene (view, scenes++);
+  /* Each scene the worker starts on is replaced, more than once, before it
+   * can finish (a render started and its image taken are two dispatches of
+   * the main loop, and nothing runs between the wait and the new scenes).
+   * The worker draws one image at a time, so when the (ROUNDS + 1)th has
+   * started, ROUNDS have finished, all of scenes replaced meanwhile. */
+  for (int round = 0; round <= ROUNDS; round++)
     {
-      for (int i = 0; i < N; i++)
-        {
-          x[i] = i + 1;
-          y[i] = 1.0 / (i + 1) + 0.01 * sin (i * 0.01 + scenes);
-        }
-      CamlPlotSeries series[] = { { x, y, N, "loss", 0, FALSE } };
-      CamlPlotLineOptions opts = { .title = "loss", .x_label = "step", .y_label = "loss",
-                                   .log_y = TRUE };
-      caml_plot_view_set_line (view, caml_plot_line_new (&opts, series, 1, NULL, 0));
-      scenes++;
-      while (g_main_context_iteration (NULL, FALSE))
-        ;
+      ViewCount started = { view, caml_plot_view_get_render_count (view) };
+      assert_true (iterate_until (render_started, &started, 60));
+      for (int k = 0; k < PER_RENDER; k++)
+        set_loss_scene (view, scenes++);
     }
-  guint images = caml_plot_view_get_image_count (view) - before;
-  print_message ("%d scenes in 3 s, %u images taken\n", scenes, images);
-  assert_true (images >= 2);
+  guint renders = caml_plot_view_get_render_count (view) - renders_before;
+  guint images = caml_plot_view_get_image_count (view) - images_before;
+  print_message ("%d scenes set, %u images asked of the worker, %u taken\n",
+                 scenes, renders, images);
+  assert_int_equal (renders, ROUNDS + 1);
+  /* Every finished image was taken, though its scene had moved on. */
+  assert_int_equal (images, ROUNDS);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 

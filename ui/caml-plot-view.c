@@ -58,6 +58,7 @@ struct _CamlPlotView {
   guint n_updates;
   guint n_draws;
   guint n_images;
+  guint n_renders;
 
   /* borrowed */
   CamlPlotViewHoverFunc hover_func;
@@ -320,6 +321,7 @@ start_render (CamlPlotView *self, int width, int height)
   g_task_set_source_tag (task, start_render);
   g_task_set_task_data (task, render, (GDestroyNotify) render_free);
   self->rendering = TRUE;
+  self->n_renders++;
   budget.busy = TRUE;
   g_task_run_in_thread (task, render_thread);
   g_object_unref (task);
@@ -699,6 +701,12 @@ guint
 caml_plot_view_get_image_count (CamlPlotView *self)
 {
   return self->n_images;
+}
+
+guint
+caml_plot_view_get_render_count (CamlPlotView *self)
+{
+  return self->n_renders;
 }
 
 guint

@@ -53,6 +53,8 @@ guint      caml_plot_view_get_update_count (CamlPlotView *self);
 guint      caml_plot_view_get_draw_count (CamlPlotView *self);
 /* Images the worker drew and the view took (for tests). */
 guint      caml_plot_view_get_image_count (CamlPlotView *self);
+/* Images asked of the worker so far (for tests). */
+guint      caml_plot_view_get_render_count (CamlPlotView *self);
 /* Writes the plot as SVG when path ends in ".svg", else as PNG. Tiles (the
  * σ-maps) take the height their grid needs at width, not height. */
 gboolean   caml_plot_view_write (CamlPlotView *self, const char *path, int width, int height,
