@@ -1,6 +1,6 @@
 /* test-report-sigma.c — σ-map grids say whose maps they show: the layer's
  * index and type, and for a ca_res_conv block which sublayer's gate
- * (app/report.c). */
+ * (studio/report.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test-report.c — the plots `caml train` leaves (app/report.c), prepared
+/* test-report.c — the plots `caml train` leaves (studio/report.c), prepared
  * without writing them: loss.png's panels line up and count steps in whole
  * numbers, a run that diverged is marked where it did, the smoothed train
  * loss follows a fast fall on the log axis, and σ-map tiles show

@@ -1,5 +1,5 @@
 /* caml-plot-view.h — a GtkDrawingArea that shows one prepared Cairo plot
- * (a line plot, a row of heatmaps or of bar plots, or tiles) from ui/plots. */
+ * (a line plot, a row of heatmaps or of bar plots, or tiles) from studio/plots. */
 #pragma once
 
 #include <gtk/gtk.h>
