@@ -1829,8 +1829,9 @@ test_sigma_maps (void **state)
    * gives, and is remembered; off again, the title is the plain one. */
   const char *title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
   assert_null (strstr (title, "stretched"));
-  /* … whose maps: the layer's index and type, as the CLI's grids say */
-  assert_non_null (strstr (title, "images | σ-maps of layer 0 (ca_cnn), step "));
+  /* … whose maps: the layer's index and type, in the CLI's grid's title */
+  assert_non_null (strstr (title, ", step "));
+  assert_non_null (strstr (title, ": σ-maps of layer 0 (ca_cnn) ("));
   updates = caml_plot_view_get_update_count (sigma);
   g_action_group_change_action_state (G_ACTION_GROUP (win), "sigma-stretch",
                                       g_variant_new_boolean (TRUE));
@@ -1860,6 +1861,152 @@ test_sigma_maps (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+
+/* ------------------------------------------------ one figure code */
+
+/* The window's copy of the run is at its last step: the losses, the
+ * surface and the σ-maps the cards show. */
+static long caught_up_steps;
+
+static gboolean
+caught_up (gpointer data)
+{
+  CamlWindow *win = CAML_WINDOW (data);
+  CamlRun *run = caml_window_peek_run (win);
+  long n = 0;
+  caml_window_get_losses (win, &n);
+  if (run == NULL || n != caught_up_steps)
+    return FALSE;
+  if (caml_run_has_surface (run) && caml_run_get_surface_step (run) != caught_up_steps)
+    return FALSE;
+  if (caml_run_has_sigma (run))
+    {
+      const CamlPlotTiles *tiles =
+        caml_plot_view_get_tiles (caml_window_get_plot_view (win, "sigma"));
+      g_autofree char *at = g_strdup_printf (", step %ld:", caught_up_steps);
+      return tiles != NULL && strstr (caml_plot_tiles_get_title (tiles), at) != NULL;
+    }
+  return TRUE;
+}
+
+/* Runs `caml train` with args (NULL-terminated) and the window's thread
+ * count into out. */
+static void
+cli_train (const char *caml, const char *out, const char *const *args)
+{
+  g_autofree char *threads = g_strdup_printf ("%d", caml_get_threads ());
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) caml);
+  g_ptr_array_add (argv, (gpointer) "train");
+  for (int i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  const char *tail[] = { "--threads", threads, "--out", out, "-q", NULL };
+  for (int i = 0; tail[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) tail[i]);
+  g_ptr_array_add (argv, NULL);
+  g_autofree char *err = NULL;
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL,
+                             NULL, NULL, NULL, &err, &status, &error));
+  if (!g_spawn_check_wait_status (status, NULL))
+    fail_msg ("caml train failed: %s", err);
+  g_ptr_array_unref (argv);
+}
+
+/* Export Plot of `what` is, byte for byte, the PNG caml train wrote. */
+static void
+assert_export_is (CamlWindow *win, const char *what, const char *dir, const char *cli_png)
+{
+  g_autofree char *name = g_strdup_printf ("export-%s.png", what);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_export_plot (win, what, path, &error));
+  g_autofree char *exported = NULL, *written = NULL;
+  gsize n_exported = 0, n_written = 0;
+  assert_true (g_file_get_contents (path, &exported, &n_exported, NULL));
+  assert_true (g_file_get_contents (cli_png, &written, &n_written, NULL));
+  print_message ("%s: exported %" G_GSIZE_FORMAT " bytes, caml train %" G_GSIZE_FORMAT "\n",
+                 what, n_exported, n_written);
+  if (n_exported != n_written || memcmp (exported, written, n_written) != 0)
+    fail_msg ("the exported %s (%s) is not caml train's %s", what, path, cli_png);
+  g_unlink (path);
+}
+
+/* One figure code: the workbench's exports of a trained run's loss,
+ * surface and σ-maps are the files caml train writes for the same run. */
+static void
+test_export_matches_cli (void **state)
+{
+  const char *caml = g_getenv ("CAML_CLI");
+  if (caml == NULL)
+    {
+      print_message ("CAML_CLI is not set: nothing to compare with\n");
+      skip ();
+    }
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-figures-XXXXXX", NULL);
+  g_autofree char *cli_dir = g_build_filename (dir, "surface", NULL);
+
+  /* A surface: the loss and the fitted surface beside its ground truth. */
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 300);
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  caught_up_steps = 300;
+  assert_true (iterate_until (caught_up, win, 10));
+  const char *surface_args[] = { "--preset", "surface-ca-nn-1", "--steps", "300", NULL };
+  cli_train (caml, cli_dir, surface_args);
+  g_autofree char *loss_png = g_build_filename (cli_dir, "loss.png", NULL);
+  g_autofree char *surface_png = g_build_filename (cli_dir, "surface.png", NULL);
+  assert_export_is (win, "loss", dir, loss_png);
+  assert_export_is (win, "surface", dir, surface_png);
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  /* An image model: its loss with the accuracy, and the σ-maps at the end. */
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"bars\", \"seed\": 3,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 30, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "bars.json", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, exp_path, &error));
+  assert_true (iterate_until (not_loading, win, 60));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  caught_up_steps = 30;
+  assert_true (iterate_until (caught_up, win, 10));
+  g_autofree char *bars_dir = g_build_filename (dir, "bars", NULL);
+  const char *bars_args[] = { exp_path, "--sigma-steps", "last", NULL };
+  cli_train (caml, bars_dir, bars_args);
+  g_autofree char *bars_loss = g_build_filename (bars_dir, "loss.png", NULL);
+  g_autofree char *sigma_png = g_build_filename (bars_dir, "sigma-step30.png", NULL);
+  assert_export_is (win, "loss", dir, bars_loss);
+  assert_export_is (win, "sigma", dir, sigma_png);
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  for (int i = 0; i < 4; i++)
+    g_free (paths[i]);
+  remove_tree (dir);
+}
 
 /* A trained run replaced by a new one (an edit, Train after it finished)
  * leaves its weights set aside with a banner, unless they were saved at
@@ -5232,6 +5379,7 @@ main (void)
     cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_open_run),
     cmocka_unit_test (test_sigma_maps),
+    cmocka_unit_test (test_export_matches_cli),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_compare_after_run),
     cmocka_unit_test (test_data_picker),

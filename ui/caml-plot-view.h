@@ -17,6 +17,12 @@ typedef char *(*CamlPlotViewHoverFunc) (CamlPlotView *view, double x, double y,
                                         gpointer user_data);
 
 GtkWidget *caml_plot_view_new (void);
+/* Shows plots [first, first + n) of figure side by side (NULL: none);
+ * takes a reference of its own. */
+void       caml_plot_view_set_figure (CamlPlotView *self, CamlPlotFigure *figure, int first,
+                                      int n);
+/* The figure shown (NULL: none) and which of its plots. */
+const CamlPlotFigure *caml_plot_view_get_figure (CamlPlotView *self, int *first, int *n);
 /* Takes ownership of plot (may be NULL to clear). */
 void       caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot);
 /* Takes ownership of maps[0..n) (the array itself stays the caller's). */

@@ -23,14 +23,13 @@
 #include "caml-model-editor.h"
 #include "caml-run.h"
 #include "caml-data-source.h"
+#include "figures.h"
 #include "report.h"
 #include "words-page.h"
 
 #include <math.h>
 
-#define SURFACE_GRID        61
 #define UPDATE_INTERVAL_US  100000   /* ≤ 10 plot updates per second */
-#define MAX_PLOT_POINTS     1000     /* per loss series */
 #define WORDS_MIN_COUNT     20       /* words page: words seen this often in training */
 #define WORDS_PAGE_SAMPLES  20       /* exported words page: test texts shown, as caml train */
 #define WORDS_PAGE_TOP      50       /* … and words in each list */
@@ -38,8 +37,6 @@
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 #define NOTICE_MS           6000     /* a notice stays in the status label */
 #define BUILD_QUIET_MS      300      /* a build on built-in data shows nothing until then */
-#define PREVIOUS_COLOR      7        /* grey: the previous run's curves (palette index) */
-#define PREVIOUS_TEST_COLOR 8        /* olive */
 
 typedef struct {
   long  step;
@@ -831,125 +828,42 @@ on_run_notify (gpointer user_data)
     g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, on_update, g_object_ref (self), g_object_unref);
 }
 
-static CamlPlotHeatmap *
-surface_heatmap (CamlWindow *self, const char *title, const char *value_label,
-                 const float *values, gboolean fixed, double vmin, double vmax,
-                 gboolean point_values)
-{
-  const CamlDataset *train = caml_run_get_train (self->run);
-  const double *domain = caml_run_get_experiment (self->run)->plot_domain;
-  int grid = caml_run_get_grid (self->run);
-  size_t n = train->n;
-  g_autofree double *v = caml_plot_doubles_from_floats (values, (size_t) grid * grid);
-  g_autofree double *px = g_new (double, MAX (n, 1));
-  g_autofree double *py = g_new (double, MAX (n, 1));
-  g_autofree double *pv = g_new (double, MAX (n, 1));
-
-  for (size_t i = 0; i < n; i++)
-    {
-      px[i] = train->x[2 * i];
-      py[i] = train->x[2 * i + 1];
-      pv[i] = train->y[i * train->y_width];
-    }
-  CamlPlotHeatmapOptions opts = {
-    .title = title, .x_label = "x", .y_label = "y", .value_label = value_label,
-    .colormap = CAML_PLOT_COLORMAP_VIRIDIS, .fixed_range = fixed, .vmin = vmin, .vmax = vmax,
-    .n_contours = 8, .colorbar = TRUE, .smooth = TRUE, .equal_aspect = TRUE,
-    .marker = CAML_PLOT_MARKER_DOT,
-  };
-  return caml_plot_heatmap_new (&opts, v, grid, grid, domain[0], domain[1], domain[2],
-                                domain[3], px, py, point_values ? pv : NULL, n);
-}
-
-/* Whether the model's outputs are logits (sigmoid cross-entropy): the
- * surface then shows their sigmoid, the predictions, and the parts page
- * the logits the parts add up to. */
-static gboolean
-outputs_are_logits (CamlWindow *self)
-{
-  return caml_run_get_experiment (self->run)->loss == CAML_LOSS_SIGMOID_XENT;
-}
-
-/* Colours keep one meaning while training: the targets' range, widened to
- * the fit (predictions) only where it goes beyond them (never clipped to
- * look in range). */
-static void
-target_range (CamlWindow *self, const float *fit, double *lo, double *hi)
-{
-  const CamlDataset *train = caml_run_get_train (self->run);
-  double vmin = INFINITY, vmax = -INFINITY;
-
-  for (int i = 0; i < train->n; i++)
-    {
-      vmin = fmin (vmin, train->y[i * train->y_width]);
-      vmax = fmax (vmax, train->y[i * train->y_width]);
-    }
-  /* … and the fit's, where it goes beyond them: a diverged model whose
-   * output is −1 everywhere was drawn as the targets' 0, clipped. */
-  for (size_t i = 0; fit != NULL && i < (size_t) SURFACE_GRID * SURFACE_GRID; i++)
-    if (isfinite (fit[i]))
-      {
-        vmin = fmin (vmin, fit[i]);
-        vmax = fmax (vmax, fit[i]);
-      }
-  if (!(vmax > vmin))
-    {
-      vmin -= 0.5;
-      vmax += 0.5;
-    }
-  *lo = vmin;
-  *hi = vmax;
-}
-
-/* The fit as predictions (a copy). */
-static float *
-predicted_fit (CamlWindow *self)
-{
-  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
-  float *fit = g_memdup2 (self->fit, cells * sizeof (float));
-  caml_loss_predict (caml_run_get_experiment (self->run)->loss, fit, cells);
-  return fit;
-}
-
 static void rebuild_parts_plots (CamlWindow *self);
 static void clear_accuracy (CamlWindow *self);
 static void start_baseline_if_wanted (CamlWindow *self);
 
-/* Builds the surface and χ plots from the copied grids. */
+/* The plane the run's surface, χ and parts maps cover. */
+static CamlFigurePlane
+run_plane (CamlWindow *self)
+{
+  return (CamlFigurePlane) { caml_run_get_experiment (self->run), caml_run_get_train (self->run),
+                             CAML_FIGURE_GRID };
+}
+
+/* Builds the surface and χ figures from the copied grids. */
 static void
 rebuild_surface_plots (CamlWindow *self)
 {
-  const CamlDataset *train = caml_run_get_train (self->run);
-  int n_chi = caml_run_get_n_chi (self->run);
-  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
-  double vmin, vmax;
+  CamlFigurePlane plane = run_plane (self);
+  int n_chi = MIN (caml_run_get_n_chi (self->run), 4);
 
-  g_autofree float *predicted = predicted_fit (self);
-  target_range (self, predicted, &vmin, &vmax);
-  g_autofree char *title = g_strdup_printf ("fitted surface, step %ld, %d training points",
-                                            caml_run_get_surface_step (self->run), train->n);
-  CamlPlotHeatmap *fit = surface_heatmap (self, title,
-                                          outputs_are_logits (self) ? "sigmoid(output)"
-                                                                    : "output",
-                                          predicted, TRUE, vmin, vmax, TRUE);
-  caml_plot_view_set_heatmaps (self->surface_view, &fit, 1);
-
+  /* The card shows the fitted surface, the figure's last map (an export
+   * writes the ground truth beside it, as caml train's surface.png). */
+  g_autoptr (CamlPlotFigure) surface = caml_figure_surface (&plane, self->fit);
+  caml_plot_view_set_figure (self->surface_view, surface,
+                             caml_plot_figure_get_n_plots (surface) - 1, 1);
   if (n_chi == 0)
     {
       caml_plot_view_clear (self->chi_view);
       caml_plot_view_set_placeholder (self->chi_view, "this model has no per-sample gate χ");
       return;
     }
-  CamlPlotHeatmap *maps[4];
-  for (int k = 0; k < n_chi && k < 4; k++)
-    {
-      const char *layer_title = NULL;
-      int layer = caml_run_get_chi_layer (self->run, k, &layer_title);
-      g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (%s)", layer, layer_title);
-      maps[k] = surface_heatmap (self, chi_title, "χ", self->chi + k * cells, TRUE, 0.0, 1.0,
-                                 FALSE);
-    }
-  caml_plot_view_set_heatmaps (self->chi_view, maps, MIN (n_chi, 4));
+  int layers[4];
+  const char *titles[4];
+  for (int k = 0; k < n_chi; k++)
+    layers[k] = caml_run_get_chi_layer (self->run, k, &titles[k]);
+  g_autoptr (CamlPlotFigure) chi = caml_figure_chi (&plane, n_chi, layers, titles, self->chi);
+  caml_plot_view_set_figure (self->chi_view, chi, 0, n_chi);
   /* The parts page is prepared only while it is shown (four more maps
    * each update): switching to it, or exporting it, prepares it. */
   if (g_str_equal (gtk_stack_get_visible_child_name (self->plots_stack), "parts"))
@@ -960,84 +874,29 @@ static void
 rebuild_parts_plots (CamlWindow *self)
 {
   int n_chi = caml_run_get_n_chi (self->run);
-  size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+  size_t cells = (size_t) CAML_FIGURE_GRID * CAML_FIGURE_GRID;
   const float *parts_chi = NULL;
 
   for (int k = 0; k < n_chi && k < 4; k++)
     if (caml_run_get_chi_layer (self->run, k, NULL) == self->parts_layer)
       parts_chi = self->chi + k * cells;
-
-  /* The parts page: χ of the parts layer, the share χ·f₁ of v(c) — the
-   * paper's context-free part (Eq. 37) — on the fit's colour scale, the
-   * share (1 − χ)·f₀ of the default value w₀ — often a small constant times
-   * 1 − χ — on its own, and the fit they add up to. */
   if (parts_chi == NULL)
     {
       caml_plot_view_clear (self->parts_view);
       caml_plot_view_set_placeholder (self->parts_view, "this model has no CA-NN layer");
       return;
     }
-  /* On the fit's colour scale: the predictions' under mse; the logits'
-   * under sigmoid cross-entropy, where the parts add up to the logit (the
-   * targets, 0 and 1, are not on that scale: the points are not coloured). */
-  gboolean logits = outputs_are_logits (self);
-  double vmin, vmax;
-  if (logits)
-    {
-      vmin = INFINITY;
-      vmax = -INFINITY;
-      for (size_t i = 0; i < cells; i++)
-        if (isfinite (self->fit[i]))
-          {
-            vmin = fmin (vmin, self->fit[i]);
-            vmax = fmax (vmax, self->fit[i]);
-          }
-      if (!(vmax > vmin))
-        {
-          vmin = (isfinite (vmin) ? vmin : 0) - 0.5;
-          vmax = vmin + 1;
-        }
-    }
-  else
-    target_range (self, self->fit, &vmin, &vmax);
-  float f0 = self->default_part[0];
-  g_autofree float *default_share = g_new (float, cells);
-  g_autofree float *value_share = g_new (float, cells);
-  double residual = caml_report_parts_shares (parts_chi, self->default_part, self->value_part,
-                                              self->fit, cells, default_share, value_share);
-  gboolean add_up = caml_report_parts_add_up (residual, self->fit, cells);
-  g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (CA-NN)", self->parts_layer);
-  g_autofree char *f_label = g_strdup_printf ("f₀ = %.3g", f0);
-  CamlPlotHeatmap *parts[4] = {
-    surface_heatmap (self, chi_title, "χ", parts_chi, TRUE, 0.0, 1.0, FALSE),
-    surface_heatmap (self, "χ·f₁: v(c), context-free part", "output", value_share, TRUE, vmin,
-                     vmax, FALSE),
-    surface_heatmap (self, "(1 − χ)·f₀: default value w₀", f_label, default_share, FALSE, 0, 0,
-                     FALSE),
-    surface_heatmap (self, add_up ? (logits ? "logit = the sum of the parts"
-                                            : "fit = the sum of the parts")
-                                  : "fit ≠ sum (not affine after)",
-                     logits ? "logit" : "output", self->fit, TRUE, vmin, vmax, !logits),
-  };
-  caml_plot_view_set_heatmaps (self->parts_view, parts, 4);
+  CamlFigurePlane plane = run_plane (self);
+  g_autoptr (CamlPlotFigure) parts = caml_figure_parts (&plane, self->parts_layer, self->fit,
+                                                        parts_chi, self->default_part,
+                                                        self->value_part);
+  caml_plot_view_set_figure (self->parts_view, parts, 0, 4);
 }
 
-/* Options for the plots by step — loss, accuracy, σ-map AUC: each x axis
- * spans the run's steps, from 0 when the σ-maps start with the untrained
- * ones, so that they line up (one evaluation, at step 1000, spanned
- * 900–1100; the AUC's 0…2 stood beside a loss plot's 1…10). */
-static void
-span_run (CamlWindow *self, CamlPlotLineOptions *opts)
-{
-  /* as far as the loss plot's curves go */
-  long n = MAX (MAX (self->n_steps, self->prev_n_steps), self->base_n_steps);
-  opts->integer_x = TRUE;
-  if (n > 0)
-    {
-      opts->x_min = self->run != NULL && caml_run_has_sigma (self->run) ? 0 : 1;
-      opts->x_max = (double) MAX (n, 2);
-    }
-}
+static char *run_title (CamlWindow *self);
+static void describe_loss (CamlWindow *self, CamlFigureDetail detail, CamlFigureLoss *loss,
+                           CamlFigureCurves *previous, CamlFigureCurves *baseline,
+                           GArray *events, char **title);
 
 /* The σ-map AUC by step, spanning the run as the loss plot does: built
  * with each new snapshot and each loss plot. */
@@ -1046,12 +905,15 @@ rebuild_sigma_auc (CamlWindow *self)
 {
   g_autofree double *steps = NULL, *auc = NULL;
   int m = caml_run_copy_sigma_auc (self->run, &steps, &auc);
-  CamlPlotSeries series[] = { { steps, auc, m, "foreground / background AUC", 3, FALSE } };
-  CamlPlotLineOptions opts = {
-    .title = "σ-map AUC", .x_label = "step", .y_label = "AUC", .legend = TRUE, .grid = TRUE,
-  };
-  span_run (self, &opts);
-  caml_plot_view_set_line (self->sigma_auc_view, caml_plot_line_new (&opts, series, 1, NULL, 0));
+  CamlFigureLoss loss;
+  CamlFigureCurves previous, baseline;
+  g_autoptr (GArray) events = g_array_new (FALSE, FALSE, sizeof (CamlPlotEvent));
+  g_autofree char *title = NULL;
+  double first, last;
+  describe_loss (self, CAML_FIGURE_LIVE, &loss, &previous, &baseline, events, &title);
+  caml_figure_loss_span (&loss, &first, &last);
+  g_autoptr (CamlPlotFigure) figure = caml_figure_sigma_auc (steps, auc, m, first, last);
+  caml_plot_view_set_figure (self->sigma_auc_view, figure, 0, 1);
   set_action_enabled (self, "export-sigma-auc", TRUE);
 }
 
@@ -1083,22 +945,12 @@ rebuild_sigma_plots (CamlWindow *self, gboolean new_data)
       g_autoptr (CamlSigmaSnapshot) snap = caml_run_copy_sigma (self->run, index);
       if (snap != NULL)
         {
-          int count = MIN (snap->count, 32);
-          CamlSigmaScale scale;
-          g_autofree float *tiles = caml_sigma_tiles (snap, count, self->sigma_stretch, &scale);
-          /* "layer 0 (ca_cnn)", or in a block "… sublayer 2 of 2", as the CLI's */
-          g_autofree char *of = caml_report_sigma_source_text (caml_run_get_sigma_source (self->run));
-          g_autofree char *range = scale.stretched ? caml_sigma_scale_text (&scale) : NULL;
-          g_autofree char *title = g_strdup_printf ("images | σ-maps of %s, step %ld (%d/%d%s%s)",
-                                                    of, snap->step, index + 1, n,
-                                                    range != NULL ? "; " : "",
-                                                    range != NULL ? range : "");
-          CamlPlotTilesOptions opts = {
-            .title = title, .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 8, .group = 2,
-          };
-          caml_plot_view_set_tiles (self->sigma_view,
-                                    caml_plot_tiles_new (&opts, tiles, 2 * count,
-                                                         snap->height, snap->width));
+          const CamlExperiment *exp = caml_run_get_experiment (self->run);
+          g_autoptr (CamlPlotFigure) grid =
+            caml_figure_sigma_grid (snap, self->sigma_stretch,
+                                    exp->name ? exp->name : "experiment",
+                                    caml_run_get_sigma_source (self->run));
+          caml_plot_view_set_figure (self->sigma_view, grid, 0, 1);
           self->sigma_shown = index;
         }
     }
@@ -1398,19 +1250,24 @@ rebuild_words_plots (CamlWindow *self)
                                         "words (CA-BSFE, CA-ATT, CA-RNN)");
       return;
     }
-  CamlPlotBars *bars[2];
-  int shown = caml_report_word_bars (caml_run_get_train (self->run)->vocab, self->word_chi,
-                                     caml_run_words_per_position (self->run), WORDS_MIN_COUNT, WORDS_TOP, &bars[0], &bars[1]);
+  g_autofree char *texts_read = NULL;
+  g_autofree char *layer = caml_run_describe_words (self->run, &texts_read);
+  g_autofree char *title = run_title (self);
+  CamlFigureWords words = {
+    .vocab = caml_run_get_train (self->run)->vocab, .chi = self->word_chi,
+    .per_position = caml_run_words_per_position (self->run), .texts_read = texts_read,
+    .layer = layer, .title = title, .min_count = WORDS_MIN_COUNT, .n_top = WORDS_TOP,
+  };
+  int shown = 0;
+  g_autoptr (CamlPlotFigure) figure = caml_figure_words (&words, &shown);
   if (shown == 0)
     {
-      caml_plot_bars_free (bars[0]);
-      caml_plot_bars_free (bars[1]);
       caml_plot_view_clear (self->words_view);
       caml_plot_view_set_placeholder (self->words_view, "no word is seen "
                                       G_STRINGIFY (WORDS_MIN_COUNT) " times in training");
       return;
     }
-  caml_plot_view_set_bars (self->words_view, bars, 2);
+  caml_plot_view_set_figure (self->words_view, figure, 0, 2);
 }
 
 /* Offers the parts page when there are parts to show and the words page
@@ -1854,7 +1711,7 @@ update_from_run (CamlWindow *self)
 
   if (caml_run_has_surface (self->run))
     {
-      size_t cells = (size_t) SURFACE_GRID * SURFACE_GRID;
+      size_t cells = (size_t) CAML_FIGURE_GRID * CAML_FIGURE_GRID;
       if (self->fit == NULL)
         {
           self->fit = g_new0 (float, cells);
@@ -2278,7 +2135,7 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   if (job->kind != JOB_FILES && !g_cancellable_is_cancelled (cancellable))
     {
       /* The baseline's surface is never shown: the smallest grid. */
-      int grid = job->kind == JOB_BASELINE ? 2 : SURFACE_GRID;
+      int grid = job->kind == JOB_BASELINE ? 2 : CAML_FIGURE_GRID;
       gboolean weights = job->weights != NULL && job->kind != JOB_BASELINE;
       /* Weights from a file replace the word vectors: they are read only
        * if the weights cannot be loaded and the run stays as built. */
@@ -2748,55 +2605,49 @@ experiment_changed (CamlWindow *self)
 
 /* ------------------------------------------------------------ loss plots */
 
-/* Smooths a train loss in place with the Smoothing slider's factor: in log
- * space when the axis is logarithmic (the trend of a loss falling by decades;
- * a linear average sits far above it there), else linearly. */
-static void
-smooth_loss (CamlWindow *self, double *loss, long n)
+/* "NAME, seed S": the title of the run's loss and words figures, as
+ * caml train's. */
+static char *
+run_title (CamlWindow *self)
 {
-  if (self->log_scale)
-    caml_plot_ema_log (loss, loss, n, self->smoothing);
-  else
-    caml_plot_ema (loss, loss, n, self->smoothing);
+  const CamlExperiment *exp = self->run != NULL ? caml_run_get_experiment (self->run) : self->exp;
+  return g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT, exp->name ? exp->name : "experiment",
+                          exp->seed);
 }
 
-/* A train loss (the baseline's, the previous run's), smoothed like the
- * run's and thinned to at most MAX_PLOT_POINTS points; returns the count. */
-static long
-loss_curve (CamlWindow *self, const float *losses, long n, double **x, double **y)
-{
-  g_autofree double *smooth = caml_plot_doubles_from_floats (losses, n);
-  smooth_loss (self, smooth, n);
-  long stride = n > MAX_PLOT_POINTS ? (n + MAX_PLOT_POINTS - 1) / MAX_PLOT_POINTS : 1;
-  long m = 0;
-  *x = g_new (double, MAX (n / stride + 2, 1));
-  *y = g_new (double, MAX (n / stride + 2, 1));
-  for (long i = 0; i < n; i += stride, m++)
-    {
-      (*x)[m] = (double) (i + 1);
-      (*y)[m] = smooth[i];
-    }
-  if (m > 0 && (*x)[m - 1] != (double) n)
-    {
-      (*x)[m] = (double) n;
-      (*y)[m++] = smooth[n - 1];
-    }
-  return m;
-}
-
-/* The step, held-out loss and metric of n evaluations, as columns. */
+/* The loss figure of what the window holds: the run's curves with the
+ * previous run's and the baseline's (previous and baseline are filled in
+ * when there are any), the events recorded (appended to events, whose
+ * texts the window keeps) and the Smoothing and Log scale settings. A file
+ * (an export) smooths as caml train does, so that a run's export is its
+ * loss.png. *title is new. */
 static void
-eval_columns (const CamlEvalRow *rows, int n, double **step, double **loss, double **metric)
+describe_loss (CamlWindow *self, CamlFigureDetail detail, CamlFigureLoss *loss,
+               CamlFigureCurves *previous, CamlFigureCurves *baseline, GArray *events,
+               char **title)
 {
-  *step = g_new (double, MAX (n, 1));
-  *loss = g_new (double, MAX (n, 1));
-  *metric = g_new (double, MAX (n, 1));
-  for (int i = 0; i < n; i++)
+  *previous = (CamlFigureCurves) { self->prev_losses, self->prev_n_steps, self->prev_rows,
+                                   self->prev_n_rows, self->prev_classification };
+  *baseline = (CamlFigureCurves) { self->base_losses, self->base_n_steps, self->base_rows,
+                                   self->base_n_rows, self->progress.classification };
+  for (guint i = 0; i < self->events->len; i++)
     {
-      (*step)[i] = (double) rows[i].step;
-      (*loss)[i] = rows[i].test_loss;
-      (*metric)[i] = rows[i].test_metric;
+      Event *e = &g_array_index (self->events, Event, i);
+      CamlPlotEvent pe = { (double) e->step, e->text };
+      g_array_append_val (events, pe);
     }
+  *title = run_title (self);
+  *loss = (CamlFigureLoss) {
+    .run = { self->losses, self->n_steps, self->rows, self->n_rows,
+             self->progress.classification },
+    .previous = self->prev_n_steps > 0 ? previous : NULL,
+    .baseline = self->baseline != NULL ? baseline : NULL,
+    .events = (CamlPlotEvent *) events->data, .n_events = events->len,
+    .title = *title, .evaluated_on = held_out (self),
+    .smoothing = detail == CAML_FIGURE_FILE ? -1 : self->smoothing,
+    .linear = !self->log_scale,
+    .detail = detail,
+  };
 }
 
 static void
@@ -2824,117 +2675,28 @@ rebuild_loss_plot (CamlWindow *self)
       set_action_enabled (self, "export-loss", FALSE);
       return;
     }
-  /* Smooth over every step, then draw at most MAX_PLOT_POINTS of them: a
-   * long run's curve then costs the same to prepare and draw as a short
-   * one's. */
+  CamlFigureLoss loss;
+  CamlFigureCurves previous, baseline;
+  g_autoptr (GArray) events = g_array_new (FALSE, FALSE, sizeof (CamlPlotEvent));
+  g_autofree char *title = NULL;
+  describe_loss (self, CAML_FIGURE_LIVE, &loss, &previous, &baseline, events, &title);
+  g_autoptr (CamlPlotFigure) figure = caml_figure_loss (&loss);
+  /* the trend the hover read-out gives */
   g_free (self->smooth);
-  self->smooth = caml_plot_doubles_from_floats (self->losses, n);
-  smooth_loss (self, self->smooth, n);
-  long stride = n > MAX_PLOT_POINTS ? (n + MAX_PLOT_POINTS - 1) / MAX_PLOT_POINTS : 1;
-  long m = n > 0 ? (n - 1) / stride + 1 : 0;
-  g_autofree double *step_x = g_new (double, MAX (m + 1, 1));
-  g_autofree double *raw = g_new (double, MAX (m + 1, 1));
-  g_autofree double *smooth = g_new (double, MAX (m + 1, 1));
-  for (long j = 0; j < m; j++)
-    {
-      long i = j * stride;
-      step_x[j] = (double) (i + 1);
-      raw[j] = self->losses[i];
-      smooth[j] = self->smooth[i];
-    }
-  if (m > 0 && (m - 1) * stride != n - 1)
-    {
-      step_x[m] = (double) n;
-      raw[m] = self->losses[n - 1];
-      smooth[m] = self->smooth[n - 1];
-      m++;
-    }
-
-  g_autofree double *eval_x = NULL, *test = NULL, *metric = NULL;
-  eval_columns (self->rows, r, &eval_x, &test, &metric);
-  /* One train curve: the smoothed trend, or with smoothing off the raw
-   * per-step loss (the hover read-out always gives both). Drawing the raw
-   * zig-zag under the trend costs Cairo ~4× the rest of the plot. */
-  gboolean smoothed = self->smoothing > 0;
-  g_autofree double *base_x = NULL, *base_y = NULL;
-  long base_m = self->base_n_steps > 0
-                ? loss_curve (self, self->base_losses, self->base_n_steps, &base_x, &base_y) : 0;
-  g_autofree double *prev_x = NULL, *prev_y = NULL;
-  long prev_m = self->prev_n_steps > 0
-                ? loss_curve (self, self->prev_losses, self->prev_n_steps, &prev_x, &prev_y) : 0;
-  int prev_r = self->prev_n_rows;
-  g_autofree double *prev_eval_x = NULL, *prev_test = NULL, *prev_metric = NULL;
-  eval_columns (self->prev_rows, prev_r, &prev_eval_x, &prev_test, &prev_metric);
-  int base_r = self->base_n_rows;
-  g_autofree double *base_eval_x = NULL, *base_test = NULL, *base_metric = NULL;
-  eval_columns (self->base_rows, base_r, &base_eval_x, &base_test, &base_metric);
-  /* The previous run, dashed in grey (train) and olive (test), under the
-   * baselines, which draw last. */
-  const char *set = held_out (self);
-  g_autofree char *test_loss = g_strdup_printf ("%s loss", set);
-  g_autofree char *prev_test_loss = g_strdup_printf ("previous run: %s loss", set);
-  g_autofree char *base_test_loss = g_strdup_printf ("baseline %s loss", set);
-  g_autofree char *test_acc = g_strdup_printf ("%s accuracy", set);
-  g_autofree char *prev_test_acc = g_strdup_printf ("previous run: %s accuracy", set);
-  g_autofree char *base_test_acc = g_strdup_printf ("baseline %s accuracy", set);
-  CamlPlotSeries series[6] = {
-    { step_x, smoothed ? smooth : raw, m, smoothed ? "train loss (smoothed)" : "train loss", 0,
-      FALSE },
-    { eval_x, test, r, test_loss, 1, FALSE },
-  };
-  size_t n_series = 2;
-  if (prev_m > 0)
-    {
-      series[n_series++] = (CamlPlotSeries) { prev_x, prev_y, prev_m, "previous run: train loss",
-                                              PREVIOUS_COLOR, TRUE };
-      series[n_series++] = (CamlPlotSeries) { prev_eval_x, prev_test, prev_r,
-                                              prev_test_loss, PREVIOUS_TEST_COLOR,
-                                              TRUE };
-    }
-  if (self->baseline != NULL)
-    {
-      series[n_series++] = (CamlPlotSeries) { base_x, base_y, base_m, "baseline train loss", 0,
-                                              TRUE };
-      series[n_series++] = (CamlPlotSeries) { base_eval_x, base_test, base_r,
-                                              base_test_loss, 1, TRUE };
-    }
-  g_autofree CamlPlotEvent *events = g_new0 (CamlPlotEvent, MAX (self->events->len, 1));
-  for (guint i = 0; i < self->events->len; i++)
-    {
-      Event *e = &g_array_index (self->events, Event, i);
-      events[i] = (CamlPlotEvent) { (double) e->step, e->text };
-    }
-  CamlPlotLineOptions opts = {
-    .title = "loss", .x_label = "step", .y_label = "loss", .log_y = self->log_scale,
-    .legend = TRUE, .grid = TRUE,
-  };
-  span_run (self, &opts);
-  caml_plot_view_set_line (self->loss_view,
-                           caml_plot_line_new (&opts, series, n_series, events,
-                                               self->events->len));
+  self->smooth = g_new (double, MAX (n, 1));
+  caml_figure_loss_trend (self->losses, n, self->smoothing, !self->log_scale, self->smooth);
+  caml_plot_view_set_figure (self->loss_view, figure, 0, 1);
   set_action_enabled (self, "export-loss", TRUE);
   /* the AUC's span follows the loss plot's, not only its snapshots */
   if (self->run != NULL && caml_run_has_sigma (self->run) && self->n_sigma > 0)
     rebuild_sigma_auc (self);
 
-  gboolean prev_acc = self->prev_classification && prev_r > 0;
-  if ((self->progress.classification && r > 0) || (prev_acc && r == 0))
+  /* The accuracy, from the run's first evaluation (or the previous run's) */
+  gboolean prev_acc = self->prev_classification && self->prev_n_rows > 0;
+  if (caml_plot_figure_get_n_plots (figure) > 1
+      && ((self->progress.classification && r > 0) || (prev_acc && r == 0)))
     {
-      CamlPlotSeries acc[3] = { { eval_x, metric, r, test_acc, 2, FALSE } };
-      size_t n_acc = 1;
-      if (prev_acc)
-        acc[n_acc++] = (CamlPlotSeries) { prev_eval_x, prev_metric, prev_r,
-                                          prev_test_acc, PREVIOUS_COLOR, TRUE };
-      if (self->baseline != NULL)
-        acc[n_acc++] = (CamlPlotSeries) { base_eval_x, base_metric, base_r,
-                                          base_test_acc, 2, TRUE };
-      CamlPlotLineOptions acc_opts = {
-        .title = test_acc, .x_label = "step", .y_label = "accuracy",
-        .legend = TRUE, .grid = TRUE,
-      };
-      span_run (self, &acc_opts);
-      caml_plot_view_set_line (self->accuracy_view,
-                               caml_plot_line_new (&acc_opts, acc, n_acc, NULL, 0));
+      caml_plot_view_set_figure (self->accuracy_view, figure, 1, 1);
       set_action_enabled (self, "export-accuracy", TRUE);
     }
 }
@@ -3890,21 +3652,46 @@ action_save (GSimpleAction *action, GVariant *param, gpointer user_data)
     action_save_as (action, param, user_data);
 }
 
+gboolean
+caml_window_export_plot (CamlWindow *self, const char *what, const char *path, GError **error)
+{
+  CamlPlotView *view = caml_window_get_plot_view (self, what);
+  int first = 0, n = 0;
+  const CamlPlotFigure *shown = view != NULL ? caml_plot_view_get_figure (view, &first, &n)
+                                             : NULL;
+
+  if (shown == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "there is no plot to export yet");
+      return FALSE;
+    }
+  /* The accuracy alone, as the card shows it. */
+  if (g_str_equal (what, "accuracy"))
+    return caml_plot_view_write (view, path, 2 * CAML_FIGURE_CELL_WIDTH,
+                                 CAML_FIGURE_CELL_HEIGHT, error);
+  /* The loss figure as a file: every step, smoothed as caml train's
+   * loss.png (with the accuracy beside it for a classifier). */
+  if (g_str_equal (what, "loss"))
+    {
+      CamlFigureLoss loss;
+      CamlFigureCurves previous, baseline;
+      g_autoptr (GArray) events = g_array_new (FALSE, FALSE, sizeof (CamlPlotEvent));
+      g_autofree char *title = NULL;
+      describe_loss (self, CAML_FIGURE_FILE, &loss, &previous, &baseline, events, &title);
+      g_autoptr (CamlPlotFigure) figure = caml_figure_loss (&loss);
+      return caml_plot_figure_write (figure, path, error);
+    }
+  /* The whole figure the card shows part of (the surface beside its ground
+   * truth), as caml train writes it. */
+  return caml_plot_figure_write (shown, path, error);
+}
+
 static void
 export_plot_to (CamlWindow *self, const char *path, gpointer data)
 {
-  const char *what = data;
   g_autoptr (GError) error = NULL;
-  CamlPlotView *view = caml_window_get_plot_view (self, what);
-  gboolean wide = g_str_equal (what, "loss") || g_str_equal (what, "accuracy")
-                  || g_str_equal (what, "sigma-auc") || g_str_equal (what, "words");
-  int width = wide ? 1120 : g_str_equal (what, "parts") ? 4 * 560
-              : 560 * MAX (g_str_equal (what, "chi") && self->run != NULL
-                           ? caml_run_get_n_chi (self->run) : 1, 1);
 
-  if (view == NULL)
-    return;
-  if (!caml_plot_view_write (view, path, width, 500, &error))
+  if (!caml_window_export_plot (self, data, path, &error))
     caml_window_show_error (self, error->message);
   else
     show_done (self, "Exported the plot to", path);

@@ -107,6 +107,11 @@ guint                 caml_window_get_n_events (CamlWindow *self);
 int                   caml_window_get_parts_layer (CamlWindow *self);
 /* "loss", "surface", "chi", "parts", "words", "accuracy", "sigma" or "sigma-auc". */
 CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
+/* Export Plot: writes that plot's figure to path (.png or .svg) as caml
+ * train draws it — the loss of every step with its accuracy, the surface
+ * beside its ground truth — or the accuracy card alone. */
+gboolean              caml_window_export_plot (CamlWindow *self, const char *name,
+                                               const char *path, GError **error);
 /* The words page's test texts, each word tagged "g<shade>" by its χ̃
  * (caml_words_shade), an unseen word also "oov". */
 GtkTextView          *caml_window_get_words_text (CamlWindow *self);
