@@ -10,6 +10,7 @@
 #include <gtk/gtk.h>
 
 #include "caml.h"
+#include "caml-format.h"
 
 G_BEGIN_DECLS
 
@@ -93,8 +94,6 @@ void  caml_spin_button_make_nonnegative (GtkSpinButton *spin, const char *name,
 /* Sets such a field to exactly value (gtk_spin_button_set_value ignores a
  * change under 1e-10). */
 void  caml_spin_button_set_positive (GtkSpinButton *spin, double value);
-/* value > 0 as such a field shows it: "0.01", "1000", "1e-7" (g_free). */
-char *caml_format_positive (double value);
 
 /* A layer's options as its row shows them: "units 5, tanh", "size 2,
  * stride = size, valid". */

@@ -94,6 +94,8 @@ gboolean    caml_window_is_recovered (CamlWindow *self);
 /* The message shown in the banner, or NULL. */
 const char *caml_window_get_error (CamlWindow *self);
 
+/* The experiment, its data and runs that the window shows. */
+struct _CamlSession  *caml_window_get_session (CamlWindow *self);
 /* For tests and scripts: the state the window shows. */
 const CamlExperiment *caml_window_get_experiment (CamlWindow *self);
 CamlTrainerState      caml_window_get_state (CamlWindow *self);

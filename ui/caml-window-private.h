@@ -1,0 +1,133 @@
+/* caml-window-private.h — the window's fields and the functions its files
+ * share: caml-window.c (the shell: template, session, forwarding),
+ * caml-window-actions.c (win.* actions), caml-window-files.c (file
+ * dialogs, exports, the close question) and caml-window-plots.c (the plot
+ * pages). */
+#pragma once
+
+#include "caml-window.h"
+#include "caml-application.h"
+#include "caml-model-editor.h"
+#include "caml-session.h"
+
+#define NOTICE_MS 6000   /* a notice stays in the status label */
+
+struct _CamlWindow {
+  GtkApplicationWindow parent_instance;
+
+  /* template widgets */
+  GtkLabel        *title_label;
+  GtkLabel        *subtitle_label;
+  GtkMenuButton   *presets_button;
+  GtkButton       *train_button;
+  GtkLabel        *train_label;
+  GMenu           *recent_submenu;
+  GMenu           *threads_submenu;
+  GtkRevealer     *banner_revealer;
+  GtkImage        *banner_icon;
+  GtkLabel        *banner_label;
+  GtkButton       *banner_button;
+  GtkButton       *banner_discard_button;
+  CamlModelEditor *model_editor;
+  GtkDropDown     *data_drop;
+  GtkLabel        *data_label;
+  GtkDropDown     *loss_drop;
+  GtkDropDown     *optimizer_drop;
+  GtkSpinButton   *lr_spin;
+  GtkSpinButton   *em_spin;
+  GtkSpinButton   *weight_decay_spin;
+  GtkSpinButton   *batch_spin;
+  GtkSpinButton   *steps_spin;
+  GtkSpinButton   *eval_spin;
+  GtkSpinButton   *average_spin;
+  GtkSpinButton   *seed_spin;
+  GtkScale        *smoothing_scale;
+  CamlPlotView    *loss_view;
+  CamlPlotView    *surface_view;
+  CamlPlotView    *chi_view;
+  CamlPlotView    *parts_view;
+  CamlPlotView    *words_view;
+  GtkTextView     *words_text;
+  CamlPlotView    *accuracy_view;
+  GtkBox          *sigma_box;
+  GtkBox          *sigma_side;
+  CamlPlotView    *sigma_view;
+  GtkScale        *sigma_scale;
+  CamlPlotView    *sigma_auc_view;
+  GtkGrid         *bottom_grid;
+  GtkStack        *plots_stack;
+  GtkBox          *plots_switcher;
+  GtkToggleButton *main_toggle;
+  GtkToggleButton *parts_toggle;
+  GtkToggleButton *words_toggle;
+  GtkProgressBar  *progress_bar;
+  GtkLabel        *status_label;
+  GtkSpinner      *load_spinner;
+  GtkPaned        *main_paned;    /* the side bar | the plots */
+
+  /* owned */
+  CamlSession    *session;        /* the experiment, its data and runs */
+  const char     *chosen_page;    /* interned: the plots page the user last chose */
+  int             sidebar_width;  /* the side bar's width fit_sidebar set last */
+  double         *smooth;         /* (n_steps) the smoothed losses the hover reads */
+  gboolean        log_scale;
+  gboolean        sigma_stretch;  /* σ-maps' grey scale over their own range */
+  double          smoothing;
+  int             sigma_shown;    /* index of the snapshot in the grid, -1 none */
+  gboolean        sigma_follow;   /* the scrubber sits at the latest snapshot */
+  GArray         *word_spans;     /* WordSpan: where each shown word is in words_text */
+  gboolean        syncing;        /* widgets are being set from the experiment */
+  char           *error_text;     /* the banner's message, or NULL */
+  gboolean        set_aside_shown; /* the banner is about the set-aside weights */
+  char           *status;         /* the status line's text when no notice covers it */
+  char           *notice;         /* shown in the status label instead, or NULL */
+  guint           notice_source;  /* the timeout that ends it (holds a ref) */
+  char           *last_notice;    /* the latest notice, kept after it goes (tests) */
+  gboolean        close_confirmed; /* close without asking (answered, or app.quit's answer) */
+  gboolean        asking_for_quit; /* the close question is app.quit's: answer, do not close */
+  GtkWidget      *close_dialog;   /* the close question while it is up, or NULL */
+  guint           focus_source;   /* a pending focus_rescue idle (holds a ref) */
+
+  /* borrowed */
+  GSettings      *settings;       /* the application's, may be NULL */
+};
+
+/* caml-window.c */
+void caml_window_show_notice (CamlWindow *self, const char *message, gboolean warning);
+/* "Saved the weights to surface.weights": what, and the file's name. */
+void caml_window_show_done (CamlWindow *self, const char *what, const char *path);
+void caml_window_end_news (CamlWindow *self);
+void caml_window_update_title (CamlWindow *self);
+void caml_window_add_recent (CamlWindow *self, const char *path);
+void caml_window_commit_pending_edit (CamlWindow *self);
+void caml_window_sync_data_choice (CamlWindow *self);
+void caml_window_refresh_data_titles (CamlWindow *self);
+void caml_window_set_strings (GtkDropDown *drop, const char *const *strings);
+void caml_window_set_action_enabled (CamlWindow *self, const char *name, gboolean enabled);
+void caml_window_close_answered (CamlWindow *self, gboolean may_close);
+void caml_window_ask_close_for_quit (CamlWindow *self);
+
+/* caml-window-actions.c */
+void caml_window_actions_init (CamlWindow *self);
+void caml_window_update_actions (CamlWindow *self);
+
+/* caml-window-files.c */
+typedef void (*CamlWindowPathFunc) (CamlWindow *self, const char *path, gpointer data);
+void caml_window_ask_save_path (CamlWindow *self, const char *title, const char *suggested,
+                                CamlWindowPathFunc func, const char *what);
+void caml_window_ask_open_path (CamlWindow *self, const char *title, const char *filter_name,
+                                const char *pattern, CamlWindowPathFunc func);
+void caml_window_ask_text_files (CamlWindow *self);
+void caml_window_ask_idx_files (CamlWindow *self);
+void caml_window_ask_export_plot (CamlWindow *self, const char *what);
+void caml_window_ask_close (CamlWindow *self);
+void caml_window_save_window_size (CamlWindow *self);
+
+/* caml-window-plots.c */
+void caml_window_plots_init (CamlWindow *self);
+void caml_window_plots_dispose (CamlWindow *self);
+void caml_window_on_progress (CamlSession *session, guint what, CamlWindow *self);
+void caml_window_on_waiting (CamlSession *session, int wait, const char *why, CamlWindow *self);
+void caml_window_rebuild_loss_plot (CamlWindow *self);
+void caml_window_rebuild_sigma_plots (CamlWindow *self, gboolean new_data);
+void caml_window_show_page (CamlWindow *self, const char *page);
