@@ -49,6 +49,8 @@ iterate_until (Condition cond, gpointer data, double timeout)
   return ok;
 }
 
+static GtkWidget *template_child (CamlWindow *win, const char *name);
+
 static gboolean
 is_mapped (gpointer data)
 {
@@ -253,8 +255,7 @@ test_autosave (void **state)
   assert_non_null (strstr (caml_window_get_error (first),
                            "1 unsaved experiment from a session that ended unexpectedly "
                            "can be recovered"));
-  GObject *banner = gtk_widget_get_template_child (GTK_WIDGET (first), CAML_TYPE_WINDOW,
-                                                   "banner_revealer");
+  GtkWidget *banner = template_child (first, "banner_revealer");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (banner), "info"));
   assert_non_null (strstr (caml_window_get_error (first), "corrupt.json"));
   assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (app), "recover-autosaves"));
@@ -470,10 +471,31 @@ test_threads_menu (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* A widget of a template by its id, below widget (or widget itself). */
+static GtkWidget *
+find_by_id (GtkWidget *widget, const char *name)
+{
+  const char *id = gtk_buildable_get_buildable_id (GTK_BUILDABLE (widget));
+  if (id != NULL && g_str_equal (id, name))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_by_id (c, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* A widget of the window's template, or of the templates inside it (the
+ * info bar's, the status line's, the pages'), by its id. */
 static GtkWidget *
 template_child (CamlWindow *win, const char *name)
 {
   GObject *child = gtk_widget_get_template_child (GTK_WIDGET (win), CAML_TYPE_WINDOW, name);
+  if (child == NULL)
+    child = G_OBJECT (find_by_id (GTK_WIDGET (win), name));
   assert_non_null (child);
   return GTK_WIDGET (child);
 }

@@ -290,7 +290,7 @@ static void
 action_dismiss_banner (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
-  if (self->set_aside_shown)
+  if (caml_info_bar_is_set_aside (self->info_bar))
     g_action_group_activate_action (G_ACTION_GROUP (self), "drop-set-aside", NULL);
   else
     caml_session_clear_error (self->session);

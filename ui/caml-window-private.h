@@ -8,9 +8,9 @@
 #include "caml-window.h"
 #include "caml-application.h"
 #include "caml-model-editor.h"
+#include "caml-info-bar.h"
+#include "caml-status-line.h"
 #include "caml-session.h"
-
-#define NOTICE_MS 6000   /* a notice stays in the status label */
 
 struct _CamlWindow {
   GtkApplicationWindow parent_instance;
@@ -23,11 +23,7 @@ struct _CamlWindow {
   GtkLabel        *train_label;
   GMenu           *recent_submenu;
   GMenu           *threads_submenu;
-  GtkRevealer     *banner_revealer;
-  GtkImage        *banner_icon;
-  GtkLabel        *banner_label;
-  GtkButton       *banner_button;
-  GtkButton       *banner_discard_button;
+  CamlInfoBar     *info_bar;
   CamlModelEditor *model_editor;
   GtkDropDown     *data_drop;
   GtkLabel        *data_label;
@@ -60,9 +56,7 @@ struct _CamlWindow {
   GtkToggleButton *main_toggle;
   GtkToggleButton *parts_toggle;
   GtkToggleButton *words_toggle;
-  GtkProgressBar  *progress_bar;
-  GtkLabel        *status_label;
-  GtkSpinner      *load_spinner;
+  CamlStatusLine  *status_line;
   GtkPaned        *main_paned;    /* the side bar | the plots */
 
   /* owned */
@@ -77,12 +71,6 @@ struct _CamlWindow {
   gboolean        sigma_follow;   /* the scrubber sits at the latest snapshot */
   GArray         *word_spans;     /* WordSpan: where each shown word is in words_text */
   gboolean        syncing;        /* widgets are being set from the experiment */
-  char           *error_text;     /* the banner's message, or NULL */
-  gboolean        set_aside_shown; /* the banner is about the set-aside weights */
-  char           *status;         /* the status line's text when no notice covers it */
-  char           *notice;         /* shown in the status label instead, or NULL */
-  guint           notice_source;  /* the timeout that ends it (holds a ref) */
-  char           *last_notice;    /* the latest notice, kept after it goes (tests) */
   gboolean        close_confirmed; /* close without asking (answered, or app.quit's answer) */
   gboolean        asking_for_quit; /* the close question is app.quit's: answer, do not close */
   GtkWidget      *close_dialog;   /* the close question while it is up, or NULL */

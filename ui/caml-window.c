@@ -75,165 +75,44 @@ caml_window_add_recent (CamlWindow *self, const char *path)
 void
 caml_window_show_error (CamlWindow *self, const char *message)
 {
-  /* The Continue button belongs to a divergence message only. */
-  self->set_aside_shown = FALSE;
-  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), FALSE);
-  gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), FALSE);
-  gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
-  gtk_widget_remove_css_class (GTK_WIDGET (self->banner_revealer), "info");
-  gtk_image_set_from_icon_name (self->banner_icon, "dialog-error-symbolic");
-  g_free (self->error_text);
-  self->error_text = g_strdup (message);
-  gtk_label_set_text (self->banner_label, message);
-  gtk_revealer_set_reveal_child (self->banner_revealer, message != NULL);
+  caml_info_bar_show_error (self->info_bar, message);
 }
 
 const char *
 caml_window_get_error (CamlWindow *self)
 {
-  return self->error_text;
-}
-
-/* The run diverged: the message names where, and Continue goes on from the
- * last evaluation at a tenth of the learning rate. */
-static void
-show_divergence (CamlWindow *self, const char *message)
-{
-  CamlRun *run = caml_session_peek_run (self->session);
-  g_autofree char *shown = caml_format_positive (caml_run_get_lr (run) / 10);
-  g_autofree char *label = g_strdup_printf ("_Continue at lr %s", shown);
-
-  caml_window_show_error (self, message);
-  gtk_button_set_label (self->banner_button, label);
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button), "win.continue-diverged");
-  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
-}
-
-/* The trained weights of a replaced run are kept: Save Them… or Dismiss. */
-static void
-show_set_aside (CamlWindow *self, const char *message)
-{
-  caml_window_show_error (self, message);
-  gtk_button_set_label (self->banner_button, "_Save Them…");
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button), "win.save-set-aside");
-  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
-  gtk_button_set_label (self->banner_discard_button, "_Dismiss");
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_discard_button),
-                                  "win.drop-set-aside");
-  gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "info");
-  gtk_image_set_from_icon_name (self->banner_icon, "dialog-information-symbolic");
-  caml_window_set_action_enabled (self, "save-set-aside", TRUE);
-  self->set_aside_shown = TRUE;
-}
-
-static void
-on_session_error (CamlSession *session, int kind, const char *message, CamlWindow *self)
-{
-  switch (kind)
-    {
-    case CAML_SESSION_BANNER_DIVERGED:
-      show_divergence (self, message);
-      break;
-    case CAML_SESSION_BANNER_SET_ASIDE:
-      show_set_aside (self, message);
-      break;
-    default:
-      caml_window_show_error (self, message);
-    }
+  return caml_info_bar_get_message (self->info_bar);
 }
 
 void
 caml_window_show_recovery (CamlWindow *self, const char *message, gboolean can_recover)
 {
-  caml_window_show_error (self, message);
-  gtk_button_set_label (self->banner_button, "_Recover");
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button),
-                                  "app.recover-autosaves");
-  gtk_button_set_label (self->banner_discard_button, "_Discard");
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_discard_button),
-                                  "app.discard-autosaves");
-  gtk_widget_set_visible (GTK_WIDGET (self->banner_button), can_recover);
-  gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "info");
-  gtk_image_set_from_icon_name (self->banner_icon, "dialog-information-symbolic");
+  caml_info_bar_show_recovery (self->info_bar, message, can_recover);
+}
+
+static void
+on_session_error (CamlSession *session, int kind, const char *message, CamlWindow *self)
+{
+  if (kind == CAML_SESSION_BANNER_DIVERGED)
+    {
+      /* Continue goes on from the last evaluation at a tenth of the rate. */
+      CamlRun *run = caml_session_peek_run (session);
+      g_autofree char *shown = caml_format_positive (caml_run_get_lr (run) / 10);
+      g_autofree char *label = g_strdup_printf ("_Continue at lr %s", shown);
+      caml_info_bar_show_divergence (self->info_bar, message, label);
+    }
+  else if (kind == CAML_SESSION_BANNER_SET_ASIDE)
+    caml_info_bar_show_set_aside (self->info_bar, message);
+  else
+    caml_info_bar_show_error (self->info_bar, message);
 }
 
 /* ----------------------------------------------------------- status line */
 
-/* The status label: the run's state, or for a while a notice. */
-static void
-set_status (CamlWindow *self, const char *text)
-{
-  if (text != self->status)   /* its own text: keep it (a quiet build) */
-    {
-      g_free (self->status);
-      self->status = g_strdup (text != NULL ? text : "");
-    }
-  const char *shown = self->notice != NULL ? self->notice
-                      : self->status != NULL ? self->status : "";
-  gtk_label_set_text (self->status_label, shown);
-  /* All of it, when the label is too narrow for it. */
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), *shown != '\0' ? shown : NULL);
-}
-
-/* The progress line, the status and the spinner, as the session says. */
-static void
-update_progress_widgets (CamlWindow *self)
-{
-  double fraction = 0;
-  g_autofree char *text = NULL, *status = NULL;
-  gboolean busy = caml_session_is_busy (self->session);
-
-  gtk_widget_set_visible (GTK_WIDGET (self->load_spinner), busy);
-  gtk_spinner_set_spinning (self->load_spinner, busy);
-  if (!caml_session_describe_progress (self->session, &fraction, &text, &status))
-    {
-      /* A quiet build: the line and status stay as they were; a notice
-       * still shows. */
-      set_status (self, self->status);
-      return;
-    }
-  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
-  gtk_progress_bar_set_text (self->progress_bar, text);
-  set_status (self, status);
-}
-
-static gboolean
-end_notice (gpointer data)
-{
-  CamlWindow *self = data;
-
-  self->notice_source = 0;
-  g_clear_pointer (&self->notice, g_free);
-  gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "warning");
-  update_progress_widgets (self);
-  return G_SOURCE_REMOVE;
-}
-
-/* Says something in the status label for NOTICE_MS: as a warning, what
- * the window did with what was typed ("units set to 65536: must be
- * 1…65536"); plainly, that a file was written or read. */
 void
 caml_window_show_notice (CamlWindow *self, const char *message, gboolean warning)
 {
-  /* A warning still showing is not replaced by news. */
-  if (!warning && self->notice != NULL
-      && gtk_widget_has_css_class (GTK_WIDGET (self->status_label), "warning"))
-    return;
-  g_free (self->notice);
-  self->notice = g_strdup (message);
-  g_free (self->last_notice);
-  self->last_notice = g_strdup (message);
-  if (warning)
-    gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "warning");
-  else
-    gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "warning");
-  g_clear_handle_id (&self->notice_source, g_source_remove);
-  self->notice_source = g_timeout_add_full (G_PRIORITY_DEFAULT, NOTICE_MS, end_notice,
-                                            g_object_ref (self), g_object_unref);
-  update_progress_widgets (self);
+  caml_status_line_show_notice (self->status_line, message, warning);
 }
 
 void
@@ -244,31 +123,16 @@ caml_window_show_done (CamlWindow *self, const char *what, const char *path)
   caml_window_show_notice (self, text, FALSE);
 }
 
-/* News in the status label is old once the user acts on the run (it said
- * "Resume (F5)", say, and Resume was pressed); a warning stays its time. */
 void
 caml_window_end_news (CamlWindow *self)
 {
-  if (self->notice != NULL
-      && !gtk_widget_has_css_class (GTK_WIDGET (self->status_label), "warning"))
-    {
-      g_clear_handle_id (&self->notice_source, g_source_remove);
-      g_clear_pointer (&self->notice, g_free);
-      update_progress_widgets (self);
-    }
+  caml_status_line_end_news (self->status_line);
 }
 
 const char *
 caml_window_get_last_notice (CamlWindow *self)
 {
-  return self->last_notice;
-}
-
-static void
-on_session_notice (CamlSession *session, const char *message, gboolean warning,
-                   CamlWindow *self)
-{
-  caml_window_show_notice (self, message, warning);
+  return caml_status_line_get_last_notice (self->status_line);
 }
 
 static void
@@ -283,12 +147,11 @@ on_option_corrected (CamlModelEditor *editor, const char *message, CamlWindow *s
   caml_window_show_notice (self, message, TRUE);
 }
 
-/* What can be done, and what the progress line says. */
+/* What can be done. */
 static void
 on_session_state (CamlSession *session, GParamSpec *pspec, CamlWindow *self)
 {
   caml_window_update_actions (self);
-  update_progress_widgets (self);
 }
 
 /* ------------------------------------------------------------------ data */
@@ -924,7 +787,7 @@ caml_window_close_request (GtkWindow *window)
   /* Sources that hold a reference would keep the closed window alive
    * until they fire. */
   g_clear_handle_id (&self->focus_source, g_source_remove);
-  g_clear_handle_id (&self->notice_source, g_source_remove);
+  caml_status_line_set_session (self->status_line, NULL);
   return GTK_WINDOW_CLASS (caml_window_parent_class)->close_request (window);
 }
 
@@ -970,6 +833,7 @@ caml_window_dispose (GObject *object)
   gtk_window_set_focus (GTK_WINDOW (self), NULL);
   if (self->session != NULL)
     {
+      caml_status_line_set_session (self->status_line, NULL);
       /* Jobs still under way end without touching it; the run is joined. */
       g_signal_handlers_disconnect_by_data (self->session, self);
       caml_session_close (self->session);
@@ -977,11 +841,6 @@ caml_window_dispose (GObject *object)
     }
   caml_window_plots_dispose (self);
   g_clear_handle_id (&self->focus_source, g_source_remove);
-  g_clear_handle_id (&self->notice_source, g_source_remove);
-  g_clear_pointer (&self->error_text, g_free);
-  g_clear_pointer (&self->notice, g_free);
-  g_clear_pointer (&self->status, g_free);
-  g_clear_pointer (&self->last_notice, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
   G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);
 }
@@ -1011,6 +870,8 @@ caml_window_class_init (CamlWindowClass *klass)
 
   g_type_ensure (CAML_TYPE_MODEL_EDITOR);
   g_type_ensure (CAML_TYPE_PLOT_VIEW);
+  g_type_ensure (CAML_TYPE_INFO_BAR);
+  g_type_ensure (CAML_TYPE_STATUS_LINE);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, CamlWindow, name)
@@ -1021,11 +882,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (train_label);
   BIND (recent_submenu);
   BIND (threads_submenu);
-  BIND (banner_revealer);
-  BIND (banner_icon);
-  BIND (banner_label);
-  BIND (banner_button);
-  BIND (banner_discard_button);
+  BIND (info_bar);
   BIND (model_editor);
   BIND (data_drop);
   BIND (data_label);
@@ -1058,9 +915,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (main_toggle);
   BIND (parts_toggle);
   BIND (words_toggle);
-  BIND (progress_bar);
-  BIND (status_label);
-  BIND (load_spinner);
+  BIND (status_line);
   BIND (main_paned);
 #undef BIND
   /* Only looked up by the tests (whether the window needs to scroll). */
@@ -1111,10 +966,6 @@ static void
 caml_window_init (CamlWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  /* The banner's text can be selected with the mouse (to copy a command)
-   * but never takes the keyboard focus: a focused selectable label selects
-   * all of its text. (GtkLabel:selectable turns focusable on.) */
-  gtk_widget_set_focusable (GTK_WIDGET (self->banner_label), FALSE);
 
   self->log_scale = TRUE;
   self->chosen_page = g_intern_static_string ("main");
@@ -1173,7 +1024,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->session, "notify::data-choice", G_CALLBACK (on_data_choice), self);
   g_signal_connect (self->session, "progress", G_CALLBACK (caml_window_on_progress), self);
   g_signal_connect (self->session, "waiting", G_CALLBACK (caml_window_on_waiting), self);
-  g_signal_connect (self->session, "notice", G_CALLBACK (on_session_notice), self);
+  caml_status_line_set_session (self->status_line, self->session);
   g_signal_connect (self->session, "error", G_CALLBACK (on_session_error), self);
   g_signal_connect (self->session, "data-changed", G_CALLBACK (on_data_changed), self);
   g_signal_connect (self->session, "experiment-changed", G_CALLBACK (on_experiment_changed),
