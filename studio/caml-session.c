@@ -143,6 +143,14 @@ caml_session_dup_display_name (CamlSession *self)
                           self->recovered ? " (recovered)" : "");
 }
 
+char *
+caml_session_dup_run_title (CamlSession *self)
+{
+  const CamlExperiment *exp = self->run != NULL ? caml_run_get_experiment (self->run) : self->exp;
+  return g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT, exp->name ? exp->name : "experiment",
+                          exp->seed);
+}
+
 /* ------------------------------------------------------------ document */
 
 static void schedule_autosave (CamlSession *self);

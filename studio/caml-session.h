@@ -86,6 +86,9 @@ const char  *caml_session_get_path (CamlSession *self);
 const char  *caml_session_get_origin (CamlSession *self);
 /* The experiment's name as the title shows it (new). */
 char        *caml_session_dup_display_name (CamlSession *self);
+/* "NAME, seed S" of the run (or of the experiment without one): the title
+ * of its loss and words figures, as caml train's (new). */
+char        *caml_session_dup_run_title (CamlSession *self);
 gboolean     caml_session_is_modified (CamlSession *self);
 gboolean     caml_session_is_recovered (CamlSession *self);
 void         caml_session_mark_recovered (CamlSession *self);

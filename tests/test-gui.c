@@ -1808,7 +1808,7 @@ test_sigma_maps (void **state)
 
   /* The untrained maps are there before training; image models show no
    * surface. */
-  assert_false (gtk_widget_get_visible (GTK_WIDGET (caml_window_get_plot_view (win, "surface"))));
+  assert_false (gtk_widget_is_visible (GTK_WIDGET (caml_window_get_plot_view (win, "surface"))));
   CamlPlotView *sigma = caml_window_get_plot_view (win, "sigma");
   assert_true (gtk_widget_is_visible (GTK_WIDGET (sigma)));
   assert_true (caml_window_get_sigma_snapshots (win, NULL) >= 1);

@@ -253,25 +253,24 @@ action_log_scale (GSimpleAction *action, GVariant *value, gpointer user_data)
 {
   CamlWindow *self = user_data;
 
+  gboolean log_scale = g_variant_get_boolean (value);
+
   g_simple_action_set_state (action, value);
-  self->log_scale = g_variant_get_boolean (value);
   if (self->settings != NULL)
-    g_settings_set_boolean (self->settings, "log-scale", self->log_scale);
-  caml_window_rebuild_loss_plot (self);
+    g_settings_set_boolean (self->settings, "log-scale", log_scale);
+  caml_loss_card_set_log_scale (self->loss_card, log_scale);
 }
 
 static void
 action_sigma_stretch (GSimpleAction *action, GVariant *value, gpointer user_data)
 {
   CamlWindow *self = user_data;
-  CamlRun *run = caml_session_peek_run (self->session);
+  gboolean stretch = g_variant_get_boolean (value);
 
   g_simple_action_set_state (action, value);
-  self->sigma_stretch = g_variant_get_boolean (value);
   if (self->settings != NULL)
-    g_settings_set_boolean (self->settings, "sigma-stretch", self->sigma_stretch);
-  if (run != NULL && caml_run_has_sigma (run) && caml_session_get_sigma_count (self->session) > 0)
-    caml_window_rebuild_sigma_plots (self, TRUE);
+    g_settings_set_boolean (self->settings, "sigma-stretch", stretch);
+  caml_sigma_page_set_stretch (self->sigma_page, stretch);
 }
 
 static void
@@ -456,7 +455,8 @@ caml_window_update_actions (CamlWindow *self)
   /* Each plot's export where the model and data have that plot. */
   gboolean surface = run != NULL && caml_run_has_surface (run);
   /* Whatever the loss plot shows: a previous run's curves after Reset too. */
-  caml_window_set_action_enabled (self, "export-loss", caml_plot_view_has_plot (self->loss_view));
+  caml_window_set_action_enabled (self, "export-loss",
+                                  caml_plot_view_has_plot (caml_window_get_plot_view (self, "loss")));
   caml_window_set_action_enabled (self, "export-surface", surface);
   caml_window_set_action_enabled (self, "export-chi", surface && caml_run_get_n_chi (run) > 0);
   caml_window_set_action_enabled (self, "export-parts", surface
@@ -467,7 +467,8 @@ caml_window_update_actions (CamlWindow *self)
   caml_window_set_action_enabled (self, "export-accuracy",
                                   caml_plot_view_has_plot (self->accuracy_view));
   caml_window_set_action_enabled (self, "export-sigma-auc",
-                                  caml_plot_view_has_plot (self->sigma_auc_view));
+                                  caml_plot_view_has_plot (caml_window_get_plot_view (self,
+                                                                                      "sigma-auc")));
   caml_window_set_action_enabled (self, "save-weights", run != NULL);
   g_autofree char *not_resumable = started ? caml_session_why_not_resumable (session) : NULL;
   caml_window_set_action_enabled (self, "save-run", run != NULL && started

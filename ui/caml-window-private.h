@@ -1,8 +1,8 @@
 /* caml-window-private.h — the window's fields and the functions its files
- * share: caml-window.c (the shell: template, session, forwarding),
+ * share: caml-window.c (the shell: template, session, fields, forwarding),
  * caml-window-actions.c (win.* actions), caml-window-files.c (file
- * dialogs, exports, the close question) and caml-window-plots.c (the plot
- * pages). */
+ * dialogs, the close question) and caml-window-plots.c (the layout of the
+ * plot pages, the accuracy card, Export Plot). */
 #pragma once
 
 #include "caml-window.h"
@@ -10,6 +10,10 @@
 #include "caml-model-editor.h"
 #include "caml-info-bar.h"
 #include "caml-status-line.h"
+#include "caml-loss-card.h"
+#include "caml-surface-page.h"
+#include "caml-sigma-page.h"
+#include "caml-words-view.h"
 #include "caml-session.h"
 
 struct _CamlWindow {
@@ -38,18 +42,12 @@ struct _CamlWindow {
   GtkSpinButton   *average_spin;
   GtkSpinButton   *seed_spin;
   GtkScale        *smoothing_scale;
-  CamlPlotView    *loss_view;
-  CamlPlotView    *surface_view;
-  CamlPlotView    *chi_view;
-  CamlPlotView    *parts_view;
-  CamlPlotView    *words_view;
-  GtkTextView     *words_text;
+  CamlLossCard    *loss_card;
+  CamlSurfacePage *surface_page;
   CamlPlotView    *accuracy_view;
-  GtkBox          *sigma_box;
-  GtkBox          *sigma_side;
-  CamlPlotView    *sigma_view;
-  GtkScale        *sigma_scale;
-  CamlPlotView    *sigma_auc_view;
+  CamlSigmaPage   *sigma_page;
+  CamlPlotView    *parts_view;
+  CamlWordsView   *words_page;
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
   GtkBox          *plots_switcher;
@@ -63,13 +61,6 @@ struct _CamlWindow {
   CamlSession    *session;        /* the experiment, its data and runs */
   const char     *chosen_page;    /* interned: the plots page the user last chose */
   int             sidebar_width;  /* the side bar's width fit_sidebar set last */
-  double         *smooth;         /* (n_steps) the smoothed losses the hover reads */
-  gboolean        log_scale;
-  gboolean        sigma_stretch;  /* σ-maps' grey scale over their own range */
-  double          smoothing;
-  int             sigma_shown;    /* index of the snapshot in the grid, -1 none */
-  gboolean        sigma_follow;   /* the scrubber sits at the latest snapshot */
-  GArray         *word_spans;     /* WordSpan: where each shown word is in words_text */
   gboolean        syncing;        /* widgets are being set from the experiment */
   gboolean        close_confirmed; /* close without asking (answered, or app.quit's answer) */
   gboolean        asking_for_quit; /* the close question is app.quit's: answer, do not close */
@@ -113,9 +104,5 @@ void caml_window_save_window_size (CamlWindow *self);
 
 /* caml-window-plots.c */
 void caml_window_plots_init (CamlWindow *self);
-void caml_window_plots_dispose (CamlWindow *self);
-void caml_window_on_progress (CamlSession *session, guint what, CamlWindow *self);
-void caml_window_on_waiting (CamlSession *session, int wait, const char *why, CamlWindow *self);
-void caml_window_rebuild_loss_plot (CamlWindow *self);
-void caml_window_rebuild_sigma_plots (CamlWindow *self, gboolean new_data);
+void caml_window_plots_set_session (CamlWindow *self, CamlSession *session);
 void caml_window_show_page (CamlWindow *self, const char *page);

@@ -369,10 +369,10 @@ on_weight_decay_changed (GtkSpinButton *spin, CamlWindow *self)
 static void
 on_smoothing_changed (GtkRange *range, CamlWindow *self)
 {
-  self->smoothing = gtk_range_get_value (range);
+  double smoothing = gtk_range_get_value (range);
   if (self->settings != NULL)
-    g_settings_set_double (self->settings, "smoothing", self->smoothing);
-  caml_window_rebuild_loss_plot (self);
+    g_settings_set_double (self->settings, "smoothing", smoothing);
+  caml_loss_card_set_smoothing (self->loss_card, smoothing);
 }
 
 /* ---------------------------------------------------------------- public */
@@ -550,43 +550,22 @@ caml_window_get_parts_layer (CamlWindow *self)
 GtkTextView *
 caml_window_get_words_text (CamlWindow *self)
 {
-  return self->words_text;
-}
-
-CamlPlotView *
-caml_window_get_plot_view (CamlWindow *self, const char *name)
-{
-  if (g_str_equal (name, "loss"))
-    return self->loss_view;
-  if (g_str_equal (name, "surface"))
-    return self->surface_view;
-  if (g_str_equal (name, "chi"))
-    return self->chi_view;
-  if (g_str_equal (name, "parts"))
-    return self->parts_view;
-  if (g_str_equal (name, "words"))
-    return self->words_view;
-  if (g_str_equal (name, "accuracy"))
-    return self->accuracy_view;
-  if (g_str_equal (name, "sigma"))
-    return self->sigma_view;
-  if (g_str_equal (name, "sigma-auc"))
-    return self->sigma_auc_view;
-  return NULL;
+  return caml_words_view_get_text (self->words_page);
 }
 
 int
 caml_window_get_sigma_snapshots (CamlWindow *self, double *scrub_upper)
 {
   if (scrub_upper != NULL)
-    *scrub_upper = gtk_adjustment_get_upper (gtk_range_get_adjustment (GTK_RANGE (self->sigma_scale)));
+    *scrub_upper = gtk_adjustment_get_upper (gtk_range_get_adjustment (
+                     caml_sigma_page_get_scrubber (self->sigma_page)));
   return caml_session_get_sigma_count (self->session);
 }
 
 GtkRange *
 caml_window_get_sigma_scrubber (CamlWindow *self)
 {
-  return GTK_RANGE (self->sigma_scale);
+  return caml_sigma_page_get_scrubber (self->sigma_page);
 }
 
 const float *
@@ -834,12 +813,12 @@ caml_window_dispose (GObject *object)
   if (self->session != NULL)
     {
       caml_status_line_set_session (self->status_line, NULL);
+      caml_window_plots_set_session (self, NULL);
       /* Jobs still under way end without touching it; the run is joined. */
       g_signal_handlers_disconnect_by_data (self->session, self);
       caml_session_close (self->session);
       g_clear_object (&self->session);
     }
-  caml_window_plots_dispose (self);
   g_clear_handle_id (&self->focus_source, g_source_remove);
   gtk_widget_dispose_template (GTK_WIDGET (self), CAML_TYPE_WINDOW);
   G_OBJECT_CLASS (caml_window_parent_class)->dispose (object);
@@ -872,6 +851,10 @@ caml_window_class_init (CamlWindowClass *klass)
   g_type_ensure (CAML_TYPE_PLOT_VIEW);
   g_type_ensure (CAML_TYPE_INFO_BAR);
   g_type_ensure (CAML_TYPE_STATUS_LINE);
+  g_type_ensure (CAML_TYPE_LOSS_CARD);
+  g_type_ensure (CAML_TYPE_SURFACE_PAGE);
+  g_type_ensure (CAML_TYPE_SIGMA_PAGE);
+  g_type_ensure (CAML_TYPE_WORDS_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, CamlWindow, name)
@@ -897,18 +880,12 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (average_spin);
   BIND (seed_spin);
   BIND (smoothing_scale);
-  BIND (loss_view);
-  BIND (surface_view);
-  BIND (chi_view);
-  BIND (parts_view);
-  BIND (words_view);
-  BIND (words_text);
+  BIND (loss_card);
+  BIND (surface_page);
   BIND (accuracy_view);
-  BIND (sigma_box);
-  BIND (sigma_side);
-  BIND (sigma_view);
-  BIND (sigma_scale);
-  BIND (sigma_auc_view);
+  BIND (sigma_page);
+  BIND (parts_view);
+  BIND (words_page);
   BIND (bottom_grid);
   BIND (plots_stack);
   BIND (plots_switcher);
@@ -967,9 +944,9 @@ caml_window_init (CamlWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
 
-  self->log_scale = TRUE;
   self->chosen_page = g_intern_static_string ("main");
-  self->smoothing = gtk_range_get_value (GTK_RANGE (self->smoothing_scale));
+  caml_loss_card_set_smoothing (self->loss_card,
+                                gtk_range_get_value (GTK_RANGE (self->smoothing_scale)));
   caml_window_actions_init (self);
 
   /* Every choice comes from the engine's own tables. */
@@ -1022,8 +999,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->session, "notify::modified", G_CALLBACK (on_session_document), self);
   g_signal_connect (self->session, "notify::path", G_CALLBACK (on_session_document), self);
   g_signal_connect (self->session, "notify::data-choice", G_CALLBACK (on_data_choice), self);
-  g_signal_connect (self->session, "progress", G_CALLBACK (caml_window_on_progress), self);
-  g_signal_connect (self->session, "waiting", G_CALLBACK (caml_window_on_waiting), self);
+  caml_window_plots_set_session (self, self->session);
   caml_status_line_set_session (self->status_line, self->session);
   g_signal_connect (self->session, "error", G_CALLBACK (on_session_error), self);
   g_signal_connect (self->session, "data-changed", G_CALLBACK (on_data_changed), self);
@@ -1055,13 +1031,14 @@ caml_window_new (GtkApplication *app)
                                    g_settings_get_int (self->settings, "window-height"));
       if (g_settings_get_boolean (self->settings, "window-maximized"))
         gtk_window_maximize (GTK_WINDOW (self));
-      self->log_scale = g_settings_get_boolean (self->settings, "log-scale");
-      g_simple_action_set_state (G_SIMPLE_ACTION (log_action),
-                                 g_variant_new_boolean (self->log_scale));
-      self->sigma_stretch = g_settings_get_boolean (self->settings, "sigma-stretch");
+      gboolean log_scale = g_settings_get_boolean (self->settings, "log-scale");
+      gboolean stretch = g_settings_get_boolean (self->settings, "sigma-stretch");
+      g_simple_action_set_state (G_SIMPLE_ACTION (log_action), g_variant_new_boolean (log_scale));
+      caml_loss_card_set_log_scale (self->loss_card, log_scale);
       g_simple_action_set_state (G_SIMPLE_ACTION (g_action_map_lookup_action (
                                    G_ACTION_MAP (self), "sigma-stretch")),
-                                 g_variant_new_boolean (self->sigma_stretch));
+                                 g_variant_new_boolean (stretch));
+      caml_sigma_page_set_stretch (self->sigma_page, stretch);
       gtk_range_set_value (GTK_RANGE (self->smoothing_scale),
                            g_settings_get_double (self->settings, "smoothing"));
     }
