@@ -129,6 +129,26 @@ enabled (CamlWindow *win, const char *action)
   return g_action_group_get_action_enabled (G_ACTION_GROUP (win), action);
 }
 
+/* The model editor's own actions (editor.*). */
+static GActionGroup *
+editor_actions (CamlWindow *win)
+{
+  return caml_model_editor_get_actions (CAML_MODEL_EDITOR (template_child (win, "model_editor")));
+}
+
+static void
+activate_editor (CamlWindow *win, const char *action, GVariant *param)
+{
+  g_assert_true (g_action_group_get_action_enabled (editor_actions (win), action));
+  g_action_group_activate_action (editor_actions (win), action, param);
+}
+
+static gboolean
+editor_enabled (CamlWindow *win, const char *action)
+{
+  return g_action_group_get_action_enabled (editor_actions (win), action);
+}
+
 static void
 save_screenshot (GtkWidget *widget, const char *path)
 {
@@ -216,7 +236,7 @@ test_autosave (void **state)
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   assert_true (iterate_until (is_mapped, win, 10));
   assert_null (caml_window_get_autosave_path (win));
-  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
   assert_true (caml_window_is_modified (win));
   assert_true (iterate_until (autosave_written, win, 5));
   g_autofree char *own = caml_window_get_autosave_path (win);
@@ -321,8 +341,8 @@ test_build_off_main_thread (void **state)
   assert_true (iterate_until (not_loading, win, 10));
   /* Layer 0 selected: its parts (not the last CA-NN's) are sampled by the
    * build too, not afterwards on the main thread. */
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 20000.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 20000.0));
   assert_true (caml_window_is_loading (win));   /* returned at once; the job builds it */
   Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
   guint tick = g_timeout_add (5, on_stall_tick, &stall);
@@ -553,7 +573,7 @@ test_pending_edit (void **state)
 
   /* A layer option typed and not yet left: Step builds the run with it. */
   activate (win, "reset", NULL);
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   GtkSpinButton *units = first_option_spin (win);
   assert_int_equal (gtk_spin_button_get_value_as_int (units), 5);
   type_into (win, units, "3");
@@ -619,7 +639,7 @@ test_value_corrected (void **state)
 {
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, win, 10));
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
 
   GtkSpinButton *units = first_option_spin (win);
   type_into (win, units, "999999999");
@@ -670,7 +690,7 @@ test_xor_ca_nn (void **state)
    * a worker thread, the model checked against them once there). */
   activate (win, "data", g_variant_new_string ("xor"));
   assert_true (iterate_until (not_loading, win, 10));
-  activate (win, "clear-model", NULL);
+  activate_editor (win, "clear-model", NULL);
   assert_false (enabled (win, "train"));           /* no layers: nothing to train */
   {
     /* … saved so, it opens again (an empty model was written, then refused) */
@@ -687,8 +707,8 @@ test_xor_ca_nn (void **state)
     g_unlink (path);
     g_rmdir (dir);
   }
-  activate (win, "add-layer", g_variant_new_string ("ca_nn"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  activate_editor (win, "add-layer", g_variant_new_string ("ca_nn"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
   const CamlExperiment *exp = caml_window_get_experiment (win);
   assert_int_equal (exp->data.kind, CAML_DATA_XOR);
   assert_int_equal (exp->n_layers, 1);
@@ -699,16 +719,20 @@ test_xor_ca_nn (void **state)
 
   /* A layer whose output does not fit the data blocks training; undo
    * brings the working model back. */
-  activate (win, "add-layer", g_variant_new_string ("dense"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
   assert_false (enabled (win, "train"));
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_int_equal (caml_window_get_experiment (win)->n_layers, 1);
   assert_true (enabled (win, "train"));
-  activate (win, "redo", NULL);
+  activate_editor (win, "redo", NULL);
   assert_int_equal (caml_window_get_experiment (win)->n_layers, 2);
-  activate (win, "undo", NULL);
+  /* Ctrl+Z: the editor's undo, reached from the window as its shortcut is. */
+  g_auto (GStrv) undo_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                      "editor.undo");
+  assert_true (g_strv_contains ((const char *const *) undo_accels, "<Control>z"));
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "editor.undo", NULL));
   assert_int_equal (caml_window_get_experiment (win)->n_layers, 1);
 
   /* Train to the end. */
@@ -721,7 +745,7 @@ test_xor_ca_nn (void **state)
   assert_true (iterate_until (not_loading, win, 10));   /* built, then started */
   assert_false (enabled (win, "train"));
   assert_true (enabled (win, "pause"));
-  assert_false (enabled (win, "add-layer"));      /* the model is fixed while training */
+  assert_false (editor_enabled (win, "add-layer"));      /* the model is fixed while training */
   assert_true (iterate_until (run_ended, win, 120));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
   assert_true (enabled (win, "train"));
@@ -837,8 +861,8 @@ test_previous_run (void **state)
   assert_int_equal (n_first, 60);
 
   /* The model changes: the new, untrained run shows the previous curves. */
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 4.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 4.0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_true (enabled (win, "forget-previous"));
   g_autofree char *before = loss_labels (win);
@@ -950,13 +974,13 @@ test_ca_nn_parts (void **state)
   CamlPlotView *parts = caml_window_get_plot_view (win, "parts");
   assert_non_null (parts);
 
-  activate (win, "select-layer", g_variant_new_int32 (1));
+  activate_editor (win, "select-layer", g_variant_new_int32 (1));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 0);
-  activate (win, "select-layer", g_variant_new_int32 (2));   /* dense: the last CA-NN */
+  activate_editor (win, "select-layer", g_variant_new_int32 (2));   /* dense: the last CA-NN */
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
 
@@ -982,14 +1006,14 @@ test_ca_nn_parts (void **state)
   /* Choosing the other CA-NN after training samples its parts on a worker
    * thread, from the trained weights. */
   guint updates = caml_plot_view_get_update_count (parts);
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   assert_true (caml_window_is_loading (win));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 0);
   assert_true (caml_plot_view_get_update_count (parts) > updates);
   caml_plot_heatmap_get_range (caml_plot_view_get_heatmap (parts, 2, NULL), &lo, &hi);
   assert_true (hi - lo > 1e-6);
-  activate (win, "select-layer", g_variant_new_int32 (1));
+  activate_editor (win, "select-layer", g_variant_new_int32 (1));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
 
@@ -1001,17 +1025,17 @@ test_ca_nn_parts (void **state)
   activate (win, "train", NULL);
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_RUNNING);
-  assert_false (enabled (win, "add-layer"));
-  assert_true (enabled (win, "select-layer"));
+  assert_false (editor_enabled (win, "add-layer"));
+  assert_true (editor_enabled (win, "select-layer"));
   GtkWidget *editor = template_child (win, "model_editor");
   assert_true (gtk_widget_is_sensitive (editor));
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   want_parts_layer = 0;   /* sampled by the trainer's thread at its next report */
   assert_true (iterate_until (parts_on_wanted_layer, win, 30));
   activate (win, "pause", NULL);
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
   updates = caml_plot_view_get_update_count (parts);
-  activate (win, "select-layer", g_variant_new_int32 (1));
+  activate_editor (win, "select-layer", g_variant_new_int32 (1));
   want_parts_layer = 1;   /* sampled on a worker */
   assert_true (iterate_until (parts_on_wanted_layer, win, 30));
   assert_true (caml_plot_view_get_update_count (parts) > updates);
@@ -1039,9 +1063,9 @@ test_ca_nn_parts (void **state)
 
   /* A model without a CA-NN has no parts. */
   activate (win, "reset", NULL);
-  activate (win, "clear-model", NULL);
-  activate (win, "add-layer", g_variant_new_string ("dense"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  activate_editor (win, "clear-model", NULL);
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
   assert_true (enabled (win, "train"));
   assert_int_equal (caml_window_get_parts_layer (win), -1);
   gtk_window_destroy (GTK_WINDOW (win));
@@ -1319,15 +1343,15 @@ test_words_page_chosen (void **state)
   activate (win, "plots-page", g_variant_new_string ("words"));
 
   /* A last layer three wide: the model does not fit the data, no run. */
-  activate (win, "add-layer", g_variant_new_string ("dense"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_false (enabled (win, "train"));
   g_autofree char *left = plots_page (win);
   assert_string_equal (left, "main");
 
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_true (iterate_until (can_train, win, 30));
   g_autofree char *back = plots_page (win);
   assert_string_equal (back, "words");
@@ -2157,16 +2181,16 @@ test_undo_to_clean (void **state)
   int preset_steps = caml_window_get_experiment (win)->steps;
   assert_false (caml_window_is_modified (win));
 
-  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
   assert_true (caml_window_is_modified (win));
   assert_true (iterate_until (autosave_written, win, 5));
   g_autofree char *autosave = caml_window_get_autosave_path (win);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_false (caml_window_is_modified (win));
   assert_false (g_file_test (autosave, G_FILE_TEST_EXISTS));
-  activate (win, "redo", NULL);
+  activate_editor (win, "redo", NULL);
   assert_true (caml_window_is_modified (win));
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_false (caml_window_is_modified (win));
 
   gtk_spin_button_set_value (steps, preset_steps + 7);
@@ -2399,8 +2423,8 @@ test_data_picker (void **state)
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, exp_path, &error));
   assert_true (iterate_until (not_loading, win, 60));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "depth", 3.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "depth", 3.0));
   assert_true (caml_window_is_loading (win));      /* the new model is being built */
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 120));
@@ -2866,9 +2890,9 @@ test_compare_baseline (void **state)
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   assert_true (iterate_until (is_mapped, win, 10));
   activate (win, "data", g_variant_new_string ("xor"));
-  activate (win, "clear-model", NULL);
-  activate (win, "add-layer", g_variant_new_string ("ca_nn"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  activate_editor (win, "clear-model", NULL);
+  activate_editor (win, "add-layer", g_variant_new_string ("ca_nn"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
 
   long n_base = -1;
   double base_lr = 0;
@@ -3164,7 +3188,7 @@ test_drag_and_drop (void **state)
   const char *inserted[] = { "ca_nn", "dense", "ca_nn", "dense", NULL };
   assert_layers (win, inserted);
   assert_true (caml_window_is_modified (win));
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
 
   /* Palette → below the last layer appends. */
@@ -3173,7 +3197,7 @@ test_drag_and_drop (void **state)
   assert_true (drop_on_stack (stack, new_ca, -1));
   const char *appended[] = { "ca_nn", "ca_nn", "dense", "ca_nn", NULL };
   assert_layers (win, appended);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
 
   /* Reorder: the dense layer (row 2) dragged above row 0. */
@@ -3184,14 +3208,14 @@ test_drag_and_drop (void **state)
   assert_true (drop_on_stack (stack, move, 0));
   const char *moved[] = { "dense", "ca_nn", "ca_nn", NULL };
   assert_layers (win, moved);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
   assert_false (drop_on_stack (stack, "nonsense", 0));   /* unknown payloads are refused */
   assert_false (drop_on_stack (stack, "new:no_such_layer", 0));
   assert_layers (win, start);
 
   /* Keyboard. */
-  activate (win, "select-layer", g_variant_new_int32 (2));
+  activate_editor (win, "select-layer", g_variant_new_int32 (2));
   press_shortcut (stack, "<Alt>Up");
   const char *up[] = { "ca_nn", "dense", "ca_nn", NULL };
   assert_layers (win, up);
@@ -3203,10 +3227,10 @@ test_drag_and_drop (void **state)
   press_shortcut (stack, "Delete");
   const char *removed[] = { "ca_nn", "ca_nn", NULL };
   assert_layers (win, removed);
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
   gtk_window_destroy (GTK_WINDOW (win));
 }
@@ -3838,8 +3862,8 @@ test_quit (void **state)
   CamlWindow *unsaved = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   CamlWindow *windows[] = { clean, edited, unsaved, NULL };
   assert_true (iterate_until (is_mapped, unsaved, 10));
-  activate (edited, "add-layer", g_variant_new_string ("dense"));
-  activate (unsaved, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (edited, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (unsaved, "add-layer", g_variant_new_string ("dense"));
 
   /* Cancel: nothing closes, not even the window without changes. */
   g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
@@ -3906,7 +3930,7 @@ test_quit_pending_edit (void **state)
   CamlWindow *dirty = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   CamlWindow *typing = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, typing, 10));
-  activate (dirty, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (dirty, "add-layer", g_variant_new_string ("dense"));
   type_into (typing, GTK_SPIN_BUTTON (template_child (typing, "steps_spin")), "500");
   assert_false (caml_window_is_modified (typing));
 
@@ -3938,8 +3962,8 @@ test_quit_asking_destroyed (void **state)
   CamlWindow *a = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   CamlWindow *b = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, b, 10));
-  activate (a, "add-layer", g_variant_new_string ("dense"));
-  activate (b, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (a, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (b, "add-layer", g_variant_new_string ("dense"));
   g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
   CamlWindow *asking = dialog_of (a, GTK_TYPE_MESSAGE_DIALOG) != NULL ? a : b;
   CamlWindow *other = asking == a ? b : a;
@@ -4205,15 +4229,15 @@ test_failed_build_settles (void **state)
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
   assert_true (iterate_until (is_mapped, win, 10));
   assert_true (iterate_until (not_loading, win, 10));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_non_null (caml_window_get_error (win));
   assert_non_null (strstr (caml_window_get_error (win), "embeddings"));
   assert_false (enabled (win, "train"));
   iterate_until (always_false, NULL, 0.3);
   assert_int_equal (caml_window_get_jobs_in_flight (), 0);   /* no build after build */
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_true (enabled (win, "train"));
   gtk_window_destroy (GTK_WINDOW (win));
@@ -4305,8 +4329,8 @@ test_quiet_build (void **state)
   GtkProgressBar *bar = GTK_PROGRESS_BAR (template_child (win, "progress_bar"));
   g_autofree char *before = g_strdup (gtk_progress_bar_get_text (bar));
   g_autofree char *status_before = g_strdup (status_text (win));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 6.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 6.0));
   assert_true (caml_window_is_loading (win));
   assert_string_equal (gtk_progress_bar_get_text (bar), before);
   assert_string_equal (status_text (win), status_before);
@@ -4449,8 +4473,8 @@ test_loss_follows_data (void **state)
   assert_true (iterate_until (run_ended, win, 60));
   iterate_until (always_false, NULL, 0.2);
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "accuracy")));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "remove-layer", NULL);
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "remove-layer", NULL);
   assert_false (caml_model_editor_is_valid (CAML_MODEL_EDITOR (template_child (win,
                                                                                "model_editor"))));
   assert_false (caml_plot_view_has_plot (caml_window_get_plot_view (win, "accuracy")));
@@ -5307,14 +5331,14 @@ test_word_vector_coverage (void **state)
   print_message ("status: %s\n", status_text (win));
 
   /* Not pre-trained: nothing to say. */
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
   assert_true (iterate_until (can_train, win, 30));
   assert_non_null (strstr (status_text (win), "weights"));
   assert_null (strstr (status_text (win), "vectors"));
   /* Pre-trained again on the same data: the status line says it, no
    * second notice covers it. */
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
   assert_true (iterate_until (can_train, win, 30));
   assert_non_null (strstr (status_text (win), status));
 

@@ -77,77 +77,6 @@ action_continue_diverged (GSimpleAction *action, GVariant *param, gpointer user_
   caml_session_continue (CAML_WINDOW (user_data)->session);
 }
 
-static void
-action_add_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  CamlWindow *self = user_data;
-  const char *name = g_variant_get_string (param, NULL);
-  const CamlLayerOps *ops = caml_layer_lookup (name);
-
-  if (ops == NULL)
-    {
-      g_autofree char *text = g_strdup_printf ("no layer type named \"%s\"", name);
-      caml_window_show_error (self, text);
-      return;
-    }
-  caml_model_editor_insert_layer (self->model_editor, ops, -1);
-}
-
-static void
-action_remove_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  caml_model_editor_remove_selected (CAML_WINDOW (user_data)->model_editor);
-}
-
-static void
-action_move_layer_up (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  caml_model_editor_move_selected (CAML_WINDOW (user_data)->model_editor, -1);
-}
-
-static void
-action_move_layer_down (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  caml_model_editor_move_selected (CAML_WINDOW (user_data)->model_editor, +1);
-}
-
-static void
-action_select_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  caml_model_editor_select (CAML_WINDOW (user_data)->model_editor, g_variant_get_int32 (param));
-}
-
-static void
-action_layer_option (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  CamlWindow *self = user_data;
-  g_autoptr (GError) error = NULL;
-  const char *key = NULL;
-  double value = 0;
-
-  g_variant_get (param, "(&sd)", &key, &value);
-  if (!caml_model_editor_set_option (self->model_editor, key, value, &error))
-    caml_window_show_error (self, error->message);
-}
-
-static void
-action_clear_model (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  caml_model_editor_clear (CAML_WINDOW (user_data)->model_editor);
-}
-
-static void
-action_undo (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  caml_model_editor_undo (CAML_WINDOW (user_data)->model_editor);
-}
-
-static void
-action_redo (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  caml_model_editor_redo (CAML_WINDOW (user_data)->model_editor);
-}
-
 /* Picks a data set: it is used once its data load. "idx" opens the file
  * chooser for four IDX files, and "text" the choosers of two text files
  * (the data change once they load too). A fetched set that is not there
@@ -350,15 +279,6 @@ static const GActionEntry win_entries[] = {
   { "compare-baseline", action_compare_baseline, NULL, "false" },
   { "save", caml_window_action_save },
   { "save-as", caml_window_action_save_as },
-  { "add-layer", action_add_layer, "s" },
-  { "remove-layer", action_remove_layer },
-  { "move-layer-up", action_move_layer_up },
-  { "move-layer-down", action_move_layer_down },
-  { "select-layer", action_select_layer, "i" },
-  { "layer-option", action_layer_option, "(sd)" },
-  { "clear-model", action_clear_model },
-  { "undo", action_undo },
-  { "redo", action_redo },
   { "data", NULL, "s", "'xor'", action_data },
   { "choose-idx", action_choose_idx },
   { "choose-data-files", action_choose_data_files },
@@ -404,14 +324,12 @@ caml_window_update_actions (CamlWindow *self)
   gboolean started = caml_session_has_run (session);
   CamlTrainerState state = caml_session_get_state (session);
   gboolean active = caml_session_is_active (session);
-  int selected = caml_model_editor_get_selected (self->model_editor);
-  int n_layers = 0, n_rows = 0;
+  int n_rows = 0;
   long prev_steps = 0;
   const CamlEvalRow *prev_rows = NULL;
   int prev_n_rows = 0;
   gboolean prev_classification = FALSE;
 
-  caml_model_editor_get_layers (self->model_editor, &n_layers);
   caml_session_get_rows (session, &n_rows);
   caml_session_get_previous_losses (session, &prev_steps, &prev_rows, &prev_n_rows,
                                     &prev_classification);
@@ -431,20 +349,9 @@ caml_window_update_actions (CamlWindow *self)
   caml_window_set_action_enabled (self, "compare-baseline",
                                   can_train || caml_session_get_compare (session));
 
-  /* The model and the data stay as they are while a run is under way; the
-   * learning rate and em_steps can change live. */
-  caml_window_set_action_enabled (self, "add-layer", !active);
-  caml_window_set_action_enabled (self, "clear-model", !active && n_layers > 0);
-  caml_window_set_action_enabled (self, "remove-layer", !active && selected >= 0);
-  caml_window_set_action_enabled (self, "move-layer-up", !active && selected > 0);
-  caml_window_set_action_enabled (self, "move-layer-down", !active && selected >= 0
-                                                           && selected < n_layers - 1);
-  caml_window_set_action_enabled (self, "layer-option", !active && selected >= 0);
-  caml_window_set_action_enabled (self, "select-layer", TRUE);   /* the parts follow it */
-  caml_window_set_action_enabled (self, "undo", !active
-                                  && caml_model_editor_can_undo (self->model_editor));
-  caml_window_set_action_enabled (self, "redo", !active
-                                  && caml_model_editor_can_redo (self->model_editor));
+  /* The model (editor.*, which locking disables) and the data stay as
+   * they are while a run is under way; the learning rate and em_steps can
+   * change live. */
   caml_window_set_action_enabled (self, "data", !active);
   caml_window_set_action_enabled (self, "choose-idx", !active);
   caml_window_set_action_enabled (self, "choose-data-files", !active

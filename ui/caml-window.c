@@ -147,6 +147,12 @@ on_option_corrected (CamlModelEditor *editor, const char *message, CamlWindow *s
   caml_window_show_notice (self, message, TRUE);
 }
 
+static void
+on_editor_error (CamlModelEditor *editor, const char *message, CamlWindow *self)
+{
+  caml_window_show_error (self, message);
+}
+
 /* What can be done. */
 static void
 on_session_state (CamlSession *session, GParamSpec *pspec, CamlWindow *self)
@@ -980,6 +986,10 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->seed_spin, "value-changed", G_CALLBACK (on_training_spin_changed), self);
   g_signal_connect (self->model_editor, "value-corrected", G_CALLBACK (on_option_corrected),
                     self);
+  g_signal_connect (self->model_editor, "error", G_CALLBACK (on_editor_error), self);
+  /* The editor's actions reach the window's shortcuts (Ctrl+Z) too. */
+  gtk_widget_insert_action_group (GTK_WIDGET (self), "editor",
+                                  caml_model_editor_get_actions (self->model_editor));
   {
     struct { GtkSpinButton *spin; const char *name; } checked[] = {
       { self->em_spin, "em_steps" },
