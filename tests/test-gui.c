@@ -23,31 +23,13 @@
 #include "presets.h"
 #include "caml-data-source.h"
 #include "caml-run.h"
+#include "caml-session.h"
+#include "harness.h"
 
 static CamlApplication *app;
 static char *autosave_dir;   /* $CAML_AUTOSAVE_DIR for the whole run */
 
-typedef gboolean (*Condition) (gpointer data);
 
-static gboolean
-wake (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-/* Runs the main loop until cond holds or timeout seconds pass. */
-static gboolean
-iterate_until (Condition cond, gpointer data, double timeout)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
-  guint tick = g_timeout_add (20, wake, NULL);
-  gboolean ok;
-
-  while (!(ok = cond (data)) && g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
-  return ok;
-}
 
 static GtkWidget *template_child (CamlWindow *win, const char *name);
 
@@ -63,12 +45,6 @@ not_loading (gpointer data)
   return !caml_window_is_loading (CAML_WINDOW (data));
 }
 
-static gboolean
-no_jobs (gpointer data)
-{
-  (void) data;
-  return caml_window_get_jobs_in_flight () == 0;
-}
 
 static gboolean
 run_ended (gpointer data)
@@ -77,26 +53,7 @@ run_ended (gpointer data)
   return s == CAML_TRAINER_FINISHED || s == CAML_TRAINER_STOPPED || s == CAML_TRAINER_FAILED;
 }
 
-typedef struct {
-  gint64 last;
-  gint64 max_gap;
-  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
-} Stall;
 
-static gboolean
-on_stall_tick (gpointer data)
-{
-  Stall *st = data;
-  gint64 now = g_get_monotonic_time ();
-  if (st->last != 0)
-    {
-      gint64 gap = now - st->last;
-      st->max_gap = MAX (st->max_gap, gap);
-      g_array_append_val (st->gaps, gap);
-    }
-  st->last = now;
-  return G_SOURCE_CONTINUE;
-}
 
 typedef struct {
   CamlPlotView *view;
@@ -110,11 +67,6 @@ drawn_since (gpointer data)
   return caml_plot_view_get_draw_count (w->view) > w->draws;
 }
 
-static gboolean
-always_false (gpointer data)
-{
-  return FALSE;
-}
 
 static void
 activate (CamlWindow *win, const char *action, GVariant *param)
@@ -330,34 +282,6 @@ test_ready_to_train (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* A model is built on a worker thread even on built-in data: a big one
- * (its untrained surface is a forward pass over the grid) took seconds on
- * the main thread, with the window frozen. */
-static void
-test_build_off_main_thread (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  /* Layer 0 selected: its parts (not the last CA-NN's) are sampled by the
-   * build too, not afterwards on the main thread. */
-  activate_editor (win, "select-layer", g_variant_new_int32 (0));
-  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 20000.0));
-  assert_true (caml_window_is_loading (win));   /* returned at once; the job builds it */
-  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
-  guint tick = g_timeout_add (5, on_stall_tick, &stall);
-  assert_true (iterate_until (not_loading, win, 60));
-  g_source_remove (tick);
-  print_message ("20,000 units built while the main loop ran %u times; longest gap %.1f ms\n",
-                 stall.gaps->len, stall.max_gap / 1000.0);
-  assert_null (caml_window_get_error (win));
-  assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
-  assert_int_equal (caml_window_get_parts_layer (win), 0);
-  assert_int_equal (caml_window_get_jobs_in_flight (), 0);   /* nothing sampled after */
-  assert_true (enabled (win, "train"));
-  g_array_unref (stall.gaps);
-  gtk_window_destroy (GTK_WINDOW (win));
-}
 
 /* A layer row lists its options; an option whose 0 stands for something
  * says what ("stride = size", not "stride 0"). */
@@ -1086,17 +1010,6 @@ is_enabled_save_run (gpointer data)
   return g_action_group_get_action_enabled (G_ACTION_GROUP (data), "save-run");
 }
 
-/* Writes n lines "text<TAB>label": "the movie is good" (1) or "… bad" (0)
- * plus three of 40 filler words, so 45 words are seen ≥ 20 times in 400. */
-static void
-write_text_tsv (const char *path, int n)
-{
-  g_autoptr (GString) text = g_string_new (NULL);
-  for (int i = 0; i < n; i++)
-    g_string_append_printf (text, "the movie is %s w%d w%d w%d\t%d\n", i % 2 ? "good" : "bad",
-                            i % 40, (i * 7 + 3) % 40, (i * 13 + 5) % 40, i % 2);
-  assert_true (g_file_set_contents (path, text->str, -1, NULL));
-}
 
 /* The shade tag (g0 … g20) of the character at offset in the words text,
  * -2 for the grey of a word the model did not read, or -1. */
@@ -1123,38 +1036,7 @@ shade_at (GtkTextBuffer *buffer, int offset)
 /* dir/train.tsv and dir/test.tsv (write_text_tsv) and an experiment on them,
  * dir/words.json, with `data_extra` (JSON members, may be "") in "data",
  * the given layers and steps; returns its path. */
-static char *
-write_words_experiment (const char *dir, const char *data_extra, const char *layers, int steps)
-{
-  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
-  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
-  char *path = g_build_filename (dir, "words.json", NULL);
-  write_text_tsv (train, 400);
-  write_text_tsv (test, 40);
-  g_autofree char *json = g_strdup_printf (
-    "{ \"name\": \"words\", \"seed\": 0,"
-    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" }%s },"
-    "  \"model\": [ %s,"
-    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
-    "  \"loss\": \"sigmoid_cross_entropy\","
-    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1 },"
-    "  \"training\": { \"steps\": %d, \"batch_size\": 16, \"eval_every\": 100 } }",
-    train, test, data_extra, layers, steps);
-  assert_true (g_file_set_contents (path, json, -1, NULL));
-  return path;
-}
 
-static void
-remove_words_experiment (const char *dir)
-{
-  static const char *const files[] = { "train.tsv", "test.tsv", "words.json" };
-  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
-    {
-      g_autofree char *f = g_build_filename (dir, files[i], NULL);
-      g_unlink (f);
-    }
-  g_rmdir (dir);
-}
 
 /* A window on the experiment file at path, once its run can train. */
 static CamlWindow *
@@ -1560,22 +1442,6 @@ test_load_weights (void **state)
 
 /* ------------------------------------------------------------ saved runs */
 
-static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  for (const char *name; d != NULL && (name = g_dir_read_name (d)) != NULL;)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      if (g_file_test (path, G_FILE_TEST_IS_DIR))
-        remove_tree (path);
-      else
-        g_unlink (path);
-    }
-  if (d != NULL)
-    g_dir_close (d);
-  g_rmdir (dir);
-}
 
 static gboolean
 notice_has (CamlWindow *win, const char *text)
@@ -1753,44 +1619,7 @@ test_open_run (void **state)
 
 /* ------------------------------------------------- σ-maps and baseline */
 
-static void
-write_be32 (GByteArray *b, guint32 v)
-{
-  guint32 be = GUINT32_TO_BE (v);
-  g_byte_array_append (b, (const guint8 *) &be, 4);
-}
 
-/* n synthetic 28×28 "digits": a bright bar whose place depends on the
- * label, on a black background. */
-static void
-write_idx_pair (const char *images_path, const char *labels_path, int n, guint seed)
-{
-  GByteArray *img = g_byte_array_new (), *lab = g_byte_array_new ();
-  GRand *rand = g_rand_new_with_seed (seed);
-
-  write_be32 (img, 0x00000803);
-  write_be32 (img, n);
-  write_be32 (img, 28);
-  write_be32 (img, 28);
-  write_be32 (lab, 0x00000801);
-  write_be32 (lab, n);
-  for (int i = 0; i < n; i++)
-    {
-      guint8 label = (guint8) g_rand_int_range (rand, 0, 10);
-      guint8 px[28 * 28] = { 0 };
-      int x0 = 2 + 2 * label, y0 = 4 + g_rand_int_range (rand, 0, 6);
-      for (int y = y0; y < y0 + 14; y++)
-        for (int x = x0; x < x0 + 6; x++)
-          px[y * 28 + x] = 255;
-      g_byte_array_append (img, px, sizeof px);
-      g_byte_array_append (lab, &label, 1);
-    }
-  assert_true (g_file_set_contents (images_path, (const char *) img->data, img->len, NULL));
-  assert_true (g_file_set_contents (labels_path, (const char *) lab->data, lab->len, NULL));
-  g_byte_array_unref (img);
-  g_byte_array_unref (lab);
-  g_rand_free (rand);
-}
 
 static void
 test_sigma_maps (void **state)
@@ -2054,83 +1883,6 @@ test_export_matches_cli (void **state)
   remove_tree (dir);
 }
 
-/* A trained run replaced by a new one (an edit, Train after it finished)
- * leaves its weights set aside with a banner, unless they were saved at
- * that step: Save Them writes the trained weights, not the new run's
- * untrained ones (which Save Weights wrote, saying it saved "the weights",
- * after an edit of the step count had dropped the trained run). */
-static void
-test_set_aside_weights (void **state)
-{
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-aside-XXXXXX", NULL);
-  g_autofree char *saved = g_build_filename (dir, "saved.weights", NULL);
-  g_autofree char *aside = g_build_filename (dir, "aside.weights", NULL);
-  g_autofree char *fresh = g_build_filename (dir, "fresh.weights", NULL);
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
-  assert_false (enabled (win, "save-set-aside"));
-
-  /* Trained and saved at its last step: nothing to set aside. (Fewer
-   * steps: more would make the run go on, test_extend_finished_run.) */
-  gtk_spin_button_set_value (steps, 60);
-  assert_true (iterate_until (not_loading, win, 10));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  caml_window_save_weights (win, saved);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  gtk_spin_button_set_value (steps, 50);
-  assert_true (iterate_until (not_loading, win, 10));
-  assert_false (caml_window_has_set_aside_weights (win, NULL));
-  assert_false (enabled (win, "save-set-aside"));
-
-  /* Trained, not saved, then the step count changes: set aside. */
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  gtk_spin_button_set_value (steps, 40);
-  assert_true (iterate_until (not_loading, win, 10));
-  long step = 0;
-  assert_true (caml_window_has_set_aside_weights (win, &step));
-  assert_int_equal (step, 50);
-  assert_true (enabled (win, "save-set-aside"));
-  assert_non_null (caml_window_get_error (win));
-  assert_non_null (strstr (caml_window_get_error (win), "trained to step 50"));
-
-  /* Saved: the trained weights, not the new run's. */
-  caml_window_save_set_aside_weights (win, aside);
-  caml_window_save_weights (win, fresh);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_false (caml_window_has_set_aside_weights (win, NULL));
-  assert_false (enabled (win, "save-set-aside"));
-  assert_null (caml_window_get_error (win));
-  struct stat sa, sf;
-  assert_int_equal (g_stat (aside, &sa), 0);
-  assert_int_equal (g_stat (fresh, &sf), 0);
-  assert_int_equal (sa.st_size, sf.st_size);
-  g_autofree gchar *a_all = NULL, *f_all = NULL;
-  gsize na = 0, nf = 0;
-  assert_true (g_file_get_contents (aside, &a_all, &na, NULL));
-  assert_true (g_file_get_contents (fresh, &f_all, &nf, NULL));
-  assert_true (na == nf && memcmp (a_all, f_all, na) != 0);
-
-  /* Train after a finished run starts afresh: set aside too; Dismiss lets
-   * them go. */
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  activate (win, "train", NULL);
-  assert_true (caml_window_has_set_aside_weights (win, &step));
-  assert_int_equal (step, 40);
-  assert_true (iterate_until (run_ended, win, 60));
-  activate (win, "drop-set-aside", NULL);
-  assert_false (caml_window_has_set_aside_weights (win, NULL));
-
-  g_unlink (saved);
-  g_unlink (aside);
-  g_unlink (fresh);
-  g_rmdir (dir);
-  gtk_window_destroy (GTK_WINDOW (win));
-}
 
 /* The loss plot's read-out gives the step's train loss and the evaluation
  * nearest it — before the first evaluation too. */
@@ -2680,26 +2432,7 @@ baseline_paused (gpointer data)
   return p.state == CAML_TRAINER_PAUSED;
 }
 
-/* Steps raised on a finished run: the run goes on from where it ended,
- * paused (Train resumes it), with its optimizer's state and batch order —
- * the losses are those of one run of that many steps, bit for bit — and
- * its baseline goes on beside it. Nothing is set aside. Fewer steps than
- * done start a new run; so does Reset. */
-static gboolean
-another_run_trains (gpointer data)
-{
-  CamlWindow *win = CAML_WINDOW (((gpointer *) data)[0]);
-  return caml_window_peek_run (win) != ((gpointer *) data)[1]
-         && caml_window_get_state (win) == CAML_TRAINER_RUNNING;
-}
 
-static gboolean
-trained_some (gpointer data)
-{
-  long n = 0;
-  caml_window_get_losses (CAML_WINDOW (data), &n);
-  return n >= 50;
-}
 
 /* A stopped run whose Steps are still ahead of it: Train and Step go on
  * with it from where it stopped (they started a new run from step 0, with
@@ -2738,68 +2471,11 @@ test_fields_leave_undo (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-static void
-test_continue_stopped_run (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
-  gtk_spin_button_set_value (steps, 5000000);
-  assert_true (iterate_until (can_train, win, 30));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (trained_some, win, 30));
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_STOPPED);
-  CamlRun *run = caml_window_peek_run (win);
-  CamlProgress p;
-  caml_run_get_progress (run, &p);
-  long stopped = p.step;
-  assert_true (stopped > 0 && stopped < 5000000);
-
-  activate (win, "step", NULL);   /* F7: one step on, paused */
-  assert_non_null (strstr (caml_window_get_last_notice (win), "stopped run goes on from step"));
-  assert_ptr_equal (caml_window_peek_run (win), run);
-  iterate_until (always_false, NULL, 0.3);
-  caml_run_get_progress (run, &p);
-  assert_int_equal (p.step, stopped + 1);
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
-
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-  caml_run_get_progress (run, &p);
-  stopped = p.step;
-  activate (win, "train", NULL);   /* F5: trains on */
-  assert_ptr_equal (caml_window_peek_run (win), run);
-  iterate_until (always_false, NULL, 0.3);
-  caml_run_get_progress (run, &p);
-  assert_true (p.step > stopped);
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-  long n = 0;
-  caml_window_get_losses (win, &n);
-  caml_run_get_progress (run, &p);
-  assert_int_equal (n, p.step);   /* one curve, no restart */
-
-  /* Weights chosen and loading when Train is pressed: Train waits for them
-   * (the stopped run went on, then the loaded one replaced it, idle). */
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-go-on-XXXXXX", NULL);
-  g_autofree char *weights = g_build_filename (dir, "w.weights", NULL);
-  caml_window_save_weights (win, weights);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  caml_window_load_weights (win, weights);
-  activate (win, "train", NULL);
-  gpointer other[] = { win, run };
-  assert_true (iterate_until (another_run_trains, other, 60));   /* the weights' run */
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-
-  gtk_window_destroy (GTK_WINDOW (win));
-  g_unlink (weights);
-  g_rmdir (dir);
-}
-
+/* Steps raised on a finished run: the run goes on from where it ended,
+ * paused (Train resumes it), with its optimizer's state and batch order —
+ * the losses are those of one run of that many steps, bit for bit — and
+ * its baseline goes on beside it. Nothing is set aside. Fewer steps than
+ * done start a new run; so does Reset. */
 static void
 test_extend_finished_run (void **state)
 {
@@ -4220,28 +3896,6 @@ test_throughput (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* A model the editor accepts but the build refuses (a pretrained embedding
- * without word vectors) is reported once and not built again and again;
- * a change builds again. */
-static void
-test_failed_build_settles (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  activate_editor (win, "select-layer", g_variant_new_int32 (0));
-  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
-  assert_true (iterate_until (not_loading, win, 10));
-  assert_non_null (caml_window_get_error (win));
-  assert_non_null (strstr (caml_window_get_error (win), "embeddings"));
-  assert_false (enabled (win, "train"));
-  iterate_until (always_false, NULL, 0.3);
-  assert_int_equal (caml_window_get_jobs_in_flight (), 0);   /* no build after build */
-  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
-  assert_true (iterate_until (not_loading, win, 10));
-  assert_true (enabled (win, "train"));
-  gtk_window_destroy (GTK_WINDOW (win));
-}
 
 /* Compare with Baseline, then Stop before the baseline is built: no
  * baseline trains on behind the stopped run. */
@@ -4335,23 +3989,9 @@ test_quiet_build (void **state)
   assert_string_equal (gtk_progress_bar_get_text (bar), before);
   assert_string_equal (status_text (win), status_before);
   assert_true (iterate_until (not_loading, win, 10));
-  gtk_window_destroy (GTK_WINDOW (win));
-}
 
-static gboolean
-data_text_has (gpointer data)
-{
-  const char *text = caml_window_get_data_text (CAML_WINDOW (((gpointer *) data)[0]));
-  return strstr (text, ((gpointer *) data)[1]) != NULL;
-}
-
-/* The built-in data are made on a worker thread too: the largest surface
- * grid (1024²) took 93 ms on the main thread. Not once on this thread —
- * opening the experiment, a seed the split follows, another kind through
- * the picker and back — and the build stays quiet meanwhile. */
-static void
-test_data_off_main_thread (void **state)
-{
+  /* Built-in data of the kind shown, made on a worker thread (a 1024²
+   * surface grid): the plots, bar and status stay while they are made. */
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-grid-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "grid.json", NULL);
   static const char json[] =
@@ -4362,92 +4002,56 @@ test_data_off_main_thread (void **state)
     "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.01 },"
     "  \"training\": { \"steps\": 20, \"batch_size\": 32, \"eval_every\": 10 } }";
   assert_true (g_file_set_contents (path, json, -1, NULL));
-  guint loads = caml_run_data_get_loads_here ();
-
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  GtkProgressBar *bar = GTK_PROGRESS_BAR (template_child (win, "progress_bar"));
   g_autofree char *bar_before = g_strdup (gtk_progress_bar_get_text (bar));
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, path, &error));
   assert_true (caml_window_is_loading (win));   /* returned at once; a job makes the data */
   assert_true (enabled (win, "train"));
   assert_true (enabled (win, "compare-baseline"));
-  /* Quiet: surface data were shown, and the plots, bar and status stay. */
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
   assert_string_equal (gtk_progress_bar_get_text (bar), bar_before);
-  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
-  guint tick = g_timeout_add (5, on_stall_tick, &stall);
   assert_true (iterate_until (not_loading, win, 60));
-  g_source_remove (tick);
-  print_message ("1024² surface made while the main loop ran %u times; longest gap %.1f ms\n",
-                 stall.gaps->len, stall.max_gap / 1000.0);
-  g_array_unref (stall.gaps);
-  assert_null (caml_window_get_error (win));
-  print_message ("data: %s\n", caml_window_get_data_text (win));
-  /* 1% of 1024² for training: the new grid's data are there. */
   assert_non_null (strstr (caml_window_get_data_text (win), "10486 training"));
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
   assert_true (enabled (win, "train"));
-  assert_int_equal (caml_run_data_get_loads_here (), loads);
-
-  /* The surface split follows the seed: made again, elsewhere. */
-  GtkSpinButton *seed = GTK_SPIN_BUTTON (template_child (win, "seed_spin"));
-  gtk_spin_button_set_value (seed, 7);
-  assert_true (caml_window_is_loading (win));
-  assert_true (iterate_until (not_loading, win, 60));
-  /* Another kind and back, through the picker. */
-  activate (win, "data", g_variant_new_string ("xor"));
-  gpointer xor_shown[] = { win, "4 training" };
-  assert_true (iterate_until (data_text_has, xor_shown, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  activate (win, "data", g_variant_new_string ("surface"));
-  gpointer surface_shown[] = { win, "10486 training" };
-  assert_true (iterate_until (data_text_has, surface_shown, 60));
-  assert_true (iterate_until (not_loading, win, 60));
-  assert_null (caml_window_get_error (win));
-
-  /* Train pressed while the data are made trains once they are there. */
-  gtk_spin_button_set_value (seed, 8);
-  assert_true (caml_window_is_loading (win));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-
-  assert_int_equal (caml_run_data_get_loads_here (), loads);   /* none on this thread */
   gtk_window_destroy (GTK_WINDOW (win));
   g_unlink (path);
   g_rmdir (dir);
 }
 
-/* Another experiment on other text files: the previous run's curves go
- * (its losses are on other data). */
+/* The set-aside weights of a replaced run (test-session.c: when they are
+ * kept, saved and dropped) show in the banner, with Save Them… enabled
+ * until they are saved or dismissed. */
 static void
-test_previous_other_data (void **state)
+test_set_aside_banner (void **state)
 {
-  g_autofree char *dir_a = g_dir_make_tmp ("caml-gui-prev-a-XXXXXX", NULL);
-  g_autofree char *dir_b = g_dir_make_tmp ("caml-gui-prev-b-XXXXXX", NULL);
-  const char *layers = "{ \"layer\": \"embedding\", \"dim\": 4 }, { \"layer\": \"mean_pool\" }";
-  g_autofree char *a = write_words_experiment (dir_a, "", layers, 20);
-  g_autofree char *b = write_words_experiment (dir_b, "", layers, 20);
-  CamlWindow *win = open_window_on (a);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  assert_false (enabled (win, "save-set-aside"));
+  gtk_spin_button_set_value (steps, 50);
+  assert_true (iterate_until (not_loading, win, 10));
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
-  activate (win, "train", NULL);   /* again: the first is the previous run */
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_true (enabled (win, "forget-previous"));
-  g_autoptr (GError) error = NULL;
-  assert_true (caml_window_load_file (win, a, &error));   /* the same data: kept */
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (enabled (win, "forget-previous"));
-  assert_true (caml_window_load_file (win, b, &error));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (enabled (win, "forget-previous"));
+  gtk_spin_button_set_value (steps, 40);
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_true (caml_window_has_set_aside_weights (win, NULL));
+  assert_true (enabled (win, "save-set-aside"));
+  assert_non_null (strstr (caml_window_get_error (win), "trained to step 50"));
+  GtkButton *save = GTK_BUTTON (template_child (win, "banner_button"));
+  assert_true (gtk_widget_get_visible (GTK_WIDGET (save)));
+  assert_string_equal (gtk_actionable_get_action_name (GTK_ACTIONABLE (save)),
+                       "win.save-set-aside");
+  activate (win, "dismiss-banner", NULL);   /* Dismiss: they go */
+  assert_false (caml_window_has_set_aside_weights (win, NULL));
+  assert_false (enabled (win, "save-set-aside"));
+  assert_null (caml_window_get_error (win));
   gtk_window_destroy (GTK_WINDOW (win));
-  remove_words_experiment (dir_a);
-  remove_words_experiment (dir_b);
 }
+
+
+
 
 /* Switching a two-class model's data keeps a loss it can train with: one
  * output under the sigmoid (it became softmax, and Train was refused). */
@@ -4824,39 +4428,7 @@ data_picked (CamlWindow *win)
 /* dir/mnist with MNIST's four files (200 training and 100 test images),
  * dir becoming $CAML_DATA_DIR (its value before returned, to give back
  * with restore_data_dir); idx gets the paths, in MNIST's order. */
-static char *
-write_fake_mnist (const char *dir, char *idx[4])
-{
-  static const char *const names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
-  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
-  assert_int_equal (g_mkdir (mnist, 0700), 0);
-  for (int i = 0; i < 4; i++)
-    idx[i] = g_build_filename (mnist, names[i], NULL);
-  write_idx_pair (idx[0], idx[1], 200, 1);
-  write_idx_pair (idx[2], idx[3], 100, 2);
-  char *saved = g_strdup (g_getenv ("CAML_DATA_DIR"));
-  g_setenv ("CAML_DATA_DIR", dir, TRUE);   /* set while no job of the test reads it */
-  return saved;
-}
 
-static void
-remove_fake_mnist (const char *dir, char *idx[4], char *saved_dir)
-{
-  if (saved_dir != NULL)
-    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
-  else
-    g_unsetenv ("CAML_DATA_DIR");
-  g_free (saved_dir);
-  for (int i = 0; i < 4; i++)
-    {
-      g_unlink (idx[i]);
-      g_free (idx[i]);
-    }
-  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
-  g_rmdir (mnist);
-  g_rmdir (dir);
-}
 
 /* A data set picked in the drop-down is loaded on a worker thread from a
  * copy of the experiment, and used only when it loads: MNIST files that
@@ -5189,74 +4761,7 @@ test_data_choice_shown (void **state)
   remove_fake_mnist (dir, idx, saved_dir);
 }
 
-/* Waits until win has no job under way, and gives the data read since
- * reads (caml_run_data_get_loads). */
-static guint
-reads_since (CamlWindow *win, guint reads)
-{
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  return caml_run_data_get_loads () - reads;
-}
 
-/* Data chosen are read once: Reload Data while they load reads the data
- * in use again, not them, and so does a new seed that the data in use
- * follow; picked again in the menu while they load, they are not read
- * again either. Reload Data once they are used reads them again, and a
- * choice that replaces them while they load is read and used. */
-static void
-test_data_choice_read_once (void **state)
-{
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-once-XXXXXX", NULL);
-  char *idx[4];
-  char *saved_dir = write_fake_mnist (dir, idx);
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  guint reads = caml_run_data_get_loads ();
-
-  /* XOR, and at once another seed: the surface in use and XOR, once each. */
-  pick_data (win, CAML_DATA_XOR);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "seed_spin")), 7);
-  assert_int_equal (reads_since (win, reads), 2);
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-
-  /* MNIST, and at once Reload Data: XOR and MNIST, once each. */
-  reads = caml_run_data_get_loads ();
-  pick_data (win, CAML_DATA_MNIST);
-  activate (win, "reload-data", NULL);
-  assert_int_equal (reads_since (win, reads), 2);
-  assert_null (caml_window_get_error (win));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_MNIST);
-
-  /* Reload Data once MNIST is used: read again. */
-  reads = caml_run_data_get_loads ();
-  activate (win, "reload-data", NULL);
-  assert_int_equal (reads_since (win, reads), 1);
-
-  /* The surface, picked again in the menu while it is made: made once. */
-  reads = caml_run_data_get_loads ();
-  pick_data (win, CAML_DATA_SURFACE);
-  activate (win, "data", g_variant_new_string ("surface"));
-  assert_int_equal (reads_since (win, reads), 1);
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_SURFACE);
-
-  /* MNIST, Reload Data, then XOR at once: XOR is read and used, MNIST's
-   * read is dropped. */
-  reads = caml_run_data_get_loads ();
-  pick_data (win, CAML_DATA_MNIST);
-  activate (win, "reload-data", NULL);
-  pick_data (win, CAML_DATA_XOR);
-  assert_int_equal (reads_since (win, reads), 3);
-  assert_null (caml_window_get_error (win));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-  assert_data_shown (win, CAML_DATA_XOR);
-
-  gtk_window_destroy (GTK_WINDOW (win));
-  assert_true (iterate_until (no_jobs, NULL, 60));
-  remove_fake_mnist (dir, idx, saved_dir);
-}
 
 /* Held-out training data (data.validation_fraction) is called what it is:
  * not "test". */
@@ -5386,31 +4891,25 @@ main (void)
     cmocka_unit_test (test_plot_view_fast_scenes),
     cmocka_unit_test (test_threads_menu),
     cmocka_unit_test (test_focus_leaves_locked_field),
-    cmocka_unit_test (test_set_aside_weights),
     cmocka_unit_test (test_undo_to_clean),
     cmocka_unit_test (test_loss_hover),
     cmocka_unit_test (test_extend_finished_run),
-    cmocka_unit_test (test_continue_stopped_run),
     cmocka_unit_test (test_fields_leave_undo),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_options_text),
-    cmocka_unit_test (test_build_off_main_thread),
-    cmocka_unit_test (test_data_off_main_thread),
     cmocka_unit_test (test_previous_run),
     cmocka_unit_test (test_smoothing_follows_axis),
-    cmocka_unit_test (test_failed_build_settles),
     cmocka_unit_test (test_baseline_after_stop),
     cmocka_unit_test (test_notice_kept),
     cmocka_unit_test (test_quiet_build),
-    cmocka_unit_test (test_previous_other_data),
+    cmocka_unit_test (test_set_aside_banner),
     cmocka_unit_test (test_loss_follows_data),
     cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_text_files_failed_load),
     cmocka_unit_test (test_data_kind_failed_load),
     cmocka_unit_test (test_data_choice_kept),
     cmocka_unit_test (test_data_choice_shown),
-    cmocka_unit_test (test_data_choice_read_once),
     cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),
