@@ -1312,133 +1312,6 @@ window_weights_equal (CamlWindow *win, const char *dir, const char *file)
   return na == nb && memcmp (a, b, na) == 0;
 }
 
-/* Load Weights builds a fresh run with them on a worker thread: saved back,
- * they are the same bytes, and a change before Train keeps them. A second
- * load at once wins over the first; another experiment opened meanwhile
- * drops the request. A file that is not weights leaves an error that names
- * it, and the run — trained — as it was, not started by a Train pressed
- * meanwhile. */
-static void
-test_load_weights (void **state)
-{
-  (void) state;
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-weights-XXXXXX", NULL);
-  g_autofree char *exp_path = g_build_filename (dir, "xor.json", NULL);
-  g_autofree char *exp2_path = g_build_filename (dir, "xor2.json", NULL);
-  g_autofree char *wa = g_build_filename (dir, "a.weights", NULL);
-  g_autofree char *wb = g_build_filename (dir, "b.weights", NULL);
-  g_autofree char *trained = g_build_filename (dir, "trained.weights", NULL);
-  g_autofree char *bad = g_build_filename (dir, "bad.weights", NULL);
-  static const char json[] =
-    "{ \"name\": \"xor\", \"seed\": 0, \"data\": { \"builtin\": \"xor\" },"
-    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 1, \"activation\": \"tanh\" } ],"
-    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.1 },"
-    "  \"training\": { \"steps\": 20, \"batch_size\": 0, \"eval_every\": 10 } }";
-  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
-  g_autofree char *json2 = g_strdup (json);
-  memcpy (strstr (json2, "\"seed\": 0"), "\"seed\": 7", 9);
-  assert_true (g_file_set_contents (exp2_path, json2, -1, NULL));
-  assert_true (g_file_set_contents (bad, "not weights", -1, NULL));
-
-  /* Two sets of weights of the same model, none of them its initial value. */
-  g_autoptr (GError) error = NULL;
-  CamlExperiment *exp = caml_experiment_load_data (json, -1, "xor", &error);
-  assert_non_null (exp);
-  CamlDataset *train = NULL, *test = NULL;
-  assert_true (caml_experiment_load_datasets (exp, &train, &test, &error));
-  CamlModel *model = caml_experiment_build_model_for (exp, train, &error);
-  assert_non_null (model);
-  for (size_t i = 0; i < model->n_weights; i++)
-    model->w[i] = 0.25f + 0.125f * (float) i;
-  assert_true (caml_weights_save (model, wa, &error));
-  for (size_t i = 0; i < model->n_weights; i++)
-    model->w[i] = -0.5f + 0.0625f * (float) i;
-  assert_true (caml_weights_save (model, wb, &error));
-
-  CamlWindow *win = open_window_on (exp_path);
-
-  caml_window_load_weights (win, wa);
-  assert_true (caml_window_is_loading (win));   /* built on a worker thread */
-  assert_true (caml_window_get_jobs_in_flight () > 0);
-  assert_true (iterate_until (can_train, win, 30));
-  assert_null (caml_window_get_error (win));
-  assert_string_equal (caml_window_get_last_notice (win), "Loaded the weights from a.weights");
-  assert_true (window_weights_equal (win, dir, wa));
-  assert_string_equal (caml_window_get_last_notice (win), "Saved the weights to out.weights");
-  activate (win, "set-lr", g_variant_new_double (0.05));   /* rebuilds the run */
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wa));
-
-  /* A second file at once wins, whichever job ends first. */
-  caml_window_load_weights (win, wa);
-  caml_window_load_weights (win, wb);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wb));
-  activate (win, "set-lr", g_variant_new_double (0.1));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wb));
-
-  /* Trains on from them. */
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  caml_window_save_weights (win, trained);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_false (window_weights_equal (win, dir, wb));
-
-  /* A bad file: the trained run stays, Train pressed meanwhile waits and is
-   * then dropped. */
-  caml_window_load_weights (win, bad);
-  activate (win, "train", NULL);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_non_null (caml_window_get_error (win));
-  assert_non_null (strstr (caml_window_get_error (win), "bad.weights"));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  assert_true (window_weights_equal (win, dir, trained));
-
-  /* Another data set after a load: the next rebuild does not bring the
-   * file back. */
-  caml_window_load_weights (win, wa);
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wa));
-  /* … and the bad file's error goes with a load that worked (it stayed up
-   * beside "Loaded the weights from a.weights"). */
-  assert_null (caml_window_get_error (win));
-  activate (win, "data", g_variant_new_string ("surface"));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-  activate (win, "set-lr", g_variant_new_double (0.02));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-
-  /* Another experiment opened while weights load: they are not applied to
-   * it, now or when it is rebuilt, and Train pressed there trains it. */
-  caml_window_load_weights (win, wa);
-  assert_true (caml_window_load_file (win, exp2_path, &error));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-  activate (win, "set-lr", g_variant_new_double (0.05));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-
-  gtk_window_destroy (GTK_WINDOW (win));
-  caml_model_free (model);
-  caml_dataset_free (train);
-  caml_dataset_free (test);
-  caml_experiment_free (exp);
-  g_unlink (exp_path);
-  g_unlink (exp2_path);
-  g_unlink (wa);
-  g_unlink (wb);
-  g_unlink (trained);
-  g_unlink (bad);
-  g_rmdir (dir);
-}
 
 /* ------------------------------------------------------------ saved runs */
 
@@ -3309,81 +3182,23 @@ test_weight_decay_field (void **state)
   g_rmdir (dir);
 }
 
-/* Saved to another file, a name that follows its file follows it — a
- * preset's, then the file's base name — and the title shows it; a name set
- * apart from the file, a run folder's experiment.json and a failed save
- * keep the name. */
+/* Saved to another file, a name that follows its file follows it
+ * (test-session.c, test_save_as_name), and the title shows it. */
 static void
-test_save_as_name (void **state)
+test_save_as_title (void **state)
 {
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-name-XXXXXX", NULL);
   g_autofree char *mine = g_build_filename (dir, "mine.json", NULL);
-  g_autofree char *other = g_build_filename (dir, "other.json", NULL);
-  g_autofree char *run = g_build_filename (dir, "experiment.json", NULL);
-  g_autofree char *missing = g_build_filename (dir, "none", "x.json", NULL);
-  g_autofree char *custom = g_build_filename (dir, "custom.json", NULL);
-  g_autofree char *copy = g_build_filename (dir, "copy.json", NULL);
   g_autoptr (GError) error = NULL;
-
-  g_autofree char *run_dir = g_build_filename (dir, "run", NULL);
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
   assert_true (iterate_until (is_mapped, win, 10));
-  assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
-  assert_true (iterate_until (can_train, win, 30));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_false (caml_window_save_to_path (win, missing, &error));
-  g_clear_error (&error);
-  assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
+  assert_string_equal (gtk_window_get_title (GTK_WINDOW (win)), "xor-ca-nn");
   assert_true (caml_window_save_to_path (win, mine, &error));
   assert_string_equal (caml_window_get_experiment (win)->name, "mine");
   assert_string_equal (gtk_window_get_title (GTK_WINDOW (win)), "mine");
   assert_false (caml_window_is_modified (win));
-  CamlExperiment *back = caml_experiment_load_file (mine, &error);
-  assert_non_null (back);
-  assert_string_equal (back->name, "mine");
-  assert_true (caml_experiment_equal (back, caml_window_get_experiment (win)));
-  caml_experiment_free (back);
-  assert_true (caml_window_save_to_path (win, mine, &error));   /* Save: the same file */
-  assert_string_equal (caml_window_get_experiment (win)->name, "mine");
-  assert_true (caml_window_save_to_path (win, other, &error));
-  assert_string_equal (caml_window_get_experiment (win)->name, "other");
-  assert_true (caml_window_save_to_path (win, run, &error));
-  assert_string_equal (caml_window_get_experiment (win)->name, "other");
-  assert_true (caml_window_save_to_path (win, copy, &error));   /* from experiment.json */
-  assert_string_equal (caml_window_get_experiment (win)->name, "other");
-  /* The trained run carries the name: Save Run wrote the preset's. */
-  assert_true (iterate_until (is_enabled_save_run, win, 10));
-  caml_window_save_run (win, run_dir);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_null (caml_window_get_error (win));
-  g_autofree char *run_exp = g_build_filename (run_dir, "experiment.json", NULL);
-  back = caml_experiment_load_file (run_exp, &error);
-  assert_non_null (back);
-  assert_string_equal (back->name, "other");
-  caml_experiment_free (back);
   gtk_window_destroy (GTK_WINDOW (win));
-
-  static const char json[] = "{ \"name\": \"kept\", \"data\": { \"builtin\": \"xor\" } }";
-  assert_true (g_file_set_contents (custom, json, -1, NULL));
-  win = open_window_on (custom);
-  assert_true (caml_window_save_to_path (win, copy, &error));
-  assert_string_equal (caml_window_get_experiment (win)->name, "kept");
-  back = caml_experiment_load_file (copy, &error);
-  assert_non_null (back);
-  assert_string_equal (back->name, "kept");
-  caml_experiment_free (back);
-  gtk_window_destroy (GTK_WINDOW (win));
-
-  const char *const files[] = { mine, other, run, custom, copy };
-  for (size_t i = 0; i < G_N_ELEMENTS (files); i++)
-    g_unlink (files[i]);
-  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
-    {
-      g_autofree char *file = g_build_filename (run_dir, caml_run_resumable_files[i], NULL);
-      g_unlink (file);
-    }
-  remove_tree (run_dir);
+  g_unlink (mine);
   g_rmdir (dir);
 }
 
@@ -4921,7 +4736,6 @@ main (void)
     cmocka_unit_test (test_words),
     cmocka_unit_test (test_words_page_chosen),
     cmocka_unit_test (test_words_per_position),
-    cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_open_run),
     cmocka_unit_test (test_sigma_maps),
     cmocka_unit_test (test_export_matches_cli),
@@ -4931,7 +4745,7 @@ main (void)
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_lr_any_value),
     cmocka_unit_test (test_weight_decay_field),
-    cmocka_unit_test (test_save_as_name),
+    cmocka_unit_test (test_save_as_title),
     cmocka_unit_test (test_divergence_feedback),
     cmocka_unit_test (test_stop_before_evaluation),
     cmocka_unit_test (test_recent_files),

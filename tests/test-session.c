@@ -509,6 +509,237 @@ test_previous_other_data (void **state)
   remove_words_experiment (dir_b);
 }
 
+/* ------------------------------------------------------------ weights */
+
+/* Whether the run's weights, saved on a worker thread, are file's bytes. */
+static gboolean
+weights_equal (Watch *w, const char *dir, const char *file)
+{
+  g_autofree char *out = g_build_filename (dir, "out.weights", NULL);
+  caml_session_save_weights (w->session, out);   /* written on a worker thread */
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  g_autofree char *a = NULL, *b = NULL;
+  gsize na = 0, nb = 0;
+  assert_true (g_file_get_contents (file, &a, &na, NULL));
+  assert_true (g_file_get_contents (out, &b, &nb, NULL));
+  g_unlink (out);
+  return na == nb && memcmp (a, b, na) == 0;
+}
+
+/* Load Weights builds a fresh run with them on a worker thread: saved back,
+ * they are the same bytes, and a change before Train keeps them. A second
+ * load at once wins over the first; another experiment opened meanwhile
+ * drops the request. A file that is not weights leaves an error that names
+ * it, and the run — trained — as it was, not started by a Train pressed
+ * meanwhile. */
+static void
+test_load_weights (void **state)
+{
+  (void) state;
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-weights-XXXXXX", NULL);
+  g_autofree char *exp_path = g_build_filename (dir, "xor.json", NULL);
+  g_autofree char *exp2_path = g_build_filename (dir, "xor2.json", NULL);
+  g_autofree char *wa = g_build_filename (dir, "a.weights", NULL);
+  g_autofree char *wb = g_build_filename (dir, "b.weights", NULL);
+  g_autofree char *trained = g_build_filename (dir, "trained.weights", NULL);
+  g_autofree char *bad = g_build_filename (dir, "bad.weights", NULL);
+  static const char json[] =
+    "{ \"name\": \"xor\", \"seed\": 0, \"data\": { \"builtin\": \"xor\" },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 1, \"activation\": \"tanh\" } ],"
+    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.1 },"
+    "  \"training\": { \"steps\": 20, \"batch_size\": 0, \"eval_every\": 10 } }";
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  g_autofree char *json2 = g_strdup (json);
+  memcpy (strstr (json2, "\"seed\": 0"), "\"seed\": 7", 9);
+  assert_true (g_file_set_contents (exp2_path, json2, -1, NULL));
+  assert_true (g_file_set_contents (bad, "not weights", -1, NULL));
+
+  /* Two sets of weights of the same model, none of them its initial value. */
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *exp = caml_experiment_load_data (json, -1, "xor", &error);
+  assert_non_null (exp);
+  CamlDataset *train = NULL, *test = NULL;
+  assert_true (caml_experiment_load_datasets (exp, &train, &test, &error));
+  CamlModel *model = caml_experiment_build_model_for (exp, train, &error);
+  assert_non_null (model);
+  for (size_t i = 0; i < model->n_weights; i++)
+    model->w[i] = 0.25f + 0.125f * (float) i;
+  assert_true (caml_weights_save (model, wa, &error));
+  for (size_t i = 0; i < model->n_weights; i++)
+    model->w[i] = -0.5f + 0.0625f * (float) i;
+  assert_true (caml_weights_save (model, wb, &error));
+
+  Watch *w = watch_file (exp_path);
+
+  caml_session_load_weights (w->session, wa);
+  assert_true (caml_session_is_loading (w->session));   /* built on a worker thread */
+  assert_true (caml_session_get_jobs_in_flight () > 0);
+  assert_true (iterate_until (can_train, w, 30));
+  assert_null (w->error);
+  assert_string_equal (w->notice, "Loaded the weights from a.weights");
+  assert_true (weights_equal (w, dir, wa));
+  assert_string_equal (w->notice, "Saved the weights to out.weights");
+  caml_session_set_lr (w->session, (0.05));   /* rebuilds the run */
+  assert_true (iterate_until (can_train, w, 30));
+  assert_true (weights_equal (w, dir, wa));
+
+  /* A second file at once wins, whichever job ends first. */
+  caml_session_load_weights (w->session, wa);
+  caml_session_load_weights (w->session, wb);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_true (iterate_until (can_train, w, 30));
+  assert_true (weights_equal (w, dir, wb));
+  caml_session_set_lr (w->session, (0.1));
+  assert_true (iterate_until (can_train, w, 30));
+  assert_true (weights_equal (w, dir, wb));
+
+  /* Trains on from them. */
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  caml_session_save_weights (w->session, trained);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_false (weights_equal (w, dir, wb));
+
+  /* A bad file: the trained run stays, Train pressed meanwhile waits and is
+   * then dropped. */
+  caml_session_load_weights (w->session, bad);
+  caml_session_train (w->session);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_true (iterate_until (can_train, w, 30));
+  assert_non_null (w->error);
+  assert_non_null (strstr (w->error, "bad.weights"));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  assert_true (weights_equal (w, dir, trained));
+
+  /* Another data set after a load: the next rebuild does not bring the
+   * file back. */
+  caml_session_load_weights (w->session, wa);
+  assert_true (iterate_until (can_train, w, 30));
+  assert_true (weights_equal (w, dir, wa));
+  /* … and the bad file's error goes with a load that worked (it stayed up
+   * beside "Loaded the weights from a.weights"). */
+  assert_null (w->error);
+  caml_session_use_data_kind (w->session, CAML_DATA_SURFACE);
+  assert_true (iterate_until (can_train, w, 30));
+  assert_false (weights_equal (w, dir, wa));
+  caml_session_set_lr (w->session, (0.02));
+  assert_true (iterate_until (can_train, w, 30));
+  assert_false (weights_equal (w, dir, wa));
+
+  /* Another experiment opened while weights load: they are not applied to
+   * it, now or when it is rebuilt, and Train pressed there trains it. */
+  caml_session_load_weights (w->session, wa);
+  caml_session_set_experiment (w->session, caml_experiment_load_file (exp2_path, &error),
+                               exp2_path, NULL, NULL);
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_false (weights_equal (w, dir, wa));
+  caml_session_set_lr (w->session, (0.05));
+  assert_true (iterate_until (can_train, w, 30));
+  assert_false (weights_equal (w, dir, wa));
+
+  watch_free (w);
+  caml_model_free (model);
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  caml_experiment_free (exp);
+  g_unlink (exp_path);
+  g_unlink (exp2_path);
+  g_unlink (wa);
+  g_unlink (wb);
+  g_unlink (trained);
+  g_unlink (bad);
+  g_rmdir (dir);
+}
+
+/* Save Run is there (the window's win.save-run is enabled). */
+static gboolean
+can_save_run (gpointer data)
+{
+  CamlSession *s = ((Watch *) data)->session;
+  g_autofree char *why = caml_session_why_not_resumable (s);
+  return caml_session_has_run (s) && why == NULL;
+}
+
+/* Saved to another file, a name that follows its file follows it — a
+ * preset's, then the file's base name — and the title shows it; a name set
+ * apart from the file, a run folder's experiment.json and a failed save
+ * keep the name. */
+static void
+test_save_as_name (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-name-XXXXXX", NULL);
+  g_autofree char *mine = g_build_filename (dir, "mine.json", NULL);
+  g_autofree char *other = g_build_filename (dir, "other.json", NULL);
+  g_autofree char *run = g_build_filename (dir, "experiment.json", NULL);
+  g_autofree char *missing = g_build_filename (dir, "none", "x.json", NULL);
+  g_autofree char *custom = g_build_filename (dir, "custom.json", NULL);
+  g_autofree char *copy = g_build_filename (dir, "copy.json", NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_autofree char *run_dir = g_build_filename (dir, "run", NULL);
+  Watch *w = watch_preset ("xor-ca-nn");
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "xor-ca-nn");
+  assert_true (iterate_until (can_train, w, 30));
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  assert_false (caml_session_save (w->session, missing, &error));
+  g_clear_error (&error);
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "xor-ca-nn");
+  assert_true (caml_session_save (w->session, mine, &error));
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "mine");
+  assert_false (caml_session_is_modified (w->session));
+  CamlExperiment *back = caml_experiment_load_file (mine, &error);
+  assert_non_null (back);
+  assert_string_equal (back->name, "mine");
+  assert_true (caml_experiment_equal (back, caml_session_get_experiment (w->session)));
+  caml_experiment_free (back);
+  assert_true (caml_session_save (w->session, mine, &error));   /* Save: the same file */
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "mine");
+  assert_true (caml_session_save (w->session, other, &error));
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "other");
+  assert_true (caml_session_save (w->session, run, &error));
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "other");
+  assert_true (caml_session_save (w->session, copy, &error));   /* from experiment.json */
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "other");
+  /* The trained run carries the name: Save Run wrote the preset's. */
+  assert_true (iterate_until (can_save_run, w, 10));
+  caml_session_save_run (w->session, run_dir);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (w->error);
+  g_autofree char *run_exp = g_build_filename (run_dir, "experiment.json", NULL);
+  back = caml_experiment_load_file (run_exp, &error);
+  assert_non_null (back);
+  assert_string_equal (back->name, "other");
+  caml_experiment_free (back);
+  watch_free (w);
+
+  static const char json[] = "{ \"name\": \"kept\", \"data\": { \"builtin\": \"xor\" } }";
+  assert_true (g_file_set_contents (custom, json, -1, NULL));
+  w = watch_file (custom);
+  assert_true (caml_session_save (w->session, copy, &error));
+  assert_string_equal (caml_session_get_experiment (w->session)->name, "kept");
+  back = caml_experiment_load_file (copy, &error);
+  assert_non_null (back);
+  assert_string_equal (back->name, "kept");
+  caml_experiment_free (back);
+  watch_free (w);
+
+  const char *const files[] = { mine, other, run, custom, copy };
+  for (size_t i = 0; i < G_N_ELEMENTS (files); i++)
+    g_unlink (files[i]);
+  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
+    {
+      g_autofree char *file = g_build_filename (run_dir, caml_run_resumable_files[i], NULL);
+      g_unlink (file);
+    }
+  remove_tree (run_dir);
+  g_rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -520,6 +751,8 @@ main (void)
     cmocka_unit_test (test_data_off_main_thread),
     cmocka_unit_test (test_data_choice_read_once),
     cmocka_unit_test (test_previous_other_data),
+    cmocka_unit_test (test_load_weights),
+    cmocka_unit_test (test_save_as_name),
   };
   /* No autosave of these sessions outlives the test. */
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);
