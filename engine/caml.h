@@ -1174,6 +1174,16 @@ const float *caml_trainer_state_copy_get_weights (const CamlTrainerStateCopy *co
                                                   size_t *n_weights);
 long         caml_trainer_state_copy_get_step (const CamlTrainerStateCopy *copy);
 void         caml_trainer_state_copy_free (CamlTrainerStateCopy *copy);
+/* The copy as a run's folder that `caml train --resume dir` goes on from
+ * (checkpoint.c): model.weights, trainer.state and experiment.json (exp, of
+ * the run; train, its training set, whose shape and vocabulary the weights
+ * file records) in dir, which must exist, each written safely
+ * (caml_file_replace), the weights and the state first: a set torn by a
+ * crash fails to load (the state records the weights' digest). */
+gboolean     caml_trainer_state_copy_write (const CamlTrainerStateCopy *copy,
+                                            const CamlExperiment *exp,
+                                            const CamlDataset *train, const char *dir,
+                                            GError **error);
 gboolean     caml_trainer_state_restore (CamlTrainer *trainer,
                                          const CamlTrainerStateCopy *copy, GError **error);
 gboolean caml_trainer_state_load (CamlTrainer *trainer, const char *path, GError **error);
@@ -1222,11 +1232,9 @@ gboolean caml_checkpoint_restore (const CamlCheckpoint *cp, CamlTrainer *trainer
                                   GError **error);
 gboolean caml_checkpoint_roll_back (const CamlCheckpoint *cp, CamlTrainer *trainer,
                                     GError **error);
-/* The checkpoint's state as a run's folder that `caml train --resume dir`
- * goes on from: model.weights, trainer.state and experiment.json (exp, of
- * the run; train, its training set), each written safely
- * (caml_file_replace), the weights first. FALSE before the first healthy
- * evaluation (there is no state to write). */
+/* The checkpoint's state as a run's folder (caml_trainer_state_copy_write),
+ * made if need be. FALSE before the first healthy evaluation (there is no
+ * state to write). */
 gboolean caml_checkpoint_write (const CamlCheckpoint *cp, const CamlExperiment *exp,
                                 const CamlDataset *train, const char *dir, GError **error);
 

@@ -183,6 +183,13 @@ caml_checkpoint_write (const CamlCheckpoint *cp, const CamlExperiment *exp,
                    g_strerror (e));
       return FALSE;
     }
+  return caml_trainer_state_copy_write (cp->state, exp, train, dir, error);
+}
+
+gboolean
+caml_trainer_state_copy_write (const CamlTrainerStateCopy *copy, const CamlExperiment *exp,
+                               const CamlDataset *train, const char *dir, GError **error)
+{
   /* The weights file needs the model's layer table and vocabulary: the
    * layers alone, with the copy's weights. */
   CamlModel *model = caml_experiment_build_model (exp, &train->x_shape, error);
@@ -190,12 +197,18 @@ caml_checkpoint_write (const CamlCheckpoint *cp, const CamlExperiment *exp,
     return FALSE;
   caml_model_set_vocab (model, train->vocab);
   size_t n = 0;
-  const float *w = caml_trainer_state_copy_get_weights (cp->state, &n);
-  g_assert (n == model->n_weights);
+  const float *w = caml_trainer_state_copy_get_weights (copy, &n);
+  if (model->n_weights != n)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s: the model has %zu weights, "
+                   "the run %zu", dir, model->n_weights, n);
+      caml_model_free (model);
+      return FALSE;
+    }
   memcpy (model->w, w, n * sizeof (float));
   GBytes *files[3] = { caml_weights_to_bytes (model), NULL, NULL };
   caml_model_free (model);
-  files[1] = caml_trainer_state_copy_to_bytes (cp->state, error);
+  files[1] = caml_trainer_state_copy_to_bytes (copy, error);
   if (files[1] == NULL)
     {
       g_bytes_unref (files[0]);
@@ -203,8 +216,6 @@ caml_checkpoint_write (const CamlCheckpoint *cp, const CamlExperiment *exp,
     }
   char *json = caml_experiment_to_json (exp);
   files[2] = g_bytes_new_take (json, strlen (json));
-  /* The weights and the state before the experiment: a set torn by a crash
-   * fails to load (the state records the weights' digest). */
   static const char *const names[3] = { "model.weights", "trainer.state", "experiment.json" };
   gboolean ok = TRUE;
   for (int i = 0; i < 3 && ok; i++)

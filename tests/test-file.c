@@ -3,9 +3,10 @@
  * hang) and crash-safe saves (caml_file_replace and everything written
  * through it): contents replaced whole, stale temporaries of interrupted
  * saves removed by the next save (but never a live writer's), errors that
- * name the file, and a child process killed with SIGKILL at random points
- * while it saves a weights file and an experiment over and over: every time,
- * the files on disk load and equal one of the two versions being written. */
+ * name the file, and a child process killed with SIGKILL while it saves a
+ * weights file and an experiment over and over — half the time stopped
+ * inside a save first, half at random: every time, the files on disk load
+ * and equal one of the two versions being written. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -474,12 +476,82 @@ save_version (const Versions *v, int k)
     fail_msg ("%s", error->message);
 }
 
+/* Where the child is in caml_file_replace, marked by the wrappers below in
+ * memory the parent shares: the parent reads it after each kill. */
+enum { AT_IDLE, AT_WRITING, AT_RENAMING };
+
+typedef struct {
+  volatile int at;        /* AT_*: IN a temporary's life, or out of it */
+  volatile int temps;     /* temporaries the child has made so far */
+} Mark;
+
+static Mark *mark;        /* shared (MAP_SHARED), or NULL: no marking */
+static int stop_at_temp;  /* the child waits to be killed inside this temporary (1…), or 0 */
+static int stop_before_rename;   /* … there: before its rename, else before its fsync */
+static int stop_fd = -1;  /* where the child says it waits */
+
+/* The linker sends the engine's calls here (-Wl,--wrap, tests/meson.build);
+ * only a marking child does more than pass them on. */
+int __real_g_mkstemp_full (char *tmpl, int flags, int mode);
+int __wrap_g_mkstemp_full (char *tmpl, int flags, int mode);
+int __real_fsync (int fd);
+int __wrap_fsync (int fd);
+int __real_rename (const char *from, const char *to);
+int __wrap_rename (const char *from, const char *to);
+
+/* Never returns: the parent kills the child here, mid-write. */
+G_GNUC_NORETURN static void
+wait_for_kill (void)
+{
+  char byte = 1;
+  if (write (stop_fd, &byte, 1) != 1)
+    _exit (3);
+  for (;;)
+    pause ();
+}
+
+int
+__wrap_g_mkstemp_full (char *tmpl, int flags, int mode)
+{
+  int fd = __real_g_mkstemp_full (tmpl, flags, mode);
+  if (mark != NULL && fd >= 0)
+    {
+      mark->temps++;
+      mark->at = AT_WRITING;
+    }
+  return fd;
+}
+
+int
+__wrap_fsync (int fd)
+{
+  struct stat st;
+  if (mark != NULL && mark->at == AT_WRITING && mark->temps == stop_at_temp
+      && !stop_before_rename && fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    wait_for_kill ();   /* written, not yet on disk */
+  return __real_fsync (fd);
+}
+
+int
+__wrap_rename (const char *from, const char *to)
+{
+  if (mark == NULL)
+    return __real_rename (from, to);
+  if (mark->temps == stop_at_temp && stop_before_rename)
+    wait_for_kill ();   /* on disk under its temporary name */
+  mark->at = AT_RENAMING;
+  int r = __real_rename (from, to);
+  mark->at = AT_IDLE;
+  return r;
+}
+
 /* The child: announce the start, then save the two versions in turn until
- * killed. Never returns. */
+ * killed, marking where it is. Never returns. */
 G_GNUC_NORETURN static void
 child_main (const Versions *v, int ready_fd, int first)
 {
   char byte = 1;
+  stop_fd = ready_fd;
   if (write (ready_fd, &byte, 1) != 1)
     _exit (3);
   for (int k = first;; k ^= 1)
@@ -517,6 +589,11 @@ check_files (const Versions *v, CamlModel *scratch)
   return wk;
 }
 
+/* Every other child is stopped inside a save (a temporary written but not
+ * yet synced, or synced but not yet renamed, in the first few saves) and
+ * killed there; the others are killed at a random time. Each kill's
+ * landing is read from the child's mark, so the test counts the kills that
+ * arrived mid-write instead of hoping some did. */
 static void
 test_kill_during_save (void **state)
 {
@@ -537,10 +614,20 @@ test_kill_during_save (void **state)
   CamlModel *into = caml_experiment_build_model (v.exp[0], &input, &error);
   assert_non_null (into);
 
+  Mark *shared = mmap (NULL, sizeof (Mark), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true (shared != MAP_FAILED);
+
   GRand *rng = g_rand_new_with_seed (20240611);
-  int intact = 0, mid_write = 0, changes = 0, last = check_files (&v, into);
+  int intact = 0, mid_write = 0, stopped = 0, random_mid_write = 0, changes = 0;
+  int last = check_files (&v, into);
   for (int run = 0; run < KILL_RUNS; run++)
     {
+      gboolean stop = run % 2 == 0;
+      *shared = (Mark) { AT_IDLE, 0 };
+      /* Inside the 1st…4th temporary: each file of each version. */
+      stop_at_temp = stop ? 1 + (run / 2) % 4 : 0;
+      stop_before_rename = (run / 8) % 2;
       int pipe_fd[2];
       assert_int_equal (pipe (pipe_fd), 0);
       pid_t pid = fork ();
@@ -548,27 +635,43 @@ test_kill_during_save (void **state)
       if (pid == 0)
         {
           close (pipe_fd[0]);
+          mark = shared;
           child_main (&v, pipe_fd[1], last ^ 1);
         }
       close (pipe_fd[1]);
       char byte;
       assert_int_equal (read (pipe_fd[0], &byte, 1), 1);
-      close (pipe_fd[0]);
-
-      /* Anywhere in the first three rounds: before, inside or between writes. */
-      g_usleep ((gulong) g_rand_int_range (rng, 0, (gint32) MIN (3 * round_us, G_MAXINT32)));
+      if (stop)
+        {
+          /* The child says it waits inside the save. */
+          assert_int_equal (read (pipe_fd[0], &byte, 1), 1);
+          stopped++;
+        }
+      else
+        /* Anywhere in the first three rounds: before, inside or between writes. */
+        g_usleep ((gulong) g_rand_int_range (rng, 0, (gint32) MIN (3 * round_us, G_MAXINT32)));
       assert_int_equal (kill (pid, SIGKILL), 0);
+      close (pipe_fd[0]);
       int status;
       assert_int_equal (waitpid (pid, &status, 0), pid);
       if (!(WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL))
         fail_msg ("the child ended by itself (status %d): a save failed", status);
 
-      /* Killed in the middle of a write: its temporary is still there. At
-       * most one per target — the next save removes the previous one. */
+      /* Killed while writing: its temporary is still there. At most one
+       * per target — the next save removes the previous one. */
+      gboolean in_write = shared->at == AT_WRITING;
       GPtrArray *hidden = hidden_files (f->dir);
       assert_true (hidden->len <= 2);
-      mid_write += hidden->len > 0;
+      if (in_write)
+        assert_true (hidden->len >= 1);
       g_ptr_array_unref (hidden);
+      if (stop)
+        {
+          assert_true (in_write);
+          assert_int_equal (shared->temps, stop_at_temp);
+        }
+      mid_write += in_write;
+      random_mid_write += in_write && !stop;
 
       int now = check_files (&v, into);
       changes += now != last;
@@ -576,14 +679,19 @@ test_kill_during_save (void **state)
       intact++;
     }
   print_message ("kill during save: %d of %d runs left both files intact "
-                 "(%d killed mid-write, %d saw a new version)\n",
-                 intact, KILL_RUNS, mid_write, changes);
+                 "(%d killed mid-write: %d stopped there, %d at random; %d saw a new version)\n",
+                 intact, KILL_RUNS, mid_write, stopped, random_mid_write, changes);
   assert_int_equal (intact, KILL_RUNS);
+  assert_int_equal (stopped, KILL_RUNS / 2);
+  assert_true (mid_write >= stopped);
+  /* A stop in a later temporary comes after earlier saves were renamed. */
+  assert_true (changes > 0);
 
   /* One more save of each: the leftovers are gone. */
   save_version (&v, 0);
   assert_int_equal (count_entries (f->dir), 2);
 
+  munmap (shared, sizeof (Mark));
   g_rand_free (rng);
   caml_model_free (into);
   versions_clear (&v);

@@ -23,31 +23,15 @@
 #include "presets.h"
 #include "caml-data-source.h"
 #include "caml-run.h"
+#include "caml-session.h"
+#include "harness.h"
 
 static CamlApplication *app;
 static char *autosave_dir;   /* $CAML_AUTOSAVE_DIR for the whole run */
 
-typedef gboolean (*Condition) (gpointer data);
 
-static gboolean
-wake (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
 
-/* Runs the main loop until cond holds or timeout seconds pass. */
-static gboolean
-iterate_until (Condition cond, gpointer data, double timeout)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
-  guint tick = g_timeout_add (20, wake, NULL);
-  gboolean ok;
-
-  while (!(ok = cond (data)) && g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
-  return ok;
-}
+static GtkWidget *template_child (CamlWindow *win, const char *name);
 
 static gboolean
 is_mapped (gpointer data)
@@ -61,12 +45,6 @@ not_loading (gpointer data)
   return !caml_window_is_loading (CAML_WINDOW (data));
 }
 
-static gboolean
-no_jobs (gpointer data)
-{
-  (void) data;
-  return caml_window_get_jobs_in_flight () == 0;
-}
 
 static gboolean
 run_ended (gpointer data)
@@ -75,26 +53,7 @@ run_ended (gpointer data)
   return s == CAML_TRAINER_FINISHED || s == CAML_TRAINER_STOPPED || s == CAML_TRAINER_FAILED;
 }
 
-typedef struct {
-  gint64 last;
-  gint64 max_gap;
-  GArray *gaps;       /* gint64 µs between ticks of a 5 ms timeout */
-} Stall;
 
-static gboolean
-on_stall_tick (gpointer data)
-{
-  Stall *st = data;
-  gint64 now = g_get_monotonic_time ();
-  if (st->last != 0)
-    {
-      gint64 gap = now - st->last;
-      st->max_gap = MAX (st->max_gap, gap);
-      g_array_append_val (st->gaps, gap);
-    }
-  st->last = now;
-  return G_SOURCE_CONTINUE;
-}
 
 typedef struct {
   CamlPlotView *view;
@@ -108,11 +67,6 @@ drawn_since (gpointer data)
   return caml_plot_view_get_draw_count (w->view) > w->draws;
 }
 
-static gboolean
-always_false (gpointer data)
-{
-  return FALSE;
-}
 
 static void
 activate (CamlWindow *win, const char *action, GVariant *param)
@@ -125,6 +79,26 @@ static gboolean
 enabled (CamlWindow *win, const char *action)
 {
   return g_action_group_get_action_enabled (G_ACTION_GROUP (win), action);
+}
+
+/* The model editor's own actions (editor.*). */
+static GActionGroup *
+editor_actions (CamlWindow *win)
+{
+  return caml_model_editor_get_actions (CAML_MODEL_EDITOR (template_child (win, "model_editor")));
+}
+
+static void
+activate_editor (CamlWindow *win, const char *action, GVariant *param)
+{
+  g_assert_true (g_action_group_get_action_enabled (editor_actions (win), action));
+  g_action_group_activate_action (editor_actions (win), action, param);
+}
+
+static gboolean
+editor_enabled (CamlWindow *win, const char *action)
+{
+  return g_action_group_get_action_enabled (editor_actions (win), action);
 }
 
 static void
@@ -214,7 +188,7 @@ test_autosave (void **state)
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   assert_true (iterate_until (is_mapped, win, 10));
   assert_null (caml_window_get_autosave_path (win));
-  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
   assert_true (caml_window_is_modified (win));
   assert_true (iterate_until (autosave_written, win, 5));
   g_autofree char *own = caml_window_get_autosave_path (win);
@@ -253,8 +227,7 @@ test_autosave (void **state)
   assert_non_null (strstr (caml_window_get_error (first),
                            "1 unsaved experiment from a session that ended unexpectedly "
                            "can be recovered"));
-  GObject *banner = gtk_widget_get_template_child (GTK_WIDGET (first), CAML_TYPE_WINDOW,
-                                                   "banner_revealer");
+  GtkWidget *banner = template_child (first, "banner_revealer");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (banner), "info"));
   assert_non_null (strstr (caml_window_get_error (first), "corrupt.json"));
   assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (app), "recover-autosaves"));
@@ -309,34 +282,6 @@ test_ready_to_train (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* A model is built on a worker thread even on built-in data: a big one
- * (its untrained surface is a forward pass over the grid) took seconds on
- * the main thread, with the window frozen. */
-static void
-test_build_off_main_thread (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  /* Layer 0 selected: its parts (not the last CA-NN's) are sampled by the
-   * build too, not afterwards on the main thread. */
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 20000.0));
-  assert_true (caml_window_is_loading (win));   /* returned at once; the job builds it */
-  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
-  guint tick = g_timeout_add (5, on_stall_tick, &stall);
-  assert_true (iterate_until (not_loading, win, 60));
-  g_source_remove (tick);
-  print_message ("20,000 units built while the main loop ran %u times; longest gap %.1f ms\n",
-                 stall.gaps->len, stall.max_gap / 1000.0);
-  assert_null (caml_window_get_error (win));
-  assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
-  assert_int_equal (caml_window_get_parts_layer (win), 0);
-  assert_int_equal (caml_window_get_jobs_in_flight (), 0);   /* nothing sampled after */
-  assert_true (enabled (win, "train"));
-  g_array_unref (stall.gaps);
-  gtk_window_destroy (GTK_WINDOW (win));
-}
 
 /* A layer row lists its options; an option whose 0 stands for something
  * says what ("stride = size", not "stride 0"). */
@@ -470,10 +415,31 @@ test_threads_menu (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* A widget of a template by its id, below widget (or widget itself). */
+static GtkWidget *
+find_by_id (GtkWidget *widget, const char *name)
+{
+  const char *id = gtk_buildable_get_buildable_id (GTK_BUILDABLE (widget));
+  if (id != NULL && g_str_equal (id, name))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_by_id (c, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* A widget of the window's template, or of the templates inside it (the
+ * info bar's, the status line's, the pages'), by its id. */
 static GtkWidget *
 template_child (CamlWindow *win, const char *name)
 {
   GObject *child = gtk_widget_get_template_child (GTK_WIDGET (win), CAML_TYPE_WINDOW, name);
+  if (child == NULL)
+    child = G_OBJECT (find_by_id (GTK_WIDGET (win), name));
   assert_non_null (child);
   return GTK_WIDGET (child);
 }
@@ -531,7 +497,7 @@ test_pending_edit (void **state)
 
   /* A layer option typed and not yet left: Step builds the run with it. */
   activate (win, "reset", NULL);
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   GtkSpinButton *units = first_option_spin (win);
   assert_int_equal (gtk_spin_button_get_value_as_int (units), 5);
   type_into (win, units, "3");
@@ -597,7 +563,7 @@ test_value_corrected (void **state)
 {
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, win, 10));
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
 
   GtkSpinButton *units = first_option_spin (win);
   type_into (win, units, "999999999");
@@ -648,7 +614,7 @@ test_xor_ca_nn (void **state)
    * a worker thread, the model checked against them once there). */
   activate (win, "data", g_variant_new_string ("xor"));
   assert_true (iterate_until (not_loading, win, 10));
-  activate (win, "clear-model", NULL);
+  activate_editor (win, "clear-model", NULL);
   assert_false (enabled (win, "train"));           /* no layers: nothing to train */
   {
     /* … saved so, it opens again (an empty model was written, then refused) */
@@ -665,8 +631,8 @@ test_xor_ca_nn (void **state)
     g_unlink (path);
     g_rmdir (dir);
   }
-  activate (win, "add-layer", g_variant_new_string ("ca_nn"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  activate_editor (win, "add-layer", g_variant_new_string ("ca_nn"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
   const CamlExperiment *exp = caml_window_get_experiment (win);
   assert_int_equal (exp->data.kind, CAML_DATA_XOR);
   assert_int_equal (exp->n_layers, 1);
@@ -677,16 +643,20 @@ test_xor_ca_nn (void **state)
 
   /* A layer whose output does not fit the data blocks training; undo
    * brings the working model back. */
-  activate (win, "add-layer", g_variant_new_string ("dense"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
   assert_false (enabled (win, "train"));
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_int_equal (caml_window_get_experiment (win)->n_layers, 1);
   assert_true (enabled (win, "train"));
-  activate (win, "redo", NULL);
+  activate_editor (win, "redo", NULL);
   assert_int_equal (caml_window_get_experiment (win)->n_layers, 2);
-  activate (win, "undo", NULL);
+  /* Ctrl+Z: the editor's undo, reached from the window as its shortcut is. */
+  g_auto (GStrv) undo_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                      "editor.undo");
+  assert_true (g_strv_contains ((const char *const *) undo_accels, "<Control>z"));
+  assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "editor.undo", NULL));
   assert_int_equal (caml_window_get_experiment (win)->n_layers, 1);
 
   /* Train to the end. */
@@ -699,7 +669,7 @@ test_xor_ca_nn (void **state)
   assert_true (iterate_until (not_loading, win, 10));   /* built, then started */
   assert_false (enabled (win, "train"));
   assert_true (enabled (win, "pause"));
-  assert_false (enabled (win, "add-layer"));      /* the model is fixed while training */
+  assert_false (editor_enabled (win, "add-layer"));      /* the model is fixed while training */
   assert_true (iterate_until (run_ended, win, 120));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
   assert_true (enabled (win, "train"));
@@ -815,8 +785,8 @@ test_previous_run (void **state)
   assert_int_equal (n_first, 60);
 
   /* The model changes: the new, untrained run shows the previous curves. */
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 4.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 4.0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_true (enabled (win, "forget-previous"));
   g_autofree char *before = loss_labels (win);
@@ -928,13 +898,13 @@ test_ca_nn_parts (void **state)
   CamlPlotView *parts = caml_window_get_plot_view (win, "parts");
   assert_non_null (parts);
 
-  activate (win, "select-layer", g_variant_new_int32 (1));
+  activate_editor (win, "select-layer", g_variant_new_int32 (1));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 0);
-  activate (win, "select-layer", g_variant_new_int32 (2));   /* dense: the last CA-NN */
+  activate_editor (win, "select-layer", g_variant_new_int32 (2));   /* dense: the last CA-NN */
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
 
@@ -960,14 +930,14 @@ test_ca_nn_parts (void **state)
   /* Choosing the other CA-NN after training samples its parts on a worker
    * thread, from the trained weights. */
   guint updates = caml_plot_view_get_update_count (parts);
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   assert_true (caml_window_is_loading (win));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 0);
   assert_true (caml_plot_view_get_update_count (parts) > updates);
   caml_plot_heatmap_get_range (caml_plot_view_get_heatmap (parts, 2, NULL), &lo, &hi);
   assert_true (hi - lo > 1e-6);
-  activate (win, "select-layer", g_variant_new_int32 (1));
+  activate_editor (win, "select-layer", g_variant_new_int32 (1));
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_parts_layer (win), 1);
 
@@ -979,17 +949,17 @@ test_ca_nn_parts (void **state)
   activate (win, "train", NULL);
   assert_true (iterate_until (not_loading, win, 10));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_RUNNING);
-  assert_false (enabled (win, "add-layer"));
-  assert_true (enabled (win, "select-layer"));
+  assert_false (editor_enabled (win, "add-layer"));
+  assert_true (editor_enabled (win, "select-layer"));
   GtkWidget *editor = template_child (win, "model_editor");
   assert_true (gtk_widget_is_sensitive (editor));
-  activate (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
   want_parts_layer = 0;   /* sampled by the trainer's thread at its next report */
   assert_true (iterate_until (parts_on_wanted_layer, win, 30));
   activate (win, "pause", NULL);
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
   updates = caml_plot_view_get_update_count (parts);
-  activate (win, "select-layer", g_variant_new_int32 (1));
+  activate_editor (win, "select-layer", g_variant_new_int32 (1));
   want_parts_layer = 1;   /* sampled on a worker */
   assert_true (iterate_until (parts_on_wanted_layer, win, 30));
   assert_true (caml_plot_view_get_update_count (parts) > updates);
@@ -1017,9 +987,9 @@ test_ca_nn_parts (void **state)
 
   /* A model without a CA-NN has no parts. */
   activate (win, "reset", NULL);
-  activate (win, "clear-model", NULL);
-  activate (win, "add-layer", g_variant_new_string ("dense"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  activate_editor (win, "clear-model", NULL);
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
   assert_true (enabled (win, "train"));
   assert_int_equal (caml_window_get_parts_layer (win), -1);
   gtk_window_destroy (GTK_WINDOW (win));
@@ -1040,17 +1010,6 @@ is_enabled_save_run (gpointer data)
   return g_action_group_get_action_enabled (G_ACTION_GROUP (data), "save-run");
 }
 
-/* Writes n lines "text<TAB>label": "the movie is good" (1) or "… bad" (0)
- * plus three of 40 filler words, so 45 words are seen ≥ 20 times in 400. */
-static void
-write_text_tsv (const char *path, int n)
-{
-  g_autoptr (GString) text = g_string_new (NULL);
-  for (int i = 0; i < n; i++)
-    g_string_append_printf (text, "the movie is %s w%d w%d w%d\t%d\n", i % 2 ? "good" : "bad",
-                            i % 40, (i * 7 + 3) % 40, (i * 13 + 5) % 40, i % 2);
-  assert_true (g_file_set_contents (path, text->str, -1, NULL));
-}
 
 /* The shade tag (g0 … g20) of the character at offset in the words text,
  * -2 for the grey of a word the model did not read, or -1. */
@@ -1077,38 +1036,7 @@ shade_at (GtkTextBuffer *buffer, int offset)
 /* dir/train.tsv and dir/test.tsv (write_text_tsv) and an experiment on them,
  * dir/words.json, with `data_extra` (JSON members, may be "") in "data",
  * the given layers and steps; returns its path. */
-static char *
-write_words_experiment (const char *dir, const char *data_extra, const char *layers, int steps)
-{
-  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
-  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
-  char *path = g_build_filename (dir, "words.json", NULL);
-  write_text_tsv (train, 400);
-  write_text_tsv (test, 40);
-  g_autofree char *json = g_strdup_printf (
-    "{ \"name\": \"words\", \"seed\": 0,"
-    "  \"data\": { \"text\": { \"train\": \"%s\", \"test\": \"%s\" }%s },"
-    "  \"model\": [ %s,"
-    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
-    "  \"loss\": \"sigmoid_cross_entropy\","
-    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.1 },"
-    "  \"training\": { \"steps\": %d, \"batch_size\": 16, \"eval_every\": 100 } }",
-    train, test, data_extra, layers, steps);
-  assert_true (g_file_set_contents (path, json, -1, NULL));
-  return path;
-}
 
-static void
-remove_words_experiment (const char *dir)
-{
-  static const char *const files[] = { "train.tsv", "test.tsv", "words.json" };
-  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
-    {
-      g_autofree char *f = g_build_filename (dir, files[i], NULL);
-      g_unlink (f);
-    }
-  g_rmdir (dir);
-}
 
 /* A window on the experiment file at path, once its run can train. */
 static CamlWindow *
@@ -1297,15 +1225,15 @@ test_words_page_chosen (void **state)
   activate (win, "plots-page", g_variant_new_string ("words"));
 
   /* A last layer three wide: the model does not fit the data, no run. */
-  activate (win, "add-layer", g_variant_new_string ("dense"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 3.0));
   assert_true (iterate_until (not_loading, win, 10));
   assert_false (enabled (win, "train"));
   g_autofree char *left = plots_page (win);
   assert_string_equal (left, "main");
 
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_true (iterate_until (can_train, win, 30));
   g_autofree char *back = plots_page (win);
   assert_string_equal (back, "words");
@@ -1384,152 +1312,9 @@ window_weights_equal (CamlWindow *win, const char *dir, const char *file)
   return na == nb && memcmp (a, b, na) == 0;
 }
 
-/* Load Weights builds a fresh run with them on a worker thread: saved back,
- * they are the same bytes, and a change before Train keeps them. A second
- * load at once wins over the first; another experiment opened meanwhile
- * drops the request. A file that is not weights leaves an error that names
- * it, and the run — trained — as it was, not started by a Train pressed
- * meanwhile. */
-static void
-test_load_weights (void **state)
-{
-  (void) state;
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-weights-XXXXXX", NULL);
-  g_autofree char *exp_path = g_build_filename (dir, "xor.json", NULL);
-  g_autofree char *exp2_path = g_build_filename (dir, "xor2.json", NULL);
-  g_autofree char *wa = g_build_filename (dir, "a.weights", NULL);
-  g_autofree char *wb = g_build_filename (dir, "b.weights", NULL);
-  g_autofree char *trained = g_build_filename (dir, "trained.weights", NULL);
-  g_autofree char *bad = g_build_filename (dir, "bad.weights", NULL);
-  static const char json[] =
-    "{ \"name\": \"xor\", \"seed\": 0, \"data\": { \"builtin\": \"xor\" },"
-    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 1, \"activation\": \"tanh\" } ],"
-    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.1 },"
-    "  \"training\": { \"steps\": 20, \"batch_size\": 0, \"eval_every\": 10 } }";
-  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
-  g_autofree char *json2 = g_strdup (json);
-  memcpy (strstr (json2, "\"seed\": 0"), "\"seed\": 7", 9);
-  assert_true (g_file_set_contents (exp2_path, json2, -1, NULL));
-  assert_true (g_file_set_contents (bad, "not weights", -1, NULL));
-
-  /* Two sets of weights of the same model, none of them its initial value. */
-  g_autoptr (GError) error = NULL;
-  CamlExperiment *exp = caml_experiment_load_data (json, -1, "xor", &error);
-  assert_non_null (exp);
-  CamlDataset *train = NULL, *test = NULL;
-  assert_true (caml_experiment_load_datasets (exp, &train, &test, &error));
-  CamlModel *model = caml_experiment_build_model_for (exp, train, &error);
-  assert_non_null (model);
-  for (size_t i = 0; i < model->n_weights; i++)
-    model->w[i] = 0.25f + 0.125f * (float) i;
-  assert_true (caml_weights_save (model, wa, &error));
-  for (size_t i = 0; i < model->n_weights; i++)
-    model->w[i] = -0.5f + 0.0625f * (float) i;
-  assert_true (caml_weights_save (model, wb, &error));
-
-  CamlWindow *win = open_window_on (exp_path);
-
-  caml_window_load_weights (win, wa);
-  assert_true (caml_window_is_loading (win));   /* built on a worker thread */
-  assert_true (caml_window_get_jobs_in_flight () > 0);
-  assert_true (iterate_until (can_train, win, 30));
-  assert_null (caml_window_get_error (win));
-  assert_string_equal (caml_window_get_last_notice (win), "Loaded the weights from a.weights");
-  assert_true (window_weights_equal (win, dir, wa));
-  assert_string_equal (caml_window_get_last_notice (win), "Saved the weights to out.weights");
-  activate (win, "set-lr", g_variant_new_double (0.05));   /* rebuilds the run */
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wa));
-
-  /* A second file at once wins, whichever job ends first. */
-  caml_window_load_weights (win, wa);
-  caml_window_load_weights (win, wb);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wb));
-  activate (win, "set-lr", g_variant_new_double (0.1));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wb));
-
-  /* Trains on from them. */
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  caml_window_save_weights (win, trained);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_false (window_weights_equal (win, dir, wb));
-
-  /* A bad file: the trained run stays, Train pressed meanwhile waits and is
-   * then dropped. */
-  caml_window_load_weights (win, bad);
-  activate (win, "train", NULL);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_non_null (caml_window_get_error (win));
-  assert_non_null (strstr (caml_window_get_error (win), "bad.weights"));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  assert_true (window_weights_equal (win, dir, trained));
-
-  /* Another data set after a load: the next rebuild does not bring the
-   * file back. */
-  caml_window_load_weights (win, wa);
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (window_weights_equal (win, dir, wa));
-  /* … and the bad file's error goes with a load that worked (it stayed up
-   * beside "Loaded the weights from a.weights"). */
-  assert_null (caml_window_get_error (win));
-  activate (win, "data", g_variant_new_string ("surface"));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-  activate (win, "set-lr", g_variant_new_double (0.02));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-
-  /* Another experiment opened while weights load: they are not applied to
-   * it, now or when it is rebuilt, and Train pressed there trains it. */
-  caml_window_load_weights (win, wa);
-  assert_true (caml_window_load_file (win, exp2_path, &error));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-  activate (win, "set-lr", g_variant_new_double (0.05));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (window_weights_equal (win, dir, wa));
-
-  gtk_window_destroy (GTK_WINDOW (win));
-  caml_model_free (model);
-  caml_dataset_free (train);
-  caml_dataset_free (test);
-  caml_experiment_free (exp);
-  g_unlink (exp_path);
-  g_unlink (exp2_path);
-  g_unlink (wa);
-  g_unlink (wb);
-  g_unlink (trained);
-  g_unlink (bad);
-  g_rmdir (dir);
-}
 
 /* ------------------------------------------------------------ saved runs */
 
-static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  for (const char *name; d != NULL && (name = g_dir_read_name (d)) != NULL;)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      if (g_file_test (path, G_FILE_TEST_IS_DIR))
-        remove_tree (path);
-      else
-        g_unlink (path);
-    }
-  if (d != NULL)
-    g_dir_close (d);
-  g_rmdir (dir);
-}
 
 static gboolean
 notice_has (CamlWindow *win, const char *text)
@@ -1707,44 +1492,7 @@ test_open_run (void **state)
 
 /* ------------------------------------------------- σ-maps and baseline */
 
-static void
-write_be32 (GByteArray *b, guint32 v)
-{
-  guint32 be = GUINT32_TO_BE (v);
-  g_byte_array_append (b, (const guint8 *) &be, 4);
-}
 
-/* n synthetic 28×28 "digits": a bright bar whose place depends on the
- * label, on a black background. */
-static void
-write_idx_pair (const char *images_path, const char *labels_path, int n, guint seed)
-{
-  GByteArray *img = g_byte_array_new (), *lab = g_byte_array_new ();
-  GRand *rand = g_rand_new_with_seed (seed);
-
-  write_be32 (img, 0x00000803);
-  write_be32 (img, n);
-  write_be32 (img, 28);
-  write_be32 (img, 28);
-  write_be32 (lab, 0x00000801);
-  write_be32 (lab, n);
-  for (int i = 0; i < n; i++)
-    {
-      guint8 label = (guint8) g_rand_int_range (rand, 0, 10);
-      guint8 px[28 * 28] = { 0 };
-      int x0 = 2 + 2 * label, y0 = 4 + g_rand_int_range (rand, 0, 6);
-      for (int y = y0; y < y0 + 14; y++)
-        for (int x = x0; x < x0 + 6; x++)
-          px[y * 28 + x] = 255;
-      g_byte_array_append (img, px, sizeof px);
-      g_byte_array_append (lab, &label, 1);
-    }
-  assert_true (g_file_set_contents (images_path, (const char *) img->data, img->len, NULL));
-  assert_true (g_file_set_contents (labels_path, (const char *) lab->data, lab->len, NULL));
-  g_byte_array_unref (img);
-  g_byte_array_unref (lab);
-  g_rand_free (rand);
-}
 
 static void
 test_sigma_maps (void **state)
@@ -1786,7 +1534,7 @@ test_sigma_maps (void **state)
 
   /* The untrained maps are there before training; image models show no
    * surface. */
-  assert_false (gtk_widget_get_visible (GTK_WIDGET (caml_window_get_plot_view (win, "surface"))));
+  assert_false (gtk_widget_is_visible (GTK_WIDGET (caml_window_get_plot_view (win, "surface"))));
   CamlPlotView *sigma = caml_window_get_plot_view (win, "sigma");
   assert_true (gtk_widget_is_visible (GTK_WIDGET (sigma)));
   assert_true (caml_window_get_sigma_snapshots (win, NULL) >= 1);
@@ -1829,8 +1577,9 @@ test_sigma_maps (void **state)
    * gives, and is remembered; off again, the title is the plain one. */
   const char *title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
   assert_null (strstr (title, "stretched"));
-  /* … whose maps: the layer's index and type, as the CLI's grids say */
-  assert_non_null (strstr (title, "images | σ-maps of layer 0 (ca_cnn), step "));
+  /* … whose maps: the layer's index and type, in the CLI's grid's title */
+  assert_non_null (strstr (title, ", step "));
+  assert_non_null (strstr (title, ": σ-maps of layer 0 (ca_cnn) ("));
   updates = caml_plot_view_get_update_count (sigma);
   g_action_group_change_action_state (G_ACTION_GROUP (win), "sigma-stretch",
                                       g_variant_new_boolean (TRUE));
@@ -1861,83 +1610,152 @@ test_sigma_maps (void **state)
 }
 
 
-/* A trained run replaced by a new one (an edit, Train after it finished)
- * leaves its weights set aside with a banner, unless they were saved at
- * that step: Save Them writes the trained weights, not the new run's
- * untrained ones (which Save Weights wrote, saying it saved "the weights",
- * after an edit of the step count had dropped the trained run). */
-static void
-test_set_aside_weights (void **state)
+/* ------------------------------------------------ one figure code */
+
+/* The window's copy of the run is at its last step: the losses, the
+ * surface and the σ-maps the cards show. */
+static long caught_up_steps;
+
+static gboolean
+caught_up (gpointer data)
 {
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-aside-XXXXXX", NULL);
-  g_autofree char *saved = g_build_filename (dir, "saved.weights", NULL);
-  g_autofree char *aside = g_build_filename (dir, "aside.weights", NULL);
-  g_autofree char *fresh = g_build_filename (dir, "fresh.weights", NULL);
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  CamlWindow *win = CAML_WINDOW (data);
+  CamlRun *run = caml_window_peek_run (win);
+  long n = 0;
+  caml_window_get_losses (win, &n);
+  if (run == NULL || n != caught_up_steps)
+    return FALSE;
+  if (caml_run_has_surface (run) && caml_run_get_surface_step (run) != caught_up_steps)
+    return FALSE;
+  if (caml_run_has_sigma (run))
+    {
+      const CamlPlotTiles *tiles =
+        caml_plot_view_get_tiles (caml_window_get_plot_view (win, "sigma"));
+      g_autofree char *at = g_strdup_printf (", step %ld:", caught_up_steps);
+      return tiles != NULL && strstr (caml_plot_tiles_get_title (tiles), at) != NULL;
+    }
+  return TRUE;
+}
+
+/* Runs `caml train` with args (NULL-terminated) and the window's thread
+ * count into out. */
+static void
+cli_train (const char *caml, const char *out, const char *const *args)
+{
+  g_autofree char *threads = g_strdup_printf ("%d", caml_get_threads ());
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) caml);
+  g_ptr_array_add (argv, (gpointer) "train");
+  for (int i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  const char *tail[] = { "--threads", threads, "--out", out, "-q", NULL };
+  for (int i = 0; tail[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) tail[i]);
+  g_ptr_array_add (argv, NULL);
+  g_autofree char *err = NULL;
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL,
+                             NULL, NULL, NULL, &err, &status, &error));
+  if (!g_spawn_check_wait_status (status, NULL))
+    fail_msg ("caml train failed: %s", err);
+  g_ptr_array_unref (argv);
+}
+
+/* Export Plot of `what` is, byte for byte, the PNG caml train wrote. */
+static void
+assert_export_is (CamlWindow *win, const char *what, const char *dir, const char *cli_png)
+{
+  g_autofree char *name = g_strdup_printf ("export-%s.png", what);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_export_plot (win, what, path, &error));
+  g_autofree char *exported = NULL, *written = NULL;
+  gsize n_exported = 0, n_written = 0;
+  assert_true (g_file_get_contents (path, &exported, &n_exported, NULL));
+  assert_true (g_file_get_contents (cli_png, &written, &n_written, NULL));
+  print_message ("%s: exported %" G_GSIZE_FORMAT " bytes, caml train %" G_GSIZE_FORMAT "\n",
+                 what, n_exported, n_written);
+  if (n_exported != n_written || memcmp (exported, written, n_written) != 0)
+    fail_msg ("the exported %s (%s) is not caml train's %s", what, path, cli_png);
+  g_unlink (path);
+}
+
+/* One figure code: the workbench's exports of a trained run's loss,
+ * surface and σ-maps are the files caml train writes for the same run. */
+static void
+test_export_matches_cli (void **state)
+{
+  const char *caml = g_getenv ("CAML_CLI");
+  if (caml == NULL)
+    {
+      print_message ("CAML_CLI is not set: nothing to compare with\n");
+      skip ();
+    }
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-figures-XXXXXX", NULL);
+  g_autofree char *cli_dir = g_build_filename (dir, "surface", NULL);
+
+  /* A surface: the loss and the fitted surface beside its ground truth. */
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   assert_true (iterate_until (is_mapped, win, 10));
   assert_true (iterate_until (not_loading, win, 10));
-  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
-  assert_false (enabled (win, "save-set-aside"));
-
-  /* Trained and saved at its last step: nothing to set aside. (Fewer
-   * steps: more would make the run go on, test_extend_finished_run.) */
-  gtk_spin_button_set_value (steps, 60);
-  assert_true (iterate_until (not_loading, win, 10));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 300);
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
-  caml_window_save_weights (win, saved);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  gtk_spin_button_set_value (steps, 50);
-  assert_true (iterate_until (not_loading, win, 10));
-  assert_false (caml_window_has_set_aside_weights (win, NULL));
-  assert_false (enabled (win, "save-set-aside"));
-
-  /* Trained, not saved, then the step count changes: set aside. */
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  gtk_spin_button_set_value (steps, 40);
-  assert_true (iterate_until (not_loading, win, 10));
-  long step = 0;
-  assert_true (caml_window_has_set_aside_weights (win, &step));
-  assert_int_equal (step, 50);
-  assert_true (enabled (win, "save-set-aside"));
-  assert_non_null (caml_window_get_error (win));
-  assert_non_null (strstr (caml_window_get_error (win), "trained to step 50"));
-
-  /* Saved: the trained weights, not the new run's. */
-  caml_window_save_set_aside_weights (win, aside);
-  caml_window_save_weights (win, fresh);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_false (caml_window_has_set_aside_weights (win, NULL));
-  assert_false (enabled (win, "save-set-aside"));
-  assert_null (caml_window_get_error (win));
-  struct stat sa, sf;
-  assert_int_equal (g_stat (aside, &sa), 0);
-  assert_int_equal (g_stat (fresh, &sf), 0);
-  assert_int_equal (sa.st_size, sf.st_size);
-  g_autofree gchar *a_all = NULL, *f_all = NULL;
-  gsize na = 0, nf = 0;
-  assert_true (g_file_get_contents (aside, &a_all, &na, NULL));
-  assert_true (g_file_get_contents (fresh, &f_all, &nf, NULL));
-  assert_true (na == nf && memcmp (a_all, f_all, na) != 0);
-
-  /* Train after a finished run starts afresh: set aside too; Dismiss lets
-   * them go. */
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  activate (win, "train", NULL);
-  assert_true (caml_window_has_set_aside_weights (win, &step));
-  assert_int_equal (step, 40);
-  assert_true (iterate_until (run_ended, win, 60));
-  activate (win, "drop-set-aside", NULL);
-  assert_false (caml_window_has_set_aside_weights (win, NULL));
-
-  g_unlink (saved);
-  g_unlink (aside);
-  g_unlink (fresh);
-  g_rmdir (dir);
+  caught_up_steps = 300;
+  assert_true (iterate_until (caught_up, win, 10));
+  const char *surface_args[] = { "--preset", "surface-ca-nn-1", "--steps", "300", NULL };
+  cli_train (caml, cli_dir, surface_args);
+  g_autofree char *loss_png = g_build_filename (cli_dir, "loss.png", NULL);
+  g_autofree char *surface_png = g_build_filename (cli_dir, "surface.png", NULL);
+  assert_export_is (win, "loss", dir, loss_png);
+  assert_export_is (win, "surface", dir, surface_png);
   gtk_window_destroy (GTK_WINDOW (win));
+
+  /* An image model: its loss with the accuracy, and the σ-maps at the end. */
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"bars\", \"seed\": 3,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 30, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "bars.json", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, exp_path, &error));
+  assert_true (iterate_until (not_loading, win, 60));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  caught_up_steps = 30;
+  assert_true (iterate_until (caught_up, win, 10));
+  g_autofree char *bars_dir = g_build_filename (dir, "bars", NULL);
+  const char *bars_args[] = { exp_path, "--sigma-steps", "last", NULL };
+  cli_train (caml, bars_dir, bars_args);
+  g_autofree char *bars_loss = g_build_filename (bars_dir, "loss.png", NULL);
+  g_autofree char *sigma_png = g_build_filename (bars_dir, "sigma-step30.png", NULL);
+  assert_export_is (win, "loss", dir, bars_loss);
+  assert_export_is (win, "sigma", dir, sigma_png);
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  for (int i = 0; i < 4; i++)
+    g_free (paths[i]);
+  remove_tree (dir);
 }
+
 
 /* The loss plot's read-out gives the step's train loss and the evaluation
  * nearest it — before the first evaluation too. */
@@ -1988,16 +1806,16 @@ test_undo_to_clean (void **state)
   int preset_steps = caml_window_get_experiment (win)->steps;
   assert_false (caml_window_is_modified (win));
 
-  activate (win, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (win, "add-layer", g_variant_new_string ("dense"));
   assert_true (caml_window_is_modified (win));
   assert_true (iterate_until (autosave_written, win, 5));
   g_autofree char *autosave = caml_window_get_autosave_path (win);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_false (caml_window_is_modified (win));
   assert_false (g_file_test (autosave, G_FILE_TEST_EXISTS));
-  activate (win, "redo", NULL);
+  activate_editor (win, "redo", NULL);
   assert_true (caml_window_is_modified (win));
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_false (caml_window_is_modified (win));
 
   gtk_spin_button_set_value (steps, preset_steps + 7);
@@ -2042,7 +1860,44 @@ test_focus_leaves_locked_field (void **state)
 /* A plot whose scene is replaced faster than the worker draws it still
  * shows new images: each finished image is taken even though its scene has
  * moved on (they were all thrown away, so a fast run's loss plot stayed at
- * step 700 while training reached step 400,000). */
+ * step 700 while training reached step 400,000). Counted in work, not
+ * time: every scene the worker starts on is replaced before it finishes,
+ * and every image it finishes must be taken. */
+typedef struct {
+  CamlPlotView *view;
+  guint count;
+} ViewCount;
+
+static gboolean
+render_started (gpointer data)
+{
+  ViewCount *c = data;
+  return caml_plot_view_get_render_count (c->view) > c->count;
+}
+
+static gboolean
+frame_drawn (gpointer data)
+{
+  return caml_plot_view_get_draw_count (CAML_PLOT_VIEW (data)) > 0;
+}
+
+static void
+set_loss_scene (CamlPlotView *view, int scene)
+{
+  enum { N = 20000 };
+  g_autofree double *x = g_new (double, N);
+  g_autofree double *y = g_new (double, N);
+  for (int i = 0; i < N; i++)
+    {
+      x[i] = i + 1;
+      y[i] = 1.0 / (i + 1) + 0.01 * sin (i * 0.01 + scene);
+    }
+  CamlPlotSeries series[] = { { x, y, N, "loss", 0, FALSE } };
+  CamlPlotLineOptions opts = { .title = "loss", .x_label = "step", .y_label = "loss",
+                               .log_y = TRUE };
+  caml_plot_view_set_line (view, caml_plot_line_new (&opts, series, 1, NULL, 0));
+}
+
 static void
 test_plot_view_fast_scenes (void **state)
 {
@@ -2053,30 +1908,33 @@ test_plot_view_fast_scenes (void **state)
   gtk_window_present (GTK_WINDOW (win));
   assert_true (iterate_until (is_mapped, view, 10));
 
-  enum { N = 20000 };
-  g_autofree double *x = g_new (double, N);
-  g_autofree double *y = g_new (double, N);
-  guint before = caml_plot_view_get_image_count (view);
-  gint64 end = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
+  enum { ROUNDS = 4, PER_RENDER = 3 };
   int scenes = 0;
-  while (g_get_monotonic_time () < end)
+  set_loss_scene (view, scenes++);
+  /* The view's first image is drawn on the main thread. */
+  assert_true (iterate_until (frame_drawn, view, 60));
+  guint images_before = caml_plot_view_get_image_count (view);
+  guint renders_before = caml_plot_view_get_render_count (view);
+  set_loss_scene (view, scenes++);
+  /* Each scene the worker starts on is replaced, more than once, before it
+   * can finish (a render started and its image taken are two dispatches of
+   * the main loop, and nothing runs between the wait and the new scenes).
+   * The worker draws one image at a time, so when the (ROUNDS + 1)th has
+   * started, ROUNDS have finished, all of scenes replaced meanwhile. */
+  for (int round = 0; round <= ROUNDS; round++)
     {
-      for (int i = 0; i < N; i++)
-        {
-          x[i] = i + 1;
-          y[i] = 1.0 / (i + 1) + 0.01 * sin (i * 0.01 + scenes);
-        }
-      CamlPlotSeries series[] = { { x, y, N, "loss", 0, FALSE } };
-      CamlPlotLineOptions opts = { .title = "loss", .x_label = "step", .y_label = "loss",
-                                   .log_y = TRUE };
-      caml_plot_view_set_line (view, caml_plot_line_new (&opts, series, 1, NULL, 0));
-      scenes++;
-      while (g_main_context_iteration (NULL, FALSE))
-        ;
+      ViewCount started = { view, caml_plot_view_get_render_count (view) };
+      assert_true (iterate_until (render_started, &started, 60));
+      for (int k = 0; k < PER_RENDER; k++)
+        set_loss_scene (view, scenes++);
     }
-  guint images = caml_plot_view_get_image_count (view) - before;
-  print_message ("%d scenes in 3 s, %u images taken\n", scenes, images);
-  assert_true (images >= 2);
+  guint renders = caml_plot_view_get_render_count (view) - renders_before;
+  guint images = caml_plot_view_get_image_count (view) - images_before;
+  print_message ("%d scenes set, %u images asked of the worker, %u taken\n",
+                 scenes, renders, images);
+  assert_int_equal (renders, ROUNDS + 1);
+  /* Every finished image was taken, though its scene had moved on. */
+  assert_int_equal (images, ROUNDS);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -2190,8 +2048,8 @@ test_data_picker (void **state)
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, exp_path, &error));
   assert_true (iterate_until (not_loading, win, 60));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "depth", 3.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "depth", 3.0));
   assert_true (caml_window_is_loading (win));      /* the new model is being built */
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 120));
@@ -2447,26 +2305,7 @@ baseline_paused (gpointer data)
   return p.state == CAML_TRAINER_PAUSED;
 }
 
-/* Steps raised on a finished run: the run goes on from where it ended,
- * paused (Train resumes it), with its optimizer's state and batch order —
- * the losses are those of one run of that many steps, bit for bit — and
- * its baseline goes on beside it. Nothing is set aside. Fewer steps than
- * done start a new run; so does Reset. */
-static gboolean
-another_run_trains (gpointer data)
-{
-  CamlWindow *win = CAML_WINDOW (((gpointer *) data)[0]);
-  return caml_window_peek_run (win) != ((gpointer *) data)[1]
-         && caml_window_get_state (win) == CAML_TRAINER_RUNNING;
-}
 
-static gboolean
-trained_some (gpointer data)
-{
-  long n = 0;
-  caml_window_get_losses (CAML_WINDOW (data), &n);
-  return n >= 50;
-}
 
 /* A stopped run whose Steps are still ahead of it: Train and Step go on
  * with it from where it stopped (they started a new run from step 0, with
@@ -2505,68 +2344,11 @@ test_fields_leave_undo (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-static void
-test_continue_stopped_run (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
-  gtk_spin_button_set_value (steps, 5000000);
-  assert_true (iterate_until (can_train, win, 30));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (trained_some, win, 30));
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_STOPPED);
-  CamlRun *run = caml_window_peek_run (win);
-  CamlProgress p;
-  caml_run_get_progress (run, &p);
-  long stopped = p.step;
-  assert_true (stopped > 0 && stopped < 5000000);
-
-  activate (win, "step", NULL);   /* F7: one step on, paused */
-  assert_non_null (strstr (caml_window_get_last_notice (win), "stopped run goes on from step"));
-  assert_ptr_equal (caml_window_peek_run (win), run);
-  iterate_until (always_false, NULL, 0.3);
-  caml_run_get_progress (run, &p);
-  assert_int_equal (p.step, stopped + 1);
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
-
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-  caml_run_get_progress (run, &p);
-  stopped = p.step;
-  activate (win, "train", NULL);   /* F5: trains on */
-  assert_ptr_equal (caml_window_peek_run (win), run);
-  iterate_until (always_false, NULL, 0.3);
-  caml_run_get_progress (run, &p);
-  assert_true (p.step > stopped);
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-  long n = 0;
-  caml_window_get_losses (win, &n);
-  caml_run_get_progress (run, &p);
-  assert_int_equal (n, p.step);   /* one curve, no restart */
-
-  /* Weights chosen and loading when Train is pressed: Train waits for them
-   * (the stopped run went on, then the loaded one replaced it, idle). */
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-go-on-XXXXXX", NULL);
-  g_autofree char *weights = g_build_filename (dir, "w.weights", NULL);
-  caml_window_save_weights (win, weights);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  caml_window_load_weights (win, weights);
-  activate (win, "train", NULL);
-  gpointer other[] = { win, run };
-  assert_true (iterate_until (another_run_trains, other, 60));   /* the weights' run */
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (run_ended, win, 30));
-
-  gtk_window_destroy (GTK_WINDOW (win));
-  g_unlink (weights);
-  g_rmdir (dir);
-}
-
+/* Steps raised on a finished run: the run goes on from where it ended,
+ * paused (Train resumes it), with its optimizer's state and batch order —
+ * the losses are those of one run of that many steps, bit for bit — and
+ * its baseline goes on beside it. Nothing is set aside. Fewer steps than
+ * done start a new run; so does Reset. */
 static void
 test_extend_finished_run (void **state)
 {
@@ -2657,9 +2439,9 @@ test_compare_baseline (void **state)
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   assert_true (iterate_until (is_mapped, win, 10));
   activate (win, "data", g_variant_new_string ("xor"));
-  activate (win, "clear-model", NULL);
-  activate (win, "add-layer", g_variant_new_string ("ca_nn"));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
+  activate_editor (win, "clear-model", NULL);
+  activate_editor (win, "add-layer", g_variant_new_string ("ca_nn"));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 1.0));
 
   long n_base = -1;
   double base_lr = 0;
@@ -2955,7 +2737,7 @@ test_drag_and_drop (void **state)
   const char *inserted[] = { "ca_nn", "dense", "ca_nn", "dense", NULL };
   assert_layers (win, inserted);
   assert_true (caml_window_is_modified (win));
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
 
   /* Palette → below the last layer appends. */
@@ -2964,7 +2746,7 @@ test_drag_and_drop (void **state)
   assert_true (drop_on_stack (stack, new_ca, -1));
   const char *appended[] = { "ca_nn", "ca_nn", "dense", "ca_nn", NULL };
   assert_layers (win, appended);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
 
   /* Reorder: the dense layer (row 2) dragged above row 0. */
@@ -2975,14 +2757,14 @@ test_drag_and_drop (void **state)
   assert_true (drop_on_stack (stack, move, 0));
   const char *moved[] = { "dense", "ca_nn", "ca_nn", NULL };
   assert_layers (win, moved);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
   assert_false (drop_on_stack (stack, "nonsense", 0));   /* unknown payloads are refused */
   assert_false (drop_on_stack (stack, "new:no_such_layer", 0));
   assert_layers (win, start);
 
   /* Keyboard. */
-  activate (win, "select-layer", g_variant_new_int32 (2));
+  activate_editor (win, "select-layer", g_variant_new_int32 (2));
   press_shortcut (stack, "<Alt>Up");
   const char *up[] = { "ca_nn", "dense", "ca_nn", NULL };
   assert_layers (win, up);
@@ -2994,10 +2776,10 @@ test_drag_and_drop (void **state)
   press_shortcut (stack, "Delete");
   const char *removed[] = { "ca_nn", "ca_nn", NULL };
   assert_layers (win, removed);
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
-  activate (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
+  activate_editor (win, "undo", NULL);
   assert_layers (win, start);
   gtk_window_destroy (GTK_WINDOW (win));
 }
@@ -3400,81 +3182,23 @@ test_weight_decay_field (void **state)
   g_rmdir (dir);
 }
 
-/* Saved to another file, a name that follows its file follows it — a
- * preset's, then the file's base name — and the title shows it; a name set
- * apart from the file, a run folder's experiment.json and a failed save
- * keep the name. */
+/* Saved to another file, a name that follows its file follows it
+ * (test-session.c, test_save_as_name), and the title shows it. */
 static void
-test_save_as_name (void **state)
+test_save_as_title (void **state)
 {
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-name-XXXXXX", NULL);
   g_autofree char *mine = g_build_filename (dir, "mine.json", NULL);
-  g_autofree char *other = g_build_filename (dir, "other.json", NULL);
-  g_autofree char *run = g_build_filename (dir, "experiment.json", NULL);
-  g_autofree char *missing = g_build_filename (dir, "none", "x.json", NULL);
-  g_autofree char *custom = g_build_filename (dir, "custom.json", NULL);
-  g_autofree char *copy = g_build_filename (dir, "copy.json", NULL);
   g_autoptr (GError) error = NULL;
-
-  g_autofree char *run_dir = g_build_filename (dir, "run", NULL);
   CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
   assert_true (iterate_until (is_mapped, win, 10));
-  assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
-  assert_true (iterate_until (can_train, win, 30));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_false (caml_window_save_to_path (win, missing, &error));
-  g_clear_error (&error);
-  assert_string_equal (caml_window_get_experiment (win)->name, "xor-ca-nn");
+  assert_string_equal (gtk_window_get_title (GTK_WINDOW (win)), "xor-ca-nn");
   assert_true (caml_window_save_to_path (win, mine, &error));
   assert_string_equal (caml_window_get_experiment (win)->name, "mine");
   assert_string_equal (gtk_window_get_title (GTK_WINDOW (win)), "mine");
   assert_false (caml_window_is_modified (win));
-  CamlExperiment *back = caml_experiment_load_file (mine, &error);
-  assert_non_null (back);
-  assert_string_equal (back->name, "mine");
-  assert_true (caml_experiment_equal (back, caml_window_get_experiment (win)));
-  caml_experiment_free (back);
-  assert_true (caml_window_save_to_path (win, mine, &error));   /* Save: the same file */
-  assert_string_equal (caml_window_get_experiment (win)->name, "mine");
-  assert_true (caml_window_save_to_path (win, other, &error));
-  assert_string_equal (caml_window_get_experiment (win)->name, "other");
-  assert_true (caml_window_save_to_path (win, run, &error));
-  assert_string_equal (caml_window_get_experiment (win)->name, "other");
-  assert_true (caml_window_save_to_path (win, copy, &error));   /* from experiment.json */
-  assert_string_equal (caml_window_get_experiment (win)->name, "other");
-  /* The trained run carries the name: Save Run wrote the preset's. */
-  assert_true (iterate_until (is_enabled_save_run, win, 10));
-  caml_window_save_run (win, run_dir);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_null (caml_window_get_error (win));
-  g_autofree char *run_exp = g_build_filename (run_dir, "experiment.json", NULL);
-  back = caml_experiment_load_file (run_exp, &error);
-  assert_non_null (back);
-  assert_string_equal (back->name, "other");
-  caml_experiment_free (back);
   gtk_window_destroy (GTK_WINDOW (win));
-
-  static const char json[] = "{ \"name\": \"kept\", \"data\": { \"builtin\": \"xor\" } }";
-  assert_true (g_file_set_contents (custom, json, -1, NULL));
-  win = open_window_on (custom);
-  assert_true (caml_window_save_to_path (win, copy, &error));
-  assert_string_equal (caml_window_get_experiment (win)->name, "kept");
-  back = caml_experiment_load_file (copy, &error);
-  assert_non_null (back);
-  assert_string_equal (back->name, "kept");
-  caml_experiment_free (back);
-  gtk_window_destroy (GTK_WINDOW (win));
-
-  const char *const files[] = { mine, other, run, custom, copy };
-  for (size_t i = 0; i < G_N_ELEMENTS (files); i++)
-    g_unlink (files[i]);
-  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
-    {
-      g_autofree char *file = g_build_filename (run_dir, caml_run_resumable_files[i], NULL);
-      g_unlink (file);
-    }
-  remove_tree (run_dir);
+  g_unlink (mine);
   g_rmdir (dir);
 }
 
@@ -3629,8 +3353,8 @@ test_quit (void **state)
   CamlWindow *unsaved = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   CamlWindow *windows[] = { clean, edited, unsaved, NULL };
   assert_true (iterate_until (is_mapped, unsaved, 10));
-  activate (edited, "add-layer", g_variant_new_string ("dense"));
-  activate (unsaved, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (edited, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (unsaved, "add-layer", g_variant_new_string ("dense"));
 
   /* Cancel: nothing closes, not even the window without changes. */
   g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
@@ -3697,7 +3421,7 @@ test_quit_pending_edit (void **state)
   CamlWindow *dirty = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   CamlWindow *typing = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, typing, 10));
-  activate (dirty, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (dirty, "add-layer", g_variant_new_string ("dense"));
   type_into (typing, GTK_SPIN_BUTTON (template_child (typing, "steps_spin")), "500");
   assert_false (caml_window_is_modified (typing));
 
@@ -3729,8 +3453,8 @@ test_quit_asking_destroyed (void **state)
   CamlWindow *a = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
   CamlWindow *b = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-2"));
   assert_true (iterate_until (is_mapped, b, 10));
-  activate (a, "add-layer", g_variant_new_string ("dense"));
-  activate (b, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (a, "add-layer", g_variant_new_string ("dense"));
+  activate_editor (b, "add-layer", g_variant_new_string ("dense"));
   g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
   CamlWindow *asking = dialog_of (a, GTK_TYPE_MESSAGE_DIALOG) != NULL ? a : b;
   CamlWindow *other = asking == a ? b : a;
@@ -3987,28 +3711,6 @@ test_throughput (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* A model the editor accepts but the build refuses (a pretrained embedding
- * without word vectors) is reported once and not built again and again;
- * a change builds again. */
-static void
-test_failed_build_settles (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
-  assert_true (iterate_until (not_loading, win, 10));
-  assert_non_null (caml_window_get_error (win));
-  assert_non_null (strstr (caml_window_get_error (win), "embeddings"));
-  assert_false (enabled (win, "train"));
-  iterate_until (always_false, NULL, 0.3);
-  assert_int_equal (caml_window_get_jobs_in_flight (), 0);   /* no build after build */
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
-  assert_true (iterate_until (not_loading, win, 10));
-  assert_true (enabled (win, "train"));
-  gtk_window_destroy (GTK_WINDOW (win));
-}
 
 /* Compare with Baseline, then Stop before the baseline is built: no
  * baseline trains on behind the stopped run. */
@@ -4096,29 +3798,15 @@ test_quiet_build (void **state)
   GtkProgressBar *bar = GTK_PROGRESS_BAR (template_child (win, "progress_bar"));
   g_autofree char *before = g_strdup (gtk_progress_bar_get_text (bar));
   g_autofree char *status_before = g_strdup (status_text (win));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "units", 6.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "units", 6.0));
   assert_true (caml_window_is_loading (win));
   assert_string_equal (gtk_progress_bar_get_text (bar), before);
   assert_string_equal (status_text (win), status_before);
   assert_true (iterate_until (not_loading, win, 10));
-  gtk_window_destroy (GTK_WINDOW (win));
-}
 
-static gboolean
-data_text_has (gpointer data)
-{
-  const char *text = caml_window_get_data_text (CAML_WINDOW (((gpointer *) data)[0]));
-  return strstr (text, ((gpointer *) data)[1]) != NULL;
-}
-
-/* The built-in data are made on a worker thread too: the largest surface
- * grid (1024²) took 93 ms on the main thread. Not once on this thread —
- * opening the experiment, a seed the split follows, another kind through
- * the picker and back — and the build stays quiet meanwhile. */
-static void
-test_data_off_main_thread (void **state)
-{
+  /* Built-in data of the kind shown, made on a worker thread (a 1024²
+   * surface grid): the plots, bar and status stay while they are made. */
   g_autofree char *dir = g_dir_make_tmp ("caml-gui-grid-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "grid.json", NULL);
   static const char json[] =
@@ -4129,92 +3817,56 @@ test_data_off_main_thread (void **state)
     "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"adam\", \"lr\": 0.01 },"
     "  \"training\": { \"steps\": 20, \"batch_size\": 32, \"eval_every\": 10 } }";
   assert_true (g_file_set_contents (path, json, -1, NULL));
-  guint loads = caml_run_data_get_loads_here ();
-
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  GtkProgressBar *bar = GTK_PROGRESS_BAR (template_child (win, "progress_bar"));
   g_autofree char *bar_before = g_strdup (gtk_progress_bar_get_text (bar));
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_load_file (win, path, &error));
   assert_true (caml_window_is_loading (win));   /* returned at once; a job makes the data */
   assert_true (enabled (win, "train"));
   assert_true (enabled (win, "compare-baseline"));
-  /* Quiet: surface data were shown, and the plots, bar and status stay. */
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
   assert_string_equal (gtk_progress_bar_get_text (bar), bar_before);
-  Stall stall = { 0, 0, g_array_new (FALSE, FALSE, sizeof (gint64)) };
-  guint tick = g_timeout_add (5, on_stall_tick, &stall);
   assert_true (iterate_until (not_loading, win, 60));
-  g_source_remove (tick);
-  print_message ("1024² surface made while the main loop ran %u times; longest gap %.1f ms\n",
-                 stall.gaps->len, stall.max_gap / 1000.0);
-  g_array_unref (stall.gaps);
-  assert_null (caml_window_get_error (win));
-  print_message ("data: %s\n", caml_window_get_data_text (win));
-  /* 1% of 1024² for training: the new grid's data are there. */
   assert_non_null (strstr (caml_window_get_data_text (win), "10486 training"));
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "surface")));
   assert_true (enabled (win, "train"));
-  assert_int_equal (caml_run_data_get_loads_here (), loads);
-
-  /* The surface split follows the seed: made again, elsewhere. */
-  GtkSpinButton *seed = GTK_SPIN_BUTTON (template_child (win, "seed_spin"));
-  gtk_spin_button_set_value (seed, 7);
-  assert_true (caml_window_is_loading (win));
-  assert_true (iterate_until (not_loading, win, 60));
-  /* Another kind and back, through the picker. */
-  activate (win, "data", g_variant_new_string ("xor"));
-  gpointer xor_shown[] = { win, "4 training" };
-  assert_true (iterate_until (data_text_has, xor_shown, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  activate (win, "data", g_variant_new_string ("surface"));
-  gpointer surface_shown[] = { win, "10486 training" };
-  assert_true (iterate_until (data_text_has, surface_shown, 60));
-  assert_true (iterate_until (not_loading, win, 60));
-  assert_null (caml_window_get_error (win));
-
-  /* Train pressed while the data are made trains once they are there. */
-  gtk_spin_button_set_value (seed, 8);
-  assert_true (caml_window_is_loading (win));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-
-  assert_int_equal (caml_run_data_get_loads_here (), loads);   /* none on this thread */
   gtk_window_destroy (GTK_WINDOW (win));
   g_unlink (path);
   g_rmdir (dir);
 }
 
-/* Another experiment on other text files: the previous run's curves go
- * (its losses are on other data). */
+/* The set-aside weights of a replaced run (test-session.c: when they are
+ * kept, saved and dropped) show in the banner, with Save Them… enabled
+ * until they are saved or dismissed. */
 static void
-test_previous_other_data (void **state)
+test_set_aside_banner (void **state)
 {
-  g_autofree char *dir_a = g_dir_make_tmp ("caml-gui-prev-a-XXXXXX", NULL);
-  g_autofree char *dir_b = g_dir_make_tmp ("caml-gui-prev-b-XXXXXX", NULL);
-  const char *layers = "{ \"layer\": \"embedding\", \"dim\": 4 }, { \"layer\": \"mean_pool\" }";
-  g_autofree char *a = write_words_experiment (dir_a, "", layers, 20);
-  g_autofree char *b = write_words_experiment (dir_b, "", layers, 20);
-  CamlWindow *win = open_window_on (a);
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  assert_false (enabled (win, "save-set-aside"));
+  gtk_spin_button_set_value (steps, 50);
+  assert_true (iterate_until (not_loading, win, 10));
   activate (win, "train", NULL);
   assert_true (iterate_until (run_ended, win, 60));
-  activate (win, "train", NULL);   /* again: the first is the previous run */
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_true (enabled (win, "forget-previous"));
-  g_autoptr (GError) error = NULL;
-  assert_true (caml_window_load_file (win, a, &error));   /* the same data: kept */
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (enabled (win, "forget-previous"));
-  assert_true (caml_window_load_file (win, b, &error));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_false (enabled (win, "forget-previous"));
+  gtk_spin_button_set_value (steps, 40);
+  assert_true (iterate_until (not_loading, win, 10));
+  assert_true (caml_window_has_set_aside_weights (win, NULL));
+  assert_true (enabled (win, "save-set-aside"));
+  assert_non_null (strstr (caml_window_get_error (win), "trained to step 50"));
+  GtkButton *save = GTK_BUTTON (template_child (win, "banner_button"));
+  assert_true (gtk_widget_get_visible (GTK_WIDGET (save)));
+  assert_string_equal (gtk_actionable_get_action_name (GTK_ACTIONABLE (save)),
+                       "win.save-set-aside");
+  activate (win, "dismiss-banner", NULL);   /* Dismiss: they go */
+  assert_false (caml_window_has_set_aside_weights (win, NULL));
+  assert_false (enabled (win, "save-set-aside"));
+  assert_null (caml_window_get_error (win));
   gtk_window_destroy (GTK_WINDOW (win));
-  remove_words_experiment (dir_a);
-  remove_words_experiment (dir_b);
 }
+
+
+
 
 /* Switching a two-class model's data keeps a loss it can train with: one
  * output under the sigmoid (it became softmax, and Train was refused). */
@@ -4240,8 +3892,8 @@ test_loss_follows_data (void **state)
   assert_true (iterate_until (run_ended, win, 60));
   iterate_until (always_false, NULL, 0.2);
   assert_true (caml_plot_view_has_plot (caml_window_get_plot_view (win, "accuracy")));
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "remove-layer", NULL);
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "remove-layer", NULL);
   assert_false (caml_model_editor_is_valid (CAML_MODEL_EDITOR (template_child (win,
                                                                                "model_editor"))));
   assert_false (caml_plot_view_has_plot (caml_window_get_plot_view (win, "accuracy")));
@@ -4591,39 +4243,7 @@ data_picked (CamlWindow *win)
 /* dir/mnist with MNIST's four files (200 training and 100 test images),
  * dir becoming $CAML_DATA_DIR (its value before returned, to give back
  * with restore_data_dir); idx gets the paths, in MNIST's order. */
-static char *
-write_fake_mnist (const char *dir, char *idx[4])
-{
-  static const char *const names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
-  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
-  assert_int_equal (g_mkdir (mnist, 0700), 0);
-  for (int i = 0; i < 4; i++)
-    idx[i] = g_build_filename (mnist, names[i], NULL);
-  write_idx_pair (idx[0], idx[1], 200, 1);
-  write_idx_pair (idx[2], idx[3], 100, 2);
-  char *saved = g_strdup (g_getenv ("CAML_DATA_DIR"));
-  g_setenv ("CAML_DATA_DIR", dir, TRUE);   /* set while no job of the test reads it */
-  return saved;
-}
 
-static void
-remove_fake_mnist (const char *dir, char *idx[4], char *saved_dir)
-{
-  if (saved_dir != NULL)
-    g_setenv ("CAML_DATA_DIR", saved_dir, TRUE);
-  else
-    g_unsetenv ("CAML_DATA_DIR");
-  g_free (saved_dir);
-  for (int i = 0; i < 4; i++)
-    {
-      g_unlink (idx[i]);
-      g_free (idx[i]);
-    }
-  g_autofree char *mnist = g_build_filename (dir, "mnist", NULL);
-  g_rmdir (mnist);
-  g_rmdir (dir);
-}
 
 /* A data set picked in the drop-down is loaded on a worker thread from a
  * copy of the experiment, and used only when it loads: MNIST files that
@@ -4956,74 +4576,7 @@ test_data_choice_shown (void **state)
   remove_fake_mnist (dir, idx, saved_dir);
 }
 
-/* Waits until win has no job under way, and gives the data read since
- * reads (caml_run_data_get_loads). */
-static guint
-reads_since (CamlWindow *win, guint reads)
-{
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  return caml_run_data_get_loads () - reads;
-}
 
-/* Data chosen are read once: Reload Data while they load reads the data
- * in use again, not them, and so does a new seed that the data in use
- * follow; picked again in the menu while they load, they are not read
- * again either. Reload Data once they are used reads them again, and a
- * choice that replaces them while they load is read and used. */
-static void
-test_data_choice_read_once (void **state)
-{
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-once-XXXXXX", NULL);
-  char *idx[4];
-  char *saved_dir = write_fake_mnist (dir, idx);
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  guint reads = caml_run_data_get_loads ();
-
-  /* XOR, and at once another seed: the surface in use and XOR, once each. */
-  pick_data (win, CAML_DATA_XOR);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "seed_spin")), 7);
-  assert_int_equal (reads_since (win, reads), 2);
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-
-  /* MNIST, and at once Reload Data: XOR and MNIST, once each. */
-  reads = caml_run_data_get_loads ();
-  pick_data (win, CAML_DATA_MNIST);
-  activate (win, "reload-data", NULL);
-  assert_int_equal (reads_since (win, reads), 2);
-  assert_null (caml_window_get_error (win));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_MNIST);
-
-  /* Reload Data once MNIST is used: read again. */
-  reads = caml_run_data_get_loads ();
-  activate (win, "reload-data", NULL);
-  assert_int_equal (reads_since (win, reads), 1);
-
-  /* The surface, picked again in the menu while it is made: made once. */
-  reads = caml_run_data_get_loads ();
-  pick_data (win, CAML_DATA_SURFACE);
-  activate (win, "data", g_variant_new_string ("surface"));
-  assert_int_equal (reads_since (win, reads), 1);
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_SURFACE);
-
-  /* MNIST, Reload Data, then XOR at once: XOR is read and used, MNIST's
-   * read is dropped. */
-  reads = caml_run_data_get_loads ();
-  pick_data (win, CAML_DATA_MNIST);
-  activate (win, "reload-data", NULL);
-  pick_data (win, CAML_DATA_XOR);
-  assert_int_equal (reads_since (win, reads), 3);
-  assert_null (caml_window_get_error (win));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-  assert_data_shown (win, CAML_DATA_XOR);
-
-  gtk_window_destroy (GTK_WINDOW (win));
-  assert_true (iterate_until (no_jobs, NULL, 60));
-  remove_fake_mnist (dir, idx, saved_dir);
-}
 
 /* Held-out training data (data.validation_fraction) is called what it is:
  * not "test". */
@@ -5098,14 +4651,14 @@ test_word_vector_coverage (void **state)
   print_message ("status: %s\n", status_text (win));
 
   /* Not pre-trained: nothing to say. */
-  activate (win, "select-layer", g_variant_new_int32 (0));
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
+  activate_editor (win, "select-layer", g_variant_new_int32 (0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 0.0));
   assert_true (iterate_until (can_train, win, 30));
   assert_non_null (strstr (status_text (win), "weights"));
   assert_null (strstr (status_text (win), "vectors"));
   /* Pre-trained again on the same data: the status line says it, no
    * second notice covers it. */
-  activate (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
+  activate_editor (win, "layer-option", g_variant_new ("(sd)", "pretrained", 1.0));
   assert_true (iterate_until (can_train, win, 30));
   assert_non_null (strstr (status_text (win), status));
 
@@ -5153,31 +4706,25 @@ main (void)
     cmocka_unit_test (test_plot_view_fast_scenes),
     cmocka_unit_test (test_threads_menu),
     cmocka_unit_test (test_focus_leaves_locked_field),
-    cmocka_unit_test (test_set_aside_weights),
     cmocka_unit_test (test_undo_to_clean),
     cmocka_unit_test (test_loss_hover),
     cmocka_unit_test (test_extend_finished_run),
-    cmocka_unit_test (test_continue_stopped_run),
     cmocka_unit_test (test_fields_leave_undo),
     cmocka_unit_test (test_autosave),
     cmocka_unit_test (test_ready_to_train),
     cmocka_unit_test (test_options_text),
-    cmocka_unit_test (test_build_off_main_thread),
-    cmocka_unit_test (test_data_off_main_thread),
     cmocka_unit_test (test_previous_run),
     cmocka_unit_test (test_smoothing_follows_axis),
-    cmocka_unit_test (test_failed_build_settles),
     cmocka_unit_test (test_baseline_after_stop),
     cmocka_unit_test (test_notice_kept),
     cmocka_unit_test (test_quiet_build),
-    cmocka_unit_test (test_previous_other_data),
+    cmocka_unit_test (test_set_aside_banner),
     cmocka_unit_test (test_loss_follows_data),
     cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_text_files_failed_load),
     cmocka_unit_test (test_data_kind_failed_load),
     cmocka_unit_test (test_data_choice_kept),
     cmocka_unit_test (test_data_choice_shown),
-    cmocka_unit_test (test_data_choice_read_once),
     cmocka_unit_test (test_validation_labels),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_focus_after_menu),
@@ -5189,16 +4736,16 @@ main (void)
     cmocka_unit_test (test_words),
     cmocka_unit_test (test_words_page_chosen),
     cmocka_unit_test (test_words_per_position),
-    cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_open_run),
     cmocka_unit_test (test_sigma_maps),
+    cmocka_unit_test (test_export_matches_cli),
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_compare_after_run),
     cmocka_unit_test (test_data_picker),
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_lr_any_value),
     cmocka_unit_test (test_weight_decay_field),
-    cmocka_unit_test (test_save_as_name),
+    cmocka_unit_test (test_save_as_title),
     cmocka_unit_test (test_divergence_feedback),
     cmocka_unit_test (test_stop_before_evaluation),
     cmocka_unit_test (test_recent_files),

@@ -1,6 +1,6 @@
 /* test-report-sigma.c — σ-map grids say whose maps they show: the layer's
  * index and type, and for a ca_res_conv block which sublayer's gate
- * (app/report.c). */
+ * (studio/report.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,8 +43,8 @@ test_sigma_source (void **state)
   assert_int_equal (source.n_sublayers, 3);
   CamlSigmaScale scale = { .lo = 0, .hi = 1 };
   char *title = caml_report_sigma_grid_title ("two", &source, &scale, 20);
-  assert_string_equal (title, "two: test images and their σ-maps of layer 1 (ca_res_conv), "
-                              "sublayer 3 of 3 (χ black 0 … white 1), step 20");
+  assert_string_equal (title, "two, step 20: σ-maps of layer 1 (ca_res_conv), "
+                              "sublayer 3 of 3 (χ black 0 … white 1)");
   g_free (title);
 
   caml_model_free (model);

@@ -1,4 +1,4 @@
-/* test-report.c — the plots `caml train` leaves (app/report.c), prepared
+/* test-report.c — the plots `caml train` leaves (studio/figures.c), prepared
  * without writing them: loss.png's panels line up and count steps in whole
  * numbers, a run that diverged is marked where it did, the smoothed train
  * loss follows a fast fall on the log axis, and σ-map tiles show
@@ -13,7 +13,22 @@
 #include <cmocka.h>
 
 #include "caml-plot.h"
+#include "figures.h"
 #include "report.h"
+
+/* loss.png's figure as caml train builds it: the loss, then for a
+ * classification the accuracy. */
+static CamlPlotFigure *
+loss_figure (const CamlEvalRow *rows, int n_rows, const float *losses, long n_steps,
+             const CamlDivergence *divergence, gboolean classification)
+{
+  CamlFigureLoss loss = {
+    .run = { losses, n_steps, rows, n_rows, classification },
+    .divergence = divergence, .title = "t", .evaluated_on = "test",
+    .smoothing = -1, .detail = CAML_FIGURE_FILE,
+  };
+  return caml_figure_loss (&loss);
+}
 
 static void
 assert_whole_ticks (const CamlPlotAxis *a)
@@ -44,10 +59,9 @@ check_aligned (const long *steps, int n_rows, long n_steps)
     }
   for (long i = 0; i < n_steps; i++)
     losses[i] = 1.0f / (float) (i + 1);
-  g_autoptr (CamlPlotLine) loss = NULL;
-  g_autoptr (CamlPlotLine) accuracy = NULL;
-  caml_report_loss_plots (rows, n_rows, losses, n_steps, NULL, TRUE, "test", "t", &loss,
-                          &accuracy);
+  g_autoptr (CamlPlotFigure) figure = loss_figure (rows, n_rows, losses, n_steps, NULL, TRUE);
+  const CamlPlotLine *loss = caml_plot_figure_get_line (figure, 0);
+  const CamlPlotLine *accuracy = caml_plot_figure_get_line (figure, 1);
   assert_non_null (accuracy);
   const CamlPlotAxis *lx = caml_plot_line_get_x_axis (loss);
   const CamlPlotAxis *ax = caml_plot_line_get_x_axis (accuracy);
@@ -82,8 +96,9 @@ test_divergence_marked (void **state)
   (void) state;
   float losses[] = { 2.81f, 9.22e11f };
   CamlDivergence d = { .kind = CAML_DIVERGED_LOSS, .step = 2, .rolled_back_to = 0, .layer = 1 };
-  g_autoptr (CamlPlotLine) loss = NULL;
-  caml_report_loss_plots (NULL, 0, losses, 2, &d, FALSE, "test", "t", &loss, NULL);
+  g_autoptr (CamlPlotFigure) figure = loss_figure (NULL, 0, losses, 2, &d, FALSE);
+  assert_int_equal (caml_plot_figure_get_n_plots (figure), 1);
+  const CamlPlotLine *loss = caml_plot_figure_get_line (figure, 0);
   const CamlPlotAxis *x = caml_plot_line_get_x_axis (loss);
   assert_whole_ticks (x);
   assert_true (x->lo <= 1.0 && x->hi >= 2.0);
@@ -96,13 +111,11 @@ test_divergence_marked (void **state)
   assert_true (isfinite (v[0]) && isfinite (v[1]));
 
   /* no step at all: still whole numbers */
-  g_autoptr (CamlPlotLine) none = NULL;
   CamlDivergence first = { .kind = CAML_DIVERGED_LOSS, .step = 1, .rolled_back_to = 0 };
-  caml_report_loss_plots (NULL, 0, NULL, 0, &first, FALSE, "test", "t", &none, NULL);
-  assert_whole_ticks (caml_plot_line_get_x_axis (none));
-  g_autoptr (CamlPlotLine) nothing = NULL;
-  caml_report_loss_plots (NULL, 0, NULL, 0, NULL, TRUE, "test", "t", &nothing, NULL);
-  assert_whole_ticks (caml_plot_line_get_x_axis (nothing));
+  g_autoptr (CamlPlotFigure) none = loss_figure (NULL, 0, NULL, 0, &first, FALSE);
+  assert_whole_ticks (caml_plot_line_get_x_axis (caml_plot_figure_get_line (none, 0)));
+  g_autoptr (CamlPlotFigure) nothing = loss_figure (NULL, 0, NULL, 0, NULL, TRUE);
+  assert_whole_ticks (caml_plot_line_get_x_axis (caml_plot_figure_get_line (nothing, 0)));
 }
 
 /* A loss falling fast on loss.png's log axis, 1e-1 → 1e-9 over 1000 steps:
@@ -116,8 +129,8 @@ test_smoothed_loss_follows_log_axis (void **state)
   g_autofree float *losses = g_new (float, N);
   for (int i = 0; i < N; i++)
     losses[i] = (float) pow (10.0, -1.0 - 8.0 * i / (N - 1));
-  g_autoptr (CamlPlotLine) loss = NULL;
-  caml_report_loss_plots (NULL, 0, losses, N, NULL, FALSE, "test", "t", &loss, NULL);
+  g_autoptr (CamlPlotFigure) figure = loss_figure (NULL, 0, losses, N, NULL, FALSE);
+  const CamlPlotLine *loss = caml_plot_figure_get_line (figure, 0);
   assert_int_equal (caml_plot_line_get_n_series (loss), 3);
   assert_null (caml_plot_line_get_label (loss, 0));   /* the raw curve, faint */
   assert_string_equal (caml_plot_line_get_label (loss, 1), "train loss (smoothed)");
@@ -136,8 +149,8 @@ test_smoothed_loss_follows_log_axis (void **state)
 
   /* a short run is drawn as it is, and not called smoothed */
   float few[] = { 0.5f, 0.25f, 0.125f };
-  g_autoptr (CamlPlotLine) short_run = NULL;
-  caml_report_loss_plots (NULL, 0, few, 3, NULL, FALSE, "test", "t", &short_run, NULL);
+  g_autoptr (CamlPlotFigure) short_figure = loss_figure (NULL, 0, few, 3, NULL, FALSE);
+  const CamlPlotLine *short_run = caml_plot_figure_get_line (short_figure, 0);
   assert_string_equal (caml_plot_line_get_label (short_run, 1), "train loss");
   const double *v = caml_plot_line_get_values (short_run, 1, &n);
   assert_int_equal (n, 3);

@@ -1,5 +1,5 @@
 /* test-run.c — the hand-off between the trainer thread and the main loop,
- * without a display: the workbench's CamlRun (ui/caml-run.c, plain C) with a
+ * without a display: the workbench's CamlRun (studio/caml-run.c, plain C) with a
  * stand-in for the window that does what CamlWindow does — the notify
  * function (trainer thread) schedules at most one idle, the idle (main
  * thread) copies the progress, rows, losses and the surface/σ-map snapshots.

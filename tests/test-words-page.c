@@ -1,7 +1,7 @@
 /* test-words-page.c — the χ-for-words page: HTML escaping, the ranking of
  * words by χ̃ (count threshold, ties), a page that is self-contained,
  * escapes every word and lists the words in order, the page of a
- * per-position gate (one χ per word of a text), and how app/report.c finds
+ * per-position gate (one χ per word of a text), and how studio/report.c finds
  * and reads such a gate (CA-ATT over word vectors) and writes its page. */
 #include <math.h>
 #include <setjmp.h>

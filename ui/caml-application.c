@@ -719,8 +719,8 @@ static const struct {
   { "win.step", { "F10", "F7", NULL } },
   { "win.stop", { "<Shift>F5", NULL } },
   { "win.reset", { "<Control>r", NULL } },
-  { "win.undo", { "<Control>z", NULL } },
-  { "win.redo", { "<Control><Shift>z", "<Control>y", NULL } },
+  { "editor.undo", { "<Control>z", NULL } },
+  { "editor.redo", { "<Control><Shift>z", "<Control>y", NULL } },
   { "win.export-metrics", { "<Control>e", NULL } },
   { "window.close", { "<Control>w", NULL } },
 };

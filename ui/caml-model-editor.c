@@ -45,6 +45,7 @@ struct _CamlModelEditor {
   char      *data_name;
   char      *data_error;
   int        selected;        /* -1: none */
+  GSimpleActionGroup *actions; /* editor.*: the edits, undo and redo */
   gboolean   locked;          /* caml_model_editor_set_locked */
   gboolean   syncing;         /* programmatic widget changes */
   GtkWidget *option_widgets[CAML_MAX_OPTIONS];
@@ -56,6 +57,7 @@ enum {
   SIGNAL_MODEL_CHANGED,
   SIGNAL_SELECTION_CHANGED,
   SIGNAL_VALUE_CORRECTED,
+  SIGNAL_ERROR,
   N_SIGNALS
 };
 static guint signals[N_SIGNALS];
@@ -278,6 +280,8 @@ update_rows (CamlModelEditor *self)
   self->syncing = FALSE;
 }
 
+static void update_actions (CamlModelEditor *self);
+
 /* After any edit: check, show, tell the window. */
 static void
 model_changed (CamlModelEditor *self, gboolean structure)
@@ -286,6 +290,7 @@ model_changed (CamlModelEditor *self, gboolean structure)
   update_rows (self);
   if (structure)
     update_inspector (self);
+  update_actions (self);
   g_signal_emit (self, signals[SIGNAL_MODEL_CHANGED], 0);
 }
 
@@ -388,44 +393,6 @@ positive_field_free (gpointer p, GClosure *closure)
   PositiveField *field = p;
   g_free (field->check.name);
   g_free (field);
-}
-
-char *
-caml_format_positive (double value)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE + 8];
-  int digits = 1;
-
-  if (!(value > 0) || !isfinite (value))
-    return g_strdup_printf ("%g", value);
-  /* The fewest significant digits that read back as the value… */
-  for (; digits < 17; digits++)
-    {
-      g_snprintf (buf, sizeof buf, "%.*g", digits, value);
-      if (g_strtod (buf, NULL) == value)
-        break;
-    }
-  if (digits == 17)
-    g_snprintf (buf, sizeof buf, "%.17g", value);
-  /* …written out up to 10¹⁶ (1000, not 1e+03), and a short exponent
-   * beyond (1e-7, 2.5e20). */
-  int exponent = (int) floor (log10 (value));
-  if (exponent >= digits && exponent < 16)
-    g_snprintf (buf, sizeof buf, "%.*g", exponent + 1, value);
-  GString *out = g_string_new (NULL);
-  const char *e = strchr (buf, 'e');
-  if (e == NULL)
-    return g_strdup (buf);
-  g_string_append_len (out, buf, e - buf + 1);
-  e++;
-  if (*e == '-')
-    g_string_append_c (out, *e++);
-  else if (*e == '+')
-    e++;
-  while (*e == '0' && e[1] != '\0')
-    e++;
-  g_string_append (out, e);
-  return g_string_free (out, FALSE);
 }
 
 /* "+" and "−" step by a tenth of the value's decade (0.01 → 0.011, 1000 →
@@ -616,7 +583,7 @@ activate_option (GtkWidget *widget, const char *key, double value)
                                                                       CAML_TYPE_MODEL_EDITOR));
   if (self == NULL || self->syncing)
     return;
-  gtk_widget_activate_action (widget, "win.layer-option", "(sd)", key, value);
+  gtk_widget_activate_action (widget, "editor.layer-option", "(sd)", key, value);
 }
 
 static void
@@ -962,6 +929,7 @@ caml_model_editor_select (CamlModelEditor *self, int index)
   g_clear_pointer (&self->coalesce_key, g_free);
   update_rows (self);
   update_inspector (self);
+  update_actions (self);
   g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
 }
 
@@ -971,6 +939,7 @@ caml_model_editor_set_locked (CamlModelEditor *self, gboolean locked)
   self->locked = locked;
   gtk_widget_set_sensitive (GTK_WIDGET (self->palette), !locked);
   gtk_widget_set_sensitive (GTK_WIDGET (self->inspector), !locked);
+  update_actions (self);
 }
 
 gboolean
@@ -1141,7 +1110,7 @@ fill_palette (CamlModelEditor *self)
       gtk_box_append (GTK_BOX (box), desc);
       gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
       gtk_widget_set_tooltip_text (row, tip);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.add-layer");
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "editor.add-layer");
       gtk_actionable_set_action_target_value (GTK_ACTIONABLE (row),
                                               g_variant_new_string (ops->name));
       g_object_set_data (G_OBJECT (row), "caml-layer", (gpointer) ops->name);
@@ -1233,6 +1202,125 @@ on_palette_enter (GtkEventControllerFocus *focus, CamlModelEditor *self)
   self->back_tab_to_first = TRUE;
 }
 
+/* --------------------------------------------------------------- actions */
+
+static void
+action_add_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlModelEditor *self = user_data;
+  const char *name = g_variant_get_string (param, NULL);
+  const CamlLayerOps *ops = caml_layer_lookup (name);
+
+  if (ops == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("no layer type named \"%s\"", name);
+      g_signal_emit (self, signals[SIGNAL_ERROR], 0, text);
+      return;
+    }
+  caml_model_editor_insert_layer (self, ops, -1);
+}
+
+static void
+action_remove_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_remove_selected (user_data);
+}
+
+static void
+action_move_layer_up (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_move_selected (user_data, -1);
+}
+
+static void
+action_move_layer_down (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_move_selected (user_data, +1);
+}
+
+static void
+action_select_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_select (user_data, g_variant_get_int32 (param));
+}
+
+static void
+action_layer_option (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlModelEditor *self = user_data;
+  g_autoptr (GError) error = NULL;
+  const char *key = NULL;
+  double value = 0;
+
+  g_variant_get (param, "(&sd)", &key, &value);
+  if (!caml_model_editor_set_option (self, key, value, &error))
+    g_signal_emit (self, signals[SIGNAL_ERROR], 0, error->message);
+}
+
+static void
+action_clear_model (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_clear (user_data);
+}
+
+static void
+action_undo (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_undo (user_data);
+}
+
+static void
+action_redo (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_model_editor_redo (user_data);
+}
+
+static const GActionEntry editor_entries[] = {
+  { "add-layer", action_add_layer, "s" },
+  { "remove-layer", action_remove_layer },
+  { "move-layer-up", action_move_layer_up },
+  { "move-layer-down", action_move_layer_down },
+  { "select-layer", action_select_layer, "i" },
+  { "layer-option", action_layer_option, "(sd)" },
+  { "clear-model", action_clear_model },
+  { "undo", action_undo },
+  { "redo", action_redo },
+};
+
+static void
+set_enabled (CamlModelEditor *self, const char *name, gboolean enabled)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self->actions), name);
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), enabled);
+}
+
+/* The model stays as it is while locked (a run under way); a layer can
+ * still be selected (the parts page follows it). */
+static void
+update_actions (CamlModelEditor *self)
+{
+  int n = (int) self->layers->len, selected = self->selected;
+  gboolean free = !self->locked;
+
+  if (self->actions == NULL)
+    return;
+  set_enabled (self, "add-layer", free);
+  set_enabled (self, "clear-model", free && n > 0);
+  set_enabled (self, "remove-layer", free && selected >= 0);
+  set_enabled (self, "move-layer-up", free && selected > 0);
+  set_enabled (self, "move-layer-down", free && selected >= 0 && selected < n - 1);
+  set_enabled (self, "layer-option", free && selected >= 0);
+  set_enabled (self, "select-layer", TRUE);
+  set_enabled (self, "undo", free && self->undo->len > 0);
+  set_enabled (self, "redo", free && self->redo->len > 0);
+}
+
+GActionGroup *
+caml_model_editor_get_actions (CamlModelEditor *self)
+{
+  return G_ACTION_GROUP (self->actions);
+}
+
 /* ------------------------------------------------------------- lifecycle */
 
 static void
@@ -1253,6 +1341,7 @@ caml_model_editor_dispose (GObject *object)
   g_clear_pointer (&self->error, g_free);
   g_clear_pointer (&self->data_name, g_free);
   g_clear_pointer (&self->data_error, g_free);
+  g_clear_object (&self->actions);
   G_OBJECT_CLASS (caml_model_editor_parent_class)->dispose (object);
 }
 
@@ -1273,6 +1362,9 @@ caml_model_editor_class_init (CamlModelEditorClass *klass)
   signals[SIGNAL_VALUE_CORRECTED] =
     g_signal_new ("value-corrected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIGNAL_ERROR] =
+    g_signal_new ("error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-model-editor.ui");
@@ -1289,6 +1381,10 @@ caml_model_editor_init (CamlModelEditor *self)
   GtkDropTarget *drop;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->actions = g_simple_action_group_new ();
+  g_action_map_add_action_entries (G_ACTION_MAP (self->actions), editor_entries,
+                                   G_N_ELEMENTS (editor_entries), self);
+  gtk_widget_insert_action_group (GTK_WIDGET (self), "editor", G_ACTION_GROUP (self->actions));
   self->layers = g_array_new (FALSE, TRUE, sizeof (CamlLayerSpec));
   self->undo = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   self->redo = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);

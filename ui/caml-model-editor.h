@@ -2,14 +2,17 @@
  * the engine's registry, the model stack with live shape inference, an
  * inspector generated from each type's option table, and undo/redo.
  *
- * Behaviour is reached through the window's actions (win.add-layer,
- * win.remove-layer, win.move-layer-up/down, win.layer-option, win.undo,
- * win.redo, win.clear-model), which call the functions below. */
+ * Behaviour is reached through the editor's own actions, editor.add-layer
+ * (s), editor.remove-layer, editor.move-layer-up/down, editor.select-layer
+ * (i), editor.layer-option ((sd)), editor.clear-model, editor.undo and
+ * editor.redo, which call the functions below and are enabled as the
+ * model, the selection, the undo history and the lock allow. */
 #pragma once
 
 #include <gtk/gtk.h>
 
 #include "caml.h"
+#include "caml-format.h"
 
 G_BEGIN_DECLS
 
@@ -59,9 +62,14 @@ int      caml_model_editor_get_outputs (CamlModelEditor *self);
 /* The first error, or NULL; and the index of its layer (-1: not a layer's). */
 const char *caml_model_editor_get_error (CamlModelEditor *self, int *layer);
 
-/* Signals: "model-changed", "selection-changed", and "value-corrected"
+/* The editor.* actions (a window inserts them too, for its shortcuts). */
+GActionGroup *caml_model_editor_get_actions (CamlModelEditor *self);
+
+/* Signals: "model-changed", "selection-changed", "value-corrected"
  * (const char *message) when a value typed into an option was not taken
- * as typed (caml_spin_button_check_range). */
+ * as typed (caml_spin_button_check_range), and "error" (const char
+ * *message) when an action was refused (an unknown layer type, an option
+ * out of range). */
 
 /* Makes spin say when what is typed into it is not taken as typed (GTK
  * does it silently): text that is not a number keeps the value, a number
@@ -93,8 +101,6 @@ void  caml_spin_button_make_nonnegative (GtkSpinButton *spin, const char *name,
 /* Sets such a field to exactly value (gtk_spin_button_set_value ignores a
  * change under 1e-10). */
 void  caml_spin_button_set_positive (GtkSpinButton *spin, double value);
-/* value > 0 as such a field shows it: "0.01", "1000", "1e-7" (g_free). */
-char *caml_format_positive (double value);
 
 /* A layer's options as its row shows them: "units 5, tanh", "size 2,
  * stride = size, valid". */

@@ -20,15 +20,13 @@
 #include <math.h>
 #include <time.h>
 
-/* What one plot view shows; never changed once set, so a worker may draw
- * it while the main thread goes on. */
+/* What one plot view shows: some plots of a figure; never changed once
+ * set, so a worker may draw it while the main thread goes on. */
 typedef struct {
-  CamlPlotLine *line;
-  CamlPlotTiles *tiles;
-  GPtrArray *maps;                /* CamlPlotHeatmap */
-  GPtrArray *bars;                /* CamlPlotBars */
-  CamlPlotPanelCell *cells;       /* (maps->len or bars->len) */
-  CamlPlotPanel panel;
+  CamlPlotFigure *figure;         /* a reference */
+  int first, n;                   /* the plots shown */
+  double cell_aspect;             /* heatmaps: 1.2, so that four go in two rows
+                                   * in a tall view (CamlPlotPanel.cell_aspect) */
 } Scene;
 
 /* An image of a scene at a size, drawn by the worker. */
@@ -58,6 +56,7 @@ struct _CamlPlotView {
   guint n_updates;
   guint n_draws;
   guint n_images;
+  guint n_renders;
 
   /* borrowed */
   CamlPlotViewHoverFunc hover_func;
@@ -69,17 +68,38 @@ G_DEFINE_FINAL_TYPE (CamlPlotView, caml_plot_view, GTK_TYPE_DRAWING_AREA)
 static void
 scene_free (Scene *scene)
 {
-  g_clear_pointer (&scene->line, caml_plot_line_free);
-  g_clear_pointer (&scene->tiles, caml_plot_tiles_free);
-  g_clear_pointer (&scene->maps, g_ptr_array_unref);
-  g_clear_pointer (&scene->bars, g_ptr_array_unref);
-  g_clear_pointer (&scene->cells, g_free);
+  g_clear_pointer (&scene->figure, caml_plot_figure_unref);
 }
 
+/* Shows plots [first, first + n) of figure (a reference is taken). */
 static Scene *
-scene_new (void)
+scene_new (CamlPlotFigure *figure, int first, int n)
 {
-  return g_atomic_rc_box_new0 (Scene);
+  Scene *scene = g_atomic_rc_box_new0 (Scene);
+  int total = caml_plot_figure_get_n_plots (figure);
+  scene->figure = caml_plot_figure_ref (figure);
+  scene->first = CLAMP (first, 0, total);
+  scene->n = CLAMP (n, 0, total - scene->first);
+  /* a map with its axes and colour bar is about 1.2 times as wide as tall */
+  if (caml_plot_figure_get_heatmap (figure, scene->first) != NULL)
+    scene->cell_aspect = 1.2;
+  return scene;
+}
+
+/* The line plot shown alone, or NULL. */
+static const CamlPlotLine *
+scene_line (const Scene *scene)
+{
+  return scene != NULL && scene->n == 1 ? caml_plot_figure_get_line (scene->figure, scene->first)
+                                        : NULL;
+}
+
+/* The tile grid shown alone, or NULL. */
+static const CamlPlotTiles *
+scene_tiles (const Scene *scene)
+{
+  return scene != NULL && scene->n == 1
+         ? caml_plot_figure_get_tiles (scene->figure, scene->first) : NULL;
 }
 
 static void
@@ -101,12 +121,8 @@ render_free (Render *render)
 static void
 draw_scene (const Scene *scene, cairo_t *cr, double width, double height, CamlPlotRect *frame)
 {
-  if (scene->line != NULL)
-    caml_plot_line_draw (scene->line, cr, width, height, frame);
-  else if (scene->tiles != NULL)
-    caml_plot_tiles_draw (scene->tiles, cr, width, height);
-  else if (scene->panel.n_cells > 0)
-    caml_plot_panel_draw (&scene->panel, cr, width, height);
+  caml_plot_figure_draw (scene->figure, scene->first, scene->n, scene->cell_aspect, cr, width,
+                         height, frame);
 }
 
 /* A line plot's hint (what hovering does) in the card's bottom-right
@@ -117,7 +133,7 @@ static void
 draw_hint (cairo_t *cr, const Scene *scene, const char *hint, const CamlPlotRect *frame,
            double width, double height)
 {
-  if (hint == NULL || scene->line == NULL || frame->width <= 0)
+  if (hint == NULL || scene_line (scene) == NULL || frame->width <= 0)
     return;
   if (caml_plot_text_width (cr, 11, hint) > width / 3.0
       || frame->y + frame->height + 30 > height - 4)
@@ -137,8 +153,7 @@ draw_plot_for_file (cairo_t *cr, double width, double height, gpointer user_data
 static gboolean
 scene_has_plot (const Scene *scene)
 {
-  return scene != NULL
-         && (scene->line != NULL || scene->tiles != NULL || scene->panel.n_cells > 0);
+  return scene != NULL && scene->n > 0;
 }
 
 static void
@@ -320,6 +335,7 @@ start_render (CamlPlotView *self, int width, int height)
   g_task_set_source_tag (task, start_render);
   g_task_set_task_data (task, render, (GDestroyNotify) render_free);
   self->rendering = TRUE;
+  self->n_renders++;
   budget.busy = TRUE;
   g_task_run_in_thread (task, render_thread);
   g_object_unref (task);
@@ -328,8 +344,7 @@ start_render (CamlPlotView *self, int width, int height)
 static gboolean
 hovering (CamlPlotView *self)
 {
-  return self->scene != NULL && self->scene->line != NULL && self->hover_text != NULL
-         && self->hover_x >= 0;
+  return scene_line (self->scene) != NULL && self->hover_text != NULL && self->hover_x >= 0;
 }
 
 /* The hover read-out of a line plot: a rule at the pointer and the text. */
@@ -452,13 +467,14 @@ update_hover (CamlPlotView *self)
 
   g_clear_pointer (&self->hover_text, g_free);
   self->hover_x = -1;
-  if (x >= 0 && self->scene != NULL && self->scene->line != NULL && self->hover_func != NULL
+  const CamlPlotLine *line = scene_line (self->scene);
+  if (x >= 0 && line != NULL && self->hover_func != NULL
       && self->frame.width > 0
       && x >= self->frame.x && x <= self->frame.x + self->frame.width
       && y >= self->frame.y && y <= self->frame.y + self->frame.height)
     {
-      const CamlPlotAxis *xa = caml_plot_line_get_x_axis (self->scene->line);
-      const CamlPlotAxis *ya = caml_plot_line_get_y_axis (self->scene->line);
+      const CamlPlotAxis *xa = caml_plot_line_get_x_axis (line);
+      const CamlPlotAxis *ya = caml_plot_line_get_y_axis (line);
       double dx = caml_plot_axis_unmap (xa, x, self->frame.x, self->frame.x + self->frame.width);
       double dy = caml_plot_axis_unmap (ya, y, self->frame.y + self->frame.height,
                                         self->frame.y);
@@ -550,84 +566,103 @@ set_scene (CamlPlotView *self, Scene *scene)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+/* Shows a figure of its own, of one plot or of plots of a kind. */
+static void
+set_own_figure (CamlPlotView *self, CamlPlotFigure *figure)
+{
+  int n = caml_plot_figure_get_n_plots (figure);
+  set_scene (self, n > 0 ? scene_new (figure, 0, n) : NULL);
+  caml_plot_figure_unref (figure);
+}
+
+void
+caml_plot_view_set_figure (CamlPlotView *self, CamlPlotFigure *figure, int first, int n)
+{
+  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
+  set_scene (self, figure != NULL && n > 0 ? scene_new (figure, first, n) : NULL);
+}
+
+const CamlPlotFigure *
+caml_plot_view_get_figure (CamlPlotView *self, int *first, int *n)
+{
+  if (first != NULL)
+    *first = self->scene != NULL ? self->scene->first : 0;
+  if (n != NULL)
+    *n = self->scene != NULL ? self->scene->n : 0;
+  return self->scene != NULL ? self->scene->figure : NULL;
+}
+
 void
 caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  Scene *scene = NULL;
-  if (plot != NULL)
+  if (plot == NULL)
     {
-      scene = scene_new ();
-      scene->line = plot;
+      set_scene (self, NULL);
+      return;
     }
-  set_scene (self, scene);
+  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 0, 0);
+  caml_plot_figure_add_line (figure, plot);
+  set_own_figure (self, figure);
 }
 
 void
 caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  Scene *scene = scene_new ();
-  scene->maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
-  scene->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
+  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 0, 0);
   for (int i = 0; i < n; i++)
-    {
-      g_ptr_array_add (scene->maps, maps[i]);
-      scene->cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
-    }
-  /* a map with its axes and colour bar is about 1.2 times as wide as tall:
-   * in a tall view, four go in two rows */
-  scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n, .cell_aspect = 1.2 };
-  set_scene (self, scene);
+    caml_plot_figure_add_heatmap (figure, maps[i]);
+  set_own_figure (self, figure);
+}
+
+/* The index of plot `index` among those shown in the figure, or -1;
+ * *n: how many are shown. */
+static int
+shown_index (CamlPlotView *self, int index, int *n)
+{
+  int shown = self->scene != NULL ? self->scene->n : 0;
+  if (n != NULL)
+    *n = shown;
+  return index >= 0 && index < shown ? self->scene->first + index : -1;
 }
 
 const CamlPlotHeatmap *
 caml_plot_view_get_heatmap (CamlPlotView *self, int index, int *n_maps)
 {
-  GPtrArray *maps = self->scene != NULL ? self->scene->maps : NULL;
-  int n = maps != NULL ? (int) maps->len : 0;
-  if (n_maps != NULL)
-    *n_maps = n;
-  return index >= 0 && index < n ? g_ptr_array_index (maps, index) : NULL;
+  int i = shown_index (self, index, n_maps);
+  return i >= 0 ? caml_plot_figure_get_heatmap (self->scene->figure, i) : NULL;
 }
 
 void
 caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  Scene *scene = scene_new ();
-  scene->bars = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_bars_free);
-  scene->cells = g_new0 (CamlPlotPanelCell, MAX (n, 1));
+  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 0, 0);
   for (int i = 0; i < n; i++)
-    {
-      g_ptr_array_add (scene->bars, bars[i]);
-      scene->cells[i] = (CamlPlotPanelCell) { caml_plot_bars_draw_cb, bars[i] };
-    }
-  scene->panel = (CamlPlotPanel) { NULL, scene->cells, n, n };
-  set_scene (self, scene);
+    caml_plot_figure_add_bars (figure, bars[i]);
+  set_own_figure (self, figure);
 }
 
 const CamlPlotBars *
 caml_plot_view_get_bars (CamlPlotView *self, int index, int *n_bars)
 {
-  GPtrArray *bars = self->scene != NULL ? self->scene->bars : NULL;
-  int n = bars != NULL ? (int) bars->len : 0;
-  if (n_bars != NULL)
-    *n_bars = n;
-  return index >= 0 && index < n ? g_ptr_array_index (bars, index) : NULL;
+  int i = shown_index (self, index, n_bars);
+  return i >= 0 ? caml_plot_figure_get_bars (self->scene->figure, i) : NULL;
 }
 
 void
 caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles)
 {
   g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  Scene *scene = NULL;
-  if (tiles != NULL)
+  if (tiles == NULL)
     {
-      scene = scene_new ();
-      scene->tiles = tiles;
+      set_scene (self, NULL);
+      return;
     }
-  set_scene (self, scene);
+  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 0, 0);
+  caml_plot_figure_add_tiles (figure, tiles);
+  set_own_figure (self, figure);
 }
 
 void
@@ -642,7 +677,7 @@ caml_plot_view_set_placeholder (CamlPlotView *self, const char *text)
 char *
 caml_plot_view_get_hover_text_at (CamlPlotView *self, double x, double y)
 {
-  if (self->scene == NULL || self->scene->line == NULL || self->hover_func == NULL)
+  if (scene_line (self->scene) == NULL || self->hover_func == NULL)
     return NULL;
   return self->hover_func (self, x, y, self->hover_data);
 }
@@ -680,13 +715,13 @@ caml_plot_view_has_plot (CamlPlotView *self)
 const CamlPlotLine *
 caml_plot_view_get_line (CamlPlotView *self)
 {
-  return self->scene != NULL ? self->scene->line : NULL;
+  return scene_line (self->scene);
 }
 
 const CamlPlotTiles *
 caml_plot_view_get_tiles (CamlPlotView *self)
 {
-  return self->scene != NULL ? self->scene->tiles : NULL;
+  return scene_tiles (self->scene);
 }
 
 guint
@@ -699,6 +734,12 @@ guint
 caml_plot_view_get_image_count (CamlPlotView *self)
 {
   return self->n_images;
+}
+
+guint
+caml_plot_view_get_render_count (CamlPlotView *self)
+{
+  return self->n_renders;
 }
 
 guint
@@ -718,8 +759,8 @@ caml_plot_view_write (CamlPlotView *self, const char *path, int width, int heigh
       return FALSE;
     }
   /* A tile grid is as tall as it is at this width: no empty band below. */
-  if (self->scene->tiles != NULL)
-    height = caml_plot_tiles_fit_height (self->scene->tiles, width);
+  if (scene_tiles (self->scene) != NULL)
+    height = caml_plot_tiles_fit_height (scene_tiles (self->scene), width);
   /* PNG or SVG, as the name says; another extension is refused, not
    * written as PNG under its name. */
   g_autofree char *base = g_path_get_basename (path);

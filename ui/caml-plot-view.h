@@ -1,5 +1,5 @@
 /* caml-plot-view.h — a GtkDrawingArea that shows one prepared Cairo plot
- * (a line plot, a row of heatmaps or of bar plots, or tiles) from ui/plots. */
+ * (a line plot, a row of heatmaps or of bar plots, or tiles) from studio/plots. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -17,6 +17,12 @@ typedef char *(*CamlPlotViewHoverFunc) (CamlPlotView *view, double x, double y,
                                         gpointer user_data);
 
 GtkWidget *caml_plot_view_new (void);
+/* Shows plots [first, first + n) of figure side by side (NULL: none);
+ * takes a reference of its own. */
+void       caml_plot_view_set_figure (CamlPlotView *self, CamlPlotFigure *figure, int first,
+                                      int n);
+/* The figure shown (NULL: none) and which of its plots. */
+const CamlPlotFigure *caml_plot_view_get_figure (CamlPlotView *self, int *first, int *n);
 /* Takes ownership of plot (may be NULL to clear). */
 void       caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot);
 /* Takes ownership of maps[0..n) (the array itself stays the caller's). */
@@ -53,6 +59,8 @@ guint      caml_plot_view_get_update_count (CamlPlotView *self);
 guint      caml_plot_view_get_draw_count (CamlPlotView *self);
 /* Images the worker drew and the view took (for tests). */
 guint      caml_plot_view_get_image_count (CamlPlotView *self);
+/* Images asked of the worker so far (for tests). */
+guint      caml_plot_view_get_render_count (CamlPlotView *self);
 /* Writes the plot as SVG when path ends in ".svg", else as PNG. Tiles (the
  * σ-maps) take the height their grid needs at width, not height. */
 gboolean   caml_plot_view_write (CamlPlotView *self, const char *path, int width, int height,

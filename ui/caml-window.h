@@ -94,6 +94,8 @@ gboolean    caml_window_is_recovered (CamlWindow *self);
 /* The message shown in the banner, or NULL. */
 const char *caml_window_get_error (CamlWindow *self);
 
+/* The experiment, its data and runs that the window shows. */
+struct _CamlSession  *caml_window_get_session (CamlWindow *self);
 /* For tests and scripts: the state the window shows. */
 const CamlExperiment *caml_window_get_experiment (CamlWindow *self);
 CamlTrainerState      caml_window_get_state (CamlWindow *self);
@@ -107,6 +109,11 @@ guint                 caml_window_get_n_events (CamlWindow *self);
 int                   caml_window_get_parts_layer (CamlWindow *self);
 /* "loss", "surface", "chi", "parts", "words", "accuracy", "sigma" or "sigma-auc". */
 CamlPlotView         *caml_window_get_plot_view (CamlWindow *self, const char *name);
+/* Export Plot: writes that plot's figure to path (.png or .svg) as caml
+ * train draws it — the loss of every step with its accuracy, the surface
+ * beside its ground truth — or the accuracy card alone. */
+gboolean              caml_window_export_plot (CamlWindow *self, const char *name,
+                                               const char *path, GError **error);
 /* The words page's test texts, each word tagged "g<shade>" by its χ̃
  * (caml_words_shade), an unseen word also "oov". */
 GtkTextView          *caml_window_get_words_text (CamlWindow *self);

@@ -24,6 +24,7 @@
 #include "caml-run.h"
 #include "words-page.h"
 #include "report.h"
+#include "figures.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,7 +34,6 @@
 #define MIN_GAP_US     100000   /* ≤ 10 samples per second */
 #define COST_FACTOR    50       /* ≤ 2 % of the time */
 #define SIGMA_GAP_US   500000   /* ≤ 2 σ-map snapshots per second */
-#define SIGMA_SHOWN    24       /* test images shown beside their σ-maps */
 #define SIGMA_AUC_N    100      /* test images the AUC is measured on */
 #define SIGMA_KEEP     200      /* snapshots kept; every other is dropped when full */
 #define WORDS_GAP_US   500000   /* ≤ 2 word χ̃ samples per second */
@@ -84,6 +84,7 @@ struct _CamlRun {
   gint64   sigma_cost_us;
   float   *auc_maps;            /* (SIGMA_AUC_N, map_h, map_w) */
   float   *auc_images;          /* (SIGMA_AUC_N, H, W) their images' values */
+  float   *sigma_images;        /* the snapshots' images, the same in each: kept once */
   float   *work_fit;            /* (grid, grid) */
   float   *work_chi;            /* (n_chi, grid, grid) */
   float   *scratch;             /* (grid, grid) */
@@ -255,9 +256,14 @@ sample_sigma (CamlModel *model, gpointer user_data)
   const CamlDataset *set = run->sigma_set;
   gint64 start = g_get_monotonic_time ();
   CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (model, run->sigma_layer, set,
-                                                     SIGMA_SHOWN, closure_step (run), NULL);
+                                                     CAML_FIGURE_SIGMA_IMAGES,
+                                                     closure_step (run), NULL);
   if (snap == NULL)
     return;
+  /* The images are the same at every step: the history keeps the maps. */
+  if (run->sigma_images == NULL)
+    run->sigma_images = g_steal_pointer (&snap->images);
+  g_clear_pointer (&snap->images, g_free);
   int n_auc = MIN (SIGMA_AUC_N, set->n);
   int map_h = snap->map_h, map_w = snap->map_w;
   double auc = NAN;
@@ -607,6 +613,7 @@ caml_run_free (CamlRun *run)
   g_free (run->sensitive);
   g_free (run->auc_maps);
   g_free (run->auc_images);
+  g_free (run->sigma_images);
   g_free (run->words);
   g_free (run->work_words);
   g_free (run->work_token_chi);
@@ -821,11 +828,12 @@ caml_run_get_sigma_count (CamlRun *run, guint64 *version)
   return n;
 }
 
+/* A snapshot of the history with its images (run->lock held). */
 static CamlSigmaSnapshot *
-sigma_copy (const CamlSigmaSnapshot *src)
+sigma_copy (CamlRun *run, const CamlSigmaSnapshot *src)
 {
   CamlSigmaSnapshot *snap = g_memdup2 (src, sizeof *src);
-  snap->images = g_memdup2 (src->images,
+  snap->images = g_memdup2 (run->sigma_images,
                             (size_t) src->count * src->height * src->width * sizeof (float));
   snap->maps = g_memdup2 (src->maps, (size_t) src->count * src->map_h * src->map_w * sizeof (float));
   return snap;
@@ -838,7 +846,7 @@ caml_run_copy_sigma (CamlRun *run, int index)
 
   g_mutex_lock (&run->lock);
   if (index >= 0 && (guint) index < run->sigma->len)
-    snap = sigma_copy (g_ptr_array_index (run->sigma, index));
+    snap = sigma_copy (run, g_ptr_array_index (run->sigma, index));
   g_mutex_unlock (&run->lock);
   return snap;
 }
@@ -1063,49 +1071,8 @@ caml_run_resumable_write (const CamlRunResumable *saved, const char *dir, GError
   if (!check_run_dir (dir, error))
     return FALSE;
 
-  /* The weights file needs the model's layer table and vocabulary: the
-   * layers alone, built here, with the copied weights. */
-  const CamlDataset *train = saved->data->train;
-  CamlModel *model = caml_experiment_build_model (saved->exp, &train->x_shape, error);
-  if (model == NULL)
-    return FALSE;
-  caml_model_set_vocab (model, train->vocab);
-  size_t n = 0;
-  const float *w = caml_trainer_state_copy_get_weights (saved->state, &n);
-  if (model->n_weights != n)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s: the model has %zu weights, "
-                   "the run %zu", dir, model->n_weights, n);
-      caml_model_free (model);
-      return FALSE;
-    }
-  memcpy (model->w, w, n * sizeof (float));
-  GBytes *state = caml_trainer_state_copy_to_bytes (saved->state, error);
-  if (state == NULL)
-    {
-      caml_model_free (model);
-      return FALSE;
-    }
-  GBytes *files[3] = { NULL, caml_weights_to_bytes (model), state };
-  caml_model_free (model);
-  char *json = caml_experiment_to_json (saved->exp);
-  files[0] = g_bytes_new_take (json, strlen (json));
-
-  /* The weights and the state before the experiment: a file set torn by a
-   * crash fails to load (the state records the weights' digest). */
-  static const int order[] = { 1, 2, 0 };
-  gboolean ok = TRUE;
-  for (int k = 0; k < 3 && ok; k++)
-    {
-      int i = order[k];
-      g_autofree char *path = g_build_filename (dir, caml_run_resumable_files[i], NULL);
-      gsize length = 0;
-      const void *data = g_bytes_get_data (files[i], &length);
-      ok = caml_file_replace (path, data, length, error);
-    }
-  for (int i = 0; i < 3; i++)
-    g_bytes_unref (files[i]);
-  return ok;
+  return caml_trainer_state_copy_write (saved->state, saved->exp, saved->data->train, dir,
+                                        error);
 }
 
 gboolean
@@ -1126,6 +1093,21 @@ caml_run_get_word_samples (CamlRun *run, int *n)
 {
   *n = run->n_word_samples;
   return run->word_samples;
+}
+
+char *
+caml_run_describe_words (CamlRun *run, char **texts_read)
+{
+  *texts_read = NULL;
+  if (run->words_layer < 0)
+    return NULL;
+  if (caml_run_words_per_position (run))
+    *texts_read = run->n_words_mean == 1
+                  ? g_strdup_printf ("the first %s text", caml_report_evaluated_on (run->exp))
+                  : g_strdup_printf ("the first %d %s texts", run->n_words_mean,
+                                     caml_report_evaluated_on (run->exp));
+  return g_strdup_printf ("layer %d (%s)", run->words_layer,
+                          run->model->layers[run->words_layer]->ops->title);
 }
 
 gboolean

@@ -5,95 +5,17 @@
 #include <gio/gio.h>
 
 #include "report.h"
+#include "figures.h"
 #include "words-page.h"
 #include "caml-plot.h"
 
-#define SURFACE_GRID 121
-#define CELL_WIDTH   560
-#define CELL_HEIGHT  500
+#define CELL_WIDTH   CAML_FIGURE_CELL_WIDTH
+#define CELL_HEIGHT  CAML_FIGURE_CELL_HEIGHT
 
 const char *
 caml_report_evaluated_on (const CamlExperiment *exp)
 {
   return exp->data.validation_fraction > 0 ? "validation" : "test";
-}
-
-void
-caml_report_loss_plots (const CamlEvalRow *rows, int n_rows, const float *losses, long n_steps,
-                        const CamlDivergence *divergence, gboolean classification,
-                        const char *evaluated_on, const char *title, CamlPlotLine **loss_plot,
-                        CamlPlotLine **accuracy_plot)
-{
-  g_autofree char *loss_label = g_strdup_printf ("%s loss", evaluated_on);
-  g_autofree char *accuracy_label = g_strdup_printf ("%s accuracy", evaluated_on);
-  g_autofree double *step_x = g_new (double, MAX (n_steps, 1));
-  g_autofree double *train = caml_plot_doubles_from_floats (losses, n_steps);
-  g_autofree double *train_smooth = g_new (double, MAX (n_steps, 1));
-  for (long i = 0; i < n_steps; i++)
-    step_x[i] = (double) (i + 1);
-  /* Smooth over ~1 % of the run so the trend reads at any length; in log
-   * space, as the axis is logarithmic (a linear average of a loss falling
-   * by decades sits far above it). Short runs are drawn as they are. */
-  double factor = n_steps > 50 ? 1.0 - 1.0 / (0.01 * n_steps + 1.0) : 0.0;
-  caml_plot_ema_log (train_smooth, train, n_steps, factor);
-
-  g_autofree double *eval_x = g_new (double, MAX (n_rows, 1));
-  g_autofree double *test = g_new (double, MAX (n_rows, 1));
-  g_autofree double *metric = g_new (double, MAX (n_rows, 1));
-  /* Both panels span the run's steps (from 0 when it was evaluated
-   * untrained), so that an evaluation lines up with the loss at its step. */
-  double first = 1.0, last = (double) MAX (n_steps, 1);
-  for (int i = 0; i < n_rows; i++)
-    {
-      eval_x[i] = (double) rows[i].step;
-      test[i] = rows[i].test_loss;
-      metric[i] = rows[i].test_metric;
-      first = MIN (first, eval_x[i]);
-      last = MAX (last, eval_x[i]);
-    }
-  /* A run that diverged: a marker at the failed step. */
-  g_autofree char *diverged = NULL;
-  CamlPlotEvent events[1];
-  size_t n_events = 0;
-  if (divergence != NULL && divergence->step > 0)
-    {
-      diverged = g_strdup_printf ("diverged at step %ld; rolled back to step %ld",
-                                  divergence->step, divergence->rolled_back_to);
-      events[n_events++] = (CamlPlotEvent) { (double) divergence->step, diverged };
-      /* room after the marker, which would vanish in the frame's edge */
-      last = MAX (last, (double) divergence->step + MAX (1.0, ceil (0.03 * divergence->step)));
-    }
-
-  CamlPlotSeries series[] = {
-    { step_x, train, n_steps, NULL, 0, FALSE },
-    { step_x, train_smooth, n_steps, factor > 0 ? "train loss (smoothed)" : "train loss", 0,
-      FALSE },
-    { eval_x, test, n_rows, n_rows > 0 ? loss_label : NULL, 1, FALSE },
-  };
-  CamlPlotLineOptions opts = {
-    .title = title, .x_label = "step", .y_label = "loss",
-    .log_y = TRUE, .legend = TRUE, .grid = TRUE,
-    .x_min = first, .x_max = last, .integer_x = TRUE,
-    .note = n_steps == 0 && n_rows == 0 ? "no step trained" : NULL,
-  };
-  /* The raw per-step loss is drawn faint under its smoothed trend: give it
-   * the same colour, dashed. */
-  series[0].dashed = TRUE;
-  *loss_plot = caml_plot_line_new (&opts, series, 3, events, n_events);
-  if (accuracy_plot == NULL)
-    return;
-  *accuracy_plot = NULL;
-  if (!classification)
-    return;
-
-  CamlPlotSeries acc_series[] = { { eval_x, metric, n_rows, accuracy_label, 2, FALSE } };
-  CamlPlotLineOptions acc_opts = {
-    .title = accuracy_label, .x_label = "step", .y_label = "accuracy",
-    .legend = TRUE, .grid = TRUE,
-    .x_min = first, .x_max = last, .integer_x = TRUE,
-    .note = n_rows == 0 ? "no evaluation" : NULL,
-  };
-  *accuracy_plot = caml_plot_line_new (&acc_opts, acc_series, 1, events, n_events);
 }
 
 gboolean
@@ -102,58 +24,13 @@ caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
                         gboolean classification, const char *evaluated_on, const char *title,
                         GError **error)
 {
-  g_autoptr (CamlPlotLine) loss_plot = NULL;
-  g_autoptr (CamlPlotLine) acc_plot = NULL;
-  caml_report_loss_plots (rows, n_rows, losses, n_steps, divergence, classification,
-                          evaluated_on, title, &loss_plot, &acc_plot);
-  if (acc_plot == NULL)
-    return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT,
-                                caml_plot_line_draw_cb, loss_plot, error);
-  CamlPlotPanelCell cells[] = {
-    { caml_plot_line_draw_cb, loss_plot },
-    { caml_plot_line_draw_cb, acc_plot },
+  CamlFigureLoss loss = {
+    .run = { losses, n_steps, rows, n_rows, classification },
+    .divergence = divergence, .title = title, .evaluated_on = evaluated_on,
+    .smoothing = -1, .detail = CAML_FIGURE_FILE,
   };
-  CamlPlotPanel panel = { NULL, cells, 2, 2 };
-  return caml_plot_write_png (path, 2 * CELL_WIDTH, CELL_HEIGHT,
-                              caml_plot_panel_draw_cb, &panel, error);
-}
-
-static CamlPlotHeatmap *
-surface_heatmap (const char *title, const char *value_label, const float *values,
-                 const double *domain, gboolean fixed, double vmin, double vmax,
-                 CamlPlotColormap cmap, const CamlDataset *points, gboolean point_values)
-{
-  g_autofree double *v = caml_plot_doubles_from_floats (values, SURFACE_GRID * SURFACE_GRID);
-  g_autofree double *px = NULL, *py = NULL, *pv = NULL;
-  size_t n_points = 0;
-  if (points != NULL)
-    {
-      n_points = points->n;
-      px = g_new (double, n_points);
-      py = g_new (double, n_points);
-      pv = g_new (double, n_points);
-      for (size_t i = 0; i < n_points; i++)
-        {
-          px[i] = points->x[2 * i];
-          py[i] = points->x[2 * i + 1];
-          pv[i] = points->y[i];
-        }
-    }
-  CamlPlotHeatmapOptions opts = {
-    .title = title, .x_label = "x", .y_label = "y", .value_label = value_label,
-    .colormap = cmap, .fixed_range = fixed, .vmin = vmin, .vmax = vmax,
-    .n_contours = 10, .colorbar = TRUE, .smooth = TRUE, .equal_aspect = TRUE,
-    .marker = CAML_PLOT_MARKER_DOT,
-  };
-  return caml_plot_heatmap_new (&opts, v, SURFACE_GRID, SURFACE_GRID, domain[0], domain[1],
-                                domain[2], domain[3], px, py, point_values ? pv : NULL,
-                                n_points);
-}
-
-static void
-free_heatmaps (GPtrArray *maps)
-{
-  g_ptr_array_free (maps, TRUE);
+  g_autoptr (CamlPlotFigure) figure = caml_figure_loss (&loss);
+  return caml_plot_figure_write (figure, path, error);
 }
 
 int
@@ -196,72 +73,16 @@ caml_report_parts_add_up (double residual, const float *fit, size_t n)
   return residual <= fmax (1e-3 * (hi - lo), 1e-5);
 }
 
-/* parts.png: χ of the last CA-NN, its two shares and the fit they add up to. */
+/* Writes figure as dir/name and appends ", name" to written (may be NULL). */
 static gboolean
-write_parts (const char *dir, const CamlExperiment *exp, CamlModel *model,
-             const CamlDataset *train, float *fit, GString *written, GError **error)
+write_figure (CamlPlotFigure *figure, const char *dir, const char *name, GString *written,
+              GError **error)
 {
-  int layer = caml_report_parts_layer (model, -1);
-  if (layer < 0)
-    return TRUE;
-  const double *domain = exp->plot_domain;
-  const size_t cells = SURFACE_GRID * SURFACE_GRID;
-  g_autofree float *chi = g_new (float, cells);
-  g_autofree float *at0 = g_new (float, cells);
-  g_autofree float *at1 = g_new (float, cells);
-  if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, layer, chi, error)
-      || !caml_model_sample_grid_parts (model, domain, SURFACE_GRID, SURFACE_GRID, layer, at0,
-                                        at1, error))
-    return FALSE;
-  float f0 = at0[0];
-  /* in place: at1 becomes χ·f₁, at0 (1 − χ)·f₀ */
-  double residual = caml_report_parts_shares (chi, at0, at1, fit, cells, at0, at1);
-  gboolean add_up = caml_report_parts_add_up (residual, fit, cells);
-  /* The share of v(c) and the fit on one colour scale; the default value's
-   * share, often a small constant times 1 − χ, on its own. */
-  double vmin = INFINITY, vmax = -INFINITY;
-  for (size_t i = 0; i < cells; i++)
-    {
-      vmin = fmin (vmin, fmin (fit[i], at1[i]));
-      vmax = fmax (vmax, fmax (fit[i], at1[i]));
-    }
-  const char *title = model->layers[layer]->ops->title;
-  g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (%s)", layer, title);
-  /* The paper's names (Eq. 37): v(c) is the context-free part of the
-   * output, w0 the default value for an irrelevant input. */
-  g_autofree char *s_title = g_strdup_printf ("χ·f₁: v(c), the context-free part (layer %d)",
-                                              layer);
-  g_autofree char *f_title = g_strdup_printf ("(1 − χ)·f₀: the default value w₀'s share, "
-                                              "f₀ = %.3g", f0);
-  /* Under sigmoid cross-entropy the outputs are logits: the parts add up to
-   * the logit (whose sigmoid surface.png shows), and the targets, 0 and 1,
-   * are not on its scale. */
-  gboolean logits = exp->loss == CAML_LOSS_SIGMOID_XENT;
-  const char *fit_title = !add_up ? "fitted surface (the parts do not add up: "
-                                    "the layers after are not affine)"
-                          : logits ? "fitted logit = the sum of the two parts"
-                          : "fitted surface = the sum of the two parts";
-  CamlPlotHeatmap *maps[] = {
-    surface_heatmap (chi_title, "χ", chi, domain, TRUE, 0.0, 1.0, CAML_PLOT_COLORMAP_VIRIDIS,
-                     train, FALSE),
-    surface_heatmap (s_title, "output", at1, domain, TRUE, vmin, vmax,
-                     CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
-    surface_heatmap (f_title, "output", at0, domain, FALSE, 0, 0,
-                     CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE),
-    surface_heatmap (fit_title, logits ? "logit" : "output", fit, domain, TRUE, vmin, vmax,
-                     CAML_PLOT_COLORMAP_VIRIDIS, train, !logits),
-  };
-  CamlPlotPanelCell cells_draw[G_N_ELEMENTS (maps)];
-  for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
-    cells_draw[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps[i] };
-  CamlPlotPanel panel = { NULL, cells_draw, G_N_ELEMENTS (maps), G_N_ELEMENTS (maps) };
-  g_autofree char *path = g_build_filename (dir, "parts.png", NULL);
-  gboolean ok = caml_plot_write_png (path, CELL_WIDTH * (int) G_N_ELEMENTS (maps), CELL_HEIGHT,
-                                     caml_plot_panel_draw_cb, &panel, error);
-  for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
-    caml_plot_heatmap_free (maps[i]);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  gboolean ok = caml_plot_figure_write (figure, path, error);
+  caml_plot_figure_unref (figure);
   if (ok && written != NULL)
-    g_string_append (written, ", parts.png");
+    g_string_append_printf (written, ", %s", name);
   return ok;
 }
 
@@ -273,99 +94,55 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
       || caml_shape_size (caml_model_output_shape (model)) != 1)
     return TRUE;
 
+  const CamlFigurePlane plane = { exp, train, CAML_FIGURE_GRID };
   const double *domain = exp->plot_domain;
-  const size_t cells = SURFACE_GRID * SURFACE_GRID;
+  const int grid = CAML_FIGURE_GRID;
+  const size_t cells = (size_t) grid * grid;
   g_autofree float *fit = g_new (float, cells);
-  if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, -1, NULL, error))
+  if (!caml_model_sample_grid (model, domain, grid, grid, fit, -1, NULL, error)
+      || !write_figure (caml_figure_surface (&plane, fit), dir, "surface.png", written, error))
     return FALSE;
-  caml_loss_predict (exp->loss, fit, cells);   /* probabilities, not logits */
-  const char *fit_label = exp->loss == CAML_LOSS_SIGMOID_XENT ? "sigmoid(output)" : "output";
-
-  GPtrArray *maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
-  double vmin = INFINITY, vmax = -INFINITY;
-  if (exp->data.kind == CAML_DATA_SURFACE)
-    {
-      g_autofree float *truth = g_new (float, cells);
-      for (int j = 0; j < SURFACE_GRID; j++)
-        for (int i = 0; i < SURFACE_GRID; i++)
-          {
-            double x = domain[0] + (domain[1] - domain[0]) * i / (SURFACE_GRID - 1);
-            double y = domain[2] + (domain[3] - domain[2]) * j / (SURFACE_GRID - 1);
-            truth[j * SURFACE_GRID + i] = (float) caml_surface_function (x, y);
-          }
-      /* One colour scale over the truth and the fit: a fit beyond the
-       * truth's range is not clipped to look like it. */
-      for (size_t i = 0; i < cells; i++)
-        {
-          vmin = fmin (vmin, truth[i]);
-          vmax = fmax (vmax, truth[i]);
-          if (isfinite (fit[i]))
-            {
-              vmin = fmin (vmin, fit[i]);
-              vmax = fmax (vmax, fit[i]);
-            }
-        }
-      g_ptr_array_add (maps, surface_heatmap ("ground truth  x·exp(−x²−y²)", "z", truth,
-                                              domain, TRUE, vmin, vmax,
-                                              CAML_PLOT_COLORMAP_VIRIDIS, NULL, FALSE));
-    }
-  g_autofree char *fit_title = g_strdup_printf ("%s: fitted surface, %d training points",
-                                                exp->name ? exp->name : "model", train->n);
-  g_ptr_array_add (maps, surface_heatmap (fit_title, fit_label, fit, domain,
-                                          isfinite (vmin), vmin, vmax,
-                                          CAML_PLOT_COLORMAP_VIRIDIS, train, TRUE));
-
-  CamlPlotPanelCell *panel_cells = g_new0 (CamlPlotPanelCell, maps->len);
-  for (guint i = 0; i < maps->len; i++)
-    panel_cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps->pdata[i] };
-  CamlPlotPanel panel = { NULL, panel_cells, (int) maps->len, (int) maps->len };
-  g_autofree char *surface_path = g_build_filename (dir, "surface.png", NULL);
-  gboolean ok = caml_plot_write_png (surface_path, CELL_WIDTH * (int) maps->len, CELL_HEIGHT,
-                                     caml_plot_panel_draw_cb, &panel, error);
-  g_free (panel_cells);
-  free_heatmaps (maps);
-  if (!ok)
-    return FALSE;
-  if (written != NULL)
-    g_string_append (written, ", surface.png");
 
   /* χ of every layer with a per-sample gate, side by side. */
-  maps = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_plot_heatmap_free);
-  g_autofree float *chi = g_new (float, cells);
+  GArray *layers = g_array_new (FALSE, FALSE, sizeof (int));
+  GPtrArray *titles = g_ptr_array_new ();
+  GArray *chi = g_array_new (FALSE, FALSE, sizeof (float));
+  g_autofree float *one = g_new (float, cells);
   for (int l = caml_model_find_chi_layer (model, 0); l >= 0;
        l = caml_model_find_chi_layer (model, l + 1))
     {
       GError *local = NULL;
-      if (!caml_model_sample_grid (model, domain, SURFACE_GRID, SURFACE_GRID, fit, l, chi,
-                                   &local))
+      if (!caml_model_sample_grid (model, domain, grid, grid, fit, l, one, &local))
         {
           g_clear_error (&local);   /* e.g. CA-RES with always-on gates */
           continue;
         }
-      g_autofree char *title = g_strdup_printf ("χ of layer %d (%s)", l,
-                                                model->layers[l]->ops->title);
-      /* The training points are marked (without values) to show where the
-       * data sits relative to the gate's modes. */
-      g_ptr_array_add (maps, surface_heatmap (title, "χ", chi, domain, TRUE, 0.0, 1.0,
-                                              CAML_PLOT_COLORMAP_VIRIDIS, train, FALSE));
+      g_array_append_val (layers, l);
+      g_ptr_array_add (titles, (gpointer) model->layers[l]->ops->title);
+      g_array_append_vals (chi, one, cells);
     }
-  if (maps->len > 0)
-    {
-      panel_cells = g_new0 (CamlPlotPanelCell, maps->len);
-      for (guint i = 0; i < maps->len; i++)
-        panel_cells[i] = (CamlPlotPanelCell) { caml_plot_heatmap_draw_cb, maps->pdata[i] };
-      CamlPlotPanel chi_panel = { NULL, panel_cells, (int) maps->len, (int) maps->len };
-      g_autofree char *chi_path = g_build_filename (dir, "chi.png", NULL);
-      ok = caml_plot_write_png (chi_path, CELL_WIDTH * (int) maps->len, CELL_HEIGHT,
-                                caml_plot_panel_draw_cb, &chi_panel, error);
-      g_free (panel_cells);
-      if (ok && written != NULL)
-        g_string_append (written, ", chi.png");
-    }
-  free_heatmaps (maps);
+  gboolean ok = TRUE;
+  if (layers->len > 0)
+    ok = write_figure (caml_figure_chi (&plane, (int) layers->len, (int *) layers->data,
+                                        (const char *const *) titles->pdata,
+                                        (float *) chi->data),
+                       dir, "chi.png", written, error);
+  g_array_unref (layers);
+  g_ptr_array_unref (titles);
+  g_array_unref (chi);
   if (!ok)
     return FALSE;
-  return write_parts (dir, exp, model, train, fit, written, error);
+
+  /* parts.png: the last CA-NN's χ, its two shares and the fit they add up to */
+  int layer = caml_report_parts_layer (model, -1);
+  if (layer < 0)
+    return TRUE;
+  g_autofree float *at0 = g_new (float, cells);
+  g_autofree float *at1 = g_new (float, cells);
+  return caml_model_sample_grid (model, domain, grid, grid, fit, layer, one, error)
+         && caml_model_sample_grid_parts (model, domain, grid, grid, layer, at0, at1, error)
+         && write_figure (caml_figure_parts (&plane, layer, fit, one, at0, at1), dir,
+                          "parts.png", written, error);
 }
 
 gboolean
@@ -531,10 +308,9 @@ caml_report_sigma_grid_title (const char *name, const CamlSigmaSource *source,
   g_autofree char *source_text = caml_report_sigma_source_text (source);
   g_autofree char *scale_text = caml_sigma_scale_text (scale);
   if (step < 0)   /* saved weights, step unknown (caml eval) */
-    return g_strdup_printf ("%s: test images and their σ-maps of %s (%s)", name, source_text,
-                            scale_text);
-  return g_strdup_printf ("%s: test images and their σ-maps of %s (%s), step %ld", name,
-                          source_text, scale_text, step);
+    return g_strdup_printf ("%s: σ-maps of %s (%s)", name, source_text, scale_text);
+  return g_strdup_printf ("%s, step %ld: σ-maps of %s (%s)", name, step, source_text,
+                          scale_text);
 }
 
 gboolean
@@ -542,23 +318,8 @@ caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
                               gboolean stretch, const char *name,
                               const CamlSigmaSource *source, GError **error)
 {
-  const int pairs_per_row = 8;
-  int n = MIN (snap->count, 64);
-  CamlSigmaScale scale;
-  g_autofree float *tiles = caml_sigma_tiles (snap, n, stretch, &scale);
-  g_autofree char *title = caml_report_sigma_grid_title (name, source, &scale, snap->step);
-  CamlPlotTilesOptions opts = {
-    .title = title, .colormap = CAML_PLOT_COLORMAP_GREY,
-    .n_cols = 2 * pairs_per_row, .group = 2,
-  };
-  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, 2 * n, snap->height,
-                                                        snap->width);
-  int gw, gh;
-  caml_plot_tiles_get_size (plot, &gw, &gh);
-  /* Three screen pixels per value; the height that width fills, title included. */
-  int width = 3 * gw + 12;
-  return caml_plot_write_png (path, width, caml_plot_tiles_fit_height (plot, width),
-                              caml_plot_tiles_draw_cb, plot, error);
+  g_autoptr (CamlPlotFigure) figure = caml_figure_sigma_grid (snap, stretch, name, source);
+  return caml_plot_figure_write (figure, path, error);
 }
 
 gboolean
@@ -896,35 +657,11 @@ write_words (const char *path, const char *png_path, const char *title, CamlMode
     return TRUE;
 
   /* The two lists as bars, χ̃ on [0, 1] in the page's colours. */
-  g_autoptr (CamlPlotBars) most_free = NULL;
-  g_autoptr (CamlPlotBars) most_sensitive = NULL;
-  int shown = caml_report_word_bars (train->vocab, chi, page.per_position, min_count, n_top,
-                                     &most_free, &most_sensitive);
-  CamlPlotPanelCell cells[] = {
-    { caml_plot_bars_draw_cb, most_free },
-    { caml_plot_bars_draw_cb, most_sensitive },
+  CamlFigureWords bars = {
+    .vocab = train->vocab, .chi = chi, .per_position = page.per_position,
+    .texts_read = texts_read, .layer = layer_name, .title = title,
+    .min_count = min_count, .n_top = n_top,
   };
-  g_autofree char *panel_title = g_strdup_printf ("%s: %s of %s%s%s, %s seen ≥ %d× in "
-                                                  "training", title ? title : "",
-                                                  page.per_position ? "mean χ" : "χ̃", layer_name,
-                                                  page.per_position ? " over " : "",
-                                                  page.per_position ? texts_read : "",
-                                                  caml_words_vocab_has_ngrams (train->vocab)
-                                                  ? "words and n-grams" : "words",
-                                                  min_count);
-  CamlPlotPanel panel = { panel_title, cells, 2, 2 };
-  if (shown == 0)
-    {
-      /* no lists: a note in their place, not two empty columns */
-      g_autofree char *note = g_strdup_printf ("No word is seen %d times in training: "
-                                               "there is nothing to rank.", min_count);
-      CamlPlotBarsOptions note_opts = { note, CAML_PLOT_COLORMAP_BLUES, 0.0, 1.0 };
-      g_autoptr (CamlPlotBars) empty = caml_plot_bars_new (&note_opts, NULL, NULL, 0);
-      CamlPlotPanelCell note_cell[] = { { caml_plot_bars_draw_cb, empty } };
-      CamlPlotPanel note_panel = { panel_title, note_cell, 1, 1 };
-      return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 80, caml_plot_panel_draw_cb,
-                                  &note_panel, error);
-    }
-  return caml_plot_write_png (png_path, 2 * CELL_WIDTH, 40 + 22 * MAX (shown, 10),
-                              caml_plot_panel_draw_cb, &panel, error);
+  g_autoptr (CamlPlotFigure) figure = caml_figure_words (&bars, NULL);
+  return caml_plot_figure_write (figure, png_path, error);
 }

@@ -13,33 +13,19 @@ typedef struct _CamlPlotLine CamlPlotLine;   /* caml-plot.h */
  * else "test". The labels of plots, pages and printed figures. */
 const char *caml_report_evaluated_on (const CamlExperiment *exp);
 
-/* loss.png: per-step training loss (smoothed; losses[i] is step i + 1's)
- * and the evaluated loss (and accuracy on a second plot for
- * classification) on evaluated_on (caml_report_evaluated_on: "test" or
- * "validation"). Both plots span the same steps, on whole-number ticks.
- * A run that diverged (divergence not NULL) is marked at the failed step
- * ("diverged at step N; rolled back to step M"); losses may then run past
- * the step rolled back to, up to the failed one. */
+/* loss.png: the loss figure of a run (caml_figure_loss, figures.h) as
+ * caml train writes it; losses[i] is step i + 1's, evaluated_on "test" or
+ * "validation" (caml_report_evaluated_on), divergence may be NULL. */
 gboolean caml_report_write_loss (const char *path, const CamlEvalRow *rows, int n_rows,
                                  const float *losses, long n_steps,
                                  const CamlDivergence *divergence,
                                  gboolean classification, const char *evaluated_on,
                                  const char *title, GError **error);
-/* The plots of caml_report_write_loss, prepared (for tests): *accuracy_plot
- * is NULL unless classification; accuracy_plot itself may be NULL. */
-void caml_report_loss_plots (const CamlEvalRow *rows, int n_rows, const float *losses,
-                             long n_steps, const CamlDivergence *divergence,
-                             gboolean classification, const char *evaluated_on,
-                             const char *title, CamlPlotLine **loss_plot,
-                             CamlPlotLine **accuracy_plot);
-
-/* For models with 2 inputs and 1 output: surface.png (ground truth when the
- * data has one, the fitted surface with the training points), chi.png
- * (χ of every gated layer) and, when a layer is a CA-NN, parts.png (the last
- * CA-NN's χ, its context-sensitive share χ·f₁, its context-free share
- * (1 − χ)·f₀ and the fit), over exp->plot_domain. Writes nothing and returns
- * TRUE for other models. Appends ", NAME" to written (may be NULL) for each
- * file written. */
+/* For models with 2 inputs and 1 output: surface.png, chi.png (χ of every
+ * gated layer) and, when a layer is a CA-NN, parts.png (the last CA-NN's),
+ * over exp->plot_domain, as figures.h draws them. Writes nothing and
+ * returns TRUE for other models. Appends ", NAME" to written (may be NULL)
+ * for each file written. */
 gboolean caml_report_write_surfaces (const char *dir, const CamlExperiment *exp,
                                      CamlModel *model, const CamlDataset *train,
                                      GString *written, GError **error);
@@ -118,15 +104,14 @@ float *caml_sigma_tiles (const CamlSigmaSnapshot *snap, int count, gboolean stre
  * 0.803, stretched". */
 char *caml_sigma_scale_text (const CamlSigmaScale *scale);
 
-/* The title of a σ-map grid: "NAME: test images and their σ-maps of SOURCE
- * (SCALE), step N", SOURCE as caml_report_sigma_source_text; without the
- * step when it is negative (saved weights). */
+/* The title of a σ-map grid: "NAME, step N: σ-maps of SOURCE (SCALE)",
+ * SOURCE as caml_report_sigma_source_text; without the step when it is
+ * negative (saved weights). The step comes first: a card too narrow for
+ * the whole title cuts its end. */
 char *caml_report_sigma_grid_title (const char *name, const CamlSigmaSource *source,
                                     const CamlSigmaScale *scale, long step);
 
-/* A grid of the snapshot's first 64 images, each beside its σ-map (grey, as
- * caml_sigma_tiles), 8 pairs a row, titled as caml_report_sigma_grid_title
- * says. */
+/* The σ-map grid of the snapshot (caml_figure_sigma_grid) as a PNG. */
 gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot *snap,
                                        gboolean stretch, const char *name,
                                        const CamlSigmaSource *source, GError **error);

@@ -125,6 +125,10 @@ int      caml_run_copy_sigma_auc (CamlRun *run, double **steps, double **auc);
  * when the run has none. */
 int      caml_run_get_words_layer (CamlRun *run);
 gboolean caml_run_words_per_position (CamlRun *run);
+/* The words' layer as the words figure names it, "layer 1 (CA-BSFE)", and
+ * for a per-position gate the texts its means are over, "the first 500 test
+ * texts" (NULL for a per-word gate); new strings. */
+char    *caml_run_describe_words (CamlRun *run, char **texts_read);
 /* If the sample is newer than *version: copies χ̃ — for a per-position gate
  * the mean χ, NaN for words not in those texts — (caml_vocab_size of the
  * training vocabulary), its step (may be NULL), the model's P(class 1) for

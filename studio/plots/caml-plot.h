@@ -32,7 +32,8 @@ G_BEGIN_DECLS
 GQuark caml_plot_error_quark (void);
 
 typedef enum {
-  CAML_PLOT_ERROR_RENDER, /* cairo reported an error while drawing/encoding */
+  CAML_PLOT_ERROR_RENDER,    /* cairo reported an error while drawing/encoding */
+  CAML_PLOT_ERROR_FILE_NAME, /* a file name whose extension is not .png or .svg */
 } CamlPlotError;
 
 /* A rectangle in device units (pixels). */
@@ -410,5 +411,47 @@ gboolean caml_plot_write_svg (const char *path, int width, int height,
  * "Plots and threads"). Any thread; a failure is the surface's status. */
 cairo_surface_t *caml_plot_draw_image (int width, int height, int scale,
                                        CamlPlotDrawFunc draw, gpointer user_data);
+
+/* ------------------------------------------------------------ figure --- */
+
+/* A figure: its plots side by side (a loss plot and its accuracy, a row of
+ * heatmaps or of bar plots, a tile grid), under an optional title, with
+ * the size it is written at. Built once, then never changed and shared by
+ * reference, so that any thread may draw it: the same figure is a file
+ * for `caml train` and an export or a card of the workbench. */
+typedef struct _CamlPlotFigure CamlPlotFigure;
+
+/* A figure written width × height; height <= 0: as tall as its tile grid
+ * needs at that width (caml_plot_tiles_fit_height). title may be NULL. */
+CamlPlotFigure *caml_plot_figure_new (const char *title, int width, int height);
+/* Add a plot after the others, taking ownership; only while building. */
+void caml_plot_figure_add_line (CamlPlotFigure *figure, CamlPlotLine *plot);
+void caml_plot_figure_add_heatmap (CamlPlotFigure *figure, CamlPlotHeatmap *plot);
+void caml_plot_figure_add_bars (CamlPlotFigure *figure, CamlPlotBars *plot);
+void caml_plot_figure_add_tiles (CamlPlotFigure *figure, CamlPlotTiles *plot);
+CamlPlotFigure *caml_plot_figure_ref (CamlPlotFigure *figure);
+void caml_plot_figure_unref (CamlPlotFigure *figure);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotFigure, caml_plot_figure_unref)
+
+int         caml_plot_figure_get_n_plots (const CamlPlotFigure *figure);
+const char *caml_plot_figure_get_title (const CamlPlotFigure *figure);
+/* The size the figure is written at. */
+void        caml_plot_figure_get_size (const CamlPlotFigure *figure, int *width, int *height);
+/* Plot i when it is of that kind, else NULL. */
+const CamlPlotLine    *caml_plot_figure_get_line (const CamlPlotFigure *figure, int i);
+const CamlPlotHeatmap *caml_plot_figure_get_heatmap (const CamlPlotFigure *figure, int i);
+const CamlPlotBars    *caml_plot_figure_get_bars (const CamlPlotFigure *figure, int i);
+const CamlPlotTiles   *caml_plot_figure_get_tiles (const CamlPlotFigure *figure, int i);
+
+/* Draws plots [first, first + n) side by side into (0, 0, width, height)
+ * of cr — the title too when they are all the figure's plots. cell_aspect
+ * as CamlPlotPanel's (0: one row). When one line plot is drawn, *frame (may
+ * be NULL) gets its data area. */
+void caml_plot_figure_draw (const CamlPlotFigure *figure, int first, int n, double cell_aspect,
+                            cairo_t *cr, double width, double height, CamlPlotRect *frame);
+/* The whole figure at its size: SVG when path ends in ".svg", PNG when it
+ * ends in ".png" or has no extension; another extension is an error. */
+gboolean caml_plot_figure_write (const CamlPlotFigure *figure, const char *path,
+                                 GError **error);
 
 G_END_DECLS

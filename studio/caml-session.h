@@ -1,0 +1,230 @@
+/* caml-session.h — one experiment being worked on: the document (its file,
+ * unsaved changes, autosave), its data, the run built from it with its
+ * baseline and the previous run's curves, the live learning rate and
+ * em_steps, and every worker job that loads, builds, samples or writes
+ * them. Plain GLib, no GTK: the workbench's window shows a session and
+ * hands it what the user does; the session announces what changed.
+ *
+ *   notify::state  what can be done changed: the trainer's state, the data
+ *                  (loading, loaded, failed), the run (built, dropped), the
+ *                  baseline, the previous run, the set-aside weights.
+ *   notify::modified, notify::path  the document.
+ *   notify::data-choice  the data the picker shows.
+ *   "progress"     (CamlSessionChange) the run's copies changed.
+ *   "notice"       (message, warning) news for the status line.
+ *   "error"        (CamlSessionBanner, message) what the banner says.
+ *   "waiting"      (CamlSessionWait, why) no run to show, and why.
+ *   "data-changed" the data's description (and the shapes the model is
+ *                  checked against) changed.
+ *   "experiment-changed"  the session changed the experiment itself (the
+ *                  loss after other data, the rate a run continues at).
+ *
+ * Main thread only. Jobs run on worker threads on copies, and a run's
+ * trainer thread reports through the main loop (at most one idle source,
+ * holding a reference, ~10 updates a second). */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "caml.h"
+#include "caml-run.h"
+
+G_BEGIN_DECLS
+
+#define CAML_TYPE_SESSION (caml_session_get_type ())
+G_DECLARE_FINAL_TYPE (CamlSession, caml_session, CAML, SESSION, GObject)
+
+typedef enum {
+  CAML_SESSION_BANNER_ERROR,      /* a message, or NULL: none */
+  CAML_SESSION_BANNER_DIVERGED,   /* the run diverged: Continue (at lr ÷ 10) is offered */
+  CAML_SESSION_BANNER_SET_ASIDE,  /* a replaced run's trained weights are kept */
+} CamlSessionBanner;
+
+typedef enum {
+  CAML_SESSION_WAIT_LOADING,      /* the data load or the model is built: why says */
+  CAML_SESSION_WAIT_NO_DATA,      /* the data could not be read: why says */
+  CAML_SESSION_WAIT_BAD_MODEL,    /* the model does not fit the data */
+  CAML_SESSION_WAIT_NO_BUILD,     /* the model cannot be built */
+} CamlSessionWait;
+
+typedef enum {
+  CAML_SESSION_CURVES  = 1 << 0,  /* losses, evaluations, baseline, previous run, events */
+  CAML_SESSION_SURFACE = 1 << 1,  /* the fit, χ and the parts */
+  CAML_SESSION_SIGMA   = 1 << 2,  /* σ-map snapshots */
+  CAML_SESSION_WORDS   = 1 << 3,  /* word gates (and a run dropped: no words) */
+  CAML_SESSION_NEW_RUN = 1 << 4,  /* a run was installed: what it shows is laid out */
+} CamlSessionChange;
+
+/* A live change marked on the loss curve ("lr 0.01"). */
+typedef struct {
+  long  step;
+  char *text;
+} CamlSessionEvent;
+
+CamlSession *caml_session_new (void);
+/* The window goes: jobs under way end without touching the session, the
+ * run and its baseline are stopped and joined. */
+void         caml_session_close (CamlSession *self);
+/* Jobs under way in every session (tests wait for them). */
+int          caml_session_get_jobs_in_flight (void);
+
+/* ------------------------------------------------------------ document */
+
+const CamlExperiment *caml_session_get_experiment (CamlSession *self);
+/* Takes exp; path (may be NULL) is its file, origin (may be NULL) what the
+ * subtitle says without one ("preset xor"). run_dir: a saved run whose
+ * model.weights (and trainer.state, when there) the run loads. */
+void         caml_session_set_experiment (CamlSession *self, CamlExperiment *exp,
+                                          const char *path, const char *origin,
+                                          const char *run_dir);
+/* The experiment of a saved run's folder (caml train's results, Save
+ * Run's), or NULL with an error saying what the folder lacks. */
+CamlExperiment *caml_session_read_run (const char *dir, GError **error);
+/* Saves to path (a name that follows its file follows it to path). */
+gboolean     caml_session_save (CamlSession *self, const char *path, GError **error);
+const char  *caml_session_get_path (CamlSession *self);
+const char  *caml_session_get_origin (CamlSession *self);
+/* The experiment's name as the title shows it (new). */
+char        *caml_session_dup_display_name (CamlSession *self);
+/* "NAME, seed S" of the run (or of the experiment without one): the title
+ * of its loss and words figures, as caml train's (new). */
+char        *caml_session_dup_run_title (CamlSession *self);
+gboolean     caml_session_is_modified (CamlSession *self);
+gboolean     caml_session_is_recovered (CamlSession *self);
+void         caml_session_mark_recovered (CamlSession *self);
+gboolean     caml_session_autosave_now (CamlSession *self, GError **error);
+char        *caml_session_get_autosave_path (CamlSession *self);
+/* Saved, discarded or unchanged: nothing to recover. */
+void         caml_session_drop_autosave (CamlSession *self);
+
+/* --------------------------------------------------------------- edits */
+
+void caml_session_set_layers (CamlSession *self, const CamlLayerSpec *specs, int n);
+void caml_session_set_loss (CamlSession *self, CamlLossKind loss);
+/* What every optimizer reads stays; the rest are the new one's defaults. */
+void caml_session_set_optimizer (CamlSession *self, CamlOptimizerKind kind);
+/* Live while a run (or its baseline) trains or is paused, marked on the
+ * loss curve; else an edit. */
+void caml_session_set_lr (CamlSession *self, double lr);
+void caml_session_set_em_steps (CamlSession *self, int em_steps);
+void caml_session_set_weight_decay (CamlSession *self, double weight_decay);
+void caml_session_set_batch_size (CamlSession *self, int batch_size);
+/* Steps raised past where a finished or stopped run ended: it goes on
+ * (paused) from there instead of starting afresh. */
+void caml_session_set_steps (CamlSession *self, int steps);
+void caml_session_set_eval_every (CamlSession *self, int eval_every);
+void caml_session_set_seed (CamlSession *self, guint64 seed);
+void caml_session_set_average_decay (CamlSession *self, double average_decay);
+/* The CA-NN layer whose parts are shown: this one when it is one. */
+void caml_session_set_parts_layer (CamlSession *self, int preferred);
+
+/* ---------------------------------------------------------------- data */
+
+/* A data kind that reads no files to choose (not IDX or text files): it is
+ * used once it loads. The data in use, or a set not fetched, drop a choice
+ * still loading (and the latter says which command fetches it). */
+void caml_session_use_data_kind (CamlSession *self, CamlDataKind kind);
+/* Four IDX files in any order, or a training and a test text file. */
+void caml_session_choose_files (CamlSession *self, CamlDataKind kind, const char *const *files,
+                                int n_files);
+/* Data chosen that still load are not used (why, when not NULL, is said). */
+void caml_session_cancel_choice (CamlSession *self, const char *why);
+void caml_session_reload_data (CamlSession *self);
+/* What the data picker shows: the data chosen while they load, else those
+ * in use. */
+CamlDataKind caml_session_get_data_choice (CamlSession *self);
+/* "66 training and 34 test samples, input (2), …", "Loading MNIST…", or an
+ * error (*error_shown TRUE). */
+const char  *caml_session_get_data_text (CamlSession *self, gboolean *error_shown);
+/* What the model is checked against: the data's per-sample input shape
+ * (NULL while there is none), the outputs they need, their title and why
+ * there is none (NULL while they load). */
+const CamlShape *caml_session_get_data_shape (CamlSession *self, int *want_outputs,
+                                              const char **title, const char **error);
+/* "test", or "validation" when the experiment holds part of the training
+ * set out. */
+const char  *caml_session_evaluated_on (CamlSession *self);
+
+/* ----------------------------------------------------------------- run */
+
+void     caml_session_train (CamlSession *self);
+void     caml_session_step (CamlSession *self);
+void     caml_session_pause (CamlSession *self);
+void     caml_session_stop (CamlSession *self);
+/* The run goes; a fresh one is built. */
+void     caml_session_reset (CamlSession *self);
+/* After a divergence: on from the last healthy evaluation at lr ÷ 10. */
+void     caml_session_continue (CamlSession *self);
+/* Compare with Baseline: each run started while on gets its matched
+ * baseline; off drops it and its curves. */
+void     caml_session_set_compare (CamlSession *self, gboolean compare);
+gboolean caml_session_get_compare (CamlSession *self);
+void     caml_session_forget_previous (CamlSession *self);
+/* Loaded into a fresh run built on a worker thread, which replaces the run
+ * only if the file loads. */
+void     caml_session_load_weights (CamlSession *self, const char *path);
+/* Written by worker threads; a notice says so, the banner why not. */
+void     caml_session_save_weights (CamlSession *self, const char *path);
+void     caml_session_save_run (CamlSession *self, const char *dir);
+void     caml_session_save_set_aside (CamlSession *self, const char *path);
+void     caml_session_drop_set_aside (CamlSession *self);
+void     caml_session_export_words_page (CamlSession *self, const char *path);
+gboolean caml_session_write_metrics (CamlSession *self, const char *path, GError **error);
+/* The banner's message was dismissed: back to the set-aside weights' one,
+ * if any. */
+void     caml_session_clear_error (CamlSession *self);
+
+/* The state shown: the run's once it has started, else idle. */
+CamlTrainerState caml_session_get_state (CamlSession *self);
+/* A job loads data, builds a run or its baseline, loads weights or samples
+ * parts. */
+gboolean caml_session_is_loading (CamlSession *self);
+/* Train and Step do something now or once the run being built is there. */
+gboolean caml_session_can_train (CamlSession *self);
+/* The model's shapes fit the data's (or those shown while they load). */
+gboolean caml_session_model_fits (CamlSession *self);
+/* … and the data are there and the model did not fail to build. */
+gboolean caml_session_model_builds (CamlSession *self);
+/* Trains or is paused. */
+gboolean caml_session_is_active (CamlSession *self);
+gboolean caml_session_has_run (CamlSession *self);          /* started, not reset */
+gboolean caml_session_baseline_active (CamlSession *self);
+gboolean caml_session_baseline_ended (CamlSession *self);
+CamlRun *caml_session_peek_run (CamlSession *self);
+CamlRun *caml_session_peek_baseline (CamlSession *self);
+/* Why Save Run cannot save the run (new), or NULL when it can. */
+char    *caml_session_why_not_resumable (CamlSession *self);
+gboolean caml_session_has_set_aside (CamlSession *self, long *step, const char **name);
+
+/* The progress line: its fraction and text, and the status text (new
+ * strings; FALSE: leave them as they are, a quick build is under way). */
+gboolean caml_session_describe_progress (CamlSession *self, double *fraction,
+                                         char **text, char **status);
+/* A job is under way that is not quick (the status shows a spinner). */
+gboolean caml_session_is_busy (CamlSession *self);
+
+/* The main thread's copies of the run. */
+const CamlProgress *caml_session_get_progress (CamlSession *self);
+const float       *caml_session_get_losses (CamlSession *self, long *n_steps);
+const CamlEvalRow *caml_session_get_rows (CamlSession *self, int *n_rows);
+const float       *caml_session_get_baseline_losses (CamlSession *self, long *n_steps);
+const CamlEvalRow *caml_session_get_baseline_rows (CamlSession *self, int *n_rows);
+/* The previous run's curves (NULL: none): kept dashed until the data change. */
+const float       *caml_session_get_previous_losses (CamlSession *self, long *n_steps,
+                                                     const CamlEvalRow **rows, int *n_rows,
+                                                     gboolean *classification);
+const CamlSessionEvent *caml_session_get_events (CamlSession *self, guint *n);
+/* (grid × grid) each, grid CAML_FIGURE_GRID; NULL without a surface. */
+const float *caml_session_get_surface (CamlSession *self, const float **chi,
+                                       const float **default_part, const float **value_part);
+int          caml_session_get_parts_layer (CamlSession *self);   /* -1: none */
+gboolean     caml_session_has_parts (CamlSession *self);
+int          caml_session_get_sigma_count (CamlSession *self);
+/* Word gates: χ̃ (vocabulary), P(class 1) per word sample, and per-position
+ * χ (word samples × CAML_RUN_WORDS_SHOWN) or NULL; NULL before a sample. */
+const float *caml_session_get_words (CamlSession *self, const float **probabilities,
+                                     const float **token_chi);
+/* The step Continue goes on from (-1: no run). */
+long         caml_session_get_resume_step (CamlSession *self);
+
+G_END_DECLS
