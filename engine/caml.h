@@ -1343,29 +1343,51 @@ typedef enum {
  * e.g. to embed sentences). Return FALSE to stop after this iteration. */
 typedef gboolean (*CamlSemProgressFunc) (int iteration, double energy, gpointer user_data);
 
+/* Sums n values in place over the shards of one computation (processes
+ * under mpirun, threads): on return every shard holds the same totals.
+ * Every shard calls it at the same points, with the same n. FALSE with an
+ * error when a shard is gone (the computation then fails). */
+typedef gboolean (*CamlSumFunc) (double *values, gsize n, gpointer user_data, GError **error);
+
 /* The words of `corpus` (a vocabulary whose counts are the occurrences n_w in
  * the corpus) that have a vector in emb; the others are out of vocabulary
  * (χ̃ = 1). emb is borrowed and must outlive the CamlSem. NULL with an error
  * when no corpus word has a vector. v0 is zero until set. */
 CamlSem    *caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error);
+/* Shard `shard` of `n_shards` that fit one CA-SEM together (`caml sem` under
+ * mpirun): every shard is given the same corpus and holds only its share of
+ * the V corpus words with a vector, those of index [⌊shard·V/n_shards⌋,
+ * ⌊(shard + 1)·V/n_shards⌋) in the corpus's order (none when V < n_shards);
+ * `sum` adds every sum over words across the shards (D² + D values once in
+ * caml_sem_init, D + 4 per iteration and in caml_sem_set_v0, 1 at the end of
+ * a fit that reached its cap), so every shard computes the same v0, E,
+ * iterations and stop — within the rounding of the sums' order of those of
+ * one shard. Every shard must make the same calls in the same order, and a
+ * wish to stop from any shard's progress function stops all of them after
+ * the same iteration. n_shards = 1 (any sum) is caml_sem_new. */
+CamlSem    *caml_sem_new_shard (const CamlEmbeddings *emb, const CamlVocab *corpus,
+                                int shard, int n_shards, CamlSumFunc sum,
+                                gpointer user_data, GError **error);
 void        caml_sem_free (CamlSem *sem);
 /* Algorithm 1: caml_sem_init, then caml_sem_iterate. */
 gboolean    caml_sem_fit (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
                           gpointer user_data, GError **error);
 /* v0 = the first principal component of all word occurrences (the top
  * eigenvector of Σ n_w w wᵀ, not mean-centred), oriented and scaled to the
- * occurrences' mean projection on it. */
-void        caml_sem_init (CamlSem *sem);
-/* v0 given (D), e.g. a stored one: w' and χ̃ follow from it. */
-void        caml_sem_set_v0 (CamlSem *sem, const double *v0);
+ * occurrences' mean projection on it. Fails only when the shards' sum does. */
+gboolean    caml_sem_init (CamlSem *sem, GError **error);
+/* v0 given (D), e.g. a stored one: w' and χ̃ follow from it. Fails only when
+ * the shards' sum does. */
+gboolean    caml_sem_set_v0 (CamlSem *sem, const double *v0, GError **error);
 /* From the current v0: up to max_iterations rounds of least-squares v0, then
  * w' and χ̃, until E stops decreasing. Fails only when the least-squares v0
- * is undefined (every χ̃ = 0). */
+ * is undefined (every χ̃ = 0) or the shards' sum fails. */
 gboolean    caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
                               gpointer user_data, GError **error);
 int         caml_sem_dim (const CamlSem *sem);
-int         caml_sem_n_words (const CamlSem *sem);        /* corpus words with a vector */
-double      caml_sem_occurrences (const CamlSem *sem);    /* Σ n_w over them */
+/* The corpus words with a vector, and Σ n_w over them: all of them, on any shard. */
+int         caml_sem_n_words (const CamlSem *sem);
+double      caml_sem_occurrences (const CamlSem *sem);
 const double *caml_sem_v0 (const CamlSem *sem);           /* (D) */
 /* Of the last caml_sem_fit or caml_sem_iterate: the iterations whose v0 was
  * kept, why it stopped, and every energy computed — energies[0] at the v0 it

@@ -37,6 +37,17 @@
  * ‖v0‖ grows and every χ̃ shrinks; the iteration cap ends the fit
  * (docs/sem.md, "CA-SEM").
  *
+ * Shards (caml_sem_new_shard: `caml sem` under mpirun). Every sum of the
+ * fit is a sum over words, so shard s of S holds only the words of index
+ * [⌊s·V/S⌋, ⌊(s+1)·V/S⌋) and a sum function adds each shard's part: the
+ * matrix Σ n w wᵀ and the mean word of the initial v0 once (D² + D values),
+ * then per iteration one vector of D + 4: Xᵀ(n χ̃²), Σ n χ̃², Σ n χ̃ (1 − χ̃) a
+ * and E at the new v0 (summed together: the least-squares sums of the next
+ * iteration are computed with the energy of this one), and a stop wish, so
+ * that every shard keeps, rejects and stops alike. The D × D work (the
+ * power iteration) and the new v0 are computed again on every shard from
+ * the same sums, so every shard holds the same v0.
+ *
  * SIF. s = Σ_w a/(a + p(w)) w / |{tokens with a vector}|, then the first
  * principal component of the set's sentence vectors is removed (see
  * caml_remove_first_pc). */
@@ -51,26 +62,35 @@
 #define PC_MAX_ITERATIONS 20000
 #define PC_TOLERANCE      1e-12
 
+/* R: the rows of this shard (R = V with one shard). */
 struct _CamlSem {
   const CamlEmbeddings *emb;     /* borrowed */
-  int         V, D;
-  double     *X;                 /* (V, D) the corpus words' vectors */
-  double     *n;                 /* (V) occurrences */
-  double     *norm2;             /* (V) ‖w‖² */
-  double      total;             /* Σ n */
+  int         V, D;              /* V: the corpus words with a vector, on every shard */
+  int         R;
+  double     *X;                 /* (R, D) the shard's corpus words' vectors */
+  double     *n;                 /* (R) occurrences */
+  double     *norm2;             /* (R) ‖w‖² */
+  double      total;             /* Σ n over all V words */
+  CamlSumFunc sum;               /* NULL: one shard */
+  gpointer    sum_data;
   double     *v0;                /* (D) */
   /* the state at v0 */
   double     *u;                 /* (D) v0 / ‖v0‖ */
   double      b;                 /* ‖v0‖ */
-  double     *a;                 /* (V) w·u */
-  double     *chi;               /* (V) χ̃ */
+  double     *a;                 /* (R) w·u */
+  double     *chi;               /* (R) χ̃ */
   double      energy;
+  double     *sums;              /* (SUMS) summed over the shards, at v0 */
   /* scratch for a candidate v0 */
-  double     *v0_new, *a_new, *chi_new, *g;
+  double     *v0_new, *a_new, *chi_new, *sums_new, *g;
   GArray     *energies;          /* double */
   int         iterations;
   CamlSemStop stop;
 };
+
+/* What an iteration sums over the words (and the shards), after Xᵀ(n χ̃²) (D). */
+enum { SUM_DEN, SUM_H, SUM_ENERGY, SUM_STOP, N_SUMS };
+#define SUMS(D) ((gsize) (D) + N_SUMS)
 
 /* --------------------------------------------------------------- helpers */
 
@@ -113,9 +133,11 @@ top_eigenvector (const double *C, int d, const double *start, double *q)
 /* --------------------------------------------------------------- CA-SEM */
 
 CamlSem *
-caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error)
+caml_sem_new_shard (const CamlEmbeddings *emb, const CamlVocab *corpus, int shard,
+                    int n_shards, CamlSumFunc sum, gpointer user_data, GError **error)
 {
   g_return_val_if_fail (emb != NULL && corpus != NULL, NULL);
+  g_return_val_if_fail (n_shards >= 1 && shard >= 0 && shard < n_shards, NULL);
   caml_blas_init ();
   int size = caml_vocab_size (corpus), V = 0, D = emb->dim;
   for (int i = 0; i < size; i++)
@@ -128,41 +150,59 @@ caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error
                    "none of the corpus's %d words has a vector in the embeddings", size);
       return NULL;
     }
+  /* this shard's words: [first, last) of the V, in the corpus's order */
+  int first = (int) ((gint64) shard * V / n_shards);
+  int last = (int) ((gint64) (shard + 1) * V / n_shards);
 
   CamlSem *sem = g_new0 (CamlSem, 1);
   sem->emb = emb;
   sem->V = V;
   sem->D = D;
-  sem->X = g_new (double, (gsize) V * D);
-  sem->n = g_new (double, V);
-  sem->norm2 = g_new (double, V);
+  sem->R = last - first;
+  sem->sum = n_shards > 1 ? sum : NULL;
+  sem->sum_data = user_data;
+  sem->X = g_new (double, (gsize) sem->R * D);
+  sem->n = g_new (double, sem->R);
+  sem->norm2 = g_new (double, sem->R);
   sem->v0 = g_new0 (double, D);
   sem->v0_new = g_new0 (double, D);
   sem->u = g_new0 (double, D);
-  sem->a = g_new0 (double, V);
-  sem->chi = g_new0 (double, V);
-  sem->a_new = g_new0 (double, V);
-  sem->chi_new = g_new0 (double, V);
-  sem->g = g_new0 (double, V);
+  sem->a = g_new0 (double, sem->R);
+  sem->chi = g_new0 (double, sem->R);
+  sem->a_new = g_new0 (double, sem->R);
+  sem->chi_new = g_new0 (double, sem->R);
+  sem->g = g_new0 (double, sem->R);
+  sem->sums = g_new0 (double, SUMS (D));
+  sem->sums_new = g_new0 (double, SUMS (D));
   sem->energies = g_array_new (FALSE, FALSE, sizeof (double));
   sem->stop = CAML_SEM_NOT_FITTED;
 
-  for (int i = 0, row = 0; i < size; i++)
+  for (int i = 0, word = 0; i < size; i++)
     {
       gint64 count = caml_vocab_count (corpus, i);
       const float *w = count > 0 ? caml_embeddings_lookup (emb, caml_vocab_word (corpus, i))
                                  : NULL;
       if (w == NULL)
         continue;
-      double *x = sem->X + (gsize) row * D;
-      for (int k = 0; k < D; k++)
-        x[k] = w[k];
-      sem->n[row] = (double) count;
-      sem->norm2[row] = dot (x, x, D);
-      sem->total += (double) count;
-      row++;
+      sem->total += (double) count;   /* over every shard's words: the same on each */
+      if (word >= first && word < last)
+        {
+          int row = word - first;
+          double *x = sem->X + (gsize) row * D;
+          for (int k = 0; k < D; k++)
+            x[k] = w[k];
+          sem->n[row] = (double) count;
+          sem->norm2[row] = dot (x, x, D);
+        }
+      word++;
     }
   return sem;
+}
+
+CamlSem *
+caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error)
+{
+  return caml_sem_new_shard (emb, corpus, 0, 1, NULL, NULL, error);
 }
 
 void
@@ -181,8 +221,17 @@ caml_sem_free (CamlSem *sem)
   g_free (sem->a_new);
   g_free (sem->chi_new);
   g_free (sem->g);
+  g_free (sem->sums);
+  g_free (sem->sums_new);
   g_array_free (sem->energies, TRUE);
   g_free (sem);
+}
+
+/* Adds every shard's values (in place); nothing to add with one shard. */
+static gboolean
+sum_shards (const CamlSem *sem, double *values, gsize n, GError **error)
+{
+  return sem->sum == NULL || sem->sum (values, n, sem->sum_data, error);
 }
 
 /* χ̃ of a word with projection a on u and c² = ‖w'‖², for b = ‖v0‖. */
@@ -194,84 +243,95 @@ closed_form_chi (double a, double c2, double b)
   return CLAMP (chi, 0.0, 1.0);
 }
 
-/* w', χ̃ and E at v0: a (V) and chi (V) are written; returns E. */
-static double
-evaluate (const CamlSem *sem, const double *v0, double *a, double *chi)
+/* w' and χ̃ at v0 for the shard's words — a (R) and chi (R) are written —
+ * and its part of the sums (SUMS) at that state: the least-squares sums
+ * Xᵀ(n χ̃²), Σ n χ̃² and Σ n χ̃ (1 − χ̃) a that give the next v0, and E. */
+static void
+evaluate (CamlSem *sem, const double *v0, double *a, double *chi, double *sums)
 {
-  int V = sem->V, D = sem->D;
+  int R = sem->R, D = sem->D;
   double b = sqrt (dot (v0, v0, D));
   double *u = g_new (double, D);
   for (int k = 0; k < D; k++)
     u[k] = b > 0 ? v0[k] / b : 0.0;
-  cblas_dgemv (CblasRowMajor, CblasNoTrans, V, D, 1.0, sem->X, D, u, 1, 0.0, a, 1);
+  if (R > 0)
+    cblas_dgemv (CblasRowMajor, CblasNoTrans, R, D, 1.0, sem->X, D, u, 1, 0.0, a, 1);
   g_free (u);
-  double energy = 0;
-  for (int i = 0; i < V; i++)
+  double energy = 0, den = 0, h = 0;
+  for (int i = 0; i < R; i++)
     {
       double c2 = MAX (sem->norm2[i] - a[i] * a[i], 0.0);
       chi[i] = closed_form_chi (a[i], c2, b);
       double along = a[i] - chi[i] * b;
       energy += sem->n[i] * (along * along + chi[i] * chi[i] * c2);
-    }
-  return energy;
-}
-
-/* The least-squares v0 given w' (through a and the current u) and χ̃. */
-static gboolean
-least_squares_v0 (CamlSem *sem, const double *v0, const double *a, const double *chi,
-                  double *out, GError **error)
-{
-  int V = sem->V, D = sem->D;
-  double den = 0, h = 0;
-  for (int i = 0; i < V; i++)
-    {
       sem->g[i] = sem->n[i] * chi[i] * chi[i];
       den += sem->g[i];
       h += sem->n[i] * chi[i] * (1.0 - chi[i]) * a[i];
     }
-  double b = sqrt (dot (v0, v0, D));
+  /* a BLAS returns at once for an empty matrix, leaving y as it was */
+  memset (sums, 0, sizeof (double) * SUMS (D));
+  if (R > 0)
+    cblas_dgemv (CblasRowMajor, CblasTrans, R, D, 1.0, sem->X, D, sem->g, 1, 0.0, sums, 1);
+  sums[D + SUM_DEN] = den;
+  sums[D + SUM_H] = h;
+  sums[D + SUM_ENERGY] = energy;
+}
+
+/* The least-squares v0 given w' (through the current u) and χ̃, from the
+ * sums over every word at the current state:
+ * v0 = (Xᵀ(n χ̃²) + u Σ n χ̃ (1 − χ̃) a) / Σ n χ̃². */
+static gboolean
+least_squares_v0 (CamlSem *sem, double *out, GError **error)
+{
+  int D = sem->D;
+  double den = sem->sums[D + SUM_DEN], h = sem->sums[D + SUM_H], b = sem->b;
   if (den <= 0 || b <= 0)
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED, "%s: v0 has no least-squares "
                    "solution", b <= 0 ? "v0 is zero" : "every word's χ̃ is 0");
       return FALSE;
     }
-  cblas_dgemv (CblasRowMajor, CblasTrans, V, D, 1.0, sem->X, D, sem->g, 1, 0.0, out, 1);
   for (int k = 0; k < D; k++)
-    out[k] = (out[k] + h * v0[k] / b) / den;
+    out[k] = (sem->sums[k] + h * sem->v0[k] / b) / den;
   return TRUE;
 }
 
-/* Makes v0 current: its u, b, the words' a and χ̃, and E. */
-static void
-set_state (CamlSem *sem)
+/* Makes v0 current: its u, b, the words' a and χ̃, E and the sums. */
+static gboolean
+set_state (CamlSem *sem, GError **error)
 {
   int D = sem->D;
   sem->b = sqrt (dot (sem->v0, sem->v0, D));
   for (int k = 0; k < D; k++)
     sem->u[k] = sem->b > 0 ? sem->v0[k] / sem->b : 0.0;
-  sem->energy = evaluate (sem, sem->v0, sem->a, sem->chi);
+  evaluate (sem, sem->v0, sem->a, sem->chi, sem->sums);
+  if (!sum_shards (sem, sem->sums, SUMS (D), error))
+    return FALSE;
+  sem->energy = sem->sums[D + SUM_ENERGY];
   g_array_set_size (sem->energies, 0);
   g_array_append_val (sem->energies, sem->energy);
   sem->iterations = 0;
   sem->stop = CAML_SEM_NOT_FITTED;
+  return TRUE;
 }
 
-void
-caml_sem_set_v0 (CamlSem *sem, const double *v0)
+gboolean
+caml_sem_set_v0 (CamlSem *sem, const double *v0, GError **error)
 {
   memcpy (sem->v0, v0, sizeof (double) * sem->D);
-  set_state (sem);
+  return set_state (sem, error);
 }
 
-void
-caml_sem_init (CamlSem *sem)
+gboolean
+caml_sem_init (CamlSem *sem, GError **error)
 {
-  int V = sem->V, D = sem->D;
-  /* C = Σ n w wᵀ = Yᵀ Y with the rows of Y = sqrt(n) w. */
-  double *Y = g_new (double, (gsize) V * D);
-  double *mean = g_new0 (double, D);
-  for (int i = 0; i < V; i++)
+  int R = sem->R, D = sem->D;
+  /* C = Σ n w wᵀ = Yᵀ Y with the rows of Y = sqrt(n) w, and the mean word:
+   * one block (D² + D) that the shards sum. */
+  double *Y = g_new (double, (gsize) R * D);
+  double *C = g_new0 (double, (gsize) D * D + D);
+  double *mean = C + (gsize) D * D;
+  for (int i = 0; i < R; i++)
     {
       double s = sqrt (sem->n[i]);
       for (int k = 0; k < D; k++)
@@ -280,8 +340,14 @@ caml_sem_init (CamlSem *sem)
           mean[k] += sem->n[i] * sem->X[(gsize) i * D + k] / sem->total;
         }
     }
-  double *C = g_new0 (double, (gsize) D * D);
-  cblas_dsyrk (CblasRowMajor, CblasUpper, CblasTrans, D, V, 1.0, Y, D, 0.0, C, D);
+  if (R > 0)
+    cblas_dsyrk (CblasRowMajor, CblasUpper, CblasTrans, D, R, 1.0, Y, D, 0.0, C, D);
+  g_free (Y);
+  if (!sum_shards (sem, C, (gsize) D * D + D, error))
+    {
+      g_free (C);
+      return FALSE;
+    }
   double *q = g_new (double, D);
   top_eigenvector (C, D, mean, q);
   /* Orient and scale it by the occurrences' mean projection on it: the
@@ -290,11 +356,9 @@ caml_sem_init (CamlSem *sem)
   double scale = m != 0 ? fabs (m) : 1.0, sign = m < 0 ? -1.0 : 1.0;
   for (int k = 0; k < D; k++)
     sem->v0[k] = sign * scale * q[k];
-  g_free (Y);
-  g_free (mean);
   g_free (C);
   g_free (q);
-  set_state (sem);
+  return set_state (sem, error);
 }
 
 gboolean
@@ -302,13 +366,30 @@ caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
                   gpointer user_data, GError **error)
 {
   g_return_val_if_fail (sem != NULL && max_iterations >= 0, FALSE);
-  set_state (sem);
+  int D = sem->D;
+  if (!set_state (sem, error))
+    return FALSE;
   gboolean go_on = func == NULL || func (0, sem->energy, user_data);
-  for (int k = 1; k <= max_iterations && go_on; k++)
+  gboolean agreed = sem->sum == NULL;   /* every shard knows whether any wished to stop */
+  for (int k = 1; k <= max_iterations; k++)
     {
-      if (!least_squares_v0 (sem, sem->v0, sem->a, sem->chi, sem->v0_new, error))
+      /* One shard stops at once; several learn of a wish to stop with the
+       * sums of the next iteration, which is then not kept. */
+      if (!go_on && sem->sum == NULL)
+        break;
+      if (!least_squares_v0 (sem, sem->v0_new, error))
         return FALSE;
-      double e = evaluate (sem, sem->v0_new, sem->a_new, sem->chi_new);
+      evaluate (sem, sem->v0_new, sem->a_new, sem->chi_new, sem->sums_new);
+      sem->sums_new[D + SUM_STOP] = !go_on;
+      if (!sum_shards (sem, sem->sums_new, SUMS (D), error))
+        return FALSE;
+      if (sem->sums_new[D + SUM_STOP] > 0)
+        {
+          go_on = FALSE;
+          agreed = TRUE;
+          break;
+        }
+      double e = sem->sums_new[D + SUM_ENERGY];
       g_array_append_val (sem->energies, e);
       if (!(e < sem->energy))
         {
@@ -321,12 +402,20 @@ caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
       t = sem->v0, sem->v0 = sem->v0_new, sem->v0_new = t;
       t = sem->a, sem->a = sem->a_new, sem->a_new = t;
       t = sem->chi, sem->chi = sem->chi_new, sem->chi_new = t;
-      sem->b = sqrt (dot (sem->v0, sem->v0, sem->D));
-      for (int d = 0; d < sem->D; d++)
+      t = sem->sums, sem->sums = sem->sums_new, sem->sums_new = t;
+      sem->b = sqrt (dot (sem->v0, sem->v0, D));
+      for (int d = 0; d < D; d++)
         sem->u[d] = sem->v0[d] / sem->b;
       sem->energy = e;
       sem->iterations = k;
       go_on = func == NULL || func (k, e, user_data);
+    }
+  if (!agreed)   /* at the cap: whether a shard wished to stop after the last */
+    {
+      double stop = !go_on;
+      if (!sum_shards (sem, &stop, 1, error))
+        return FALSE;
+      go_on = !(stop > 0);
     }
   sem->stop = go_on ? CAML_SEM_CAP : CAML_SEM_STOPPED;
   return TRUE;
@@ -336,8 +425,8 @@ gboolean
 caml_sem_fit (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
               gpointer user_data, GError **error)
 {
-  caml_sem_init (sem);
-  return caml_sem_iterate (sem, max_iterations, func, user_data, error);
+  return caml_sem_init (sem, error)
+         && caml_sem_iterate (sem, max_iterations, func, user_data, error);
 }
 
 int

@@ -193,7 +193,7 @@ test_hand_example (void **state)
   assert_int_equal (caml_sem_n_words (sem), 3);
   assert_close (caml_sem_occurrences (sem), 4, 0);
 
-  caml_sem_set_v0 (sem, (const double[]) { 2, 0 });
+  assert_true (caml_sem_set_v0 (sem, (const double[]) { 2, 0 }, &error));
   assert_close (caml_sem_energy (sem), 3.2, 1e-14);
   assert_close (caml_sem_chi (sem, "x"), 0.4, 1e-14);
   assert_close (caml_sem_chi (sem, "y"), 1.0, 0);
@@ -417,7 +417,7 @@ test_energy_bookkeeping (void **state)
   /* The initial v0 is the first principal component of the occurrences:
    * an eigenvector of C = Σ n w wᵀ whose Rayleigh quotient no other
    * direction beats. */
-  caml_sem_init (sem);
+  assert_true (caml_sem_init (sem, &error));
   const double *v0 = caml_sem_v0 (sem);
   int D = s.D;
   double *q = g_new (double, D), *Cq = g_new0 (double, D);
@@ -546,6 +546,302 @@ test_no_word_has_a_vector (void **state)
   assert_string_equal (error->message, "none of the corpus's 2 words has a vector in the "
                        "embeddings");
   g_error_free (error);
+  caml_vocab_unref (corpus);
+  caml_embeddings_free (emb);
+}
+
+/* --------------------------------------------------------------- shards */
+
+/* K shards of one fit, each on its own thread (as `caml sem` runs one per
+ * rank under mpirun), summing in process: the last shard to arrive adds
+ * every shard's values in shard order and gives each the totals, so all
+ * read the same numbers. `skip` leaves each shard its own values, as a
+ * shard that forgot to sum would: the test below sees that fail. */
+typedef struct {
+  GMutex    lock;
+  GCond     cond;
+  int       K, arrived;
+  guint     round;
+  double  **parts;      /* (K) each shard's values of this round */
+  gsize     n;
+  gboolean  skip;
+  gboolean  broken;     /* a shard summed what the others did not, or waited 10 s */
+} Shards;
+
+typedef struct {
+  Shards          *shards;
+  int              index;
+  const CamlEmbeddings *emb;
+  const CamlVocab *corpus;
+  int              max_iterations, stop_at;   /* stop_at: this shard wishes to stop there */
+  int              fail_at;                   /* the sum fails at this call (0: never) */
+  int              calls;
+  CamlSem         *sem;
+  gboolean         ok;
+  GError          *error;
+} Shard;
+
+static gboolean
+shards_sum (double *values, gsize n, gpointer user_data, GError **error)
+{
+  Shard *me = user_data;
+  Shards *s = me->shards;
+  if (++me->calls == me->fail_at)
+    {
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "shard %d is gone", me->index);
+      return FALSE;
+    }
+  if (s->skip)
+    return TRUE;
+  g_mutex_lock (&s->lock);
+  guint round = s->round;
+  if (s->arrived == 0)
+    s->n = n;
+  /* every shard sums the same thing, and none waits for ever: shards that
+   * lost step (an engine summing on one and not another) fail, not hang */
+  gboolean ok = s->n == n && !s->broken;
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  s->parts[me->index] = values;
+  if (ok && ++s->arrived == s->K)
+    {
+      for (gsize j = 0; j < n; j++)
+        {
+          double total = 0;
+          for (int r = 0; r < s->K; r++)
+            total += s->parts[r][j];
+          for (int r = 0; r < s->K; r++)
+            s->parts[r][j] = total;
+        }
+      s->arrived = 0;
+      s->round++;
+      g_cond_broadcast (&s->cond);
+    }
+  else
+    while (ok && s->round == round)
+      ok = !s->broken && g_cond_wait_until (&s->cond, &s->lock, deadline);
+  if (!ok)
+    {
+      s->broken = TRUE;
+      g_cond_broadcast (&s->cond);
+      g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "the shards lost step");
+    }
+  g_mutex_unlock (&s->lock);
+  return ok;
+}
+
+static gboolean
+shard_progress (int iteration, double energy, gpointer user_data)
+{
+  Shard *me = user_data;
+  return me->stop_at == 0 || iteration < me->stop_at;
+}
+
+static gpointer
+shard_fit (gpointer user_data)
+{
+  Shard *me = user_data;
+  me->ok = caml_sem_fit (me->sem, me->max_iterations, shard_progress, me, &me->error);
+  return NULL;
+}
+
+/* Fits corpus on K shards at once; shard[k].sem holds each one's end. */
+static Shard *
+fit_shards (const CamlEmbeddings *emb, const CamlVocab *corpus, int K, int max_iterations,
+            gboolean skip, const int *stop_at, int fail_at)
+{
+  Shards *s = g_new0 (Shards, 1);
+  g_mutex_init (&s->lock);
+  g_cond_init (&s->cond);
+  s->K = K;
+  s->skip = skip;
+  s->parts = g_new0 (double *, K);
+  Shard *shard = g_new0 (Shard, K);
+  GThread **threads = g_new (GThread *, K);
+  for (int k = 0; k < K; k++)
+    {
+      shard[k] = (Shard) { .shards = s, .index = k, .max_iterations = max_iterations,
+                           .stop_at = stop_at != NULL ? stop_at[k] : 0, .fail_at = fail_at };
+      GError *error = NULL;
+      shard[k].sem = caml_sem_new_shard (emb, corpus, k, K, shards_sum, &shard[k], &error);
+      g_assert_no_error (error);
+    }
+  for (int k = 0; k < K; k++)
+    threads[k] = g_thread_new ("shard", shard_fit, &shard[k]);
+  for (int k = 0; k < K; k++)
+    g_thread_join (threads[k]);
+  g_free (threads);
+  return shard;
+}
+
+static void
+free_shards (Shard *shard, int K)
+{
+  Shards *s = shard[0].shards;
+  for (int k = 0; k < K; k++)
+    {
+      caml_sem_free (shard[k].sem);
+      g_clear_error (&shard[k].error);
+    }
+  g_mutex_clear (&s->lock);
+  g_cond_clear (&s->cond);
+  g_free (s->parts);
+  g_free (s);
+  g_free (shard);
+}
+
+/* The largest relative difference between two fits of the same corpus:
+ * v0, every energy and χ̃ of every word (infinite when the iterations, the
+ * stop or the number of energies differ). */
+static double
+fit_difference (const CamlSem *x, const CamlSem *y, const char *const *words, int n_words)
+{
+  int nx = 0, ny = 0;
+  const double *ex = caml_sem_energies (x, &nx), *ey = caml_sem_energies (y, &ny);
+  if (nx != ny || caml_sem_iterations (x) != caml_sem_iterations (y)
+      || caml_sem_stop_reason (x) != caml_sem_stop_reason (y))
+    return INFINITY;
+  double worst = 0, v0_max = 0;
+  const double *vx = caml_sem_v0 (x), *vy = caml_sem_v0 (y);
+  for (int k = 0; k < caml_sem_dim (y); k++)
+    v0_max = MAX (v0_max, fabs (vy[k]));
+  for (int k = 0; k < caml_sem_dim (y); k++)
+    worst = MAX (worst, fabs (vx[k] - vy[k]) / MAX (1.0, v0_max));
+  for (int i = 0; i < ny; i++)
+    worst = MAX (worst, fabs (ex[i] - ey[i]) / MAX (1.0, fabs (ey[i])));
+  for (int i = 0; i < n_words; i++)
+    worst = MAX (worst, fabs (caml_sem_chi (x, words[i]) - caml_sem_chi (y, words[i])));
+  return worst;
+}
+
+/* Every shard ends in the same state, bit for bit: any could write it. */
+static void
+assert_shards_agree (const Shard *shard, int K)
+{
+  int n0 = 0;
+  const double *e0 = caml_sem_energies (shard[0].sem, &n0);
+  int D = caml_sem_dim (shard[0].sem);
+  for (int k = 1; k < K; k++)
+    {
+      int n = 0;
+      const double *e = caml_sem_energies (shard[k].sem, &n);
+      assert_int_equal (n, n0);
+      assert_memory_equal (e, e0, sizeof (double) * n);
+      assert_memory_equal (caml_sem_v0 (shard[k].sem), caml_sem_v0 (shard[0].sem),
+                           sizeof (double) * D);
+      assert_int_equal (caml_sem_iterations (shard[k].sem), caml_sem_iterations (shard[0].sem));
+      assert_int_equal (caml_sem_stop_reason (shard[k].sem),
+                        caml_sem_stop_reason (shard[0].sem));
+    }
+}
+
+/* A fit on K shards equals the fit on one within SHARD_TOLERANCE: the
+ * shards add the same terms as one process, only grouped otherwise (each
+ * shard's part, then the parts), so each sum differs by a few units in the
+ * last place of its largest partial sum — some 1e-16 relative here — and 60
+ * iterations carry that to v0, E and χ̃ at about 1e-14 (measured: printed).
+ * 1e-9 leaves room for other BLAS kernels and still sees any term missing:
+ * a shard that does not sum is off by more than 1e-2. */
+#define SHARD_TOLERANCE 1e-9
+
+static void
+test_shards (void **state)
+{
+  (void) state;
+  Synthetic s;
+  synthetic_init (&s, 200, 10, 3);
+  const char *const *words = (const char *const *) s.words;
+  GError *error = NULL;
+  const int cap = 60;
+  CamlSem *one = caml_sem_new (s.emb, s.corpus, &error);
+  assert_true (caml_sem_fit (one, cap, NULL, NULL, &error));
+  assert_int_equal (caml_sem_stop_reason (one), CAML_SEM_CAP);   /* E still falling */
+
+  for (int K = 2; K <= 3; K++)
+    {
+      Shard *shard = fit_shards (s.emb, s.corpus, K, cap, FALSE, NULL, 0);
+      int rows = 0;
+      for (int k = 0; k < K; k++)
+        {
+          assert_true (shard[k].ok);
+          assert_int_equal (caml_sem_n_words (shard[k].sem), s.V);
+          assert_close (caml_sem_occurrences (shard[k].sem), caml_sem_occurrences (one), 0);
+          rows += (k + 1) * s.V / K - k * s.V / K;
+        }
+      assert_int_equal (rows, s.V);
+      assert_shards_agree (shard, K);
+      double diff = fit_difference (shard[0].sem, one, words, s.V);
+      print_message ("%d shards: largest relative difference from one: %.3g\n", K, diff);
+      assert_true (diff <= SHARD_TOLERANCE);
+      free_shards (shard, K);
+    }
+
+  /* Without the sums each shard fits its own words: far off. */
+  Shard *alone = fit_shards (s.emb, s.corpus, 2, cap, TRUE, NULL, 0);
+  for (int k = 0; k < 2; k++)
+    {
+      assert_true (alone[k].ok);
+      double diff = fit_difference (alone[k].sem, one, words, s.V);
+      assert_true (diff > 1e-2);
+    }
+  free_shards (alone, 2);
+
+  /* One shard's wish to stop after iteration 3 stops every shard there,
+   * as it stops one process; a wish at the cap's iteration counts too. */
+  CamlSem *stopped = caml_sem_new (s.emb, s.corpus, &error);
+  Shard stop_one = { .stop_at = 3 };
+  assert_true (caml_sem_fit (stopped, cap, shard_progress, &stop_one, &error));
+  assert_int_equal (caml_sem_iterations (stopped), 3);
+  assert_int_equal (caml_sem_stop_reason (stopped), CAML_SEM_STOPPED);
+  for (int last = 0; last < 2; last++)
+    {
+      const int stop_at[] = { 0, last ? cap : 3, 0 };
+      Shard *shard = fit_shards (s.emb, s.corpus, 3, cap, FALSE, stop_at, 0);
+      assert_shards_agree (shard, 3);
+      assert_int_equal (caml_sem_iterations (shard[0].sem), last ? cap : 3);
+      assert_int_equal (caml_sem_stop_reason (shard[0].sem), CAML_SEM_STOPPED);
+      if (!last)
+        assert_true (fit_difference (shard[0].sem, stopped, words, s.V) <= SHARD_TOLERANCE);
+      free_shards (shard, 3);
+    }
+  caml_sem_free (stopped);
+
+  /* A sum that fails (a rank gone) fails the fit, with its error. */
+  Shard *failed = fit_shards (s.emb, s.corpus, 2, cap, TRUE, NULL, 4);
+  for (int k = 0; k < 2; k++)
+    {
+      assert_false (failed[k].ok);
+      assert_non_null (failed[k].error);
+      assert_string_equal (failed[k].error->message,
+                           k == 0 ? "shard 0 is gone" : "shard 1 is gone");
+    }
+  free_shards (failed, 2);
+
+  caml_sem_free (one);
+  synthetic_clear (&s);
+}
+
+/* Fewer words than shards: the first shard holds none, and adds zeros. */
+static void
+test_shard_without_words (void **state)
+{
+  (void) state;
+  CamlEmbeddings *emb = make_embeddings (hand_words, hand_vectors, 3, 2);
+  CamlVocab *corpus = make_corpus (hand_words, hand_counts, 2);   /* x and y */
+  caml_vocab_add (corpus, "oov", 5);
+  GError *error = NULL;
+  CamlSem *one = caml_sem_new (emb, corpus, &error);
+  assert_true (caml_sem_fit (one, 10, NULL, NULL, &error));
+  Shard *shard = fit_shards (emb, corpus, 3, 10, FALSE, NULL, 0);
+  assert_int_equal (caml_sem_n_words (shard[0].sem), 2);
+  for (int k = 0; k < 3; k++)
+    assert_true (shard[k].ok);
+  assert_shards_agree (shard, 3);
+  double diff = fit_difference (shard[0].sem, one, hand_words, 3);
+  print_message ("3 shards, one without words: largest relative difference from one: "
+                 "%.3g\n", diff);
+  assert_true (diff <= SHARD_TOLERANCE);
+  free_shards (shard, 3);
+  caml_sem_free (one);
   caml_vocab_unref (corpus);
   caml_embeddings_free (emb);
 }
@@ -824,6 +1120,8 @@ main (void)
     cmocka_unit_test (test_energy_bookkeeping),
     cmocka_unit_test (test_progress),
     cmocka_unit_test (test_no_word_has_a_vector),
+    cmocka_unit_test (test_shards),
+    cmocka_unit_test (test_shard_without_words),
     cmocka_unit_test (test_average_and_sif),
     cmocka_unit_test (test_remove_first_pc),
     cmocka_unit_test (test_cosine_and_pearson),
