@@ -149,7 +149,7 @@ static gboolean
 runs_distributed (const char *verb)
 {
   static const char *const verbs[] = {
-    "train", "sweep",
+    "train", "sweep", "sem",
     "--version", "version", "--help", "-h", "help",   /* said by the first rank */
     NULL
   };
@@ -196,7 +196,7 @@ main (int argc, char **argv)
         {
           if (rank == 0)
             g_printerr ("caml %s: runs on one rank only: start it without mpirun "
-                        "(caml train and caml sweep run on several, %d here)\n", verb, ranks);
+                        "(caml train, sweep and sem run on several, %d here)\n", verb, ranks);
           caml_cli_mpi_finalize (2);
           return 2;
         }

@@ -1,8 +1,10 @@
 /* cli-mpi.c — `caml` on several ranks: MPI started only when an MPI
- * launcher started the process, the ranks, and the sums that data-parallel
- * training (caml_trainer_set_replica) needs. The engine knows nothing of
- * MPI: the trainer calls caml_cli_mpi_reduce from its thread, the only MPI
- * calls while it runs (MPI_THREAD_SERIALIZED). */
+ * launcher started the process, the ranks, the sums that data-parallel
+ * training (caml_trainer_set_replica) and CA-SEM's shards
+ * (caml_sem_new_shard) need, the corpus words each rank counted, and a work
+ * queue. The engine knows nothing of MPI: the trainer calls
+ * caml_cli_mpi_reduce from its thread, the only MPI calls while it runs
+ * (MPI_THREAD_SERIALIZED). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -210,6 +212,57 @@ caml_cli_mpi_reduce (CamlReplicaSums *s, gpointer user_data, GError **error)
                    + (s->marks != NULL ? s->n_marks : 0);
   reduced.seconds += (g_get_monotonic_time () - start) / 1e6;
   return TRUE;
+}
+
+gboolean
+caml_cli_mpi_sum (double *values, gsize n, gpointer user_data, GError **error)
+{
+  gint64 start = g_get_monotonic_time ();
+  int code = allreduce (values, n, MPI_DOUBLE, sizeof (double), MPI_SUM);
+  if (code != MPI_SUCCESS)
+    {
+      set_mpi_error (error, "MPI_Allreduce", code);
+      return FALSE;
+    }
+  reduced.calls++;
+  reduced.bytes += n * sizeof (double);
+  reduced.seconds += (g_get_monotonic_time () - start) / 1e6;
+  return TRUE;
+}
+
+/* Each rank's bytes in turn from it to all: its length, then the bytes in
+ * pieces an int can count. */
+GPtrArray *
+caml_cli_mpi_gather (GBytes *mine, GError **error)
+{
+  GPtrArray *all = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  for (int root = 0; root < size; root++)
+    {
+      guint64 length = root == rank ? g_bytes_get_size (mine) : 0;
+      int code = MPI_Bcast (&length, 1, MPI_UINT64_T, root, MPI_COMM_WORLD);
+      if (code == MPI_SUCCESS && root == rank)
+        g_ptr_array_add (all, g_bytes_ref (mine));
+      if (code == MPI_SUCCESS)
+        {
+          char *data = root == rank ? (char *) g_bytes_get_data (mine, NULL)
+                                    : g_malloc (length);
+          for (guint64 at = 0; at < length && code == MPI_SUCCESS; )
+            {
+              int n = (int) MIN (length - at, (guint64) INT_MAX / 4);
+              code = MPI_Bcast (data + at, n, MPI_BYTE, root, MPI_COMM_WORLD);
+              at += (guint64) n;
+            }
+          if (root != rank)
+            g_ptr_array_add (all, g_bytes_new_take (data, length));
+        }
+      if (code != MPI_SUCCESS)
+        {
+          set_mpi_error (error, "MPI_Bcast", code);
+          g_ptr_array_unref (all);
+          return NULL;
+        }
+    }
+  return all;
 }
 
 gboolean
@@ -505,6 +558,20 @@ gboolean
 caml_cli_mpi_ready (const char *problem)
 {
   return problem == NULL;
+}
+
+gboolean
+caml_cli_mpi_sum (double *values, gsize n, gpointer user_data, GError **error)
+{
+  return TRUE;
+}
+
+GPtrArray *
+caml_cli_mpi_gather (GBytes *mine, GError **error)
+{
+  GPtrArray *all = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_ptr_array_add (all, g_bytes_ref (mine));
+  return all;
 }
 
 void

@@ -28,9 +28,16 @@ int      caml_cli_mpi_local_size (void);
 void     caml_cli_mpi_speak (gboolean speak);
 /* The replicas' sums (CamlReplicaReduce) over every rank. */
 gboolean caml_cli_mpi_reduce (CamlReplicaSums *sums, gpointer user_data, GError **error);
-/* The sums so far: MPI_Allreduce calls, the bytes this rank gave them, and
- * the seconds they took (waiting for the slowest rank included). */
+/* Sums values over every rank, in place (CamlSumFunc: caml sem's shards). */
+gboolean caml_cli_mpi_sum (double *values, gsize n, gpointer user_data, GError **error);
+/* The sums so far (caml_cli_mpi_reduce, caml_cli_mpi_sum): MPI_Allreduce
+ * calls, the bytes this rank gave them, and the seconds they took (waiting
+ * for the slowest rank included). */
 void     caml_cli_mpi_reduced (long *calls, double *bytes, double *seconds);
+/* Every rank's bytes, in rank order, on every rank (a collective): an
+ * array of caml_cli_mpi_size () GBytes, mine among them; NULL with an error
+ * when MPI fails. */
+GPtrArray *caml_cli_mpi_gather (GBytes *mine, GError **error);
 
 /* Whether every rank is ready to start (a collective: every rank calls it
  * once, at the same point): problem is why this rank is not, or NULL. The

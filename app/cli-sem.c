@@ -3,6 +3,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
@@ -10,6 +11,7 @@
 #include "caml.h"
 #include "cli.h"
 #include "cli-common.h"
+#include "cli-mpi.h"
 #include "cli-results.h"
 #include "report.h"
 
@@ -18,33 +20,151 @@
 
 /* ---------------------------------------------------------------- corpus */
 
+/* On several ranks (mpirun) every rank reads every corpus file — a file that
+ * does not parse fails on all of them alike — and counts only its share of
+ * each file's S sentences, [⌊r·S/R⌋, ⌊(r + 1)·S/R⌋) on rank r of R: one file
+ * in memory at a time, and shares that depend only on the files and R. The
+ * ranks then put their counts together (merge_corpus), so that every rank
+ * holds the whole corpus's words and counts in the order one process adds
+ * them, of first appearance: the words CA-SEM fits, and its shards of them,
+ * are one process's. */
+typedef struct {
+  gint64 sentence;   /* of all the files, from 0 */
+  gint64 token;      /* of that sentence */
+} Place;
+
 typedef struct {
   CamlVocab *vocab;       /* the corpus words with their counts */
   gint64     tokens;
   int        sentences;
+  GArray    *first;       /* (words of vocab) Place: where each was first counted */
+  Place      at;          /* the token being counted */
 } Corpus;
 
 static void
 count_token (const char *token, gsize length, gpointer user_data)
 {
   Corpus *c = user_data;
-  caml_vocab_add_len (c->vocab, token, length, 1);
+  int id = caml_vocab_add_len (c->vocab, token, length, 1);
+  if ((guint) id == c->first->len)
+    g_array_append_val (c->first, c->at);
+  c->at.token++;
   c->tokens++;
 }
 
 static gboolean
-load_corpus (Corpus *c, char **files, GError **error)
+load_corpus (Corpus *c, char **files, int rank, int ranks, GError **error)
 {
   for (int f = 0; files[f] != NULL; f++)
     {
       char **texts = caml_text_columns_load (files[f], error);
       if (texts == NULL)
         return FALSE;
-      for (int i = 0; texts[i] != NULL; i++, c->sentences++)
-        caml_tokenize (texts[i], -1, count_token, c);
+      gint64 n = g_strv_length (texts);
+      for (gint64 i = n * rank / ranks; i < n * (rank + 1) / ranks; i++)
+        {
+          c->at = (Place) { c->sentences + i, 0 };
+          caml_tokenize (texts[i], -1, count_token, c);
+        }
+      c->sentences += (int) n;
       g_strfreev (texts);
     }
   return TRUE;
+}
+
+typedef struct {
+  const char *word;   /* borrowed from the ranks' bytes */
+  gint64      count;
+  Place       first;
+} Merged;
+
+static int
+by_first (gconstpointer a, gconstpointer b)
+{
+  const Place *x = &((const Merged *) a)->first, *y = &((const Merged *) b)->first;
+  if (x->sentence != y->sentence)
+    return x->sentence < y->sentence ? -1 : 1;
+  return x->token < y->token ? -1 : x->token > y->token;
+}
+
+/* Every rank's words, counts and first places, added up on every rank: one
+ * entry a word, its counts summed, at its earliest place, sorted by place.
+ * The bytes of a word: count, sentence and token (64-bit little-endian),
+ * then the word and a NUL. Nothing to do on one rank. */
+static gboolean
+merge_corpus (Corpus *c, GError **error)
+{
+  if (caml_cli_mpi_size () == 1)
+    return TRUE;
+  GByteArray *mine = g_byte_array_new ();
+  for (int i = 0; i < caml_vocab_size (c->vocab); i++)
+    {
+      const Place *p = &g_array_index (c->first, Place, i);
+      guint64 le[3] = { GUINT64_TO_LE ((guint64) caml_vocab_count (c->vocab, i)),
+                        GUINT64_TO_LE ((guint64) p->sentence),
+                        GUINT64_TO_LE ((guint64) p->token) };
+      const char *word = caml_vocab_word (c->vocab, i);
+      g_byte_array_append (mine, (const guint8 *) le, sizeof le);
+      g_byte_array_append (mine, (const guint8 *) word, strlen (word) + 1);
+    }
+  GBytes *bytes = g_byte_array_free_to_bytes (mine);
+  GPtrArray *all = caml_cli_mpi_gather (bytes, error);
+  g_bytes_unref (bytes);
+  if (all == NULL)
+    return FALSE;
+
+  GArray *merged = g_array_new (FALSE, FALSE, sizeof (Merged));
+  GHashTable *index = g_hash_table_new (g_str_hash, g_str_equal);   /* word → entry + 1 */
+  gboolean ok = TRUE;
+  for (guint r = 0; r < all->len && ok; r++)
+    {
+      gsize size = 0;
+      const char *p = g_bytes_get_data (all->pdata[r], &size), *end = p + size;
+      while (p < end && ok)
+        {
+          guint64 le[3];
+          const char *nul = NULL;
+          ok = (gsize) (end - p) > sizeof le
+               && (nul = memchr (p + sizeof le, '\0', end - p - sizeof le)) != NULL;
+          if (!ok)
+            break;
+          memcpy (le, p, sizeof le);
+          Merged m = { p + sizeof le, (gint64) GUINT64_FROM_LE (le[0]),
+                       { (gint64) GUINT64_FROM_LE (le[1]), (gint64) GUINT64_FROM_LE (le[2]) } };
+          p = nul + 1;
+          guint at = GPOINTER_TO_UINT (g_hash_table_lookup (index, m.word));
+          if (at == 0)
+            {
+              g_array_append_val (merged, m);
+              g_hash_table_insert (index, (gpointer) m.word, GUINT_TO_POINTER (merged->len));
+              continue;
+            }
+          Merged *e = &g_array_index (merged, Merged, at - 1);
+          e->count += m.count;
+          if (by_first (&m, e) < 0)
+            e->first = m.first;
+        }
+    }
+  g_hash_table_destroy (index);
+  if (ok)
+    {
+      g_array_sort (merged, by_first);
+      caml_vocab_unref (c->vocab);
+      c->vocab = caml_vocab_new ();
+      c->tokens = 0;
+      for (guint i = 0; i < merged->len; i++)
+        {
+          const Merged *m = &g_array_index (merged, Merged, i);
+          caml_vocab_add (c->vocab, m->word, m->count);
+          c->tokens += m->count;
+        }
+    }
+  else
+    g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "the corpus words counted on another rank "
+                 "came garbled");
+  g_array_free (merged, TRUE);
+  g_ptr_array_unref (all);
+  return ok;
 }
 
 typedef struct {
@@ -284,6 +404,15 @@ on_iteration (int iteration, double energy, gpointer user_data)
   return TRUE;
 }
 
+/* A rank past the first (mpirun) scores nothing: it only hears a signal,
+ * which stops every rank after the same iteration (the fit's sums carry
+ * the wish), and says nothing. */
+static gboolean
+on_iteration_unscored (int iteration, double energy, gpointer user_data)
+{
+  return interrupted == 0;
+}
+
 /* ---------------------------------------------------------------- output */
 
 static const char *
@@ -391,6 +520,9 @@ typedef struct {
   const char  *word_freq;
   double       sif_a;
   int          max_iterations;
+  int          ranks;
+  long         sums;          /* over the ranks: MPI_Allreduce calls, their bytes and time */
+  double       sum_bytes, sum_seconds;
   double       seconds;
   double       scoring_seconds;
   const double *pearson;   /* (N_METHODS) */
@@ -418,6 +550,18 @@ write_summary (const char *path, const Summary *s, const CamlSem *sem, GError **
   add_int (b, "pairs_count", s->n_pairs);
   add_int (b, "max_iterations", s->max_iterations);
   add_int (b, "iterations", caml_sem_iterations (sem));
+  add_int (b, "ranks", s->ranks);
+  if (s->ranks > 1)
+    {
+      json_builder_set_member_name (b, "allreduce");
+      json_builder_begin_object (b);
+      add_int (b, "calls", s->sums);
+      caml_cli_json_add_number (b, "bytes", s->sum_bytes);
+      caml_cli_json_add_number (b, "seconds", s->sum_seconds);
+      caml_cli_json_add_number (b, "fraction_of_fit",
+                                s->seconds > 0 ? s->sum_seconds / s->seconds : NAN);
+      json_builder_end_object (b);
+    }
   add_string (b, "stop", stop_name (caml_sem_stop_reason (sem)));
   caml_cli_json_add_number (b, "fit_seconds", s->seconds);
   caml_cli_json_add_number (b, "scoring_seconds", s->scoring_seconds);
@@ -473,6 +617,16 @@ is_sem_result (const char *name)
 }
 
 /* ------------------------------------------------------------------ verb */
+
+/* A failure of this rank's own once the ranks work together (MPI failed:
+ * a rank gone): said, and the job ends, as the others may wait for this one. */
+static G_NORETURN void
+abandon (const GError *error)
+{
+  caml_cli_mpi_speak (TRUE);
+  g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+  caml_cli_mpi_abort (1);
+}
 
 int
 caml_cli_sem (int argc, char **argv)
@@ -543,6 +697,10 @@ caml_cli_sem (int argc, char **argv)
     "           $CAML_SHARED_DATASETS/sick/sickdev \\\n"
     "           --pairs $CAML_SHARED_DATASETS/sick/sickdev\n"
     "\n"
+    "On several ranks (mpirun -np N caml sem …) each rank counts a share of every\n"
+    "corpus file's sentences and fits a share of the words, the sums added over\n"
+    "the ranks; the first rank alone scores, prints and writes (docs/sem.md).\n"
+    "\n"
     "Exit status: 0 on success, 1 when a file cannot be read or the fit fails,\n"
     "2 for bad command-line options.");
   g_autoptr (GError) error = NULL;
@@ -585,76 +743,78 @@ caml_cli_sem (int argc, char **argv)
     out_dir = g_strdup ("runs/sem");
 
   int status = 1;
+  int rank = caml_cli_mpi_rank (), ranks = caml_cli_mpi_size ();
   CamlEmbeddings *emb = NULL;
   CamlEmbeddingsLoadInfo info = { 0 };
-  Corpus corpus = { .vocab = caml_vocab_new () };
+  Corpus corpus = { .vocab = caml_vocab_new (),
+                    .first = g_array_new (FALSE, FALSE, sizeof (Place)) };
   CamlSentencePairs *pairs = NULL;
   CamlVocab *freq = NULL;
   CamlSem *sem = NULL;
   CamlSif *sif = NULL;
   PairTokens tokens = { 0 };
   Progress progress = { 0 };
+  GArray *oov = NULL;
   GPtrArray *made_dirs = NULL;   /* for out_dir; removed again if nothing is written */
 
   /* Everything is read first, the small files before the vectors, so a bad
-   * file fails before any long work. */
-  if (!load_corpus (&corpus, corpus_files, &error)
+   * file fails before any long work. On several ranks every rank reads
+   * every file (and counts its share of the corpus), and none goes on
+   * unless all could. Only the first makes --out. */
+  char *problem = NULL;   /* why this rank cannot go on */
+  gboolean fetch_hint = FALSE;
+  gint64 t0 = 0;
+  double load_seconds = 0;
+  if (!load_corpus (&corpus, corpus_files, rank, ranks, &error)
       || !(pairs = caml_sentence_pairs_load (pairs_path, &error)))
     {
-      g_printerr ("caml sem: %s\n", error->message);
-      goto out;
+      problem = g_strdup (error->message);
+      goto loaded;
     }
   if (!(freq = caml_word_counts_load (word_freq_path, &error)))
     {
       /* SIF's word frequencies: where the default comes from. */
-      g_printerr ("caml sem: %s%s\n", error->message,
-                  default_word_freq && g_error_matches (error, CAML_ERROR, CAML_ERROR_IO)
-                  ? " (SIF's word frequencies: give --word-freq FILE, or set "
-                    "CAML_SHARED_DATASETS to the directory that holds enwiki_vocab_min200.txt)"
-                  : "");
-      goto out;
+      problem = g_strdup_printf ("%s%s", error->message,
+                                 default_word_freq
+                                 && g_error_matches (error, CAML_ERROR, CAML_ERROR_IO)
+                                 ? " (SIF's word frequencies: give --word-freq FILE, or set "
+                                   "CAML_SHARED_DATASETS to the directory that holds "
+                                   "enwiki_vocab_min200.txt)" : "");
+      goto loaded;
     }
-  made_dirs = caml_cli_make_dirs (out_dir);
-  if (!caml_cli_ensure_dir (out_dir, &error))
+  if (rank == 0 && !(made_dirs = caml_cli_make_dirs (out_dir),
+                     caml_cli_ensure_dir (out_dir, &error)))
     {
-      g_printerr ("caml sem: %s\n", error->message);
-      goto out;
+      problem = g_strdup (error->message);
+      goto loaded;
     }
   if (pairs->n < 2)
     {
-      g_printerr ("caml sem: %s: Pearson's r needs at least 2 pairs, the file has %d\n",
-                  pairs_path, pairs->n);
-      goto out;
+      problem = g_strdup_printf ("%s: Pearson's r needs at least 2 pairs, the file has %d",
+                                 pairs_path, pairs->n);
+      goto loaded;
     }
   gboolean constant = TRUE;
   for (int i = 1; i < pairs->n && constant; i++)
     constant = pairs->score[i] == pairs->score[0];
   if (constant)
     {
-      g_printerr ("caml sem: %s: every pair has the score %g, so Pearson's r is undefined\n",
-                  pairs_path, pairs->score[0]);
-      goto out;
+      problem = g_strdup_printf ("%s: every pair has the score %g, so Pearson's r is "
+                                 "undefined", pairs_path, pairs->score[0]);
+      goto loaded;
     }
-  gint64 t0 = g_get_monotonic_time ();
+  t0 = g_get_monotonic_time ();
   emb = caml_embeddings_load_full (embeddings_path,
                                    no_cache ? CAML_EMBEDDINGS_NO_CACHE
                                             : CAML_EMBEDDINGS_CACHE_TEXT, &info, &error);
   if (emb == NULL)
     {
-      g_printerr ("caml sem: %s\n", error->message);
-      if (default_embeddings && error->code == CAML_ERROR_IO
-          && !g_file_test (embeddings_path, G_FILE_TEST_EXISTS))
-        g_printerr ("caml sem: fetch the default vectors with `datasets/fetch embeddings`, "
-                    "or give --embeddings FILE\n");
-      goto out;
+      problem = g_strdup (error->message);
+      fetch_hint = default_embeddings && error->code == CAML_ERROR_IO
+                   && !g_file_test (embeddings_path, G_FILE_TEST_EXISTS);
+      goto loaded;
     }
-  double load_seconds = (g_get_monotonic_time () - t0) / 1e6;
-  g_print ("embeddings  %s: %d words × %d, %.2f s (%s)\n", embeddings_path,
-           caml_vocab_size (emb->vocab), emb->dim, load_seconds,
-           info.format == CAML_EMBEDDINGS_CACHE ? "from its cache"
-           : info.cache_written ? "parsed; cache written" : "parsed");
-  if (info.cache_note != NULL)
-    g_printerr ("caml sem: note: %s\n", info.cache_note);
+  load_seconds = (g_get_monotonic_time () - t0) / 1e6;
 
   /* Without a vector for any word of the pairs every sentence embedding is
    * zero, every cosine the same, and Pearson's r undefined. */
@@ -666,15 +826,36 @@ caml_cli_sem (int argc, char **argv)
         any_vector = caml_embeddings_lookup (emb, *w) != NULL;
   if (!any_vector)
     {
-      g_printerr ("caml sem: %s: no word of its %d pairs has a vector in %s, so every "
-                  "sentence embedding is zero and Pearson's r is undefined (the words are "
-                  "lower-cased: is the vectors file cased, or of another language?)\n",
-                  pairs_path, pairs->n, embeddings_path);
-      goto out;
+      problem = g_strdup_printf ("%s: no word of its %d pairs has a vector in %s, so every "
+                                 "sentence embedding is zero and Pearson's r is undefined (the "
+                                 "words are lower-cased: is the vectors file cased, or of "
+                                 "another language?)", pairs_path, pairs->n, embeddings_path);
+      goto loaded;
     }
 
+loaded:
+  /* every rank fits, or none: the first says its problem, another rank its
+   * own when the first had none (a file only it cannot read) */
+  if (problem != NULL)
+    g_printerr ("%s: %s\n", g_get_prgname (), problem);
+  if (fetch_hint)
+    g_printerr ("%s: fetch the default vectors with `datasets/fetch embeddings`, or give "
+                "--embeddings FILE\n", g_get_prgname ());
+  gboolean ready = caml_cli_mpi_ready (problem);
+  g_free (problem);
+  if (!ready)
+    goto out;
+  g_print ("embeddings  %s: %d words × %d, %.2f s (%s)\n", embeddings_path,
+           caml_vocab_size (emb->vocab), emb->dim, load_seconds,
+           info.format == CAML_EMBEDDINGS_CACHE ? "from its cache"
+           : info.cache_written ? "parsed; cache written" : "parsed");
+  if (info.cache_note != NULL)
+    g_printerr ("caml sem: note: %s\n", info.cache_note);
+  if (!merge_corpus (&corpus, &error))
+    abandon (error);
+
   /* The corpus, and what of it has no vector. */
-  GArray *oov = corpus_words (&corpus, emb, 0);
+  oov = corpus_words (&corpus, emb, 0);
   gint64 oov_tokens = 0;
   for (guint i = 0; i < oov->len; i++)
     oov_tokens += g_array_index (oov, WordCount, i).count;
@@ -691,12 +872,17 @@ caml_cli_sem (int argc, char **argv)
            oov_top->str);
   g_string_free (oov_top, TRUE);
 
-  if (!(sem = caml_sem_new (emb, corpus.vocab, &error)))
+  /* Each rank fits its share of the words, the sums added over all (the
+   * same corpus on each: a failure here is every rank's, said by the first). */
+  if (!(sem = caml_sem_new_shard (emb, corpus.vocab, rank, ranks, caml_cli_mpi_sum, NULL,
+                                  &error)))
     {
-      g_array_free (oov, TRUE);
       g_printerr ("caml sem: %s\n", error->message);
       goto out;
     }
+  if (ranks > 1)
+    g_print ("ranks       %d: each counted a share of every corpus file's sentences and fits "
+             "a share of the %d words with a vector\n", ranks, caml_sem_n_words (sem));
 
   /* SIF without the frequencies of the pairs' words weighs each of them 1:
    * it is then the average less its principal component. Said, not refused. */
@@ -719,11 +905,15 @@ caml_cli_sem (int argc, char **argv)
                 with_count == 0 ? ", so here SIF is the average less its first principal "
                                   "component" : "");
 
-  /* The baselines, then the fit, scored as it goes. */
+  /* The baselines, then the fit, scored as it goes (by the first rank: the
+   * others only fit). */
   sif = caml_sif_new (emb, freq, sif_a);
-  double pearson[N_METHODS];
-  pearson[AVERAGE] = evaluate (AVERAGE, &tokens, pairs, emb, sif, sem);
-  pearson[SIF] = evaluate (SIF, &tokens, pairs, emb, sif, sem);
+  double pearson[N_METHODS] = { NAN, NAN, NAN, NAN };
+  if (rank == 0)
+    {
+      pearson[AVERAGE] = evaluate (AVERAGE, &tokens, pairs, emb, sif, sem);
+      pearson[SIF] = evaluate (SIF, &tokens, pairs, emb, sif, sem);
+    }
   progress = (Progress) {
     .tty = isatty (STDERR_FILENO) && !plain, .quiet = quiet, .total = (int) iterations,
     .sem = sem, .tokens = &tokens, .pairs = pairs, .emb = emb,
@@ -732,16 +922,27 @@ caml_cli_sem (int argc, char **argv)
   };
   listen_for_signals (TRUE);
   t0 = g_get_monotonic_time ();
-  gboolean fitted = caml_sem_fit (sem, (int) iterations, on_iteration, &progress, &error);
+  gboolean fitted = caml_sem_fit (sem, (int) iterations,
+                                  rank == 0 ? on_iteration : on_iteration_unscored, &progress,
+                                  &error);
   double seconds = (g_get_monotonic_time () - t0 - progress.spent) / 1e6;
-  if (progress.tty && !quiet)
+  if (progress.tty && !quiet && rank == 0)
     g_printerr ("\n");
+  if (!fitted && ranks > 1 && !g_error_matches (error, CAML_ERROR, CAML_ERROR_DIVERGED))
+    abandon (error);   /* the sum over the ranks failed */
   if (!fitted)
     {
-      g_array_free (oov, TRUE);
       g_printerr ("caml sem: %s\n", error->message);
       goto out;
     }
+  if (rank > 0)   /* the first rank reports and writes */
+    {
+      status = 0;
+      goto out;
+    }
+  if (interrupted == 0 && caml_sem_stop_reason (sem) == CAML_SEM_STOPPED)
+    g_printerr ("caml sem: another rank was interrupted: the fit stops at iteration %d and its "
+                "results are written\n", caml_sem_iterations (sem));
   pearson[CA_SEM] = evaluate (CA_SEM, &tokens, pairs, emb, sif, sem);
   pearson[CA_SEM_CONTEXT] = evaluate (CA_SEM_CONTEXT, &tokens, pairs, emb, sif, sem);
   int n_energies = 0;
@@ -754,6 +955,13 @@ caml_cli_sem (int argc, char **argv)
            caml_sem_iterations (sem) == 1 ? "" : "s", seconds,
            stop_name (caml_sem_stop_reason (sem)), progress.spent / 1e6, energies[0],
            caml_sem_energy (sem));
+  long sums = 0;
+  double sum_bytes = 0, sum_seconds = 0;
+  caml_cli_mpi_reduced (&sums, &sum_bytes, &sum_seconds);
+  if (ranks > 1)
+    g_print ("ranks       %ld sums over the ranks (MPI_Allreduce), %.1f kB in all, in %.3f s: "
+             "%.0f %% of the fit's time, waiting for the slowest rank included\n", sums,
+             sum_bytes / 1e3, sum_seconds, seconds > 0 ? 100 * sum_seconds / seconds : 0.0);
   g_print ("pairs       %s: %d pairs; Pearson r × 100 of the cosine similarities:\n",
            pairs_path, pairs->n);
   char shown[N_METHODS][16];
@@ -776,11 +984,11 @@ caml_cli_sem (int argc, char **argv)
     .dim = emb->dim, .corpus_files = corpus_files, .corpus = &corpus,
     .words_with_vector = caml_sem_n_words (sem), .oov_tokens = oov_tokens,
     .pairs_file = pairs_path, .n_pairs = pairs->n, .word_freq = word_freq_path,
-    .sif_a = sif_a, .max_iterations = (int) iterations, .seconds = seconds,
+    .sif_a = sif_a, .max_iterations = (int) iterations, .ranks = ranks,
+    .sums = sums, .sum_bytes = sum_bytes, .sum_seconds = sum_seconds, .seconds = seconds,
     .scoring_seconds = progress.spent / 1e6,
     .pearson = pearson,
   };
-  g_array_free (oov, TRUE);
   /* all or nothing: an earlier run's files stay as they were if one fails */
   CamlCliResults *results = caml_cli_results_new (out_dir, &error);
   gboolean staged = results != NULL;
@@ -804,6 +1012,8 @@ out:
   caml_cli_remove_made_dirs (made_dirs);
   if (made_dirs != NULL)
     g_ptr_array_unref (made_dirs);
+  if (oov != NULL)
+    g_array_free (oov, TRUE);
   if (progress.full != NULL)
     g_array_free (progress.full, TRUE);
   if (progress.context != NULL)
@@ -816,6 +1026,7 @@ out:
     caml_vocab_unref (freq);
   caml_sentence_pairs_free (pairs);
   caml_vocab_unref (corpus.vocab);
+  g_array_free (corpus.first, TRUE);
   caml_embeddings_load_info_clear (&info);
   caml_embeddings_free (emb);
   g_ptr_array_free (files, TRUE);
