@@ -1359,12 +1359,14 @@ CamlSem    *caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GE
  * the V corpus words with a vector, those of index [⌊shard·V/n_shards⌋,
  * ⌊(shard + 1)·V/n_shards⌋) in the corpus's order (none when V < n_shards);
  * `sum` adds every sum over words across the shards (D² + D values once in
- * caml_sem_init, D + 4 per iteration and in caml_sem_set_v0, 1 at the end of
- * a fit that reached its cap), so every shard computes the same v0, E,
+ * caml_sem_init; D + 4 wherever a v0 is evaluated: caml_sem_set_v0,
+ * caml_sem_init, the start of caml_sem_iterate and each iteration; 1 at the
+ * end of a fit that reached its cap), so every shard computes the same v0, E,
  * iterations and stop — within the rounding of the sums' order of those of
  * one shard. Every shard must make the same calls in the same order, and a
  * wish to stop from any shard's progress function stops all of them after
- * the same iteration. n_shards = 1 (any sum) is caml_sem_new. */
+ * the same iteration. n_shards = 1 (sum then unused, may be NULL) is
+ * caml_sem_new. */
 CamlSem    *caml_sem_new_shard (const CamlEmbeddings *emb, const CamlVocab *corpus,
                                 int shard, int n_shards, CamlSumFunc sum,
                                 gpointer user_data, GError **error);

@@ -138,6 +138,7 @@ caml_sem_new_shard (const CamlEmbeddings *emb, const CamlVocab *corpus, int shar
 {
   g_return_val_if_fail (emb != NULL && corpus != NULL, NULL);
   g_return_val_if_fail (n_shards >= 1 && shard >= 0 && shard < n_shards, NULL);
+  g_return_val_if_fail (n_shards == 1 || sum != NULL, NULL);
   caml_blas_init ();
   int size = caml_vocab_size (corpus), V = 0, D = emb->dim;
   for (int i = 0; i < size; i++)
@@ -159,7 +160,7 @@ caml_sem_new_shard (const CamlEmbeddings *emb, const CamlVocab *corpus, int shar
   sem->V = V;
   sem->D = D;
   sem->R = last - first;
-  sem->sum = n_shards > 1 ? sum : NULL;
+  sem->sum = n_shards > 1 ? sum : NULL;   /* one shard has nothing to add */
   sem->sum_data = user_data;
   sem->X = g_new (double, (gsize) sem->R * D);
   sem->n = g_new (double, sem->R);
