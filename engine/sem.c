@@ -82,7 +82,7 @@ struct _CamlSem {
   double      energy;
   double     *sums;              /* (SUMS) summed over the shards, at v0 */
   /* scratch for a candidate v0 */
-  double     *v0_new, *a_new, *chi_new, *sums_new, *g;
+  double     *v0_new, *u_new, *a_new, *chi_new, *sums_new, *g;
   GArray     *energies;          /* double */
   int         iterations;
   CamlSemStop stop;
@@ -168,6 +168,7 @@ caml_sem_new_shard (const CamlEmbeddings *emb, const CamlVocab *corpus, int shar
   sem->v0 = g_new0 (double, D);
   sem->v0_new = g_new0 (double, D);
   sem->u = g_new0 (double, D);
+  sem->u_new = g_new0 (double, D);
   sem->a = g_new0 (double, sem->R);
   sem->chi = g_new0 (double, sem->R);
   sem->a_new = g_new0 (double, sem->R);
@@ -217,6 +218,7 @@ caml_sem_free (CamlSem *sem)
   g_free (sem->v0);
   g_free (sem->v0_new);
   g_free (sem->u);
+  g_free (sem->u_new);
   g_free (sem->a);
   g_free (sem->chi);
   g_free (sem->a_new);
@@ -252,12 +254,11 @@ evaluate (CamlSem *sem, const double *v0, double *a, double *chi, double *sums)
 {
   int R = sem->R, D = sem->D;
   double b = sqrt (dot (v0, v0, D));
-  double *u = g_new (double, D);
+  double *u = sem->u_new;
   for (int k = 0; k < D; k++)
     u[k] = b > 0 ? v0[k] / b : 0.0;
   if (R > 0)
     cblas_dgemv (CblasRowMajor, CblasNoTrans, R, D, 1.0, sem->X, D, u, 1, 0.0, a, 1);
-  g_free (u);
   double energy = 0, den = 0, h = 0;
   for (int i = 0; i < R; i++)
     {
