@@ -83,6 +83,17 @@ set_mpi_error (GError **error, const char *what, int code)
   g_set_error (error, CAML_ERROR, CAML_ERROR_IO, "%s: %s", what, text);
 }
 
+/* An exit() that main does not see (GOption's --help) still finalizes. */
+static void
+finalize_at_exit (void)
+{
+  if (started)
+    {
+      started = FALSE;
+      MPI_Finalize ();
+    }
+}
+
 gboolean
 caml_cli_mpi_init (int *argc, char ***argv, GError **error)
 {
@@ -96,6 +107,7 @@ caml_cli_mpi_init (int *argc, char ***argv, GError **error)
       return FALSE;
     }
   started = TRUE;
+  atexit (finalize_at_exit);
   if (provided < MPI_THREAD_SERIALIZED)
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
