@@ -5,6 +5,8 @@
 
 #include <math.h>
 #include <cairo-svg.h>
+#include <png.h>
+#include <setjmp.h>
 
 G_DEFINE_QUARK (caml-plot-error-quark, caml_plot_error)
 
@@ -449,6 +451,114 @@ render (cairo_surface_t *surface, int width, int height,
   return status;
 }
 
+/* PNG through libpng rather than cairo_surface_write_to_png: Cairo asks
+ * zlib for its default level, and compressing was half of what `caml
+ * sweep` spent on a small model. Plots are flat colours, so zlib's fastest
+ * level with the Up filter costs a fraction of the time for files ~20 %
+ * larger. Opaque images are written as RGB, others as straight RGBA. */
+static void
+png_append (png_structp png, png_bytep data, size_t length)
+{
+  g_byte_array_append (png_get_io_ptr (png), data, length);
+}
+
+static void
+png_flush_nothing (png_structp png)
+{
+  (void) png;
+}
+
+static void
+png_fail (png_structp png, png_const_charp message)
+{
+  (void) message;
+  png_longjmp (png, 1);
+}
+
+static void
+png_warn_nothing (png_structp png, png_const_charp message)
+{
+  (void) png;
+  (void) message;
+}
+
+static gboolean
+is_opaque (const unsigned char *data, int width, int height, int stride)
+{
+  for (int y = 0; y < height; y++)
+    {
+      const uint32_t *row = (const uint32_t *) (data + (size_t) y * stride);
+      for (int x = 0; x < width; x++)
+        if ((row[x] >> 24) != 0xff)
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* One row of Cairo's native-endian premultiplied ARGB as RGB or RGBA bytes. */
+static void
+row_to_bytes (const uint32_t *row, int width, gboolean opaque, unsigned char *out)
+{
+  for (int x = 0; x < width; x++)
+    {
+      uint32_t p = row[x];
+      unsigned a = p >> 24, r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
+      if (opaque)
+        {
+          *out++ = r;
+          *out++ = g;
+          *out++ = b;
+          continue;
+        }
+      if (a != 0 && a != 0xff)
+        {
+          r = (r * 255 + a / 2) / a;
+          g = (g * 255 + a / 2) / a;
+          b = (b * 255 + a / 2) / a;
+        }
+      *out++ = r;
+      *out++ = g;
+      *out++ = b;
+      *out++ = a;
+    }
+}
+
+static gboolean
+encode_png (cairo_surface_t *surface, GByteArray *bytes)
+{
+  int width = cairo_image_surface_get_width (surface);
+  int height = cairo_image_surface_get_height (surface);
+  int stride = cairo_image_surface_get_stride (surface);
+  const unsigned char *data = cairo_image_surface_get_data (surface);
+  gboolean opaque = is_opaque (data, width, height, stride);
+  unsigned char *volatile line = g_malloc ((size_t) width * 4);
+  png_structp png = png_create_write_struct (PNG_LIBPNG_VER_STRING, NULL, png_fail,
+                                             png_warn_nothing);
+  png_infop info = png ? png_create_info_struct (png) : NULL;
+  gboolean ok = FALSE;
+
+  if (info != NULL && setjmp (png_jmpbuf (png)) == 0)
+    {
+      png_set_write_fn (png, bytes, png_append, png_flush_nothing);
+      png_set_compression_level (png, 1);
+      png_set_filter (png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
+      png_set_IHDR (png, info, width, height, 8,
+                    opaque ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGB_ALPHA,
+                    PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
+      png_write_info (png, info);
+      for (int y = 0; y < height; y++)
+        {
+          row_to_bytes ((const uint32_t *) (data + (size_t) y * stride), width, opaque, line);
+          png_write_row (png, line);
+        }
+      png_write_end (png, info);
+      ok = TRUE;
+    }
+  png_destroy_write_struct (&png, &info);
+  g_free (line);
+  return ok;
+}
+
 static gboolean
 save_bytes (const char *path, GByteArray *bytes, GError **error)
 {
@@ -487,7 +597,8 @@ caml_plot_write_png (const char *path, int width, int height,
   if (status == CAIRO_STATUS_SUCCESS)
     {
       cairo_surface_flush (surface);
-      status = cairo_surface_write_to_png_stream (surface, append_bytes, bytes);
+      if (!encode_png (surface, bytes))
+        status = CAIRO_STATUS_WRITE_ERROR;
     }
   cairo_surface_destroy (surface);
   if (!check_status (status, path, error))
