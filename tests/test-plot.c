@@ -1017,6 +1017,67 @@ test_write_errors (void **state)
   g_clear_error (&error);
 }
 
+/* Left half opaque red, right half half-transparent blue (painted with
+ * SOURCE over the white background). */
+static void
+draw_halves (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  (void) user_data;
+  cairo_set_source_rgb (cr, 1.0, 0.0, 0.0);
+  cairo_rectangle (cr, 0, 0, width / 2, height);
+  cairo_fill (cr);
+  cairo_set_operator (cr, CAIRO_OPERATOR_SOURCE);
+  cairo_set_source_rgba (cr, 0.0, 0.0, 1.0, 0.5);
+  cairo_rectangle (cr, width / 2, 0, width / 2, height);
+  cairo_fill (cr);
+}
+
+static void
+draw_red (cairo_t *cr, double width, double height, gpointer user_data)
+{
+  (void) user_data;
+  cairo_set_source_rgb (cr, 0.8, 0.2, 0.4);
+  cairo_rectangle (cr, 4, 4, width - 8, height - 8);
+  cairo_fill (cr);
+}
+
+/* The PNG writer's two layouts read back as drawn: an opaque image (RGB)
+ * and one with transparency (straight, not premultiplied, RGBA). */
+static void
+test_png_round_trip (void **state)
+{
+  RenderFixture *f = *state;
+  g_autofree char *opaque = g_build_filename (f->dir, "opaque.png", NULL);
+  g_autofree char *halves = g_build_filename (f->dir, "halves.png", NULL);
+
+  assert_true (caml_plot_write_png (opaque, 40, 30, draw_red, NULL, NULL));
+  cairo_surface_t *s = cairo_image_surface_create_from_png (opaque);
+  assert_int_equal (cairo_surface_status (s), CAIRO_STATUS_SUCCESS);
+  assert_int_equal (cairo_image_surface_get_width (s), 40);
+  assert_int_equal (cairo_image_surface_get_height (s), 30);
+  assert_int_equal (cairo_image_surface_get_format (s), CAIRO_FORMAT_RGB24);
+  const uint32_t *row = (const uint32_t *) (cairo_image_surface_get_data (s)
+                                            + 15 * cairo_image_surface_get_stride (s));
+  assert_int_equal (row[0] & 0xffffff, 0xffffff);            /* the white border */
+  assert_int_equal (row[20] & 0xffffff, (204u << 16) | (51u << 8) | 102u);
+  cairo_surface_destroy (s);
+
+  assert_true (caml_plot_write_png (halves, 40, 30, draw_halves, NULL, NULL));
+  s = cairo_image_surface_create_from_png (halves);
+  assert_int_equal (cairo_surface_status (s), CAIRO_STATUS_SUCCESS);
+  assert_int_equal (cairo_image_surface_get_format (s), CAIRO_FORMAT_ARGB32);
+  row = (const uint32_t *) (cairo_image_surface_get_data (s)
+                            + 15 * cairo_image_surface_get_stride (s));
+  assert_int_equal (row[5], 0xffff0000u);
+  /* Cairo reads back premultiplied: alpha 128 of full blue. */
+  uint32_t p = row[30];
+  assert_in_range (p >> 24, 127, 128);
+  assert_int_equal ((p >> 16) & 0xff, 0);
+  assert_int_equal ((p >> 8) & 0xff, 0);
+  assert_in_range (p & 0xff, 127, 128);
+  cairo_surface_destroy (s);
+}
+
 /* ------------------------------------------ what a user test found --- */
 
 /* Renders a line plot into a white width × height image. */
@@ -1664,6 +1725,7 @@ main (void)
     cmocka_unit_test (test_panel_fit),
     cmocka_unit_test_setup_teardown (test_tiles, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_bars, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_png_round_trip, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_write_errors, render_setup, render_teardown),
     cmocka_unit_test (test_single_point_visible),
     cmocka_unit_test (test_bounded_axis),
