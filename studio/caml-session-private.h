@@ -148,6 +148,7 @@ void session_banner (CamlSession *self, CamlSessionBanner kind, const char *mess
 void session_error (CamlSession *self, const char *message);
 void session_data_changed (CamlSession *self);
 void session_data_choice (CamlSession *self);
+void session_notify_compare (CamlSession *self);
 void session_experiment_changed (CamlSession *self);
 void session_clear_error (CamlSession *self);
 void session_notice (CamlSession *self, const char *message, gboolean warning);

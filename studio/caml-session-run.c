@@ -700,6 +700,7 @@ caml_session_set_compare (CamlSession *self, gboolean compare)
   if (compare == self->compare)
     return;
   self->compare = compare;
+  session_notify_compare (self);
   if (!self->compare)
     {
       g_clear_pointer (&self->baseline, caml_run_free);   /* stops and joins it */
@@ -712,6 +713,9 @@ caml_session_set_compare (CamlSession *self, gboolean compare)
       session_changed (self);
       return;
     }
+  /* A setting: a run under way, paused or ended gets its baseline now (one
+   * that has ended: the baseline alone, to its step); otherwise the next
+   * run Train starts gets it. Nothing is started here. */
   if (self->run != NULL && self->run_started)
     {
       start_baseline_if_wanted (self);
@@ -720,7 +724,7 @@ caml_session_set_compare (CamlSession *self, gboolean compare)
                         FALSE);
     }
   else
-    start_run (self, FALSE, PENDING_TRAIN);   /* then its baseline (start_run) */
+    session_notice (self, "Train starts the model and its baseline together", FALSE);
   session_changed (self);
 }
 

@@ -14,7 +14,9 @@
 
 G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, N_PROPS };
+enum {
+  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, N_PROPS
+};
 static GParamSpec *properties[N_PROPS];
 
 enum {
@@ -53,6 +55,12 @@ void
 session_data_changed (CamlSession *self)
 {
   g_signal_emit (self, signals[SIGNAL_DATA_CHANGED], 0);
+}
+
+void
+session_notify_compare (CamlSession *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPARE]);
 }
 
 void
@@ -907,6 +915,25 @@ caml_session_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_DATA_CHOICE:
       g_value_set_int (value, caml_session_get_data_choice (self));
       break;
+    case PROP_COMPARE:
+      g_value_set_boolean (value, self->compare);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+caml_session_set_property (GObject *object, guint prop_id, const GValue *value,
+                           GParamSpec *pspec)
+{
+  CamlSession *self = CAML_SESSION (object);
+
+  switch (prop_id)
+    {
+    case PROP_COMPARE:
+      caml_session_set_compare (self, g_value_get_boolean (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -919,6 +946,7 @@ caml_session_class_init (CamlSessionClass *klass)
 
   object_class->dispose = caml_session_dispose;
   object_class->get_property = caml_session_get_property;
+  object_class->set_property = caml_session_set_property;
 
   /* The trainer's state as shown (a CamlTrainerState); notified whenever
    * what can be done or what the progress line says changes. */
@@ -935,6 +963,13 @@ caml_session_class_init (CamlSessionClass *klass)
   properties[PROP_DATA_CHOICE] =
     g_param_spec_int ("data-choice", NULL, NULL, 0, CAML_N_DATA_KINDS - 1, 0,
                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* Compare with Baseline: a setting. Each run that Train (or Step) starts
+   * while it is on gets its matched baseline; turned on beside a run that
+   * has ended, the baseline alone trains to that run's step. Turning it on
+   * never starts the run itself. */
+  properties[PROP_COMPARE] =
+    g_param_spec_boolean ("compare", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   signals[SIGNAL_PROGRESS] =

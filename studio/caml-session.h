@@ -10,6 +10,7 @@
  *                  baseline, the previous run, the set-aside weights.
  *   notify::modified, notify::path  the document.
  *   notify::data-choice  the data the picker shows.
+ *   notify::compare  Compare with Baseline was turned on or off.
  *   "progress"     (CamlSessionChange) the run's copies changed.
  *   "notice"       (message, warning) news for the status line.
  *   "error"        (CamlSessionBanner, message) what the banner says.
@@ -155,8 +156,10 @@ void     caml_session_stop (CamlSession *self);
 void     caml_session_reset (CamlSession *self);
 /* After a divergence: on from the last healthy evaluation at lr ÷ 10. */
 void     caml_session_continue (CamlSession *self);
-/* Compare with Baseline: each run started while on gets its matched
- * baseline; off drops it and its curves. */
+/* Compare with Baseline (the "compare" property), a setting: each run
+ * started while it is on gets its matched baseline, trained alongside; on
+ * beside a run that has ended, the baseline alone trains to its step.
+ * It never starts the run. Off drops the baseline and its curves. */
 void     caml_session_set_compare (CamlSession *self, gboolean compare);
 gboolean caml_session_get_compare (CamlSession *self);
 void     caml_session_forget_previous (CamlSession *self);

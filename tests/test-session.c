@@ -740,6 +740,92 @@ test_save_as_name (void **state)
   g_rmdir (dir);
 }
 
+/* ---------------------------------------------------------- comparison */
+
+static gboolean
+baseline_done (gpointer data)
+{
+  CamlSession *s = ((Watch *) data)->session;
+  long n = 0;
+  return caml_session_baseline_ended (s) && caml_session_get_baseline_losses (s, &n) != NULL
+         && !caml_session_is_loading (s);
+}
+
+/* The previous run's curves, if any. */
+static gboolean
+has_previous (Watch *w)
+{
+  long n = 0;
+  const CamlEvalRow *rows = NULL;
+  int n_rows = 0;
+  gboolean classification = FALSE;
+  return caml_session_get_previous_losses (w->session, &n, &rows, &n_rows, &classification)
+         != NULL;
+}
+
+static void
+on_compare_notify (CamlSession *session, GParamSpec *pspec, int *count)
+{
+  (*count)++;
+}
+
+/* Compare with Baseline is a setting: turned on before any run, nothing
+ * trains (the drive that found it: model and baseline trained to the end
+ * by themselves, and Train then trained both again). Train starts the
+ * pair; turned on after a run has ended, only the baseline trains, to the
+ * run's step, and the run stays as it was. */
+static void
+test_compare_is_a_setting (void **state)
+{
+  Watch *w = watch_preset ("xor-ca-nn");
+  int notified = 0;
+  g_signal_connect (w->session, "notify::compare", G_CALLBACK (on_compare_notify), &notified);
+
+  caml_session_set_compare (w->session, TRUE);
+  assert_int_equal (notified, 1);
+  gboolean on = FALSE;
+  g_object_get (w->session, "compare", &on, NULL);
+  assert_true (on);
+  iterate_until (always_false, NULL, 0.3);
+  assert_true (iterate_until (no_jobs, NULL, 10));
+  assert_false (caml_session_has_run (w->session));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_IDLE);
+  assert_null (caml_session_peek_baseline (w->session));
+  long n = -1;
+  caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, 0);
+  assert_false (has_previous (w));
+
+  /* Train: the model and its baseline, side by side. */
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  assert_true (iterate_until (baseline_done, w, 60));
+  long steps = caml_session_get_experiment (w->session)->steps;
+  caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  caml_session_get_baseline_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  /* Nothing ran before Train: no previous run under the curves. */
+  assert_false (has_previous (w));
+
+  /* Off, then on after the run ended: the baseline alone, to its step. */
+  g_object_set (w->session, "compare", FALSE, NULL);
+  assert_int_equal (notified, 2);
+  assert_null (caml_session_get_baseline_losses (w->session, &n));
+  g_autofree float *before = g_memdup2 (caml_session_get_losses (w->session, &n),
+                                        sizeof (float) * steps);
+  caml_session_set_compare (w->session, TRUE);
+  assert_true (iterate_until (baseline_done, w, 60));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  const float *after = caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  assert_memory_equal (after, before, sizeof (float) * steps);   /* not trained again */
+  caml_session_get_baseline_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  assert_false (has_previous (w));
+  watch_free (w);
+}
+
 int
 main (void)
 {
@@ -753,6 +839,7 @@ main (void)
     cmocka_unit_test (test_previous_other_data),
     cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_save_as_name),
+    cmocka_unit_test (test_compare_is_a_setting),
   };
   /* No autosave of these sessions outlives the test. */
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);

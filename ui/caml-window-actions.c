@@ -54,19 +54,27 @@ action_forget_previous (GSimpleAction *action, GVariant *param, gpointer user_da
   caml_session_forget_previous (CAML_WINDOW (user_data)->session);
 }
 
-/* Turns Compare with Baseline on — starting the run when it has not
- * started, and its baseline — or off, which stops and drops the baseline
- * and its curves. */
+/* Compare with Baseline, a setting of the session: on, each run Train
+ * starts gets its baseline (a run that has ended gets its own, trained
+ * alone to its step); off stops and drops the baseline and its curves.
+ * The action's state follows the session (on_compare_changed). */
 static void
 action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
   gboolean compare = !caml_session_get_compare (self->session);
 
-  g_simple_action_set_state (action, g_variant_new_boolean (compare));
   if (compare)
     caml_window_commit_pending_edit (self);
   caml_session_set_compare (self->session, compare);
+}
+
+static void
+on_compare_changed (CamlSession *session, GParamSpec *pspec, CamlWindow *self)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "compare-baseline");
+  g_simple_action_set_state (G_SIMPLE_ACTION (action),
+                             g_variant_new_boolean (caml_session_get_compare (session)));
 }
 
 /* After a divergence: on from the last evaluation at a tenth of the
@@ -309,6 +317,13 @@ caml_window_actions_init (CamlWindow *self)
 {
   g_action_map_add_action_entries (G_ACTION_MAP (self), win_entries,
                                    G_N_ELEMENTS (win_entries), self);
+}
+
+void
+caml_window_actions_set_session (CamlWindow *self, CamlSession *session)
+{
+  g_signal_connect_object (session, "notify::compare", G_CALLBACK (on_compare_changed), self, 0);
+  on_compare_changed (session, NULL, self);
 }
 
 /* What the session's state allows: the actions, and the fields that a run

@@ -88,6 +88,8 @@ void caml_window_ask_close_for_quit (CamlWindow *self);
 
 /* caml-window-actions.c */
 void caml_window_actions_init (CamlWindow *self);
+/* The stateful actions follow the session's settings (compare, speed…). */
+void caml_window_actions_set_session (CamlWindow *self, CamlSession *session);
 void caml_window_update_actions (CamlWindow *self);
 
 /* caml-window-files.c */
