@@ -15,7 +15,8 @@
 G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
 
 enum {
-  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, N_PROPS
+  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED,
+  PROP_CONTINUOUS, N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
 
@@ -61,6 +62,13 @@ void
 session_notify_compare (CamlSession *self)
 {
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPARE]);
+}
+
+void
+session_notify_pace (CamlSession *self, gboolean continuous)
+{
+  g_object_notify_by_pspec (G_OBJECT (self),
+                            properties[continuous ? PROP_CONTINUOUS : PROP_SPEED]);
 }
 
 void
@@ -694,16 +702,19 @@ caml_session_describe_progress (CamlSession *self, double *fraction, char **text
           && caml_run_get_divergence (self->run, &d)
           ? g_strdup_printf ("diverged at step %ld — back at step %ld of %ld",
                              d.step, p->step, total)
+          : self->continuous && run_active (self)
+          ? g_strdup_printf ("%s — step %ld, until stopped", state_names[p->state], p->step)
           : g_strdup_printf ("%s — step %ld of %ld", state_names[p->state], p->step, total);
   *fraction = total > 0 ? (double) p->step / total : 0;
 
   g_autofree char *elapsed = format_duration (p->seconds);
-  g_autofree char *left = format_duration (p->steps_per_second > 0
-                                           ? (total - p->step) / p->steps_per_second
-                                           : NAN);
-  if (p->state == CAML_TRAINER_RUNNING)
-    *status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", p->steps_per_second,
-                               left, p->last_loss);
+  /* Played slowly, the run goes at the speed's pace, not the trainer's. */
+  double rate = self->playing ? self->speed * 1000.0 / PACE_TICK_MS : p->steps_per_second;
+  g_autofree char *left = format_duration (rate > 0 ? (total - p->step) / rate : NAN);
+  if (p->state == CAML_TRAINER_RUNNING && self->continuous)
+    *status = g_strdup_printf ("%.0f steps/s · Stop ends it · loss %.4g", rate, p->last_loss);
+  else if (p->state == CAML_TRAINER_RUNNING)
+    *status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", rate, left, p->last_loss);
   else if (p->n_rows > 0)
     {
       /* the last evaluation's figure, and its step when the run is past it */
@@ -858,6 +869,7 @@ caml_session_close (CamlSession *self)
   if (self->cancellable != NULL)
     g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  pace_stop (self);
   discard_run (self);   /* joins the trainer thread: no more notifications */
   g_clear_handle_id (&self->build_source, g_source_remove);
 }
@@ -918,6 +930,12 @@ caml_session_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_COMPARE:
       g_value_set_boolean (value, self->compare);
       break;
+    case PROP_SPEED:
+      g_value_set_int (value, self->speed);
+      break;
+    case PROP_CONTINUOUS:
+      g_value_set_boolean (value, self->continuous);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -933,6 +951,12 @@ caml_session_set_property (GObject *object, guint prop_id, const GValue *value,
     {
     case PROP_COMPARE:
       caml_session_set_compare (self, g_value_get_boolean (value));
+      break;
+    case PROP_SPEED:
+      caml_session_set_speed (self, g_value_get_int (value));
+      break;
+    case PROP_CONTINUOUS:
+      caml_session_set_continuous (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -969,6 +993,14 @@ caml_session_class_init (CamlSessionClass *klass)
    * never starts the run itself. */
   properties[PROP_COMPARE] =
     g_param_spec_boolean ("compare", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Steps a tick (caml_session_set_speed), 0: full speed. */
+  properties[PROP_SPEED] =
+    g_param_spec_int ("speed", NULL, NULL, 0, CAML_SESSION_MAX_SPEED, 0,
+                      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Train until stopped. */
+  properties[PROP_CONTINUOUS] =
+    g_param_spec_boolean ("continuous", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 

@@ -11,6 +11,7 @@
  *   notify::modified, notify::path  the document.
  *   notify::data-choice  the data the picker shows.
  *   notify::compare  Compare with Baseline was turned on or off.
+ *   notify::speed, notify::continuous  how fast runs train.
  *   "progress"     (CamlSessionChange) the run's copies changed.
  *   "notice"       (message, warning) news for the status line.
  *   "error"        (CamlSessionBanner, message) what the banner says.
@@ -162,6 +163,21 @@ void     caml_session_continue (CamlSession *self);
  * It never starts the run. Off drops the baseline and its curves. */
 void     caml_session_set_compare (CamlSession *self, gboolean compare);
 gboolean caml_session_get_compare (CamlSession *self);
+/* How fast runs train (the "speed" property): steps a tick of the
+ * session's clock (20 ticks a second), each shown before the next steps
+ * are granted — every plot follows every step at 1 — or 0, full speed.
+ * The trainer stays on its thread either way; changing the speed while a
+ * run trains takes effect at once. */
+#define CAML_SESSION_MAX_SPEED 1000
+void     caml_session_set_speed (CamlSession *self, int steps_per_tick);
+int      caml_session_get_speed (CamlSession *self);
+/* Train until stopped (the "continuous" property): a run's steps are
+ * raised ahead of it as it goes, so it trains until Stop, which keeps its
+ * weights. */
+void     caml_session_set_continuous (CamlSession *self, gboolean continuous);
+gboolean caml_session_get_continuous (CamlSession *self);
+/* Grants of steps the tick has made so far (tests count them). */
+guint    caml_session_get_pace_ticks (CamlSession *self);
 void     caml_session_forget_previous (CamlSession *self);
 /* Loaded into a fresh run built on a worker thread, which replaces the run
  * only if the file loads. */

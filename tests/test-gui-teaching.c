@@ -198,12 +198,68 @@ test_compare_waits_for_train (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+/* ---------------------------------------------------------------- speed */
+
+static int
+action_int (CamlWindow *win, const char *action)
+{
+  g_autoptr (GVariant) v = g_action_group_get_action_state (G_ACTION_GROUP (win), action);
+  return g_variant_get_int32 (v);
+}
+
+/* The header bar's speed button: its menu's choices set the session's
+ * speed and "until stopped"; the button's label and the menu's marks
+ * follow the session. A slow run trains to its end by itself. */
+static void
+test_speed_control (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 30));
+  CamlSession *session = caml_window_get_session (win);
+  GtkMenuButton *button = GTK_MENU_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (win),
+                                                                         CAML_TYPE_WINDOW,
+                                                                         "speed_button"));
+  assert_string_equal (gtk_menu_button_get_label (button), "Full speed");
+  assert_int_equal (action_int (win, "speed"), 0);
+
+  activate (win, "speed", g_variant_new_int32 (1));
+  assert_int_equal (caml_session_get_speed (session), 1);
+  assert_string_equal (gtk_menu_button_get_label (button), "Slow motion");
+  activate (win, "continuous", NULL);
+  assert_true (caml_session_get_continuous (session));
+  assert_true (action_state (win, "continuous"));
+  assert_string_equal (gtk_menu_button_get_label (button), "Slow motion · until stopped");
+  activate (win, "continuous", NULL);
+  assert_false (caml_session_get_continuous (session));
+  caml_session_set_speed (session, 5);   /* from elsewhere: the window follows */
+  assert_int_equal (action_int (win, "speed"), 5);
+  assert_string_equal (gtk_menu_button_get_label (button), "Slow");
+
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (win),
+                                                                         CAML_TYPE_WINDOW,
+                                                                         "steps_spin"));
+  gtk_spin_button_set_value (steps, 40);
+  assert_true (iterate_until (not_loading, win, 30));
+  activate (win, "train", NULL);
+  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_RUNNING);
+  assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (win), "step"));
+  assert_true (iterate_until (run_ended, win, 60));
+  long n = 0;
+  caml_window_get_losses (win, &n);
+  assert_int_equal (n, 40);
+  assert_true (caml_session_get_pace_ticks (session) >= 8);
+  activate (win, "speed", g_variant_new_int32 (0));
+  gtk_window_destroy (GTK_WINDOW (win));
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_new_experiment),
     cmocka_unit_test (test_compare_waits_for_train),
+    cmocka_unit_test (test_speed_control),
   };
   g_autoptr (GError) error = NULL;
 

@@ -826,6 +826,143 @@ test_compare_is_a_setting (void **state)
   watch_free (w);
 }
 
+/* ---------------------------------------------------------------- speed */
+
+typedef struct {
+  CamlSession *session;
+  long         last_step;
+  long         max_delta;     /* most steps between two updates */
+  int          step_updates;  /* updates that showed new steps */
+  int          surfaces;      /* updates with a new surface */
+  gboolean     seen_running;  /* shown RUNNING while the trainer waits between grants */
+  char        *line;          /* a progress line while it ran */
+} Pace;
+
+static void
+on_pace_progress (CamlSession *session, guint what, Pace *pace)
+{
+  long n = 0;
+  caml_session_get_losses (session, &n);
+  if (n != pace->last_step)
+    {
+      pace->max_delta = MAX (pace->max_delta, n - pace->last_step);
+      pace->last_step = n;
+      pace->step_updates++;
+    }
+  if (what & CAML_SESSION_SURFACE)
+    pace->surfaces++;
+  if (caml_session_get_state (session) == CAML_TRAINER_RUNNING)
+    {
+      pace->seen_running = TRUE;
+      double fraction;
+      char *text = NULL, *status = NULL;
+      if (pace->line == NULL && caml_session_describe_progress (session, &fraction, &text, &status))
+        pace->line = g_strdup_printf ("%s | %s", text, status);
+      g_free (text);
+      g_free (status);
+    }
+}
+
+/* Slow motion: the trainer stays on its thread, paused, and the session's
+ * tick grants `speed` steps at a time, each grant shown (every plot: the
+ * surface is sampled after every step) before the next. Counted in steps
+ * and grants, not seconds. */
+static void
+test_speed_slow_motion (void **state)
+{
+  Watch *w = watch_preset ("surface-ca-nn-1");
+  caml_session_set_steps (w->session, 60);
+  assert_true (iterate_until (can_train, w, 30));
+  g_object_set (w->session, "speed", 3, NULL);
+  assert_int_equal (caml_session_get_speed (w->session), 3);
+  Pace pace = { w->session };
+  g_signal_connect (w->session, "progress", G_CALLBACK (on_pace_progress), &pace);
+
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 120));
+  iterate_until (always_false, NULL, 0.2);
+  print_message ("60 steps at 3 a tick: %u grants, %d updates with new steps (at most %ld "
+                 "apart), %d surfaces; \"%s\"\n", caml_session_get_pace_ticks (w->session),
+                 pace.step_updates, pace.max_delta, pace.surfaces, pace.line);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  long n = 0;
+  caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, 60);
+  assert_true (pace.max_delta <= 3);
+  assert_true (pace.step_updates >= 20);
+  assert_true (caml_session_get_pace_ticks (w->session) >= 20);
+  assert_true (pace.surfaces >= 20);
+  assert_true (pace.seen_running);
+
+  /* Full speed, then slowed while it trains: at once, still off the main
+   * thread; back to full speed, it runs to the end. */
+  caml_session_set_speed (w->session, 0);
+  caml_session_set_steps (w->session, 2000000);
+  assert_true (iterate_until (can_train, w, 30));
+  caml_session_train (w->session);
+  assert_true (iterate_until (not_loading, w, 10));
+  caml_session_set_speed (w->session, 2);
+  guint ticks = caml_session_get_pace_ticks (w->session);
+  pace.max_delta = 0;
+  caml_session_get_losses (w->session, &pace.last_step);
+  iterate_until (always_false, NULL, 0.5);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_RUNNING);
+  assert_true (caml_session_get_pace_ticks (w->session) > ticks);
+  assert_true (pace.max_delta <= 2 + 1);   /* a step under way when it slowed */
+  caml_session_pause (w->session);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_PAUSED);
+  caml_session_stop (w->session);
+  assert_true (iterate_until (run_ended, w, 30));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_STOPPED);
+  g_signal_handlers_disconnect_by_data (w->session, &pace);
+  g_free (pace.line);
+  watch_free (w);
+}
+
+static gboolean
+trained_past (gpointer data)
+{
+  Watch *w = ((gpointer *) data)[0];
+  long n = 0;
+  caml_session_get_losses (w->session, &n);
+  return n > GPOINTER_TO_INT (((gpointer *) data)[1]);
+}
+
+/* Train until stopped: the run goes past its Steps, with its baseline,
+ * until Stop, and keeps what it trained. */
+static void
+test_train_until_stopped (void **state)
+{
+  Watch *w = watch_preset ("xor-ca-nn");
+  caml_session_set_steps (w->session, 200);
+  caml_session_set_compare (w->session, TRUE);
+  assert_true (iterate_until (can_train, w, 30));
+  g_object_set (w->session, "continuous", TRUE, NULL);
+  assert_true (caml_session_get_continuous (w->session));
+  Pace pace = { w->session };
+  g_signal_connect (w->session, "progress", G_CALLBACK (on_pace_progress), &pace);
+  caml_session_train (w->session);
+  gpointer past[] = { w, GINT_TO_POINTER (5000) };
+  assert_true (iterate_until (trained_past, past, 120));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_RUNNING);
+  caml_session_stop (w->session);
+  assert_true (iterate_until (run_ended, w, 30));
+  iterate_until (always_false, NULL, 0.2);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_STOPPED);
+  long n = 0;
+  caml_session_get_losses (w->session, &n);
+  assert_true (n > 5000);
+  CamlProgress p;
+  caml_run_get_progress (caml_session_peek_run (w->session), &p);
+  assert_int_equal (p.step, n);   /* the run and its weights stay, at that step */
+  assert_non_null (pace.line);
+  assert_non_null (strstr (pace.line, "until stopped"));
+  assert_int_equal (caml_session_get_experiment (w->session)->steps, 200);
+  g_signal_handlers_disconnect_by_data (w->session, &pace);
+  g_free (pace.line);
+  watch_free (w);
+}
+
 int
 main (void)
 {
@@ -840,6 +977,8 @@ main (void)
     cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_save_as_name),
     cmocka_unit_test (test_compare_is_a_setting),
+    cmocka_unit_test (test_speed_slow_motion),
+    cmocka_unit_test (test_train_until_stopped),
   };
   /* No autosave of these sessions outlives the test. */
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);

@@ -25,6 +25,7 @@ struct _CamlWindow {
   GtkMenuButton   *presets_button;
   GtkButton       *train_button;
   GtkLabel        *train_label;
+  GtkMenuButton   *speed_button;  /* how fast: win.speed, win.continuous */
   GMenu           *recent_submenu;
   GMenu           *threads_submenu;
   CamlInfoBar     *info_bar;

@@ -869,6 +869,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (presets_button);
   BIND (train_button);
   BIND (train_label);
+  BIND (speed_button);
   BIND (recent_submenu);
   BIND (threads_submenu);
   BIND (info_bar);
