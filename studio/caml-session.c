@@ -167,6 +167,51 @@ caml_session_dup_run_title (CamlSession *self)
                           exp->seed);
 }
 
+/* The comparison's figures: the baseline's last evaluation and its
+ * difference from the run's at the same step, and the last σ-map AUC. */
+gboolean
+caml_session_get_comparison (CamlSession *self, double *model, double *baseline,
+                             double *sigma_auc)
+{
+  *model = *baseline = *sigma_auc = NAN;
+  if (self->run == NULL)
+    return FALSE;
+  if (self->n_rows > 0 && self->base_n_rows > 0)
+    {
+      const CamlEvalRow *b = &self->base_rows[self->base_n_rows - 1];
+      for (int i = self->n_rows; i-- > 0;)
+        if (self->rows[i].step == b->step)
+          {
+            *model = self->rows[i].test_metric;
+            *baseline = b->test_metric;
+            break;
+          }
+    }
+  if (caml_run_has_sigma (self->run))
+    {
+      g_autofree double *steps = NULL, *auc = NULL;
+      int n = caml_run_copy_sigma_auc (self->run, &steps, &auc);
+      if (n > 0)
+        *sigma_auc = auc[n - 1];
+    }
+  return !isnan (*baseline) || !isnan (*sigma_auc);
+}
+
+char *
+caml_session_dup_comparison (CamlSession *self)
+{
+  double model, baseline, auc;
+  if (!caml_session_get_comparison (self, &model, &baseline, &auc))
+    return NULL;
+  GString *text = g_string_new (NULL);
+  if (!isnan (baseline))
+    g_string_append_printf (text, "baseline %.4g (difference %+.4g)", baseline,
+                            model - baseline);
+  if (!isnan (auc))
+    g_string_append_printf (text, "%sσ-AUC %.4f", text->len > 0 ? " · " : "", auc);
+  return g_string_free (text, FALSE);
+}
+
 /* ------------------------------------------------------------ document */
 
 static void schedule_autosave (CamlSession *self);
@@ -717,15 +762,18 @@ caml_session_describe_progress (CamlSession *self, double *fraction, char **text
     *status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", rate, left, p->last_loss);
   else if (p->n_rows > 0)
     {
-      /* the last evaluation's figure, and its step when the run is past it */
+      /* the last evaluation's figure, and its step when the run is past it;
+       * beside it the baseline's and the difference, and the σ-maps' AUC */
       g_autofree char *at = p->last_row.step != p->step
                             ? g_strdup_printf (" at step %ld", p->last_row.step)
                             : g_strdup ("");
-      *status = g_strdup_printf ("%s %s %.4g%s · %s, %.0f steps/s",
+      g_autofree char *compared = caml_session_dup_comparison (self);
+      *status = g_strdup_printf ("%s %s %.4g%s%s%s · %s, %.0f steps/s",
                                  caml_session_evaluated_on (self),
                                  p->classification ? "accuracy" : "MSE",
-                                 p->last_row.test_metric, at, elapsed,
-                                 p->seconds > 0 ? p->step / p->seconds : 0.0);
+                                 p->last_row.test_metric, at,
+                                 compared != NULL ? " · " : "", compared != NULL ? compared : "",
+                                 elapsed, p->seconds > 0 ? p->step / p->seconds : 0.0);
     }
   else
     {

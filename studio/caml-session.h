@@ -222,6 +222,16 @@ gboolean caml_session_describe_progress (CamlSession *self, double *fraction,
 /* A job is under way that is not quick (the status shows a spinner). */
 gboolean caml_session_is_busy (CamlSession *self);
 
+/* What Compare with Baseline and the σ-maps give to compare: the run's
+ * and the baseline's test figure (accuracy or MSE) at the baseline's last
+ * evaluation (NaN without one), and the run's last σ-map AUC (NaN without
+ * σ-maps); FALSE when there is neither. */
+gboolean     caml_session_get_comparison (CamlSession *self, double *model, double *baseline,
+                                          double *sigma_auc);
+/* The same in words, "baseline 0.5 (difference +0.25) · σ-AUC 0.9910",
+ * or NULL (new). */
+char        *caml_session_dup_comparison (CamlSession *self);
+
 /* The main thread's copies of the run. */
 const CamlProgress *caml_session_get_progress (CamlSession *self);
 const float       *caml_session_get_losses (CamlSession *self, long *n_steps);

@@ -963,6 +963,83 @@ test_train_until_stopped (void **state)
   watch_free (w);
 }
 
+/* After Compare the numbers compare too: the status gives the baseline's
+ * test figure beside the model's and their difference, and the σ-maps'
+ * last AUC; the metrics export (Ctrl+E) has the baseline's columns and
+ * sigma_auc. */
+static void
+test_comparison_numbers (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-compare-XXXXXX", NULL);
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"idx-ca-cnn\", \"seed\": 0,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 30, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "idx.json", NULL);
+  g_autofree char *csv_path = g_build_filename (dir, "metrics.csv", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+
+  Watch *w = watch_file (exp_path);
+  double model, baseline, auc;
+  caml_session_get_comparison (w->session, &model, &baseline, &auc);
+  assert_true (isnan (baseline));   /* no baseline yet */
+  caml_session_set_compare (w->session, TRUE);
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 120));
+  assert_true (iterate_until (baseline_done, w, 120));
+  iterate_until (always_false, NULL, 0.3);
+
+  assert_true (caml_session_get_comparison (w->session, &model, &baseline, &auc));
+  assert_true (isfinite (model) && isfinite (baseline) && isfinite (auc));
+  int n_rows = 0;
+  const CamlEvalRow *rows = caml_session_get_rows (w->session, &n_rows);
+  assert_true (model == rows[n_rows - 1].test_metric);
+  double fraction;
+  g_autofree char *text = NULL, *status = NULL;
+  assert_true (caml_session_describe_progress (w->session, &fraction, &text, &status));
+  print_message ("%s | %s\n", text, status);
+  assert_non_null (strstr (status, "accuracy"));
+  assert_non_null (strstr (status, "baseline"));
+  assert_non_null (strstr (status, "difference"));
+  assert_non_null (strstr (status, "σ-AUC"));
+
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_session_write_metrics (w->session, csv_path, &error));
+  g_autofree char *csv = NULL;
+  assert_true (g_file_get_contents (csv_path, &csv, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
+  print_message ("%s\n%s\n", lines[0], lines[n_rows]);
+  assert_string_equal (lines[0], "step,train_loss,test_loss,test_accuracy,seconds,"
+                       "baseline_train_loss,baseline_test_loss,baseline_test_accuracy,"
+                       "sigma_auc");
+  g_auto (GStrv) last = g_strsplit (lines[n_rows], ",", -1);
+  assert_int_equal (g_strv_length (last), 9);
+  assert_true (g_ascii_strtod (last[7], NULL) == baseline);
+  assert_true (*last[8] != '\0');
+  watch_free (w);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_unlink (exp_path);
+  g_unlink (csv_path);
+  g_rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -979,6 +1056,7 @@ main (void)
     cmocka_unit_test (test_compare_is_a_setting),
     cmocka_unit_test (test_speed_slow_motion),
     cmocka_unit_test (test_train_until_stopped),
+    cmocka_unit_test (test_comparison_numbers),
   };
   /* No autosave of these sessions outlives the test. */
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);
