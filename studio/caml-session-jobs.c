@@ -872,8 +872,53 @@ caml_session_export_words_page (CamlSession *self, const char *path)
 gboolean
 caml_session_write_metrics (CamlSession *self, const char *path, GError **error)
 {
-  return caml_report_write_metrics (path, self->rows, self->n_rows,
-                                    self->progress.classification, error);
+  gboolean sigma = self->run != NULL && caml_run_has_sigma (self->run);
+  if (self->base_n_rows == 0 && !sigma)
+    return caml_report_write_metrics (path, self->rows, self->n_rows,
+                                      self->progress.classification, error);
+  /* caml train's columns, then the baseline's at the same steps and the
+   * σ-maps' AUC of the latest snapshot at or before each row (empty where
+   * there is none). */
+  const char *metric = self->progress.classification ? "test_accuracy" : "test_mse";
+  g_autofree double *steps = NULL, *auc = NULL;
+  int n_auc = sigma ? caml_run_copy_sigma_auc (self->run, &steps, &auc) : 0;
+  GString *csv = g_string_new (NULL);
+  g_string_append_printf (csv, "step,train_loss,test_loss,%s,seconds", metric);
+  if (self->base_n_rows > 0)
+    g_string_append_printf (csv, ",baseline_train_loss,baseline_test_loss,baseline_%s", metric);
+  if (sigma)
+    g_string_append (csv, ",sigma_auc");
+  g_string_append_c (csv, '\n');
+  for (int i = 0, b = 0, s = 0; i < self->n_rows; i++)
+    {
+      const CamlEvalRow *r = &self->rows[i];
+      g_string_append_printf (csv, "%ld,%.9g,%.9g,%.9g,%.3f", r->step, r->train_loss,
+                              r->test_loss, r->test_metric, r->seconds);
+      if (self->base_n_rows > 0)
+        {
+          while (b < self->base_n_rows && self->base_rows[b].step < r->step)
+            b++;
+          if (b < self->base_n_rows && self->base_rows[b].step == r->step)
+            g_string_append_printf (csv, ",%.9g,%.9g,%.9g", self->base_rows[b].train_loss,
+                                    self->base_rows[b].test_loss,
+                                    self->base_rows[b].test_metric);
+          else
+            g_string_append (csv, ",,,");
+        }
+      if (sigma)
+        {
+          while (s < n_auc && steps[s] <= r->step)
+            s++;
+          if (s > 0)
+            g_string_append_printf (csv, ",%.6f", auc[s - 1]);
+          else
+            g_string_append_c (csv, ',');
+        }
+      g_string_append_c (csv, '\n');
+    }
+  gboolean ok = caml_file_replace (path, csv->str, csv->len, error);
+  g_string_free (csv, TRUE);
+  return ok;
 }
 
 int

@@ -7,6 +7,7 @@
 #include "caml-session.h"
 
 #define UPDATE_INTERVAL_US  100000   /* ≤ 10 copies of a run per second */
+#define PACE_TICK_MS        50       /* the speed's tick: 20 grants a second */
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 #define BUILD_QUIET_MS      300      /* a build on built-in data says nothing until then */
 #define WORDS_MIN_COUNT     20       /* words pages: words seen this often in training */
@@ -108,6 +109,15 @@ struct _CamlSession {
   CamlTrainerState base_state;   /* its state at the last update */
   int             parts_sampling;  /* JOB_PARTS under way */
 
+  /* how fast (caml-session-pace.c) */
+  int             speed;         /* steps a tick, 0: full speed */
+  gboolean        continuous;    /* train until stopped */
+  gboolean        playing;       /* the tick steps the paused trainer: shown RUNNING */
+  guint           pace_source;   /* the tick, while playing (holds a ref) */
+  long            pace_granted;  /* the run may train up to this step … */
+  long            base_granted;  /* … and its baseline up to this one */
+  guint           pace_ticks;    /* grants made (tests count them) */
+
   /* the main thread's copies of the run, the baseline and the previous run */
   CamlProgress    progress;      /* last copy */
   CamlEvalRow    *rows;
@@ -148,6 +158,8 @@ void session_banner (CamlSession *self, CamlSessionBanner kind, const char *mess
 void session_error (CamlSession *self, const char *message);
 void session_data_changed (CamlSession *self);
 void session_data_choice (CamlSession *self);
+void session_notify_compare (CamlSession *self);
+void session_notify_pace (CamlSession *self, gboolean continuous);
 void session_experiment_changed (CamlSession *self);
 void session_clear_error (CamlSession *self);
 void session_notice (CamlSession *self, const char *message, gboolean warning);
@@ -194,6 +206,13 @@ gboolean extend_run (CamlSession *self, int steps, gboolean pressed);
 void record_event (CamlSession *self, char *text);
 char *word_vector_coverage (CamlSession *self);
 gboolean start_run (CamlSession *self, gboolean paused, Pending then);
+
+/* caml-session-pace.c */
+void pace_stop (CamlSession *self);
+void pace_run_started (CamlSession *self);
+void pace_resume (CamlSession *self);
+void pace_keep_ahead (CamlSession *self);
+CamlTrainerState pace_shown_state (CamlSession *self, CamlTrainerState state);
 
 /* caml-session-jobs.c */
 typedef struct _Job Job;

@@ -84,6 +84,7 @@ set_aside_run (CamlSession *self)
 void
 discard_run (CamlSession *self)
 {
+  pace_stop (self);
   if (self->run != NULL && self->cancellable != NULL)   /* not when the session closes */
     set_aside_run (self);
   /* An opened run rebuilt on its own state (an edit before Train) comes
@@ -178,9 +179,11 @@ update_from_run (CamlSession *self)
 
   if (self->run == NULL)
     return;
+  pace_keep_ahead (self);   /* until stopped: the end stays ahead */
   caml_run_get_progress (self->run, &p);
   if (!self->run_started)
     p.state = CAML_TRAINER_IDLE;
+  p.state = pace_shown_state (self, p.state);
 
   if (p.step != self->n_steps || p.n_rows != self->n_rows || self->losses == NULL)
     {
@@ -554,7 +557,9 @@ start_run (CamlSession *self, gboolean paused, Pending then)
       session_notice (self, text, FALSE);
       return FALSE;
     }
-  if (!caml_trainer_start (caml_run_get_trainer (self->run), paused, &error))
+  /* At a slow speed the trainer starts paused: the session's tick plays it
+   * (pace_run_started), and no step runs ungranted. */
+  if (!caml_trainer_start (caml_run_get_trainer (self->run), paused || self->speed > 0, &error))
     {
       session_error (self, error->message);
       return FALSE;
@@ -564,6 +569,8 @@ start_run (CamlSession *self, gboolean paused, Pending then)
   g_clear_pointer (&self->loaded_weights, g_free);   /* the run's weights are its own now */
   g_clear_pointer (&self->loaded_state, g_free);
   self->progress.state = paused ? CAML_TRAINER_PAUSED : CAML_TRAINER_RUNNING;
+  if (!paused)
+    pace_run_started (self);   /* a slow speed: played by the session's tick */
   start_baseline_if_wanted (self);   /* Compare with Baseline is on */
   session_changed (self);
   return TRUE;
@@ -624,9 +631,7 @@ caml_session_train (CamlSession *self)
   go_on_if_stopped (self);
   if (self->run != NULL && self->run_started && self->progress.state == CAML_TRAINER_PAUSED)
     {
-      caml_trainer_resume (caml_run_get_trainer (self->run));
-      if (self->baseline != NULL)
-        caml_trainer_resume (caml_run_get_trainer (self->baseline));
+      pace_resume (self);   /* resumed, or played at a slow speed */
       update_from_run (self);
       return;
     }
@@ -638,6 +643,7 @@ caml_session_pause (CamlSession *self)
 {
   if (self->run == NULL || !self->run_started)
     return;
+  pace_stop (self);
   caml_trainer_pause (caml_run_get_trainer (self->run));
   if (self->baseline != NULL)
     caml_trainer_pause (caml_run_get_trainer (self->baseline));
@@ -659,6 +665,7 @@ caml_session_step (CamlSession *self)
 void
 caml_session_stop (CamlSession *self)
 {
+  pace_stop (self);
   if (self->run != NULL && self->run_started)
     caml_trainer_stop (caml_run_get_trainer (self->run));
   if (self->baseline != NULL)
@@ -700,6 +707,7 @@ caml_session_set_compare (CamlSession *self, gboolean compare)
   if (compare == self->compare)
     return;
   self->compare = compare;
+  session_notify_compare (self);
   if (!self->compare)
     {
       g_clear_pointer (&self->baseline, caml_run_free);   /* stops and joins it */
@@ -712,6 +720,9 @@ caml_session_set_compare (CamlSession *self, gboolean compare)
       session_changed (self);
       return;
     }
+  /* A setting: a run under way, paused or ended gets its baseline now (one
+   * that has ended: the baseline alone, to its step); otherwise the next
+   * run Train starts gets it. Nothing is started here. */
   if (self->run != NULL && self->run_started)
     {
       start_baseline_if_wanted (self);
@@ -720,7 +731,7 @@ caml_session_set_compare (CamlSession *self, gboolean compare)
                         FALSE);
     }
   else
-    start_run (self, FALSE, PENDING_TRAIN);   /* then its baseline (start_run) */
+    session_notice (self, "Train starts the model and its baseline together", FALSE);
   session_changed (self);
 }
 
@@ -803,6 +814,7 @@ caml_session_continue (CamlSession *self)
   session_experiment_changed (self);
   mark_dirty (self);
   session_clear_error (self);
+  pace_run_started (self);   /* on at the speed chosen */
   /* Marks on the steps that were dropped go with them. */
   for (guint i = self->events->len; i-- > 0;)
     if (g_array_index (self->events, CamlSessionEvent, i).step > from)

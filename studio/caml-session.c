@@ -14,7 +14,10 @@
 
 G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, N_PROPS };
+enum {
+  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED,
+  PROP_CONTINUOUS, N_PROPS
+};
 static GParamSpec *properties[N_PROPS];
 
 enum {
@@ -53,6 +56,19 @@ void
 session_data_changed (CamlSession *self)
 {
   g_signal_emit (self, signals[SIGNAL_DATA_CHANGED], 0);
+}
+
+void
+session_notify_compare (CamlSession *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPARE]);
+}
+
+void
+session_notify_pace (CamlSession *self, gboolean continuous)
+{
+  g_object_notify_by_pspec (G_OBJECT (self),
+                            properties[continuous ? PROP_CONTINUOUS : PROP_SPEED]);
 }
 
 void
@@ -149,6 +165,51 @@ caml_session_dup_run_title (CamlSession *self)
   const CamlExperiment *exp = self->run != NULL ? caml_run_get_experiment (self->run) : self->exp;
   return g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT, exp->name ? exp->name : "experiment",
                           exp->seed);
+}
+
+/* The comparison's figures: the baseline's last evaluation and its
+ * difference from the run's at the same step, and the last σ-map AUC. */
+gboolean
+caml_session_get_comparison (CamlSession *self, double *model, double *baseline,
+                             double *sigma_auc)
+{
+  *model = *baseline = *sigma_auc = NAN;
+  if (self->run == NULL)
+    return FALSE;
+  if (self->n_rows > 0 && self->base_n_rows > 0)
+    {
+      const CamlEvalRow *b = &self->base_rows[self->base_n_rows - 1];
+      for (int i = self->n_rows; i-- > 0;)
+        if (self->rows[i].step == b->step)
+          {
+            *model = self->rows[i].test_metric;
+            *baseline = b->test_metric;
+            break;
+          }
+    }
+  if (caml_run_has_sigma (self->run))
+    {
+      g_autofree double *steps = NULL, *auc = NULL;
+      int n = caml_run_copy_sigma_auc (self->run, &steps, &auc);
+      if (n > 0)
+        *sigma_auc = auc[n - 1];
+    }
+  return !isnan (*baseline) || !isnan (*sigma_auc);
+}
+
+char *
+caml_session_dup_comparison (CamlSession *self)
+{
+  double model, baseline, auc;
+  if (!caml_session_get_comparison (self, &model, &baseline, &auc))
+    return NULL;
+  GString *text = g_string_new (NULL);
+  if (!isnan (baseline))
+    g_string_append_printf (text, "baseline %.4g (difference %+.4g)", baseline,
+                            model - baseline);
+  if (!isnan (auc))
+    g_string_append_printf (text, "%sσ-AUC %.4f", text->len > 0 ? " · " : "", auc);
+  return g_string_free (text, FALSE);
 }
 
 /* ------------------------------------------------------------ document */
@@ -686,27 +747,33 @@ caml_session_describe_progress (CamlSession *self, double *fraction, char **text
           && caml_run_get_divergence (self->run, &d)
           ? g_strdup_printf ("diverged at step %ld — back at step %ld of %ld",
                              d.step, p->step, total)
+          : self->continuous && run_active (self)
+          ? g_strdup_printf ("%s — step %ld, until stopped", state_names[p->state], p->step)
           : g_strdup_printf ("%s — step %ld of %ld", state_names[p->state], p->step, total);
   *fraction = total > 0 ? (double) p->step / total : 0;
 
   g_autofree char *elapsed = format_duration (p->seconds);
-  g_autofree char *left = format_duration (p->steps_per_second > 0
-                                           ? (total - p->step) / p->steps_per_second
-                                           : NAN);
-  if (p->state == CAML_TRAINER_RUNNING)
-    *status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", p->steps_per_second,
-                               left, p->last_loss);
+  /* Played slowly, the run goes at the speed's pace, not the trainer's. */
+  double rate = self->playing ? self->speed * 1000.0 / PACE_TICK_MS : p->steps_per_second;
+  g_autofree char *left = format_duration (rate > 0 ? (total - p->step) / rate : NAN);
+  if (p->state == CAML_TRAINER_RUNNING && self->continuous)
+    *status = g_strdup_printf ("%.0f steps/s · Stop ends it · loss %.4g", rate, p->last_loss);
+  else if (p->state == CAML_TRAINER_RUNNING)
+    *status = g_strdup_printf ("%.0f steps/s · %s left · loss %.4g", rate, left, p->last_loss);
   else if (p->n_rows > 0)
     {
-      /* the last evaluation's figure, and its step when the run is past it */
+      /* the last evaluation's figure, and its step when the run is past it;
+       * beside it the baseline's and the difference, and the σ-maps' AUC */
       g_autofree char *at = p->last_row.step != p->step
                             ? g_strdup_printf (" at step %ld", p->last_row.step)
                             : g_strdup ("");
-      *status = g_strdup_printf ("%s %s %.4g%s · %s, %.0f steps/s",
+      g_autofree char *compared = caml_session_dup_comparison (self);
+      *status = g_strdup_printf ("%s %s %.4g%s%s%s · %s, %.0f steps/s",
                                  caml_session_evaluated_on (self),
                                  p->classification ? "accuracy" : "MSE",
-                                 p->last_row.test_metric, at, elapsed,
-                                 p->seconds > 0 ? p->step / p->seconds : 0.0);
+                                 p->last_row.test_metric, at,
+                                 compared != NULL ? " · " : "", compared != NULL ? compared : "",
+                                 elapsed, p->seconds > 0 ? p->step / p->seconds : 0.0);
     }
   else
     {
@@ -850,6 +917,7 @@ caml_session_close (CamlSession *self)
   if (self->cancellable != NULL)
     g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  pace_stop (self);
   discard_run (self);   /* joins the trainer thread: no more notifications */
   g_clear_handle_id (&self->build_source, g_source_remove);
 }
@@ -907,6 +975,37 @@ caml_session_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_DATA_CHOICE:
       g_value_set_int (value, caml_session_get_data_choice (self));
       break;
+    case PROP_COMPARE:
+      g_value_set_boolean (value, self->compare);
+      break;
+    case PROP_SPEED:
+      g_value_set_int (value, self->speed);
+      break;
+    case PROP_CONTINUOUS:
+      g_value_set_boolean (value, self->continuous);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+caml_session_set_property (GObject *object, guint prop_id, const GValue *value,
+                           GParamSpec *pspec)
+{
+  CamlSession *self = CAML_SESSION (object);
+
+  switch (prop_id)
+    {
+    case PROP_COMPARE:
+      caml_session_set_compare (self, g_value_get_boolean (value));
+      break;
+    case PROP_SPEED:
+      caml_session_set_speed (self, g_value_get_int (value));
+      break;
+    case PROP_CONTINUOUS:
+      caml_session_set_continuous (self, g_value_get_boolean (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -919,6 +1018,7 @@ caml_session_class_init (CamlSessionClass *klass)
 
   object_class->dispose = caml_session_dispose;
   object_class->get_property = caml_session_get_property;
+  object_class->set_property = caml_session_set_property;
 
   /* The trainer's state as shown (a CamlTrainerState); notified whenever
    * what can be done or what the progress line says changes. */
@@ -935,6 +1035,21 @@ caml_session_class_init (CamlSessionClass *klass)
   properties[PROP_DATA_CHOICE] =
     g_param_spec_int ("data-choice", NULL, NULL, 0, CAML_N_DATA_KINDS - 1, 0,
                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* Compare with Baseline: a setting. Each run that Train (or Step) starts
+   * while it is on gets its matched baseline; turned on beside a run that
+   * has ended, the baseline alone trains to that run's step. Turning it on
+   * never starts the run itself. */
+  properties[PROP_COMPARE] =
+    g_param_spec_boolean ("compare", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Steps a tick (caml_session_set_speed), 0: full speed. */
+  properties[PROP_SPEED] =
+    g_param_spec_int ("speed", NULL, NULL, 0, CAML_SESSION_MAX_SPEED, 0,
+                      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Train until stopped. */
+  properties[PROP_CONTINUOUS] =
+    g_param_spec_boolean ("continuous", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   signals[SIGNAL_PROGRESS] =

@@ -10,6 +10,8 @@
  *                  baseline, the previous run, the set-aside weights.
  *   notify::modified, notify::path  the document.
  *   notify::data-choice  the data the picker shows.
+ *   notify::compare  Compare with Baseline was turned on or off.
+ *   notify::speed, notify::continuous  how fast runs train.
  *   "progress"     (CamlSessionChange) the run's copies changed.
  *   "notice"       (message, warning) news for the status line.
  *   "error"        (CamlSessionBanner, message) what the banner says.
@@ -155,10 +157,27 @@ void     caml_session_stop (CamlSession *self);
 void     caml_session_reset (CamlSession *self);
 /* After a divergence: on from the last healthy evaluation at lr ÷ 10. */
 void     caml_session_continue (CamlSession *self);
-/* Compare with Baseline: each run started while on gets its matched
- * baseline; off drops it and its curves. */
+/* Compare with Baseline (the "compare" property), a setting: each run
+ * started while it is on gets its matched baseline, trained alongside; on
+ * beside a run that has ended, the baseline alone trains to its step.
+ * It never starts the run. Off drops the baseline and its curves. */
 void     caml_session_set_compare (CamlSession *self, gboolean compare);
 gboolean caml_session_get_compare (CamlSession *self);
+/* How fast runs train (the "speed" property): steps a tick of the
+ * session's clock (20 ticks a second), each shown before the next steps
+ * are granted — every plot follows every step at 1 — or 0, full speed.
+ * The trainer stays on its thread either way; changing the speed while a
+ * run trains takes effect at once. */
+#define CAML_SESSION_MAX_SPEED 1000
+void     caml_session_set_speed (CamlSession *self, int steps_per_tick);
+int      caml_session_get_speed (CamlSession *self);
+/* Train until stopped (the "continuous" property): a run's steps are
+ * raised ahead of it as it goes, so it trains until Stop, which keeps its
+ * weights. */
+void     caml_session_set_continuous (CamlSession *self, gboolean continuous);
+gboolean caml_session_get_continuous (CamlSession *self);
+/* Grants of steps the tick has made so far (tests count them). */
+guint    caml_session_get_pace_ticks (CamlSession *self);
 void     caml_session_forget_previous (CamlSession *self);
 /* Loaded into a fresh run built on a worker thread, which replaces the run
  * only if the file loads. */
@@ -202,6 +221,16 @@ gboolean caml_session_describe_progress (CamlSession *self, double *fraction,
                                          char **text, char **status);
 /* A job is under way that is not quick (the status shows a spinner). */
 gboolean caml_session_is_busy (CamlSession *self);
+
+/* What Compare with Baseline and the σ-maps give to compare: the run's
+ * and the baseline's test figure (accuracy or MSE) at the baseline's last
+ * evaluation (NaN without one), and the run's last σ-map AUC (NaN without
+ * σ-maps); FALSE when there is neither. */
+gboolean     caml_session_get_comparison (CamlSession *self, double *model, double *baseline,
+                                          double *sigma_auc);
+/* The same in words, "baseline 0.5 (difference +0.25) · σ-AUC 0.9910",
+ * or NULL (new). */
+char        *caml_session_dup_comparison (CamlSession *self);
 
 /* The main thread's copies of the run. */
 const CamlProgress *caml_session_get_progress (CamlSession *self);

@@ -51,3 +51,36 @@ caml_presets_load (const char *name, GError **error)
   const char *data = g_bytes_get_data (bytes, &size);
   return caml_experiment_load_data (data, (gssize) size, source, error);
 }
+
+/* The data a blank experiment can start on (File → New): every kind that
+ * needs no files chosen first. */
+const CamlDataKind caml_presets_blank_kinds[] = {
+  CAML_DATA_SURFACE, CAML_DATA_XOR, CAML_DATA_MNIST, CAML_DATA_FASHION_MNIST,
+  CAML_DATA_SST, CAML_DATA_IMDB,
+};
+const int caml_presets_n_blank_kinds = G_N_ELEMENTS (caml_presets_blank_kinds);
+
+CamlExperiment *
+caml_presets_new_blank (CamlDataKind kind)
+{
+  /* The engine's defaults for the data (the plot domain among them) come
+   * from reading a document that names only the data. */
+  g_autofree char *json = g_strdup_printf ("{ \"name\": \"untitled\", \"data\": "
+                                           "{ \"builtin\": \"%s\" } }",
+                                           caml_data_kind_names[kind]);
+  CamlExperiment *exp = caml_experiment_load_data (json, -1, "new experiment", NULL);
+  if (exp == NULL)
+    exp = caml_experiment_new_default ();
+  g_clear_pointer (&exp->layers, g_free);
+  exp->n_layers = 0;
+  gboolean images = kind == CAML_DATA_MNIST || kind == CAML_DATA_FASHION_MNIST;
+  gboolean texts = kind == CAML_DATA_SST || kind == CAML_DATA_IMDB;
+  exp->loss = images ? CAML_LOSS_SOFTMAX_XENT : texts ? CAML_LOSS_SIGMOID_XENT : CAML_LOSS_MSE;
+  if (images || texts)
+    {
+      /* A full batch of 60,000 images would be one slow step. */
+      exp->batch_size = images ? 100 : 16;
+      exp->eval_every = 100;
+    }
+  return exp;
+}

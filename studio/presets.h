@@ -10,3 +10,10 @@ char          **caml_presets_list (void);
 gboolean        caml_presets_exists (const char *name);
 /* NULL with an error naming the preset and listing the valid ones. */
 CamlExperiment *caml_presets_load (const char *name, GError **error);
+/* A blank experiment (no layers: the model is the user's to build) on
+ * built-in data of this kind, with the loss the data take and the
+ * engine's defaults for the rest; named "untitled". */
+CamlExperiment *caml_presets_new_blank (CamlDataKind kind);
+/* The kinds it takes, in the order New offers them (surface first). */
+extern const CamlDataKind caml_presets_blank_kinds[];
+extern const int          caml_presets_n_blank_kinds;

@@ -740,6 +740,306 @@ test_save_as_name (void **state)
   g_rmdir (dir);
 }
 
+/* ---------------------------------------------------------- comparison */
+
+static gboolean
+baseline_done (gpointer data)
+{
+  CamlSession *s = ((Watch *) data)->session;
+  long n = 0;
+  return caml_session_baseline_ended (s) && caml_session_get_baseline_losses (s, &n) != NULL
+         && !caml_session_is_loading (s);
+}
+
+/* The previous run's curves, if any. */
+static gboolean
+has_previous (Watch *w)
+{
+  long n = 0;
+  const CamlEvalRow *rows = NULL;
+  int n_rows = 0;
+  gboolean classification = FALSE;
+  return caml_session_get_previous_losses (w->session, &n, &rows, &n_rows, &classification)
+         != NULL;
+}
+
+static void
+on_compare_notify (CamlSession *session, GParamSpec *pspec, int *count)
+{
+  (*count)++;
+}
+
+/* Compare with Baseline is a setting: turned on before any run, nothing
+ * trains (the drive that found it: model and baseline trained to the end
+ * by themselves, and Train then trained both again). Train starts the
+ * pair; turned on after a run has ended, only the baseline trains, to the
+ * run's step, and the run stays as it was. */
+static void
+test_compare_is_a_setting (void **state)
+{
+  Watch *w = watch_preset ("xor-ca-nn");
+  int notified = 0;
+  g_signal_connect (w->session, "notify::compare", G_CALLBACK (on_compare_notify), &notified);
+
+  caml_session_set_compare (w->session, TRUE);
+  assert_int_equal (notified, 1);
+  gboolean on = FALSE;
+  g_object_get (w->session, "compare", &on, NULL);
+  assert_true (on);
+  iterate_until (always_false, NULL, 0.3);
+  assert_true (iterate_until (no_jobs, NULL, 10));
+  assert_false (caml_session_has_run (w->session));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_IDLE);
+  assert_null (caml_session_peek_baseline (w->session));
+  long n = -1;
+  caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, 0);
+  assert_false (has_previous (w));
+
+  /* Train: the model and its baseline, side by side. */
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  assert_true (iterate_until (baseline_done, w, 60));
+  long steps = caml_session_get_experiment (w->session)->steps;
+  caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  caml_session_get_baseline_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  /* Nothing ran before Train: no previous run under the curves. */
+  assert_false (has_previous (w));
+
+  /* Off, then on after the run ended: the baseline alone, to its step. */
+  g_object_set (w->session, "compare", FALSE, NULL);
+  assert_int_equal (notified, 2);
+  assert_null (caml_session_get_baseline_losses (w->session, &n));
+  g_autofree float *before = g_memdup2 (caml_session_get_losses (w->session, &n),
+                                        sizeof (float) * steps);
+  caml_session_set_compare (w->session, TRUE);
+  assert_true (iterate_until (baseline_done, w, 60));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  const float *after = caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  assert_memory_equal (after, before, sizeof (float) * steps);   /* not trained again */
+  caml_session_get_baseline_losses (w->session, &n);
+  assert_int_equal (n, steps);
+  assert_false (has_previous (w));
+  watch_free (w);
+}
+
+/* ---------------------------------------------------------------- speed */
+
+typedef struct {
+  CamlSession *session;
+  long         last_step;
+  long         max_delta;     /* most steps between two updates */
+  int          step_updates;  /* updates that showed new steps */
+  int          surfaces;      /* updates with a new surface */
+  gboolean     seen_running;  /* shown RUNNING while the trainer waits between grants */
+  char        *line;          /* a progress line while it ran */
+} Pace;
+
+static void
+on_pace_progress (CamlSession *session, guint what, Pace *pace)
+{
+  long n = 0;
+  caml_session_get_losses (session, &n);
+  if (n != pace->last_step)
+    {
+      pace->max_delta = MAX (pace->max_delta, n - pace->last_step);
+      pace->last_step = n;
+      pace->step_updates++;
+    }
+  if (what & CAML_SESSION_SURFACE)
+    pace->surfaces++;
+  if (caml_session_get_state (session) == CAML_TRAINER_RUNNING)
+    {
+      pace->seen_running = TRUE;
+      double fraction;
+      char *text = NULL, *status = NULL;
+      if (pace->line == NULL && caml_session_describe_progress (session, &fraction, &text, &status))
+        pace->line = g_strdup_printf ("%s | %s", text, status);
+      g_free (text);
+      g_free (status);
+    }
+}
+
+/* Slow motion: the trainer stays on its thread, paused, and the session's
+ * tick grants `speed` steps at a time, each grant shown (every plot: the
+ * surface is sampled after every step) before the next. Counted in steps
+ * and grants, not seconds. */
+static void
+test_speed_slow_motion (void **state)
+{
+  Watch *w = watch_preset ("surface-ca-nn-1");
+  caml_session_set_steps (w->session, 60);
+  assert_true (iterate_until (can_train, w, 30));
+  g_object_set (w->session, "speed", 3, NULL);
+  assert_int_equal (caml_session_get_speed (w->session), 3);
+  Pace pace = { w->session };
+  g_signal_connect (w->session, "progress", G_CALLBACK (on_pace_progress), &pace);
+
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 120));
+  iterate_until (always_false, NULL, 0.2);
+  print_message ("60 steps at 3 a tick: %u grants, %d updates with new steps (at most %ld "
+                 "apart), %d surfaces; \"%s\"\n", caml_session_get_pace_ticks (w->session),
+                 pace.step_updates, pace.max_delta, pace.surfaces, pace.line);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  long n = 0;
+  caml_session_get_losses (w->session, &n);
+  assert_int_equal (n, 60);
+  assert_true (pace.max_delta <= 3);
+  assert_true (pace.step_updates >= 20);
+  assert_true (caml_session_get_pace_ticks (w->session) >= 20);
+  assert_true (pace.surfaces >= 20);
+  assert_true (pace.seen_running);
+
+  /* Full speed, then slowed while it trains: at once, still off the main
+   * thread; back to full speed, it runs to the end. */
+  caml_session_set_speed (w->session, 0);
+  caml_session_set_steps (w->session, 2000000);
+  assert_true (iterate_until (can_train, w, 30));
+  caml_session_train (w->session);
+  assert_true (iterate_until (not_loading, w, 10));
+  caml_session_set_speed (w->session, 2);
+  guint ticks = caml_session_get_pace_ticks (w->session);
+  pace.max_delta = 0;
+  caml_session_get_losses (w->session, &pace.last_step);
+  iterate_until (always_false, NULL, 0.5);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_RUNNING);
+  assert_true (caml_session_get_pace_ticks (w->session) > ticks);
+  assert_true (pace.max_delta <= 2 + 1);   /* a step under way when it slowed */
+  caml_session_pause (w->session);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_PAUSED);
+  caml_session_stop (w->session);
+  assert_true (iterate_until (run_ended, w, 30));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_STOPPED);
+  g_signal_handlers_disconnect_by_data (w->session, &pace);
+  g_free (pace.line);
+  watch_free (w);
+}
+
+static gboolean
+trained_past (gpointer data)
+{
+  Watch *w = ((gpointer *) data)[0];
+  long n = 0;
+  caml_session_get_losses (w->session, &n);
+  return n > GPOINTER_TO_INT (((gpointer *) data)[1]);
+}
+
+/* Train until stopped: the run goes past its Steps, with its baseline,
+ * until Stop, and keeps what it trained. */
+static void
+test_train_until_stopped (void **state)
+{
+  Watch *w = watch_preset ("xor-ca-nn");
+  caml_session_set_steps (w->session, 200);
+  caml_session_set_compare (w->session, TRUE);
+  assert_true (iterate_until (can_train, w, 30));
+  g_object_set (w->session, "continuous", TRUE, NULL);
+  assert_true (caml_session_get_continuous (w->session));
+  Pace pace = { w->session };
+  g_signal_connect (w->session, "progress", G_CALLBACK (on_pace_progress), &pace);
+  caml_session_train (w->session);
+  gpointer past[] = { w, GINT_TO_POINTER (5000) };
+  assert_true (iterate_until (trained_past, past, 120));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_RUNNING);
+  caml_session_stop (w->session);
+  assert_true (iterate_until (run_ended, w, 30));
+  iterate_until (always_false, NULL, 0.2);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_STOPPED);
+  long n = 0;
+  caml_session_get_losses (w->session, &n);
+  assert_true (n > 5000);
+  CamlProgress p;
+  caml_run_get_progress (caml_session_peek_run (w->session), &p);
+  assert_int_equal (p.step, n);   /* the run and its weights stay, at that step */
+  assert_non_null (pace.line);
+  assert_non_null (strstr (pace.line, "until stopped"));
+  assert_int_equal (caml_session_get_experiment (w->session)->steps, 200);
+  g_signal_handlers_disconnect_by_data (w->session, &pace);
+  g_free (pace.line);
+  watch_free (w);
+}
+
+/* After Compare the numbers compare too: the status gives the baseline's
+ * test figure beside the model's and their difference, and the σ-maps'
+ * last AUC; the metrics export (Ctrl+E) has the baseline's columns and
+ * sigma_auc. */
+static void
+test_comparison_numbers (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-compare-XXXXXX", NULL);
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"idx-ca-cnn\", \"seed\": 0,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 30, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "idx.json", NULL);
+  g_autofree char *csv_path = g_build_filename (dir, "metrics.csv", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+
+  Watch *w = watch_file (exp_path);
+  double model, baseline, auc;
+  caml_session_get_comparison (w->session, &model, &baseline, &auc);
+  assert_true (isnan (baseline));   /* no baseline yet */
+  caml_session_set_compare (w->session, TRUE);
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 120));
+  assert_true (iterate_until (baseline_done, w, 120));
+  iterate_until (always_false, NULL, 0.3);
+
+  assert_true (caml_session_get_comparison (w->session, &model, &baseline, &auc));
+  assert_true (isfinite (model) && isfinite (baseline) && isfinite (auc));
+  int n_rows = 0;
+  const CamlEvalRow *rows = caml_session_get_rows (w->session, &n_rows);
+  assert_true (model == rows[n_rows - 1].test_metric);
+  double fraction;
+  g_autofree char *text = NULL, *status = NULL;
+  assert_true (caml_session_describe_progress (w->session, &fraction, &text, &status));
+  print_message ("%s | %s\n", text, status);
+  assert_non_null (strstr (status, "accuracy"));
+  assert_non_null (strstr (status, "baseline"));
+  assert_non_null (strstr (status, "difference"));
+  assert_non_null (strstr (status, "σ-AUC"));
+
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_session_write_metrics (w->session, csv_path, &error));
+  g_autofree char *csv = NULL;
+  assert_true (g_file_get_contents (csv_path, &csv, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
+  print_message ("%s\n%s\n", lines[0], lines[n_rows]);
+  assert_string_equal (lines[0], "step,train_loss,test_loss,test_accuracy,seconds,"
+                       "baseline_train_loss,baseline_test_loss,baseline_test_accuracy,"
+                       "sigma_auc");
+  g_auto (GStrv) last = g_strsplit (lines[n_rows], ",", -1);
+  assert_int_equal (g_strv_length (last), 9);
+  assert_true (g_ascii_strtod (last[7], NULL) == baseline);
+  assert_true (*last[8] != '\0');
+  watch_free (w);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_unlink (exp_path);
+  g_unlink (csv_path);
+  g_rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -753,6 +1053,10 @@ main (void)
     cmocka_unit_test (test_previous_other_data),
     cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_save_as_name),
+    cmocka_unit_test (test_compare_is_a_setting),
+    cmocka_unit_test (test_speed_slow_motion),
+    cmocka_unit_test (test_train_until_stopped),
+    cmocka_unit_test (test_comparison_numbers),
   };
   /* No autosave of these sessions outlives the test. */
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);

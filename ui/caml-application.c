@@ -7,6 +7,7 @@
 #include "caml-application.h"
 #include "caml-window.h"
 #include "caml-autosave.h"
+#include "caml-new-dialog.h"
 #include "presets.h"
 
 #include <string.h>
@@ -277,24 +278,72 @@ active_window (CamlApplication *self)
   return CAML_IS_WINDOW (win) ? CAML_WINDOW (win) : NULL;
 }
 
+static void
+show_blank (CamlWindow *win, CamlDataKind kind)
+{
+  caml_window_set_experiment (win, caml_presets_new_blank (kind), NULL, "new experiment");
+}
+
 GtkWindow *
 caml_application_open_preset (CamlApplication *self, const char *name)
 {
   g_autoptr (GError) error = NULL;
   CamlWindow *win = caml_window_new (GTK_APPLICATION (self));
 
-  if (name == NULL)
-    name = CAML_DEFAULT_PRESET;
-  CamlExperiment *exp = caml_presets_load (name, &error);
-  if (exp != NULL)
-    {
-      g_autofree char *origin = g_strdup_printf ("preset %s", name);
-      caml_window_set_experiment (win, exp, NULL, origin);
-    }
+  if (name == NULL || *name == '\0')
+    show_blank (win, CAML_DATA_SURFACE);   /* a start on nothing but the data */
   else
-    caml_window_show_error (win, error->message);
+    {
+      CamlExperiment *exp = caml_presets_load (name, &error);
+      if (exp != NULL)
+        {
+          g_autofree char *origin = g_strdup_printf ("preset %s", name);
+          caml_window_set_experiment (win, exp, NULL, origin);
+        }
+      else
+        caml_window_show_error (win, error->message);
+    }
   gtk_window_present (GTK_WINDOW (win));
   return GTK_WINDOW (win);
+}
+
+/* Unsaved edits and a run under way are not thrown away: they keep their
+ * window. */
+static gboolean
+window_reusable (CamlWindow *win)
+{
+  return win != NULL && caml_window_get_state (win) != CAML_TRAINER_RUNNING
+         && caml_window_get_state (win) != CAML_TRAINER_PAUSED && !caml_window_is_modified (win);
+}
+
+GtkWindow *
+caml_application_new_experiment (CamlApplication *self, CamlDataKind kind)
+{
+  CamlWindow *win = active_window (self);
+
+  if (!window_reusable (win))
+    {
+      win = caml_window_new (GTK_APPLICATION (self));
+      gtk_window_present (GTK_WINDOW (win));
+    }
+  show_blank (win, kind);
+  return GTK_WINDOW (win);
+}
+
+static void
+on_new_chosen (CamlDataKind kind, gpointer user_data)
+{
+  caml_application_new_experiment (CAML_APPLICATION (user_data), kind);
+}
+
+/* File → New (Ctrl+N): which data set, then a blank experiment on it. */
+static void
+action_new (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlApplication *self = user_data;
+  CamlWindow *win = active_window (self);
+
+  caml_new_dialog_present (win != NULL ? GTK_WINDOW (win) : NULL, on_new_chosen, self);
 }
 
 /* ------------------------------------------------------------- recovery */
@@ -617,9 +666,7 @@ action_preset (GSimpleAction *action, GVariant *param, gpointer user_data)
   CamlWindow *win = active_window (self);
   g_autoptr (GError) error = NULL;
 
-  /* Unsaved edits are not thrown away: they keep their window. */
-  if (win == NULL || caml_window_get_state (win) == CAML_TRAINER_RUNNING
-      || caml_window_get_state (win) == CAML_TRAINER_PAUSED || caml_window_is_modified (win))
+  if (!window_reusable (win))
     {
       caml_application_open_preset (self, name);
       return;
@@ -696,6 +743,7 @@ caml_application_get_threads_menu (CamlApplication *self)
 static const GActionEntry app_entries[] = {
   { "quit", action_quit },
   { "about", action_about },
+  { "new", action_new },
   { "open", action_open },
   { "open-run", action_open_run },
   { "preset", action_preset, "s" },
@@ -711,6 +759,7 @@ static const struct {
   const char *accels[3];
 } accels[] = {
   { "app.quit", { "<Control>q", NULL } },
+  { "app.new", { "<Control>n", NULL } },
   { "app.open", { "<Control>o", NULL } },
   { "win.save", { "<Control>s", NULL } },
   { "win.save-as", { "<Control><Shift>s", NULL } },
@@ -936,7 +985,8 @@ caml_application_init (CamlApplication *self)
 {
   static const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, NULL,
-      "Open a built-in experiment (default " CAML_DEFAULT_PRESET ")", "NAME" },
+      "Open a built-in experiment (without one, and without files: a blank "
+      "experiment on the surface data)", "NAME" },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },
     { NULL }
   };

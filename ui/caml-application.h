@@ -3,10 +3,11 @@
 
 #include <gtk/gtk.h>
 
+#include "caml.h"
+
 G_BEGIN_DECLS
 
 #define CAML_APP_ID "org.caml.Workbench"
-#define CAML_DEFAULT_PRESET "surface-ca-nn-1"
 
 #define CAML_TYPE_APPLICATION (caml_application_get_type ())
 G_DECLARE_FINAL_TYPE (CamlApplication, caml_application, CAML, APPLICATION, GtkApplication)
@@ -33,7 +34,12 @@ GMenuModel *caml_application_get_threads_menu (CamlApplication *self);
  * tells the desktop's recent-files list too. */
 void        caml_application_note_recent (CamlApplication *self, const char *path);
 #define CAML_MAX_RECENT 8
-/* A new window showing the preset (the default one when name is NULL). */
+/* A new window showing the preset (a blank experiment on the surface data
+ * when name is NULL or empty). */
 GtkWindow  *caml_application_open_preset (CamlApplication *self, const char *name);
+/* New: a blank experiment (no layers) on built-in data of that kind, in the
+ * active window when it is idle and unmodified, else in a new one, which
+ * is returned. */
+GtkWindow  *caml_application_new_experiment (CamlApplication *self, CamlDataKind kind);
 
 G_END_DECLS

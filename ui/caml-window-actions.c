@@ -54,19 +54,27 @@ action_forget_previous (GSimpleAction *action, GVariant *param, gpointer user_da
   caml_session_forget_previous (CAML_WINDOW (user_data)->session);
 }
 
-/* Turns Compare with Baseline on — starting the run when it has not
- * started, and its baseline — or off, which stops and drops the baseline
- * and its curves. */
+/* Compare with Baseline, a setting of the session: on, each run Train
+ * starts gets its baseline (a run that has ended gets its own, trained
+ * alone to its step); off stops and drops the baseline and its curves.
+ * The action's state follows the session (on_compare_changed). */
 static void
 action_compare_baseline (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlWindow *self = user_data;
   gboolean compare = !caml_session_get_compare (self->session);
 
-  g_simple_action_set_state (action, g_variant_new_boolean (compare));
   if (compare)
     caml_window_commit_pending_edit (self);
   caml_session_set_compare (self->session, compare);
+}
+
+static void
+on_compare_changed (CamlSession *session, GParamSpec *pspec, CamlWindow *self)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "compare-baseline");
+  g_simple_action_set_state (G_SIMPLE_ACTION (action),
+                             g_variant_new_boolean (caml_session_get_compare (session)));
 }
 
 /* After a divergence: on from the last evaluation at a tenth of the
@@ -264,6 +272,9 @@ void caml_window_action_export_metrics (GSimpleAction *action, GVariant *param,
 void caml_window_action_export_words_page (GSimpleAction *action, GVariant *param,
                                            gpointer user_data);
 
+static void action_speed (GSimpleAction *action, GVariant *value, gpointer user_data);
+static void action_continuous (GSimpleAction *action, GVariant *param, gpointer user_data);
+
 static const GActionEntry win_entries[] = {
   { "save-weights", caml_window_action_save_weights },
   { "save-run", caml_window_action_save_run },
@@ -277,6 +288,8 @@ static const GActionEntry win_entries[] = {
   { "reset", action_reset },
   { "forget-previous", action_forget_previous },
   { "compare-baseline", action_compare_baseline, NULL, "false" },
+  { "speed", NULL, "i", "0", action_speed },
+  { "continuous", action_continuous, NULL, "false" },
   { "save", caml_window_action_save },
   { "save-as", caml_window_action_save_as },
   { "data", NULL, "s", "'xor'", action_data },
@@ -309,6 +322,51 @@ caml_window_actions_init (CamlWindow *self)
 {
   g_action_map_add_action_entries (G_ACTION_MAP (self), win_entries,
                                    G_N_ELEMENTS (win_entries), self);
+}
+
+/* How fast: the session's speed (steps a tick, 0: full) and whether it
+ * trains until stopped; the actions' states and the header bar's button
+ * follow them (on_pace_changed). */
+static void
+action_speed (GSimpleAction *action, GVariant *value, gpointer user_data)
+{
+  caml_session_set_speed (CAML_WINDOW (user_data)->session, g_variant_get_int32 (value));
+}
+
+static void
+action_continuous (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  caml_session_set_continuous (self->session, !caml_session_get_continuous (self->session));
+}
+
+static void
+on_pace_changed (CamlSession *session, GParamSpec *pspec, CamlWindow *self)
+{
+  int speed = caml_session_get_speed (session);
+  gboolean continuous = caml_session_get_continuous (session);
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "speed");
+  g_simple_action_set_state (G_SIMPLE_ACTION (action), g_variant_new_int32 (speed));
+  action = g_action_map_lookup_action (G_ACTION_MAP (self), "continuous");
+  g_simple_action_set_state (G_SIMPLE_ACTION (action), g_variant_new_boolean (continuous));
+  g_autofree char *name = speed == 0 ? g_strdup ("Full speed")
+                          : speed == 1 ? g_strdup ("Slow motion")
+                          : speed == 5 ? g_strdup ("Slow")
+                          : speed == 25 ? g_strdup ("Medium")
+                          : g_strdup_printf ("%d steps a frame", speed);
+  g_autofree char *label = continuous ? g_strdup_printf ("%s · until stopped", name)
+                                      : g_strdup (name);
+  gtk_menu_button_set_label (self->speed_button, label);
+}
+
+void
+caml_window_actions_set_session (CamlWindow *self, CamlSession *session)
+{
+  g_signal_connect_object (session, "notify::compare", G_CALLBACK (on_compare_changed), self, 0);
+  on_compare_changed (session, NULL, self);
+  g_signal_connect_object (session, "notify::speed", G_CALLBACK (on_pace_changed), self, 0);
+  g_signal_connect_object (session, "notify::continuous", G_CALLBACK (on_pace_changed), self, 0);
+  on_pace_changed (session, NULL, self);
 }
 
 /* What the session's state allows: the actions, and the fields that a run

@@ -25,6 +25,7 @@ struct _CamlWindow {
   GtkMenuButton   *presets_button;
   GtkButton       *train_button;
   GtkLabel        *train_label;
+  GtkMenuButton   *speed_button;  /* how fast: win.speed, win.continuous */
   GMenu           *recent_submenu;
   GMenu           *threads_submenu;
   CamlInfoBar     *info_bar;
@@ -88,6 +89,8 @@ void caml_window_ask_close_for_quit (CamlWindow *self);
 
 /* caml-window-actions.c */
 void caml_window_actions_init (CamlWindow *self);
+/* The stateful actions follow the session's settings (compare, speed…). */
+void caml_window_actions_set_session (CamlWindow *self, CamlSession *session);
 void caml_window_update_actions (CamlWindow *self);
 
 /* caml-window-files.c */

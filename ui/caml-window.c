@@ -869,6 +869,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (presets_button);
   BIND (train_button);
   BIND (train_label);
+  BIND (speed_button);
   BIND (recent_submenu);
   BIND (threads_submenu);
   BIND (info_bar);
@@ -1010,6 +1011,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->session, "notify::path", G_CALLBACK (on_session_document), self);
   g_signal_connect (self->session, "notify::data-choice", G_CALLBACK (on_data_choice), self);
   caml_window_plots_set_session (self, self->session);
+  caml_window_actions_set_session (self, self->session);
   caml_status_line_set_session (self->status_line, self->session);
   g_signal_connect (self->session, "error", G_CALLBACK (on_session_error), self);
   g_signal_connect (self->session, "data-changed", G_CALLBACK (on_data_changed), self);
