@@ -19,6 +19,7 @@
 #include "cli-results.h"
 #include "presets.h"
 #include "report.h"
+#include "run-results.h"
 
 /* An integer option not given on the command line. */
 #define UNSET G_MININT64
@@ -43,21 +44,6 @@ typedef struct {
   gboolean     replica;        /* a rank past the first: trains silently */
   const char  *checkpoint_dir; /* on several ranks: the first's checkpoints */
 } Run;
-
-static const char *
-state_name (CamlTrainerState state)
-{
-  switch (state)
-    {
-    case CAML_TRAINER_IDLE: return "idle";
-    case CAML_TRAINER_RUNNING: return "running";
-    case CAML_TRAINER_PAUSED: return "paused";
-    case CAML_TRAINER_FINISHED: return "finished";
-    case CAML_TRAINER_STOPPED: return "stopped";
-    case CAML_TRAINER_FAILED: return "failed";
-    }
-  return "?";
-}
 
 /* The bar redrawn in place, within the terminal's width (read each time:
  * the window may be resized), the rest of the old line erased. */
@@ -265,151 +251,13 @@ run_ranks (const CamlCliRun *how)
   return how->alone ? 1 : caml_cli_mpi_size ();
 }
 
-static gboolean
-write_summary (const char *path, const char *preset, const CamlExperiment *exp,
-               const CamlCliRun *how, long resumed_step, const CamlProgress *p, const CamlEvalRow *last, double train_loss,
-               double train_metric,
-               gboolean classification, double sigma_auc, gboolean sigma_high_on_fg,
-               const CamlSigmaSource *sigma_source, const char *error_message, const CamlDivergence *divergence, GError **error)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "preset");
-  if (preset)
-    json_builder_add_string_value (b, preset);
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "experiment");
-  json_builder_add_string_value (b, exp->name ? exp->name : "");
-  json_builder_set_member_name (b, "seed");
-  json_builder_add_int_value (b, (gint64) exp->seed);
-  /* the weights file the run started from (`caml train --init-weights`;
-   * after --resume, the one the resumed run started from) */
-  const char *init_weights = how->resume_dir ? how->started_from : how->init_weights;
-  json_builder_set_member_name (b, "init_weights");
-  if (init_weights)
-    json_builder_add_string_value (b, init_weights);
-  else
-    json_builder_add_null_value (b);
-  /* the saved run this one went on with (`caml train --resume`) */
-  json_builder_set_member_name (b, "resumed_from");
-  if (how->resume_dir)
-    {
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "dir");
-      json_builder_add_string_value (b, how->resume_dir);
-      json_builder_set_member_name (b, "step");
-      json_builder_add_int_value (b, resumed_step);
-      json_builder_end_object (b);
-    }
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "steps");
-  json_builder_add_int_value (b, p->step);
-  /* the experiment as trained, which --resume holds experiment.json to: as
-   * its text (json-glib would write 1e-08 back as "1e-08.0", not JSON) */
-  g_autofree char *as_trained = caml_experiment_to_json (exp);
-  json_builder_set_member_name (b, "as_trained");
-  json_builder_add_string_value (b, as_trained);
-  json_builder_set_member_name (b, "state");
-  json_builder_add_string_value (b, state_name (p->state));
-  /* What the test_* figures are of: the test set, or the validation part
-   * held out of the training set (data.validation_fraction). */
-  json_builder_set_member_name (b, "evaluated_on");
-  json_builder_add_string_value (b, caml_report_evaluated_on (exp));
-  /* train_loss and train_accuracy/train_mse: the final weights over the
-   * whole training set (metrics.csv's train_loss is a mean over the batches
-   * since the evaluation before). */
-  caml_cli_json_add_number (b, "train_loss", train_loss);
-  caml_cli_json_add_number (b, "test_loss", last ? last->test_loss : NAN);
-  caml_cli_json_add_number (b, classification ? "train_accuracy" : "train_mse", train_metric);
-  caml_cli_json_add_number (b, classification ? "test_accuracy" : "test_mse",
-              last ? last->test_metric : NAN);
-  caml_cli_json_add_number (b, "seconds", p->seconds);
-  /* Rates over the time spent training, evaluations excluded. */
-  double training = p->seconds - p->eval_seconds;
-  caml_cli_json_add_number (b, "eval_seconds", p->eval_seconds);
-  caml_cli_json_add_number (b, "steps_per_second", training > 0 ? p->step / training : NAN);
-  /* several ranks: the gradient sums, as the first rank saw them */
-  if (run_ranks (how) > 1)
-    {
-      long calls;
-      double bytes, seconds;
-      caml_cli_mpi_reduced (&calls, &bytes, &seconds);
-      json_builder_set_member_name (b, "ranks");
-      json_builder_add_int_value (b, run_ranks (how));
-      json_builder_set_member_name (b, "allreduce");
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "calls");
-      json_builder_add_int_value (b, calls);
-      caml_cli_json_add_number (b, "bytes_per_call", calls > 0 ? bytes / calls : NAN);
-      caml_cli_json_add_number (b, "seconds", seconds);
-      caml_cli_json_add_number (b, "fraction_of_training", training > 0 ? seconds / training : NAN);
-      json_builder_end_object (b);
-    }
-  if (p->tokens > 0)
-    {
-      json_builder_set_member_name (b, "tokens");
-      json_builder_add_int_value (b, p->tokens);
-      caml_cli_json_add_number (b, "tokens_per_second", training > 0 ? p->tokens / training : NAN);
-    }
-  if (!isnan (sigma_auc))
-    {
-      caml_cli_json_add_number (b, "sigma_auc", sigma_auc);
-      json_builder_set_member_name (b, "sigma_high_on");
-      json_builder_add_string_value (b, sigma_high_on_fg ? "foreground" : "background");
-      /* whose σ-maps: a model may have several CA conv layers, and a
-       * ca_res_conv block a gate per sublayer */
-      json_builder_set_member_name (b, "sigma_layer");
-      json_builder_add_int_value (b, sigma_source->layer);
-      json_builder_set_member_name (b, "sigma_layer_type");
-      json_builder_add_string_value (b, sigma_source->type);
-      if (sigma_source->n_sublayers > 0)
-        {
-          json_builder_set_member_name (b, "sigma_sublayer");
-          json_builder_add_int_value (b, sigma_source->sublayer);
-          json_builder_set_member_name (b, "sigma_sublayers");
-          json_builder_add_int_value (b, sigma_source->n_sublayers);
-        }
-    }
-  if (error_message)
-    {
-      json_builder_set_member_name (b, "error");
-      json_builder_add_string_value (b, error_message);
-    }
-  if (divergence)
-    {
-      json_builder_set_member_name (b, "diverged_at_step");
-      json_builder_add_int_value (b, divergence->step);
-      json_builder_set_member_name (b, "rolled_back_to");
-      json_builder_add_int_value (b, divergence->rolled_back_to);
-    }
-  json_builder_end_object (b);
-
-  return caml_cli_json_write (b, path, error);
-}
-
-/* The losses of the last steps, with their steps: a divergence takes the
- * trainer's losses back to the step rolled back to (one or two steps
- * before the failed one), but loss.png shows what the run went through. */
-#define LOSS_TAIL 8
-
-/* What the progress function records on the trainer thread: the loss
- * tail at every step and σ-map snapshots between two steps. */
+/* What the trainer's progress function does besides recording for the
+ * results (caml_run_recorder_progress): wake the main loop at the end, and
+ * keep the checkpoint a divergence goes back to. */
 typedef struct {
-  long               tail_step[LOSS_TAIL];  /* 0: empty */
-  float              tail_loss[LOSS_TAIL];
-  CamlTrainer       *trainer;
-  const CamlDataset *test;
-  int                layer;      /* of the σ-maps, or -1 */
-  long              *steps;      /* wanted steps, ascending; the last run step is added */
-  int                n_steps;
-  GPtrArray         *snapshots;  /* CamlSigmaSnapshot, in step order */
-  long               last_taken;
-  long               taking;     /* the step of the snapshot being taken */
-  CamlSigmaSnapshot *taken;      /* by take_snapshot, until kept */
-  GError            *error;
-  CamlCheckpoint    *checkpoint; /* where a divergence goes back to */
+  CamlTrainer     *trainer;
+  CamlRunRecorder *rec;
+  CamlCheckpoint  *checkpoint;   /* where a divergence goes back to */
   /* on several ranks: each checkpoint written to this folder too, for
    * --resume after a rank is lost */
   const CamlExperiment *exp;
@@ -417,75 +265,31 @@ typedef struct {
   char                 *checkpoint_dir;
   gboolean              checkpoint_said;   /* a failed write was said */
   GSource              *tick;    /* on_tick's, woken when the run ends */
-} Recorder;
-
-/* words.html: test samples shown, and the lists of the most and least
- * context-free words among those seen at least WORDS_MIN_COUNT times. */
-#define WORDS_SAMPLES   20
-#define WORDS_MIN_COUNT 20
-#define WORDS_TOP       50
-
-#define SIGMA_GRID_IMAGES 64
-#define SIGMA_AUC_IMAGES  1000
-
-/* The forward passes of a snapshot do not touch the weights. */
-static void
-take_snapshot (CamlModel *model, gpointer user_data)
-{
-  Recorder *rec = user_data;
-  rec->taken = caml_sigma_snapshot_new (model, rec->layer, rec->test, SIGMA_GRID_IMAGES,
-                                        rec->taking, &rec->error);
-}
+} Watch;
 
 static void
 on_trainer_progress (const CamlProgress *p, gpointer user_data)
 {
-  Recorder *rec = user_data;
+  Watch *watch = user_data;
   /* the main loop hears of the end now, not at its next tick */
   if (p->state == CAML_TRAINER_FINISHED || p->state == CAML_TRAINER_STOPPED
       || p->state == CAML_TRAINER_FAILED)
-    g_source_set_ready_time (rec->tick, 0);
+    g_source_set_ready_time (watch->tick, 0);
   /* a copy of the whole state at each healthy evaluation */
-  if (caml_checkpoint_progress (rec->checkpoint, rec->trainer, p)
-      && rec->checkpoint_dir != NULL)
+  if (caml_checkpoint_progress (watch->checkpoint, watch->trainer, p)
+      && watch->checkpoint_dir != NULL)
     {
       g_autoptr (GError) error = NULL;
-      if (!caml_checkpoint_write (rec->checkpoint, rec->exp, rec->train, rec->checkpoint_dir,
-                                  &error) && !rec->checkpoint_said)
+      if (!caml_checkpoint_write (watch->checkpoint, watch->exp, watch->train,
+                                  watch->checkpoint_dir, &error) && !watch->checkpoint_said)
         {
           g_printerr ("%s: note: the checkpoint at step %ld was not written: %s\n",
                       g_get_prgname (), p->step, error->message);
-          rec->checkpoint_said = TRUE;
+          watch->checkpoint_said = TRUE;
         }
     }
-  /* every step's report, while running (the last report of a failed run
-   * has the step rolled back to with the failed step's loss) */
-  if (p->state == CAML_TRAINER_RUNNING && p->step > 0)
-    {
-      rec->tail_step[p->step % LOSS_TAIL] = p->step;
-      rec->tail_loss[p->step % LOSS_TAIL] = (float) p->last_loss;
-    }
-  if (rec->layer < 0)
-    return;
-  gboolean wanted = FALSE;
-  for (int i = 0; i < rec->n_steps; i++)
-    wanted |= rec->steps[i] == p->step;
-  if (!wanted || p->step == rec->last_taken || rec->error != NULL)
-    return;
-  /* At once, on this thread, but after the latest update is checked: one
-   * that diverged is rolled back and the run fails, so its snapshot, of the
-   * weights before that step, is not kept. */
-  rec->taking = p->step;
-  caml_trainer_with_model (rec->trainer, take_snapshot, rec);
-  g_autoptr (GError) failed = caml_trainer_get_error (rec->trainer);
-  CamlSigmaSnapshot *snap = g_steal_pointer (&rec->taken);
-  if (snap != NULL && failed == NULL)
-    g_ptr_array_add (rec->snapshots, snap);
-  else if (snap != NULL)
-    caml_sigma_snapshot_free (snap);
-  rec->last_taken = p->step;
+  caml_run_recorder_progress (watch->rec, p);
 }
-
 /* "1000,5000,last" → ascending steps; "last" is the run's final step. */
 static gboolean
 parse_steps_list (const char *text, long total, long **steps, int *n_steps, GError **error)
@@ -523,57 +327,6 @@ parse_steps_list (const char *text, long total, long **steps, int *n_steps, GErr
   *n_steps = (int) out->len;
   *steps = (long *) g_array_free (out, FALSE);
   return TRUE;
-}
-
-/* The names caml train writes into its output directory: a run that keeps
- * its results replaces every one an earlier run left there (so the
- * directory holds one run's results, not an earlier run's plots of another
- * kind of model or data, nor the report of a run that kept nothing). Other
- * files are not touched. */
-static gboolean
-is_result_name (const char *name)
-{
-  static const char *const names[] = {
-    "metrics.csv", "summary.json", "model.weights", "trainer.state", "experiment.json",
-    "loss.png",
-    "surface.png", "chi.png", "parts.png", "words.html", "words.png",
-    "failed-summary.json", "failed-loss.png", NULL
-  };
-  return g_strv_contains (names, name)
-         || (g_str_has_prefix (name, "sigma-step") && g_str_has_suffix (name, ".png"));
-}
-
-/* The result names a run of this model may write into out_dir: those of
- * every run, the report of a run that fails (failed-summary.json,
- * failed-loss.png), the plots of its kind of model, and sigma-stepN.png at
- * the σ-map steps (`steps`, the last among them). */
-static GPtrArray *
-planned_result_names (const CamlModel *model, const CamlDataset *train, const long *steps,
-                      int n_steps)
-{
-  static const char *const always[] = {
-    "metrics.csv", "summary.json", "model.weights", "trainer.state", "experiment.json",
-    "loss.png", "failed-summary.json", "failed-loss.png", NULL
-  };
-  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
-  for (int i = 0; always[i] != NULL; i++)
-    g_ptr_array_add (names, g_strdup (always[i]));
-  if (caml_shape_is_plane (&model->input)
-      && caml_shape_size (caml_model_output_shape (model)) == 1)
-    {
-      g_ptr_array_add (names, g_strdup ("surface.png"));
-      g_ptr_array_add (names, g_strdup ("chi.png"));
-      g_ptr_array_add (names, g_strdup ("parts.png"));
-    }
-  if (train->vocab != NULL && model->input.kind == CAML_SHAPE_TOKENS)
-    {
-      g_ptr_array_add (names, g_strdup ("words.html"));
-      g_ptr_array_add (names, g_strdup ("words.png"));
-    }
-  if (caml_report_sigma_layer (model) >= 0)
-    for (int i = 0; i < n_steps; i++)
-      g_ptr_array_add (names, g_strdup_printf ("sigma-step%ld.png", steps[i]));
-  return names;
 }
 
 /* Before training: a result name taken in out_dir by something other than
@@ -641,65 +394,13 @@ digits_grouped (int n)
   return g_string_free (s, FALSE);
 }
 
-/* The losses loss.png draws for a run that diverged: those kept (steps
- * 1 … rolled_back_to) and those the rollback dropped, up to the failed
- * step's (its loss, last_loss, may be the one that blew up); a step whose
- * loss the tail lost is NaN, not drawn. g_free the result. */
-static float *
-losses_through_divergence (const float *kept, long n_kept, const Recorder *rec,
-                           const CamlDivergence *d, double last_loss, long *n)
-{
-  long total = MAX (d->step, n_kept);
-  float *out = g_new (float, MAX (total, 1));
-  for (long i = 0; i < total; i++)
-    {
-      long step = i + 1;
-      if (i < n_kept)
-        out[i] = kept[i];
-      else if (step == d->step)
-        out[i] = (float) last_loss;
-      else
-        out[i] = rec->tail_step[step % LOSS_TAIL] == step ? rec->tail_loss[step % LOSS_TAIL]
-                                                           : NAN;
-    }
-  *n = total;
-  return out;
-}
-
-/* rows has room for one more: a row at p's step, of the final weights on
- * the test set as `caml eval` measures them, for a run whose last
- * evaluation was at an earlier step (stopped, or rolled back between two
- * evaluations), so that summary.json, metrics.csv and loss.png describe
- * the weights saved. Its train_loss is the mean over the steps since the
- * row before, as the trainer's rows have; its time counts as evaluating,
- * and p's seconds grow by it. */
-static void
-add_final_row (CamlModel *model, CamlLossKind loss, const CamlDataset *test, const float *losses,
-               long n_steps, CamlEvalRow *rows, int n_rows, CamlProgress *p)
-{
-  CamlEvalRow *row = &rows[n_rows];
-  long from = n_rows > 0 ? rows[n_rows - 1].step : 0;
-  double sum = 0;
-  for (long i = from; i < MIN (p->step, n_steps); i++)
-    sum += losses[i];
-  *row = (CamlEvalRow) { .step = p->step, .tokens = p->tokens };
-  row->train_loss = p->step > from ? sum / (double) (MIN (p->step, n_steps) - from) : NAN;
-  gint64 start = g_get_monotonic_time ();
-  caml_evaluate (model, loss, test, &row->test_loss, &row->test_metric);
-  double spent = (g_get_monotonic_time () - start) / 1e6;
-  p->seconds += spent;
-  p->eval_seconds += spent;
-  row->seconds = p->seconds;
-  row->eval_seconds = p->eval_seconds;
-}
-
 /* "stopped after 385 steps in 12.0s (…)" */
 static void
 print_ended (const CamlProgress *p, const CamlCliRun *how)
 {
   double training = p->seconds - p->eval_seconds;
   g_print ("%s after %ld step%s in %.1fs (%.1fs of them evaluating; %.0f steps/s",
-           state_name (p->state), p->step, p->step == 1 ? "" : "s", p->seconds, p->eval_seconds,
+           caml_run_state_name (p->state), p->step, p->step == 1 ? "" : "s", p->seconds, p->eval_seconds,
            training > 0 ? p->step / training : 0.0);
   if (p->tokens > 0)
     g_print (", %.0f tokens/s", training > 0 ? p->tokens / training : 0.0);
@@ -717,32 +418,46 @@ print_ended (const CamlProgress *p, const CamlCliRun *how)
     }
 }
 
+/* Where caml_run_results_write's problems go: printed, the first kept
+ * (Problems); a file written into the staging directory `dir` is named
+ * where it was to go, in out_dir. */
+typedef struct {
+  Problems   *problems;
+  const char *dir, *out_dir;   /* NULL: the files were written in place */
+} Said;
+
+static void
+on_results_say (CamlRunResultsSay kind, const char *message, gpointer user_data)
+{
+  Said *said = user_data;
+  if (kind == CAML_RUN_RESULTS_NOTE)
+    {
+      g_printerr ("%s: note: %s\n", g_get_prgname (), message);
+      return;
+    }
+  g_autoptr (GString) text = g_string_new (message);
+  if (said->dir != NULL)
+    {
+      g_autofree char *from = g_strconcat (said->dir, G_DIR_SEPARATOR_S, NULL);
+      g_autofree char *to = g_strconcat (said->out_dir, G_DIR_SEPARATOR_S, NULL);
+      g_string_replace (text, from, to, 0);
+    }
+  problem (said->problems, text->str);
+}
+
 /* A run that failed with nothing to keep (its weights went back to the
  * untrained ones): what an earlier run left in out_dir stays, and this
  * run's summary and loss plot go beside it as failed-summary.json and
  * failed-loss.png. */
 static void
-report_nothing_kept (const char *out_dir, const char *preset, const CamlExperiment *exp,
-                     const CamlCliRun *how, long resumed_step, const CamlProgress *p, const GError *run_error,
-                     const CamlDivergence *divergence, const float *losses, long n_losses,
-                     gboolean classification, const char *evaluated_on, const char *title,
+report_nothing_kept (const char *out_dir, const CamlRunResults *r, const CamlCliRun *how,
                      Problems *problems)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *summary_path = g_build_filename (out_dir, "failed-summary.json", NULL);
-  g_autofree char *loss_path = g_build_filename (out_dir, "failed-loss.png", NULL);
-  g_autofree char *loss_title = g_strdup_printf ("%s: failed", title);
-  /* no figures: the untrained weights are not what anyone asked for */
-  gboolean ok = kept (problems, write_summary (summary_path, preset, exp, how, resumed_step, p, NULL, NAN, NAN,
-                                               classification, NAN, FALSE, NULL,
-                                               run_error ? run_error->message : NULL,
-                                               divergence, &error), &error);
-  ok &= kept (problems, caml_report_write_loss (loss_path, NULL, 0, losses, n_losses, divergence,
-                                                classification, evaluated_on, loss_title,
-                                                &error), &error);
-  if (run_error)
-    problem (problems, run_error->message);
-  print_ended (p, how);
+  Said said = { .problems = problems };
+  gboolean ok = caml_run_results_write_failure (r, out_dir, on_results_say, &said);
+  if (r->run_error)
+    problem (problems, r->run_error->message);
+  print_ended (&r->p, how);
   if (ok)
     g_print ("nothing kept: the run failed before a step worth keeping, so %s/ keeps what it "
              "held; this run's failure is in failed-summary.json and failed-loss.png there\n",
@@ -752,46 +467,14 @@ report_nothing_kept (const char *out_dir, const char *preset, const CamlExperime
              "held; its failure report could not be written there (above)\n", out_dir);
 }
 
-/* What a run that keeps its results writes, and what it finds on the way:
- * done on a thread of its own (save_results) while the main loop waits for
- * it, or for a second Ctrl+C. */
+/* The results being written on a thread of their own (save_results) while
+ * the main loop waits for them, or for a second Ctrl+C. */
 typedef struct {
-  /* in */
-  const CamlExperiment *exp;
-  const char           *preset;
-  CamlModel            *model;
-  const CamlDataset    *train, *test;
-  Recorder             *rec;
-  const float          *losses;    /* kept, (n_steps) */
-  long                  n_steps;
-  const float          *plotted;   /* loss.png's, (n_plotted) */
-  long                  n_plotted;
-  const CamlDivergence *divergence;  /* or NULL */
-  const GError         *run_error;   /* or NULL */
-  gboolean              classification;
-  const char           *evaluated_on;
-  const char           *title;
-  gboolean              sigma_stretch;
-  const CamlCliRun     *how;
-  long                  resumed_step;  /* the step a resumed run went on from */
-  GBytes               *state;     /* trainer.state, or NULL: none */
-  const GError         *state_error;  /* why there is none when there should be */
-  const char           *dir;       /* the staging directory */
-  const char           *out_dir;   /* where its files go */
-  Problems             *problems;
-  GMainLoop            *loop;
-  /* in and out */
-  CamlProgress          p;         /* seconds grow by a final evaluation */
-  CamlEvalRow          *rows;      /* room for one more */
-  int                   n_rows;
-  /* out */
-  gboolean              final_row; /* rows[n_rows - 1] was added here */
-  double                train_loss, train_metric;
-  double                sigma_auc;
-  gboolean              sigma_high_on_fg;
-  CamlSigmaSource       sigma_source;  /* whose σ-maps (when rec->layer >= 0) */
-  GString              *drawn;     /* ", NAME" per file after loss.png */
-  gboolean              written_all;
+  CamlRunResults *results;
+  const char     *dir;         /* the staging directory */
+  Said            said;
+  GMainLoop      *loop;
+  gboolean        written_all; /* out */
 } Save;
 
 static gboolean
@@ -801,205 +484,15 @@ quit_loop (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-/* kept() for a file written into the staging directory: the message names
- * it where it was to go, in out_dir. */
-static gboolean
-written (Save *s, gboolean ok, GError **error)
-{
-  if (!ok && *error != NULL)
-    {
-      GString *message = g_string_new ((*error)->message);
-      g_autofree char *from = g_strconcat (s->dir, G_DIR_SEPARATOR_S, NULL);
-      g_autofree char *to = g_strconcat (s->out_dir, G_DIR_SEPARATOR_S, NULL);
-      g_string_replace (message, from, to, 0);
-      g_free ((*error)->message);
-      (*error)->message = g_string_free (message, FALSE);
-    }
-  return kept (s->problems, ok, error);
-}
-
-/* The step of a σ-map's file name, "sigma-stepN.png"; -1 for any other name. */
-static long
-sigma_file_step (const char *name)
-{
-  const char *digits = name + strlen ("sigma-step");
-  if (!g_str_has_prefix (name, "sigma-step") || !g_str_has_suffix (name, ".png")
-      || !g_ascii_isdigit (*digits))
-    return -1;
-  guint64 step;
-  g_autofree char *number = g_strndup (digits, strlen (digits) - strlen (".png"));
-  if (!g_ascii_string_to_unsigned (number, 10, 0, G_MAXLONG, &step, NULL))
-    return -1;
-  return (long) step;
-}
-
-static int
-compare_longs (gconstpointer a, gconstpointer b)
-{
-  long x = *(const long *) a, y = *(const long *) b;
-  return (x > y) - (x < y);
-}
-
-/* A resumed run cannot draw the σ-maps of the steps before it went on: the
- * ones the run it goes on with left in its directory, at those steps, are
- * copied beside the new results (which replace that directory's, or go to
- * --out). Appends their names to `names`. */
-static gboolean
-keep_earlier_sigma_maps (Save *s, GString *names, GError **error)
-{
-  const char *from = s->how->resume_dir;
-  g_autoptr (GDir) dir = from != NULL ? g_dir_open (from, 0, NULL) : NULL;
-  if (dir == NULL)
-    return TRUE;
-  g_autoptr (GArray) steps = g_array_new (FALSE, FALSE, sizeof (long));
-  const char *name;
-  while ((name = g_dir_read_name (dir)) != NULL)
-    {
-      long step = sigma_file_step (name);
-      g_autofree char *target = g_build_filename (s->dir, name, NULL);
-      if (step >= 0 && step <= s->resumed_step && !g_file_test (target, G_FILE_TEST_EXISTS))
-        g_array_append_val (steps, step);
-    }
-  g_array_sort (steps, compare_longs);
-  for (guint i = 0; i < steps->len; i++)
-    {
-      g_autofree char *file = g_strdup_printf ("sigma-step%ld.png",
-                                               g_array_index (steps, long, i));
-      g_autoptr (GFile) source = g_file_new_build_filename (from, file, NULL);
-      g_autoptr (GFile) target = g_file_new_build_filename (s->dir, file, NULL);
-      if (!g_file_copy (source, target, G_FILE_COPY_NONE, NULL, NULL, NULL, error))
-        return FALSE;
-      g_string_append_printf (names, ", %s", file);
-    }
-  return TRUE;
-}
-
 static gpointer
 save_results (gpointer user_data)
 {
   Save *s = user_data;
-  const CamlExperiment *exp = s->exp;
-  Recorder *rec = s->rec;
-  g_autoptr (GError) error = NULL;
-
-  /* The final weights on the whole training set, as `caml eval` measures
-   * them: summary.json's and the last line's train figures. */
-  s->train_loss = s->train_metric = NAN;
-  caml_evaluate (s->model, exp->loss, s->train, &s->train_loss, &s->train_metric);
-  /* … and on the test set, when the last evaluation was at an earlier step
-   * (a stopped run, or one rolled back to a step between evaluations). */
-  if (s->n_rows == 0 || s->rows[s->n_rows - 1].step != s->p.step)
-    {
-      add_final_row (s->model, exp->loss, s->test, s->losses, s->n_steps, s->rows, s->n_rows,
-                     &s->p);
-      s->n_rows++;
-      s->final_row = TRUE;
-    }
-  const CamlEvalRow *last = s->n_rows > 0 ? &s->rows[s->n_rows - 1] : NULL;
-
-  /* σ-maps: a grid at every snapshot (and at the end, whatever step that
-   * is), and the AUC over the first test images. */
-  s->sigma_auc = NAN;
-  s->sigma_high_on_fg = FALSE;
-  s->written_all = TRUE;
-  g_autoptr (GString) sigma_written = g_string_new (NULL);
-  if (rec->layer >= 0 && rec->error == NULL && rec->last_taken != s->p.step)
-    {
-      CamlSigmaSnapshot *snap = caml_sigma_snapshot_new (s->model, rec->layer, s->test,
-                                                         SIGMA_GRID_IMAGES, s->p.step,
-                                                         &rec->error);
-      if (snap)
-        g_ptr_array_add (rec->snapshots, snap);
-    }
-  if (rec->layer >= 0 && rec->error == NULL)
-    {
-      g_autoptr (CamlSigmaSnapshot) all = caml_sigma_snapshot_new (s->model, rec->layer, s->test,
-                                                                   SIGMA_AUC_IMAGES, s->p.step,
-                                                                   &rec->error);
-      if (all)
-        s->sigma_auc = caml_sigma_auc (all->images, all->height, all->width, all->maps,
-                                       all->map_h, all->map_w, all->count,
-                                       &s->sigma_high_on_fg);
-    }
-  if (rec->error)
-    {
-      problem (s->problems, rec->error->message);
-      g_clear_error (&rec->error);
-    }
-  CamlSigmaSource *source = &s->sigma_source;
-  if (rec->layer >= 0)
-    caml_report_sigma_source (s->model, rec->layer, source);
-  for (guint i = 0; i < rec->snapshots->len; i++)
-    {
-      const CamlSigmaSnapshot *snap = rec->snapshots->pdata[i];
-      g_autofree char *name = g_strdup_printf ("sigma-step%ld.png", snap->step);
-      g_autofree char *path = g_build_filename (s->dir, name, NULL);
-      if (written (s, caml_report_write_sigma_grid (path, snap, s->sigma_stretch,
-                                                    exp->name ? exp->name : "experiment",
-                                                    source, &error), &error))
-        g_string_append_printf (sigma_written, ", %s", name);
-      else
-        s->written_all = FALSE;
-    }
-
-  g_autoptr (GString) sigma_kept = g_string_new (NULL);
-  if (!written (s, keep_earlier_sigma_maps (s, sigma_kept, &error), &error))
-    s->written_all = FALSE;
-  g_string_prepend (sigma_written, sigma_kept->str);
-
-  g_autofree char *metrics_path = g_build_filename (s->dir, "metrics.csv", NULL);
-  g_autofree char *summary_path = g_build_filename (s->dir, "summary.json", NULL);
-  g_autofree char *weights_path = g_build_filename (s->dir, "model.weights", NULL);
-  g_autofree char *exp_path = g_build_filename (s->dir, "experiment.json", NULL);
-  g_autofree char *loss_path = g_build_filename (s->dir, "loss.png", NULL);
-  g_autofree char *words_path = g_build_filename (s->dir, "words.html", NULL);
-  g_autofree char *words_png = g_build_filename (s->dir, "words.png", NULL);
-  gboolean words = FALSE;
-  /* Every file tried even when one fails: each failure is reported. */
-  gboolean ok = TRUE;
-  ok &= written (s, caml_weights_save (s->model, weights_path, &error), &error);
-  if (s->state != NULL)
-    {
-      g_autofree char *state_path = g_build_filename (s->dir, "trainer.state", NULL);
-      gsize length;
-      const guint8 *data = g_bytes_get_data (s->state, &length);
-      ok &= written (s, caml_file_replace (state_path, data, length, &error), &error);
-    }
-  else if (s->state_error != NULL)   /* too large for a state file: the rest is kept */
-    g_printerr ("%s: note: no trainer.state, so --resume cannot go on with this run: %s\n",
-                g_get_prgname (), s->state_error->message);
-  ok &= written (s, caml_experiment_save_file (exp, exp_path, &error), &error);
-  ok &= written (s, caml_report_write_metrics (metrics_path, s->rows, s->n_rows,
-                                               s->classification, &error), &error);
-  ok &= written (s, write_summary (summary_path, s->preset, exp, s->how, s->resumed_step, &s->p, last,
-                                   s->train_loss, s->train_metric, s->classification,
-                                   s->sigma_auc, s->sigma_high_on_fg, source,
-                                   s->run_error ? s->run_error->message : NULL,
-                                   s->divergence, &error), &error);
-  ok &= written (s, caml_report_write_loss (loss_path, s->rows, s->n_rows, s->plotted,
-                                            s->n_plotted, s->divergence,
-                                            s->classification, s->evaluated_on,
-                                            s->title, &error), &error);
-  /* the plots of a model, before the σ-maps: ", surface.png, chi.png" … */
-  ok &= written (s, caml_report_write_surfaces (s->dir, exp, s->model, s->train,
-                                                s->drawn, &error), &error);
-  ok &= written (s, caml_report_write_words_on (words_path, words_png, s->title,
-                                                s->model, exp, s->train, s->test,
-                                                WORDS_SAMPLES,
-                                                WORDS_MIN_COUNT, WORDS_TOP, &words,
-                                                &error), &error);
-  if (words)
-    g_string_append (s->drawn, ", words.html, words.png");
-  g_string_append (s->drawn, sigma_written->str);
-  s->written_all &= ok;
+  s->written_all = caml_run_results_write (s->results, s->dir, on_results_say, &s->said);
   g_idle_add (quit_loop, s->loop);
   return NULL;
 }
 
-/* Trains model in a background thread (trainer's, which it frees; a
- * resumed run's from resumed_step on) while the main loop draws progress,
- * then writes every result file into out_dir. A divergence goes back to
- * the checkpoint (the last healthy evaluation, or the start). */
 /* The three files of a checkpoint folder (caml_checkpoint_write), and the
  * folder when nothing else is in it. */
 static void
@@ -1014,27 +507,123 @@ remove_checkpoint (const char *dir)
   g_rmdir (dir);
 }
 
+/* Writes the results of a run that made steps into a staging directory
+ * inside out_dir, on a thread while the main loop hears a second Ctrl+C,
+ * moves them into place, and says what the run did; `checkpoints`: the
+ * run wrote checkpoints in out_dir/checkpoint/ (several ranks). Returns the
+ * exit status. */
+static int
+keep_results (CamlRunResults *r, const CamlCliRun *how, gboolean checkpoints, Run *run,
+              Problems *problems)
+{
+  const char *out_dir = how->out_dir;
+  gboolean classification = r->train->n_classes > 0;
+  g_autoptr (GError) error = NULL;
+  /* What this run keeps is written into a staging directory inside
+   * out_dir (the same file system) and moved into place only when every
+   * file was written: a failure, or a second Ctrl+C, leaves out_dir as it
+   * was. */
+  g_autoptr (CamlCliResults) results = caml_cli_results_new (out_dir, &error);
+  if (results == NULL)
+    {
+      problem (problems, error->message);
+      stop_listening (run);
+      return 1;
+    }
+  Save save = {
+    .results = r, .dir = results->dir, .loop = run->loop,
+    .said = { .problems = problems, .dir = results->dir, .out_dir = out_dir },
+  };
+  run->staging = results->dir;
+  GThread *thread = g_thread_new ("caml-save", save_results, &save);
+  g_main_loop_run (run->loop);
+  g_thread_join (thread);
+  gboolean committed = save.written_all
+                       && kept (problems, caml_cli_results_commit (results,
+                                                                   caml_run_results_is_name,
+                                                                   &error), &error);
+  /* the run's own results replace its checkpoints, and those of the run
+   * it went on from (--resume OUT/checkpoint --out OUT) */
+  g_autofree char *own_dir = g_build_filename (out_dir, "checkpoint", NULL);
+  g_autofree char *own = g_canonicalize_filename (own_dir, NULL);
+  g_autofree char *from = how->resume_dir != NULL
+                          ? g_canonicalize_filename (how->resume_dir, NULL) : NULL;
+  if (committed && (checkpoints || g_strcmp0 (own, from) == 0))
+    remove_checkpoint (own);
+  run->checkpoint_dir = NULL;
+  /* The moves are done (or undone), and abort nothing now. A Ctrl+C that
+   * came during them is pending on the main context, or only noted
+   * (raw_signal): hear it before the signal sources go, so that the run
+   * still ends by it (the trainer and the save thread have ended; only the
+   * signal sources are left). */
+  run->staging = NULL;
+  run->ended = TRUE;
+  run->kept = committed;
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  /* Sources gone first: a signal after this takes its default action (GLib
+   * restores it with the last source), one before it was noted. */
+  stop_listening (run);
+  if (raw_signal != 0 && run->signal == 0)   /* not yet dispatched by GLib */
+    on_interrupt (run, raw_signal);
+  g_clear_pointer (&results, caml_cli_results_free);   /* removes what was not committed */
+
+  const CamlEvalRow *last = r->n_rows > 0 ? &r->rows[r->n_rows - 1] : NULL;
+  if (r->final_row && !how->quiet && !run->tty)
+    print_row (last, classification, run->evaluated_on);
+  if (r->run_error)
+    problem (problems, r->run_error->message);
+  print_ended (&r->p, how);
+  if (last)
+    g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
+             r->train_loss, run->evaluated_on, last->test_loss,
+             classification ? "accuracy" : "mse", r->train_metric,
+             run->evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
+  if (!isnan (r->sigma_auc))
+    {
+      g_autofree char *of = caml_report_sigma_source_text (&r->sigma_source);
+      g_print ("sigma_auc %.4f (χ higher on the %s; σ-maps of %s)\n", r->sigma_auc,
+               r->sigma_high_on_fg ? "foreground" : "background", of);
+    }
+  if (committed)
+    g_print ("results in %s/ (metrics.csv, summary.json, model.weights%s, experiment.json, "
+             "loss.png%s)\n", out_dir, r->state != NULL ? ", trainer.state" : "",
+             r->drawn->str);
+  else
+    g_print ("nothing kept: some results could not be written (above), so %s/ keeps what "
+             "it held\n", out_dir);
+  if (committed && r->diverged && r->state != NULL)
+    g_print ("to go on from step %ld: lower optimizer.lr in %s/experiment.json, then "
+             "`caml train --resume %s`\n", r->p.step, out_dir, out_dir);
+  if (!committed || r->p.state == CAML_TRAINER_FAILED)
+    return 1;
+  return run->signal != 0 ? 128 + run->signal : 0;
+}
+
+/* Trains model in a background thread (trainer's, which it frees; a
+ * resumed run's from resumed_step on) while the main loop draws progress,
+ * then writes every result file into out_dir. A divergence goes back to
+ * the checkpoint (the last healthy evaluation, or the start). */
 static int
 run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                 const CamlDataset *train, const CamlDataset *test, CamlTrainer *trainer,
                 CamlCheckpoint *checkpoint, long resumed_step, long *sigma_steps,
                 int n_sigma_steps, Run *run, Problems *problems)
 {
-  const char *preset = how->preset, *source = how->source, *out_dir = how->out_dir;
+  const char *source = how->source, *out_dir = how->out_dir;
   gboolean quiet = how->quiet;
   g_autoptr (GError) error = NULL;
-  Recorder rec = {
-    .trainer = trainer, .test = test, .layer = caml_report_sigma_layer (model),
-    .snapshots = g_ptr_array_new_with_free_func ((GDestroyNotify) caml_sigma_snapshot_free),
-    .last_taken = -1, .steps = sigma_steps, .n_steps = n_sigma_steps,
-    .checkpoint = checkpoint, .exp = exp, .train = train,
+  g_autoptr (CamlRunRecorder) rec = caml_run_recorder_new (trainer, model, test, sigma_steps,
+                                                           n_sigma_steps);
+  Watch watch = {
+    .trainer = trainer, .rec = rec, .checkpoint = checkpoint, .exp = exp, .train = train,
     .checkpoint_dir = run_ranks (how) > 1 ? g_build_filename (out_dir, "checkpoint", NULL)
-                                              : NULL,
+                                          : NULL,
     .tick = g_timeout_source_new (100),
   };
-  run->checkpoint_dir = rec.checkpoint_dir;
+  run->checkpoint_dir = watch.checkpoint_dir;
 
-  caml_trainer_set_progress_func (trainer, on_trainer_progress, &rec, 1);
+  caml_trainer_set_progress_func (trainer, on_trainer_progress, &watch, 1);
   run->trainer = trainer;
   run->evaluated_on = caml_report_evaluated_on (exp);
   /* a resumed run's rows so far were printed by the run it goes on with */
@@ -1050,12 +639,12 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
                train->n, test->n,
                exp->data.validation_fraction > 0
                ? "validation samples held out of the training set" : "test samples");
-      if (rec.checkpoint_dir != NULL)
+      if (watch.checkpoint_dir != NULL)
         g_print ("on %d ranks of %d thread%s each, each batch of %d shared among them; a "
                  "checkpoint at every evaluation in %s/\n", run_ranks (how),
                  caml_trainer_get_threads (trainer),
                  caml_trainer_get_threads (trainer) == 1 ? "" : "s",
-                 exp->batch_size, rec.checkpoint_dir);
+                 exp->batch_size, watch.checkpoint_dir);
       if (how->resume_dir != NULL)
         g_print ("going on from step %ld in %s/ (the weights, the optimizer's state, the "
                  "batch order and the losses as they were)\n", resumed_step, how->resume_dir);
@@ -1079,192 +668,66 @@ run_and_report (CamlExperiment *exp, const CamlCliRun *how, CamlModel *model,
       problem (problems, error->message);
       caml_trainer_free (trainer);
       run->trainer = NULL;
-      g_ptr_array_free (rec.snapshots, TRUE);
-      g_source_unref (rec.tick);
+      run->checkpoint_dir = NULL;
+      g_free (watch.checkpoint_dir);
+      g_source_unref (watch.tick);
       return 1;
     }
   /* removes itself when the run ends */
-  g_source_set_callback (rec.tick, on_tick, run, NULL);
-  g_source_attach (rec.tick, NULL);
+  g_source_set_callback (watch.tick, on_tick, run, NULL);
+  g_source_attach (watch.tick, NULL);
   g_main_loop_run (run->loop);
   caml_trainer_join (trainer);
-  g_clear_pointer (&rec.tick, g_source_unref);
+  g_clear_pointer (&watch.tick, g_source_unref);
 
-  CamlProgress p;
-  caml_trainer_get_progress (trainer, &p);
-  int n_rows = 0;
-  long n_steps = 0;
-  CamlDivergence divergence;
-  gboolean diverged = caml_trainer_get_divergence (trainer, &divergence);
-  /* loss.png: the losses up to the failed step, not only those kept */
-  g_autofree float *losses = caml_trainer_copy_losses (trainer, &n_steps);
-  long n_plotted = n_steps;
-  g_autofree float *plotted = diverged ? losses_through_divergence (losses, n_steps, &rec,
-                                                                    &divergence, p.last_loss,
-                                                                    &n_plotted)
-                                       : NULL;
-  /* The trainer rolled back to the last weights whose loss was finite and
-   * in bounds, one or two steps back, which may have blown up already: the
-   * run goes back to its last healthy evaluation, as the workbench's
-   * Continue does, so that a lower rate resumed from there trains. */
-  if (diverged && caml_checkpoint_get_step (checkpoint, trainer) < divergence.rolled_back_to)
+  /* summary.json's origin; on several ranks the gradient sums as this
+   * (the first) rank saw them */
+  CamlRunOrigin origin = {
+    .preset = how->preset, .resumed_from = how->resume_dir, .resumed_step = resumed_step,
+    .init_weights = how->resume_dir ? how->started_from : how->init_weights,
+    .ranks = run_ranks (how),
+  };
+  if (origin.ranks > 1)
+    caml_cli_mpi_reduced (&origin.allreduce_calls, &origin.allreduce_bytes,
+                          &origin.allreduce_seconds);
+  CamlRunResults r = {
+    .exp = exp, .origin = &origin, .model = model, .train = train, .test = test, .rec = rec,
+    .sigma_stretch = how->sigma_stretch,
+  };
+  caml_run_results_take (&r, trainer, checkpoint, &error);
+  if (error != NULL)
     {
-      if (caml_checkpoint_roll_back (checkpoint, trainer, &error))
-        {
-          caml_trainer_get_divergence (trainer, &divergence);
-          caml_trainer_get_progress (trainer, &p);
-          g_free (losses);
-          losses = caml_trainer_copy_losses (trainer, &n_steps);
-          /* no σ-maps of the weights gone back from */
-          for (guint i = rec.snapshots->len; i-- > 0;)
-            if (((CamlSigmaSnapshot *) rec.snapshots->pdata[i])->step > p.step)
-              g_ptr_array_remove_index (rec.snapshots, i);
-          /* the latest kept is the latest taken: one at the step gone back
-           * to is not taken again when the results are saved */
-          if (rec.last_taken > p.step)
-            rec.last_taken = rec.snapshots->len > 0
-                             ? ((CamlSigmaSnapshot *) rec.snapshots->pdata[rec.snapshots->len - 1])->step
-                             : -1;
-        }
-      else   /* it keeps the step it rolled back to itself */
-        {
-          g_prefix_error (&error, "going back to step %ld after the divergence: ",
-                          caml_checkpoint_get_step (checkpoint, trainer));
-          problem (problems, error->message);
-          g_clear_error (&error);
-        }
+      problem (problems, error->message);
+      g_clear_error (&error);
     }
-  g_autofree CamlEvalRow *trainer_rows = caml_trainer_copy_rows (trainer, &n_rows);
-  g_autoptr (GError) run_error = caml_trainer_get_error (trainer);
-  /* what `caml train --resume` goes on from: a diverged run's is that of
-   * the step it rolled back to */
-  g_autoptr (GError) state_error = NULL;
-  g_autoptr (GBytes) state = p.step > 0 ? caml_trainer_state_to_bytes (trainer, &state_error)
-                                        : NULL;
   caml_trainer_free (trainer);
   run->trainer = NULL;
-  gboolean classification = train->n_classes > 0;
-  g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
-                                            exp->name ? exp->name : "experiment", exp->seed);
 
-  if (p.state == CAML_TRAINER_FAILED && p.step == 0)
+  int status = 1;
+  if (r.p.state == CAML_TRAINER_FAILED && r.p.step == 0)
     {
       /* Nothing of this run is worth keeping: the directory keeps what it
        * held (an earlier run's results), and this one's failure goes
        * beside them under names of its own. */
-      g_ptr_array_free (rec.snapshots, TRUE);
-      g_clear_error (&rec.error);
       stop_listening (run);
-      report_nothing_kept (out_dir, preset, exp, how, resumed_step, &p, run_error, diverged ? &divergence : NULL,
-                           plotted ? plotted : losses, n_plotted, classification,
-                           run->evaluated_on, title, problems);
-      return 1;
+      report_nothing_kept (out_dir, &r, how, problems);
     }
-  if (p.state == CAML_TRAINER_STOPPED && p.step == 0)
+  else if (r.p.state == CAML_TRAINER_STOPPED && r.p.step == 0)
     {
       /* Stopped before its first step: untrained weights are nothing to
        * keep, and an earlier run's results stay. */
-      g_ptr_array_free (rec.snapshots, TRUE);
-      g_clear_error (&rec.error);
       stop_listening (run);
-      print_ended (&p, how);
+      print_ended (&r.p, how);
       g_print ("nothing kept: stopped before the first step, so %s/ keeps what it held\n",
                out_dir);
-      return run->signal != 0 ? 128 + run->signal : 1;
+      status = run->signal != 0 ? 128 + run->signal : 1;
     }
-  /* What this run keeps is written into a staging directory inside
-   * out_dir (the same file system) and moved into place only when every
-   * file was written: a failure, or a second Ctrl+C, leaves out_dir as it
-   * was. */
-  g_autoptr (CamlCliResults) results = caml_cli_results_new (out_dir, &error);
-  if (results == NULL)
-    {
-      problem (problems, error->message);
-      g_ptr_array_free (rec.snapshots, TRUE);
-      g_clear_error (&rec.error);
-      stop_listening (run);
-      return 1;
-    }
-  Save save = {
-    .exp = exp, .preset = preset, .model = model, .train = train, .test = test, .rec = &rec,
-    .losses = losses, .n_steps = n_steps,
-    .plotted = plotted ? plotted : losses, .n_plotted = n_plotted,
-    .divergence = diverged ? &divergence : NULL, .run_error = run_error,
-    .classification = classification, .evaluated_on = run->evaluated_on, .title = title,
-    .sigma_stretch = how->sigma_stretch, .how = how, .resumed_step = resumed_step,
-    .state = state, .state_error = state_error,
-    .dir = results->dir, .out_dir = out_dir, .problems = problems, .loop = run->loop,
-    .p = p, .rows = g_renew (CamlEvalRow, g_steal_pointer (&trainer_rows), n_rows + 1),
-    .n_rows = n_rows, .drawn = g_string_new (NULL),
-  };
-  run->staging = results->dir;
-  GThread *thread = g_thread_new ("caml-save", save_results, &save);
-  g_main_loop_run (run->loop);
-  g_thread_join (thread);
-  g_ptr_array_free (rec.snapshots, TRUE);
-  gboolean committed = save.written_all
-                       && kept (problems, caml_cli_results_commit (results, is_result_name,
-                                                                   &error), &error);
-  /* the run's own results replace its checkpoints, and those of the run
-   * it went on from (--resume OUT/checkpoint --out OUT) */
-  g_autofree char *own_dir = g_build_filename (out_dir, "checkpoint", NULL);
-  g_autofree char *own = g_canonicalize_filename (own_dir, NULL);
-  g_autofree char *from = how->resume_dir != NULL
-                          ? g_canonicalize_filename (how->resume_dir, NULL) : NULL;
-  if (committed && (rec.checkpoint_dir != NULL || g_strcmp0 (own, from) == 0))
-    remove_checkpoint (own);
-  run->checkpoint_dir = NULL;
-  g_clear_pointer (&rec.checkpoint_dir, g_free);
-  /* The moves are done (or undone), and abort nothing now. A Ctrl+C that
-   * came during them is pending on the main context, or only noted
-   * (raw_signal): hear it before the signal sources go, so that the run
-   * still ends by it (the trainer and the save thread have ended; only the
-   * signal sources are left). */
-  run->staging = NULL;
-  run->ended = TRUE;
-  run->kept = committed;
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  /* Sources gone first: a signal after this takes its default action (GLib
-   * restores it with the last source), one before it was noted. */
-  stop_listening (run);
-  if (raw_signal != 0 && run->signal == 0)   /* not yet dispatched by GLib */
-    on_interrupt (run, raw_signal);
-  g_clear_pointer (&results, caml_cli_results_free);   /* removes what was not committed */
-  p = save.p;
-
-  const CamlEvalRow *last = save.n_rows > 0 ? &save.rows[save.n_rows - 1] : NULL;
-  if (save.final_row && !quiet && !run->tty)
-    print_row (last, classification, run->evaluated_on);
-  if (run_error)
-    problem (problems, run_error->message);
-  print_ended (&p, how);
-  if (last)
-    g_print ("train_loss %.6g  %s_loss %.6g  train_%s %.6g  %s_%s %.6g\n",
-             save.train_loss, run->evaluated_on, last->test_loss,
-             classification ? "accuracy" : "mse", save.train_metric,
-             run->evaluated_on, classification ? "accuracy" : "mse", last->test_metric);
-  if (!isnan (save.sigma_auc))
-    {
-      g_autofree char *of = caml_report_sigma_source_text (&save.sigma_source);
-      g_print ("sigma_auc %.4f (χ higher on the %s; σ-maps of %s)\n", save.sigma_auc,
-               save.sigma_high_on_fg ? "foreground" : "background", of);
-    }
-  if (committed)
-    g_print ("results in %s/ (metrics.csv, summary.json, model.weights%s, experiment.json, "
-             "loss.png%s)\n", out_dir, state != NULL ? ", trainer.state" : "",
-             save.drawn->str);
   else
-    g_print ("nothing kept: some results could not be written (above), so %s/ keeps what "
-             "it held\n", out_dir);
-  if (committed && diverged && state != NULL)
-    g_print ("to go on from step %ld: lower optimizer.lr in %s/experiment.json, then "
-             "`caml train --resume %s`\n", p.step, out_dir, out_dir);
-  g_string_free (save.drawn, TRUE);
-  g_free (save.rows);
-  if (!committed || p.state == CAML_TRAINER_FAILED)
-    return 1;
-  return run->signal != 0 ? 128 + run->signal : 0;
+    status = keep_results (&r, how, watch.checkpoint_dir != NULL, run, problems);
+  run->checkpoint_dir = NULL;
+  g_free (watch.checkpoint_dir);
+  caml_run_results_clear (&r);
+  return status;
 }
 
 /* The run's trainer; resuming, with the weights and state of how->resume_dir
@@ -1502,9 +965,10 @@ caml_cli_run_experiment (CamlExperiment *exp, const CamlCliRun *how, char **fail
     problem (&problems, load.error->message);
   else if (rank > 0)
     ready = TRUE;
-  else if (!check_result_names (how->out_dir, (names = planned_result_names (load.model,
-                                                                             load.train,
-                                                                             steps, n_steps)),
+  else if (!check_result_names (how->out_dir, (names = caml_run_results_planned_names (load.model,
+                                                                                       load.train,
+                                                                                       steps,
+                                                                                       n_steps)),
                                 &error))
     problem (&problems, error->message);
   else if (!(made_dirs = caml_cli_make_dirs (how->out_dir), caml_cli_ensure_dir (how->out_dir, &error)))
@@ -2029,8 +1493,8 @@ caml_cli_eval (int argc, char **argv)
              high_on_fg ? "foreground" : "background");
   if (out_dir && (!caml_report_write_surfaces (out_dir, exp, model, train, drawn, &error)
                   || !caml_report_write_words_on (words_path, words_png, title, model,
-                                                  exp, train, test, WORDS_SAMPLES,
-                                                  WORDS_MIN_COUNT, WORDS_TOP, &words, &error)))
+                                                  exp, train, test, CAML_RUN_WORDS_SAMPLES,
+                                                  CAML_RUN_WORDS_MIN_COUNT, CAML_RUN_WORDS_TOP, &words, &error)))
     {
       g_printerr ("caml eval: %s\n", error->message);
       goto out;
