@@ -600,6 +600,107 @@ caml_run_results_write (CamlRunResults *r, const char *dir, CamlRunResultsReport
   return written_all && ok;
 }
 
+/* ------------------------------------------------------------ resuming */
+
+/* The preset, init_weights and as_trained (the experiment, as JSON) of the
+ * summary.json in dir, when it has them; NULL otherwise. A summary that
+ * cannot be read only loses them: the run itself comes from
+ * experiment.json and trainer.state. */
+void
+caml_run_results_read_summary (const char *dir, char **preset, char **init_weights, char **as_trained)
+{
+  g_autofree char *path = g_build_filename (dir, "summary.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  *preset = *init_weights = *as_trained = NULL;
+  if (!json_parser_load_from_file (parser, path, NULL))
+    return;
+  JsonNode *root = json_parser_get_root (parser);
+  JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  JsonNode *node;
+  if (o && (node = json_object_get_member (o, "preset")) && JSON_NODE_HOLDS_VALUE (node)
+      && json_node_get_value_type (node) == G_TYPE_STRING)
+    *preset = json_node_dup_string (node);
+  if (o && (node = json_object_get_member (o, "init_weights")) && JSON_NODE_HOLDS_VALUE (node)
+      && json_node_get_value_type (node) == G_TYPE_STRING)
+    *init_weights = json_node_dup_string (node);
+  if (o && (node = json_object_get_member (o, "as_trained")) && JSON_NODE_HOLDS_VALUE (node)
+      && json_node_get_value_type (node) == G_TYPE_STRING)
+    *as_trained = json_node_dup_string (node);
+}
+
+/* What of a saved run's experiment.json --resume lets change: the live
+ * settings (the trainer takes them at any step), the names, the plots'
+ * domain, and where the data files are (moved or renamed since: a text
+ * set's vocabulary is checked against the weights' all the same). */
+static void
+copy_live_settings (CamlExperiment *to, const CamlExperiment *from)
+{
+  for (int i = 0; i < 4; i++)
+    {
+      g_free (to->data.idx_paths[i]);
+      to->data.idx_paths[i] = g_strdup (from->data.idx_paths[i]);
+      to->plot_domain[i] = from->plot_domain[i];
+    }
+  for (int i = 0; i < 2; i++)
+    {
+      g_free (to->data.text_paths[i]);
+      to->data.text_paths[i] = g_strdup (from->data.text_paths[i]);
+    }
+  g_free (to->data.embeddings);
+  to->data.embeddings = g_strdup (from->data.embeddings);
+  to->optimizer.lr = from->optimizer.lr;
+  to->optimizer.em_steps = from->optimizer.em_steps;
+  to->optimizer.weight_decay = from->optimizer.weight_decay;
+  to->steps = from->steps;
+  to->eval_every = from->eval_every;
+  g_free (to->name);
+  to->name = g_strdup (from->name);
+  g_free (to->description);
+  to->description = g_strdup (from->description);
+  g_free (to->paper);
+  to->paper = g_strdup (from->paper);
+}
+
+/* A resumed run is the saved one going on: its experiment.json (exp, as
+ * loaded) may differ from the experiment it was trained with (as_trained,
+ * from summary.json) in the live settings only. Another loss, data
+ * setting or layer option would still load the state and go on silently
+ * as a different run. */
+gboolean
+caml_run_results_check_resumed (const CamlExperiment *exp, const char *as_trained,
+                          const char *source, GError **error)
+{
+  CamlExperiment *then = caml_experiment_load_data (as_trained, -1, "summary.json", NULL);
+  if (then == NULL)   /* an older or damaged summary: nothing to hold it to */
+    return TRUE;
+  copy_live_settings (then, exp);
+  g_autofree char *was = caml_experiment_to_json (then);
+  g_autofree char *now = caml_experiment_to_json (exp);
+  caml_experiment_free (then);
+  if (g_str_equal (was, now))
+    return TRUE;
+  g_auto (GStrv) was_lines = g_strsplit (was, "\n", -1);
+  g_auto (GStrv) now_lines = g_strsplit (now, "\n", -1);
+  int i = 0;
+  while (was_lines[i] != NULL && now_lines[i] != NULL && g_str_equal (was_lines[i], now_lines[i]))
+    i++;
+  char *lines[2] = { was_lines[i], now_lines[i] };
+  for (int k = 0; k < 2; k++)
+    {
+      lines[k] = g_strstrip (g_strdup (lines[k] != NULL ? lines[k] : ""));
+      if (g_str_has_suffix (lines[k], ","))
+        lines[k][strlen (lines[k]) - 1] = '\0';
+    }
+  g_autofree char *was_line = lines[0], *now_line = lines[1];
+  g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+               "%s has %s where the run was trained with %s: a resumed run may change only "
+               "optimizer.lr, em_steps and weight_decay, training.steps and eval_every, the "
+               "data files' paths and plot.domain (to train the weights on otherwise, use "
+               "--init-weights)", source, now_line,
+               was_line);
+  return FALSE;
+}
+
 /* ------------------------------------------------------------ names */
 
 gboolean

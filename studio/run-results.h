@@ -147,4 +147,22 @@ gboolean   caml_run_results_is_name (const char *name);
 GPtrArray *caml_run_results_planned_names (const CamlModel *model, const CamlDataset *train,
                                            const long *steps, int n_steps);
 
+/* Going on with a run saved in a results folder (`caml train --resume`):
+ * the preset, init_weights and as_trained (the experiment, as JSON) of its
+ * summary.json, when it has them; NULL otherwise. A summary that cannot be
+ * read only loses them: the run itself comes from experiment.json and
+ * trainer.state. */
+void     caml_run_results_read_summary (const char *dir, char **preset, char **init_weights,
+                                        char **as_trained);
+/* A resumed run is the saved one going on: its experiment.json (exp, as
+ * loaded from source) may differ from the experiment it was trained with
+ * (as_trained) in the live settings only — optimizer.lr, em_steps and
+ * weight_decay, training.steps and eval_every, the names, the data files'
+ * paths and plot.domain. Another loss, data setting or layer option would
+ * still load the state and go on silently as a different run: an error
+ * names the first line that differs. TRUE when as_trained does not load
+ * (an older or damaged summary: nothing to hold it to). */
+gboolean caml_run_results_check_resumed (const CamlExperiment *exp, const char *as_trained,
+                                         const char *source, GError **error);
+
 G_END_DECLS
