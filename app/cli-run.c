@@ -20,6 +20,7 @@
 #include "cli-mpi.h"
 #include "cli-progress.h"
 #include "cli-results.h"
+#include "caml-run.h"
 #include "report.h"
 #include "run-results.h"
 
@@ -490,15 +491,14 @@ save_results (gpointer user_data)
   return NULL;
 }
 
-/* The three files of a checkpoint folder (caml_checkpoint_write), and the
- * folder when nothing else is in it. */
+/* The three files of a checkpoint folder (caml_checkpoint_write: those of
+ * the workbench's Save Run), and the folder when nothing else is in it. */
 static void
 remove_checkpoint (const char *dir)
 {
-  static const char *const names[] = { "model.weights", "trainer.state", "experiment.json" };
-  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+  for (int i = 0; caml_run_resumable_files[i] != NULL; i++)
     {
-      g_autofree char *path = g_build_filename (dir, names[i], NULL);
+      g_autofree char *path = g_build_filename (dir, caml_run_resumable_files[i], NULL);
       g_unlink (path);
     }
   g_rmdir (dir);

@@ -351,8 +351,7 @@ caml_cli_eval (int argc, char **argv)
   g_autoptr (GString) drawn = g_string_new (NULL);   /* ", NAME" per file drawn */
   g_autofree char *words_path = out_dir ? g_build_filename (out_dir, "words.html", NULL) : NULL;
   g_autofree char *words_png = out_dir ? g_build_filename (out_dir, "words.png", NULL) : NULL;
-  g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
-                                            exp->name ? exp->name : "experiment", exp->seed);
+  g_autofree char *title = caml_run_results_title (exp);
   if (!caml_experiment_load_datasets (exp, &train, &test, &error)
       /* the layers only: every weight comes from the file (no word vectors to read) */
       || !(model = caml_experiment_build_model (exp, &train->x_shape, &error)))

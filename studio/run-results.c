@@ -217,9 +217,8 @@ plotted (const CamlRunResults *r)
   return r->plotted != NULL ? r->plotted : r->losses;
 }
 
-/* "NAME, seed N": loss.png's and words.html's title. */
-static char *
-run_title (const CamlExperiment *exp)
+char *
+caml_run_results_title (const CamlExperiment *exp)
 {
   return g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT, exp->name ? exp->name : "experiment",
                           exp->seed);
@@ -374,7 +373,7 @@ caml_run_results_write_failure (const CamlRunResults *r, const char *dir,
   g_autoptr (GError) error = NULL;
   g_autofree char *summary_path = g_build_filename (dir, "failed-summary.json", NULL);
   g_autofree char *loss_path = g_build_filename (dir, "failed-loss.png", NULL);
-  g_autofree char *title = run_title (r->exp);
+  g_autofree char *title = caml_run_results_title (r->exp);
   g_autofree char *loss_title = g_strdup_printf ("%s: failed", title);
   /* no figures: the untrained weights are not what anyone asked for */
   gboolean ok = kept (write_summary (r, summary_path, FALSE, &error), &error, report, user_data);
@@ -534,7 +533,7 @@ caml_run_results_write (CamlRunResults *r, const char *dir, CamlRunResultsReport
   const CamlExperiment *exp = r->exp;
   g_autoptr (GError) error = NULL;
   gboolean classification = r->train->n_classes > 0;
-  g_autofree char *title = run_title (exp);
+  g_autofree char *title = caml_run_results_title (exp);
   if (r->drawn == NULL)
     r->drawn = g_string_new (NULL);
 

@@ -57,6 +57,10 @@ typedef struct {
   double      allreduce_bytes, allreduce_seconds;
 } CamlRunOrigin;
 
+/* "NAME, seed N": the title of a run's loss.png and words page (the
+ * workbench's exported words page too). */
+char *caml_run_results_title (const CamlExperiment *exp);
+
 /* "idle", "running", "paused", "finished", "stopped", "failed". */
 const char *caml_run_state_name (CamlTrainerState state);
 
