@@ -288,6 +288,7 @@ on_trainer_progress (const CamlProgress *p, gpointer user_data)
     }
   caml_run_recorder_progress (watch->rec, p);
 }
+
 /* "1000,5000,last" → ascending steps; "last" is the run's final step. */
 static gboolean
 parse_steps_list (const char *text, long total, long **steps, int *n_steps, GError **error)
