@@ -9,6 +9,7 @@
 
 #include "cli-common.h"
 #include "presets.h"
+#include "report.h"
 
 CamlExperiment *
 caml_cli_load_experiment (const char *command, const char *preset, char **args,
@@ -595,22 +596,11 @@ caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kerne
 gboolean
 caml_cli_json_write (JsonBuilder *b, const char *path, GError **error)
 {
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  gsize length = 0;
-  g_autofree char *text = json_generator_to_data (gen, &length);
-  g_autofree char *line = g_strconcat (text, "\n", NULL);
-  return caml_file_replace (path, line, length + 1, error);
+  return caml_report_json_write (b, path, error);
 }
 
 void
 caml_cli_json_add_number (JsonBuilder *b, const char *key, double value)
 {
-  json_builder_set_member_name (b, key);
-  if (isfinite (value))
-    json_builder_add_double_value (b, value);
-  else
-    json_builder_add_null_value (b);
+  caml_report_json_add_number (b, key, value);
 }

@@ -128,7 +128,9 @@ caml_cli_interrupted (int status)
 }
 
 /* key: value in a JSON object being built; JSON has no inf or nan, so a
- * figure that is not finite (not measured) is null. */
+ * figure that is not finite (not measured) is null. (report.h's
+ * caml_report_json_add_number and caml_report_json_write, which write a
+ * run's summary.json, under the names the other commands use.) */
 void caml_cli_json_add_number (JsonBuilder *b, const char *key, double value);
 /* The document b has built, pretty-printed with a final newline, written
  * with caml_file_replace. */

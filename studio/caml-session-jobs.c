@@ -666,14 +666,12 @@ write_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
         ok = caml_weights_save (model, job->path, &error);
       else
         {
-          g_autofree char *title = g_strdup_printf ("%s, seed %" G_GUINT64_FORMAT,
-                                                    job->exp->name ? job->exp->name
-                                                                   : "experiment",
-                                                    job->exp->seed);
+          g_autofree char *title = caml_run_results_title (job->exp);
           gboolean written = FALSE;
           ok = caml_report_write_words_on (job->path, NULL, title, model, job->exp,
                                            job->data->train, job->data->test,
-                                           WORDS_PAGE_SAMPLES, WORDS_MIN_COUNT, WORDS_PAGE_TOP,
+                                           CAML_RUN_WORDS_SAMPLES, CAML_RUN_WORDS_MIN_COUNT,
+                                           CAML_RUN_WORDS_TOP,
                                            &written, &error);
           if (ok && !written)
             {

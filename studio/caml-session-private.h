@@ -5,14 +5,12 @@
 #pragma once
 
 #include "caml-session.h"
+#include "run-results.h"
 
 #define UPDATE_INTERVAL_US  100000   /* ≤ 10 copies of a run per second */
 #define PACE_TICK_MS        50       /* the speed's tick: 20 grants a second */
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 #define BUILD_QUIET_MS      300      /* a build on built-in data says nothing until then */
-#define WORDS_MIN_COUNT     20       /* words pages: words seen this often in training */
-#define WORDS_PAGE_SAMPLES  20       /* exported words page: test texts shown, as caml train */
-#define WORDS_PAGE_TOP      50       /* … and words in each list */
 
 /* Work done on a worker thread (GTask). */
 typedef enum {

@@ -145,6 +145,29 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
                           "parts.png", written, error);
 }
 
+void
+caml_report_json_add_number (JsonBuilder *b, const char *key, double value)
+{
+  json_builder_set_member_name (b, key);
+  if (isfinite (value))
+    json_builder_add_double_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+gboolean
+caml_report_json_write (JsonBuilder *b, const char *path, GError **error)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  gsize length = 0;
+  g_autofree char *text = json_generator_to_data (gen, &length);
+  g_autofree char *line = g_strconcat (text, "\n", NULL);
+  return caml_file_replace (path, line, length + 1, error);
+}
+
 gboolean
 caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,
                            gboolean classification, GError **error)
@@ -333,7 +356,8 @@ caml_report_write_sigma_eval (const char *dir, const char *name, CamlModel *mode
   if (layer < 0)
     return TRUE;
   g_autoptr (CamlSigmaSnapshot) all = caml_sigma_snapshot_new (model, layer, set,
-                                                               MIN (set->n, 1000), -1, error);
+                                                               CAML_REPORT_SIGMA_AUC_IMAGES,
+                                                               -1, error);
   if (all == NULL)
     return FALSE;
   *auc = caml_sigma_auc (all->images, all->height, all->width, all->maps, all->map_h,

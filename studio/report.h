@@ -3,6 +3,7 @@
 #pragma once
 
 #include "caml.h"
+#include <json-glib/json-glib.h>
 
 typedef struct _CamlPlotBars CamlPlotBars;   /* caml-plot.h */
 typedef struct _CamlPlotLine CamlPlotLine;   /* caml-plot.h */
@@ -116,8 +117,12 @@ gboolean caml_report_write_sigma_grid (const char *path, const CamlSigmaSnapshot
                                        gboolean stretch, const char *name,
                                        const CamlSigmaSource *source, GError **error);
 
+/* The test images a run's (and `caml eval`'s) sigma_auc is measured over,
+ * at most. */
+#define CAML_REPORT_SIGMA_AUC_IMAGES 1000
+
 /* For `caml eval`: when the model has σ-maps (caml_report_sigma_layer), sets
- * *auc and *high_on_foreground from the first 1000 images of set
+ * *auc and *high_on_foreground from the first CAML_REPORT_SIGMA_AUC_IMAGES images of set
  * (caml_sigma_auc), and when dir is not NULL writes sigma.png there (the
  * first 64 beside their σ-maps, no step in the title) and appends
  * ", sigma.png" to written. *auc is NaN when the model has no σ-maps. */
@@ -125,6 +130,13 @@ gboolean caml_report_write_sigma_eval (const char *dir, const char *name, CamlMo
                                        const CamlDataset *set, gboolean stretch,
                                        GString *written, double *auc,
                                        gboolean *high_on_foreground, GError **error);
+
+/* key: value in a JSON object being built; JSON has no inf or nan, so a
+ * figure that is not finite (not measured) is null. */
+void caml_report_json_add_number (JsonBuilder *b, const char *key, double value);
+/* The document b has built, pretty-printed with a final newline, written
+ * with caml_file_replace. */
+gboolean caml_report_json_write (JsonBuilder *b, const char *path, GError **error);
 
 /* metrics.csv: step, train_loss, test_loss, test_mse or test_accuracy, seconds. */
 gboolean caml_report_write_metrics (const char *path, const CamlEvalRow *rows, int n_rows,
