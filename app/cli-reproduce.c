@@ -181,18 +181,44 @@ row_paired (Outcome *o, const char *claim, const char *const *a, const char *con
   add_cond (row, g_strdup_printf ("mean amount by which %s's %s is %s than %s's", a_name,
                                   o->spec->metric, better, b_name), mean, ">", 0);
   add_cond (row, g_strdup ("paired t-test p"), p, "<", CAML_REPRO_ALPHA);
-  row->rule = g_strdup_printf ("%s's %s %s than %s's (ours: the mean difference in that "
-                               "direction), paired t-test p < %.2g", a_name, o->spec->metric,
-                               better, b_name, CAML_REPRO_ALPHA);
+  row->rule = g_strdup_printf ("%s %s for %s than for %s (ours: the mean difference in that "
+                               "direction > 0), paired t-test p < %.2g", o->spec->metric, better,
+                               a_name, b_name, CAML_REPRO_ALPHA);
+}
+
+/* A row: mean(a) − mean(b) OP threshold. */
+static void
+row_difference (Outcome *o, const char *claim, const char *a, const char *b, const char *op,
+                double threshold)
+{
+  CamlReproRow *row = add_row (o, claim);
+  const double *va = arm_values (o, a), *vb = arm_values (o, b);
+  double ma = NAN, mb = NAN, sd = NAN;
+  int n = 0, nb = 0;
+  if (va != NULL && vb != NULL)
+    {
+      caml_repro_mean_sd (va, o->n_seeds, &ma, &sd, &n);
+      caml_repro_mean_sd (vb, o->n_seeds, &mb, &sd, &nb);
+    }
+  g_autofree char *extra = g_strdup_printf ("; %s %.4g", arm_label (o, b), mb);
+  CamlReproRow tmp = { 0 };
+  set_ours (&tmp, ma, NAN, n, n == 1 ? "seed" : "seeds", extra);
+  row->ours = tmp.ours;
+  row->mean = ma;
+  row->n = n;
+  add_cond (row, g_strdup_printf ("mean %s of %s − of %s", o->spec->metric, arm_label (o, a),
+                                  arm_label (o, b)), ma - mb, op, threshold);
+  row->rule = g_strdup_printf ("mean %s of %s − that of %s %s %.4g", o->spec->metric,
+                               arm_label (o, a), arm_label (o, b), caml_repro_op_text (op),
+                               threshold);
 }
 
 static void
 judge_xor (Outcome *o)
 {
   row_threshold (o, "Fig. 15: a CA-NN of width 1 fits XOR (training MSE ≈ 0)", "ca", "<=", 0.01);
-  const char *a[] = { "ca" }, *b[] = { "nn" };
-  row_paired (o, "Fig. 15: with fewer parameters than a 1-hidden-layer NN, the CA-NN fits at "
-              "least as well", a, b, 1, FALSE, "CA-NN", "NN (1 hidden layer)");
+  row_difference (o, "Fig. 15: the CA-NN, with fewer parameters, fits XOR about as closely as "
+                  "an NN with one hidden layer", "ca", "nn", "<=", 0.001);
 }
 
 static void

@@ -90,11 +90,7 @@ for name in ("xor", "surface"):
     else:
         ca, nn = models["ca"]["values"], models["nn"]["values"]
         assert close(rows[0]["mean"], mean_sd(ca)[0])
-        diffs = [b - a for a, b in zip(ca, nn)]
-        m, sd = mean_sd(diffs)
-        assert close(rows[1]["mean"], m, 1e-6), rows[1]
-        p = t_two_sided(m / (sd / math.sqrt(len(diffs))), len(diffs) - 1)
-        assert abs(rows[1]["conditions"][1]["value"] - p) < 1e-6, (rows[1], p)
+        assert close(rows[1]["conditions"][0]["value"], mean_sd(ca)[0] - mean_sd(nn)[0], 1e-9)
     for f in r["figures"]:
         with open(f"{d}/{f}", "rb") as png:
             assert png.read(8) == b"\x89PNG\r\n\x1a\n", f
