@@ -7,6 +7,7 @@
  *   caml bench [--preset NAME | FILE.json] [--kernel K] [--depth D]
  *   caml rnn-sanity [--runs N] [--steps N] [--units N] [--out DIR]
  *   caml sem   --pairs FILE [--corpus FILE…] [--embeddings FILE] [--iterations N]
+ *   caml reproduce [--quick] [--only NAME…] [--out DIR]
  *   caml --version
  */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "cli.h"
 #include "cli-common.h"
 #include "cli-mpi.h"
+#include "cli-reproduce.h"
 #include "presets.h"
 
 static const char *const usage =
@@ -37,6 +39,7 @@ static const char *const usage =
   "  bench      time training of a preset, layer by layer\n"
   "  rnn-sanity the paper's CA-RNN sanity test (Fig. 13): CA-RNN, LSTM, GRU\n"
   "  sem        CA-SEM sentence embeddings vs. average and SIF on sentence pairs\n"
+  "  reproduce  run the paper's experiments and judge each claim: report.md/.html\n"
   "  help       show this help, or `caml help COMMAND` for a command's\n"
   "  version    print the version (also --version)\n"
   "\n"
@@ -118,6 +121,8 @@ run_command (const char *verb, int argc, char **argv)
     return caml_cli_rnn_sanity (argc, argv);
   if (g_str_equal (verb, "sem"))
     return caml_cli_sem (argc, argv);
+  if (g_str_equal (verb, "reproduce"))
+    return caml_cli_reproduce (argc, argv);
 
   g_printerr ("caml: unknown command \"%s\"\n\n%s", verb, usage);
   return 2;
