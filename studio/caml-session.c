@@ -10,6 +10,7 @@
 #include "caml-data-source.h"
 #include "caml-format.h"
 #include "figures.h"
+#include "presets.h"
 #include "report.h"
 
 G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
@@ -381,6 +382,9 @@ gboolean
 caml_session_save (CamlSession *self, const char *path, GError **error)
 {
   g_autofree char *renamed = name_for_new_path (self, path);
+  /* A preset changed is no longer the preset: its description and paper
+   * figure say so in the file (they stay in memory too). */
+  caml_presets_mark_edited (self->exp);
   char *name = self->exp->name;
   if (renamed != NULL)
     self->exp->name = renamed;
