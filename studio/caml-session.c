@@ -110,8 +110,8 @@ void
 show_set_aside (CamlSession *self)
 {
   g_autofree char *text =
-    g_strdup_printf ("A new run replaced the one trained to step %ld. Its weights are set "
-                     "aside: save them, or dismiss this to let them go.", self->set_aside->step);
+    g_strdup_printf ("The weights of the run trained to step %ld are set aside, unsaved, "
+                     "in case you want them.", self->set_aside->step);
   session_banner (self, CAML_SESSION_BANNER_SET_ASIDE, text);
 }
 
