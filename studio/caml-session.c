@@ -720,9 +720,8 @@ format_duration (double s)
   return g_strdup_printf ("%d:%02d:%02d", (int) s / 3600, ((int) s / 60) % 60, (int) s % 60);
 }
 
-gboolean
-caml_session_describe_progress (CamlSession *self, double *fraction, char **text,
-                                char **status)
+static gboolean
+describe_progress (CamlSession *self, double *fraction, char **text, char **status)
 {
   const CamlProgress *p = &self->progress;
   static const char *const state_names[] = {
@@ -809,6 +808,22 @@ caml_session_describe_progress (CamlSession *self, double *fraction, char **text
       *status = g_strdup_printf ("training the baseline: %.0f steps/s · %s left",
                                  bp.steps_per_second, base_left);
     }
+  return TRUE;
+}
+
+/* What the progress line and the status say, each a sentence
+ * (caml_format_sentence: one style for every message of the line). */
+gboolean
+caml_session_describe_progress (CamlSession *self, double *fraction, char **text,
+                                char **status)
+{
+  if (!describe_progress (self, fraction, text, status))
+    return FALSE;
+  char *t = caml_format_sentence (*text), *s = caml_format_sentence (*status);
+  g_free (*text);
+  g_free (*status);
+  *text = t;
+  *status = s;
   return TRUE;
 }
 

@@ -1056,6 +1056,9 @@ test_comparison_numbers (void **state)
   assert_true (caml_session_describe_progress (w->session, &fraction, &text, &status));
   print_message ("%s | %s\n", text, status);
   assert_non_null (strstr (status, "accuracy"));
+  /* one style for the line: each a sentence */
+  assert_true (g_ascii_isupper (text[0]));
+  assert_true (g_ascii_isupper (status[0]));
   assert_non_null (strstr (status, "baseline"));
   assert_non_null (strstr (status, "difference"));
   assert_non_null (strstr (status, "σ-AUC"));
