@@ -331,7 +331,7 @@ test_one_rule_for_opening (void **state)
                                   g_variant_new_string ("xor-nn"));
   assert_int_equal (n_windows (), before);
   assert_string_equal (caml_window_get_experiment (win)->name, "xor-nn");
-  assert_non_null (strstr (caml_window_get_last_notice (win), "Opened in this window"));
+  assert_non_null (strstr (caml_window_get_last_notice (win), "Opened here: nothing was unsaved"));
   assert_true (iterate_until (not_loading, win, 30));
 
   /* Unsaved changes: a new window, which says why. */

@@ -319,8 +319,7 @@ window_to_open_in (CamlApplication *self, CamlWindow *win, char **notice)
   *notice = NULL;
   if (win != NULL && why == NULL)
     {
-      *notice = g_strdup ("Opened in this window: it had no unsaved changes and no run "
-                          "under way (otherwise a new window opens)");
+      *notice = g_strdup ("Opened here: nothing was unsaved and no run under way");
       return win;
     }
   if (why != NULL)
