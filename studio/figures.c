@@ -411,7 +411,8 @@ caml_figure_parts (const CamlFigurePlane *plane, int layer, const float *fit, co
   caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, "(1 − χ)·f₀: default value w₀",
                                                        f_label, default_share, FALSE, 0, 0,
                                                        TRUE, FALSE));
-  const char *fit_title = !add_up ? "fit ≠ sum (not affine after)"
+  /* Said plainly: what the panel shows, then why it is not the sum. */
+  const char *fit_title = !add_up ? "the model's fit (not the sum: non-linear layers follow)"
                           : logits ? "logit = the sum of the parts"
                           : "fit = the sum of the parts";
   caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, fit_title,
