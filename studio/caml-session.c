@@ -16,7 +16,7 @@
 G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
 
 enum {
-  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED,
+  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED, PROP_MARKED_STEP,
   PROP_CONTINUOUS, N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -1000,6 +1000,9 @@ caml_session_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_SPEED:
       g_value_set_int (value, self->speed);
       break;
+    case PROP_MARKED_STEP:
+      g_value_set_long (value, self->marked_step);
+      break;
     case PROP_CONTINUOUS:
       g_value_set_boolean (value, self->continuous);
       break;
@@ -1021,6 +1024,9 @@ caml_session_set_property (GObject *object, guint prop_id, const GValue *value,
       break;
     case PROP_SPEED:
       caml_session_set_speed (self, g_value_get_int (value));
+      break;
+    case PROP_MARKED_STEP:
+      caml_session_set_marked_step (self, g_value_get_long (value));
       break;
     case PROP_CONTINUOUS:
       caml_session_set_continuous (self, g_value_get_boolean (value));
@@ -1065,6 +1071,10 @@ caml_session_class_init (CamlSessionClass *klass)
   properties[PROP_SPEED] =
     g_param_spec_int ("speed", NULL, NULL, 0, CAML_SESSION_MAX_SPEED, 0,
                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The step looked at, marked on the plots by step; -1: none. */
+  properties[PROP_MARKED_STEP] =
+    g_param_spec_long ("marked-step", NULL, NULL, -1, G_MAXLONG, -1,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /* Train until stopped. */
   properties[PROP_CONTINUOUS] =
     g_param_spec_boolean ("continuous", NULL, NULL, FALSE,
@@ -1091,9 +1101,27 @@ caml_session_class_init (CamlSessionClass *klass)
                   NULL, NULL, G_TYPE_NONE, 0);
 }
 
+void
+caml_session_set_marked_step (CamlSession *self, long step)
+{
+  g_return_if_fail (CAML_IS_SESSION (self));
+  step = MAX (step, -1);
+  if (step == self->marked_step)
+    return;
+  self->marked_step = step;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MARKED_STEP]);
+}
+
+long
+caml_session_get_marked_step (CamlSession *self)
+{
+  return self->marked_step;
+}
+
 static void
 caml_session_init (CamlSession *self)
 {
+  self->marked_step = -1;
   self->events = g_array_new (FALSE, TRUE, sizeof (CamlSessionEvent));
   g_array_set_clear_func (self->events, clear_event);
   self->saved_step = -1;

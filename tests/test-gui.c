@@ -1560,13 +1560,28 @@ test_sigma_maps (void **state)
   assert_true (acc_x->lo == loss_x->lo && acc_x->hi == loss_x->hi);
   assert_true (auc_x->lo == loss_x->lo && auc_x->hi == loss_x->hi);
   assert_true (loss_x->lo == 0.0);
-  /* Scrubbing back shows the first snapshot again. */
+  /* Scrubbing back shows the first snapshot again, and its step is
+   * marked on every plot by step; at the right end, none is. */
   guint updates = caml_plot_view_get_update_count (sigma);
   gtk_range_set_value (caml_window_get_sigma_scrubber (win), 0);
   assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  assert_int_equal (caml_session_get_marked_step (caml_window_get_session (win)), 0);
+  const char *const by_step[] = { "loss", "accuracy", "sigma-auc" };
+  for (size_t v = 0; v < G_N_ELEMENTS (by_step); v++)
+    {
+      size_t n_marks = 0;
+      const CamlPlotEvent *marks = caml_plot_line_get_events (
+        caml_plot_view_get_line (caml_window_get_plot_view (win, by_step[v])), &n_marks);
+      gboolean marked = FALSE;
+      for (size_t e = 0; e < n_marks; e++)
+        marked |= marks[e].x == 0.0 && g_strcmp0 (marks[e].text, "shown") == 0;
+      print_message ("%s: %zu markers\n", by_step[v], n_marks);
+      assert_true (marked);
+    }
   updates = caml_plot_view_get_update_count (sigma);
   gtk_range_set_value (caml_window_get_sigma_scrubber (win), n - 1);
   assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  assert_int_equal (caml_session_get_marked_step (caml_window_get_session (win)), -1);
   /* Stretch redraws the grid on the maps' own range, which the title
    * gives, and is remembered; off again, the title is the plain one. */
   const char *title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
