@@ -41,3 +41,15 @@ caml_format_positive (double value)
   g_string_append (out, e);
   return g_string_free (out, FALSE);
 }
+
+char *
+caml_format_sentence (const char *text)
+{
+  if (text == NULL)
+    return NULL;
+  char *s = g_strdup (text);
+  /* ASCII only: every message starts with an English word or a number. */
+  if (g_ascii_islower (s[0]))
+    s[0] = g_ascii_toupper (s[0]);
+  return s;
+}

@@ -109,6 +109,7 @@ struct _CamlSession {
 
   /* how fast (caml-session-pace.c) */
   int             speed;         /* steps a tick, 0: full speed */
+  long            marked_step;   /* the step looked at (σ-map scrubber), -1: none */
   gboolean        continuous;    /* train until stopped */
   gboolean        playing;       /* the tick steps the paused trainer: shown RUNNING */
   guint           pace_source;   /* the tick, while playing (holds a ref) */

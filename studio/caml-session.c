@@ -10,12 +10,13 @@
 #include "caml-data-source.h"
 #include "caml-format.h"
 #include "figures.h"
+#include "presets.h"
 #include "report.h"
 
 G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
 
 enum {
-  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED,
+  PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED, PROP_MARKED_STEP,
   PROP_CONTINUOUS, N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -109,8 +110,8 @@ void
 show_set_aside (CamlSession *self)
 {
   g_autofree char *text =
-    g_strdup_printf ("A new run replaced the one trained to step %ld. Its weights are set "
-                     "aside: save them, or dismiss this to let them go.", self->set_aside->step);
+    g_strdup_printf ("The weights of the run trained to step %ld are set aside, unsaved, "
+                     "in case you want them.", self->set_aside->step);
   session_banner (self, CAML_SESSION_BANNER_SET_ASIDE, text);
 }
 
@@ -381,6 +382,9 @@ gboolean
 caml_session_save (CamlSession *self, const char *path, GError **error)
 {
   g_autofree char *renamed = name_for_new_path (self, path);
+  /* A preset changed is no longer the preset: its description and paper
+   * figure say so in the file (they stay in memory too). */
+  caml_presets_mark_edited (self->exp);
   char *name = self->exp->name;
   if (renamed != NULL)
     self->exp->name = renamed;
@@ -716,9 +720,8 @@ format_duration (double s)
   return g_strdup_printf ("%d:%02d:%02d", (int) s / 3600, ((int) s / 60) % 60, (int) s % 60);
 }
 
-gboolean
-caml_session_describe_progress (CamlSession *self, double *fraction, char **text,
-                                char **status)
+static gboolean
+describe_progress (CamlSession *self, double *fraction, char **text, char **status)
 {
   const CamlProgress *p = &self->progress;
   static const char *const state_names[] = {
@@ -805,6 +808,22 @@ caml_session_describe_progress (CamlSession *self, double *fraction, char **text
       *status = g_strdup_printf ("training the baseline: %.0f steps/s · %s left",
                                  bp.steps_per_second, base_left);
     }
+  return TRUE;
+}
+
+/* What the progress line and the status say, each a sentence
+ * (caml_format_sentence: one style for every message of the line). */
+gboolean
+caml_session_describe_progress (CamlSession *self, double *fraction, char **text,
+                                char **status)
+{
+  if (!describe_progress (self, fraction, text, status))
+    return FALSE;
+  char *t = caml_format_sentence (*text), *s = caml_format_sentence (*status);
+  g_free (*text);
+  g_free (*status);
+  *text = t;
+  *status = s;
   return TRUE;
 }
 
@@ -981,6 +1000,9 @@ caml_session_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_SPEED:
       g_value_set_int (value, self->speed);
       break;
+    case PROP_MARKED_STEP:
+      g_value_set_long (value, self->marked_step);
+      break;
     case PROP_CONTINUOUS:
       g_value_set_boolean (value, self->continuous);
       break;
@@ -1002,6 +1024,9 @@ caml_session_set_property (GObject *object, guint prop_id, const GValue *value,
       break;
     case PROP_SPEED:
       caml_session_set_speed (self, g_value_get_int (value));
+      break;
+    case PROP_MARKED_STEP:
+      caml_session_set_marked_step (self, g_value_get_long (value));
       break;
     case PROP_CONTINUOUS:
       caml_session_set_continuous (self, g_value_get_boolean (value));
@@ -1046,6 +1071,10 @@ caml_session_class_init (CamlSessionClass *klass)
   properties[PROP_SPEED] =
     g_param_spec_int ("speed", NULL, NULL, 0, CAML_SESSION_MAX_SPEED, 0,
                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The step looked at, marked on the plots by step; -1: none. */
+  properties[PROP_MARKED_STEP] =
+    g_param_spec_long ("marked-step", NULL, NULL, -1, G_MAXLONG, -1,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /* Train until stopped. */
   properties[PROP_CONTINUOUS] =
     g_param_spec_boolean ("continuous", NULL, NULL, FALSE,
@@ -1072,9 +1101,27 @@ caml_session_class_init (CamlSessionClass *klass)
                   NULL, NULL, G_TYPE_NONE, 0);
 }
 
+void
+caml_session_set_marked_step (CamlSession *self, long step)
+{
+  g_return_if_fail (CAML_IS_SESSION (self));
+  step = MAX (step, -1);
+  if (step == self->marked_step)
+    return;
+  self->marked_step = step;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MARKED_STEP]);
+}
+
+long
+caml_session_get_marked_step (CamlSession *self)
+{
+  return self->marked_step;
+}
+
 static void
 caml_session_init (CamlSession *self)
 {
+  self->marked_step = -1;
   self->events = g_array_new (FALSE, TRUE, sizeof (CamlSessionEvent));
   g_array_set_clear_func (self->events, clear_event);
   self->saved_step = -1;

@@ -163,6 +163,11 @@ void     caml_session_continue (CamlSession *self);
  * It never starts the run. Off drops the baseline and its curves. */
 void     caml_session_set_compare (CamlSession *self, gboolean compare);
 gboolean caml_session_get_compare (CamlSession *self);
+/* The step the user is looking at (the "marked-step" property: the σ-map
+ * scrubber's snapshot), marked on every plot by step; -1: none, the
+ * latest is shown. */
+void     caml_session_set_marked_step (CamlSession *self, long step);
+long     caml_session_get_marked_step (CamlSession *self);
 /* How fast runs train (the "speed" property): steps a tick of the
  * session's clock (20 ticks a second), each shown before the next steps
  * are granted — every plot follows every step at 1 — or 0, full speed.

@@ -411,7 +411,8 @@ caml_figure_parts (const CamlFigurePlane *plane, int layer, const float *fit, co
   caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, "(1 − χ)·f₀: default value w₀",
                                                        f_label, default_share, FALSE, 0, 0,
                                                        TRUE, FALSE));
-  const char *fit_title = !add_up ? "fit ≠ sum (not affine after)"
+  /* Said plainly: what the panel shows, then why it is not the sum. */
+  const char *fit_title = !add_up ? "the model's fit (not the sum: non-linear layers follow)"
                           : logits ? "logit = the sum of the parts"
                           : "fit = the sum of the parts";
   caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, fit_title,
@@ -446,8 +447,9 @@ caml_figure_sigma_grid (const CamlSigmaSnapshot *snap, gboolean stretch, const c
 
 CamlPlotFigure *
 caml_figure_sigma_auc (const double *steps, const double *auc, int n, double first,
-                       double last)
+                       double last, long marked)
 {
+  CamlPlotEvent shown = { (double) marked, "shown" };
   CamlPlotSeries series[] = { { steps, auc, n, "foreground / background AUC", 3, FALSE } };
   CamlPlotLineOptions opts = {
     .title = "σ-map AUC", .x_label = "step", .y_label = "AUC", .legend = TRUE, .grid = TRUE,
@@ -455,7 +457,8 @@ caml_figure_sigma_auc (const double *steps, const double *auc, int n, double fir
   };
   CamlPlotFigure *figure = caml_plot_figure_new (NULL, 2 * CAML_FIGURE_CELL_WIDTH,
                                                  CAML_FIGURE_CELL_HEIGHT);
-  caml_plot_figure_add_line (figure, caml_plot_line_new (&opts, series, 1, NULL, 0));
+  caml_plot_figure_add_line (figure, caml_plot_line_new (&opts, series, 1, &shown,
+                                                         marked >= 0 ? 1 : 0));
   return figure;
 }
 

@@ -106,9 +106,10 @@ CamlPlotFigure *caml_figure_sigma_grid (const CamlSigmaSnapshot *snap, gboolean 
                                         const char *name, const CamlSigmaSource *source);
 
 /* The foreground/background AUC of the σ-maps by step (n), over the steps
- * [first, last] of the loss figure beside it. */
+ * [first, last] of the loss figure beside it; the step of the σ-maps shown
+ * marked by a vertical line (marked ≥ 0; -1: none). */
 CamlPlotFigure *caml_figure_sigma_auc (const double *steps, const double *auc, int n,
-                                       double first, double last);
+                                       double first, double last, long marked);
 
 /* ----------------------------------------------------------------- words */
 

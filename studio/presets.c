@@ -84,3 +84,51 @@ caml_presets_new_blank (CamlDataKind kind)
     }
   return exp;
 }
+
+/* The preset whose description and paper figure exp carries, or NULL. */
+static CamlExperiment *
+find_source_preset (const CamlExperiment *exp, char **name)
+{
+  if (exp->description == NULL)
+    return NULL;
+  g_auto (GStrv) names = caml_presets_list ();
+  for (int i = 0; names[i] != NULL; i++)
+    {
+      CamlExperiment *preset = caml_presets_load (names[i], NULL);
+      if (preset != NULL && g_strcmp0 (preset->description, exp->description) == 0
+          && g_strcmp0 (preset->paper, exp->paper) == 0)
+        {
+          *name = g_strdup (names[i]);
+          return preset;
+        }
+      g_clear_pointer (&preset, caml_experiment_free);
+    }
+  return NULL;
+}
+
+gboolean
+caml_presets_mark_edited (CamlExperiment *exp)
+{
+  g_autofree char *name = NULL;
+  CamlExperiment *preset = find_source_preset (exp, &name);
+  if (preset == NULL)
+    return FALSE;
+  /* The name follows the file it is saved to: not an edit. */
+  CamlExperiment *same = caml_experiment_copy (exp);
+  g_free (same->name);
+  same->name = g_strdup (preset->name);
+  gboolean edited = !caml_experiment_equal (same, preset);
+  caml_experiment_free (same);
+  if (edited)
+    {
+      char *description = preset->paper != NULL
+        ? g_strdup_printf ("edited from preset %s: %s (the paper's %s was for the preset "
+                           "as built in)", name, preset->description, preset->paper)
+        : g_strdup_printf ("edited from preset %s: %s", name, preset->description);
+      g_free (exp->description);
+      exp->description = description;
+      g_clear_pointer (&exp->paper, g_free);
+    }
+  caml_experiment_free (preset);
+  return edited;
+}

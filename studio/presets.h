@@ -17,3 +17,9 @@ CamlExperiment *caml_presets_new_blank (CamlDataKind kind);
 /* The kinds it takes, in the order New offers them (surface first). */
 extern const CamlDataKind caml_presets_blank_kinds[];
 extern const int          caml_presets_n_blank_kinds;
+/* A preset's description and paper figure describe the preset as built in.
+ * When exp carries them (both equal to a preset's) but differs from that
+ * preset in anything else but its name, they no longer do: the description
+ * becomes "edited from preset NAME: …" and the paper's figure is dropped,
+ * named in the description. Returns whether exp changed. */
+gboolean        caml_presets_mark_edited (CamlExperiment *exp);

@@ -78,6 +78,64 @@ new_dialog_shown (gpointer data)
   return d != NULL && gtk_widget_get_mapped (GTK_WIDGET (d));
 }
 
+
+/* A widget of a template by its id, below widget (or widget itself). */
+static GtkWidget *
+find_by_id (GtkWidget *widget, const char *name)
+{
+  const char *id = gtk_buildable_get_buildable_id (GTK_BUILDABLE (widget));
+  if (id != NULL && g_str_equal (id, name))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_by_id (c, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static GtkWidget *
+template_child (CamlWindow *win, const char *name)
+{
+  GObject *child = gtk_widget_get_template_child (GTK_WIDGET (win), CAML_TYPE_WINDOW, name);
+  if (child == NULL)
+    child = G_OBJECT (find_by_id (GTK_WIDGET (win), name));
+  assert_non_null (child);
+  return GTK_WIDGET (child);
+}
+
+/* win may be gone (freed): only compared. */
+static gboolean
+is_open (gconstpointer win)
+{
+  return g_list_find (gtk_application_get_windows (GTK_APPLICATION (app)), win) != NULL;
+}
+
+/* The message dialog shown for win (the close question), or NULL. */
+static GtkWindow *
+question_of (CamlWindow *win)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  GtkWindow *found = NULL;
+
+  for (guint i = 0; found == NULL && i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+      if (GTK_IS_MESSAGE_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w))
+          && gtk_window_get_transient_for (w) == GTK_WINDOW (win))
+        found = w;
+    }
+  return found;
+}
+
+static int
+n_windows (void)
+{
+  return (int) g_list_length (gtk_application_get_windows (GTK_APPLICATION (app)));
+}
+
 /* ----------------------------------------------------------------- New */
 
 /* With no file and no preset the workbench starts on a blank experiment
@@ -253,6 +311,130 @@ test_speed_control (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
+
+/* ---------------------------------------------------- what opens where */
+
+/* One rule for New, Open and the presets: the active window is replaced
+ * when it has no unsaved changes, no run under way and no set-aside
+ * weights, else a new window opens — and the status line says which. */
+static void
+test_one_rule_for_opening (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 30));
+  gtk_window_present (GTK_WINDOW (win));
+  int before = n_windows ();
+
+  /* Nothing to lose: the preset replaces it, and the notice says so. */
+  g_action_group_activate_action (G_ACTION_GROUP (app), "preset",
+                                  g_variant_new_string ("xor-nn"));
+  assert_int_equal (n_windows (), before);
+  assert_string_equal (caml_window_get_experiment (win)->name, "xor-nn");
+  assert_non_null (strstr (caml_window_get_last_notice (win), "Opened here: nothing was unsaved"));
+  assert_true (iterate_until (not_loading, win, 30));
+
+  /* Unsaved changes: a new window, which says why. */
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 77);
+  assert_true (caml_window_is_modified (win));
+  g_action_group_activate_action (G_ACTION_GROUP (app), "preset",
+                                  g_variant_new_string ("xor-ca-nn"));
+  assert_int_equal (n_windows (), before + 1);
+  assert_int_equal (caml_window_get_experiment (win)->steps, 77);
+  CamlWindow *other = CAML_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+  assert_true (other != win);
+  assert_string_equal (caml_window_get_experiment (other)->name, "xor-ca-nn");
+  const char *notice = caml_window_get_last_notice (other);
+  assert_non_null (strstr (notice, "Opened in a new window"));
+  assert_non_null (strstr (notice, "“xor-nn” has unsaved changes"));
+  assert_true (iterate_until (not_loading, other, 30));
+
+  /* Open (a file) follows the same rule: the clean window is replaced. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-open-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "mine.json", NULL);
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *exp = caml_presets_load ("surface-nn", &error);
+  assert_non_null (exp);
+  assert_true (caml_experiment_save_file (exp, path, &error));
+  caml_experiment_free (exp);
+  gtk_window_present (GTK_WINDOW (other));
+  iterate_until (always_false, NULL, 0.1);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  GtkWindow *active = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_autofree char *why = caml_window_why_kept (CAML_WINDOW (active));
+  int now = n_windows ();
+  g_application_open (G_APPLICATION (app), &file, 1, "");
+  assert_int_equal (n_windows (), why == NULL ? now : now + 1);
+  iterate_until (not_loading, gtk_application_get_active_window (GTK_APPLICATION (app)), 30);
+  gtk_window_destroy (GTK_WINDOW (other));
+  if (is_open (active))
+    gtk_window_destroy (active);
+  GList *left = gtk_application_get_windows (GTK_APPLICATION (app));
+  while (left != NULL)
+    {
+      gtk_window_destroy (left->data);
+      left = gtk_application_get_windows (GTK_APPLICATION (app));
+    }
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* An edit after a run sets its weights aside: the banner says so calmly
+ * (information, neither button drawn as a warning), and closing the
+ * window asks before letting them go — Cancel keeps the window, Let Them
+ * Go closes it. */
+static void
+test_set_aside_calm_and_asked (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 30));
+  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
+  gtk_spin_button_set_value (steps, 50);
+  assert_true (iterate_until (not_loading, win, 30));
+  activate (win, "train", NULL);
+  assert_true (iterate_until (run_ended, win, 60));
+  gtk_spin_button_set_value (steps, 40);
+  assert_true (iterate_until (not_loading, win, 30));
+  assert_true (caml_window_has_set_aside_weights (win, NULL));
+
+  GtkWidget *revealer = template_child (win, "banner_revealer");
+  GtkWidget *save = template_child (win, "banner_button");
+  GtkWidget *drop = template_child (win, "banner_discard_button");
+  assert_true (gtk_widget_has_css_class (revealer, "info"));
+  assert_true (gtk_widget_get_visible (drop));
+  assert_false (gtk_widget_has_css_class (drop, "destructive-action"));
+  assert_false (gtk_widget_has_css_class (save, "suggested-action"));
+  assert_null (strstr (caml_window_get_error (win), "replaced"));
+
+  /* Saved first: the experiment's changes are asked about with the weights. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-aside-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "aside.json", NULL);
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_save_to_path (win, path, &error));
+  assert_false (caml_window_is_modified (win));
+  gtk_window_close (GTK_WINDOW (win));
+  iterate_until (always_false, NULL, 0.1);
+  assert_true (is_open (win));
+  GtkWindow *question = question_of (win);
+  assert_non_null (question);
+  gtk_dialog_response (GTK_DIALOG (question), GTK_RESPONSE_CANCEL);
+  iterate_until (always_false, NULL, 0.1);
+  assert_true (is_open (win));
+  assert_true (caml_window_has_set_aside_weights (win, NULL));
+
+  gtk_window_close (GTK_WINDOW (win));
+  iterate_until (always_false, NULL, 0.1);
+  question = question_of (win);
+  assert_non_null (question);
+  gtk_dialog_response (GTK_DIALOG (question), 1);   /* Let Them Go */
+  iterate_until (always_false, NULL, 0.2);
+  assert_false (is_open (win));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -260,6 +442,8 @@ main (void)
     cmocka_unit_test (test_new_experiment),
     cmocka_unit_test (test_compare_waits_for_train),
     cmocka_unit_test (test_speed_control),
+    cmocka_unit_test (test_one_rule_for_opening),
+    cmocka_unit_test (test_set_aside_calm_and_asked),
   };
   g_autoptr (GError) error = NULL;
 

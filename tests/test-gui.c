@@ -128,15 +128,6 @@ save_screenshot (GtkWidget *widget, const char *path)
   g_object_unref (paintable);
 }
 
-static CamlWindow *
-other_window (CamlWindow *win)
-{
-  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
-    if (l->data != win && CAML_IS_WINDOW (l->data))
-      return CAML_WINDOW (l->data);
-  return NULL;
-}
-
 /* ------------------------------------------------------------ autosave */
 
 static gboolean
@@ -570,7 +561,7 @@ test_value_corrected (void **state)
   gtk_spin_button_update (units);   /* what Enter or leaving the field does */
   assert_int_equal (units_of_layer (win, 0), 65536);
   print_message ("status: %s\n", status_text (win));
-  assert_string_equal (status_text (win), "units set to 65536: must be 1…65536");
+  assert_string_equal (status_text (win), "Units set to 65536: must be 1…65536");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (units), "error"));
 
   units = first_option_spin (win);   /* the inspector may have been rebuilt */
@@ -579,7 +570,7 @@ test_value_corrected (void **state)
   assert_int_equal (units_of_layer (win, 0), 65536);   /* kept, not 1 */
   print_message ("status: %s\n", status_text (win));
   /* (A numeric field drops the letters: the text left is empty.) */
-  assert_string_equal (status_text (win), "units kept at 65536: no number typed (1…65536)");
+  assert_string_equal (status_text (win), "Units kept at 65536: no number typed (1…65536)");
 
   /* A value in range is taken as typed and says nothing new. */
   type_into (win, units, "7");
@@ -590,13 +581,13 @@ test_value_corrected (void **state)
   GtkSpinButton *lr = GTK_SPIN_BUTTON (template_child (win, "lr_spin"));
   type_into (win, lr, "abc");   /* not a numeric field: the letters stay */
   gtk_spin_button_update (lr);
-  assert_string_equal (status_text (win), "learning rate kept at 0.1: \"abc\" is not a number (> 0)");
+  assert_string_equal (status_text (win), "Learning rate kept at 0.1: \"abc\" is not a number (> 0)");
   assert_string_equal (field_text (lr), "0.1");
   type_into (win, lr, "-1");
   gtk_spin_button_update (lr);
   assert_true (caml_window_get_experiment (win)->optimizer.lr == 0.1);
   print_message ("status: %s\n", status_text (win));
-  assert_string_equal (status_text (win), "learning rate kept at 0.1: must be > 0");
+  assert_string_equal (status_text (win), "Learning rate kept at 0.1: must be > 0");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (lr), "error"));
   /* The red goes, and the notice, in a few seconds. */
   assert_true (iterate_until (lacks_error_style, lr, 5));
@@ -702,10 +693,13 @@ test_xor_ca_nn (void **state)
   g_autofree char *path = g_build_filename (dir, "xor.json", NULL);
   g_autoptr (GError) error = NULL;
   assert_true (caml_window_save_to_path (win, path, &error));
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  g_application_open (G_APPLICATION (app), &file, 1, "");
-  CamlWindow *reopened = other_window (win);
-  assert_non_null (reopened);
+  /* Saved, with its run ended, the window has nothing to lose, so Open
+   * would open the file in its place (test-gui-teaching.c): read it into
+   * a window beside it. */
+  CamlWindow *reopened = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (reopened));
+  assert_true (caml_window_load_file (reopened, path, &error));
+  assert_true (iterate_until (not_loading, reopened, 30));
   assert_true (caml_experiment_equal (caml_window_get_experiment (win),
                                       caml_window_get_experiment (reopened)));
   assert_true (enabled (reopened, "train"));
@@ -1566,13 +1560,28 @@ test_sigma_maps (void **state)
   assert_true (acc_x->lo == loss_x->lo && acc_x->hi == loss_x->hi);
   assert_true (auc_x->lo == loss_x->lo && auc_x->hi == loss_x->hi);
   assert_true (loss_x->lo == 0.0);
-  /* Scrubbing back shows the first snapshot again. */
+  /* Scrubbing back shows the first snapshot again, and its step is
+   * marked on every plot by step; at the right end, none is. */
   guint updates = caml_plot_view_get_update_count (sigma);
   gtk_range_set_value (caml_window_get_sigma_scrubber (win), 0);
   assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  assert_int_equal (caml_session_get_marked_step (caml_window_get_session (win)), 0);
+  const char *const by_step[] = { "loss", "accuracy", "sigma-auc" };
+  for (size_t v = 0; v < G_N_ELEMENTS (by_step); v++)
+    {
+      size_t n_marks = 0;
+      const CamlPlotEvent *marks = caml_plot_line_get_events (
+        caml_plot_view_get_line (caml_window_get_plot_view (win, by_step[v])), &n_marks);
+      gboolean marked = FALSE;
+      for (size_t e = 0; e < n_marks; e++)
+        marked |= marks[e].x == 0.0 && g_strcmp0 (marks[e].text, "shown") == 0;
+      print_message ("%s: %zu markers\n", by_step[v], n_marks);
+      assert_true (marked);
+    }
   updates = caml_plot_view_get_update_count (sigma);
   gtk_range_set_value (caml_window_get_sigma_scrubber (win), n - 1);
   assert_true (caml_plot_view_get_update_count (sigma) > updates);
+  assert_int_equal (caml_session_get_marked_step (caml_window_get_session (win)), -1);
   /* Stretch redraws the grid on the maps' own range, which the title
    * gives, and is remembered; off again, the title is the plain one. */
   const char *title = caml_plot_tiles_get_title (caml_plot_view_get_tiles (sigma));
@@ -3146,12 +3155,12 @@ test_weight_decay_field (void **state)
   type_into (win, wd, "-1");
   gtk_spin_button_update (wd);
   assert_true (caml_window_get_experiment (win)->optimizer.weight_decay == 1e-5);
-  assert_string_equal (status_text (win), "weight decay kept at 1e-5: must be ≥ 0");
+  assert_string_equal (status_text (win), "Weight decay kept at 1e-5: must be ≥ 0");
   assert_true (gtk_widget_has_css_class (GTK_WIDGET (wd), "error"));
   type_into (win, wd, "abc");
   gtk_spin_button_update (wd);
   assert_string_equal (status_text (win),
-                       "weight decay kept at 1e-5: \"abc\" is not a number (≥ 0)");
+                       "Weight decay kept at 1e-5: \"abc\" is not a number (≥ 0)");
   assert_string_equal (field_text (wd), "1e-5");
   type_into (win, wd, "0.01");
   gtk_spin_button_update (wd);
@@ -3246,7 +3255,7 @@ test_divergence_feedback (void **state)
   assert_int_equal (sscanf (placeholder_of (win, "loss"), "Diverged at step %ld;", &at), 1);
   assert_true (at >= 1);
   assert_non_null (strstr (placeholder_of (win, "loss"), "back at step 0"));
-  g_autofree char *expected = g_strdup_printf ("diverged at step %ld — back at step 0 of 200", at);
+  g_autofree char *expected = g_strdup_printf ("Diverged at step %ld — back at step 0 of 200", at);
   assert_string_equal (progress_text (win), expected);
 
   /* Each continuation (lr 1e5, 1e4, … all too high) fails again: the
@@ -3739,7 +3748,7 @@ test_baseline_after_stop (void **state)
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
-/* A correction ("learning rate kept at 0.1: must be > 0") stays in the status
+/* A correction ("Learning rate kept at 0.1: must be > 0") stays in the status
  * line: rebuilding the run loaded from a file does not cover it with a
  * second "Loaded the weights from …". */
 static void
@@ -3772,11 +3781,11 @@ test_notice_kept (void **state)
   gtk_spin_button_update (lr);
   type_into (win, lr, "0.2");   /* a change that rebuilds the run */
   gtk_spin_button_update (lr);
-  assert_string_equal (status_text (win), "learning rate kept at 0.1: must be > 0");
+  assert_string_equal (status_text (win), "Learning rate kept at 0.1: must be > 0");
   assert_true (iterate_until (no_jobs, NULL, 30));
   assert_true (iterate_until (can_train, win, 30));
   /* (The notice, not the label: a slow machine may outlast its 6 s.) */
-  assert_string_equal (caml_window_get_last_notice (win), "learning rate kept at 0.1: must be > 0");
+  assert_string_equal (caml_window_get_last_notice (win), "Learning rate kept at 0.1: must be > 0");
   gtk_window_destroy (GTK_WINDOW (win));
   caml_model_free (model);
   caml_dataset_free (train);
@@ -4284,7 +4293,7 @@ test_data_kind_failed_load (void **state)
   assert_true (caml_experiment_equal (snap.exp, caml_window_get_experiment (win)));
   assert_ptr_equal (caml_window_peek_run (win), snap.run);
   print_message ("while it loads: %s\n", status_text (win));
-  assert_non_null (strstr (status_text (win), "loading MNIST"));
+  assert_non_null (strstr (status_text (win), "Loading MNIST"));
   assert_true (iterate_until (not_loading, win, 30));
   const char *msg = caml_window_get_error (win);
   assert_non_null (msg);
@@ -4596,7 +4605,7 @@ test_validation_labels (void **state)
   const CamlPlotLine *acc = caml_plot_view_get_line (caml_window_get_plot_view (win, "accuracy"));
   assert_non_null (acc);
   assert_string_equal (caml_plot_line_get_label (acc, 0), "validation accuracy");
-  assert_non_null (strstr (status_text (win), "validation accuracy"));
+  assert_non_null (strstr (status_text (win), "Validation accuracy"));
   gtk_window_destroy (GTK_WINDOW (win));
   remove_words_experiment (dir);
 }

@@ -740,6 +740,50 @@ test_save_as_name (void **state)
   g_rmdir (dir);
 }
 
+/* A preset saved as it is keeps its description and paper figure; saved
+ * after an edit it is no longer the preset: the description says it was
+ * edited from it and the paper's figure — the preset's claim — goes,
+ * named in the description. A name that follows the file is no edit. */
+static void
+test_save_edited_preset (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-edited-XXXXXX", NULL);
+  g_autofree char *same = g_build_filename (dir, "same.json", NULL);
+  g_autofree char *edited = g_build_filename (dir, "edited.json", NULL);
+  g_autoptr (GError) error = NULL;
+  CamlExperiment *preset = caml_presets_load ("surface-ca-nn-1", &error);
+  assert_non_null (preset);
+  assert_non_null (preset->paper);
+
+  Watch *w = watch_preset ("surface-ca-nn-1");
+  assert_true (caml_session_save (w->session, same, &error));
+  CamlExperiment *back = caml_experiment_load_file (same, &error);
+  assert_non_null (back);
+  assert_string_equal (back->description, preset->description);
+  assert_string_equal (back->paper, preset->paper);
+  caml_experiment_free (back);
+
+  caml_session_set_steps (w->session, preset->steps * 2);
+  assert_true (caml_session_save (w->session, edited, &error));
+  back = caml_experiment_load_file (edited, &error);
+  assert_non_null (back);
+  assert_null (back->paper);
+  assert_true (g_str_has_prefix (back->description, "edited from preset surface-ca-nn-1: "));
+  assert_non_null (strstr (back->description, preset->description));
+  assert_non_null (strstr (back->description, preset->paper));
+  caml_experiment_free (back);
+  /* saved again, it is marked once */
+  g_autofree char *first = g_strdup (caml_session_get_experiment (w->session)->description);
+  assert_true (caml_session_save (w->session, edited, &error));
+  assert_string_equal (caml_session_get_experiment (w->session)->description, first);
+  watch_free (w);
+  caml_experiment_free (preset);
+
+  g_unlink (same);
+  g_unlink (edited);
+  g_rmdir (dir);
+}
+
 /* ---------------------------------------------------------- comparison */
 
 static gboolean
@@ -1012,6 +1056,9 @@ test_comparison_numbers (void **state)
   assert_true (caml_session_describe_progress (w->session, &fraction, &text, &status));
   print_message ("%s | %s\n", text, status);
   assert_non_null (strstr (status, "accuracy"));
+  /* one style for the line: each a sentence */
+  assert_true (g_ascii_isupper (text[0]));
+  assert_true (g_ascii_isupper (status[0]));
   assert_non_null (strstr (status, "baseline"));
   assert_non_null (strstr (status, "difference"));
   assert_non_null (strstr (status, "σ-AUC"));
@@ -1053,6 +1100,7 @@ main (void)
     cmocka_unit_test (test_previous_other_data),
     cmocka_unit_test (test_load_weights),
     cmocka_unit_test (test_save_as_name),
+    cmocka_unit_test (test_save_edited_preset),
     cmocka_unit_test (test_compare_is_a_setting),
     cmocka_unit_test (test_speed_slow_motion),
     cmocka_unit_test (test_train_until_stopped),

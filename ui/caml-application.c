@@ -307,26 +307,43 @@ caml_application_open_preset (CamlApplication *self, const char *name)
   return GTK_WINDOW (win);
 }
 
-/* Unsaved edits and a run under way are not thrown away: they keep their
- * window. */
-static gboolean
-window_reusable (CamlWindow *win)
+/* Where an experiment opens — the one rule, caml_window_why_kept: in
+ * place of the active window's when that has nothing to lose, else in a
+ * new window — and the notice that says which, shown once it is there
+ * (NULL when there was no window). */
+static CamlWindow *
+window_to_open_in (CamlApplication *self, CamlWindow *win, char **notice)
 {
-  return win != NULL && caml_window_get_state (win) != CAML_TRAINER_RUNNING
-         && caml_window_get_state (win) != CAML_TRAINER_PAUSED && !caml_window_is_modified (win);
+  g_autofree char *why = win != NULL ? caml_window_why_kept (win) : NULL;
+
+  *notice = NULL;
+  if (win != NULL && why == NULL)
+    {
+      *notice = g_strdup ("Opened here: nothing was unsaved and no run under way");
+      return win;
+    }
+  if (why != NULL)
+    *notice = g_strdup_printf ("Opened in a new window: %s", why);
+  win = caml_window_new (GTK_APPLICATION (self));
+  gtk_window_present (GTK_WINDOW (win));
+  return win;
+}
+
+static void
+show_opened_notice (CamlWindow *win, const char *notice)
+{
+  if (notice != NULL)
+    caml_window_show_notice (win, notice, FALSE);
 }
 
 GtkWindow *
 caml_application_new_experiment (CamlApplication *self, CamlDataKind kind)
 {
-  CamlWindow *win = active_window (self);
+  g_autofree char *notice = NULL;
+  CamlWindow *win = window_to_open_in (self, active_window (self), &notice);
 
-  if (!window_reusable (win))
-    {
-      win = caml_window_new (GTK_APPLICATION (self));
-      gtk_window_present (GTK_WINDOW (win));
-    }
   show_blank (win, kind);
+  show_opened_notice (win, notice);
   return GTK_WINDOW (win);
 }
 
@@ -663,22 +680,22 @@ action_preset (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   CamlApplication *self = user_data;
   const char *name = g_variant_get_string (param, NULL);
-  CamlWindow *win = active_window (self);
   g_autoptr (GError) error = NULL;
-
-  if (!window_reusable (win))
-    {
-      caml_application_open_preset (self, name);
-      return;
-    }
   CamlExperiment *exp = caml_presets_load (name, &error);
+
   if (exp == NULL)
     {
+      CamlWindow *win = active_window (self);
+      if (win == NULL)
+        win = CAML_WINDOW (caml_application_open_preset (self, NULL));
       caml_window_show_error (win, error->message);
       return;
     }
+  g_autofree char *notice = NULL;
+  CamlWindow *win = window_to_open_in (self, active_window (self), &notice);
   g_autofree char *origin = g_strdup_printf ("preset %s", name);
   caml_window_set_experiment (win, exp, NULL, origin);
+  show_opened_notice (win, notice);
 }
 
 static void
@@ -925,13 +942,16 @@ caml_application_open (GApplication *app, GFile **files, int n_files, const char
           gtk_window_present (GTK_WINDOW (error_win));
           continue;
         }
-      if (win == NULL || win == error_win || !caml_window_is_pristine (win))
-        win = caml_window_new (GTK_APPLICATION (self));
+      /* The window of the banner's errors, and one this call has just
+       * filled, are not replaced. */
+      g_autofree char *notice = NULL;
+      win = window_to_open_in (self, win == error_win || win == opened ? NULL : win, &notice);
       if (run)
         caml_window_set_run (win, exp, path);
       else
         caml_window_set_experiment (win, exp, path, NULL);
       gtk_window_present (GTK_WINDOW (win));
+      show_opened_notice (win, notice);
       opened = win;
     }
   offer_recovery (self, opened != NULL ? opened : active_window (self), error_win);

@@ -42,6 +42,7 @@ caml_info_bar_show_divergence (CamlInfoBar *self, const char *message,
   caml_info_bar_show_error (self, message);
   gtk_button_set_label (self->banner_button, continue_label);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button), "win.continue-diverged");
+  gtk_widget_add_css_class (GTK_WIDGET (self->banner_button), "suggested-action");
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (self->banner_revealer), "diverged");
 }
@@ -61,9 +62,14 @@ caml_info_bar_show_set_aside (CamlInfoBar *self, const char *message)
   gtk_button_set_label (self->banner_button, "_Save Them…");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_button), "win.save-set-aside");
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), TRUE);
-  gtk_button_set_label (self->banner_discard_button, "_Dismiss");
+  gtk_button_set_label (self->banner_discard_button, "_Let Them Go");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_discard_button),
                                   "win.drop-set-aside");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->banner_discard_button),
+                               "Forget the set-aside weights (closing the window asks first)");
+  /* Information, not an alarm: neither button is drawn as a warning. */
+  gtk_widget_remove_css_class (GTK_WIDGET (self->banner_discard_button), "destructive-action");
+  gtk_widget_remove_css_class (GTK_WIDGET (self->banner_button), "suggested-action");
   gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
   show_info (self);
   self->set_aside = TRUE;
@@ -79,6 +85,10 @@ caml_info_bar_show_recovery (CamlInfoBar *self, const char *message, gboolean ca
   gtk_button_set_label (self->banner_discard_button, "_Discard");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->banner_discard_button),
                                   "app.discard-autosaves");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->banner_discard_button),
+                               "Delete the unsaved experiments left by the session that ended");
+  gtk_widget_add_css_class (GTK_WIDGET (self->banner_discard_button), "destructive-action");
+  gtk_widget_add_css_class (GTK_WIDGET (self->banner_button), "suggested-action");
   gtk_widget_set_visible (GTK_WIDGET (self->banner_button), can_recover);
   gtk_widget_set_visible (GTK_WIDGET (self->banner_discard_button), TRUE);
   show_info (self);

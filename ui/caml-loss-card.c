@@ -46,6 +46,14 @@ describe (CamlLossCard *self, CamlFigureDetail detail, CamlFigureLoss *loss,
       CamlPlotEvent pe = { (double) marks[i].step, marks[i].text };
       g_array_append_val (events, pe);
     }
+  /* The step looked at elsewhere (the σ-map scrubber), on the live card
+   * only: an export is the run's loss.png. */
+  long marked = caml_session_get_marked_step (session);
+  if (detail == CAML_FIGURE_LIVE && marked >= 0)
+    {
+      CamlPlotEvent pe = { (double) marked, "shown" };
+      g_array_append_val (events, pe);
+    }
   *title = caml_session_dup_run_title (session);
   *loss = (CamlFigureLoss) {
     .run = { .classification = progress->classification },
@@ -182,7 +190,11 @@ caml_loss_card_set_session (CamlLossCard *self, CamlSession *session)
     g_signal_handlers_disconnect_by_data (self->session, self);
   g_set_object (&self->session, session);
   if (session != NULL)
-    g_signal_connect (session, "progress", G_CALLBACK (on_progress), self);
+    {
+      g_signal_connect (session, "progress", G_CALLBACK (on_progress), self);
+      g_signal_connect_swapped (session, "notify::marked-step",
+                                G_CALLBACK (caml_loss_card_rebuild), self);
+    }
 }
 
 void

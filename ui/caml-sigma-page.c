@@ -30,8 +30,9 @@ rebuild_auc (CamlSigmaPage *self)
 {
   g_autofree double *steps = NULL, *auc = NULL;
   int m = caml_run_copy_sigma_auc (caml_session_peek_run (self->session), &steps, &auc);
-  g_autoptr (CamlPlotFigure) figure = caml_figure_sigma_auc (steps, auc, m, self->first,
-                                                             self->last);
+  g_autoptr (CamlPlotFigure) figure =
+    caml_figure_sigma_auc (steps, auc, m, self->first, self->last,
+                           caml_session_get_marked_step (self->session));
   caml_plot_view_set_figure (self->sigma_auc_view, figure, 0, 1);
 }
 
@@ -69,6 +70,11 @@ rebuild (CamlSigmaPage *self, gboolean new_data)
                                     caml_run_get_sigma_source (run));
           caml_plot_view_set_figure (self->sigma_view, grid, 0, 1);
           self->shown = index;
+          /* The step looked at, marked on the plots by step (the loss
+           * card's too, through the session); none while following. */
+          caml_session_set_marked_step (self->session, self->follow ? -1 : snap->step);
+          rebuild_auc (self);
+          return;
         }
     }
   if (new_data)
@@ -102,6 +108,7 @@ on_progress (CamlSession *session, guint what, CamlSigmaPage *self)
       caml_plot_view_set_placeholder (self->sigma_auc_view, "AUC of χ: digit vs background");
       self->shown = -1;
       self->follow = TRUE;
+      caml_session_set_marked_step (session, -1);
     }
   if (what & CAML_SESSION_SIGMA)
     rebuild (self, TRUE);

@@ -1,5 +1,6 @@
 /* caml-status-line.c — the line under the plots (caml-status-line.h). */
 #include "caml-status-line.h"
+#include "caml-format.h"
 
 #define NOTICE_MS 6000   /* a notice stays in the status label */
 
@@ -81,9 +82,9 @@ caml_status_line_show_notice (CamlStatusLine *self, const char *message, gboolea
       && gtk_widget_has_css_class (GTK_WIDGET (self->status_label), "warning"))
     return;
   g_free (self->notice);
-  self->notice = g_strdup (message);
+  self->notice = caml_format_sentence (message);   /* the line's one style */
   g_free (self->last_notice);
-  self->last_notice = g_strdup (message);
+  self->last_notice = g_strdup (self->notice);
   if (warning)
     gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "warning");
   else

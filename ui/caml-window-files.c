@@ -322,7 +322,7 @@ caml_window_ask_idx_files (CamlWindow *self)
 
 /* ------------------------------------------------------------------ close */
 
-enum { RESPONSE_DISCARD = 1, RESPONSE_SAVE = 2 };
+enum { RESPONSE_DISCARD = 1, RESPONSE_SAVE = 2, RESPONSE_SAVE_WEIGHTS = 3 };
 
 static void
 save_then_close (CamlWindow *self, const char *path, gpointer unused)
@@ -352,7 +352,14 @@ on_close_response (GtkDialog *dialog, int response, CamlWindow *self)
   gtk_window_set_transient_for (GTK_WINDOW (dialog), NULL);
   gtk_window_destroy (GTK_WINDOW (dialog));
   self->close_dialog = NULL;
-  if (response == RESPONSE_SAVE && path != NULL)
+  if (response == RESPONSE_SAVE_WEIGHTS)
+    {
+      /* Closing stops here: the weights are written on a worker thread,
+       * and the window closes when asked again. */
+      caml_window_close_answered (self, FALSE);
+      g_action_group_activate_action (G_ACTION_GROUP (self), "save-set-aside", NULL);
+    }
+  else if (response == RESPONSE_SAVE && path != NULL)
     save_then_close (self, path, NULL);
   else if (response == RESPONSE_SAVE)
     {
@@ -366,27 +373,58 @@ on_close_response (GtkDialog *dialog, int response, CamlWindow *self)
     caml_window_close_answered (self, response == RESPONSE_DISCARD);
 }
 
-/* Asks whether to save the unsaved changes (Save, Discard or Cancel). */
+/* Asks whether to save the unsaved changes (Save, Discard or Cancel), or,
+ * with none, whether to let the set-aside weights of a replaced run go
+ * (Save Them…, Let Them Go or Cancel). */
 void
 caml_window_ask_close (CamlWindow *self)
 {
   g_autofree char *name = caml_session_dup_display_name (self->session);
+  long step = 0;
+  gboolean set_aside = caml_session_has_set_aside (self->session, &step, NULL);
+  gboolean modified = caml_session_is_modified (self->session);
 
   if (self->close_dialog != NULL)
     {
       gtk_window_present (GTK_WINDOW (self->close_dialog));
       return;
     }
-  GtkWidget *dialog =
-    gtk_message_dialog_new (GTK_WINDOW (self), GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
-                            GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
-                            "Save the changes to “%s” before closing?", name);
-  gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
-                                            "Unsaved changes to the experiment are lost "
-                                            "otherwise.");
-  gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
-                          "_Discard", RESPONSE_DISCARD, "_Save", RESPONSE_SAVE, NULL);
-  gtk_dialog_set_default_response (GTK_DIALOG (dialog), RESPONSE_SAVE);
+  GtkWidget *dialog;
+  if (modified)
+    {
+      dialog = gtk_message_dialog_new (GTK_WINDOW (self),
+                                       GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                       GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                       "Save the changes to “%s” before closing?", name);
+      if (set_aside)
+        gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                                  "Unsaved changes to the experiment are lost "
+                                                  "otherwise, and so are the set-aside weights "
+                                                  "of the run trained to step %ld (Cancel, then "
+                                                  "Save Them… in the banner, keeps them).", step);
+      else
+        gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                                  "Unsaved changes to the experiment are lost "
+                                                  "otherwise.");
+      gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
+                              "_Discard", RESPONSE_DISCARD, "_Save", RESPONSE_SAVE, NULL);
+      gtk_dialog_set_default_response (GTK_DIALOG (dialog), RESPONSE_SAVE);
+    }
+  else
+    {
+      dialog = gtk_message_dialog_new (GTK_WINDOW (self),
+                                       GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                       GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                       "Close “%s” without the set-aside weights?", name);
+      gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                                "The weights of the run trained to step %ld "
+                                                "were set aside and never saved; closing "
+                                                "lets them go.", step);
+      gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
+                              "_Let Them Go", RESPONSE_DISCARD,
+                              "_Save Them…", RESPONSE_SAVE_WEIGHTS, NULL);
+      gtk_dialog_set_default_response (GTK_DIALOG (dialog), RESPONSE_SAVE_WEIGHTS);
+    }
   g_signal_connect (dialog, "response", G_CALLBACK (on_close_response), self);
   self->close_dialog = dialog;
   gtk_window_present (GTK_WINDOW (self));

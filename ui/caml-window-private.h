@@ -73,7 +73,6 @@ struct _CamlWindow {
 };
 
 /* caml-window.c */
-void caml_window_show_notice (CamlWindow *self, const char *message, gboolean warning);
 /* "Saved the weights to surface.weights": what, and the file's name. */
 void caml_window_show_done (CamlWindow *self, const char *what, const char *path);
 void caml_window_end_news (CamlWindow *self);
@@ -86,6 +85,7 @@ void caml_window_set_strings (GtkDropDown *drop, const char *const *strings);
 void caml_window_set_action_enabled (CamlWindow *self, const char *name, gboolean enabled);
 void caml_window_close_answered (CamlWindow *self, gboolean may_close);
 void caml_window_ask_close_for_quit (CamlWindow *self);
+gboolean caml_window_has_something_to_lose (CamlWindow *self);
 
 /* caml-window-actions.c */
 void caml_window_actions_init (CamlWindow *self);

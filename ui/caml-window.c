@@ -448,10 +448,21 @@ caml_window_save_to_path (CamlWindow *self, const char *path, GError **error)
   return TRUE;
 }
 
-gboolean
-caml_window_is_pristine (CamlWindow *self)
+char *
+caml_window_why_kept (CamlWindow *self)
 {
-  return !caml_session_is_modified (self->session) && !caml_session_has_run (self->session);
+  g_autofree char *name = caml_session_dup_display_name (self->session);
+  CamlTrainerState state = caml_session_get_state (self->session);
+  long step = 0;
+
+  if (caml_session_is_modified (self->session))
+    return g_strdup_printf ("“%s” has unsaved changes", name);
+  if (state == CAML_TRAINER_RUNNING || state == CAML_TRAINER_PAUSED)
+    return g_strdup_printf ("“%s” has a run under way", name);
+  if (caml_session_has_set_aside (self->session, &step, NULL))
+    return g_strdup_printf ("“%s” keeps the unsaved weights of a run trained to step %ld",
+                            name, step);
+  return NULL;
 }
 
 gboolean
@@ -721,6 +732,14 @@ caml_window_save_window_size (CamlWindow *self)
                           gtk_window_is_maximized (GTK_WINDOW (self)));
 }
 
+/* Closing would lose unsaved changes or the set-aside weights of a run. */
+gboolean
+caml_window_has_something_to_lose (CamlWindow *self)
+{
+  return caml_session_is_modified (self->session)
+         || caml_session_has_set_aside (self->session, NULL, NULL);
+}
+
 /* The close question has been answered (may_close: saved or discarded).
  * For app.quit the window only reports the answer ("close-answered"): the
  * application closes every window once all have answered, and none if one
@@ -747,7 +766,7 @@ void
 caml_window_ask_close_for_quit (CamlWindow *self)
 {
   caml_window_commit_pending_edit (self);
-  if (!caml_session_is_modified (self->session) || self->close_confirmed)
+  if (!caml_window_has_something_to_lose (self) || self->close_confirmed)
     {
       g_signal_emit (self, signals[SIGNAL_CLOSE_ANSWERED], 0, TRUE);
       return;
@@ -762,7 +781,7 @@ caml_window_close_request (GtkWindow *window)
   CamlWindow *self = CAML_WINDOW (window);
 
   caml_window_commit_pending_edit (self);
-  if (caml_session_is_modified (self->session) && !self->close_confirmed)
+  if (caml_window_has_something_to_lose (self) && !self->close_confirmed)
     {
       caml_window_ask_close (self);
       return TRUE;

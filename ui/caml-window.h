@@ -71,12 +71,18 @@ const char *caml_window_get_last_notice (CamlWindow *self);
 int      caml_window_get_jobs_in_flight (void);
 /* What the Data section says about the data (loading, sizes, or an error). */
 const char *caml_window_get_data_text (CamlWindow *self);
-/* No edits and no run started: an opened file may replace its contents. */
-gboolean caml_window_is_pristine (CamlWindow *self);
+/* The one rule of what opens where (New, Open, Open Recent, a preset):
+ * an experiment replaces the window's when it has no unsaved changes, no
+ * run under way and no set-aside weights; otherwise it opens in a new
+ * window. NULL when it may be replaced, else why not (a new string, as
+ * the notice says it: "“xor-ca-nn” has unsaved changes"). */
+char    *caml_window_why_kept (CamlWindow *self);
 /* Edited since it was opened or saved. */
 gboolean caml_window_is_modified (CamlWindow *self);
 
 void        caml_window_show_error (CamlWindow *self, const char *message);
+/* A notice in the status line (warning: drawn as one), for a few seconds. */
+void        caml_window_show_notice (CamlWindow *self, const char *message, gboolean warning);
 /* The banner offers leftover autosaves: message, a Recover button
  * (app.recover-autosaves) when can_recover, and Discard
  * (app.discard-autosaves). */

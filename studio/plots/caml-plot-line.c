@@ -313,6 +313,13 @@ caml_plot_line_free (CamlPlotLine *plot)
   g_free (plot);
 }
 
+const CamlPlotEvent *
+caml_plot_line_get_events (const CamlPlotLine *plot, size_t *n)
+{
+  *n = plot->n_events;
+  return plot->events;
+}
+
 const CamlPlotAxis *
 caml_plot_line_get_x_axis (const CamlPlotLine *plot)
 {

@@ -215,6 +215,8 @@ const CamlPlotAxis *caml_plot_line_get_y_axis (const CamlPlotLine *plot);
 /* The smoothed (or raw, without smoothing) y values of series i (n values). */
 const double *caml_plot_line_get_values (const CamlPlotLine *plot, size_t i, size_t *n);
 size_t        caml_plot_line_get_n_series (const CamlPlotLine *plot);
+/* Its vertical markers (n of them; owned by the plot). */
+const CamlPlotEvent *caml_plot_line_get_events (const CamlPlotLine *plot, size_t *n);
 /* The label of x tick i: a category's value on a categorical axis, else
  * NULL (the tick's number is drawn). */
 const char   *caml_plot_line_get_x_tick_label (const CamlPlotLine *plot, int i);
