@@ -6,7 +6,7 @@
 
 #include <gio/gio.h>
 
-#include "caml.h"
+#include "caml-private.h"
 
 /* XXH64 from libxxhash: 10× faster than SHA-256 over a 140 MB cache. */
 #define XXH_STATIC_LINKING_ONLY

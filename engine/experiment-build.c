@@ -3,7 +3,7 @@
  * the word vectors of its pretrained embedding layers. */
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "experiment-private.h"
 
 /* ------------------------------------------------------------- building */
@@ -407,9 +407,12 @@ pretrained_table (CamlLayer *layer)
   return NULL;
 }
 
-gboolean
-caml_model_set_word_vectors (CamlModel *model, const CamlVocab *vocab,
-                             const CamlEmbeddings *emb, int *n_found, GError **error)
+/* Copies emb's vector of each word of vocab into row id of every pretrained
+ * embedding table; *n_found (if non-NULL) gets how many words had one. An
+ * error when the widths differ; the model is then unchanged. */
+static gboolean
+set_word_vectors (CamlModel *model, const CamlVocab *vocab, const CamlEmbeddings *emb,
+                  int *n_found, GError **error)
 {
   int found = 0, v = caml_vocab_size (vocab);
   for (int i = 0; i < model->n_layers; i++)   /* check all before changing any */
@@ -497,7 +500,7 @@ caml_experiment_build_model_for (const CamlExperiment *exp, const CamlDataset *t
   CamlEmbeddings *emb = caml_embeddings_load (path, error);
   int found = 0;
   if (emb == NULL
-      || !caml_model_set_word_vectors (model, train->vocab, emb, &found, error))
+      || !set_word_vectors (model, train->vocab, emb, &found, error))
     g_clear_pointer (&model, caml_model_free);
   else if (found == 0)
     {

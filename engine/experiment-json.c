@@ -7,7 +7,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "experiment-private.h"
 
 gboolean

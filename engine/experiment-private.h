@@ -6,7 +6,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "caml.h"
+#include "caml-private.h"
 
 /* Ranges of the fields that are not layer options. */
 #define CAML_MAX_STEPS  1000000000

@@ -13,7 +13,7 @@
 #include <json-glib/json-glib.h>
 
 #include "average.h"
-#include "caml.h"
+#include "caml-private.h"
 #include "experiment-private.h"
 #include "json-check.h"
 

@@ -6,7 +6,7 @@
  * use them stay as they were), so load (to_json (e)) == e. */
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "experiment-private.h"
 
 /* --------------------------------------------------------------- writing */

@@ -7,7 +7,7 @@
  * experiment-build.c. */
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "experiment-private.h"
 
 const char *const caml_data_kind_names[] = {

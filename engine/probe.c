@@ -1,5 +1,5 @@
 /* probe.c — looking inside a trained model: outputs and gates on a grid. */
-#include "caml.h"
+#include "caml-private.h"
 
 gboolean
 caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny,

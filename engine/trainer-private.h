@@ -5,7 +5,7 @@
 #pragma once
 
 #include "average.h"
-#include "caml.h"
+#include "caml-private.h"
 
 G_BEGIN_DECLS
 

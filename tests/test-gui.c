@@ -17,6 +17,7 @@
 #include <gtk/gtk.h>
 
 #include "caml-application.h"
+#include "caml-private.h"   /* caml_data_surface, an engine internal */
 #include "words-page.h"
 #include "caml-window.h"
 #include "caml-model-editor.h"
