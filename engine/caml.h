@@ -1000,18 +1000,19 @@ gboolean caml_model_sample_grid (CamlModel *model, const double domain[4], int n
 
 /* The two parts of a CA-NN layer's output (out = χ·v(c) + (1 − χ)·w0),
  * each taken through the rest of the network, on the grid of
- * caml_model_sample_grid: `at0` (ny, nx) receives the model's first output
- * with layer's gate held at χ = 0 — the layer emits its default value w0
- * for every input, so in a sequential model this is one constant — and
- * `at1` (ny, nx) the output with χ held at 1, the layer emitting v(c), which
- * the paper calls the context-free part of the output (Eq. 37). When the
+ * caml_model_sample_grid: `free_part` (ny, nx) receives the model's first
+ * output with the layer's gate held at χ = 1, the layer emitting v(c), which
+ * the paper calls the context-free part of the output (Eq. 37), and
+ * `sensitive_part` (ny, nx) the output with χ held at 0 — the layer emits
+ * its default value w0, the context-sensitive part (w′ of Eq. 12), for
+ * every input, so in a sequential model this is one constant. When the
  * layers after `layer` are affine in its output (a linear readout),
- * out = χ·at1 + (1 − χ)·at0 exactly.
+ * out = χ·free_part + (1 − χ)·sensitive_part exactly.
  * Either may be NULL. FALSE with an error when the model does not take 2
  * inputs or the layer's gate cannot be forced (only CA-NN's can). */
 gboolean caml_model_sample_grid_parts (CamlModel *model, const double domain[4], int nx,
-                                       int ny, int layer, float *at0, float *at1,
-                                       GError **error);
+                                       int ny, int layer, float *sensitive_part,
+                                       float *free_part, GError **error);
 
 /* σ-maps: the gate maps of a convolutional CA layer (chi_per_sample > 1)
  * for images [first, first + count) of set, as (count, map_h, map_w) in
