@@ -61,7 +61,7 @@ void caml_experiment_append_double (GString *s, double v);
 typedef struct {
   const char *source;    /* names the document in errors */
   const char *base_dir;  /* relative IDX paths are resolved against it; NULL: keep */
-  GHashTable *wide;      /* path → literal of each integer outside gint64 */
+  GHashTable *wide;      /* path → literal of each integer outside gint64 (json-check.c) */
   GError    **error;
 } CamlParser;
 
@@ -76,9 +76,6 @@ gboolean caml_parser_check_keys (CamlParser *p, JsonObject *obj, const char *pat
                                  const char *const *listed);
 gboolean caml_parser_expect_object (CamlParser *p, JsonNode *node, const char *path,
                                     JsonObject **out);
-/* The integer scan: path → literal for every integer of the document
- * (strict JSON) outside gint64, which json-glib reads wrapped. */
-GHashTable *caml_parser_wide_integers (const char *data, gsize length);
 gboolean caml_parser_get_number (CamlParser *p, JsonNode *node, const char *path,
                                  double *out);
 gboolean caml_parser_get_int (CamlParser *p, JsonNode *node, const char *path,

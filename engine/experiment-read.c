@@ -629,18 +629,20 @@ load_data (const char *data, gssize length, const char *source,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   CamlParser p = { .source = source != NULL ? source : "<experiment>",
-               .base_dir = base_dir, .error = error };
-  /* json-glib only ever sees well-formed JSON (json-check.c). */
+                   .base_dir = base_dir, .error = error,
+                   .wide = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free) };
+  /* json-glib only ever sees well-formed JSON (json-check.c); the same pass
+   * keeps the integers json-glib would read wrapped. */
   char *problem = NULL;
   if (!caml_json_check (data, length >= 0 ? (gsize) length : strlen (data), MAX_NESTING,
-                        &problem))
+                        p.wide, &problem))
     {
       caml_parser_fail (&p, CAML_ERROR_PARSE, NULL, "%s", problem);
       g_free (problem);
+      g_hash_table_unref (p.wide);
       return NULL;
     }
 
-  p.wide = caml_parser_wide_integers (data, length >= 0 ? (gsize) length : strlen (data));
   JsonParser *parser = json_parser_new_immutable ();
   GError *json_error = NULL;
 
