@@ -1,7 +1,7 @@
 /* activation.c — element-wise activations, forward and backward. */
 #include <math.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "vectorize.h"
 
 const char *const caml_activation_names[] = {

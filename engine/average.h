@@ -13,7 +13,7 @@
  * result equals the dense average up to rounding (a test checks it). */
 #pragma once
 
-#include "caml.h"
+#include "caml-private.h"
 
 typedef struct _CamlAverage CamlAverage;
 

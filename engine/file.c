@@ -39,7 +39,7 @@
 
 #include <glib/gstdio.h>
 
-#include "caml.h"
+#include "caml-private.h"
 
 #define TEMP_SUFFIX      ".tmp"
 #define TEMP_RANDOM      6      /* the XXXXXX of g_mkstemp */

@@ -4,7 +4,7 @@
  * the public API in caml.h. */
 #pragma once
 
-#include "caml.h"
+#include "caml-private.h"
 
 G_BEGIN_DECLS
 

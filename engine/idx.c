@@ -23,7 +23,7 @@
 
 #include <gio/gio.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "idx-private.h"
 
 #ifndef CAML_DEFAULT_DATA_DIR

@@ -34,7 +34,7 @@
 
 #include <gio/gio.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "lines-private.h"
 #include "shuffle.h"
 

@@ -11,7 +11,18 @@
  *
  * The checker is a recursive descent over the grammar, bounded by max_depth,
  * and stricter than JSON in two ways that keep strings safe to use as C
- * strings and UTF-8: no "\u0000", no unpaired UTF-16 surrogates. */
+ * strings and UTF-8: no "\u0000", no unpaired UTF-16 surrogates.
+ *
+ * The same pass keeps what json-glib 1.6 would get wrong: it reads an
+ * integer literal with g_ascii_strtoull into a gint64 and negates it for a
+ * '-', so 18446744073709551615 arrives as -1, 9223372036854775808 as
+ * G_MININT64 and -18446744073709551615 as 1 — a wrong number in a message,
+ * or a wrong value taken without a word. Only the text holds the real
+ * number, so every integer literal outside gint64 is kept under its path,
+ * spelled as the experiment parser's errors spell it ("seed",
+ * "model[0].units", keys decoded). A key can repeat spelled two ways
+ * ("steps", "st\u0065ps": keys are compared as written); then its last value
+ * counts, as in json-glib. */
 #include <string.h>
 
 #include "json-check.h"
@@ -23,6 +34,8 @@ typedef struct {
   gsize       pos;
   int         max_depth;
   char       *message;   /* the first error */
+  GHashTable *wide;      /* path → literal of each integer outside gint64, or NULL */
+  GString    *path;      /* of the value being checked, while wide is kept */
 } Checker;
 
 /* The line and column (in characters, from 1) of byte pos; lines end in
@@ -195,10 +208,25 @@ check_string (Checker *c)
     }
 }
 
+/* Keeps the integer literal data[start, c->pos) under the current path when
+ * it is outside gint64 (JSON has no leading zeros: more digits is larger). */
+static void
+keep_wide (Checker *c, gsize start)
+{
+  gboolean negative = c->data[start] == '-';
+  const char *digits = c->data + start + negative;
+  gsize n = c->pos - start - negative;
+  const char *limit = negative ? "9223372036854775808" : "9223372036854775807";
+  if (n > 19 || (n == 19 && memcmp (digits, limit, 19) > 0))
+    g_hash_table_insert (c->wide, g_strdup (c->path->str),
+                         g_strndup (c->data + start, c->pos - start));
+}
+
 static gboolean
 check_number (Checker *c)
 {
   gsize start = c->pos;
+  gboolean integer = TRUE;   /* json-glib reads a '.' or an exponent as a double */
   if (at (c, '-'))
     c->pos++;
   if (at (c, '0'))
@@ -210,6 +238,7 @@ check_number (Checker *c)
     return error_at (c, start, "a malformed number");
   if (at (c, '.'))
     {
+      integer = FALSE;
       c->pos++;
       if (!(c->pos < c->length && g_ascii_isdigit (c->data[c->pos])))
         return error_at (c, start, "a malformed number (digits must follow '.')");
@@ -218,6 +247,7 @@ check_number (Checker *c)
     }
   if (at (c, 'e') || at (c, 'E'))
     {
+      integer = FALSE;
       c->pos++;
       if (at (c, '+') || at (c, '-'))
         c->pos++;
@@ -226,6 +256,8 @@ check_number (Checker *c)
       while (c->pos < c->length && g_ascii_isdigit (c->data[c->pos]))
         c->pos++;
     }
+  if (integer && c->wide != NULL)
+    keep_wide (c, start);
   return TRUE;
 }
 
@@ -237,6 +269,47 @@ check_literal (Checker *c, const char *word)
     return expected (c, "a value");
   c->pos += n;
   return TRUE;
+}
+
+/* The checked string data[start, end) (quotes included), decoded. */
+static char *
+decode_string (const Checker *c, gsize start, gsize end)
+{
+  GString *s = g_string_new (NULL);
+  for (gsize i = start + 1; i < end - 1; i++)
+    {
+      char ch = c->data[i];
+      if (ch != '\\')
+        {
+          g_string_append_c (s, ch);
+          continue;
+        }
+      char e = c->data[++i];
+      switch (e)
+        {
+        case 'b': g_string_append_c (s, '\b'); break;
+        case 'f': g_string_append_c (s, '\f'); break;
+        case 'n': g_string_append_c (s, '\n'); break;
+        case 'r': g_string_append_c (s, '\r'); break;
+        case 't': g_string_append_c (s, '\t'); break;
+        case 'u':
+          {
+            gunichar u = (gunichar) read_u_escape (c, i - 1);
+            i += 4;
+            if (u >= 0xd800 && u < 0xdc00)   /* the low half follows: checked */
+              {
+                gunichar low = (gunichar) read_u_escape (c, i + 1);
+                u = 0x10000 + ((u - 0xd800) << 10) + (low - 0xdc00);
+                i += 6;
+              }
+            g_string_append_unichar (s, u);
+          }
+          break;
+        default:   /* " \ / */
+          g_string_append_c (s, e);
+        }
+    }
+  return g_string_free (s, FALSE);
 }
 
 static gboolean check_value (Checker *c, int depth);
@@ -260,7 +333,8 @@ check_container (Checker *c, int depth)
   g_autoptr (GHashTable) keys = object ? g_hash_table_new_full (g_str_hash, g_str_equal,
                                                                  g_free, NULL)
                                        : NULL;
-  for (;;)
+  gsize parent = c->wide != NULL ? c->path->len : 0;   /* the path without the child */
+  for (int i = 0;; i++)
     {
       if (object)
         {
@@ -282,14 +356,23 @@ check_container (Checker *c, int depth)
               return FALSE;
             }
           g_hash_table_insert (keys, key, GSIZE_TO_POINTER (key_pos));
+          if (c->wide != NULL)
+            {
+              g_autofree char *name = decode_string (c, key_pos, c->pos);
+              g_string_append_printf (c->path, "%s%s", parent > 0 ? "." : "", name);
+            }
           skip_space (c);
           if (!at (c, ':'))
             return expected (c, "':' after the key");
           c->pos++;
           skip_space (c);
         }
+      if (c->wide != NULL && !object)
+        g_string_append_printf (c->path, "[%d]", i);
       if (!check_value (c, depth + 1))
         return FALSE;
+      if (c->wide != NULL)
+        g_string_truncate (c->path, parent);
       skip_space (c);
       if (at (c, close))
         {
@@ -306,6 +389,8 @@ check_container (Checker *c, int depth)
 static gboolean
 check_value (Checker *c, int depth)
 {
+  if (c->wide != NULL)
+    g_hash_table_remove (c->wide, c->path->str);   /* a repeated key: the last value counts */
   if (c->pos >= c->length)
     return expected (c, "a value");
   switch (c->data[c->pos])
@@ -329,9 +414,12 @@ check_value (Checker *c, int depth)
 }
 
 gboolean
-caml_json_check (const char *data, gsize length, int max_depth, char **message)
+caml_json_check (const char *data, gsize length, int max_depth, GHashTable *wide,
+                 char **message)
 {
-  Checker c = { .data = data, .length = length, .max_depth = max_depth };
+  g_autoptr (GString) path = g_string_new (NULL);
+  Checker c = { .data = data, .length = length, .max_depth = max_depth, .wide = wide,
+                .path = path };
   const char *bad = NULL;
 
   if (!g_utf8_validate (data, (gssize) length, &bad))

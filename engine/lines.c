@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "lines-private.h"
-#include "caml.h"
+#include "caml-private.h"
 
 gsize
 caml_line_split (const char *data, gsize length, gsize *next)

@@ -1,7 +1,7 @@
 /* loss.c — losses: value and gradient with respect to the predictions. */
 #include <math.h>
 
-#include "caml.h"
+#include "caml-private.h"
 
 const char *const caml_loss_names[] = {
   "mse", "softmax_cross_entropy", "sigmoid_cross_entropy", NULL

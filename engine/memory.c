@@ -8,7 +8,7 @@
  * is an error naming its size rather than a machine brought down. */
 #include <unistd.h>
 
-#include "caml.h"
+#include "caml-private.h"
 
 static size_t memory_limit;   /* 0: the machine's physical memory */
 

@@ -13,7 +13,7 @@
  * which cannot be allocated"), not an abort inside g_malloc. */
 #include <math.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "parallel.h"
 
 static void
@@ -52,8 +52,9 @@ init_param (CamlParam *p, GRand *rng)
     }
 }
 
-void
-caml_model_init_params (CamlModel *model, GRand *rng)
+/* Re-initialise every parameter from rng. */
+static void
+init_params (CamlModel *model, GRand *rng)
 {
   for (int i = 0; i < model->n_layers; i++)
     {
@@ -259,7 +260,7 @@ caml_model_new (const CamlShape *input, const CamlLayerSpec *specs, int n_specs,
   if (!caml_model_reserve (model, 1, error))
     goto fail;
   if (rng != NULL)
-    caml_model_init_params (model, rng);
+    init_params (model, rng);
   return model;
 
 fail:

@@ -40,7 +40,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "parallel.h"
 #include "vectorize.h"
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "blas.h"
 #include "parallel.h"
 

@@ -1,5 +1,5 @@
 /* probe.c — looking inside a trained model: outputs and gates on a grid. */
-#include "caml.h"
+#include "caml-private.h"
 
 gboolean
 caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny,
@@ -55,7 +55,8 @@ caml_model_sample_grid (CamlModel *model, const double domain[4], int nx, int ny
 
 gboolean
 caml_model_sample_grid_parts (CamlModel *model, const double domain[4], int nx, int ny,
-                              int layer_index, float *at0, float *at1, GError **error)
+                              int layer_index, float *sensitive_part, float *free_part,
+                              GError **error)
 {
   if (layer_index < 0 || layer_index >= model->n_layers)
     {
@@ -74,15 +75,15 @@ caml_model_sample_grid_parts (CamlModel *model, const double domain[4], int nx, 
   gboolean ok = TRUE;
   /* The gate is released again whatever happens: later forward passes
    * (training, plots) must see the real χ. */
-  if (at0 != NULL)
+  if (sensitive_part != NULL)
     {
       layer->ops->force_chi (layer, 0.0f);
-      ok = caml_model_sample_grid (model, domain, nx, ny, at0, -1, NULL, error);
+      ok = caml_model_sample_grid (model, domain, nx, ny, sensitive_part, -1, NULL, error);
     }
-  if (ok && at1 != NULL)
+  if (ok && free_part != NULL)
     {
       layer->ops->force_chi (layer, 1.0f);
-      ok = caml_model_sample_grid (model, domain, nx, ny, at1, -1, NULL, error);
+      ok = caml_model_sample_grid (model, domain, nx, ny, free_part, -1, NULL, error);
     }
   layer->ops->force_chi (layer, -1.0f);
   return ok;

@@ -4,7 +4,7 @@
  * this table: adding a layer type means adding one line here. */
 #include <math.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "layers/layers.h"
 
 static const CamlLayerOps *const registry[] = {

@@ -56,7 +56,7 @@
 
 #include <cblas.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "blas.h"
 
 #define PC_MAX_ITERATIONS 20000
@@ -429,12 +429,6 @@ caml_sem_fit (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
 {
   return caml_sem_init (sem, error)
          && caml_sem_iterate (sem, max_iterations, func, user_data, error);
-}
-
-int
-caml_sem_dim (const CamlSem *sem)
-{
-  return sem->D;
 }
 
 int

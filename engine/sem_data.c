@@ -18,7 +18,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "lines-private.h"
 
 /* ---------------------------------------------------------------- lines */

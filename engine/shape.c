@@ -1,5 +1,5 @@
 /* shape.c — per-sample shapes. */
-#include "caml.h"
+#include "caml-private.h"
 
 CamlShape
 caml_shape_flat (int d)

@@ -20,7 +20,7 @@
  * unchanged. */
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #define XXH_STATIC_LINKING_ONLY   /* XXH64_state_t on the stack */
 #include <xxhash.h>
 

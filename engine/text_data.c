@@ -9,7 +9,7 @@
  * or only spaces and tabs) are skipped. Errors name the file and the line. */
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"
 #include "lines-private.h"
 
 #ifndef CAML_DEFAULT_SHARED_DIR

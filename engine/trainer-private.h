@@ -1,10 +1,11 @@
 /* trainer-private.h — private to the engine: the trainer's fields, shared
- * by the loop (trainer.c) and the state file that resumes a run
- * (trainer-state.c). */
+ * by the loop (trainer.c), its public API (trainer-control.c), evaluation
+ * (trainer-eval.c), divergence (trainer-diverge.c) and the state file that
+ * resumes a run (trainer-state.c). */
 #pragma once
 
 #include "average.h"
-#include "caml.h"
+#include "caml-private.h"
 
 G_BEGIN_DECLS
 
@@ -119,5 +120,35 @@ gboolean caml_trainer_settle_locked (CamlTrainer *trainer);
 gboolean caml_trainer_roll_back_further (CamlTrainer *trainer, const CamlTrainerStateCopy *copy,
                                          const float *initial, const char *why,
                                          GError **error);
+
+/* --- between the trainer's files */
+
+/* The loop, on the trainer's thread (trainer.c). */
+gpointer caml_trainer_thread (gpointer data);
+/* The batch order as at the start of the run (trainer.c). */
+void     caml_trainer_reset_order (CamlTrainer *trainer);
+/* Copies the progress snapshot into p. With the lock held (trainer.c). */
+void     caml_trainer_snapshot_locked (CamlTrainer *trainer, CamlProgress *p);
+
+/* Samples of a set evaluated at once (trainer-eval.c). */
+int      caml_trainer_eval_chunk (const CamlModel *model, const CamlShape *x_shape);
+/* The mean loss and metric of set, with buf as caml_trainer_eval_chunk rows
+ * of inputs (NULL for a dense set) (trainer-eval.c). */
+void     caml_trainer_evaluate_with (CamlModel *model, CamlLossKind loss,
+                                     const CamlDataset *set, float *buf,
+                                     double *mean_loss, double *metric);
+/* Appends an evaluation row for the current step. With the lock held; it
+ * releases it while the model runs (trainer-eval.c). */
+void     caml_trainer_evaluate_locked (CamlTrainer *trainer);
+
+/* The divergence checks and the rollback (trainer-diverge.c). */
+gboolean caml_trainer_find_bad_param (const CamlModel *model, const float *block,
+                                      int *layer, const char **param);
+char    *caml_trainer_diagnose_loss (CamlTrainer *trainer, const float *x, const float *y,
+                                     float loss);
+gboolean caml_trainer_block_finite (CamlTrainer *trainer, const float *v);
+gboolean caml_trainer_loss_blew_up (const CamlTrainer *trainer, float loss);
+void     caml_trainer_roll_back (CamlTrainer *trainer, long step, gboolean before_update,
+                                 char *why, GError **error);
 
 G_END_DECLS

@@ -357,19 +357,6 @@ caml_trainer_state_copy_free (CamlTrainerStateCopy *copy)
   g_free (copy);
 }
 
-gboolean
-caml_trainer_state_save (CamlTrainer *trainer, const char *path, GError **error)
-{
-  GBytes *bytes = caml_trainer_state_to_bytes (trainer, error);
-  if (bytes == NULL)
-    return FALSE;
-  gsize length;
-  const guint8 *data = g_bytes_get_data (bytes, &length);
-  gboolean ok = caml_file_replace (path, data, length, error);
-  g_bytes_unref (bytes);
-  return ok;
-}
-
 /* ---------------------------------------------------------------- loading */
 
 /* Whether nothing has run on the trainer: a state goes only into such. */

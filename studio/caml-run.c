@@ -88,8 +88,8 @@ struct _CamlRun {
   float   *work_fit;            /* (grid, grid) */
   float   *work_chi;            /* (n_chi, grid, grid) */
   float   *scratch;             /* (grid, grid) */
-  float   *work_free;           /* (grid, grid) output with the parts layer's χ ≡ 0 */
-  float   *work_sensitive;      /* (grid, grid) … with χ ≡ 1 */
+  float   *work_sensitive_part; /* (grid, grid) output with the parts layer's χ ≡ 0 */
+  float   *work_free_part;      /* (grid, grid) … with χ ≡ 1 */
   int      work_parts_layer;
   gint64   last_sample_us;
   gint64   last_words_us;
@@ -110,9 +110,9 @@ struct _CamlRun {
   GMutex   lock;
   float   *fit;                 /* (grid, grid) */
   float   *chi;                 /* (n_chi, grid, grid) */
-  float   *free;                /* (grid, grid) */
-  float   *sensitive;           /* (grid, grid) */
-  int      sampled_parts_layer; /* the layer free/sensitive belong to, or -1 */
+  float   *sensitive_part;      /* (grid, grid) */
+  float   *free_part;           /* (grid, grid) */
+  int      sampled_parts_layer; /* the layer the parts belong to, or -1 */
   guint64  version;
   double   sample_seconds;
   GPtrArray *sigma;             /* CamlSigmaSnapshot, oldest first */
@@ -211,8 +211,8 @@ sample_model (CamlModel *model, gpointer user_data)
   run->work_parts_layer = g_atomic_int_get (&run->parts_layer);
   if (ok && run->work_parts_layer >= 0)
     ok = caml_model_sample_grid_parts (model, run->exp->plot_domain, run->grid, run->grid,
-                                       run->work_parts_layer, run->work_free,
-                                       run->work_sensitive, NULL);
+                                       run->work_parts_layer, run->work_sensitive_part,
+                                       run->work_free_part, NULL);
   gint64 end = g_get_monotonic_time ();
   run->sample_cost_us = end - start;
   run->sample_total_us += end - start;
@@ -225,8 +225,8 @@ sample_model (CamlModel *model, gpointer user_data)
   memcpy (run->chi, run->work_chi, run->n_chi * cells * sizeof (float));
   if (run->work_parts_layer >= 0)
     {
-      memcpy (run->free, run->work_free, cells * sizeof (float));
-      memcpy (run->sensitive, run->work_sensitive, cells * sizeof (float));
+      memcpy (run->sensitive_part, run->work_sensitive_part, cells * sizeof (float));
+      memcpy (run->free_part, run->work_free_part, cells * sizeof (float));
     }
   run->sampled_parts_layer = run->work_parts_layer;
   run->surface_step = closure_step (run);
@@ -582,10 +582,10 @@ run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_prefe
       run->work_chi = g_new0 (float, MAX (run->n_chi, 1) * cells);
       run->fit = g_new0 (float, cells);
       run->chi = g_new0 (float, MAX (run->n_chi, 1) * cells);
-      run->work_free = g_new0 (float, cells);
-      run->work_sensitive = g_new0 (float, cells);
-      run->free = g_new0 (float, cells);
-      run->sensitive = g_new0 (float, cells);
+      run->work_sensitive_part = g_new0 (float, cells);
+      run->work_free_part = g_new0 (float, cells);
+      run->sensitive_part = g_new0 (float, cells);
+      run->free_part = g_new0 (float, cells);
       /* The untrained surface: the thread has not started, so this runs here. */
       caml_trainer_with_model (run->trainer, sample_model, run);
     }
@@ -607,10 +607,10 @@ caml_run_free (CamlRun *run)
   g_free (run->scratch);
   g_free (run->fit);
   g_free (run->chi);
-  g_free (run->work_free);
-  g_free (run->work_sensitive);
-  g_free (run->free);
-  g_free (run->sensitive);
+  g_free (run->work_sensitive_part);
+  g_free (run->work_free_part);
+  g_free (run->sensitive_part);
+  g_free (run->free_part);
   g_free (run->auc_maps);
   g_free (run->auc_images);
   g_free (run->sigma_images);
@@ -731,7 +731,7 @@ caml_run_get_surface_step (CamlRun *run)
 
 gboolean
 caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
-                       float *free, float *sensitive, int *parts_layer)
+                       float *sensitive_part, float *free_part, int *parts_layer)
 {
   size_t cells = (size_t) run->grid * run->grid;
   gboolean fresh;
@@ -745,10 +745,10 @@ caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
       memcpy (fit, run->fit, cells * sizeof (float));
       if (chi != NULL)
         memcpy (chi, run->chi, run->n_chi * cells * sizeof (float));
-      if (free != NULL && run->sampled_parts_layer >= 0)
-        memcpy (free, run->free, cells * sizeof (float));
-      if (sensitive != NULL && run->sampled_parts_layer >= 0)
-        memcpy (sensitive, run->sensitive, cells * sizeof (float));
+      if (sensitive_part != NULL && run->sampled_parts_layer >= 0)
+        memcpy (sensitive_part, run->sensitive_part, cells * sizeof (float));
+      if (free_part != NULL && run->sampled_parts_layer >= 0)
+        memcpy (free_part, run->free_part, cells * sizeof (float));
       if (parts_layer != NULL)
         *parts_layer = run->sampled_parts_layer;
       *version = run->version;
@@ -781,7 +781,8 @@ caml_run_parts_pending (CamlRun *run)
 }
 
 gboolean
-caml_run_put_parts (CamlRun *run, int layer, const float *free, const float *sensitive)
+caml_run_put_parts (CamlRun *run, int layer, const float *sensitive_part,
+                    const float *free_part)
 {
   size_t cells = (size_t) run->grid * run->grid;
 
@@ -790,8 +791,8 @@ caml_run_put_parts (CamlRun *run, int layer, const float *free, const float *sen
                    && run->sampled_parts_layer != layer;
   if (taken)
     {
-      memcpy (run->free, free, cells * sizeof (float));
-      memcpy (run->sensitive, sensitive, cells * sizeof (float));
+      memcpy (run->sensitive_part, sensitive_part, cells * sizeof (float));
+      memcpy (run->free_part, free_part, cells * sizeof (float));
       run->sampled_parts_layer = layer;
       run->version++;
     }

@@ -80,15 +80,17 @@ int      caml_run_get_n_chi (CamlRun *run);
 /* Layer index and title of the k-th χ map. */
 int      caml_run_get_chi_layer (CamlRun *run, int k, const char **title);
 /* If the snapshot is newer than *version: copies fit (grid, grid), chi
- * (n_chi, grid, grid) and, when the snapshot has them, the CA-NN parts free
- * and sensitive (grid, grid) — the output with the parts layer's χ held at 0
- * and at 1 — and sets *parts_layer to their layer (-1: none); updates
- * *version and returns TRUE. Any of chi … parts_layer may be NULL. */
+ * (n_chi, grid, grid) and, when the snapshot has them, the CA-NN parts
+ * (grid, grid): sensitive_part, the output with the parts layer's χ held at
+ * 0 (it emits w₀: the context-sensitive part), and free_part, held at 1 (it
+ * emits v(c): the context-free part, Eq. 37) — and sets *parts_layer to
+ * their layer (-1: none); updates *version and returns TRUE. Any of chi …
+ * parts_layer may be NULL. */
 /* The step of the weights the surface caml_run_copy_surface copied last
  * was sampled from (the main thread's). */
 long     caml_run_get_surface_step (CamlRun *run);
 gboolean caml_run_copy_surface (CamlRun *run, guint64 *version, float *fit, float *chi,
-                                float *free, float *sensitive, int *parts_layer);
+                                float *sensitive_part, float *free_part, int *parts_layer);
 /* Chooses the CA-NN layer whose parts are sampled: `preferred` when it is
  * one, else the last CA-NN (caml_report_parts_layer). Returns the layer, or
  * -1 (no CA-NN, or not a surface run). Nothing is sampled here: a running
@@ -101,8 +103,8 @@ int      caml_run_get_parts_layer (CamlRun *run);
 gboolean caml_run_parts_pending (CamlRun *run);
 /* Takes (copies) parts sampled elsewhere, (grid × grid) each, when they are
  * of the layer chosen and that is still pending; FALSE when not taken. */
-gboolean caml_run_put_parts (CamlRun *run, int layer, const float *free,
-                             const float *sensitive);
+gboolean caml_run_put_parts (CamlRun *run, int layer, const float *sensitive_part,
+                             const float *free_part);
 /* σ-map snapshots (image models with a convolutional CA layer only):
  * sampled at most twice a second on the trainer thread, each with its step
  * and the foreground/background AUC over the first 100 test images; at most

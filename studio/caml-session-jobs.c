@@ -39,8 +39,8 @@ struct _Job {
   float          *w;              /* the weights of the run (a copy) */
   size_t          n_weights;
   int             grid;
-  float          *parts_default;     /* results: (grid × grid) each */
-  float          *parts_value;
+  float          *parts_sensitive;     /* results: (grid × grid) each */
+  float          *parts_free;
 };
 
 /* Main thread, when the job's results have been used (or dropped): the
@@ -73,8 +73,8 @@ job_free (gpointer p)
   g_free (job->state);
   g_free (job->state_error);
   g_free (job->w);
-  g_free (job->parts_default);
-  g_free (job->parts_value);
+  g_free (job->parts_sensitive);
+  g_free (job->parts_free);
   g_free (job);
 }
 
@@ -112,12 +112,12 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
         {
           size_t cells = (size_t) job->grid * job->grid;
           memcpy (model->w, job->w, job->n_weights * sizeof (float));
-          job->parts_default = g_new (float, cells);
-          job->parts_value = g_new (float, cells);
+          job->parts_sensitive = g_new (float, cells);
+          job->parts_free = g_new (float, cells);
           if (!caml_model_sample_grid_parts (model, job->exp->plot_domain, job->grid, job->grid,
-                                             job->parts_layer, job->parts_default,
-                                             job->parts_value, NULL))
-            g_clear_pointer (&job->parts_default, g_free);
+                                             job->parts_layer, job->parts_sensitive,
+                                             job->parts_free, NULL))
+            g_clear_pointer (&job->parts_sensitive, g_free);
         }
       caml_model_free (model);
       g_task_return_boolean (task, TRUE);
@@ -261,9 +261,9 @@ job_done (CamlSession *self, Job *job)
   if (job->kind == JOB_PARTS)
     {
       self->parts_sampling--;
-      if (job->run_serial == self->run_serial && self->run != NULL && job->parts_default != NULL
-          && caml_run_put_parts (self->run, job->parts_layer, job->parts_default,
-                                 job->parts_value))
+      if (job->run_serial == self->run_serial && self->run != NULL && job->parts_sensitive != NULL
+          && caml_run_put_parts (self->run, job->parts_layer, job->parts_sensitive,
+                                 job->parts_free))
         update_from_run (self);
       session_changed (self);
       return;

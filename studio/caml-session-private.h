@@ -127,8 +127,8 @@ struct _CamlSession {
   guint64         surface_version;
   float          *fit;           /* (grid, grid) */
   float          *chi;           /* (n_chi, grid, grid) */
-  float          *default_part;  /* (grid, grid) output with the parts layer's χ ≡ 0 */
-  float          *value_part;    /* (grid, grid) … with χ ≡ 1 */
+  float          *sensitive_part; /* (grid, grid) output with the parts layer's χ ≡ 0 */
+  float          *free_part;      /* (grid, grid) … with χ ≡ 1 */
   int             parts_layer;   /* the layer they belong to, or -1 */
   gboolean        has_parts;     /* the run has a CA-NN layer to show the parts of */
   guint64         words_version;

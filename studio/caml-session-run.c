@@ -118,8 +118,8 @@ discard_run (CamlSession *self)
   self->surface_version = 0;
   g_clear_pointer (&self->fit, g_free);
   g_clear_pointer (&self->chi, g_free);
-  g_clear_pointer (&self->default_part, g_free);
-  g_clear_pointer (&self->value_part, g_free);
+  g_clear_pointer (&self->sensitive_part, g_free);
+  g_clear_pointer (&self->free_part, g_free);
   self->parts_layer = -1;
   self->has_parts = FALSE;
   self->words_version = 0;
@@ -252,11 +252,11 @@ update_from_run (CamlSession *self)
         {
           self->fit = g_new0 (float, cells);
           self->chi = g_new0 (float, MAX (caml_run_get_n_chi (self->run), 1) * cells);
-          self->default_part = g_new0 (float, cells);
-          self->value_part = g_new0 (float, cells);
+          self->sensitive_part = g_new0 (float, cells);
+          self->free_part = g_new0 (float, cells);
         }
       if (caml_run_copy_surface (self->run, &self->surface_version, self->fit, self->chi,
-                                 self->default_part, self->value_part, &self->parts_layer))
+                                 self->sensitive_part, self->free_part, &self->parts_layer))
         changed |= CAML_SESSION_SURFACE;
     }
 

@@ -880,15 +880,15 @@ caml_session_get_events (CamlSession *self, guint *n)
 }
 
 const float *
-caml_session_get_surface (CamlSession *self, const float **chi, const float **default_part,
-                          const float **value_part)
+caml_session_get_surface (CamlSession *self, const float **chi, const float **sensitive_part,
+                          const float **free_part)
 {
   if (chi != NULL)
     *chi = self->chi;
-  if (default_part != NULL)
-    *default_part = self->default_part;
-  if (value_part != NULL)
-    *value_part = self->value_part;
+  if (sensitive_part != NULL)
+    *sensitive_part = self->sensitive_part;
+  if (free_part != NULL)
+    *free_part = self->free_part;
   return self->surface_version != 0 ? self->fit : NULL;
 }
 

@@ -248,9 +248,11 @@ const float       *caml_session_get_previous_losses (CamlSession *self, long *n_
                                                      const CamlEvalRow **rows, int *n_rows,
                                                      gboolean *classification);
 const CamlSessionEvent *caml_session_get_events (CamlSession *self, guint *n);
-/* (grid × grid) each, grid CAML_FIGURE_GRID; NULL without a surface. */
+/* (grid × grid) each, grid CAML_FIGURE_GRID; NULL without a surface. The
+ * CA-NN parts: the outputs with the parts layer's χ held at 0 (its
+ * context-sensitive part) and at 1 (its context-free part). */
 const float *caml_session_get_surface (CamlSession *self, const float **chi,
-                                       const float **default_part, const float **value_part);
+                                       const float **sensitive_part, const float **free_part);
 int          caml_session_get_parts_layer (CamlSession *self);   /* -1: none */
 gboolean     caml_session_has_parts (CamlSession *self);
 int          caml_session_get_sigma_count (CamlSession *self);

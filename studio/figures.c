@@ -376,40 +376,41 @@ caml_figure_chi (const CamlFigurePlane *plane, int n, const int *layers,
 
 CamlPlotFigure *
 caml_figure_parts (const CamlFigurePlane *plane, int layer, const float *fit, const float *chi,
-                   const float *at0, const float *at1)
+                   const float *sensitive_part, const float *free_part)
 {
   size_t cells = (size_t) plane->grid * plane->grid;
-  g_autofree float *default_share = g_new (float, cells);
-  g_autofree float *value_share = g_new (float, cells);
-  double residual = caml_report_parts_shares (chi, at0, at1, fit, cells, default_share,
-                                              value_share);
+  g_autofree float *sensitive_share = g_new (float, cells);
+  g_autofree float *free_share = g_new (float, cells);
+  double residual = caml_report_parts_shares (chi, sensitive_part, free_part, fit, cells,
+                                              sensitive_share, free_share);
   gboolean add_up = caml_report_parts_add_up (residual, fit, cells);
   /* Under sigmoid cross-entropy the outputs are logits: the parts add up
    * to the logit (whose sigmoid the surface shows), and the targets, 0 and
    * 1, are not on its scale, so the points are not coloured. */
   gboolean logits = plane->exp->loss == CAML_LOSS_SIGMOID_XENT;
-  /* The share of v(c) and the fit on one colour scale (the targets' too
-   * where the points show them); the default value's share, often a small
-   * constant times 1 − χ, on its own. */
+  /* The context-free part and the fit on one colour scale (the targets'
+   * too where the points show them); the context-sensitive part, often a
+   * small constant times 1 − χ, on its own. */
   double vmin = INFINITY, vmax = -INFINITY;
   widen (&vmin, &vmax, fit, cells);
-  widen (&vmin, &vmax, value_share, cells);
+  widen (&vmin, &vmax, free_share, cells);
   if (!logits)
     widen_to_targets (&vmin, &vmax, plane->train);
   nonempty_range (&vmin, &vmax);
 
   g_autofree char *chi_title = g_strdup_printf ("χ of layer %d (CA-NN)", layer);
-  g_autofree char *f_label = g_strdup_printf ("f₀ = %.3g", at0[0]);
-  /* The paper's names (Eq. 37): v(c) is the context-free part of the
-   * output, w₀ the default value for an irrelevant input. */
+  g_autofree char *f_label = g_strdup_printf ("f₀ = %.3g", sensitive_part[0]);
+  /* The paper's names (Eq. 12, 37): v(c) gives the context-free part of
+   * the output, w₀ (the default value for an irrelevant input) the
+   * context-sensitive part. */
   CamlPlotFigure *figure = maps_figure (4);
   caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, chi_title, "χ", chi, TRUE, 0.0,
                                                        1.0, TRUE, FALSE));
   caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, "χ·f₁: v(c), context-free part",
-                                                       "output", value_share, TRUE, vmin,
+                                                       "output", free_share, TRUE, vmin,
                                                        vmax, TRUE, FALSE));
-  caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, "(1 − χ)·f₀: default value w₀",
-                                                       f_label, default_share, FALSE, 0, 0,
+  caml_plot_figure_add_heatmap (figure, plane_heatmap (plane, "(1 − χ)·f₀: w₀, context-sensitive part",
+                                                       f_label, sensitive_share, FALSE, 0, 0,
                                                        TRUE, FALSE));
   /* Said plainly: what the panel shows, then why it is not the sum. */
   const char *fit_title = !add_up ? "the model's fit (not the sum: non-linear layers follow)"

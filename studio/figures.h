@@ -88,13 +88,15 @@ CamlPlotFigure *caml_figure_surface (const CamlFigurePlane *plane, const float *
 CamlPlotFigure *caml_figure_chi (const CamlFigurePlane *plane, int n, const int *layers,
                                  const char *const *titles, const float *chi);
 
-/* parts.png: a CA-NN layer's χ, the share χ·f₁ of v(c) and the share
- * (1 − χ)·f₀ of the default value w₀ (caml_report_parts_shares), and the
- * fit they add up to (the logit under sigmoid cross-entropy); the value's
- * share and the fit on one colour scale. fit, chi, at0, at1: (grid, grid),
- * the outputs with the gate as it is, held at 0 and at 1. */
+/* parts.png: a CA-NN layer's χ, its context-free part χ·f₁ (of v(c)) and
+ * its context-sensitive part (1 − χ)·f₀ (of the default value w₀;
+ * caml_report_parts_shares), and the fit they add up to (the logit under
+ * sigmoid cross-entropy); the context-free part and the fit on one colour
+ * scale. fit, chi, sensitive_part, free_part: (grid, grid), the outputs
+ * with the gate as it is, held at 0 and at 1. */
 CamlPlotFigure *caml_figure_parts (const CamlFigurePlane *plane, int layer, const float *fit,
-                                   const float *chi, const float *at0, const float *at1);
+                                   const float *chi, const float *sensitive_part,
+                                   const float *free_part);
 
 /* ---------------------------------------------------------------- σ-maps */
 

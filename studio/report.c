@@ -46,17 +46,18 @@ caml_report_parts_layer (const CamlModel *model, int preferred)
 }
 
 double
-caml_report_parts_shares (const float *chi, const float *at0, const float *at1,
-                          const float *fit, size_t n, float *default_share, float *value_share)
+caml_report_parts_shares (const float *chi, const float *sensitive_part,
+                          const float *free_part, const float *fit, size_t n,
+                          float *sensitive_share, float *free_share)
 {
   double residual = 0;
   for (size_t i = 0; i < n; i++)
     {
-      float s = chi[i] * at1[i];
-      float f = (1.0f - chi[i]) * at0[i];
+      float s = chi[i] * free_part[i];
+      float f = (1.0f - chi[i]) * sensitive_part[i];
       residual = fmax (residual, fabs ((double) fit[i] - ((double) s + f)));
-      value_share[i] = s;
-      default_share[i] = f;
+      free_share[i] = s;
+      sensitive_share[i] = f;
     }
   return residual;
 }
@@ -137,11 +138,13 @@ caml_report_write_surfaces (const char *dir, const CamlExperiment *exp, CamlMode
   int layer = caml_report_parts_layer (model, -1);
   if (layer < 0)
     return TRUE;
-  g_autofree float *at0 = g_new (float, cells);
-  g_autofree float *at1 = g_new (float, cells);
+  g_autofree float *sensitive_part = g_new (float, cells);
+  g_autofree float *free_part = g_new (float, cells);
   return caml_model_sample_grid (model, domain, grid, grid, fit, layer, one, error)
-         && caml_model_sample_grid_parts (model, domain, grid, grid, layer, at0, at1, error)
-         && write_figure (caml_figure_parts (&plane, layer, fit, one, at0, at1), dir,
+         && caml_model_sample_grid_parts (model, domain, grid, grid, layer, sensitive_part,
+                                          free_part, error)
+         && write_figure (caml_figure_parts (&plane, layer, fit, one, sensitive_part,
+                                             free_part), dir,
                           "parts.png", written, error);
 }
 

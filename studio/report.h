@@ -36,14 +36,16 @@ gboolean caml_report_write_surfaces (const char *dir, const CamlExperiment *exp,
  * one, else -1. */
 int caml_report_parts_layer (const CamlModel *model, int preferred);
 
-/* The shares of the two parts in the fit, over n grid values: value_share
- * = χ·f₁ and default_share = (1 − χ)·f₀, where f₁ and f₀ are the outputs with
- * the gate held at 1 and at 0 (outputs may alias inputs). Returns the largest
- * |fit − (value_share + default_share)|: zero up to rounding when the layers
+/* The shares of the two parts in the fit, over n grid values: the
+ * context-free part free_share = χ·f₁ and the context-sensitive part
+ * sensitive_share = (1 − χ)·f₀, where f₁ (free_part) and f₀
+ * (sensitive_part) are the outputs with the gate held at 1 and at 0
+ * (outputs may alias inputs). Returns the largest
+ * |fit − (free_share + sensitive_share)|: zero up to rounding when the layers
  * after the gate are affine, so the two maps add up to the fitted surface. */
-double caml_report_parts_shares (const float *chi, const float *at0, const float *at1,
-                                 const float *fit, size_t n, float *default_share,
-                                 float *value_share);
+double caml_report_parts_shares (const float *chi, const float *sensitive_part,
+                                 const float *free_part, const float *fit, size_t n,
+                                 float *sensitive_share, float *free_share);
 
 /* Whether the shares add up to the fit (the residual above is below a
  * thousandth of the fit's range, or 1e-5). */

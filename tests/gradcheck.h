@@ -1,7 +1,7 @@
 /* gradcheck.h — central-difference gradient checks shared by the tests. */
 #pragma once
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 /* Builds a one-layer model from `spec` on input `shape`, draws a batch of n
  * inputs, and checks the analytic gradients of L = Σ r ⊙ out (r random) with

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "alloc-count.h"
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "gradcheck.h"
 
 enum { SCORE_BAHDANAU, SCORE_LUONG, SCORE_LINEAR };   /* the `score` choices */

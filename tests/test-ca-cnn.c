@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "layers/layers.h"   /* caml_conv_kernels_force */
 #include "conv-reference.h"
 #include "gradcheck.h"

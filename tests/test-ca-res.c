@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "gradcheck.h"
 
 static void

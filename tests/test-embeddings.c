@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <glib/gstdio.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 /* A fresh temporary directory per test, removed with its files. */
 static int

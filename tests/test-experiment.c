@@ -9,7 +9,7 @@
 
 #include <glib/gstdio.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 /* Every preset file in resources/presets, read once by the group setup. */
 static char **preset_names;

@@ -25,7 +25,7 @@
 
 #include <glib/gstdio.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 #define KILL_RUNS 100
 

@@ -17,6 +17,7 @@
 #include <gtk/gtk.h>
 
 #include "caml-application.h"
+#include "caml-private.h"   /* caml_data_surface, an engine internal */
 #include "words-page.h"
 #include "caml-window.h"
 #include "caml-model-editor.h"
@@ -915,7 +916,7 @@ test_ca_nn_parts (void **state)
   assert_int_equal (n_maps, 4);   /* χ, χ·f₁, (1 − χ)·f₀, the fit */
   double lo, hi;
   caml_plot_heatmap_get_range (caml_plot_view_get_heatmap (parts, 2, NULL), &lo, &hi);
-  print_message ("the default value's share (1 − χ)·f₀ spans %.4g … %.4g\n", lo, hi);
+  print_message ("the context-sensitive part (1 − χ)·f₀ spans %.4g … %.4g\n", lo, hi);
   assert_true (hi - lo > 1e-6);
   size_t n_segments = 0;
   caml_plot_heatmap_get_segments (caml_plot_view_get_heatmap (parts, 1, NULL), &n_segments);

@@ -14,7 +14,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "idx-private.h"
 
 /* The synthetic set: N images of H×W with labels. */

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <cblas.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "blas.h"
 #include "parallel.h"
 #include "layers/layers.h"

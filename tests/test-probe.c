@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "gradcheck.h"
 
 static void
@@ -52,7 +52,7 @@ param (const CamlLayer *layer, const char *name)
 /* The parts of a CA-NN under a dense readout, against the formula worked by
  * hand from the weights: with χ held at 1 the output is the dense sublayer
  * path readout(tanh(W c + b)); with χ held at 0 it is readout(w0); and with
- * an affine readout the fit is χ·sensitive + (1 − χ)·free. */
+ * an affine readout the fit is χ·free_part + (1 − χ)·sensitive_part. */
 static void
 test_sample_grid_parts (void **state)
 {
@@ -73,9 +73,9 @@ test_sample_grid_parts (void **state)
 
   enum { NX = 7, NY = 5 };
   const double domain[4] = { -2, 2, -1.5, 1 };
-  float out[NX * NY], chi[NX * NY], default_part[NX * NY], sensitive[NX * NY], again[NX * NY];
+  float out[NX * NY], chi[NX * NY], sensitive_part[NX * NY], free_part[NX * NY], again[NX * NY];
   assert_true (caml_model_sample_grid (model, domain, NX, NY, out, 0, chi, NULL));
-  assert_true (caml_model_sample_grid_parts (model, domain, NX, NY, 0, default_part, sensitive,
+  assert_true (caml_model_sample_grid_parts (model, domain, NX, NY, 0, sensitive_part, free_part,
                                              NULL));
   double f0 = bd[0];
   for (int j = 0; j < 3; j++)
@@ -90,10 +90,10 @@ test_sample_grid_parts (void **state)
         for (int j = 0; j < 3; j++)
           f1 += Wd[j] * tanh (W[2 * j] * x + W[2 * j + 1] * y + b[j]);
         int k = r * NX + c;
-        assert_float_equal (sensitive[k], f1, 1e-5);
-        assert_float_equal (default_part[k], f0, 1e-5);
-        assert_float_equal (out[k], chi[k] * sensitive[k] + (1 - chi[k]) * default_part[k], 1e-5);
-        varies |= fabsf (sensitive[k] - sensitive[0]) > 1e-3f;
+        assert_float_equal (free_part[k], f1, 1e-5);
+        assert_float_equal (sensitive_part[k], f0, 1e-5);
+        assert_float_equal (out[k], chi[k] * free_part[k] + (1 - chi[k]) * sensitive_part[k], 1e-5);
+        varies |= fabsf (free_part[k] - free_part[0]) > 1e-3f;
       }
   assert_true (varies);
   /* The gate is released: the model computes the same fit as before. */
@@ -105,11 +105,11 @@ test_sample_grid_parts (void **state)
 
   /* A dense layer has no gate to hold; neither has a layer that is not there. */
   GError *error = NULL;
-  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 1, default_part, NULL,
+  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 1, sensitive_part, NULL,
                                               &error));
   assert_non_null (strstr (error->message, "layer 1 (dense)"));
   g_clear_error (&error);
-  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 7, default_part, NULL,
+  assert_false (caml_model_sample_grid_parts (model, domain, NX, NY, 7, sensitive_part, NULL,
                                               &error));
   g_clear_error (&error);
   caml_model_free (model);

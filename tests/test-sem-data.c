@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 static void
 expect_pairs_error (const char *text, const char *expected)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "gradcheck.h"
 
 static void

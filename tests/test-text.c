@@ -5,7 +5,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 static void
 expect_tokens (const char *text, const char *expected)

@@ -17,7 +17,7 @@
 #endif
 
 #include "average.h"
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -11,7 +11,7 @@
 
 #include <glib/gstdio.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 
 typedef struct {
   char      *dir;

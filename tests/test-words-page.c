@@ -13,7 +13,7 @@
 
 #include <glib/gstdio.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* tests the engine's internals */
 #include "gradcheck.h"
 #include "caml-plot.h"
 #include "report.h"

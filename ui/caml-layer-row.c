@@ -10,9 +10,6 @@ struct _CamlLayerRow {
   GtkLabel *options_label;
   GtkLabel *shape_label;
   GtkLabel *error_label;
-
-  /* owned */
-  int index;
 };
 
 G_DEFINE_FINAL_TYPE (CamlLayerRow, caml_layer_row, GTK_TYPE_LIST_BOX_ROW)
@@ -50,7 +47,6 @@ caml_layer_row_update (CamlLayerRow *self, int index, const char *title,
   g_autofree char *number = g_strdup_printf ("%d", index);
 
   g_return_if_fail (CAML_IS_LAYER_ROW (self));
-  self->index = index;
   gtk_label_set_text (self->index_label, number);
   gtk_label_set_text (self->title_label, title);
   gtk_label_set_text (self->options_label, options != NULL ? options : "");
@@ -62,17 +58,4 @@ caml_layer_row_update (CamlLayerRow *self, int index, const char *title,
   else
     gtk_widget_remove_css_class (GTK_WIDGET (self), "invalid");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self), error);
-}
-
-int
-caml_layer_row_get_index (CamlLayerRow *self)
-{
-  return self->index;
-}
-
-const char *
-caml_layer_row_get_error (CamlLayerRow *self)
-{
-  const char *text = gtk_label_get_text (self->error_label);
-  return text != NULL && *text != '\0' ? text : NULL;
 }

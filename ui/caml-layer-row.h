@@ -13,7 +13,5 @@ GtkWidget *caml_layer_row_new (void);
 /* shape: "(5)", or NULL when unknown; error: NULL when the layer is fine. */
 void       caml_layer_row_update (CamlLayerRow *self, int index, const char *title,
                                   const char *options, const char *shape, const char *error);
-int        caml_layer_row_get_index (CamlLayerRow *self);
-const char *caml_layer_row_get_error (CamlLayerRow *self);
 
 G_END_DECLS

@@ -38,7 +38,6 @@ struct _CamlModelEditor {
   char      *error;           /* first error, or NULL */
   int        error_layer;
   size_t     n_weights;
-  int        n_outputs;      /* the width of the model's output, 0 when it does not build */
   CamlShape  input;
   gboolean   has_input;
   int        want_outputs;
@@ -106,7 +105,6 @@ validate (CamlModelEditor *self)
   g_clear_pointer (&self->error, g_free);
   self->error_layer = -1;
   self->n_weights = 0;
-  self->n_outputs = 0;
 
   if (!self->has_input && self->data_error == NULL)
     {
@@ -157,8 +155,6 @@ validate (CamlModelEditor *self)
       for (int i = 0; i < model->n_layers; i++)
         self->shapes->pdata[i] = caml_shape_to_string (&model->layers[i]->out);
       self->n_weights = model->n_weights;
-      if (good == n)
-        self->n_outputs = (int) caml_shape_size (caml_model_output_shape (model));
       if (good == n && self->want_outputs > 0)
         {
           size_t outputs = caml_shape_size (caml_model_output_shape (model));
@@ -762,18 +758,6 @@ caml_model_editor_redo (CamlModelEditor *self)
   restore (self, self->redo, self->undo);
 }
 
-gboolean
-caml_model_editor_can_undo (CamlModelEditor *self)
-{
-  return self->undo->len > 0;
-}
-
-gboolean
-caml_model_editor_can_redo (CamlModelEditor *self)
-{
-  return self->redo->len > 0;
-}
-
 /* ----------------------------------------------------------------- edits */
 
 void
@@ -956,12 +940,6 @@ int
 caml_model_editor_get_selected (CamlModelEditor *self)
 {
   return self->selected;
-}
-
-int
-caml_model_editor_get_outputs (CamlModelEditor *self)
-{
-  return self->n_outputs;
 }
 
 gboolean

@@ -53,12 +53,8 @@ void  caml_model_editor_set_locked (CamlModelEditor *self, gboolean locked);
 /* Whether widget is (in) a part of the editor that locking makes insensitive. */
 gboolean caml_model_editor_locks (CamlModelEditor *self, GtkWidget *widget);
 int   caml_model_editor_get_selected (CamlModelEditor *self);
-gboolean caml_model_editor_can_undo (CamlModelEditor *self);
-gboolean caml_model_editor_can_redo (CamlModelEditor *self);
 /* TRUE when every layer's shape fits (the model can be built and trained). */
 gboolean caml_model_editor_is_valid (CamlModelEditor *self);
-/* The width of the model's output (0 while it does not build). */
-int      caml_model_editor_get_outputs (CamlModelEditor *self);
 /* The first error, or NULL; and the index of its layer (-1: not a layer's). */
 const char *caml_model_editor_get_error (CamlModelEditor *self, int *layer);
 

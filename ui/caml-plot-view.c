@@ -606,16 +606,6 @@ caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot)
   set_own_figure (self, figure);
 }
 
-void
-caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n)
-{
-  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 0, 0);
-  for (int i = 0; i < n; i++)
-    caml_plot_figure_add_heatmap (figure, maps[i]);
-  set_own_figure (self, figure);
-}
-
 /* The index of plot `index` among those shown in the figure, or -1;
  * *n: how many are shown. */
 static int
@@ -634,35 +624,11 @@ caml_plot_view_get_heatmap (CamlPlotView *self, int index, int *n_maps)
   return i >= 0 ? caml_plot_figure_get_heatmap (self->scene->figure, i) : NULL;
 }
 
-void
-caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n)
-{
-  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 0, 0);
-  for (int i = 0; i < n; i++)
-    caml_plot_figure_add_bars (figure, bars[i]);
-  set_own_figure (self, figure);
-}
-
 const CamlPlotBars *
 caml_plot_view_get_bars (CamlPlotView *self, int index, int *n_bars)
 {
   int i = shown_index (self, index, n_bars);
   return i >= 0 ? caml_plot_figure_get_bars (self->scene->figure, i) : NULL;
-}
-
-void
-caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles)
-{
-  g_return_if_fail (CAML_IS_PLOT_VIEW (self));
-  if (tiles == NULL)
-    {
-      set_scene (self, NULL);
-      return;
-    }
-  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 0, 0);
-  caml_plot_figure_add_tiles (figure, tiles);
-  set_own_figure (self, figure);
 }
 
 void

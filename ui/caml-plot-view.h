@@ -25,14 +25,8 @@ void       caml_plot_view_set_figure (CamlPlotView *self, CamlPlotFigure *figure
 const CamlPlotFigure *caml_plot_view_get_figure (CamlPlotView *self, int *first, int *n);
 /* Takes ownership of plot (may be NULL to clear). */
 void       caml_plot_view_set_line (CamlPlotView *self, CamlPlotLine *plot);
-/* Takes ownership of maps[0..n) (the array itself stays the caller's). */
-void       caml_plot_view_set_heatmaps (CamlPlotView *self, CamlPlotHeatmap **maps, int n);
-/* Takes ownership of bars[0..n) (the array itself stays the caller's). */
-void       caml_plot_view_set_bars (CamlPlotView *self, CamlPlotBars **bars, int n);
 /* Bar plot index of the row shown (NULL when out of range); *n_bars: how many. */
 const CamlPlotBars *caml_plot_view_get_bars (CamlPlotView *self, int index, int *n_bars);
-/* Takes ownership of tiles (may be NULL to clear). */
-void       caml_plot_view_set_tiles (CamlPlotView *self, CamlPlotTiles *tiles);
 void       caml_plot_view_clear (CamlPlotView *self);
 /* Shown when there is no plot. */
 void       caml_plot_view_set_placeholder (CamlPlotView *self, const char *text);

@@ -35,8 +35,9 @@ caml_surface_page_rebuild_parts (CamlSurfacePage *self)
   if (self->parts_view == NULL || self->session == NULL)
     return;
   CamlRun *run = caml_session_peek_run (self->session);
-  const float *chi = NULL, *default_part = NULL, *value_part = NULL;
-  const float *fit = caml_session_get_surface (self->session, &chi, &default_part, &value_part);
+  const float *chi = NULL, *sensitive_part = NULL, *free_part = NULL;
+  const float *fit = caml_session_get_surface (self->session, &chi, &sensitive_part,
+                                               &free_part);
   int layer = caml_session_get_parts_layer (self->session);
   size_t cells = (size_t) CAML_FIGURE_GRID * CAML_FIGURE_GRID;
   const float *parts_chi = NULL;
@@ -53,7 +54,7 @@ caml_surface_page_rebuild_parts (CamlSurfacePage *self)
     }
   CamlFigurePlane plane = run_plane (self);
   g_autoptr (CamlPlotFigure) parts = caml_figure_parts (&plane, layer, fit, parts_chi,
-                                                        default_part, value_part);
+                                                        sensitive_part, free_part);
   caml_plot_view_set_figure (self->parts_view, parts, 0, 4);
 }
 

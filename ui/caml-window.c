@@ -662,12 +662,6 @@ caml_window_save_run (CamlWindow *self, const char *dir)
   caml_session_save_run (self->session, dir);
 }
 
-void
-caml_window_save_set_aside_weights (CamlWindow *self, const char *path)
-{
-  caml_session_save_set_aside (self->session, path);
-}
-
 gboolean
 caml_window_has_set_aside_weights (CamlWindow *self, long *step)
 {

@@ -49,9 +49,8 @@ void     caml_window_save_weights (CamlWindow *self, const char *path);
 /* A trained run that a new run replaced (an edit, Train after it ended,
  * another preset) leaves its weights set aside, with a banner, until they
  * are saved, dismissed or replaced by another's: whether there are (and
- * the step they were trained to), and saving them (on a worker thread). */
+ * the step they were trained to). */
 gboolean caml_window_has_set_aside_weights (CamlWindow *self, long *step);
-void     caml_window_save_set_aside_weights (CamlWindow *self, const char *path);
 void     caml_window_export_words_page (CamlWindow *self, const char *path);
 /* Uses four IDX files (any order: caml_data_source_order_idx tells them
  * apart), or two labelled text files (text<TAB>label: the training and the

@@ -1,7 +1,9 @@
-/* layers.h — private to the engine: the layer types and shared kernels. */
+/* layers.h — private to the engine: the layer types, and the kernels that
+ * families of layers share (recurrent packing, attention memory,
+ * convolution). What any layer uses is in caml-layer.h. */
 #pragma once
 
-#include "caml.h"
+#include "caml-layer.h"
 
 extern const CamlLayerOps caml_dense_ops;
 extern const CamlLayerOps caml_activation_layer_ops;
@@ -31,33 +33,6 @@ void caml_embedding_forward (float *out, const float *ids, const float *E, const
 /* dE (V, D) += the rows of dout (N, T, D) at each valid id. */
 void caml_embedding_backward (float *dE, const float *dout, const float *ids,
                               const int *lengths, int n, int t_max, int v, int d);
-
-/* ---------------------------------------------- batch scratch (linear.c) */
-
-/* A layer's scratch buffers sized by the batch, for its reserve op
- * (CamlLayerOps.reserve, called by caml_model_reserve): each call adds the
- * bytes of one buffer of a × b elements to sc->bytes (SIZE_MAX once that
- * overflows) and, while sc->allocate is set and nothing failed, replaces
- * *buf (contents not kept) by a block allocated with g_try_malloc — unless
- * capacity is given and already holds a × b. A buffer that cannot be
- * allocated sets sc->failed and leaves *buf NULL (capacity 0); later calls
- * only count. */
-typedef struct {
-  gboolean allocate;
-  gboolean failed;
-  size_t   bytes;
-} CamlScratch;
-
-void caml_scratch_floats (CamlScratch *sc, float **buf, size_t *capacity, size_t a, size_t b);
-void caml_scratch_ints (CamlScratch *sc, int **buf, size_t *capacity, size_t a, size_t b);
-/* For forward and backward, which grow the scratch themselves when a layer
- * runs without caml_model_reserve (tests): the layer's reserve op for n
- * samples, aborting as g_new does when the buffers cannot be allocated. */
-void caml_scratch_require (CamlLayer *layer, int n);
-/* The rows of n samples of up to t steps each packed together, n·t: what a
- * recurrent or attention layer reserves for. SIZE_MAX when that overflows
- * size_t, so that the sizes caml_scratch_* computes from it overflow too. */
-size_t caml_scratch_rows (int n, int t);
 
 /* ------------------------------------------------ recurrent layers (rnn.c) */
 
@@ -193,41 +168,6 @@ void caml_att_memory_forward (CamlAttMemory *mem, const float *inp, const int *l
  * scores and the query, accumulates the parameter gradients, and writes
  * dinp (N, T, D) (zeros at padding) when it is non-NULL. */
 void caml_att_memory_backward (CamlAttMemory *mem, float *dinp);
-
-#include <cblas.h>
-/* Row-major C (m, n) = alpha op(A) op(B) + beta C, as cblas_sgemm. A large
- * product is cut into tiles, one per part (parallel.h). */
-void caml_sgemm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
-                 const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                 int ldc);
-
-/* The same on the calling thread: oneDNN for products of 2 MFLOP and more,
- * OpenBLAS below. */
-void caml_sgemm_serial (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
-                        float alpha, const float *A, int lda, const float *B, int ldb,
-                        float beta, float *C, int ldc);
-
-/* y (N, U) = x (N, D) · Wᵀ + b, W (U, D), b (U) or NULL. */
-void caml_linear_forward (float *y, const float *x, const float *W, const float *b,
-                          int n, int d, int u);
-/* dW (U, D) += dyᵀ x; db (U) += Σ_n dy (if non-NULL);
- * dx (N, D) = dy · W, or += when accumulate (if dx is non-NULL). */
-void caml_linear_backward (float *dx, float *dW, float *db, const float *dy,
-                           const float *x, const float *W, int n, int d, int u,
-                           gboolean accumulate);
-
-/* Grow *buf to hold at least `count` floats (contents not kept). */
-void caml_buffer_reserve (float **buf, size_t *capacity, size_t count);
-
-/* The element-wise gate mix used by every CA layer, for rows of width U:
- * out (N, U) = χ_n v + (1 − χ_n) w0. */
-void caml_gate_mix_forward (float *out, const float *chi, const float *v,
-                            const float *w0, int n, int u);
-/* Given dout: dv (N, U) = χ dout (overwritten); dchi (N) = Σ_j dout (v − w0)
- * (overwritten); dw0 (U) += Σ_n (1 − χ) dout. */
-void caml_gate_mix_backward (float *dv, float *dchi, float *dw0, const float *dout,
-                             const float *chi, const float *v, const float *w0,
-                             int n, int u);
 
 /* -------------------------------------------------------- convolution (conv.c) */
 

@@ -96,12 +96,6 @@ caml_plot_figure_get_n_plots (const CamlPlotFigure *figure)
   return (int) figure->plots->len;
 }
 
-const char *
-caml_plot_figure_get_title (const CamlPlotFigure *figure)
-{
-  return figure->title;
-}
-
 static gconstpointer
 get (const CamlPlotFigure *figure, int i, PlotKind kind)
 {

@@ -436,7 +436,6 @@ void caml_plot_figure_unref (CamlPlotFigure *figure);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotFigure, caml_plot_figure_unref)
 
 int         caml_plot_figure_get_n_plots (const CamlPlotFigure *figure);
-const char *caml_plot_figure_get_title (const CamlPlotFigure *figure);
 /* The size the figure is written at. */
 void        caml_plot_figure_get_size (const CamlPlotFigure *figure, int *width, int *height);
 /* Plot i when it is of that kind, else NULL. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "caml.h"
+#include "caml-private.h"   /* the loaders' in-memory entry points are internal */
 
 #define FUZZ_CHECK(cond, ...)                                                 \
   do {                                                                        \
