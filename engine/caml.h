@@ -179,6 +179,8 @@ typedef struct {
   CamlInit       init;
   int            fan_in, fan_out;
   size_t         count;
+  float          init_centre; /* added to every initial value (0 for most; the
+                            * CA-RNN's peephole p_v starts around peephole_init) */
   int            token_rows; /* > 0: a table of one row of token_rows values per
                             * token id (count = vocab × token_rows), set by the
                             * layer after declaring it; backward writes gradients
