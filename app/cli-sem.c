@@ -520,6 +520,8 @@ typedef struct {
   const char  *word_freq;
   double       sif_a;
   int          max_iterations;
+  const char  *mode;          /* "literal" or "fixed-norm" */
+  gboolean     unit_vectors, centre_vectors;
   int          ranks;
   long         sums;          /* over the ranks: MPI_Allreduce calls, their bytes and time */
   double       sum_bytes, sum_seconds;
@@ -548,6 +550,16 @@ write_summary (const char *path, const Summary *s, const CamlSem *sem, GError **
   add_int (b, "corpus_tokens_without_vector", s->oov_tokens);
   add_string (b, "pairs", s->pairs_file);
   add_int (b, "pairs_count", s->n_pairs);
+  add_string (b, "mode", s->mode);
+  json_builder_set_member_name (b, "vectors");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "centred");
+  json_builder_add_boolean_value (b, s->centre_vectors);
+  json_builder_set_member_name (b, "unit");
+  json_builder_add_boolean_value (b, s->unit_vectors);
+  json_builder_end_object (b);
+  if (caml_sem_fixed_norm (sem) > 0)
+    caml_cli_json_add_number (b, "fixed_norm", caml_sem_fixed_norm (sem));
   add_int (b, "max_iterations", s->max_iterations);
   add_int (b, "iterations", caml_sem_iterations (sem));
   add_int (b, "ranks", s->ranks);
@@ -637,6 +649,8 @@ caml_cli_sem (int argc, char **argv)
   gint64 iterations = DEFAULT_ITERATIONS;
   double sif_a = DEFAULT_SIF_A;
   gboolean no_cache = FALSE, plain = FALSE, quiet = FALSE;
+  gboolean unit_vectors = FALSE, centre_vectors = FALSE;
+  g_autofree char *mode_name = NULL;
   const GOptionEntry entries[] = {
     { "embeddings", 'e', 0, G_OPTION_ARG_FILENAME, &embeddings_path,
       "Word vectors: GloVe text, the wink JSON or a cache (default: the fetched "
@@ -648,6 +662,14 @@ caml_cli_sem (int argc, char **argv)
       "Sentence pairs to score: sentence<TAB>sentence<TAB>score per line (required)", "FILE" },
     { "iterations", 'n', 0, G_OPTION_ARG_INT64, &iterations,
       "At most N CA-SEM iterations (default 100)", "N" },
+    { "mode", 'm', 0, G_OPTION_ARG_STRING, &mode_name,
+      "literal (Algorithm 1 as written: ‖v0‖ free, E falls until the cap) or fixed-norm "
+      "(‖v0‖ held at the mean occurrence's norm, 1 with --unit-vectors: converges) "
+      "(default literal)", "MODE" },
+    { "unit-vectors", 0, 0, G_OPTION_ARG_NONE, &unit_vectors,
+      "Divide every word vector by its norm first (after --centre-vectors)", NULL },
+    { "centre-vectors", 0, 0, G_OPTION_ARG_NONE, &centre_vectors,
+      "Subtract the mean corpus word occurrence from every word vector first", NULL },
     { "word-freq", 0, 0, G_OPTION_ARG_FILENAME, &word_freq_path,
       "Word counts for SIF's p(w), `word count` per line (default: "
       "enwiki_vocab_min200.txt in the shared data sets)", "FILE" },
@@ -717,6 +739,14 @@ caml_cli_sem (int argc, char **argv)
   if (iterations < 0 || iterations > 1000000)
     {
       g_printerr ("caml sem: --iterations must be in 0…1000000\n");
+      return 2;
+    }
+  CamlSemMode mode = CAML_SEM_LITERAL;
+  if (mode_name != NULL && g_str_equal (mode_name, "fixed-norm"))
+    mode = CAML_SEM_FIXED_NORM;
+  else if (mode_name != NULL && !g_str_equal (mode_name, "literal"))
+    {
+      g_printerr ("caml sem: --mode %s: expected literal or fixed-norm\n", mode_name);
       return 2;
     }
   if (!(sif_a > 0) || !isfinite (sif_a))
@@ -880,6 +910,15 @@ loaded:
       g_printerr ("caml sem: %s\n", error->message);
       goto out;
     }
+  CamlSemVectors vectors = (centre_vectors ? CAML_SEM_VECTORS_CENTRED : 0)
+                            | (unit_vectors ? CAML_SEM_VECTORS_UNIT : 0);
+  if (!caml_sem_configure (sem, mode, vectors, &error))
+    {
+      if (ranks > 1 && !g_error_matches (error, CAML_ERROR, CAML_ERROR_INVALID))
+        abandon (error);   /* the sum over the ranks failed */
+      g_printerr ("caml sem: %s\n", error->message);
+      goto out;
+    }
   if (ranks > 1)
     g_print ("ranks       %d: each counted a share of every corpus file's sentences and fits "
              "a share of the %d words with a vector\n", ranks, caml_sem_n_words (sem));
@@ -949,7 +988,12 @@ loaded:
   const double *energies = caml_sem_energies (sem, &n_energies);
   /* The fit's own time; scoring both forms after every iteration (for
    * energy.csv and the plot) is timed apart, and often takes longer. */
-  g_print ("CA-SEM      %d word%s with a vector; %d iteration%s in %.3f s (%s; scoring "
+  g_print ("CA-SEM      %s", mode == CAML_SEM_LITERAL ? "literal (‖v0‖ free)" : "");
+  if (mode == CAML_SEM_FIXED_NORM)
+    g_print ("fixed-norm (‖v0‖ = %.6g)", caml_sem_fixed_norm (sem));
+  g_print ("%s%s; ", centre_vectors ? ", centred vectors" : "",
+           unit_vectors ? ", unit vectors" : "");
+  g_print ("%d word%s with a vector; %d iteration%s in %.3f s (%s; scoring "
            "each for energy.csv %.3f s more); energy %.6g → %.6g\n", caml_sem_n_words (sem),
            caml_sem_n_words (sem) == 1 ? "" : "s", caml_sem_iterations (sem),
            caml_sem_iterations (sem) == 1 ? "" : "s", seconds,
@@ -985,6 +1029,8 @@ loaded:
     .words_with_vector = caml_sem_n_words (sem), .oov_tokens = oov_tokens,
     .pairs_file = pairs_path, .n_pairs = pairs->n, .word_freq = word_freq_path,
     .sif_a = sif_a, .max_iterations = (int) iterations, .ranks = ranks,
+    .mode = mode == CAML_SEM_LITERAL ? "literal" : "fixed-norm",
+    .unit_vectors = unit_vectors, .centre_vectors = centre_vectors,
     .sums = sums, .sum_bytes = sum_bytes, .sum_seconds = sum_seconds, .seconds = seconds,
     .scoring_seconds = progress.spent / 1e6,
     .pearson = pearson,

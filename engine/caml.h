@@ -152,6 +152,8 @@ typedef struct {
   CamlInit       init;
   int            fan_in, fan_out;
   size_t         count;
+  float          init_centre; /* added to every initial value (0 for most; the
+                            * CA-RNN's peephole p_v starts around peephole_init) */
   int            token_rows; /* > 0: a table of one row of token_rows values per
                             * token id (count = vocab × token_rows), set by the
                             * layer after declaring it; backward writes gradients
@@ -1099,7 +1101,7 @@ typedef gboolean (*CamlSumFunc) (double *values, gsize n, gpointer user_data, GE
  * the V corpus words with a vector, those of index [⌊shard·V/n_shards⌋,
  * ⌊(shard + 1)·V/n_shards⌋) in the corpus's order (none when V < n_shards);
  * `sum` adds every sum over words across the shards (D² + D values once in
- * caml_sem_init; D + 4 wherever a v0 is evaluated: caml_sem_set_v0,
+ * caml_sem_init; D and 1 in caml_sem_configure (below); D + 4 wherever a v0 is evaluated: caml_sem_set_v0,
  * caml_sem_init, the start of caml_sem_iterate and each iteration; 1 at the
  * end of a fit that reached its cap), so every shard computes the same v0, E,
  * iterations and stop — within the rounding of the sums' order of those of
@@ -1111,6 +1113,33 @@ CamlSem    *caml_sem_new_shard (const CamlEmbeddings *emb, const CamlVocab *corp
                                 int shard, int n_shards, CamlSumFunc sum,
                                 gpointer user_data, GError **error);
 void        caml_sem_free (CamlSem *sem);
+
+/* How v0 is fitted. LITERAL is Algorithm 1 as written: E has no minimiser at
+ * finite ‖v0‖, so ‖v0‖ grows and every χ̃ shrinks until the cap. FIXED_NORM
+ * holds ‖v0‖ = b (1 with unit vectors, else the mean occurrence's norm
+ * Σ n ‖w‖ / Σ n): the v0 step is the least-squares one on that sphere,
+ * v0 = b g / ‖g‖ with g = Σ n χ̃ (χ̃ w + (1 − χ̃)(w·u) u), and E is bounded
+ * below on it, so the fit converges (E stops falling) before the cap. */
+typedef enum {
+  CAML_SEM_LITERAL,
+  CAML_SEM_FIXED_NORM,
+} CamlSemMode;
+
+/* What is done to every word vector (corpus words and the sentences' words
+ * alike) before anything else; flags. */
+typedef enum {
+  CAML_SEM_VECTORS_AS_GIVEN = 0,
+  CAML_SEM_VECTORS_CENTRED  = 1 << 0,  /* minus the mean occurrence Σ n w / Σ n */
+  CAML_SEM_VECTORS_UNIT     = 1 << 1,  /* divided by their norm (after centring) */
+} CamlSemVectors;
+
+/* Before caml_sem_init or caml_sem_set_v0, at most once, on every shard
+ * alike (default: LITERAL, AS_GIVEN). Sums D values over the shards when
+ * centring and 1 for FIXED_NORM without UNIT. Fails only when a sum does. */
+gboolean    caml_sem_configure (CamlSem *sem, CamlSemMode mode, CamlSemVectors vectors,
+                                GError **error);
+/* FIXED_NORM: the b that ‖v0‖ is held at; LITERAL: 0. */
+double      caml_sem_fixed_norm (const CamlSem *sem);
 /* Algorithm 1: caml_sem_init, then caml_sem_iterate. */
 gboolean    caml_sem_fit (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
                           gpointer user_data, GError **error);

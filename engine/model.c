@@ -50,6 +50,9 @@ init_param (CamlParam *p, GRand *rng)
         p->w[i] = (float) g_rand_double_range (rng, -0.1, 0.1);
       break;
     }
+  if (p->init_centre != 0.0f)
+    for (size_t i = 0; i < p->count; i++)
+      p->w[i] += p->init_centre;
 }
 
 /* Re-initialise every parameter from rng. */

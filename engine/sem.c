@@ -37,6 +37,14 @@
  * ‖v0‖ grows and every χ̃ shrinks; the iteration cap ends the fit
  * (docs/sem.md, "CA-SEM").
  *
+ * The fixed-norm mode (caml_sem_configure) holds ‖v0‖ = b: the v0 step
+ * maximises v0·g on that sphere, g = Xᵀ(n χ̃²) + u Σ n χ̃ (1 − χ̃) a (the
+ * numerator above), so v0 = b g / ‖g‖; E is bounded below there and the fit
+ * stops when an iteration lowers E by less than FIXED_NORM_TOLERANCE of it.
+ * Word vectors may be centred (minus the mean occurrence, a sum over the
+ * shards) and unit-normalised first; every word's vector, in the fit or in
+ * a sentence, goes through the same transform.
+ *
  * Shards (caml_sem_new_shard: `caml sem` under mpirun). Every sum of the
  * fit is a sum over words, so shard s of S holds only the words of index
  * [⌊s·V/S⌋, ⌊(s+1)·V/S⌋) and a sum function adds each shard's part: the
@@ -61,6 +69,11 @@
 
 #define PC_MAX_ITERATIONS 20000
 #define PC_TOLERANCE      1e-12
+/* FIXED_NORM: an iteration that lowers E by less than this fraction counts
+ * as not lowering it. At the fixed point E moves only in its last bits, and
+ * where the fit stops must not hang on them (shards round otherwise than
+ * one process). */
+#define FIXED_NORM_TOLERANCE 1e-12
 
 /* R: the rows of this shard (R = V with one shard). */
 struct _CamlSem {
@@ -86,6 +99,12 @@ struct _CamlSem {
   GArray     *energies;          /* double */
   int         iterations;
   CamlSemStop stop;
+  /* caml_sem_configure */
+  gboolean    configured;
+  CamlSemMode mode;
+  CamlSemVectors vectors;
+  double      fixed_b;           /* FIXED_NORM: ‖v0‖; 0 otherwise */
+  double     *centre;            /* (D) CENTRED: the mean occurrence; NULL otherwise */
 };
 
 /* What an iteration sums over the words (and the shards), after Xᵀ(n χ̃²) (D). */
@@ -227,6 +246,7 @@ caml_sem_free (CamlSem *sem)
   g_free (sem->sums);
   g_free (sem->sums_new);
   g_array_free (sem->energies, TRUE);
+  g_free (sem->centre);
   g_free (sem);
 }
 
@@ -235,6 +255,93 @@ static gboolean
 sum_shards (const CamlSem *sem, double *values, gsize n, GError **error)
 {
   return sem->sum == NULL || sem->sum (values, n, sem->sum_data, error);
+}
+
+/* x (D) as configured: minus the centre, then divided by its norm (a zero
+ * vector stays zero). */
+static void
+transform (const CamlSem *sem, double *x)
+{
+  int D = sem->D;
+  if (sem->centre != NULL)
+    for (int k = 0; k < D; k++)
+      x[k] -= sem->centre[k];
+  if (sem->vectors & CAML_SEM_VECTORS_UNIT)
+    {
+      double norm = sqrt (dot (x, x, D));
+      for (int k = 0; k < D && norm > 0; k++)
+        x[k] /= norm;
+    }
+}
+
+gboolean
+caml_sem_configure (CamlSem *sem, CamlSemMode mode, CamlSemVectors vectors, GError **error)
+{
+  g_return_val_if_fail (sem != NULL && !sem->configured && sem->energies->len == 0, FALSE);
+  g_return_val_if_fail (mode == CAML_SEM_LITERAL || mode == CAML_SEM_FIXED_NORM, FALSE);
+  int R = sem->R, D = sem->D;
+  sem->configured = TRUE;
+  sem->mode = mode;
+  sem->vectors = vectors & (CAML_SEM_VECTORS_CENTRED | CAML_SEM_VECTORS_UNIT);
+  if (vectors & CAML_SEM_VECTORS_CENTRED)
+    {
+      /* the mean occurrence over every shard's words: D values summed */
+      double *centre = g_new0 (double, D);
+      for (int i = 0; i < R; i++)
+        for (int k = 0; k < D; k++)
+          centre[k] += sem->n[i] * sem->X[(gsize) i * D + k] / sem->total;
+      if (!sum_shards (sem, centre, D, error))
+        {
+          g_free (centre);
+          return FALSE;
+        }
+      sem->centre = centre;
+    }
+  for (int i = 0; i < R; i++)
+    {
+      double *x = sem->X + (gsize) i * D;
+      transform (sem, x);
+      sem->norm2[i] = dot (x, x, D);
+    }
+  if (mode == CAML_SEM_FIXED_NORM)
+    {
+      if (sem->vectors & CAML_SEM_VECTORS_UNIT)
+        sem->fixed_b = 1.0;
+      else
+        {
+          double b = 0;
+          for (int i = 0; i < R; i++)
+            b += sem->n[i] * sqrt (sem->norm2[i]) / sem->total;
+          if (!sum_shards (sem, &b, 1, error))
+            return FALSE;
+          sem->fixed_b = b;
+        }
+      if (!(sem->fixed_b > 0))
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "every corpus word's vector is zero%s: v0 has no length to hold",
+                       sem->centre != NULL ? " once centred" : "");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+double
+caml_sem_fixed_norm (const CamlSem *sem)
+{
+  return sem->fixed_b;
+}
+
+/* FIXED_NORM: v (D) scaled to ‖v‖ = b (left as it is when zero). */
+static void
+hold_norm (const CamlSem *sem, double *v)
+{
+  if (sem->mode != CAML_SEM_FIXED_NORM)
+    return;
+  double norm = sqrt (dot (v, v, sem->D));
+  for (int k = 0; k < sem->D && norm > 0; k++)
+    v[k] *= sem->fixed_b / norm;
 }
 
 /* χ̃ of a word with projection a on u and c² = ‖w'‖², for b = ‖v0‖. */
@@ -287,6 +394,22 @@ least_squares_v0 (CamlSem *sem, double *out, GError **error)
 {
   int D = sem->D;
   double den = sem->sums[D + SUM_DEN], h = sem->sums[D + SUM_H], b = sem->b;
+  if (sem->mode == CAML_SEM_FIXED_NORM && den > 0 && b > 0)
+    {
+      /* on the sphere ‖v0‖ = b: maximise v0·g, g the numerator below */
+      for (int k = 0; k < D; k++)
+        out[k] = sem->sums[k] + h * sem->v0[k] / b;
+      double norm = sqrt (dot (out, out, D));
+      if (!(norm > 0))
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED,
+                       "v0 has no least-squares direction (Σ n χ̃ (w − (1 − χ̃) w') = 0)");
+          return FALSE;
+        }
+      for (int k = 0; k < D; k++)
+        out[k] *= sem->fixed_b / norm;
+      return TRUE;
+    }
   if (den <= 0 || b <= 0)
     {
       g_set_error (error, CAML_ERROR, CAML_ERROR_DIVERGED, "%s: v0 has no least-squares "
@@ -321,6 +444,7 @@ gboolean
 caml_sem_set_v0 (CamlSem *sem, const double *v0, GError **error)
 {
   memcpy (sem->v0, v0, sizeof (double) * sem->D);
+  hold_norm (sem, sem->v0);
   return set_state (sem, error);
 }
 
@@ -351,13 +475,27 @@ caml_sem_init (CamlSem *sem, GError **error)
       return FALSE;
     }
   double *q = g_new (double, D);
-  top_eigenvector (C, D, mean, q);
+  /* Centred vectors have a mean of 0 but for rounding, which differs from
+   * shard to shard: their start and orientation come from the centre (the
+   * mean before centring), their scale from the occurrences' root mean
+   * square projection. */
+  top_eigenvector (C, D, sem->centre != NULL ? sem->centre : mean, q);
   /* Orient and scale it by the occurrences' mean projection on it: the
    * least-squares multiple of q for the mean word (1 when that is 0). */
   double m = dot (mean, q, D);
   double scale = m != 0 ? fabs (m) : 1.0, sign = m < 0 ? -1.0 : 1.0;
+  if (sem->centre != NULL)
+    {
+      double *Cq = g_new (double, D);
+      cblas_dsymv (CblasRowMajor, CblasUpper, D, 1.0, C, D, q, 1, 0.0, Cq, 1);
+      double lambda = dot (q, Cq, D);
+      g_free (Cq);
+      scale = lambda > 0 ? sqrt (lambda / sem->total) : 1.0;
+      sign = dot (sem->centre, q, D) < 0 ? -1.0 : 1.0;
+    }
   for (int k = 0; k < D; k++)
     sem->v0[k] = sign * scale * q[k];
+  hold_norm (sem, sem->v0);
   g_free (C);
   g_free (q);
   return set_state (sem, error);
@@ -393,7 +531,9 @@ caml_sem_iterate (CamlSem *sem, int max_iterations, CamlSemProgressFunc func,
         }
       double e = sem->sums_new[D + SUM_ENERGY];
       g_array_append_val (sem->energies, e);
-      if (!(e < sem->energy))
+      double below = sem->mode == CAML_SEM_FIXED_NORM
+                     ? sem->energy - FIXED_NORM_TOLERANCE * fabs (sem->energy) : sem->energy;
+      if (!(e < below))
         {
           sem->stop = CAML_SEM_CONVERGED;
           if (func != NULL)
@@ -474,15 +614,29 @@ caml_sem_energy (const CamlSem *sem)
   return sem->energy;
 }
 
-/* χ̃ of the vector w at the current v0, and a = w·u. */
+/* A word's vector as the fit sees it (transform) into x (D); FALSE without
+ * a vector. */
+static gboolean
+word_vector (const CamlSem *sem, const char *word, double *x)
+{
+  const float *w = caml_embeddings_lookup (sem->emb, word);
+  if (w == NULL)
+    return FALSE;
+  for (int k = 0; k < sem->D; k++)
+    x[k] = w[k];
+  transform (sem, x);
+  return TRUE;
+}
+
+/* χ̃ of the vector x at the current v0, and a = x·u. */
 static double
-word_chi (const CamlSem *sem, const float *w, double *a_out)
+word_chi (const CamlSem *sem, const double *x, double *a_out)
 {
   double a = 0, norm2 = 0;
   for (int k = 0; k < sem->D; k++)
     {
-      a += w[k] * sem->u[k];
-      norm2 += (double) w[k] * w[k];
+      a += x[k] * sem->u[k];
+      norm2 += x[k] * x[k];
     }
   *a_out = a;
   return closed_form_chi (a, MAX (norm2 - a * a, 0.0), sem->b);
@@ -491,23 +645,25 @@ word_chi (const CamlSem *sem, const float *w, double *a_out)
 double
 caml_sem_chi (const CamlSem *sem, const char *word)
 {
-  const float *w = caml_embeddings_lookup (sem->emb, word);
-  double a;
-  return w != NULL ? word_chi (sem, w, &a) : 1.0;
+  double *x = g_new (double, sem->D);
+  double a, chi = word_vector (sem, word, x) ? word_chi (sem, x, &a) : 1.0;
+  g_free (x);
+  return chi;
 }
 
 gboolean
 caml_sem_word_prime (const CamlSem *sem, const char *word, float *out)
 {
-  const float *w = caml_embeddings_lookup (sem->emb, word);
-  if (w == NULL)
-    return FALSE;
-  double a = 0;
-  for (int k = 0; k < sem->D; k++)
-    a += w[k] * sem->u[k];
-  for (int k = 0; k < sem->D; k++)
-    out[k] = (float) (w[k] - a * sem->u[k]);
-  return TRUE;
+  double *x = g_new (double, sem->D);
+  gboolean found = word_vector (sem, word, x);
+  if (found)
+    {
+      double a = dot (x, sem->u, sem->D);
+      for (int k = 0; k < sem->D; k++)
+        out[k] = (float) (x[k] - a * sem->u[k]);
+    }
+  g_free (x);
+  return found;
 }
 
 void
@@ -515,21 +671,20 @@ caml_sem_embed (const CamlSem *sem, const char *const *tokens, int n_tokens,
                 CamlSemForm form, float *out)
 {
   int D = sem->D;
-  double *s = g_new0 (double, D);
+  double *s = g_new0 (double, 2 * D), *x = s + D;
   double chi_sum = 0;
   for (int t = 0; t < n_tokens; t++)
     {
-      const float *w = caml_embeddings_lookup (sem->emb, tokens[t]);
-      if (w == NULL)
+      if (!word_vector (sem, tokens[t], x))
         {
           chi_sum += 1.0;   /* out of vocabulary: χ̃ = 1, all v0 */
           continue;
         }
       double a;
-      double chi = word_chi (sem, w, &a);
+      double chi = word_chi (sem, x, &a);
       chi_sum += chi;
       for (int k = 0; k < D; k++)
-        s[k] += (1.0 - chi) * (w[k] - a * sem->u[k]);
+        s[k] += (1.0 - chi) * (x[k] - a * sem->u[k]);
     }
   for (int k = 0; k < D; k++)
     out[k] = (float) (form == CAML_SEM_FULL ? s[k] + chi_sum * sem->v0[k] : s[k]);

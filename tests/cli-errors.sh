@@ -88,6 +88,10 @@ expect 2 '^caml sweep: -O 0.units=4 and --grid 0.units=2,3 both set units of lay
   "$caml" sweep --preset xor-nn --grid 0.units=2,3 -O 0.units=4 -o u1
 expect 2 '^caml rnn-sanity: -O 1.units=4 and --units 5 both set units of layer 1' \
   "$caml" rnn-sanity -O 1.units=4 --units 5 -o u1
+expect 2 '^caml rnn-sanity: -O bogus=1: none of CA-RNN, LSTM and GRU has a layer option "bogus"$' \
+  "$caml" rnn-sanity -O bogus=1 -o u1
+expect 2 '^caml rnn-sanity: layer 1 \(ca_rnn\): peephole_init: 11 is out of range -10…10$' \
+  "$caml" rnn-sanity -O peephole_init=11 -o u1
 [ ! -e u1 ] || { echo "FAIL: a usage error left the output directory"; exit 1; }
 # The same value twice, a flag twice, a repeatable option twice (-O, with
 # the same value or for another option), and a value

@@ -2,7 +2,7 @@
 # cli-mpi-sem.sh CAML — `caml sem` on several ranks (mpirun): -np 1 is one
 # process bit for bit; -np 2 and 3 (uneven shares, and a corpus file with
 # fewer sentences than ranks) count the same corpus and fit the same CA-SEM
-# within the rounding of the sums; only the first rank prints and writes; a
+# within the rounding of the sums (the fixed-norm mode too); only the first rank prints and writes; a
 # rank that cannot read its input ends the job at once, saying so; a
 # failure every rank meets is said once. Skipped (77) without mpirun, a caml
 # built with MPI, or python3 to compare the figures.
@@ -143,6 +143,18 @@ done
 # One rank is one process: the same sums in the same order.
 for f in chi.csv energy.csv; do
   cmp "$dir/np1/$f" "$dir/alone/$f" || { echo "mpirun -np 1: another $f than one process"; exit 1; }
+done
+
+# The fixed-norm mode on centred unit vectors (whose configuration sums over
+# the ranks too), fitted to convergence: the same on 2 and 3 ranks.
+fixed="$common --pairs $dir/pairs.tsv --iterations 1000 --mode fixed-norm --centre-vectors --unit-vectors"
+"$caml" sem $fixed --out "$dir/fixed" >"$dir/fixed.txt" 2>&1 || fail "fixed norm alone: failed" "$dir/fixed.txt"
+grep -q '"stop" : "energy stopped decreasing"' "$dir/fixed/summary.json" \
+  || fail "fixed norm alone: did not converge" "$dir/fixed/summary.json"
+for np in 2 3; do
+  mpi -np $np "$caml" sem $fixed --out "$dir/fixed$np" >"$dir/fixed$np.txt" 2>&1 \
+    || fail "mpirun -np $np caml sem --mode fixed-norm failed" "$dir/fixed$np.txt"
+  same_results "$dir/fixed$np" "$dir/fixed" || { echo "fixed norm: -np $np differs from one process"; exit 1; }
 done
 
 # Only the first rank writes: given another --out, the others leave it alone

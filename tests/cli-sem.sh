@@ -30,6 +30,20 @@ grep -q '"zebra",1,0,1.000000' "$dir/out/chi.csv" || { echo "OOV word not χ̃ =
 [ -f "$dir/vectors.txt.cache" ] || { echo "no cache beside the GloVe file"; exit 1; }
 ! grep -q "note:" "$dir/err0" || { echo "a note with good word counts"; cat "$dir/err0"; exit 1; }
 
+# The fixed-norm mode: converged, and said so in summary.json; a bad mode is
+# a usage error naming it.
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/pairs.tsv" --word-freq "$dir/freq.txt" \
+  --mode fixed-norm --unit-vectors --iterations 500 --out "$dir/fixed" --plain >"$dir/stdout" 2>"$dir/err0" \
+  || { echo "fixed-norm failed"; cat "$dir/err0"; exit 1; }
+grep -q '"mode" : "fixed-norm"' "$dir/fixed/summary.json" || { echo "summary.json: no mode"; exit 1; }
+grep -q '"fixed_norm" : 1' "$dir/fixed/summary.json" || { echo "summary.json: no fixed norm"; exit 1; }
+grep -q '^CA-SEM      fixed-norm (‖v0‖ = 1), unit vectors; .*energy stopped decreasing' "$dir/stdout" \
+  || { echo "fixed-norm: not converged"; cat "$dir/stdout"; exit 1; }
+status=0
+"$caml" sem --embeddings "$dir/vectors.txt" --pairs "$dir/pairs.tsv" --mode free 2>"$dir/err" || status=$?
+[ $status -eq 2 ] && grep -qx 'caml sem: --mode free: expected literal or fixed-norm' "$dir/err" \
+  || { echo "--mode free: status $status"; cat "$dir/err"; exit 1; }
+
 # Word counts that miss the pairs' words: SIF is then the average less its
 # principal component, which the run says (it ran on without a word).
 printf 'zebra 5\nthe 0\n' >"$dir/freq-none.txt"

@@ -645,6 +645,85 @@ test_groups_and_baseline (void **state)
   caml_experiment_free (exp);
 }
 
+/* ------------------------------------------------------ p_v's start */
+
+/* p_v starts uniform ±0.1 around peephole_init (default 1, Eq. 32's
+ * v_t ↔ c_{t−1}); 0 is the old start. The value only shifts p_v: every
+ * other parameter, and p_v less its centre, are the same draws. A bad value
+ * in an experiment file is an error naming the file and the key. */
+static void
+test_peephole_init (void **state)
+{
+  (void) state;
+  CamlShape in = caml_shape_sequence (4, 2);
+  const double centres[] = { 0.0, 1.0, 2.0, -0.5 };
+  float first[64 * 64];
+  size_t n_weights = 0, pv_offset = 0, pv_count = 0;
+  for (gsize k = 0; k < G_N_ELEMENTS (centres); k++)
+    {
+      CamlLayerSpec spec = k == 1 ? caml_test_spec ("ca_rnn", "units", 5.0, NULL)
+                                  : caml_test_spec ("ca_rnn", "units", 5.0, "peephole_init",
+                                                    centres[k], NULL);
+      GRand *rng = g_rand_new_with_seed (11);
+      CamlModel *model = caml_model_new (&in, &spec, 1, rng, NULL);
+      assert_non_null (model);
+      CamlLayer *layer = model->layers[0];
+      const CamlParam *pv = NULL;
+      for (int j = 0; j < layer->n_params; j++)
+        if (g_str_equal (layer->params[j].name, "p_v"))
+          pv = &layer->params[j];
+      assert_non_null (pv);
+      assert_int_equal (pv->count, 5);
+      gboolean spread = FALSE;
+      for (size_t i = 0; i < pv->count; i++)
+        {
+          assert_true (fabs (pv->w[i] - centres[k]) <= 0.1 + 1e-6);
+          spread |= pv->w[i] != pv->w[0];
+        }
+      assert_true (spread);
+      if (k == 0)
+        {
+          n_weights = model->n_weights;
+          assert_true (n_weights <= G_N_ELEMENTS (first));
+          memcpy (first, model->w, n_weights * sizeof (float));
+          pv_offset = pv->offset;
+          pv_count = pv->count;
+        }
+      else
+        for (size_t i = 0; i < n_weights; i++)
+          {
+            gboolean in_pv = i >= pv_offset && i < pv_offset + pv_count;
+            assert_float_equal (model->w[i], first[i] + (in_pv ? centres[k] : 0.0), 1e-6);
+          }
+      caml_model_free (model);
+      g_rand_free (rng);
+    }
+
+  /* the gradient check at a start far from 0 */
+  CamlLayerSpec spec = caml_test_spec ("ca_rnn", "units", 3.0, "peephole_init", 2.0, NULL);
+  caml_gradcheck_layer (&spec, &in, 4, 77);
+
+  const char *bad[][2] = {
+    { "\"big\"", "model[1].peephole_init: expected a number, found a string" },
+    { "11", "model[1].peephole_init: 11 is out of range" },
+  };
+  for (gsize k = 0; k < G_N_ELEMENTS (bad); k++)
+    {
+      g_autofree char *doc = g_strdup_printf (
+        "{ \"data\": { \"builtin\": \"rnn_sanity\" },"
+        "  \"model\": [ { \"layer\": \"embedding\", \"dim\": 4 },"
+        "    { \"layer\": \"ca_rnn\", \"units\": 7, \"peephole_init\": %s },"
+        "    { \"layer\": \"dense\", \"units\": 1 } ],"
+        "  \"loss\": \"sigmoid_cross_entropy\" }", bad[k][0]);
+      GError *error = NULL;
+      assert_null (caml_experiment_load_data (doc, -1, "peep.json", &error));
+      assert_non_null (error);
+      if (strstr (error->message, "peep.json") == NULL || strstr (error->message, bad[k][1]) == NULL)
+        fail_msg ("unexpected error: %s", error->message);
+      g_clear_error (&error);
+    }
+}
+
 /* ------------------------------------------------------------- training */
 
 /* Each cell learns the paper's two training sentences (Fig. 13) in 100
@@ -868,6 +947,7 @@ main (void)
     cmocka_unit_test (test_padding_changes_nothing),
     cmocka_unit_test (test_sequences_zero_after_length),
     cmocka_unit_test (test_groups_and_baseline),
+    cmocka_unit_test (test_peephole_init),
     cmocka_unit_test (test_learns_sanity_sentences),
     cmocka_unit_test (test_shape_errors),
     cmocka_unit_test (test_reserved_pass_allocates_nothing),

@@ -566,6 +566,9 @@ typedef struct {
   gsize     n;
   gboolean  skip;
   gboolean  broken;     /* a shard summed what the others did not, or waited 10 s */
+  gboolean  configure;  /* caml_sem_configure (mode, vectors) before the fit */
+  CamlSemMode mode;
+  CamlSemVectors vectors;
 } Shards;
 
 typedef struct {
@@ -640,16 +643,23 @@ static gpointer
 shard_fit (gpointer user_data)
 {
   Shard *me = user_data;
-  me->ok = caml_sem_fit (me->sem, me->max_iterations, shard_progress, me, &me->error);
+  Shards *s = me->shards;
+  me->ok = (!s->configure || caml_sem_configure (me->sem, s->mode, s->vectors, &me->error))
+           && caml_sem_fit (me->sem, me->max_iterations, shard_progress, me, &me->error);
   return NULL;
 }
 
-/* Fits corpus on K shards at once; shard[k].sem holds each one's end. */
+/* Fits corpus on K shards at once; shard[k].sem holds each one's end.
+ * With `configure`, every shard is first configured with mode and vectors. */
 static Shard *
-fit_shards (const CamlEmbeddings *emb, const CamlVocab *corpus, int K, int max_iterations,
-            gboolean skip, const int *stop_at, int fail_at)
+fit_shards_configured (const CamlEmbeddings *emb, const CamlVocab *corpus, int K,
+                       int max_iterations, gboolean skip, const int *stop_at, int fail_at,
+                       gboolean configure, CamlSemMode mode, CamlSemVectors vectors)
 {
   Shards *s = g_new0 (Shards, 1);
+  s->configure = configure;
+  s->mode = mode;
+  s->vectors = vectors;
   g_mutex_init (&s->lock);
   g_cond_init (&s->cond);
   s->K = K;
@@ -671,6 +681,14 @@ fit_shards (const CamlEmbeddings *emb, const CamlVocab *corpus, int K, int max_i
     g_thread_join (threads[k]);
   g_free (threads);
   return shard;
+}
+
+static Shard *
+fit_shards (const CamlEmbeddings *emb, const CamlVocab *corpus, int K, int max_iterations,
+            gboolean skip, const int *stop_at, int fail_at)
+{
+  return fit_shards_configured (emb, corpus, K, max_iterations, skip, stop_at, fail_at, FALSE,
+                                CAML_SEM_LITERAL, CAML_SEM_VECTORS_AS_GIVEN);
 }
 
 static void
@@ -846,6 +864,253 @@ test_shard_without_words (void **state)
   caml_sem_free (one);
   caml_vocab_unref (corpus);
   caml_embeddings_free (emb);
+}
+
+/* ------------------------------------------------- the fixed-norm mode */
+
+/* ‖v (D)‖ */
+static double
+norm_of (const double *v, int D)
+{
+  double s = 0;
+  for (int k = 0; k < D; k++)
+    s += v[k] * v[k];
+  return sqrt (s);
+}
+
+/* The hand example with ‖v0‖ held at the mean occurrence's norm
+ * b = (1·√2 + 2·3 + 1·√5) / 4, computed here from the formulas:
+ *   v0 = (2, 0) is held to (b, 0); u = (1, 0)
+ *   x = (1, 1):  a = 1, c² = 1, χ̃ = b / (b² + 1)
+ *   y = (3, 0):  χ̃ = clamp(3 / b) = 1 (b < 3)
+ *   z = (−1, 2): χ̃ = 0
+ *   g = Σ n χ̃ (χ̃ w + (1 − χ̃) a u) = χ̃x (χ̃x + (1 − χ̃x), χ̃x) + 2 (3, 0)
+ *   v0 ← b g / ‖g‖ */
+static void
+test_fixed_norm_hand_example (void **state)
+{
+  (void) state;
+  CamlEmbeddings *emb = make_embeddings (hand_words, hand_vectors, 3, 2);
+  CamlVocab *corpus = make_corpus (hand_words, hand_counts, 3);
+  caml_vocab_add (corpus, "oov", 5);
+  GError *error = NULL;
+  CamlSem *sem = caml_sem_new (emb, corpus, &error);
+  assert_close (caml_sem_fixed_norm (sem), 0, 0);
+  assert_true (caml_sem_configure (sem, CAML_SEM_FIXED_NORM, CAML_SEM_VECTORS_AS_GIVEN,
+                                   &error));
+  double b = (sqrt (2) + 2 * 3 + sqrt (5)) / 4;
+  assert_close (caml_sem_fixed_norm (sem), b, 1e-15);
+
+  assert_true (caml_sem_set_v0 (sem, (const double[]) { 2, 0 }, &error));
+  assert_close (caml_sem_v0 (sem)[0], b, 1e-15);
+  assert_close (caml_sem_v0 (sem)[1], 0, 0);
+  double cx = b / (b * b + 1);
+  assert_close (caml_sem_chi (sem, "x"), cx, 1e-14);
+  assert_close (caml_sem_chi (sem, "y"), 1, 0);
+  assert_close (caml_sem_chi (sem, "z"), 0, 0);
+  /* E: x's residual (1 − χ̃ b, χ̃ … ) = (1 − cx b)² + cx², y's (3 − b)², z's 1 + 0 */
+  double e = (1 - cx * b) * (1 - cx * b) + cx * cx + 2 * (3 - b) * (3 - b) + 1;
+  assert_close (caml_sem_energy (sem), e, 1e-14);
+
+  assert_true (caml_sem_iterate (sem, 1, NULL, NULL, &error));
+  double g[] = { cx * (cx + (1 - cx)) + 2 * 3, cx * cx };
+  double gn = norm_of (g, 2);
+  const double *v0 = caml_sem_v0 (sem);
+  if (caml_sem_iterations (sem) == 1)
+    {
+      assert_close (v0[0], b * g[0] / gn, 1e-14);
+      assert_close (v0[1], b * g[1] / gn, 1e-14);
+    }
+  int n = 0;
+  const double *energies = caml_sem_energies (sem, &n);
+  assert_int_equal (n, 2);
+  Ref r;
+  ref_init (&r, emb, hand_words, hand_counts, 3);
+  double at_new[] = { b * g[0] / gn, b * g[1] / gn };
+  assert_close (energies[1], ref_state (&r, at_new), 1e-12);
+  ref_clear (&r);
+  assert_close (norm_of (v0, 2), b, 1e-14);
+
+  caml_sem_free (sem);
+  caml_vocab_unref (corpus);
+  caml_embeddings_free (emb);
+}
+
+/* Centred and unit vectors: the fit sees every vector (corpus words and
+ * others alike) minus the mean occurrence, then divided by its norm, and
+ * ‖v0‖ = 1. Checked against the reference on vectors transformed here. */
+static void
+test_fixed_norm_vectors (void **state)
+{
+  (void) state;
+  Synthetic s;
+  synthetic_init (&s, 40, 6, 17);
+  int D = s.D;
+  double *centre = g_new0 (double, D), total = 0;
+  for (int i = 0; i < s.V; i++)
+    total += s.counts[i];
+  Ref r;
+  ref_init (&r, s.emb, (const char *const *) s.words, s.counts, s.V);
+  for (int i = 0; i < s.V; i++)
+    for (int k = 0; k < D; k++)
+      centre[k] += s.counts[i] * r.W[i * D + k] / total;
+  for (int i = 0; i < s.V; i++)
+    {
+      double *w = r.W + i * D;
+      for (int k = 0; k < D; k++)
+        w[k] -= centre[k];
+      double nw = norm_of (w, D);
+      for (int k = 0; k < D; k++)
+        w[k] /= nw;
+    }
+  GError *error = NULL;
+  CamlSem *sem = caml_sem_new (s.emb, s.corpus, &error);
+  assert_true (caml_sem_configure (sem, CAML_SEM_FIXED_NORM,
+                                   CAML_SEM_VECTORS_CENTRED | CAML_SEM_VECTORS_UNIT, &error));
+  assert_close (caml_sem_fixed_norm (sem), 1, 0);
+  assert_true (caml_sem_fit (sem, 500, NULL, NULL, &error));
+  const double *v0 = caml_sem_v0 (sem);
+  assert_close (norm_of (v0, D), 1, 1e-12);
+  double e = ref_state (&r, v0);
+  assert_close (caml_sem_energy (sem), e, 1e-9);
+  float *wp = g_new (float, D);
+  for (int i = 0; i < s.V; i++)
+    {
+      assert_close (caml_sem_chi (sem, s.words[i]), r.chi[i], 1e-9);
+      assert_true (caml_sem_word_prime (sem, s.words[i], wp));
+      for (int k = 0; k < D; k++)
+        assert_float_equal (wp[k], r.WP[i * D + k], 1e-5);
+    }
+  /* a sentence: Σ (1 − χ̃) w' over its words, from the same vectors */
+  const char *const sentence[] = { s.words[0], s.words[5], "unknown" };
+  float out[16], full[16];
+  caml_sem_embed (sem, sentence, 3, CAML_SEM_CONTEXT, out);
+  caml_sem_embed (sem, sentence, 3, CAML_SEM_FULL, full);
+  double chi_sum = 1 + r.chi[0] + r.chi[5];
+  for (int k = 0; k < D; k++)
+    {
+      double want = (1 - r.chi[0]) * r.WP[0 * D + k] + (1 - r.chi[5]) * r.WP[5 * D + k];
+      assert_float_equal (out[k], want, 1e-5);
+      assert_float_equal (full[k], want + chi_sum * v0[k], 1e-5);
+    }
+  g_free (wp);
+  g_free (centre);
+  ref_clear (&r);
+  caml_sem_free (sem);
+  synthetic_clear (&s);
+}
+
+/* Every progress call sees ‖v0‖ = b. */
+static gboolean
+watch_norm (int iteration, double energy, gpointer user_data)
+{
+  const CamlSem *sem = user_data;
+  assert_close (norm_of (caml_sem_v0 (sem), caml_sem_dim (sem)), caml_sem_fixed_norm (sem),
+                1e-12);
+  return TRUE;
+}
+
+/* Fixed norm: ‖v0‖ = b (the mean occurrence's norm, computed here) from the
+ * initial v0 on, E falls at every kept iteration, and the fit converges —
+ * E stops falling — well before a cap the literal mode reaches. */
+static void
+test_fixed_norm_converges (void **state)
+{
+  (void) state;
+  Synthetic s;
+  synthetic_init (&s, 200, 10, 3);
+  GError *error = NULL;
+  const int cap = 1000;
+  double b = 0, total = 0;
+  for (int i = 0; i < s.V; i++)
+    {
+      b += s.counts[i] * norm_of (s.vectors + i * s.D, s.D);
+      total += s.counts[i];
+    }
+  b /= total;
+
+  CamlSem *sem = caml_sem_new (s.emb, s.corpus, &error);
+  assert_true (caml_sem_configure (sem, CAML_SEM_FIXED_NORM, CAML_SEM_VECTORS_AS_GIVEN,
+                                   &error));
+  assert_close (caml_sem_fixed_norm (sem), b, 1e-6);   /* the vectors went through floats */
+  assert_true (caml_sem_fit (sem, cap, watch_norm, sem, &error));
+  int n = 0, it = caml_sem_iterations (sem);
+  const double *energies = caml_sem_energies (sem, &n);
+  print_message ("fixed norm: converged after %d iterations, E %.9g → %.9g\n", it,
+                 energies[0], caml_sem_energy (sem));
+  assert_int_equal (caml_sem_stop_reason (sem), CAML_SEM_CONVERGED);
+  assert_true (it >= 1 && it < cap);
+  assert_int_equal (n, it + 2);
+  for (int k = 1; k <= it; k++)
+    assert_true (energies[k] < energies[k - 1]);
+  /* the rejected iteration lowered E by less than 1e-12 of it, if at all */
+  assert_true (energies[it + 1] >= energies[it] * (1 - 1e-12));
+  /* converged: another iteration from the v0 kept changes v0 by nothing
+   * that matters */
+  double *kept = g_memdup2 (caml_sem_v0 (sem), sizeof (double) * s.D);
+  assert_true (caml_sem_iterate (sem, 1, NULL, NULL, &error));
+  for (int k = 0; k < s.D; k++)
+    assert_true (fabs (caml_sem_v0 (sem)[k] - kept[k]) <= 1e-6 * b);
+  g_free (kept);
+  Ref r;
+  ref_init (&r, s.emb, (const char *const *) s.words, s.counts, s.V);
+  check_state (sem, &r, &s);
+  ref_clear (&r);
+
+  /* the literal mode on the same words runs to the cap, ‖v0‖ growing */
+  CamlSem *literal = caml_sem_new (s.emb, s.corpus, &error);
+  assert_true (caml_sem_fit (literal, 200, NULL, NULL, &error));
+  assert_int_equal (caml_sem_stop_reason (literal), CAML_SEM_CAP);
+  assert_true (norm_of (caml_sem_v0 (literal), s.D) > 2 * b);
+  caml_sem_free (literal);
+  caml_sem_free (sem);
+  synthetic_clear (&s);
+}
+
+/* The fixed-norm mode on 2 and 3 shards on threads equals one process
+ * within SHARD_TOLERANCE, to convergence, with the vectors as given,
+ * centred + unit and centred (whose configuration sums over the shards
+ * too). Centred vectors have a mean of 0 but for rounding: before the
+ * initial v0 took its orientation from the centre, one process and 3
+ * shards fitted opposite v0s here. */
+static void
+test_fixed_norm_shards (void **state)
+{
+  (void) state;
+  Synthetic s;
+  synthetic_init (&s, 200, 10, 5);
+  const char *const *words = (const char *const *) s.words;
+  const CamlSemVectors kinds[] = { CAML_SEM_VECTORS_AS_GIVEN,
+                                   CAML_SEM_VECTORS_CENTRED | CAML_SEM_VECTORS_UNIT,
+                                   CAML_SEM_VECTORS_CENTRED };
+  for (gsize v = 0; v < G_N_ELEMENTS (kinds); v++)
+    {
+      GError *error = NULL;
+      CamlSem *one = caml_sem_new (s.emb, s.corpus, &error);
+      assert_true (caml_sem_configure (one, CAML_SEM_FIXED_NORM, kinds[v], &error));
+      assert_true (caml_sem_fit (one, 1000, NULL, NULL, &error));
+      assert_int_equal (caml_sem_stop_reason (one), CAML_SEM_CONVERGED);
+      for (int K = 2; K <= 3; K++)
+        {
+          Shard *shard = fit_shards_configured (s.emb, s.corpus, K, 1000, FALSE, NULL, 0,
+                                                TRUE, CAML_SEM_FIXED_NORM, kinds[v]);
+          for (int k = 0; k < K; k++)
+            {
+              assert_true (shard[k].ok);
+              assert_close (caml_sem_fixed_norm (shard[k].sem), caml_sem_fixed_norm (one),
+                            SHARD_TOLERANCE);
+            }
+          assert_shards_agree (shard, K);
+          double diff = fit_difference (shard[0].sem, one, words, s.V);
+          print_message ("fixed norm, vectors %d, %d shards: %d iterations, largest relative "
+                         "difference from one: %.3g\n", kinds[v], K,
+                         caml_sem_iterations (shard[0].sem), diff);
+          assert_true (diff <= SHARD_TOLERANCE);
+          free_shards (shard, K);
+        }
+      caml_sem_free (one);
+    }
+  synthetic_clear (&s);
 }
 
 /* ------------------------------------------------------------ baselines */
@@ -1124,6 +1389,10 @@ main (void)
     cmocka_unit_test (test_no_word_has_a_vector),
     cmocka_unit_test (test_shards),
     cmocka_unit_test (test_shard_without_words),
+    cmocka_unit_test (test_fixed_norm_hand_example),
+    cmocka_unit_test (test_fixed_norm_vectors),
+    cmocka_unit_test (test_fixed_norm_converges),
+    cmocka_unit_test (test_fixed_norm_shards),
     cmocka_unit_test (test_average_and_sif),
     cmocka_unit_test (test_remove_first_pc),
     cmocka_unit_test (test_cosine_and_pearson),

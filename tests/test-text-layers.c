@@ -48,6 +48,10 @@ test_ca_bsfe_gradients (void **state)
       CamlLayerSpec spec = caml_test_spec ("ca_bsfe", "dim", 3.0, "gate_dim", 2.0,
                                            "scale", (double) scale, NULL);
       caml_gradcheck_layer (&spec, &in, 5, 21 + scale);
+      /* with the gate's bias b_σ (central differences reach it too) */
+      CamlLayerSpec biased = caml_test_spec ("ca_bsfe", "dim", 3.0, "gate_dim", 2.0,
+                                             "scale", (double) scale, "gate_bias", 1.0, NULL);
+      caml_gradcheck_layer (&biased, &in, 5, 31 + scale);
     }
 }
 
@@ -123,6 +127,35 @@ test_ca_bsfe_reference (void **state)
       const float *o = caml_model_forward (m, x, 1);
       assert_float_equal (o[0], e0 / divisor[k], 1e-5);
       assert_float_equal (o[1], e1 / divisor[k], 1e-5);
+      caml_model_free (m);
+    }
+
+  /* With the gate's bias (Google's reading): χ̃ = sigmoid(θ·w_σ + b_σ), the
+   * same weights and b_σ = 0.75, summed and averaged. One more parameter,
+   * declared last, in the gate group. */
+  for (int mean = 0; mean <= 1; mean++)
+    {
+      CamlLayerSpec biased = caml_test_spec ("ca_bsfe", "dim", 2.0, "gate_dim", 2.0,
+                                             "scale", (double) mean, "gate_bias", 1.0, NULL);
+      CamlModel *m = caml_model_new (&in, &biased, 1, NULL, NULL);
+      assert_non_null (m);
+      assert_int_equal (m->n_weights, model->n_weights + 1);
+      CamlParam *b;
+      find_param_layer (m, "b_sigma", &b);
+      assert_int_equal (b->group, CAML_GROUP_GATE);
+      assert_int_equal (b->offset, model->n_weights);
+      memcpy (m->w, model->w, model->n_weights * sizeof (float));
+      b->w[0] = 0.75f;
+      const float *o = caml_model_forward (m, x, 1);
+      double b2 = 1.0 / (1.0 + exp (-(1 * -1.0 + 0.5 * 1.0 + 0.75)));
+      double b0 = 1.0 / (1.0 + exp (-(1 * 0.5 + 0.5 * -1.0 + 0.75)));
+      double sum = b2 + b0 + 1.0, div = mean ? 3.0 : 1.0;
+      assert_float_equal (o[0], (-1 * sum + (1 - b2) * 5 + (1 - b0) * 1) / div, 1e-5);
+      assert_float_equal (o[1], (10 * sum + (1 - b2) * 6 + (1 - b0) * 2) / div, 1e-5);
+      float bchi[3];
+      assert_true (m->layers[0]->ops->word_chi (m->layers[0], bchi, 3));
+      assert_float_equal (bchi[0], b0, 1e-6);
+      assert_float_equal (bchi[2], b2, 1e-6);
       caml_model_free (m);
     }
 

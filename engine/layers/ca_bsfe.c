@@ -8,8 +8,13 @@
  *
  * An id outside the vocabulary (a word never seen in training) has χ̃ = 1: it
  * adds v0. With `scale` "mean" or "sqrt" the sum is divided by the bag size
- * or by its square root (options beyond the paper, which sums). The gate
- * group is {w_σ, θ}, the value group {w', v0}, for the em_steps schedule.
+ * or by its square root (options beyond the paper, which sums). With
+ * `gate_bias` the gate has a bias: χ̃(w) = sigmoid(θ · w_σ + b_σ), b_σ
+ * starting at 0. "mean" with a gate bias is the reading of Google's own
+ * CA-BSFE code (neural-structured-learning, research/carls/models/caml:
+ * sigma_bias, and the bag's sum divided by its non-empty keys). The gate
+ * group is {w_σ, θ, b_σ}, the value group {w', v0}, for the em_steps
+ * schedule.
  *
  * `average` (the paper's baseline) is in the same file: s = Σ_w E[w] / |bag|
  * over the tokens of the vocabulary, zeros for a bag without any. */
@@ -19,7 +24,7 @@
 
 /* ----------------------------------------------------------------- CA-BSFE */
 
-enum { OPT_DIM, OPT_GATE_DIM, OPT_SCALE };
+enum { OPT_DIM, OPT_GATE_DIM, OPT_SCALE, OPT_GATE_BIAS };
 
 /* How the bag's terms are combined (bag_scale_names): the paper's sum, or
  * the sum divided by the bag size or by its square root. */
@@ -33,6 +38,10 @@ static const CamlOptionSpec ca_bsfe_options[] = {
                       "sum: Eq. 20 as the paper writes it; mean: divided by the bag size; "
                       "sqrt: divided by the square root of the bag size",
                       0, 0, BAG_SUM, bag_scale_names },
+  [OPT_GATE_BIAS] = { "gate_bias", CAML_OPT_BOOL,
+                      "a bias b_σ in the gate, χ̃ = sigmoid(θ·w_σ + b_σ), as in Google's "
+                      "CA-BSFE code (Eq. 19 has none)",
+                      0, 1, 0, NULL },
 };
 
 typedef struct {
@@ -42,6 +51,7 @@ typedef struct {
   CamlParam *ws;      /* (V, M)  w_σ */
   CamlParam *theta;   /* (M) */
   CamlParam *v0;      /* (D) */
+  CamlParam *bias;    /* (1) b_σ, or NULL without gate_bias */
   float     *chi;     /* (N, T) χ̃ of the last forward */
   size_t     chi_cap;
 } CaBsfe;
@@ -63,6 +73,8 @@ ca_bsfe_setup (CamlLayer *layer, GError **error)
   s->theta = caml_layer_add_param (layer, "theta", CAML_GROUP_GATE, CAML_INIT_SMALL,
                                    s->m, 1, s->m);
   s->v0 = caml_layer_add_param (layer, "v0", CAML_GROUP_VALUE, CAML_INIT_SMALL, 1, s->d, s->d);
+  if (layer->opt[OPT_GATE_BIAS] != 0.0)   /* declared last: without it, the layout is as before */
+    s->bias = caml_layer_add_param (layer, "b_sigma", CAML_GROUP_GATE, CAML_INIT_ZERO, 1, 1, 1);
   s->wp->token_rows = s->d;
   s->ws->token_rows = s->m;
   layer->out = caml_shape_flat (s->d);
@@ -74,7 +86,7 @@ static inline float
 word_gate (const CaBsfe *s, int id)
 {
   const float *ws = s->ws->w + (size_t) id * s->m;
-  float z = 0.0f;
+  float z = s->bias != NULL ? s->bias->w[0] : 0.0f;
   for (int k = 0; k < s->m; k++)
     z += s->theta->w[k] * ws[k];
   return caml_sigmoidf (z);
@@ -181,6 +193,8 @@ ca_bsfe_backward (CamlLayer *layer, float *dinp, const float *dout,
               s->theta->dw[k] += dz * ws[k];
               dws[k] += dz * s->theta->w[k];
             }
+          if (s->bias != NULL)
+            s->bias->dw[0] += dz;
         }
       for (int j = 0; j < s->d; j++)
         s->v0->dw[j] += chi_sum * g[j];

@@ -30,7 +30,8 @@
  * their gradients, computed stacked, are added back. */
 #include "layers.h"
 
-enum { OPT_UNITS, OPT_SEQUENCES, OPT_EMIT, OPT_H_V, OPT_H_C, OPT_H_OV, OPT_H_OC };
+enum { OPT_UNITS, OPT_SEQUENCES, OPT_EMIT, OPT_H_V, OPT_H_C, OPT_H_OV, OPT_H_OC,
+       OPT_PEEPHOLE_INIT };
 
 static const CamlOptionSpec ca_rnn_options[] = {
   [OPT_UNITS]     = { "units", CAML_OPT_INT, "width U of the cell state c_t and the output y_t",
@@ -48,6 +49,13 @@ static const CamlOptionSpec ca_rnn_options[] = {
                       0, 0, CAML_ACT_TANH, caml_activation_names },
   [OPT_H_OC]      = { "h_oc", CAML_OPT_ENUM, "activation of co_t, the context-sensitive output",
                       0, 0, CAML_ACT_TANH, caml_activation_names },
+  /* Eq. 32 pairs v_t with c_{t−1}: the context-free value carries the cell
+   * state on. p_v near 1 starts it doing so; near 0 (the old ±0.1) the
+   * sanity test fails (docs/rnn.md). */
+  [OPT_PEEPHOLE_INIT] = { "peephole_init", CAML_OPT_FLOAT,
+                          "centre of p_v's initial values (uniform ±0.1 around it); 1 starts "
+                          "v_t carrying c_{t−1} (Eq. 32), 0 is the old ±0.1",
+                          -10, 10, 1, NULL },
 };
 
 /* The stacked matrices, each (rows, cols) row-major. */
@@ -148,6 +156,7 @@ ca_rnn_setup (CamlLayer *layer, GError **error)
   add (layer, s, "W_v", V, GL, d, u, M_X, s->col_v);
   add (layer, s, "U_v", V, GL, u, u, M_Y, s->col_v);
   s->p_v = caml_layer_add_param (layer, "p_v", V, CAML_INIT_SMALL, u, u, u);
+  s->p_v->init_centre = (float) layer->opt[OPT_PEEPHOLE_INIT];
   add (layer, s, "b_v", V, Z, 1, u, M_BIAS, s->col_v);
   /* c'_t: the context-sensitive cell value */
   add (layer, s, "W_c", V, GL, d, u, M_X, s->col_cp);
