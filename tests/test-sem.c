@@ -1000,13 +1000,18 @@ test_fixed_norm_vectors (void **state)
   synthetic_clear (&s);
 }
 
+typedef struct {
+  const CamlSem *sem;
+  int            dim;
+} NormWatch;
+
 /* Every progress call sees ‖v0‖ = b. */
 static gboolean
 watch_norm (int iteration, double energy, gpointer user_data)
 {
-  const CamlSem *sem = user_data;
-  assert_close (norm_of (caml_sem_v0 (sem), caml_sem_dim (sem)), caml_sem_fixed_norm (sem),
-                1e-12);
+  const NormWatch *watch = user_data;
+  assert_close (norm_of (caml_sem_v0 (watch->sem), watch->dim),
+                caml_sem_fixed_norm (watch->sem), 1e-12);
   return TRUE;
 }
 
@@ -1033,7 +1038,8 @@ test_fixed_norm_converges (void **state)
   assert_true (caml_sem_configure (sem, CAML_SEM_FIXED_NORM, CAML_SEM_VECTORS_AS_GIVEN,
                                    &error));
   assert_close (caml_sem_fixed_norm (sem), b, 1e-6);   /* the vectors went through floats */
-  assert_true (caml_sem_fit (sem, cap, watch_norm, sem, &error));
+  NormWatch watch = { sem, s.D };
+  assert_true (caml_sem_fit (sem, cap, watch_norm, &watch, &error));
   int n = 0, it = caml_sem_iterations (sem);
   const double *energies = caml_sem_energies (sem, &n);
   print_message ("fixed norm: converged after %d iterations, E %.9g → %.9g\n", it,
@@ -1100,8 +1106,8 @@ test_fixed_norm_shards (void **state)
               assert_close (caml_sem_fixed_norm (shard[k].sem), caml_sem_fixed_norm (one),
                             SHARD_TOLERANCE);
             }
-          assert_shards_agree (shard, K);
-          double diff = fit_difference (shard[0].sem, one, words, s.V);
+          assert_shards_agree (shard, K, s.emb->dim);
+          double diff = fit_difference (shard[0].sem, one, s.emb->dim, words, s.V);
           print_message ("fixed norm, vectors %d, %d shards: %d iterations, largest relative "
                          "difference from one: %.3g\n", kinds[v], K,
                          caml_sem_iterations (shard[0].sem), diff);
