@@ -2,7 +2,7 @@
  * experiment, its data, its runs, its jobs on worker threads and the files
  * they read and write, driven through the calls the window makes when the
  * user acts (caml-window-actions.c hands each action to one of them). What
- * the window shows of it is tested by test-gui.c. */
+ * the window shows of it is tested by test-gui-*.c (gui-harness.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
