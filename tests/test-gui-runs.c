@@ -515,10 +515,18 @@ test_divergence_feedback (void **state)
   assert_true (g_file_set_contents (path, json, -1, NULL));
   CamlWindow *win = open_window_on (path);
   assert_string_equal (placeholder_of (win, "loss"), "Press Train (F5) to start");
+  assert_false (enabled (win, "continue-diverged"));
 
   activate (win, "train", NULL);
   assert_true (iterate_until (run_failed_or_finished, win, 60));
   assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);
+  /* (test-session.c, test_divergence: what Continue does) */
+  assert_true (enabled (win, "continue-diverged"));
+  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *shot = g_build_filename (out_dir != NULL ? out_dir : ".",
+                                            "gui-divergence.png", NULL);
+  iterate_until (always_false, NULL, 0.3);
+  save_screenshot (GTK_WIDGET (win), shot);
   long n = -1;
   caml_window_get_losses (win, &n);
   assert_int_equal (n, 0);   /* rolled back to step 0 */
@@ -653,6 +661,8 @@ test_choose_text_files (void **state)
   assert_int_equal (exp->data.kind, CAML_DATA_TEXT);
   assert_string_equal (exp->data.text_paths[0], train);
   assert_string_equal (exp->data.text_paths[1], test);
+  /* the drop-down follows (test-session.c, test_text_files_failed_load) */
+  assert_int_equal (data_picked (win), CAML_DATA_TEXT);
 
   /* Saved, it reads back. */
   g_autofree char *saved = g_build_filename (dir, "saved.json", NULL);
@@ -1203,239 +1213,11 @@ test_word_vector_coverage (void **state)
   remove_words_experiment (dir);
 }
 
-/* Compare with Baseline, then Stop before the baseline is built: no
- * baseline trains on behind the stopped run. */
-static void
-test_baseline_after_stop (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  GtkSpinButton *steps = GTK_SPIN_BUTTON (template_child (win, "steps_spin"));
-  gtk_spin_button_set_value (steps, 1000000);
-  assert_true (iterate_until (can_train, win, 10));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (not_loading, win, 10));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_RUNNING);
-  activate (win, "compare-baseline", NULL);
-  activate (win, "stop", NULL);
-  assert_true (iterate_until (no_jobs, NULL, 10));
-  assert_true (iterate_until (run_ended, win, 10));
-  iterate_until (always_false, NULL, 0.3);
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_STOPPED);
-  double lr = 0;
-  int em = 0;
-  assert_false (caml_window_get_baseline_optimizer (win, &lr, &em));
-  assert_false (caml_window_is_loading (win));
-  gtk_window_destroy (GTK_WINDOW (win));
-}
-
-
-/* Plain SGD at lr 10 on a linear readout overflows within a few steps. The
- * banner names the step and offers to continue from the last evaluation at
- * a tenth of the rate; the loss history up to there is kept. */
-static void
-test_divergence (void **state)
-{
-  char *dir = g_dir_make_tmp ("caml-gui-div-XXXXXX", NULL);
-  char *path = g_build_filename (dir, "div.json", NULL);
-  const char *json =
-    "{ \"name\": \"diverges\", \"seed\": 0, \"data\": { \"builtin\": \"surface\" },"
-    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 },"
-    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
-    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"sgd\", \"lr\": 10 },"
-    "  \"training\": { \"steps\": 400, \"eval_every\": 2 } }";
-  assert_true (g_file_set_contents (path, json, -1, NULL));
-  CamlWindow *win = caml_window_new (GTK_APPLICATION (app));
-  gtk_window_present (GTK_WINDOW (win));
-  assert_true (iterate_until (is_mapped, win, 10));
-  g_autoptr (GError) error = NULL;
-  assert_true (caml_window_load_file (win, path, &error));
-  assert_false (enabled (win, "continue-diverged"));
-
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_failed_or_finished, win, 60));
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FAILED);
-  const char *msg = caml_window_get_error (win);
-  assert_non_null (msg);
-  print_message ("banner: %s\n", msg);
-  assert_non_null (strstr (msg, "diverged"));
-  assert_non_null (strstr (msg, "step "));
-  assert_true (enabled (win, "continue-diverged"));
-  /* One story: Continue goes on from where the weights are, or says it
-   * goes back further than the step they were rolled back to. */
-  CamlDivergence d;
-  assert_true (caml_run_get_divergence (caml_window_peek_run (win), &d));
-  long from = caml_run_get_checkpoint_step (caml_window_peek_run (win));
-  g_autofree char *further = g_strdup_printf ("Continue goes back further, to step %ld", from);
-  assert_non_null (strstr (msg, from != d.rolled_back_to ? further : "Continue from there"));
-
-  const char *out_dir = g_getenv ("CAML_SCREENSHOT_DIR");
-  char *shot = g_build_filename (out_dir != NULL ? out_dir : ".",
-                                            "gui-divergence.png", NULL);
-  iterate_until (always_false, NULL, 0.3);
-  save_screenshot (GTK_WIDGET (win), shot);
-  g_free (shot);
-
-  /* Continue, a tenth of the rate each time, until a run gets through. */
-  int tries = 0;
-  double lr = 10;
-  while (caml_window_get_state (win) == CAML_TRAINER_FAILED && tries < 6)
-    {
-      long n_before = 0;
-      const float *before = caml_window_get_losses (win, &n_before);
-      g_autofree float *kept = g_memdup2 (before, MAX (n_before, 1) * sizeof (float));
-      long from = caml_window_get_resume_step (win);
-      assert_true (from >= 0 && from <= n_before);
-      activate (win, "continue-diverged", NULL);
-      lr /= 10;
-      tries++;
-      /* The banner goes — or is back already, for a continued run that
-       * diverged before Continue returned. */
-      assert_true (caml_window_get_error (win) == NULL
-                   || caml_window_get_state (win) == CAML_TRAINER_FAILED);
-      assert_true (fabs (caml_window_get_experiment (win)->optimizer.lr - lr) < 1e-12 * lr);
-      assert_true (iterate_until (run_failed_or_finished, win, 60));
-      iterate_until (always_false, NULL, 0.2);
-      /* The steps up to the checkpoint are kept as they were. */
-      long n_after = 0;
-      const float *after = caml_window_get_losses (win, &n_after);
-      print_message ("continued from step %ld at lr %g: %ld steps, %s\n", from, lr, n_after,
-                     caml_window_get_state (win) == CAML_TRAINER_FAILED ? "failed" : "finished");
-      assert_true (n_after >= from);
-      for (long i = 0; i < from; i++)
-        assert_true (after[i] == kept[i]);
-    }
-  print_message ("finished after %d continuation(s), at lr %g\n", tries, lr);
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  long n_steps = 0;
-  const float *losses = caml_window_get_losses (win, &n_steps);
-  assert_int_equal (n_steps, 400);
-  assert_true (isfinite (losses[n_steps - 1]));
-  assert_true (caml_window_is_modified (win));   /* the experiment keeps the new rate */
-  gtk_window_destroy (GTK_WINDOW (win));
-  g_unlink (path);
-  g_rmdir (dir);
-  g_free (path);
-  g_free (dir);
-}
-
-
-/* Chosen text files are loaded on a worker thread from a copy of the
- * experiment, and used only when both load: a malformed one changes
- * nothing — experiment, data, run, previous run, modified flag, data
- * choice — and the banner names the file and the line. Of two choices made
- * one after the other, the later one counts, whichever loads first. */
-static void
-test_text_files_failed_load (void **state)
-{
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-text-bad-XXXXXX", NULL);
-  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
-  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
-  g_autofree char *other = g_build_filename (dir, "other-train.tsv", NULL);
-  g_autofree char *no_tab = g_build_filename (dir, "no-tab.tsv", NULL);
-  g_autofree char *bad_label = g_build_filename (dir, "bad-label.tsv", NULL);
-  write_text_tsv (train, 400);
-  write_text_tsv (test, 40);
-  write_text_tsv (other, 200);
-  assert_true (g_file_set_contents (no_tab, "a fine film\t1\nno label on this line\n"
-                                            "the end\t0\n", -1, NULL));
-  assert_true (g_file_set_contents (bad_label, "a fine film\t1\nthe end\tbad\n", -1, NULL));
-
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "rnn-sanity-gru"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (not_loading, win, 10));
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 20);
-  train_twice (win);
-
-  /* Built-in data, a trained run: a malformed training file. */
-  WindowSnapshot snap;
-  take_snapshot (win, &snap);
-  caml_window_use_text_files (win, no_tab, test);
-  assert_true (caml_window_is_loading (win));
-  assert_true (caml_experiment_equal (snap.exp, caml_window_get_experiment (win)));
-  assert_true (iterate_until (not_loading, win, 30));
-  const char *msg = caml_window_get_error (win);
-  assert_non_null (msg);
-  print_message ("%s\n", msg);
-  g_autofree char *where = g_strdup_printf ("%s:2:", no_tab);
-  assert_non_null (strstr (msg, where));
-  assert_non_null (strstr (msg, "no tab"));
-  assert_unchanged (win, &snap);
-  free_snapshot (&snap);
-
-  /* Files that load: the data change (and the drop-down with them). */
-  caml_window_use_text_files (win, train, test);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_no_error (win);
-  const CamlExperiment *exp = caml_window_get_experiment (win);
-  assert_int_equal (exp->data.kind, CAML_DATA_TEXT);
-  assert_string_equal (exp->data.text_paths[0], train);
-  assert_string_equal (exp->data.text_paths[1], test);
-  assert_int_equal (gtk_drop_down_get_selected (GTK_DROP_DOWN (template_child (win,
-                                                                               "data_drop"))),
-                    CAML_DATA_TEXT);
-  assert_non_null (strstr (caml_window_get_data_text (win), "400 training and 40 test"));
-  assert_false (enabled (win, "forget-previous"));   /* other data */
-  assert_true (enabled (win, "train"));
-  train_twice (win);
-
-  /* Text data, a trained run: a test file with a label that is no class. */
-  take_snapshot (win, &snap);
-  caml_window_use_text_files (win, other, bad_label);
-  assert_true (iterate_until (not_loading, win, 30));
-  msg = caml_window_get_error (win);
-  assert_non_null (msg);
-  print_message ("%s\n", msg);
-  g_autofree char *where_label = g_strdup_printf ("%s:2:", bad_label);
-  assert_non_null (strstr (msg, where_label));
-  assert_non_null (strstr (msg, "\"bad\""));
-  assert_unchanged (win, &snap);
-
-  /* Good files, then at once bad ones: the bad choice counts. */
-  caml_window_use_text_files (win, other, test);
-  caml_window_use_text_files (win, no_tab, test);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  msg = caml_window_get_error (win);
-  assert_non_null (msg);
-  assert_non_null (strstr (msg, where));
-  assert_unchanged (win, &snap);
-  free_snapshot (&snap);
-
-  /* Bad files, then at once good ones: the good choice counts. */
-  caml_window_use_text_files (win, no_tab, test);
-  caml_window_use_text_files (win, other, test);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_no_error (win);
-  assert_string_equal (caml_window_get_experiment (win)->data.text_paths[0], other);
-  assert_non_null (strstr (caml_window_get_data_text (win), "200 training and 40 test"));
-  assert_true (iterate_until (can_train, win, 30));
-
-  /* A window closed while its files load: the job drops what it loaded. */
-  caml_window_use_text_files (win, train, test);
-  gtk_window_destroy (GTK_WINDOW (win));
-  assert_true (iterate_until (no_jobs, NULL, 60));
-
-  static const char *const files[] = { "train.tsv", "test.tsv", "other-train.tsv",
-                                       "no-tab.tsv", "bad-label.tsv" };
-  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
-    {
-      g_autofree char *f = g_build_filename (dir, files[i], NULL);
-      g_unlink (f);
-    }
-  g_rmdir (dir);
-}
-
-
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_extend_finished_run),
-    cmocka_unit_test (test_baseline_after_stop),
-    cmocka_unit_test (test_text_files_failed_load),
     cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_data_kind_failed_load),
     cmocka_unit_test (test_data_choice_kept),
@@ -1444,7 +1226,6 @@ main (void)
     cmocka_unit_test (test_compare_baseline),
     cmocka_unit_test (test_compare_after_run),
     cmocka_unit_test (test_data_picker),
-    cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_divergence_feedback),
     cmocka_unit_test (test_mnist_loading),
     cmocka_unit_test (test_text_loading),
