@@ -914,123 +914,6 @@ test_data_kind_failed_load (void **state)
   remove_fake_mnist (dir, idx, saved_dir);
 }
 
-/* Whether the run's training set is the surface split made with seed. */
-static gboolean
-surface_split_of (CamlWindow *win, guint64 seed)
-{
-  const CamlExperiment *exp = caml_window_get_experiment (win);
-  CamlRun *run = caml_window_peek_run (win);
-  CamlDataset *train = NULL, *test = NULL;
-
-  assert_non_null (run);
-  caml_data_surface (exp->data.grid, exp->data.train_fraction, seed, &train, &test);
-  const CamlDataset *used = caml_run_get_data (run)->train;
-  gboolean same = used->n == train->n
-                  && memcmp (used->x, train->x,
-                             (size_t) train->n * caml_shape_size (&train->x_shape)
-                             * sizeof (float)) == 0;
-  caml_dataset_free (train);
-  caml_dataset_free (test);
-  return same;
-}
-
-/* Data picked are used even when the data in use are read again while
- * they load — Reload Data, a seed that the surface's split follows — and
- * data that follow the seed themselves are made with the seed as it is
- * when they are used: the choice is loaded again. A run that goes on
- * while they load is not discarded for them. */
-static void
-test_data_choice_kept (void **state)
-{
-  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
-  assert_true (iterate_until (is_mapped, win, 10));
-  assert_true (iterate_until (can_train, win, 30));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_SURFACE);
-  assert_false (caml_window_get_experiment (win)->data.has_split_seed);
-  GtkSpinButton *seed = GTK_SPIN_BUTTON (template_child (win, "seed_spin"));
-
-  /* XOR, and at once another seed: the surface in use is made again, XOR is
-   * still used. */
-  pick_data (win, CAML_DATA_XOR);
-  gtk_spin_button_set_value (seed, 7);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_null (caml_window_get_error (win));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-  assert_int_equal (data_picked (win), CAML_DATA_XOR);
-  assert_int_equal (caml_window_get_experiment (win)->seed, 7);
-  assert_non_null (strstr (caml_window_get_data_text (win), "4 training"));
-
-  /* The surface, and at once another seed: made with that seed. */
-  pick_data (win, CAML_DATA_SURFACE);
-  gtk_spin_button_set_value (seed, 9);
-  assert_true (iterate_until (can_train, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_SURFACE);
-  assert_true (surface_split_of (win, 9));
-
-  /* XOR, and at once Reload Data: XOR is still used. */
-  pick_data (win, CAML_DATA_XOR);
-  activate (win, "reload-data", NULL);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_null (caml_window_get_error (win));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-  assert_int_equal (data_picked (win), CAML_DATA_XOR);
-
-  /* A finished run; the surface, and at once more steps: the run goes on
-   * (paused, ready to resume) and is not discarded under it — the surface
-   * is not used, and the banner says why. */
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 20);
-  assert_true (iterate_until (can_train, win, 30));
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  CamlRun *run = caml_window_peek_run (win);
-  pick_data (win, CAML_DATA_SURFACE);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 40);
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
-  /* At once, not when the load ends: the run may end before it does. */
-  const char *msg = caml_window_get_error (win);
-  assert_non_null (msg);
-  print_message ("%s\n", msg);
-  assert_non_null (strstr (msg, "the run went on"));
-  assert_int_equal (data_picked (win), CAML_DATA_XOR);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-  assert_int_equal (data_picked (win), CAML_DATA_XOR);
-  assert_ptr_equal (caml_window_peek_run (win), run);
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_PAUSED);
-
-  /* Resumed to its end, the run stays (the surface was dropped already). */
-  activate (win, "train", NULL);
-  assert_true (iterate_until (run_ended, win, 60));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_ptr_equal (caml_window_peek_run (win), run);
-  assert_int_equal (caml_window_get_state (win), CAML_TRAINER_FINISHED);
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-
-  /* The surface, and at once weights loaded: they are loaded into a run on
-   * the data in use, which the surface would replace — it is dropped. */
-  g_autofree char *dir = g_dir_make_tmp ("caml-gui-kept-XXXXXX", NULL);
-  g_autofree char *weights = g_build_filename (dir, "xor.weights", NULL);
-  caml_window_save_weights (win, weights);
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  pick_data (win, CAML_DATA_SURFACE);
-  caml_window_load_weights (win, weights);
-  msg = caml_window_get_error (win);
-  assert_non_null (msg);
-  assert_non_null (strstr (msg, "weights were loaded meanwhile"));
-  assert_int_equal (data_picked (win), CAML_DATA_XOR);
-  assert_true (iterate_until (not_loading, win, 30));
-  assert_true (iterate_until (no_jobs, NULL, 30));
-  assert_int_equal (caml_window_get_experiment (win)->data.kind, CAML_DATA_XOR);
-  assert_non_null (caml_window_peek_run (win));
-  g_unlink (weights);
-  g_rmdir (dir);
-  gtk_window_destroy (GTK_WINDOW (win));
-}
-
 /* The data the menu's radio items show: the "data" action's state. */
 static CamlDataKind
 data_in_menu (CamlWindow *win)
@@ -1220,7 +1103,6 @@ main (void)
     cmocka_unit_test (test_extend_finished_run),
     cmocka_unit_test (test_choose_text_files),
     cmocka_unit_test (test_data_kind_failed_load),
-    cmocka_unit_test (test_data_choice_kept),
     cmocka_unit_test (test_data_choice_shown),
     cmocka_unit_test (test_word_vector_coverage),
     cmocka_unit_test (test_compare_baseline),

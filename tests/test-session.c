@@ -1337,6 +1337,121 @@ test_text_files_failed_load (void **state)
   g_rmdir (dir);
 }
 
+/* Whether the run's training set is the surface split made with seed. */
+static gboolean
+surface_split_of (Watch *w, guint64 seed)
+{
+  const CamlExperiment *exp = caml_session_get_experiment (w->session);
+  CamlRun *run = caml_session_peek_run (w->session);
+  CamlDataset *train = NULL, *test = NULL;
+
+  assert_non_null (run);
+  caml_data_surface (exp->data.grid, exp->data.train_fraction, seed, &train, &test);
+  const CamlDataset *used = caml_run_get_data (run)->train;
+  gboolean same = used->n == train->n
+                  && memcmp (used->x, train->x,
+                             (size_t) train->n * caml_shape_size (&train->x_shape)
+                             * sizeof (float)) == 0;
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  return same;
+}
+
+/* Data picked are used even when the data in use are read again while
+ * they load — Reload Data, a seed that the surface's split follows — and
+ * data that follow the seed themselves are made with the seed as it is
+ * when they are used: the choice is loaded again. A run that goes on
+ * while they load is not discarded for them. */
+static void
+test_data_choice_kept (void **state)
+{
+  Watch *w = watch_preset ("surface-ca-nn-1");
+  assert_true (iterate_until (can_train, w, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_SURFACE);
+  assert_false (caml_session_get_experiment (w->session)->data.has_split_seed);
+
+  /* XOR, and at once another seed: the surface in use is made again, XOR is
+   * still used. */
+  caml_session_use_data_kind (w->session, CAML_DATA_XOR);
+  caml_session_set_seed (w->session, 7);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (w->error);
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_experiment (w->session)->seed, 7);
+  assert_non_null (strstr (caml_session_get_data_text (w->session, NULL), "4 training"));
+
+  /* The surface, and at once another seed: made with that seed. */
+  caml_session_use_data_kind (w->session, CAML_DATA_SURFACE);
+  caml_session_set_seed (w->session, 9);
+  assert_true (iterate_until (can_train, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_SURFACE);
+  assert_true (surface_split_of (w, 9));
+
+  /* XOR, and at once Reload Data: XOR is still used. */
+  caml_session_use_data_kind (w->session, CAML_DATA_XOR);
+  caml_session_reload_data (w->session);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (w->error);
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+
+  /* A finished run; the surface, and at once more steps: the run goes on
+   * (paused, ready to resume) and is not discarded under it — the surface
+   * is not used, and the banner says why. */
+  caml_session_set_steps (w->session, 20);
+  assert_true (iterate_until (can_train, w, 30));
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  CamlRun *run = caml_session_peek_run (w->session);
+  caml_session_use_data_kind (w->session, CAML_DATA_SURFACE);
+  caml_session_set_steps (w->session, 40);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_PAUSED);
+  /* At once, not when the load ends: the run may end before it does. */
+  const char *msg = w->error;
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "the run went on"));
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_ptr_equal (caml_session_peek_run (w->session), run);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_PAUSED);
+
+  /* Resumed to its end, the run stays (the surface was dropped already). */
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_ptr_equal (caml_session_peek_run (w->session), run);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+
+  /* The surface, and at once weights loaded: they are loaded into a run on
+   * the data in use, which the surface would replace — it is dropped. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-kept-XXXXXX", NULL);
+  g_autofree char *weights = g_build_filename (dir, "xor.weights", NULL);
+  caml_session_save_weights (w->session, weights);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  caml_session_use_data_kind (w->session, CAML_DATA_SURFACE);
+  caml_session_load_weights (w->session, weights);
+  msg = w->error;
+  assert_non_null (msg);
+  assert_non_null (strstr (msg, "weights were loaded meanwhile"));
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_non_null (caml_session_peek_run (w->session));
+  g_unlink (weights);
+  g_rmdir (dir);
+  watch_free (w);
+}
+
 int
 main (void)
 {
@@ -1357,6 +1472,7 @@ main (void)
     cmocka_unit_test (test_baseline_after_stop),
     cmocka_unit_test (test_divergence),
     cmocka_unit_test (test_text_files_failed_load),
+    cmocka_unit_test (test_data_choice_kept),
   };
   /* No autosave of these sessions outlives the test. */
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);
