@@ -26,10 +26,10 @@ caml_format_positive (double value)
   int exponent = (int) floor (log10 (value));
   if (exponent >= digits && exponent < 16)
     g_snprintf (buf, sizeof buf, "%.*g", exponent + 1, value);
-  GString *out = g_string_new (NULL);
   const char *e = strchr (buf, 'e');
   if (e == NULL)
     return g_strdup (buf);
+  GString *out = g_string_new (NULL);
   g_string_append_len (out, buf, e - buf + 1);
   e++;
   if (*e == '-')

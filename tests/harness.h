@@ -1,5 +1,5 @@
 /* harness.h — what the workbench's tests share, the headless session
- * tests (test-session.c) and the window tests under Xvfb (test-gui.c):
+ * tests (test-session.c) and the window tests under Xvfb (test-gui-*.c):
  * running the main loop until a condition holds, the jobs in flight, and
  * the files they make (synthetic IDX images, labelled texts, a fake MNIST
  * folder). Plain GLib; each helper fails the running cmocka test. */

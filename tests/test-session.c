@@ -2,7 +2,7 @@
  * experiment, its data, its runs, its jobs on worker threads and the files
  * they read and write, driven through the calls the window makes when the
  * user acts (caml-window-actions.c hands each action to one of them). What
- * the window shows of it is tested by test-gui.c. */
+ * the window shows of it is tested by test-gui-*.c (gui-harness.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 
 #include <glib/gstdio.h>
 
+#include "caml-private.h"   /* caml_data_surface, an engine internal */
 #include "caml-session.h"
 #include "harness.h"
 #include "presets.h"
@@ -1087,6 +1088,418 @@ test_comparison_numbers (void **state)
   g_rmdir (dir);
 }
 
+/* ---------------------------------------------------------- moved from
+ * the window tests: what they asserted of the session, headless */
+
+/* Compare with Baseline, then Stop before the baseline is built: no
+ * baseline trains on behind the stopped run. */
+static void
+test_baseline_after_stop (void **state)
+{
+  Watch *w = watch_preset ("surface-ca-nn-1");
+  caml_session_set_steps (w->session, 1000000);
+  assert_true (iterate_until (can_train, w, 10));
+  caml_session_train (w->session);
+  assert_true (iterate_until (not_loading, w, 10));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_RUNNING);
+  caml_session_set_compare (w->session, TRUE);   /* win.compare-baseline */
+  caml_session_stop (w->session);
+  assert_true (iterate_until (no_jobs, NULL, 10));
+  assert_true (iterate_until (run_ended, w, 10));
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_STOPPED);
+  assert_null (caml_session_peek_baseline (w->session));
+  assert_false (caml_session_is_loading (w->session));
+  watch_free (w);
+}
+
+static gboolean
+run_failed_or_finished (gpointer data)
+{
+  CamlTrainerState s = caml_session_get_state (((Watch *) data)->session);
+  return s == CAML_TRAINER_FAILED || s == CAML_TRAINER_FINISHED;
+}
+
+/* Plain SGD at lr 10 on a linear readout overflows within a few steps. The
+ * banner names the step and offers to continue from the last evaluation at
+ * a tenth of the rate; the loss history up to there is kept. (The window's
+ * Continue button: test-gui-runs.c, test_divergence_feedback.) */
+static void
+test_divergence (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-div-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "div.json", NULL);
+  const char *json =
+    "{ \"name\": \"diverges\", \"seed\": 0, \"data\": { \"builtin\": \"surface\" },"
+    "  \"model\": [ { \"layer\": \"ca_nn\", \"units\": 5 },"
+    "               { \"layer\": \"dense\", \"units\": 1, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"mse\", \"optimizer\": { \"type\": \"sgd\", \"lr\": 10 },"
+    "  \"training\": { \"steps\": 400, \"eval_every\": 2 } }";
+  assert_true (g_file_set_contents (path, json, -1, NULL));
+  Watch *w = watch_file (path);
+
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_failed_or_finished, w, 60));
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FAILED);
+  const char *msg = w->error;
+  assert_non_null (msg);
+  print_message ("banner: %s\n", msg);
+  assert_int_equal (w->banner, CAML_SESSION_BANNER_DIVERGED);
+  assert_non_null (strstr (msg, "diverged"));
+  assert_non_null (strstr (msg, "step "));
+  /* One story: Continue goes on from where the weights are, or says it
+   * goes back further than the step they were rolled back to. */
+  CamlDivergence d;
+  assert_true (caml_run_get_divergence (caml_session_peek_run (w->session), &d));
+  long from = caml_run_get_checkpoint_step (caml_session_peek_run (w->session));
+  g_autofree char *further = g_strdup_printf ("Continue goes back further, to step %ld", from);
+  assert_non_null (strstr (msg, from != d.rolled_back_to ? further : "Continue from there"));
+
+  /* Continue, a tenth of the rate each time, until a run gets through. */
+  int tries = 0;
+  double lr = 10;
+  while (caml_session_get_state (w->session) == CAML_TRAINER_FAILED && tries < 6)
+    {
+      long n_before = 0;
+      const float *before = caml_session_get_losses (w->session, &n_before);
+      g_autofree float *kept = g_memdup2 (before, MAX (n_before, 1) * sizeof (float));
+      long from = caml_session_get_resume_step (w->session);
+      assert_true (from >= 0 && from <= n_before);
+      caml_session_continue (w->session);   /* win.continue-diverged */
+      lr /= 10;
+      tries++;
+      /* The banner goes — or is back already, for a continued run that
+       * diverged before Continue returned. */
+      assert_true (w->error == NULL
+                   || caml_session_get_state (w->session) == CAML_TRAINER_FAILED);
+      assert_true (fabs (caml_session_get_experiment (w->session)->optimizer.lr - lr)
+                   < 1e-12 * lr);
+      assert_true (iterate_until (run_failed_or_finished, w, 60));
+      iterate_until (always_false, NULL, 0.2);
+      /* The steps up to the checkpoint are kept as they were. */
+      long n_after = 0;
+      const float *after = caml_session_get_losses (w->session, &n_after);
+      print_message ("continued from step %ld at lr %g: %ld steps, %s\n", from, lr, n_after,
+                     caml_session_get_state (w->session) == CAML_TRAINER_FAILED ? "failed"
+                                                                               : "finished");
+      assert_true (n_after >= from);
+      for (long i = 0; i < from; i++)
+        assert_true (after[i] == kept[i]);
+    }
+  print_message ("finished after %d continuation(s), at lr %g\n", tries, lr);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  long n_steps = 0;
+  const float *losses = caml_session_get_losses (w->session, &n_steps);
+  assert_int_equal (n_steps, 400);
+  assert_true (isfinite (losses[n_steps - 1]));
+  assert_true (caml_session_is_modified (w->session));   /* the experiment keeps the new rate */
+  watch_free (w);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* What a failed choice of data files must leave as it was. */
+typedef struct {
+  CamlExperiment  *exp;
+  CamlRun         *run;
+  CamlTrainerState state;
+  long             n_steps;
+  float           *losses;         /* (n_steps) a copy */
+  gboolean         modified;
+  gboolean         previous;
+  CamlDataKind     data_choice;    /* what the drop-down and the menu show */
+  char            *data_text;
+} SessionSnapshot;
+
+static void
+take_snapshot (Watch *w, SessionSnapshot *snap)
+{
+  snap->exp = caml_experiment_copy (caml_session_get_experiment (w->session));
+  snap->run = caml_session_peek_run (w->session);
+  snap->state = caml_session_get_state (w->session);
+  const float *losses = caml_session_get_losses (w->session, &snap->n_steps);
+  snap->losses = g_memdup2 (losses, snap->n_steps * sizeof (float));
+  snap->modified = caml_session_is_modified (w->session);
+  snap->previous = has_previous (w);
+  snap->data_choice = caml_session_get_data_choice (w->session);
+  snap->data_text = g_strdup (caml_session_get_data_text (w->session, NULL));
+}
+
+static void
+assert_unchanged (Watch *w, SessionSnapshot *snap)
+{
+  long n_steps = 0;
+  assert_true (caml_experiment_equal (snap->exp, caml_session_get_experiment (w->session)));
+  assert_ptr_equal (caml_session_peek_run (w->session), snap->run);
+  assert_int_equal (caml_session_get_state (w->session), snap->state);
+  const float *losses = caml_session_get_losses (w->session, &n_steps);
+  assert_int_equal (n_steps, snap->n_steps);
+  assert_true (n_steps == 0 || memcmp (losses, snap->losses, n_steps * sizeof (float)) == 0);
+  assert_int_equal (caml_session_is_modified (w->session), snap->modified);
+  assert_int_equal (has_previous (w), snap->previous);
+  assert_int_equal (caml_session_get_data_choice (w->session), snap->data_choice);
+  assert_string_equal (caml_session_get_data_text (w->session, NULL), snap->data_text);
+}
+
+static void
+free_snapshot (SessionSnapshot *snap)
+{
+  caml_experiment_free (snap->exp);
+  g_free (snap->losses);
+  g_free (snap->data_text);
+}
+
+/* The banner shows no error: nothing, or the weights of a trained run
+ * that new data replaced, set aside. */
+static void
+assert_no_error (Watch *w)
+{
+  if (w->error != NULL)
+    {
+      assert_true (caml_session_has_set_aside (w->session, NULL, NULL));
+      assert_non_null (strstr (w->error, "set aside"));
+    }
+}
+
+/* Trains twice, so there is a finished run and a previous one. */
+static void
+train_twice (Watch *w)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      caml_session_train (w->session);
+      assert_true (iterate_until (run_ended, w, 60));
+    }
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  assert_true (has_previous (w));
+}
+
+/* Text files chosen, as the window's two file choosers hand them over. */
+static void
+use_text_files (Watch *w, const char *train, const char *test)
+{
+  const char *files[] = { train, test };
+  caml_session_choose_files (w->session, CAML_DATA_TEXT, files, 2);
+}
+
+/* Chosen text files are loaded on a worker thread from a copy of the
+ * experiment, and used only when both load: a malformed one changes
+ * nothing — experiment, data, run, previous run, modified flag, data
+ * choice — and the banner names the file and the line. Of two choices made
+ * one after the other, the later one counts, whichever loads first. */
+static void
+test_text_files_failed_load (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-text-bad-XXXXXX", NULL);
+  g_autofree char *train = g_build_filename (dir, "train.tsv", NULL);
+  g_autofree char *test = g_build_filename (dir, "test.tsv", NULL);
+  g_autofree char *other = g_build_filename (dir, "other-train.tsv", NULL);
+  g_autofree char *no_tab = g_build_filename (dir, "no-tab.tsv", NULL);
+  g_autofree char *bad_label = g_build_filename (dir, "bad-label.tsv", NULL);
+  write_text_tsv (train, 400);
+  write_text_tsv (test, 40);
+  write_text_tsv (other, 200);
+  assert_true (g_file_set_contents (no_tab, "a fine film\t1\nno label on this line\n"
+                                            "the end\t0\n", -1, NULL));
+  assert_true (g_file_set_contents (bad_label, "a fine film\t1\nthe end\tbad\n", -1, NULL));
+
+  Watch *w = watch_preset ("rnn-sanity-gru");
+  caml_session_set_steps (w->session, 20);
+  assert_true (iterate_until (can_train, w, 30));
+  train_twice (w);
+
+  /* Built-in data, a trained run: a malformed training file. */
+  SessionSnapshot snap;
+  take_snapshot (w, &snap);
+  use_text_files (w, no_tab, test);
+  assert_true (caml_session_is_loading (w->session));
+  assert_true (caml_experiment_equal (snap.exp, caml_session_get_experiment (w->session)));
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_non_null (w->error);
+  print_message ("%s\n", w->error);
+  g_autofree char *where = g_strdup_printf ("%s:2:", no_tab);
+  assert_non_null (strstr (w->error, where));
+  assert_non_null (strstr (w->error, "no tab"));
+  assert_unchanged (w, &snap);
+  free_snapshot (&snap);
+
+  /* Files that load: the data change (and the data choice with them). */
+  use_text_files (w, train, test);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_no_error (w);
+  const CamlExperiment *exp = caml_session_get_experiment (w->session);
+  assert_int_equal (exp->data.kind, CAML_DATA_TEXT);
+  assert_string_equal (exp->data.text_paths[0], train);
+  assert_string_equal (exp->data.text_paths[1], test);
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_TEXT);
+  assert_non_null (strstr (caml_session_get_data_text (w->session, NULL),
+                           "400 training and 40 test"));
+  assert_false (has_previous (w));   /* other data */
+  assert_true (iterate_until (can_train, w, 30));
+  train_twice (w);
+
+  /* Text data, a trained run: a test file with a label that is no class. */
+  take_snapshot (w, &snap);
+  use_text_files (w, other, bad_label);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_non_null (w->error);
+  print_message ("%s\n", w->error);
+  g_autofree char *where_label = g_strdup_printf ("%s:2:", bad_label);
+  assert_non_null (strstr (w->error, where_label));
+  assert_non_null (strstr (w->error, "\"bad\""));
+  assert_unchanged (w, &snap);
+
+  /* Good files, then at once bad ones: the bad choice counts. */
+  use_text_files (w, other, test);
+  use_text_files (w, no_tab, test);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_non_null (w->error);
+  assert_non_null (strstr (w->error, where));
+  assert_unchanged (w, &snap);
+  free_snapshot (&snap);
+
+  /* Bad files, then at once good ones: the good choice counts. */
+  use_text_files (w, no_tab, test);
+  use_text_files (w, other, test);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_no_error (w);
+  assert_string_equal (caml_session_get_experiment (w->session)->data.text_paths[0], other);
+  assert_non_null (strstr (caml_session_get_data_text (w->session, NULL),
+                           "200 training and 40 test"));
+  assert_true (iterate_until (can_train, w, 30));
+
+  /* A session closed while its files load: the job drops what it loaded. */
+  use_text_files (w, train, test);
+  watch_free (w);
+  assert_true (iterate_until (no_jobs, NULL, 60));
+
+  static const char *const files[] = { "train.tsv", "test.tsv", "other-train.tsv",
+                                       "no-tab.tsv", "bad-label.tsv" };
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *f = g_build_filename (dir, files[i], NULL);
+      g_unlink (f);
+    }
+  g_rmdir (dir);
+}
+
+/* Whether the run's training set is the surface split made with seed. */
+static gboolean
+surface_split_of (Watch *w, guint64 seed)
+{
+  const CamlExperiment *exp = caml_session_get_experiment (w->session);
+  CamlRun *run = caml_session_peek_run (w->session);
+  CamlDataset *train = NULL, *test = NULL;
+
+  assert_non_null (run);
+  caml_data_surface (exp->data.grid, exp->data.train_fraction, seed, &train, &test);
+  const CamlDataset *used = caml_run_get_data (run)->train;
+  gboolean same = used->n == train->n
+                  && memcmp (used->x, train->x,
+                             (size_t) train->n * caml_shape_size (&train->x_shape)
+                             * sizeof (float)) == 0;
+  caml_dataset_free (train);
+  caml_dataset_free (test);
+  return same;
+}
+
+/* Data picked are used even when the data in use are read again while
+ * they load — Reload Data, a seed that the surface's split follows — and
+ * data that follow the seed themselves are made with the seed as it is
+ * when they are used: the choice is loaded again. A run that goes on
+ * while they load is not discarded for them. */
+static void
+test_data_choice_kept (void **state)
+{
+  Watch *w = watch_preset ("surface-ca-nn-1");
+  assert_true (iterate_until (can_train, w, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_SURFACE);
+  assert_false (caml_session_get_experiment (w->session)->data.has_split_seed);
+
+  /* XOR, and at once another seed: the surface in use is made again, XOR is
+   * still used. */
+  caml_session_use_data_kind (w->session, CAML_DATA_XOR);
+  caml_session_set_seed (w->session, 7);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (w->error);
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_experiment (w->session)->seed, 7);
+  assert_non_null (strstr (caml_session_get_data_text (w->session, NULL), "4 training"));
+
+  /* The surface, and at once another seed: made with that seed. */
+  caml_session_use_data_kind (w->session, CAML_DATA_SURFACE);
+  caml_session_set_seed (w->session, 9);
+  assert_true (iterate_until (can_train, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_SURFACE);
+  assert_true (surface_split_of (w, 9));
+
+  /* XOR, and at once Reload Data: XOR is still used. */
+  caml_session_use_data_kind (w->session, CAML_DATA_XOR);
+  caml_session_reload_data (w->session);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_null (w->error);
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+
+  /* A finished run; the surface, and at once more steps: the run goes on
+   * (paused, ready to resume) and is not discarded under it — the surface
+   * is not used, and the banner says why. */
+  caml_session_set_steps (w->session, 20);
+  assert_true (iterate_until (can_train, w, 30));
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  CamlRun *run = caml_session_peek_run (w->session);
+  caml_session_use_data_kind (w->session, CAML_DATA_SURFACE);
+  caml_session_set_steps (w->session, 40);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_PAUSED);
+  /* At once, not when the load ends: the run may end before it does. */
+  const char *msg = w->error;
+  assert_non_null (msg);
+  print_message ("%s\n", msg);
+  assert_non_null (strstr (msg, "the run went on"));
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_ptr_equal (caml_session_peek_run (w->session), run);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_PAUSED);
+
+  /* Resumed to its end, the run stays (the surface was dropped already). */
+  caml_session_train (w->session);
+  assert_true (iterate_until (run_ended, w, 60));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_ptr_equal (caml_session_peek_run (w->session), run);
+  assert_int_equal (caml_session_get_state (w->session), CAML_TRAINER_FINISHED);
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+
+  /* The surface, and at once weights loaded: they are loaded into a run on
+   * the data in use, which the surface would replace — it is dropped. */
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-kept-XXXXXX", NULL);
+  g_autofree char *weights = g_build_filename (dir, "xor.weights", NULL);
+  caml_session_save_weights (w->session, weights);
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  caml_session_use_data_kind (w->session, CAML_DATA_SURFACE);
+  caml_session_load_weights (w->session, weights);
+  msg = w->error;
+  assert_non_null (msg);
+  assert_non_null (strstr (msg, "weights were loaded meanwhile"));
+  assert_int_equal (caml_session_get_data_choice (w->session), CAML_DATA_XOR);
+  assert_true (iterate_until (not_loading, w, 30));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  assert_int_equal (caml_session_get_experiment (w->session)->data.kind, CAML_DATA_XOR);
+  assert_non_null (caml_session_peek_run (w->session));
+  g_unlink (weights);
+  g_rmdir (dir);
+  watch_free (w);
+}
+
 int
 main (void)
 {
@@ -1105,6 +1518,10 @@ main (void)
     cmocka_unit_test (test_speed_slow_motion),
     cmocka_unit_test (test_train_until_stopped),
     cmocka_unit_test (test_comparison_numbers),
+    cmocka_unit_test (test_baseline_after_stop),
+    cmocka_unit_test (test_divergence),
+    cmocka_unit_test (test_text_files_failed_load),
+    cmocka_unit_test (test_data_choice_kept),
   };
   /* No autosave of these sessions outlives the test. */
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);
