@@ -153,6 +153,21 @@ caml_repro_plot_values (const char *path, const char *title, const char *y_label
                         const char *const *labels, int n_arms, const double *values,
                         int n_seeds, GError **error)
 {
+  if (n_seeds == 1)
+    {
+      /* one number a model (a deterministic fit): bars from 0, not a line
+       * joining unrelated methods */
+      double top = 0;
+      for (int a = 0; a < n_arms; a++)
+        if (isfinite (values[a]))
+          top = MAX (top, values[a]);
+      g_autofree char *bars_title = g_strdup_printf ("%s (%s)", title, y_label);
+      CamlPlotBarsOptions bars_opts = { bars_title, CAML_PLOT_COLORMAP_VIRIDIS, 0,
+                                        top > 0 ? top : 1 };
+      g_autoptr (CamlPlotBars) bars = caml_plot_bars_new (&bars_opts, labels, values, n_arms);
+      return caml_plot_write_png (path, 760, 70 + 36 * n_arms, caml_plot_bars_draw_cb, bars,
+                                  error);
+    }
   /* one dotted series a seed (a marker per model), and the means */
   g_autofree double *means = g_new (double, n_arms);
   g_autofree double *xs = g_new (double, n_arms);

@@ -44,6 +44,7 @@ typedef struct {
   int         em_steps;  /* -1: the preset's */
   gboolean    baseline;  /* the matched baseline of the model (CA-CNN → conv2d) */
   gboolean    quick;     /* trained under --quick too */
+  gboolean    not_plotted;  /* a number beside the models (an iteration count) */
 } Arm;
 
 typedef struct Outcome Outcome;
@@ -504,7 +505,8 @@ static const Arm sem_arms[] = {
   { "average", "average", NULL, NULL, -1, FALSE, TRUE },
   { "fixed_ca_sem", "CA-SEM, fixed norm", NULL, NULL, -1, FALSE, TRUE },
   { "fixed_ca_sem_context", "CA-SEM, fixed norm, context part", NULL, NULL, -1, FALSE, TRUE },
-  { "fixed_iterations", "fixed-norm fit: iterations (cap 100)", NULL, NULL, -1, FALSE, TRUE },
+  { "fixed_iterations", "fixed-norm fit: iterations (cap 100)", NULL, NULL, -1, FALSE, TRUE,
+    TRUE },
 };
 static const Arm sanity_arms[] = {
   { "ca", "CA-RNN", NULL, NULL, -1, FALSE, TRUE },
@@ -1174,12 +1176,19 @@ run_spec (Context *ctx, const Spec *spec, gboolean *interrupted)
   if (o.why == NULL)
     {
       g_autofree const char **labels = g_new (const char *, o.n_arms);
+      g_autofree double *values = g_new (double, (gsize) o.n_arms * o.n_seeds);
+      int n_plotted = 0;
       for (int a = 0; a < o.n_arms; a++)
-        labels[a] = o.arms[a]->label;
+        if (!o.arms[a]->not_plotted)
+          {
+            memcpy (&values[n_plotted * o.n_seeds], &o.values[a * o.n_seeds],
+                    sizeof (double) * o.n_seeds);
+            labels[n_plotted++] = o.arms[a]->label;
+          }
       g_autofree char *file = g_strdup_printf ("%s.png", spec->name);
       g_autofree char *png = g_build_filename (dir, file, NULL);
       g_autofree char *title = g_strdup_printf ("%s: %s", spec->name, spec->figure);
-      if (caml_repro_plot_values (png, title, spec->metric, labels, o.n_arms, o.values,
+      if (caml_repro_plot_values (png, title, spec->metric, labels, n_plotted, values,
                                   o.n_seeds, &error))
         g_ptr_array_add (o.figures, g_build_filename (spec->name, file, NULL));
       else
