@@ -158,6 +158,8 @@ struct _CamlSession {
   int             run_number;    /* the current run's, 0: not recorded yet */
   CamlRunRecord  *run_record;    /* borrowed from runs: the current run's, or NULL */
   CamlRunRecord  *base_record;   /* … and its baseline's */
+  gboolean        run_deleted;   /* the user deleted the current run's record: */
+  gboolean        base_deleted;  /* … or its baseline's: not kept again */
 };
 
 /* caml-session.c */

@@ -24,9 +24,15 @@ forget_record (CamlSession *self, CamlRunRecord *record)
 {
   g_signal_handlers_disconnect_by_data (record, self);
   if (record == self->run_record)
-    self->run_record = NULL;
+    {
+      self->run_record = NULL;
+      self->run_deleted = TRUE;
+    }
   if (record == self->base_record)
-    self->base_record = NULL;
+    {
+      self->base_record = NULL;
+      self->base_deleted = TRUE;
+    }
 }
 
 void
@@ -47,9 +53,11 @@ void
 runs_forget_current (CamlSession *self, gboolean baseline_only)
 {
   self->base_record = NULL;
+  self->base_deleted = FALSE;
   if (baseline_only)
     return;
   self->run_record = NULL;
+  self->run_deleted = FALSE;
   self->run_number = 0;
 }
 
@@ -199,7 +207,7 @@ record (CamlSession *self, CamlRunRecord **slot, gboolean baseline, CamlRun *run
 void
 runs_record_run (CamlSession *self)
 {
-  if (self->run == NULL || !self->run_started)
+  if (self->run == NULL || !self->run_started || self->run_deleted)
     return;
   record (self, &self->run_record, FALSE, self->run, self->losses, self->n_steps, self->rows,
           self->n_rows);
@@ -208,6 +216,8 @@ runs_record_run (CamlSession *self)
 void
 runs_record_baseline (CamlSession *self)
 {
+  if (self->base_deleted)
+    return;
   record (self, &self->base_record, TRUE, self->baseline, self->base_losses,
           self->base_n_steps, self->base_rows, self->base_n_rows);
 }
