@@ -13,6 +13,13 @@ on_record_shown (CamlRunRecord *record, GParamSpec *pspec, CamlSession *self)
   session_progress (self, CAML_SESSION_CURVES);   /* the overlays changed */
 }
 
+static void
+on_record_named (CamlRunRecord *record, GParamSpec *pspec, CamlSession *self)
+{
+  if (caml_run_record_get_shown (record))
+    session_progress (self, CAML_SESSION_CURVES);   /* the legend names it */
+}
+
 void
 runs_init (CamlSession *self)
 {
@@ -198,6 +205,7 @@ record (CamlSession *self, CamlRunRecord **slot, gboolean baseline, CamlRun *run
         differs = caml_run_record_describe_changes (caml_run_record_get_experiment (before), exp);
       caml_run_record_set_differs (*slot, differs);
       g_signal_connect (*slot, "notify::shown", G_CALLBACK (on_record_shown), self);
+      g_signal_connect (*slot, "notify::name", G_CALLBACK (on_record_named), self);
       g_list_store_insert (self->runs, position_for (self, self->run_number, baseline), *slot);
       g_object_unref (*slot);   /* the list holds it; *slot borrows */
     }

@@ -47,7 +47,8 @@ on_loss_rebuilt (CamlLossCard *card, CamlPlotFigure *figure, CamlWindow *self)
 
   caml_session_get_rows (session, &r);
   caml_session_get_previous_losses (session, &prev_n, &prev_rows, &prev_r, &prev_classification);
-  gboolean prev_acc = prev_classification && prev_r > 0;
+  gboolean prev_acc = (prev_classification && prev_r > 0)
+                      || caml_loss_card_overlays_accuracy (card);   /* a kept run ticked */
   if (figure != NULL && caml_plot_figure_get_n_plots (figure) > 1
       && ((caml_session_get_progress (session)->classification && r > 0)
           || (prev_acc && r == 0)))
