@@ -111,7 +111,7 @@ update_plots_switcher (CamlWindow *self)
                                    "ranked by their mean χ (light: χ → 1, context-free)"
                                  : "The most and least context-free words by their gate χ̃ "
                                    "(light: χ̃ → 1, the word is replaced by the shared v0)");
-  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), parts || words);
+  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), TRUE);   /* Runs is always there */
   /* The page the user chose comes back when a later run offers it again
    * (an edit undone, another preset of the same kind). */
   const char *want = g_str_equal (self->chosen_page, "parts") && parts ? "parts"
@@ -314,9 +314,14 @@ caml_window_plots_set_session (CamlWindow *self, CamlSession *session)
     {
       g_signal_connect (session, "progress", G_CALLBACK (on_progress), self);
       g_signal_connect (session, "waiting", G_CALLBACK (on_waiting), self);
+      /* Export Runs follows the runs kept. */
+      g_signal_connect_object (caml_session_get_runs (session), "items-changed",
+                               G_CALLBACK (caml_window_update_actions), self,
+                               G_CONNECT_SWAPPED);
     }
   caml_loss_card_set_session (self->loss_card, session);
   caml_surface_page_set_session (self->surface_page, session);
   caml_sigma_page_set_session (self->sigma_page, session);
   caml_words_view_set_session (self->words_page, session);
+  caml_runs_view_set_session (self->runs_page, session);
 }
