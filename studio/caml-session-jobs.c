@@ -591,6 +591,7 @@ install_baseline (CamlSession *self, Job *job)
   caml_run_set_lr (self->baseline, caml_run_get_lr (self->run));
   caml_run_set_em_steps (self->baseline, caml_run_get_em_steps (self->run));
   self->base_state = CAML_TRAINER_IDLE;
+  runs_forget_current (self, TRUE);   /* a new baseline: a record of its own */
   if (!caml_trainer_start (caml_run_get_trainer (self->baseline),
                            p.state == CAML_TRAINER_PAUSED, &error))
     {
@@ -917,6 +918,19 @@ caml_session_write_metrics (CamlSession *self, const char *path, GError **error)
   gboolean ok = caml_file_replace (path, csv->str, csv->len, error);
   g_string_free (csv, TRUE);
   return ok;
+}
+
+/* A job of another file (caml-session-runs.c) begins or ends. */
+void
+session_jobs_begin (void)
+{
+  g_atomic_int_add (&jobs_in_flight, 1);
+}
+
+void
+session_jobs_end (void)
+{
+  g_atomic_int_add (&jobs_in_flight, -1);
 }
 
 int

@@ -1,11 +1,13 @@
 /* caml-session-private.h — the session's fields and the functions its
  * files share: caml-session.c (the object, its news, the document, edits
  * and getters), caml-session-data.c (the data), caml-session-run.c (the
- * run's life) and caml-session-jobs.c (the worker jobs and writers). */
+ * run's life), caml-session-jobs.c (the worker jobs and writers) and
+ * caml-session-runs.c (the runs kept). */
 #pragma once
 
 #include "caml-session.h"
 #include "run-results.h"
+#include "caml-run-record.h"
 
 #define UPDATE_INTERVAL_US  100000   /* ≤ 10 copies of a run per second */
 #define PACE_TICK_MS        50       /* the speed's tick: 20 grants a second */
@@ -149,6 +151,15 @@ struct _CamlSession {
   CamlExperiment *prev_exp;      /* what it trained (its data decide whether it compares) */
   gint64          last_update_us;
   gint            update_pending; /* atomic: one idle/timeout is queued */
+
+  /* the runs kept (caml-session-runs.c) */
+  GListStore     *runs;          /* CamlRunRecord, oldest first, until deleted */
+  int             runs_counted;  /* the last run's number ("Run 3") */
+  int             run_number;    /* the current run's, 0: not recorded yet */
+  CamlRunRecord  *run_record;    /* borrowed from runs: the current run's, or NULL */
+  CamlRunRecord  *base_record;   /* … and its baseline's */
+  gboolean        run_deleted;   /* the user deleted the current run's record: */
+  gboolean        base_deleted;  /* … or its baseline's: not kept again */
 };
 
 /* caml-session.c */
@@ -221,3 +232,15 @@ void sample_parts (CamlSession *self);
 void install_baseline (CamlSession *self, Job *job);
 void start_write (CamlSession *self, int kind, const char *path, SetAside *set_aside);
 enum { WRITE_WEIGHTS, WRITE_WORDS, WRITE_RUN };
+void session_jobs_begin (void);
+void session_jobs_end (void);
+
+/* caml-session-runs.c */
+void runs_init (CamlSession *self);
+void runs_clear (CamlSession *self);
+/* The run (or its baseline) ended, or goes while it has trained: its
+ * record is made or brought up to date. */
+void runs_record_run (CamlSession *self);
+void runs_record_baseline (CamlSession *self);
+/* The run (or only its baseline) goes: the next gets records of its own. */
+void runs_forget_current (CamlSession *self, gboolean baseline_only);

@@ -86,7 +86,13 @@ discard_run (CamlSession *self)
 {
   pace_stop (self);
   if (self->run != NULL && self->cancellable != NULL)   /* not when the session closes */
-    set_aside_run (self);
+    {
+      set_aside_run (self);
+      /* A run dropped while it trained is kept as stopped where it was. */
+      runs_record_run (self);
+      runs_record_baseline (self);
+    }
+  runs_forget_current (self, FALSE);
   /* An opened run rebuilt on its own state (an edit before Train) comes
    * back with the same curves: they are not another run to compare with. */
   gboolean reloading = !self->run_started && self->pending_state != NULL
@@ -207,6 +213,9 @@ update_from_run (CamlSession *self)
           self->base_losses = caml_run_copy_losses (self->baseline, &self->base_n_steps);
           changed |= CAML_SESSION_CURVES;
         }
+      gboolean base_ended = bp.state == CAML_TRAINER_FINISHED
+                            || bp.state == CAML_TRAINER_STOPPED || bp.state == CAML_TRAINER_FAILED;
+      gboolean base_ends = base_ended && self->base_state != bp.state;
       if (bp.state == CAML_TRAINER_FAILED && self->base_state != CAML_TRAINER_FAILED)
         {
           g_autoptr (GError) error = caml_run_get_error (self->baseline);
@@ -215,6 +224,8 @@ update_from_run (CamlSession *self)
           session_error (self, text);
         }
       self->base_state = bp.state;
+      if (base_ends)
+        runs_record_baseline (self);   /* a baseline that ended is kept */
     }
 
   if (caml_run_has_sigma (self->run))
@@ -261,9 +272,14 @@ update_from_run (CamlSession *self)
     }
 
   /* What the empty plots say follows the state: "diverged at step 2",
-   * "stopped before the first evaluation". */
+   * "stopped before the first evaluation". A run that ended is kept. */
   if (p.state != old_state)
-    changed |= CAML_SESSION_CURVES;
+    {
+      changed |= CAML_SESSION_CURVES;
+      if (p.state == CAML_TRAINER_FINISHED || p.state == CAML_TRAINER_STOPPED
+          || p.state == CAML_TRAINER_FAILED)
+        runs_record_run (self);
+    }
   if (changed != 0)
     session_progress (self, changed);
   /* Each failure once, a continued run's too (which may have failed again
@@ -710,6 +726,8 @@ caml_session_set_compare (CamlSession *self, gboolean compare)
   session_notify_compare (self);
   if (!self->compare)
     {
+      runs_record_baseline (self);   /* kept, as stopped where it was if it trained */
+      runs_forget_current (self, TRUE);
       g_clear_pointer (&self->baseline, caml_run_free);   /* stops and joins it */
       self->baseline_building = FALSE;   /* one being built is dropped */
       g_clear_pointer (&self->base_losses, g_free);

@@ -17,7 +17,7 @@ G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
 
 enum {
   PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED, PROP_MARKED_STEP,
-  PROP_CONTINUOUS, N_PROPS
+  PROP_CONTINUOUS, PROP_RUNS, N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
 
@@ -954,6 +954,7 @@ caml_session_dispose (GObject *object)
 
   caml_session_close (self);
   forget_previous (self);
+  runs_clear (self);
   g_clear_pointer (&self->set_aside, set_aside_free);
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
@@ -1005,6 +1006,9 @@ caml_session_get_property (GObject *object, guint prop_id, GValue *value, GParam
       break;
     case PROP_CONTINUOUS:
       g_value_set_boolean (value, self->continuous);
+      break;
+    case PROP_RUNS:
+      g_value_set_object (value, self->runs);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1079,6 +1083,10 @@ caml_session_class_init (CamlSessionClass *klass)
   properties[PROP_CONTINUOUS] =
     g_param_spec_boolean ("continuous", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The runs kept (a GListModel of CamlRunRecord), oldest first. */
+  properties[PROP_RUNS] =
+    g_param_spec_object ("runs", NULL, NULL, G_TYPE_LIST_MODEL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   signals[SIGNAL_PROGRESS] =
@@ -1132,6 +1140,7 @@ caml_session_init (CamlSession *self)
   self->cancellable = g_cancellable_new ();
   self->exp = caml_experiment_new_default ();
   self->clean_exp = caml_experiment_copy (self->exp);
+  runs_init (self);
 }
 
 CamlSession *

@@ -12,6 +12,8 @@
  *   notify::data-choice  the data the picker shows.
  *   notify::compare  Compare with Baseline was turned on or off.
  *   notify::speed, notify::continuous  how fast runs train.
+ *   runs           (a GListModel of CamlRunRecord) the runs kept; a record
+ *                  ticked or unticked is news on "progress" (CURVES).
  *   "progress"     (CamlSessionChange) the run's copies changed.
  *   "notice"       (message, warning) news for the status line.
  *   "error"        (CamlSessionBanner, message) what the banner says.
@@ -30,6 +32,7 @@
 
 #include "caml.h"
 #include "caml-run.h"
+#include "caml-run-record.h"
 
 G_BEGIN_DECLS
 
@@ -260,6 +263,22 @@ int          caml_session_get_sigma_count (CamlSession *self);
  * χ (word samples × CAML_RUN_WORDS_SHOWN) or NULL; NULL before a sample. */
 const float *caml_session_get_words (CamlSession *self, const float **probabilities,
                                      const float **token_chi);
+/* ---------------------------------------------------------- runs kept */
+
+/* Every run that ended (finished, stopped, diverged, or dropped after it
+ * trained) — and each matched baseline, as a record of its own beside its
+ * run's, named alike ("Run 2", "Run 2 (baseline)") — oldest first, until
+ * deleted. A run that goes on and ends again updates its record. No
+ * weights are kept (the set-aside weights are the replaced run's only). */
+GListModel *caml_session_get_runs (CamlSession *self);
+void        caml_session_delete_run (CamlSession *self, CamlRunRecord *record);
+void        caml_session_delete_all_runs (CamlSession *self);
+/* The table as CSV text (new): a header and a row per record. */
+char       *caml_session_dup_runs_csv (CamlSession *self);
+/* Written atomically on a worker thread; a notice says so, the banner why
+ * not. */
+void        caml_session_export_runs (CamlSession *self, const char *path);
+
 /* The step Continue goes on from (-1: no run). */
 long         caml_session_get_resume_step (CamlSession *self);
 

@@ -8,6 +8,8 @@
 #define MAX_PLOT_POINTS     1000   /* a live curve's points */
 #define PREVIOUS_COLOR      7      /* grey: the previous run's curves (palette index) */
 #define PREVIOUS_TEST_COLOR 8      /* olive */
+/* The kept runs ticked: colours no other loss series has, in turn. */
+static const int overlay_colors[] = { 3, 4, 5, 6, 9 };
 #define N_CONTOURS          10
 
 /* ------------------------------------------------------------------ loss */
@@ -51,6 +53,14 @@ caml_figure_loss_span (const CamlFigureLoss *loss, double *first, double *last)
           lo = MIN (lo, (double) curves[c]->rows[i].step);
           hi = MAX (hi, (double) curves[c]->rows[i].step);
         }
+    }
+  for (size_t k = 0; k < loss->n_overlays; k++)
+    {
+      const CamlFigureOverlay *o = &loss->overlays[k];
+      if (o->n_points > 0)
+        hi = MAX (hi, o->steps[o->n_points - 1]);
+      for (int i = 0; i < o->n_rows; i++)
+        hi = MAX (hi, (double) o->rows[i].step);
     }
   /* room after a divergence's marker, which would vanish in the frame's edge */
   if (loss->divergence != NULL && loss->divergence->step > 0)
@@ -146,6 +156,30 @@ caml_figure_loss (const CamlFigureLoss *loss)
                                            live && factor <= 0, &prev_x, &prev_y) : 0;
   long base_m = base != NULL ? loss_curve (loss, base->losses, base->n_steps, factor,
                                            live && factor <= 0, &base_x, &base_y) : 0;
+  /* The kept runs ticked: their train-loss trend (the EMA of their points,
+   * each `stride` steps, at the factor those steps would have) and their
+   * evaluations, dashed in a colour each. */
+  size_t n_over = loss->n_overlays;
+  g_autofree double **over_y = g_new0 (double *, MAX (n_over, 1));
+  g_autofree Columns *over_c = g_new0 (Columns, MAX (n_over, 1));
+  g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
+  for (size_t k = 0; k < n_over; k++)
+    {
+      const CamlFigureOverlay *o = &loss->overlays[k];
+      double f = caml_figure_loss_factor (loss->smoothing, o->n_points * MAX (o->stride, 1));
+      over_y[k] = g_new (double, MAX (o->n_points, 1));
+      memcpy (over_y[k], o->losses, o->n_points * sizeof (double));
+      if (f > 0)
+        {
+          f = pow (f, (double) MAX (o->stride, 1));
+          if (loss->linear)
+            caml_plot_ema (over_y[k], over_y[k], o->n_points, f);
+          else
+            caml_plot_ema_log (over_y[k], over_y[k], o->n_points, f);
+        }
+      CamlFigureCurves c = { .rows = o->rows, .n_rows = o->n_rows };
+      columns_init (&over_c[k], &c);
+    }
   Columns run_c, prev_c, base_c;
   columns_init (&run_c, run);
   columns_init (&prev_c, prev);
@@ -155,7 +189,7 @@ caml_figure_loss (const CamlFigureLoss *loss)
   g_autofree char *test_loss = g_strdup_printf ("%s loss", set);
   g_autofree char *prev_test_loss = g_strdup_printf ("previous run: %s loss", set);
   g_autofree char *base_test_loss = g_strdup_printf ("baseline %s loss", set);
-  CamlPlotSeries series[7];
+  g_autofree CamlPlotSeries *series = g_new0 (CamlPlotSeries, 7 + 2 * n_over);
   size_t n_series = 0;
   if (!live)
     series[n_series++] = (CamlPlotSeries) { raw_x, raw_y, raw_m, NULL, 0, TRUE };
@@ -173,6 +207,19 @@ caml_figure_loss (const CamlFigureLoss *loss)
                                               PREVIOUS_COLOR, TRUE };
       series[n_series++] = (CamlPlotSeries) { prev_c.step, prev_c.loss, prev_r, prev_test_loss,
                                               PREVIOUS_TEST_COLOR, TRUE };
+    }
+  for (size_t k = 0; k < n_over; k++)
+    {
+      const CamlFigureOverlay *o = &loss->overlays[k];
+      int color = overlay_colors[k % G_N_ELEMENTS (overlay_colors)];
+      char *train = g_strdup_printf ("%s: train loss", o->name);
+      char *test = g_strdup_printf ("%s: %s loss", o->name, set);
+      g_ptr_array_add (labels, train);
+      g_ptr_array_add (labels, test);
+      series[n_series++] = (CamlPlotSeries) { o->steps, over_y[k], o->n_points, train, color,
+                                              TRUE };
+      series[n_series++] = (CamlPlotSeries) { over_c[k].step, over_c[k].loss, o->n_rows,
+                                              o->n_rows > 0 ? test : NULL, color, TRUE, TRUE };
     }
   if (base != NULL)
     {
@@ -199,7 +246,7 @@ caml_figure_loss (const CamlFigureLoss *loss)
     .log_y = !loss->linear, .legend = TRUE, .grid = TRUE,
     .x_min = first, .x_max = last, .integer_x = TRUE,
     .note = run->n_steps == 0 && run->n_rows == 0 && prev == NULL && base == NULL
-            ? "no step trained" : NULL,
+            && n_over == 0 ? "no step trained" : NULL,
   };
   CamlPlotFigure *figure = caml_plot_figure_new (NULL, 2 * CAML_FIGURE_CELL_WIDTH,
                                                  CAML_FIGURE_CELL_HEIGHT);
@@ -207,13 +254,26 @@ caml_figure_loss (const CamlFigureLoss *loss)
                                                          n_events));
 
   gboolean prev_acc = prev != NULL && prev->classification && prev_r > 0;
-  if (run->classification || prev_acc)
+  gboolean over_acc = FALSE;
+  for (size_t k = 0; k < n_over; k++)
+    over_acc |= loss->overlays[k].classification && loss->overlays[k].n_rows > 0;
+  if (run->classification || prev_acc || over_acc)
     {
       g_autofree char *test_acc = g_strdup_printf ("%s accuracy", set);
       g_autofree char *prev_test_acc = g_strdup_printf ("previous run: %s accuracy", set);
       g_autofree char *base_test_acc = g_strdup_printf ("baseline %s accuracy", set);
-      CamlPlotSeries acc[3] = { { run_c.step, run_c.metric, run->n_rows, test_acc, 2, FALSE } };
+      g_autofree CamlPlotSeries *acc = g_new0 (CamlPlotSeries, 3 + n_over);
+      acc[0] = (CamlPlotSeries) { run_c.step, run_c.metric, run->n_rows, test_acc, 2, FALSE };
       size_t n_acc = 1;
+      for (size_t k = 0; k < n_over; k++)
+        if (loss->overlays[k].classification && loss->overlays[k].n_rows > 0)
+          {
+            char *label = g_strdup_printf ("%s: %s accuracy", loss->overlays[k].name, set);
+            g_ptr_array_add (labels, label);
+            acc[n_acc++] = (CamlPlotSeries) {
+              over_c[k].step, over_c[k].metric, loss->overlays[k].n_rows, label,
+              overlay_colors[k % G_N_ELEMENTS (overlay_colors)], TRUE };
+          }
       if (prev_acc)
         acc[n_acc++] = (CamlPlotSeries) { prev_c.step, prev_c.metric, prev_r, prev_test_acc,
                                           PREVIOUS_COLOR, TRUE };
@@ -224,7 +284,7 @@ caml_figure_loss (const CamlFigureLoss *loss)
         .title = test_acc, .x_label = "step", .y_label = "accuracy",
         .legend = TRUE, .grid = TRUE,
         .x_min = first, .x_max = last, .integer_x = TRUE,
-        .note = run->n_rows == 0 && !prev_acc ? "no evaluation" : NULL,
+        .note = run->n_rows == 0 && !prev_acc && !over_acc ? "no evaluation" : NULL,
       };
       caml_plot_figure_add_line (figure, caml_plot_line_new (&acc_opts, acc, n_acc, events,
                                                              n_events));
@@ -232,6 +292,11 @@ caml_figure_loss (const CamlFigureLoss *loss)
   columns_clear (&run_c);
   columns_clear (&prev_c);
   columns_clear (&base_c);
+  for (size_t k = 0; k < n_over; k++)
+    {
+      columns_clear (&over_c[k]);
+      g_free (over_y[k]);
+    }
   return figure;
 }
 

@@ -35,8 +35,23 @@ typedef enum {
                       * run costs what a short one does to prepare and draw */
 } CamlFigureDetail;
 
+/* A kept run ticked in the Runs list (CamlRunRecord), drawn dashed in a
+ * colour of its own and named in the legend. */
+typedef struct {
+  const char        *name;            /* "Run 2" */
+  const double      *steps;           /* (n_points) the last step of each point */
+  const double      *losses;          /* (n_points) the mean train loss of its steps */
+  long               n_points;
+  long               stride;          /* steps a point averages */
+  const CamlEvalRow *rows;            /* (n_rows) */
+  int                n_rows;
+  gboolean           classification;  /* the rows' test_metric is an accuracy */
+} CamlFigureOverlay;
+
 typedef struct {
   CamlFigureCurves        run;
+  const CamlFigureOverlay *overlays;    /* (n_overlays) kept runs ticked; or NULL */
+  size_t                  n_overlays;
   const CamlFigureCurves *previous;     /* an earlier run, dashed grey and olive; or NULL */
   const CamlFigureCurves *baseline;     /* the matched baseline, dashed; or NULL */
   const CamlPlotEvent    *events;       /* markers by step (n_events): the live changes */

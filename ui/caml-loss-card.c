@@ -21,14 +21,38 @@ G_DEFINE_FINAL_TYPE (CamlLossCard, caml_loss_card, GTK_TYPE_BOX)
 enum { SIGNAL_REBUILT, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+/* The kept runs ticked in the Runs list, as overlays (appended to
+ * overlays; the records stay in the session's list meanwhile). */
+static void
+shown_runs (CamlSession *session, GArray *overlays)
+{
+  GListModel *runs = caml_session_get_runs (session);
+  guint n = runs != NULL ? g_list_model_get_n_items (runs) : 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr (CamlRunRecord) r = g_list_model_get_item (runs, i);
+      if (!caml_run_record_get_shown (r))
+        continue;
+      CamlFigureOverlay o = {
+        .name = caml_run_record_get_name (r),
+        .classification = caml_run_record_get_figures (r)->classification,
+      };
+      o.losses = caml_run_record_get_losses (r, &o.steps, &o.n_points, &o.stride);
+      o.rows = caml_run_record_get_rows (r, &o.n_rows);
+      g_array_append_val (overlays, o);
+    }
+}
+
 /* The loss figure of what the session holds: the run's curves with the
- * previous run's and the baseline's (previous and baseline are filled in
- * when there are any), the events recorded (appended to events) and the
- * smoothing and axis. A file smooths as caml train does, so that a run's
+ * previous run's, the baseline's (previous and baseline are filled in
+ * when there are any) and the kept runs ticked (appended to overlays),
+ * the events recorded (appended to events) and the smoothing and axis. A file smooths as caml train does, so that a run's
  * export is its loss.png. *title is new. */
 static void
 describe (CamlLossCard *self, CamlFigureDetail detail, CamlFigureLoss *loss,
-          CamlFigureCurves *previous, CamlFigureCurves *baseline, GArray *events, char **title)
+          CamlFigureCurves *previous, CamlFigureCurves *baseline, GArray *events,
+          GArray *overlays, char **title)
 {
   CamlSession *session = self->session;
   const CamlProgress *progress = caml_session_get_progress (session);
@@ -54,9 +78,11 @@ describe (CamlLossCard *self, CamlFigureDetail detail, CamlFigureLoss *loss,
       CamlPlotEvent pe = { (double) marked, "shown" };
       g_array_append_val (events, pe);
     }
+  shown_runs (session, overlays);
   *title = caml_session_dup_run_title (session);
   *loss = (CamlFigureLoss) {
     .run = { .classification = progress->classification },
+    .overlays = (CamlFigureOverlay *) overlays->data, .n_overlays = overlays->len,
     .previous = previous->n_steps > 0 ? previous : NULL,
     .baseline = caml_session_peek_baseline (session) != NULL ? baseline : NULL,
     .events = (CamlPlotEvent *) events->data, .n_events = events->len,
@@ -75,9 +101,10 @@ caml_loss_card_build_figure (CamlLossCard *self, CamlFigureDetail detail)
   CamlFigureLoss loss;
   CamlFigureCurves previous, baseline;
   g_autoptr (GArray) events = g_array_new (FALSE, FALSE, sizeof (CamlPlotEvent));
+  g_autoptr (GArray) overlays = g_array_new (FALSE, FALSE, sizeof (CamlFigureOverlay));
   g_autofree char *title = NULL;
 
-  describe (self, detail, &loss, &previous, &baseline, events, &title);
+  describe (self, detail, &loss, &previous, &baseline, events, overlays, &title);
   return caml_figure_loss (&loss);
 }
 
@@ -87,9 +114,10 @@ caml_loss_card_get_span (CamlLossCard *self, double *first, double *last)
   CamlFigureLoss loss;
   CamlFigureCurves previous, baseline;
   g_autoptr (GArray) events = g_array_new (FALSE, FALSE, sizeof (CamlPlotEvent));
+  g_autoptr (GArray) overlays = g_array_new (FALSE, FALSE, sizeof (CamlFigureOverlay));
   g_autofree char *title = NULL;
 
-  describe (self, CAML_FIGURE_LIVE, &loss, &previous, &baseline, events, &title);
+  describe (self, CAML_FIGURE_LIVE, &loss, &previous, &baseline, events, overlays, &title);
   caml_figure_loss_span (&loss, first, last);
 }
 
@@ -126,7 +154,9 @@ caml_loss_card_rebuild (CamlLossCard *self)
   caml_session_get_rows (self->session, &r);
   caml_session_get_previous_losses (self->session, &prev_n, &prev_rows, &prev_r,
                                     &prev_classification);
-  if (n == 0 && r == 0 && prev_n == 0)
+  g_autoptr (GArray) overlays = g_array_new (FALSE, FALSE, sizeof (CamlFigureOverlay));
+  shown_runs (self->session, overlays);
+  if (n == 0 && r == 0 && prev_n == 0 && overlays->len == 0)
     {
       g_autofree char *why = why_empty (self);
       caml_plot_view_clear (self->loss_view);
@@ -209,6 +239,20 @@ caml_loss_card_set_log_scale (CamlLossCard *self, gboolean log_scale)
 {
   self->log_scale = log_scale;
   caml_loss_card_rebuild (self);
+}
+
+gboolean
+caml_loss_card_overlays_accuracy (CamlLossCard *self)
+{
+  g_autoptr (GArray) overlays = g_array_new (FALSE, FALSE, sizeof (CamlFigureOverlay));
+  if (self->session == NULL)
+    return FALSE;
+  shown_runs (self->session, overlays);
+  for (guint i = 0; i < overlays->len; i++)
+    if (g_array_index (overlays, CamlFigureOverlay, i).classification
+        && g_array_index (overlays, CamlFigureOverlay, i).n_rows > 0)
+      return TRUE;
+  return FALSE;
 }
 
 CamlPlotView *

@@ -21,6 +21,8 @@ void          caml_loss_card_set_session (CamlLossCard *self, CamlSession *sessi
 /* The trend's smoothing (the live card's EMA factor) and the axis. */
 void          caml_loss_card_set_smoothing (CamlLossCard *self, double smoothing);
 void          caml_loss_card_set_log_scale (CamlLossCard *self, gboolean log_scale);
+/* A kept run ticked in the Runs list has an accuracy curve to overlay. */
+gboolean        caml_loss_card_overlays_accuracy (CamlLossCard *self);
 CamlPlotView *caml_loss_card_get_view (CamlLossCard *self);
 /* Builds the loss figure again now (and says so: "rebuilt"). */
 void          caml_loss_card_rebuild (CamlLossCard *self);

@@ -25,6 +25,24 @@ struct _CamlSigmaPage {
 G_DEFINE_FINAL_TYPE (CamlSigmaPage, caml_sigma_page, GTK_TYPE_BOX)
 
 /* The σ-map AUC by step, spanning the run as the loss does. */
+/* The σ-map snapshot nearest the pointer: its step and AUC. */
+static char *
+hover_auc (CamlPlotView *view, double x, double y, gpointer user_data)
+{
+  CamlSigmaPage *self = user_data;
+  CamlRun *run = self->session != NULL ? caml_session_peek_run (self->session) : NULL;
+  if (run == NULL || !caml_run_has_sigma (run) || caml_plot_view_get_line (view) == NULL)
+    return NULL;
+  g_autofree double *steps = NULL, *auc = NULL;
+  int m = caml_run_copy_sigma_auc (run, &steps, &auc);
+  int nearest = -1;
+  for (int i = 0; i < m; i++)
+    if (nearest < 0 || fabs (steps[i] - x) < fabs (steps[nearest] - x))
+      nearest = i;
+  return nearest < 0 ? NULL : g_strdup_printf ("step %.0f  σ-map AUC %.4f", steps[nearest],
+                                               auc[nearest]);
+}
+
 static void
 rebuild_auc (CamlSigmaPage *self)
 {
@@ -196,6 +214,7 @@ caml_sigma_page_init (CamlSigmaPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->shown = -1;
+  caml_plot_view_set_hover_func (self->sigma_auc_view, hover_auc, self);
   self->follow = TRUE;
   self->last = 1;
   g_signal_connect (self->sigma_scale, "value-changed", G_CALLBACK (on_scrubbed), self);

@@ -216,7 +216,8 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
   CamlWindow *self = user_data;
   const char *page = g_variant_get_string (value, NULL);
 
-  if (!g_str_equal (page, "main") && !g_str_equal (page, "parts") && !g_str_equal (page, "words"))
+  if (!g_str_equal (page, "main") && !g_str_equal (page, "parts") && !g_str_equal (page, "words")
+      && !g_str_equal (page, "runs"))
     return;
   g_simple_action_set_state (action, value);
   caml_window_show_page (self, page);
@@ -267,6 +268,8 @@ void caml_window_action_save_run (GSimpleAction *action, GVariant *param, gpoint
 void caml_window_action_save_set_aside (GSimpleAction *action, GVariant *param,
                                         gpointer user_data);
 void caml_window_action_load_weights (GSimpleAction *action, GVariant *param, gpointer user_data);
+void caml_window_action_export_runs (GSimpleAction *action, GVariant *param,
+                                     gpointer user_data);
 void caml_window_action_export_metrics (GSimpleAction *action, GVariant *param,
                                         gpointer user_data);
 void caml_window_action_export_words_page (GSimpleAction *action, GVariant *param,
@@ -310,6 +313,7 @@ static const GActionEntry win_entries[] = {
   { "export-words", action_export_named },
   { "export-sigma", action_export_named },
   { "export-metrics", caml_window_action_export_metrics },
+  { "export-runs", caml_window_action_export_runs },
   { "export-words-page", caml_window_action_export_words_page },
   { "dismiss-banner", action_dismiss_banner },
   { "plots-page", NULL, "s", "'main'", action_plots_page },
@@ -417,6 +421,8 @@ caml_window_update_actions (CamlWindow *self)
                                       || exp->data.kind == CAML_DATA_TEXT));
   caml_window_set_action_enabled (self, "reload-data", !active);
   caml_window_set_action_enabled (self, "export-metrics", n_rows > 0);
+  caml_window_set_action_enabled (self, "export-runs",
+                                  g_list_model_get_n_items (caml_session_get_runs (session)) > 0);
   /* Each plot's export where the model and data have that plot. */
   gboolean surface = run != NULL && caml_run_has_surface (run);
   /* Whatever the loss plot shows: a previous run's curves after Reset too. */

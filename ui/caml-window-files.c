@@ -245,6 +245,22 @@ caml_window_action_export_metrics (GSimpleAction *action, GVariant *param, gpoin
   caml_window_ask_save_path (self, "Export Metrics", name, export_metrics_to, NULL);
 }
 
+/* The kept runs' table as CSV, written by the session on a worker thread
+ * (its notice or banner says how it went). */
+static void
+export_runs_to (CamlWindow *self, const char *path, gpointer unused)
+{
+  caml_session_export_runs (self->session, path);
+}
+
+void
+caml_window_action_export_runs (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autofree char *name = suggested_name (self, "experiment", "-runs.csv");
+  caml_window_ask_save_path (self, "Export Runs (CSV)", name, export_runs_to, NULL);
+}
+
 /* ------------------------------------------------------------ data files */
 
 /* Text files (text<TAB>label): the training file, then the test file;

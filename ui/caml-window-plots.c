@@ -4,6 +4,8 @@
  * the words page; what they say while there is no run; the accuracy card,
  * the loss figure's second plot; and Export Plot. Each page builds its
  * figures itself (studio/figures.c) when the session says they changed. */
+#include <math.h>
+
 #include "caml-window-private.h"
 #include "figures.h"
 
@@ -47,7 +49,8 @@ on_loss_rebuilt (CamlLossCard *card, CamlPlotFigure *figure, CamlWindow *self)
 
   caml_session_get_rows (session, &r);
   caml_session_get_previous_losses (session, &prev_n, &prev_rows, &prev_r, &prev_classification);
-  gboolean prev_acc = prev_classification && prev_r > 0;
+  gboolean prev_acc = (prev_classification && prev_r > 0)
+                      || caml_loss_card_overlays_accuracy (card);   /* a kept run ticked */
   if (figure != NULL && caml_plot_figure_get_n_plots (figure) > 1
       && ((caml_session_get_progress (session)->classification && r > 0)
           || (prev_acc && r == 0)))
@@ -58,6 +61,31 @@ on_loss_rebuilt (CamlLossCard *card, CamlPlotFigure *figure, CamlWindow *self)
   caml_loss_card_get_span (card, &first, &last);
   caml_sigma_page_set_span (self->sigma_page, first, last);
   caml_window_update_actions (self);
+}
+
+/* The evaluation nearest the pointer on the accuracy plot: its step, the
+ * run's accuracy and the baseline's at that step, if any. */
+static char *
+hover_accuracy (CamlPlotView *view, double x, double y, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  int n_rows = 0, n_base = 0;
+  const CamlEvalRow *rows = caml_session_get_rows (self->session, &n_rows);
+  const CamlEvalRow *base = caml_session_get_baseline_rows (self->session, &n_base);
+  if (n_rows == 0 || caml_plot_view_get_line (view) == NULL)
+    return NULL;
+  int nearest = 0;
+  for (int r = 1; r < n_rows; r++)
+    if (fabs (rows[r].step - x) < fabs (rows[nearest].step - x))
+      nearest = r;
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "step %ld  %s accuracy %.4g", rows[nearest].step,
+                          caml_session_evaluated_on (self->session),
+                          rows[nearest].test_metric);
+  for (int r = 0; r < n_base; r++)
+    if (base[r].step == rows[nearest].step)
+      g_string_append_printf (s, "  baseline %.4g", base[r].test_metric);
+  return g_string_free (s, FALSE);
 }
 
 /* Image models show the test accuracy beside the σ-maps, under their AUC;
@@ -110,7 +138,7 @@ update_plots_switcher (CamlWindow *self)
                                    "ranked by their mean χ (light: χ → 1, context-free)"
                                  : "The most and least context-free words by their gate χ̃ "
                                    "(light: χ̃ → 1, the word is replaced by the shared v0)");
-  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), parts || words);
+  gtk_widget_set_visible (GTK_WIDGET (self->plots_switcher), TRUE);   /* Runs is always there */
   /* The page the user chose comes back when a later run offers it again
    * (an edit undone, another preset of the same kind). */
   const char *want = g_str_equal (self->chosen_page, "parts") && parts ? "parts"
@@ -302,6 +330,7 @@ void
 caml_window_plots_init (CamlWindow *self)
 {
   caml_surface_page_set_parts_view (self->surface_page, self->parts_view);
+  caml_plot_view_set_hover_func (self->accuracy_view, hover_accuracy, self);
   g_signal_connect (self->loss_card, "rebuilt", G_CALLBACK (on_loss_rebuilt), self);
 }
 
@@ -313,9 +342,14 @@ caml_window_plots_set_session (CamlWindow *self, CamlSession *session)
     {
       g_signal_connect (session, "progress", G_CALLBACK (on_progress), self);
       g_signal_connect (session, "waiting", G_CALLBACK (on_waiting), self);
+      /* Export Runs follows the runs kept. */
+      g_signal_connect_object (caml_session_get_runs (session), "items-changed",
+                               G_CALLBACK (caml_window_update_actions), self,
+                               G_CONNECT_SWAPPED);
     }
   caml_loss_card_set_session (self->loss_card, session);
   caml_surface_page_set_session (self->surface_page, session);
   caml_sigma_page_set_session (self->sigma_page, session);
   caml_words_view_set_session (self->words_page, session);
+  caml_runs_view_set_session (self->runs_page, session);
 }

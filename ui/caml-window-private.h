@@ -14,6 +14,7 @@
 #include "caml-surface-page.h"
 #include "caml-sigma-page.h"
 #include "caml-words-view.h"
+#include "caml-runs-view.h"
 #include "caml-session.h"
 
 struct _CamlWindow {
@@ -49,6 +50,7 @@ struct _CamlWindow {
   CamlSigmaPage   *sigma_page;
   CamlPlotView    *parts_view;
   CamlWordsView   *words_page;
+  CamlRunsView    *runs_page;
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
   GtkBox          *plots_switcher;
