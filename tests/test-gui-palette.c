@@ -1,0 +1,263 @@
+/* test-gui-palette.c — finding layers and reading plots in a small window
+ * (issue 29), under Xvfb: the palette's groups, its search (Enter adds the
+ * first match, focus on the new row), layers greyed where the model's end
+ * cannot take them, and the plots' sizes in a 1024×700 window. Driven
+ * through the widgets and actions a user reaches. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <gtk/gtk.h>
+
+#include "caml-application.h"
+#include "caml-layer-palette.h"
+#include "caml-layer-row.h"
+#include "caml-model-editor.h"
+#include "caml-plot-view.h"
+#include "caml-window.h"
+#include "harness.h"
+
+static CamlApplication *app;
+
+static gboolean
+is_mapped (gpointer data)
+{
+  return gtk_widget_get_mapped (GTK_WIDGET (data));
+}
+
+static gboolean
+not_loading (gpointer data)
+{
+  return !caml_window_is_loading (CAML_WINDOW (data));
+}
+
+/* The first widget below widget (or widget) of type. */
+static GtkWidget *
+find_type (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_type (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static void
+assert_layers (CamlWindow *win, const char *const *names)
+{
+  const CamlExperiment *exp = caml_window_get_experiment (win);
+  int n = (int) g_strv_length ((char **) names);
+  assert_int_equal (exp->n_layers, n);
+  for (int i = 0; i < n; i++)
+    assert_string_equal (exp->layers[i].ops->name, names[i]);
+}
+
+/* The names of the rows the search shows, space-separated. */
+static char *
+shown_rows (CamlLayerPalette *palette)
+{
+  GString *s = g_string_new (NULL);
+  GtkListBox *list = caml_layer_palette_get_list (palette);
+  GtkListBoxRow *row;
+  for (int i = 0; (row = gtk_list_box_get_row_at_index (list, i)) != NULL; i++)
+    if (gtk_widget_get_child_visible (GTK_WIDGET (row)))
+      g_string_append_printf (s, "%s%s", s->len > 0 ? " " : "",
+                              (const char *) g_object_get_data (G_OBJECT (row), "caml-layer"));
+  return g_string_free (s, FALSE);
+}
+
+/* ---------------------------------------------------------------- groups */
+
+/* Every registry type falls in one of the five groups, derived from what it
+ * takes: none is left out and none is empty. */
+static void
+test_palette_groups (void **state)
+{
+  static const struct { const char *name; CamlLayerGroup group; } expected[] = {
+    { "dense", CAML_LAYER_GROUP_DENSE },
+    { "activation", CAML_LAYER_GROUP_DENSE },
+    { "dropout", CAML_LAYER_GROUP_DENSE },
+    { "conv2d", CAML_LAYER_GROUP_CONVOLUTION },
+    { "max_pool", CAML_LAYER_GROUP_CONVOLUTION },
+    { "flatten", CAML_LAYER_GROUP_CONVOLUTION },
+    { "ca_nn", CAML_LAYER_GROUP_CONTEXT_AWARE },
+    { "ca_res", CAML_LAYER_GROUP_CONTEXT_AWARE },
+    { "ca_cnn", CAML_LAYER_GROUP_CONTEXT_AWARE },
+    { "ca_res_conv", CAML_LAYER_GROUP_CONTEXT_AWARE },
+    { "embedding", CAML_LAYER_GROUP_TEXT },
+    { "average", CAML_LAYER_GROUP_TEXT },
+    { "ca_bsfe", CAML_LAYER_GROUP_TEXT },
+    { "mean_pool", CAML_LAYER_GROUP_SEQUENCE },
+    { "lstm", CAML_LAYER_GROUP_SEQUENCE },
+    { "gru", CAML_LAYER_GROUP_SEQUENCE },
+    { "ca_rnn", CAML_LAYER_GROUP_SEQUENCE },
+    { "attention", CAML_LAYER_GROUP_SEQUENCE },
+    { "ca_att", CAML_LAYER_GROUP_SEQUENCE },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      const CamlLayerOps *ops = caml_layer_lookup (expected[i].name);
+      assert_non_null (ops);
+      if (caml_layer_group_of (ops) != expected[i].group)
+        fail_msg ("%s: group %s, expected %s", expected[i].name,
+                  caml_layer_group_title (caml_layer_group_of (ops)),
+                  caml_layer_group_title (expected[i].group));
+    }
+  int n = 0, count[CAML_N_LAYER_GROUPS] = { 0 };
+  const CamlLayerOps *const *types = caml_layer_registry (&n);
+  for (int i = 0; i < n; i++)
+    count[caml_layer_group_of (types[i])]++;
+  for (int g = 0; g < CAML_N_LAYER_GROUPS; g++)
+    assert_true (count[g] > 0);
+  assert_string_equal (caml_layer_group_title (CAML_LAYER_GROUP_CONTEXT_AWARE), "Context-aware");
+}
+
+/* ------------------------------------------------------- search, greying */
+
+/* On surface data the text, sequence and image layers are greyed, each
+ * saying why; the search filters by name, group and description; Enter adds
+ * the first layer shown that fits, and the new row has the focus, so
+ * Alt+Up moves it at once. */
+static void
+test_palette_search (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 30));
+  CamlLayerPalette *palette = CAML_LAYER_PALETTE (find_type (GTK_WIDGET (win),
+                                                             CAML_TYPE_LAYER_PALETTE));
+  assert_non_null (palette);
+  GtkWidget *search = caml_layer_palette_get_search (palette);
+
+  /* Greyed, with the reason. */
+  const char *greyed[] = { "embedding", "ca_bsfe", "lstm", "attention", "conv2d", "max_pool",
+                           "ca_cnn" };
+  for (guint i = 0; i < G_N_ELEMENTS (greyed); i++)
+    {
+      GtkWidget *row = caml_layer_palette_get_row (palette, greyed[i]);
+      assert_non_null (row);
+      assert_false (gtk_widget_get_sensitive (row));
+      const char *reason = caml_layer_palette_get_reason (palette, greyed[i]);
+      assert_non_null (reason);
+      assert_non_null (strstr (reason, "cannot come next"));
+      assert_string_equal (gtk_widget_get_tooltip_text (row), reason);
+    }
+  assert_non_null (strstr (caml_layer_palette_get_reason (palette, "embedding"), "token ids"));
+  assert_non_null (strstr (caml_layer_palette_get_reason (palette, "conv2d"), "(1)"));
+  const char *open[] = { "dense", "activation", "dropout", "flatten", "ca_nn", "ca_res" };
+  for (guint i = 0; i < G_N_ELEMENTS (open); i++)
+    {
+      assert_true (gtk_widget_get_sensitive (caml_layer_palette_get_row (palette, open[i])));
+      assert_null (caml_layer_palette_get_reason (palette, open[i]));
+    }
+
+  /* The search: by name, by group, nothing. */
+  gtk_editable_set_text (GTK_EDITABLE (search), "lst");
+  iterate_until (always_false, NULL, 0.4);   /* the search entry's delay */
+  g_autofree char *lstm = shown_rows (palette);
+  assert_string_equal (lstm, "lstm");
+  assert_null (caml_layer_palette_get_first_match (palette));   /* greyed: Enter adds nothing */
+  g_signal_emit_by_name (search, "activate");
+  const char *start[] = { "ca_nn", "dense", NULL };
+  assert_layers (win, start);
+
+  /* the group first, then the CA layers of text and sequences */
+  gtk_editable_set_text (GTK_EDITABLE (search), "context");
+  iterate_until (always_false, NULL, 0.4);
+  g_autofree char *context = shown_rows (palette);
+  assert_true (g_str_has_prefix (context, "ca_nn ca_res ca_cnn ca_res_conv "));
+  assert_non_null (strstr (context, "ca_att"));
+  assert_null (strstr (context, "dense"));
+
+  gtk_editable_set_text (GTK_EDITABLE (search), "no such layer");
+  iterate_until (always_false, NULL, 0.4);
+  g_autofree char *none = shown_rows (palette);
+  assert_string_equal (none, "");
+
+  /* Enter adds the first match; the new row has the focus. */
+  gtk_editable_set_text (GTK_EDITABLE (search), "drop");
+  iterate_until (always_false, NULL, 0.4);
+  assert_string_equal (caml_layer_palette_get_first_match (palette), "dropout");
+  gtk_widget_grab_focus (search);
+  g_signal_emit_by_name (search, "activate");
+  const char *added[] = { "ca_nn", "dense", "dropout", NULL };
+  assert_layers (win, added);
+  CamlModelEditor *editor = CAML_MODEL_EDITOR (find_type (GTK_WIDGET (win),
+                                                          CAML_TYPE_MODEL_EDITOR));
+  assert_int_equal (caml_model_editor_get_selected (editor), 2);
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (win));
+  assert_non_null (focus);
+  assert_true (CAML_IS_LAYER_ROW (focus) || gtk_widget_get_ancestor (focus, CAML_TYPE_LAYER_ROW));
+  GtkWidget *row = CAML_IS_LAYER_ROW (focus) ? focus
+                   : gtk_widget_get_ancestor (focus, CAML_TYPE_LAYER_ROW);
+  assert_int_equal (gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)), 2);
+  /* Alt+Up, as the model list's shortcut does it. */
+  assert_true (gtk_widget_activate_action (row, "editor.move-layer-up", NULL));
+  const char *moved[] = { "ca_nn", "dropout", "dense", NULL };
+  assert_layers (win, moved);
+
+  /* After the dropout the model ends with (1) still; after a flatten of an
+   * image nothing changes here. A model that does not build greys nothing:
+   * where a new layer goes is not known. */
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.add-layer", "s", "conv2d");
+  assert_false (caml_model_editor_is_valid (editor));
+  assert_true (gtk_widget_get_sensitive (caml_layer_palette_get_row (palette, "embedding")));
+  assert_null (caml_layer_palette_get_reason (palette, "embedding"));
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.undo", NULL);
+  assert_false (gtk_widget_get_sensitive (caml_layer_palette_get_row (palette, "embedding")));
+
+  /* Escape (stop-search) clears the search: every type shows again. */
+  g_signal_emit_by_name (search, "stop-search");
+  iterate_until (always_false, NULL, 0.4);
+  g_autofree char *all = shown_rows (palette);
+  int n_types = 0;
+  caml_layer_registry (&n_types);
+  g_auto (GStrv) names = g_strsplit (all, " ", -1);
+  assert_int_equal ((int) g_strv_length (names), n_types);
+
+  /* While a run trains the palette is locked as a whole. */
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.undo", NULL);
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.undo", NULL);
+  g_action_group_activate_action (G_ACTION_GROUP (win), "step", NULL);
+  iterate_until (always_false, NULL, 0.5);
+  assert_false (gtk_widget_is_sensitive (caml_layer_palette_get_row (palette, "dense")));
+  g_action_group_activate_action (G_ACTION_GROUP (win), "stop", NULL);
+  iterate_until (no_jobs, win, 10);
+  gtk_window_destroy (GTK_WINDOW (win));
+  iterate_until (always_false, NULL, 0.2);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_palette_groups),
+    cmocka_unit_test (test_palette_search),
+  };
+  g_autoptr (GError) error = NULL;
+
+  g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+  g_autofree char *autosave_dir = g_dir_make_tmp ("caml-autosave-XXXXXX", NULL);
+  g_setenv ("CAML_AUTOSAVE_DIR", autosave_dir, TRUE);
+  app = caml_application_new (G_APPLICATION_NON_UNIQUE);
+  if (!g_application_register (G_APPLICATION (app), NULL, &error))
+    {
+      fprintf (stderr, "test-gui-palette: %s\n", error->message);
+      return 1;
+    }
+  if (g_getenv ("CAML_GUI_TEST_FILTER") != NULL)
+    cmocka_set_test_filter (g_getenv ("CAML_GUI_TEST_FILTER"));
+  int failed = cmocka_run_group_tests (tests, NULL, NULL);
+  g_object_unref (app);
+  remove_tree (autosave_dir);
+  return failed;
+}
