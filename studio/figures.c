@@ -432,9 +432,11 @@ caml_figure_sigma_grid (const CamlSigmaSnapshot *snap, gboolean stretch, const c
   CamlSigmaScale scale;
   g_autofree float *tiles = caml_sigma_tiles (snap, n, stretch, &scale);
   g_autofree char *title = caml_report_sigma_grid_title (name, source, &scale, snap->step);
+  /* The grey scale's legend always: 0 … 1, or the stretched range. */
   CamlPlotTilesOptions opts = {
     .title = title, .colormap = CAML_PLOT_COLORMAP_GREY,
     .n_cols = 2 * pairs_per_row, .group = 2,
+    .legend = "χ", .legend_lo = scale.lo, .legend_hi = scale.hi,
   };
   CamlPlotTiles *plot = caml_plot_tiles_new (&opts, tiles, 2 * n, snap->height, snap->width);
   int gw, gh;

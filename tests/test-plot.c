@@ -1628,6 +1628,46 @@ test_tiles_fit_height (void **state)
   cairo_surface_destroy (img);
 }
 
+/* The green channel of pixel (x, y). */
+static int
+green_at (cairo_surface_t *img, int x, int y)
+{
+  const unsigned char *data = cairo_image_surface_get_data (img);
+  int stride = cairo_image_surface_get_stride (img);
+  return (int) ((const guint32 *) (data + (size_t) y * stride))[x] >> 8 & 0xff;
+}
+
+/* A σ-map grid always says what its greys mean: a bar from black to white
+ * under the grid (0 … 1, or a stretched range), in the height the grid is
+ * fitted to. */
+static void
+test_tiles_legend (void **state)
+{
+  RenderFixture *f = *state;
+  enum { H = 28, W = 28, COUNT = 32 };
+  g_autofree float *tiles = g_new0 (float, COUNT * H * W);   /* black */
+  CamlPlotTilesOptions bare = { .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 16, .group = 2 };
+  CamlPlotTilesOptions opts = bare;
+  opts.legend = "χ";
+  opts.legend_lo = 0.4;
+  opts.legend_hi = 0.8;
+  g_autoptr (CamlPlotTiles) without = caml_plot_tiles_new (&bare, tiles, COUNT, H, W);
+  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, COUNT, H, W);
+  const int width = 1200;
+  int height = caml_plot_tiles_fit_height (plot, width);
+  assert_true (height > caml_plot_tiles_fit_height (without, width) + 20);
+  g_autofree char *path = g_build_filename (f->dir, "sigma-legend.png", NULL);
+  assert_true (caml_plot_write_png (path, width, height, caml_plot_tiles_draw_cb, plot, NULL));
+  cairo_surface_t *img = load_png (path, width, height);
+  /* Some row of the band below the grid runs dark → light across the middle. */
+  gboolean ramp = FALSE;
+  for (int y = height - 60; y < height && !ramp; y++)
+    ramp = green_at (img, width / 2 - 100, y) < 60 && green_at (img, width / 2, y) > 100
+           && green_at (img, width / 2, y) < 160 && green_at (img, width / 2 + 100, y) > 200;
+  assert_true (ramp);
+  cairo_surface_destroy (img);
+}
+
 /* caml sweep --grid 1.score=bahdanau,luong: the words were read as numbers
  * (both 0) and every point drawn at x = 0 of an unlabelled axis 0…1. Words
  * are categories: evenly spaced ticks labelled with them; numbers stay
@@ -1792,6 +1832,7 @@ main (void)
     cmocka_unit_test (test_note),
     cmocka_unit_test (test_legend_avoids_event_text),
     cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_tiles_legend, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_categorical_x, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_plots_from_threads, render_setup, render_teardown),
   };

@@ -328,6 +328,8 @@ typedef struct {
   CamlPlotColormap colormap;
   int              n_cols;    /* tiles per row (>= 1) */
   int              group;     /* draw a wider gap after every `group` tiles in a row; 0: none */
+  const char      *legend;    /* a colour bar under the grid captioned so ("χ"), or NULL */
+  double           legend_lo, legend_hi;  /* the values the colormap's ends stand for */
 } CamlPlotTilesOptions;
 
 typedef struct _CamlPlotTiles CamlPlotTiles;
