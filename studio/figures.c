@@ -302,11 +302,15 @@ nonempty_range (double *lo, double *hi)
     }
 }
 
+/* n heatmaps side by side, at least CAML_FIGURE_MIN_WIDTH wide: fewer are
+ * scaled up as a whole (one map: 1200 × 1000), not spread out. */
 static CamlPlotFigure *
 maps_figure (int n)
 {
-  return caml_plot_figure_new (NULL, CAML_FIGURE_CELL_WIDTH * MAX (n, 1),
-                               CAML_FIGURE_CELL_HEIGHT);
+  int width = CAML_FIGURE_CELL_WIDTH * MAX (n, 1);
+  double grow = MAX (1.0, (double) CAML_FIGURE_MIN_WIDTH / width);
+  return caml_plot_figure_new (NULL, (int) ceil (grow * width),
+                               (int) ceil (grow * CAML_FIGURE_CELL_HEIGHT));
 }
 
 CamlPlotFigure *
@@ -441,8 +445,10 @@ caml_figure_sigma_grid (const CamlSigmaSnapshot *snap, gboolean stretch, const c
   CamlPlotTiles *plot = caml_plot_tiles_new (&opts, tiles, 2 * n, snap->height, snap->width);
   int gw, gh;
   caml_plot_tiles_get_size (plot, &gw, &gh);
-  /* Three screen pixels per value; the height that width fills, title included. */
-  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 3 * gw + 12, 0);
+  /* Three screen pixels per value (more for small images); the height that
+   * width fills, title and legend included. */
+  CamlPlotFigure *figure = caml_plot_figure_new (NULL, MAX (3 * gw + 12, CAML_FIGURE_MIN_WIDTH),
+                                                 0);
   caml_plot_figure_add_tiles (figure, plot);
   return figure;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <glib/gstdio.h>
 #include <gtk/gtk.h>
 
 #include "caml-application.h"
@@ -236,12 +237,112 @@ test_palette_search (void **state)
   iterate_until (always_false, NULL, 0.2);
 }
 
+/* ------------------------------------------------------------- exports */
+
+static gboolean
+run_ended (gpointer data)
+{
+  CamlTrainerState s = caml_window_get_state (CAML_WINDOW (data));
+  return s == CAML_TRAINER_FINISHED || s == CAML_TRAINER_STOPPED || s == CAML_TRAINER_FAILED;
+}
+
+/* Exports what, and returns the PNG's width (its height in *height). */
+static int
+export_width (CamlWindow *win, const char *dir, const char *what, int *height)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *name = g_strdup_printf ("%s.png", what);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  if (!caml_window_export_plot (win, what, path, &error))
+    fail_msg ("export %s: %s", what, error->message);
+  cairo_surface_t *img = cairo_image_surface_create_from_png (path);
+  assert_int_equal (cairo_surface_status (img), CAIRO_STATUS_SUCCESS);
+  int width = cairo_image_surface_get_width (img);
+  *height = cairo_image_surface_get_height (img);
+  cairo_surface_destroy (img);
+  print_message ("%s: %d×%d\n", what, width, *height);
+  if (g_getenv ("CAML_SCREENSHOT_DIR") != NULL)
+    {
+      g_autofree char *keep = g_strdup_printf ("%s/export-%s.png",
+                                               g_getenv ("CAML_SCREENSHOT_DIR"), what);
+      g_rename (path, keep);
+    }
+  else
+    g_unlink (path);
+  return width;
+}
+
+/* Every export is at least 1200 px wide — the σ-maps, the loss, the
+ * surface, χ, the CA-NN parts — whatever the window's size. */
+static void
+test_exports_wide (void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp ("caml-gui-exports-XXXXXX", NULL);
+  int height = 0;
+
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 30));
+  g_action_group_activate_action (G_ACTION_GROUP (win), "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  g_action_group_activate_action (G_ACTION_GROUP (win), "plots-page",
+                                  g_variant_new_string ("parts"));
+  iterate_until (no_jobs, NULL, 10);
+  iterate_until (always_false, NULL, 0.5);
+  const char *surface[] = { "loss", "surface", "chi", "parts" };
+  for (guint i = 0; i < G_N_ELEMENTS (surface); i++)
+    assert_true (export_width (win, dir, surface[i], &height) >= 1200);
+  gtk_window_destroy (GTK_WINDOW (win));
+
+  const char *names[] = { "train-images", "train-labels", "test-images", "test-labels" };
+  char *paths[4];
+  for (int i = 0; i < 4; i++)
+    paths[i] = g_build_filename (dir, names[i], NULL);
+  write_idx_pair (paths[0], paths[1], 200, 1);
+  write_idx_pair (paths[2], paths[3], 120, 2);
+  g_autofree char *json = g_strdup_printf (
+    "{ \"name\": \"bars\", \"seed\": 3,"
+    "  \"data\": { \"idx\": { \"train_images\": \"%s\", \"train_labels\": \"%s\","
+    "                        \"test_images\": \"%s\", \"test_labels\": \"%s\" } },"
+    "  \"model\": [ { \"layer\": \"ca_cnn\", \"kernel\": 3, \"depth\": 2 },"
+    "               { \"layer\": \"flatten\" },"
+    "               { \"layer\": \"dense\", \"units\": 10, \"activation\": \"identity\" } ],"
+    "  \"loss\": \"softmax_cross_entropy\","
+    "  \"optimizer\": { \"type\": \"adagrad\", \"lr\": 0.01 },"
+    "  \"training\": { \"steps\": 30, \"batch_size\": 20, \"eval_every\": 10 } }",
+    paths[0], paths[1], paths[2], paths[3]);
+  g_autofree char *exp_path = g_build_filename (dir, "bars.json", NULL);
+  assert_true (g_file_set_contents (exp_path, json, -1, NULL));
+  win = caml_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (win));
+  assert_true (iterate_until (is_mapped, win, 10));
+  g_autoptr (GError) error = NULL;
+  assert_true (caml_window_load_file (win, exp_path, &error));
+  assert_true (iterate_until (not_loading, win, 60));
+  g_action_group_activate_action (G_ACTION_GROUP (win), "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  iterate_until (always_false, NULL, 0.5);
+  const char *images[] = { "loss", "accuracy", "sigma", "sigma-auc" };
+  for (guint i = 0; i < G_N_ELEMENTS (images); i++)
+    assert_true (export_width (win, dir, images[i], &height) >= 1200);
+  gtk_window_destroy (GTK_WINDOW (win));
+  iterate_until (no_jobs, NULL, 10);
+  g_unlink (exp_path);
+  for (int i = 0; i < 4; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+  g_rmdir (dir);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_palette_groups),
     cmocka_unit_test (test_palette_search),
+    cmocka_unit_test (test_exports_wide),
   };
   g_autoptr (GError) error = NULL;
 
