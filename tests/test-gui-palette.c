@@ -19,6 +19,7 @@
 #include "caml-layer-row.h"
 #include "caml-model-editor.h"
 #include "caml-plot-view.h"
+#include "caml-plot.h"
 #include "caml-window.h"
 #include "harness.h"
 
@@ -34,6 +35,13 @@ static gboolean
 not_loading (gpointer data)
 {
   return !caml_window_is_loading (CAML_WINDOW (data));
+}
+
+static gboolean
+run_ended (gpointer data)
+{
+  CamlTrainerState s = caml_window_get_state (CAML_WINDOW (data));
+  return s == CAML_TRAINER_FINISHED || s == CAML_TRAINER_STOPPED || s == CAML_TRAINER_FAILED;
 }
 
 /* The first widget below widget (or widget) of type. */
@@ -237,14 +245,66 @@ test_palette_search (void **state)
   iterate_until (always_false, NULL, 0.2);
 }
 
-/* ------------------------------------------------------------- exports */
+/* --------------------------------------------------------- small window */
 
 static gboolean
-run_ended (gpointer data)
+allocated_tall (gpointer data)
 {
-  CamlTrainerState s = caml_window_get_state (CAML_WINDOW (data));
-  return s == CAML_TRAINER_FINISHED || s == CAML_TRAINER_STOPPED || s == CAML_TRAINER_FAILED;
+  return gtk_widget_get_height (GTK_WIDGET (data)) > 50;
 }
+
+/* At 1024×700 the loss yields height to the maps: the surface and χ keep
+ * most of it, the CA-NN parts go in two rows of readable cells; a divider
+ * moved by hand stays where it was put. */
+static void
+test_small_window_plots (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "surface-ca-nn-1"));
+  gtk_window_set_default_size (GTK_WINDOW (win), 1024, 700);
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 30));
+  g_action_group_activate_action (G_ACTION_GROUP (win), "train", NULL);
+  assert_true (iterate_until (run_ended, win, 120));
+  GtkWidget *loss = GTK_WIDGET (caml_window_get_plot_view (win, "loss"));
+  GtkWidget *surface = GTK_WIDGET (caml_window_get_plot_view (win, "surface"));
+  assert_true (iterate_until (allocated_tall, surface, 10));
+  iterate_until (always_false, NULL, 0.3);
+  int loss_h = gtk_widget_get_height (loss), surface_h = gtk_widget_get_height (surface);
+  print_message ("1024×700: window %d × %d, loss %d, surface %d × %d\n",
+                 gtk_widget_get_width (GTK_WIDGET (win)), gtk_widget_get_height (GTK_WIDGET (win)),
+                 loss_h, gtk_widget_get_width (surface), surface_h);
+  assert_true (gtk_widget_get_height (GTK_WIDGET (win)) <= 700);
+  assert_true (loss_h >= 150);
+  assert_true (surface_h >= 280);
+  assert_true (surface_h > loss_h);
+
+  /* The parts: four maps in two rows, each over 140 px tall. */
+  g_action_group_activate_action (G_ACTION_GROUP (win), "plots-page",
+                                  g_variant_new_string ("parts"));
+  GtkWidget *parts = GTK_WIDGET (caml_window_get_plot_view (win, "parts"));
+  assert_true (iterate_until (allocated_tall, parts, 10));
+  iterate_until (always_false, NULL, 0.3);
+  int pw = gtk_widget_get_width (parts), ph = gtk_widget_get_height (parts);
+  CamlPlotPanel panel = { NULL, NULL, 4, 0, 1.2 };   /* as the view lays its figure out */
+  CamlPlotRect last;
+  caml_plot_panel_cell_rect (&panel, pw, ph, 3, &last);
+  print_message ("parts %d × %d: cells %.0f × %.0f\n", pw, ph, last.width, last.height);
+  assert_true (last.y > 0);   /* a second row */
+  assert_true (last.height >= 140);
+
+  /* A divider moved by hand stays where it was put when the window grows. */
+  GtkPaned *paned = GTK_PANED (gtk_widget_get_ancestor (loss, GTK_TYPE_PANED));
+  assert_true (gtk_orientable_get_orientation (GTK_ORIENTABLE (paned))
+               == GTK_ORIENTATION_VERTICAL);
+  gtk_paned_set_position (paned, 230);
+  gtk_window_set_default_size (GTK_WINDOW (win), 1024, 690);
+  iterate_until (always_false, NULL, 0.3);
+  assert_int_equal (gtk_paned_get_position (paned), 230);
+  gtk_window_destroy (GTK_WINDOW (win));
+  iterate_until (always_false, NULL, 0.2);
+}
+
+/* ------------------------------------------------------------- exports */
 
 /* Exports what, and returns the PNG's width (its height in *height). */
 static int
@@ -342,6 +402,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_palette_groups),
     cmocka_unit_test (test_palette_search),
+    cmocka_unit_test (test_small_window_plots),
     cmocka_unit_test (test_exports_wide),
   };
   g_autoptr (GError) error = NULL;
