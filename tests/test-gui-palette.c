@@ -224,6 +224,12 @@ test_palette_search (void **state)
   gtk_widget_activate_action (GTK_WIDGET (editor), "editor.undo", NULL);
   assert_false (gtk_widget_get_sensitive (caml_layer_palette_get_row (palette, "embedding")));
 
+  /* An empty model: a new layer takes the data themselves, (2). */
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.clear-model", NULL);
+  assert_non_null (strstr (caml_layer_palette_get_reason (palette, "embedding"), "(2)"));
+  assert_true (gtk_widget_get_sensitive (caml_layer_palette_get_row (palette, "ca_nn")));
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.undo", NULL);
+
   /* Escape (stop-search) clears the search: every type shows again. */
   g_signal_emit_by_name (search, "stop-search");
   iterate_until (always_false, NULL, 0.4);
