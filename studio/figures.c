@@ -367,11 +367,15 @@ nonempty_range (double *lo, double *hi)
     }
 }
 
+/* n heatmaps side by side, at least CAML_FIGURE_MIN_WIDTH wide: fewer are
+ * scaled up as a whole (one map: 1200 × 1000), not spread out. */
 static CamlPlotFigure *
 maps_figure (int n)
 {
-  return caml_plot_figure_new (NULL, CAML_FIGURE_CELL_WIDTH * MAX (n, 1),
-                               CAML_FIGURE_CELL_HEIGHT);
+  int width = CAML_FIGURE_CELL_WIDTH * MAX (n, 1);
+  double grow = MAX (1.0, (double) CAML_FIGURE_MIN_WIDTH / width);
+  return caml_plot_figure_new (NULL, (int) ceil (grow * width),
+                               (int) ceil (grow * CAML_FIGURE_CELL_HEIGHT));
 }
 
 CamlPlotFigure *
@@ -498,15 +502,19 @@ caml_figure_sigma_grid (const CamlSigmaSnapshot *snap, gboolean stretch, const c
   CamlSigmaScale scale;
   g_autofree float *tiles = caml_sigma_tiles (snap, n, stretch, &scale);
   g_autofree char *title = caml_report_sigma_grid_title (name, source, &scale, snap->step);
+  /* The grey scale's legend always: 0 … 1, or the stretched range. */
   CamlPlotTilesOptions opts = {
     .title = title, .colormap = CAML_PLOT_COLORMAP_GREY,
     .n_cols = 2 * pairs_per_row, .group = 2,
+    .legend = "χ", .legend_lo = scale.lo, .legend_hi = scale.hi,
   };
   CamlPlotTiles *plot = caml_plot_tiles_new (&opts, tiles, 2 * n, snap->height, snap->width);
   int gw, gh;
   caml_plot_tiles_get_size (plot, &gw, &gh);
-  /* Three screen pixels per value; the height that width fills, title included. */
-  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 3 * gw + 12, 0);
+  /* Three screen pixels per value (more for small images); the height that
+   * width fills, title and legend included. */
+  CamlPlotFigure *figure = caml_plot_figure_new (NULL, MAX (3 * gw + 12, CAML_FIGURE_MIN_WIDTH),
+                                                 0);
   caml_plot_figure_add_tiles (figure, plot);
   return figure;
 }

@@ -14,8 +14,11 @@
 /* Test images (each beside its σ-map) of a σ-map grid. */
 #define CAML_FIGURE_SIGMA_IMAGES 64
 /* A file's plot: a heatmap is this wide, a line plot twice this. */
-#define CAML_FIGURE_CELL_WIDTH  560
+#define CAML_FIGURE_CELL_WIDTH  600
 #define CAML_FIGURE_CELL_HEIGHT 500
+/* No figure is written narrower: one heatmap alone is drawn twice as big,
+ * a σ-map grid of small images wider. */
+#define CAML_FIGURE_MIN_WIDTH   1200
 
 /* ------------------------------------------------------------------ loss */
 

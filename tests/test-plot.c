@@ -282,6 +282,57 @@ test_axis_tick_labels (void **state)
   assert_string_equal (decades = axis_labels (&a), "1e-5 1e-4 1e-3 1e-2 1e-1");
 }
 
+/* A step axis counts in one unit at every range: plain to 9999, then "k",
+ * "M" — the loss's axis reads "100k" while a run trains and "200k" when it
+ * has ended, never "100000" then "2e5". */
+static void
+test_count_tick_labels (void **state)
+{
+  static const struct { double lo, hi; const char *labels; } cases[] = {
+    { 0, 1000, "0 200 400 600 800 1000" },
+    { 0, 9000, "0 2000 4000 6000 8000" },
+    { 0, 12000, "0 2k 4k 6k 8k 10k 12k" },
+    { 0, 1e5, "0 20k 40k 60k 80k 100k" },
+    { 0, 2e5, "0 50k 100k 150k 200k" },
+    { 100000, 102000, "100k 100.5k 101k 101.5k 102k" },
+    { 0, 1.5e6, "0 0.2M 0.4M 0.6M 0.8M 1M 1.2M 1.4M" },
+    { 0, 1e6, "0 0.2M 0.4M 0.6M 0.8M 1M" },
+    { 0, 2.5e9, "0 0.5G 1G 1.5G 2G 2.5G" },
+    { -20000, 20000, "-20k -10k 0 10k 20k" },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      CamlPlotAxis a;
+      caml_plot_axis_linear (&a, cases[k].lo, cases[k].hi, 8);
+      caml_plot_axis_integer_ticks (&a, 8);
+      assert_true (a.counts);
+      g_autofree char *labels = axis_labels (&a);
+      if (!g_str_equal (labels, cases[k].labels))
+        fail_msg ("%g…%g: \"%s\", expected \"%s\"", cases[k].lo, cases[k].hi, labels,
+                  cases[k].labels);
+    }
+
+  /* The loss figure's x axis (integer_x), while training and finished. */
+  const double ends[] = { 1e5, 2e5 };
+  const char *expected[] = { "0 20k 40k 60k 80k 100k", "0 50k 100k 150k 200k" };
+  for (guint k = 0; k < G_N_ELEMENTS (ends); k++)
+    {
+      double x[2] = { 1, ends[k] }, y[2] = { 0.5, 0.4 };
+      CamlPlotSeries series = { x, y, 2, "loss", 0, FALSE };
+      CamlPlotLineOptions opts = { .integer_x = TRUE, .x_min = 0, .x_max = ends[k] };
+      g_autoptr (CamlPlotLine) plot = caml_plot_line_new (&opts, &series, 1, NULL, 0);
+      g_autofree char *labels = axis_labels (caml_plot_line_get_x_axis (plot));
+      assert_string_equal (labels, expected[k]);
+    }
+
+  /* An axis that does not count keeps its exponents. */
+  CamlPlotAxis plain;
+  caml_plot_axis_linear (&plain, 0.0, 1e6, 6);
+  assert_false (plain.counts);
+  g_autofree char *million = axis_labels (&plain);
+  assert_string_equal (million, "0 2e5 4e5 6e5 8e5 1e6");
+}
+
 /* ---------------------------------------------------------- colours --- */
 
 static void
@@ -1577,6 +1628,46 @@ test_tiles_fit_height (void **state)
   cairo_surface_destroy (img);
 }
 
+/* The green channel of pixel (x, y). */
+static int
+green_at (cairo_surface_t *img, int x, int y)
+{
+  const unsigned char *data = cairo_image_surface_get_data (img);
+  int stride = cairo_image_surface_get_stride (img);
+  return (int) ((const guint32 *) (data + (size_t) y * stride))[x] >> 8 & 0xff;
+}
+
+/* A σ-map grid always says what its greys mean: a bar from black to white
+ * under the grid (0 … 1, or a stretched range), in the height the grid is
+ * fitted to. */
+static void
+test_tiles_legend (void **state)
+{
+  RenderFixture *f = *state;
+  enum { H = 28, W = 28, COUNT = 32 };
+  g_autofree float *tiles = g_new0 (float, COUNT * H * W);   /* black */
+  CamlPlotTilesOptions bare = { .colormap = CAML_PLOT_COLORMAP_GREY, .n_cols = 16, .group = 2 };
+  CamlPlotTilesOptions opts = bare;
+  opts.legend = "χ";
+  opts.legend_lo = 0.4;
+  opts.legend_hi = 0.8;
+  g_autoptr (CamlPlotTiles) without = caml_plot_tiles_new (&bare, tiles, COUNT, H, W);
+  g_autoptr (CamlPlotTiles) plot = caml_plot_tiles_new (&opts, tiles, COUNT, H, W);
+  const int width = 1200;
+  int height = caml_plot_tiles_fit_height (plot, width);
+  assert_true (height > caml_plot_tiles_fit_height (without, width) + 20);
+  g_autofree char *path = g_build_filename (f->dir, "sigma-legend.png", NULL);
+  assert_true (caml_plot_write_png (path, width, height, caml_plot_tiles_draw_cb, plot, NULL));
+  cairo_surface_t *img = load_png (path, width, height);
+  /* Some row of the band below the grid runs dark → light across the middle. */
+  gboolean ramp = FALSE;
+  for (int y = height - 60; y < height && !ramp; y++)
+    ramp = green_at (img, width / 2 - 100, y) < 60 && green_at (img, width / 2, y) > 100
+           && green_at (img, width / 2, y) < 160 && green_at (img, width / 2 + 100, y) > 200;
+  assert_true (ramp);
+  cairo_surface_destroy (img);
+}
+
 /* caml sweep --grid 1.score=bahdanau,luong: the words were read as numbers
  * (both 0) and every point drawn at x = 0 of an unlabelled axis 0…1. Words
  * are categories: evenly spaced ticks labelled with them; numbers stay
@@ -1708,6 +1799,7 @@ main (void)
     cmocka_unit_test (test_axis_map),
     cmocka_unit_test (test_tick_labels),
     cmocka_unit_test (test_axis_tick_labels),
+    cmocka_unit_test (test_count_tick_labels),
     cmocka_unit_test (test_colormap_endpoints),
     cmocka_unit_test (test_colormap_monotonic),
     cmocka_unit_test (test_normalize),
@@ -1740,6 +1832,7 @@ main (void)
     cmocka_unit_test (test_note),
     cmocka_unit_test (test_legend_avoids_event_text),
     cmocka_unit_test_setup_teardown (test_tiles_fit_height, render_setup, render_teardown),
+    cmocka_unit_test_setup_teardown (test_tiles_legend, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_categorical_x, render_setup, render_teardown),
     cmocka_unit_test_setup_teardown (test_plots_from_threads, render_setup, render_teardown),
   };

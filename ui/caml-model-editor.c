@@ -6,6 +6,7 @@
  * fit, and that row shows the engine's message. Undo/redo keep snapshots of
  * the whole array (models are a handful of layers). */
 #include "caml-model-editor.h"
+#include "caml-layer-palette.h"
 #include "caml-layer-row.h"
 
 #include <float.h>
@@ -18,7 +19,7 @@ struct _CamlModelEditor {
   GtkBox parent_instance;
 
   /* template widgets */
-  GtkListBox *palette;
+  CamlLayerPalette *palette;
   GtkListBox *stack;
   GtkLabel   *summary_label;
   GtkLabel   *inspector_title;
@@ -38,6 +39,8 @@ struct _CamlModelEditor {
   char      *error;           /* first error, or NULL */
   int        error_layer;
   size_t     n_weights;
+  CamlShape  end;             /* the model's output shape, where a new layer goes … */
+  gboolean   has_end;         /* … when the whole model builds */
   CamlShape  input;
   gboolean   has_input;
   int        want_outputs;
@@ -105,6 +108,7 @@ validate (CamlModelEditor *self)
   g_clear_pointer (&self->error, g_free);
   self->error_layer = -1;
   self->n_weights = 0;
+  self->has_end = FALSE;
 
   if (!self->has_input && self->data_error == NULL)
     {
@@ -121,6 +125,8 @@ validate (CamlModelEditor *self)
     }
   if (n == 0)
     {
+      self->end = self->input;
+      self->has_end = TRUE;
       self->error = g_strdup ("the model has no layers: click a layer type above to add one");
       return;
     }
@@ -155,6 +161,11 @@ validate (CamlModelEditor *self)
       for (int i = 0; i < model->n_layers; i++)
         self->shapes->pdata[i] = caml_shape_to_string (&model->layers[i]->out);
       self->n_weights = model->n_weights;
+      if (good == n)
+        {
+          self->end = *caml_model_output_shape (model);
+          self->has_end = TRUE;
+        }
       if (good == n && self->want_outputs > 0)
         {
           size_t outputs = caml_shape_size (caml_model_output_shape (model));
@@ -273,6 +284,7 @@ update_rows (CamlModelEditor *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->summary_label),
                                self->error != NULL ? self->error
                                : gtk_label_get_text (self->summary_label));
+  caml_layer_palette_set_input (self->palette, self->has_end ? &self->end : NULL);
   self->syncing = FALSE;
 }
 
@@ -810,6 +822,8 @@ caml_model_editor_insert_layer (CamlModelEditor *self, const CamlLayerOps *ops, 
   self->selected = index;
   model_changed (self, TRUE);
   g_signal_emit (self, signals[SIGNAL_SELECTION_CHANGED], 0);
+  /* On the new row: Alt+Up/Down move it, Delete removes it, at once. */
+  gtk_widget_grab_focus (GTK_WIDGET (gtk_list_box_get_row_at_index (self->stack, index)));
 }
 
 void
@@ -966,7 +980,8 @@ on_row_selected (GtkListBox *box, GtkListBoxRow *row, CamlModelEditor *self)
   caml_model_editor_select (self, row != NULL ? gtk_list_box_row_get_index (row) : -1);
 }
 
-/* Drag and drop: palette rows carry "new:NAME", stack rows "move:INDEX". */
+/* Drag and drop: palette rows carry "new:NAME" (caml-layer-palette.c),
+ * stack rows "move:INDEX". */
 static GdkContentProvider *
 on_drag_prepare (GtkDragSource *source, double x, double y, gpointer unused)
 {
@@ -976,11 +991,7 @@ on_drag_prepare (GtkDragSource *source, double x, double y, gpointer unused)
 
   if (editor != NULL && CAML_MODEL_EDITOR (editor)->locked)
     return NULL;   /* no drag */
-  if (CAML_IS_LAYER_ROW (row))
-    payload = g_strdup_printf ("move:%d", gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)));
-  else
-    payload = g_strdup_printf ("new:%s", (const char *) g_object_get_data (G_OBJECT (row),
-                                                                         "caml-layer"));
+  payload = g_strdup_printf ("move:%d", gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)));
   /* Where the row was grabbed: the drag icon is held there. */
   g_object_set_data (G_OBJECT (source), "caml-hot-x", GINT_TO_POINTER ((int) x));
   g_object_set_data (G_OBJECT (source), "caml-hot-y", GINT_TO_POINTER ((int) y));
@@ -1059,77 +1070,6 @@ add_drag_source (GtkWidget *row)
   gtk_widget_add_controller (row, GTK_EVENT_CONTROLLER (source));
 }
 
-static void
-fill_palette (CamlModelEditor *self)
-{
-  int n_types = 0;
-  const CamlLayerOps *const *types = caml_layer_registry (&n_types);
-
-  for (int i = 0; i < n_types; i++)
-    {
-      const CamlLayerOps *ops = types[i];
-      GtkWidget *row = gtk_list_box_row_new ();
-      GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
-      GtkWidget *title = gtk_label_new (ops->title);
-      GtkWidget *desc = gtk_label_new (ops->description);
-      g_autofree char *tip = g_strdup_printf ("Add a %s layer (\"%s\")", ops->title, ops->name);
-
-      gtk_widget_add_css_class (row, "palette-row");
-      gtk_widget_add_css_class (title, "layer-title");
-      gtk_widget_add_css_class (desc, "palette-description");
-      gtk_label_set_xalign (GTK_LABEL (title), 0);
-      gtk_label_set_xalign (GTK_LABEL (desc), 0);
-      gtk_label_set_wrap (GTK_LABEL (desc), TRUE);
-      gtk_widget_set_margin_start (box, 8);
-      gtk_widget_set_margin_end (box, 8);
-      gtk_widget_set_margin_top (box, 4);
-      gtk_widget_set_margin_bottom (box, 4);
-      gtk_box_append (GTK_BOX (box), title);
-      gtk_box_append (GTK_BOX (box), desc);
-      gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
-      gtk_widget_set_tooltip_text (row, tip);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "editor.add-layer");
-      gtk_actionable_set_action_target_value (GTK_ACTIONABLE (row),
-                                              g_variant_new_string (ops->name));
-      g_object_set_data (G_OBJECT (row), "caml-layer", (gpointer) ops->name);
-      add_drag_source (row);
-      gtk_list_box_append (self->palette, row);
-    }
-}
-
-/* Tab leaves the palette, to the next thing that takes focus after it (the
- * model list), and Shift+Tab to what comes before it: a GtkListBox takes Tab
- * from row to row, which made the palette 19 Tab stops. Up and Down still
- * move between its rows, Enter adds the layer. */
-static gboolean
-on_palette_key (GtkEventControllerKey *key, guint keyval, guint keycode,
-                GdkModifierType state, CamlModelEditor *self)
-{
-  gboolean forward = keyval == GDK_KEY_Tab && !(state & GDK_SHIFT_MASK);
-  gboolean backward = keyval == GDK_KEY_ISO_Left_Tab
-                      || (keyval == GDK_KEY_Tab && (state & GDK_SHIFT_MASK));
-  if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
-    return FALSE;
-  if (backward)
-    {
-      /* From the first row, the window's Shift+Tab leaves the list. */
-      GtkListBoxRow *first = gtk_list_box_get_row_at_index (self->palette, 0);
-      if (first != NULL)
-        gtk_widget_grab_focus (GTK_WIDGET (first));
-      return FALSE;
-    }
-  if (!forward)
-    return FALSE;
-  GtkWidget *pane = GTK_WIDGET (self->palette);
-  while (pane != NULL && gtk_widget_get_parent (pane) != GTK_WIDGET (self))
-    pane = gtk_widget_get_parent (pane);
-  for (GtkWidget *w = pane ? gtk_widget_get_next_sibling (pane) : NULL; w != NULL;
-       w = gtk_widget_get_next_sibling (w))
-    if (gtk_widget_child_focus (w, GTK_DIR_TAB_FORWARD))
-      return TRUE;
-  return FALSE;
-}
-
 /* Shift+Tab into the palette from what follows it lands on its first row,
  * as Tab does, not on its last (GtkListBox enters from the end going
  * backwards). The flag lives until the key press is handled: a click on
@@ -1138,10 +1078,11 @@ static gboolean
 end_back_tab (gpointer data)
 {
   CamlModelEditor *self = data;
-  GtkListBoxRow *first = gtk_list_box_get_row_at_index (self->palette, 0);
+  GtkListBox *list = caml_layer_palette_get_list (self->palette);
+  GtkListBoxRow *first = gtk_list_box_get_row_at_index (list, 0);
   if (self->back_tab_to_first && first != NULL)
     {
-      GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (self->palette),
+      GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (list),
                                                      GTK_TYPE_SCROLLED_WINDOW);
       gtk_widget_grab_focus (GTK_WIDGET (first));
       if (scroller != NULL)   /* a grab does not scroll: show the row */
@@ -1163,7 +1104,9 @@ on_editor_key (GtkEventControllerKey *key, guint keyval, guint keycode,
   gboolean backward = keyval == GDK_KEY_ISO_Left_Tab
                       || (keyval == GDK_KEY_Tab && (state & GDK_SHIFT_MASK));
   self->back_tab = backward && !(state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
-                   && focus != NULL && !gtk_widget_is_ancestor (focus, GTK_WIDGET (self->palette));
+                   && focus != NULL
+                   && !gtk_widget_is_ancestor (focus, GTK_WIDGET (caml_layer_palette_get_list (
+                                                        self->palette)));
   if (self->back_tab && self->back_tab_idle == 0)
     self->back_tab_idle = g_idle_add (end_back_tab, self);
   return FALSE;   /* the window moves the focus */
@@ -1196,6 +1139,14 @@ action_add_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
       return;
     }
   caml_model_editor_insert_layer (self, ops, -1);
+}
+
+/* A palette row clicked, or Enter in its search: through the action, which
+ * a lock disables. */
+static void
+on_palette_layer (CamlLayerPalette *palette, const char *name, CamlModelEditor *self)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "editor.add-layer", "s", name);
 }
 
 static void
@@ -1344,6 +1295,7 @@ caml_model_editor_class_init (CamlModelEditorClass *klass)
     g_signal_new ("error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 
+  g_type_ensure (CAML_TYPE_LAYER_PALETTE);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-model-editor.ui");
   gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, palette);
@@ -1351,6 +1303,7 @@ caml_model_editor_class_init (CamlModelEditorClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, summary_label);
   gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, inspector_title);
   gtk_widget_class_bind_template_child (widget_class, CamlModelEditor, inspector);
+  gtk_widget_class_bind_template_callback (widget_class, on_palette_layer);
 }
 
 static void
@@ -1372,18 +1325,13 @@ caml_model_editor_init (CamlModelEditor *self)
   self->input = caml_shape_flat (2);
   self->has_input = TRUE;
 
-  fill_palette (self);
   GtkEventController *key = gtk_event_controller_key_new ();
-  gtk_event_controller_set_propagation_phase (key, GTK_PHASE_CAPTURE);
-  g_signal_connect (key, "key-pressed", G_CALLBACK (on_palette_key), self);
-  gtk_widget_add_controller (GTK_WIDGET (self->palette), key);
-  key = gtk_event_controller_key_new ();
   gtk_event_controller_set_propagation_phase (key, GTK_PHASE_CAPTURE);
   g_signal_connect (key, "key-pressed", G_CALLBACK (on_editor_key), self);
   gtk_widget_add_controller (GTK_WIDGET (self), key);
   GtkEventController *enter = gtk_event_controller_focus_new ();
   g_signal_connect (enter, "enter", G_CALLBACK (on_palette_enter), self);
-  gtk_widget_add_controller (GTK_WIDGET (self->palette), enter);
+  gtk_widget_add_controller (GTK_WIDGET (caml_layer_palette_get_list (self->palette)), enter);
   g_signal_connect (self->stack, "row-selected", G_CALLBACK (on_row_selected), self);
   drop = gtk_drop_target_new (G_TYPE_STRING, GDK_ACTION_COPY | GDK_ACTION_MOVE);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);

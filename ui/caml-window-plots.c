@@ -326,12 +326,43 @@ caml_window_get_plot_view (CamlWindow *self, const char *name)
 
 /* --------------------------------------------------------------- lifecycle */
 
+/* The loss takes under a third of the window's height (never less than its
+ * own minimum), the maps below it the rest: at 1024×700 the surface and χ,
+ * or the four CA-NN parts in two rows, stay readable. A divider moved by
+ * hand stays where it was put — unless GTK holds it at its max-position in
+ * a window too low for it, which is fitted again. */
+#define LOSS_SHARE      0.28
+#define LOSS_MIN_HEIGHT 170
+#define LOSS_MAX_HEIGHT 340
+
+static void
+fit_loss_height (CamlWindow *self)
+{
+  int width = 0, height = 0;   /* GTK 4.8 takes no NULL for either */
+  gtk_window_get_default_size (GTK_WINDOW (self), &width, &height);
+  int position = gtk_paned_get_position (self->plots_paned), max_position = 0;
+  g_object_get (self->plots_paned, "max-position", &max_position, NULL);
+  gboolean clamped = position < self->loss_height && position >= max_position;
+  if (height <= 0 || (self->loss_height > 0 && position != self->loss_height && !clamped))
+    return;
+  self->loss_height = CLAMP ((int) (LOSS_SHARE * height), LOSS_MIN_HEIGHT, LOSS_MAX_HEIGHT);
+  gtk_paned_set_position (self->plots_paned, self->loss_height);
+}
+
+static void
+on_default_height (GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+  fit_loss_height (CAML_WINDOW (object));
+}
+
 void
 caml_window_plots_init (CamlWindow *self)
 {
   caml_surface_page_set_parts_view (self->surface_page, self->parts_view);
   caml_plot_view_set_hover_func (self->accuracy_view, hover_accuracy, self);
   g_signal_connect (self->loss_card, "rebuilt", G_CALLBACK (on_loss_rebuilt), self);
+  fit_loss_height (self);
+  g_signal_connect (self, "notify::default-height", G_CALLBACK (on_default_height), NULL);
 }
 
 /* The pages follow the session (NULL: the window goes). */

@@ -59,11 +59,13 @@ struct _CamlWindow {
   GtkToggleButton *words_toggle;
   CamlStatusLine  *status_line;
   GtkPaned        *main_paned;    /* the side bar | the plots */
+  GtkPaned        *plots_paned;   /* the loss | the pages of plots */
 
   /* owned */
   CamlSession    *session;        /* the experiment, its data and runs */
   const char     *chosen_page;    /* interned: the plots page the user last chose */
   int             sidebar_width;  /* the side bar's width fit_sidebar set last */
+  int             loss_height;    /* the loss pane's height fit_loss_height set last */
   gboolean        syncing;        /* widgets are being set from the experiment */
   gboolean        close_confirmed; /* close without asking (answered, or app.quit's answer) */
   gboolean        asking_for_quit; /* the close question is app.quit's: answer, do not close */

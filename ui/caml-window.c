@@ -916,6 +916,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (words_toggle);
   BIND (status_line);
   BIND (main_paned);
+  BIND (plots_paned);
 #undef BIND
   /* Only looked up by the tests (whether the window needs to scroll). */
   gtk_widget_class_bind_template_child_full (widget_class, "sidebar_scroller", FALSE, 0);

@@ -128,6 +128,7 @@ caml_plot_axis_linear (CamlPlotAxis *axis, double lo, double hi, int max_ticks)
   axis->lo = lo;
   axis->hi = hi;
   axis->log = FALSE;
+  axis->counts = FALSE;
   axis->n_minor = 0;
   axis->step = nice_ticks (lo, hi, clamp_max_ticks (max_ticks), axis->ticks, &axis->n_ticks);
 }
@@ -135,6 +136,7 @@ caml_plot_axis_linear (CamlPlotAxis *axis, double lo, double hi, int max_ticks)
 void
 caml_plot_axis_integer_ticks (CamlPlotAxis *axis, int max_ticks)
 {
+  axis->counts = !axis->log;
   if (axis->log || axis->step >= 1.0)
     return;
   /* Steps of 1, 2, 5, 10… from 1 up: the finest with at most max_ticks. */
@@ -174,6 +176,7 @@ caml_plot_axis_log (CamlPlotAxis *axis, double lo, double hi, int max_ticks)
   axis->lo = lo;
   axis->hi = hi;
   axis->log = TRUE;
+  axis->counts = FALSE;
   axis->step = 0.0;
   axis->n_ticks = 0;
   axis->n_minor = 0;
@@ -353,9 +356,58 @@ format_tick (char *buf, size_t size, double v, double step, gboolean exponent)
     }
 }
 
+/* A count in the axis's unit: "20k", "1.5M" (the step sets the digits,
+ * trailing zeros dropped: "1M" beside "1.5M"). */
+static void
+format_count (char *buf, size_t size, double v, double step, double unit, const char *suffix)
+{
+  if (v == 0.0 || fabs (v) < step * 1e-6)
+    {
+      g_strlcpy (buf, "0", size);
+      return;
+    }
+  double s = step / unit;
+  int e = (int) floor (log10 (s) + 1e-9);
+  double mant = s / pow (10.0, e);
+  int extra = fabs (mant - round (mant)) > 1e-6 ? 1 : 0;   /* 2.5 × 10^k */
+  int decimals = CLAMP (-e + extra, 0, 6);
+  char number[64];
+  snprintf (number, sizeof number, "%.*f", decimals, v / unit);
+  if (decimals > 0)
+    {
+      char *end = number + strlen (number);
+      while (end[-1] == '0')
+        end--;
+      if (end[-1] == '.')
+        end--;
+      *end = '\0';
+    }
+  snprintf (buf, size, "%s%s", number, suffix);
+}
+
 void
 caml_plot_axis_tick_label (const CamlPlotAxis *axis, int i, char *buf, size_t size)
 {
+  if (axis->counts && axis->step > 0.0 && size > 0 && isfinite (axis->ticks[i]))
+    {
+      double largest = 0.0;
+      for (int k = 0; k < axis->n_ticks; k++)
+        largest = MAX (largest, fabs (axis->ticks[k]));
+      static const struct { double unit; const char *suffix; } units[] = {
+        { 1e9, "G" }, { 1e6, "M" }, { 1e4, "k" },
+      };
+      for (guint u = 0; u < G_N_ELEMENTS (units); u++)
+        if (largest >= units[u].unit)
+          {
+            /* "k" from 10,000 on, in thousands */
+            double unit = units[u].unit == 1e4 ? 1e3 : units[u].unit;
+            format_count (buf, size, axis->ticks[i], axis->step, unit, units[u].suffix);
+            return;
+          }
+      format_count (buf, size, axis->ticks[i], MAX (axis->step, 1.0), 1.0, "");
+      return;
+    }
+
   /* One form for the whole axis: "800000" beside "1e6" read as two scales. */
   gboolean exponent = FALSE;
   double step = axis->step;   /* 0 on a log axis: the values as they are */

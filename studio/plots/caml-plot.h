@@ -64,6 +64,7 @@ typedef struct {
   int n_minor;
   double minor[CAML_PLOT_MAX_TICKS];  /* log axes: 2..9 × decade, else none */
   double step;         /* linear: tick spacing; log: 0 (labels use the value) */
+  gboolean counts;     /* whole numbers that count (steps): caml_plot_axis_integer_ticks */
 } CamlPlotAxis;
 
 /* Smallest and largest finite value of v (n); NaN/Inf are ignored. With
@@ -81,7 +82,8 @@ void caml_plot_axis_linear (CamlPlotAxis *axis, double lo, double hi, int max_ti
 
 /* Keeps a linear axis's ticks on whole numbers (step counts): a tick step
  * below 1 becomes 1, so a one-step range gets the tick "1", not 0.9, 0.95, …
- * The range itself is kept. */
+ * The range itself is kept. Its labels then count: "900", "20k", "1.5M"
+ * (caml_plot_axis_tick_label). */
 void caml_plot_axis_integer_ticks (CamlPlotAxis *axis, int max_ticks);
 
 /* Log10 axis over [lo, hi] (lo, hi > 0; a non-positive lo becomes hi / 1000).
@@ -115,7 +117,11 @@ gboolean caml_plot_parse_numbers (const char *const *texts, int n, double *value
  * one form for all of the axis's ticks: with an exponent when any one
  * needs it ("0, 2e5, 4e5 … 1e6", not "800000" beside "1e6"). The linear
  * axis's tick spacing sets the digits so neighbouring labels differ (a log
- * axis writes its values as they are); -0 and rounding noise print as "0". */
+ * axis writes its values as they are); -0 and rounding noise print as "0".
+ * An axis that counts (steps) writes its ticks in one unit chosen by the
+ * largest — plain up to 9999, then thousands "k", millions "M", billions
+ * "G": "0 20k 40k … 100k" while a run trains and "0 50k … 200k" when it
+ * ends, "0 0.5M 1M 1.5M", never "2e5". */
 void caml_plot_axis_tick_label (const CamlPlotAxis *axis, int i, char *buf, size_t size);
 
 /* ---------------------------------------------------------- colormaps --- */
@@ -322,6 +328,8 @@ typedef struct {
   CamlPlotColormap colormap;
   int              n_cols;    /* tiles per row (>= 1) */
   int              group;     /* draw a wider gap after every `group` tiles in a row; 0: none */
+  const char      *legend;    /* a colour bar under the grid captioned so ("χ"), or NULL */
+  double           legend_lo, legend_hi;  /* the values the colormap's ends stand for */
 } CamlPlotTilesOptions;
 
 typedef struct _CamlPlotTiles CamlPlotTiles;
