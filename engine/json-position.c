@@ -3,29 +3,38 @@
 #include "json-position.h"
 #include "caml-private.h"
 
+/* Counted a whole buffer at a time, in loops without branches the compiler
+ * can vectorize: a streaming reader counts every byte of a 300 MB file. */
 void
 caml_json_counter_feed (CamlJsonCounter *counter, const guint8 *bytes, gsize n)
 {
-  guint64 line = counter->at.line, column = counter->at.column;
-  gboolean after_cr = counter->after_cr;
+  if (n == 0)
+    return;
+  gsize lf = 0, cr = 0, crlf = 0;
   for (gsize i = 0; i < n; i++)
     {
-      guint8 b = bytes[i];
-      if (G_UNLIKELY (b == '\n' || b == '\r'))
-        {
-          if (!(b == '\n' && after_cr))   /* the \n of a \r\n ended no line */
-            {
-              line++;
-              column = 1;
-            }
-          after_cr = b == '\r';
-          continue;
-        }
-      after_cr = FALSE;
-      column += (b & 0xc0) != 0x80;
+      lf += bytes[i] == '\n';
+      cr += bytes[i] == '\r';
     }
-  counter->at = (CamlJsonPos) { line, column };
-  counter->after_cr = after_cr;
+  if (cr > 0)
+    for (gsize i = 0; i + 1 < n; i++)
+      crlf += bytes[i] == '\r' && bytes[i + 1] == '\n';
+  crlf += counter->after_cr && bytes[0] == '\n';   /* a \r\n split between two feeds */
+  /* The line starts after the last line end, if there is one here. */
+  gsize from = 0;
+  if (lf + cr > 0)
+    {
+      from = n;
+      while (bytes[from - 1] != '\n' && bytes[from - 1] != '\r')
+        from--;
+      counter->at.line += lf + cr - crlf;
+      counter->at.column = 1;
+    }
+  guint64 characters = 0;   /* bytes that do not continue a UTF-8 sequence */
+  for (gsize i = from; i < n; i++)
+    characters += (bytes[i] & 0xc0) != 0x80;
+  counter->at.column += characters;
+  counter->after_cr = bytes[n - 1] == '\r';
 }
 
 CamlJsonPos
