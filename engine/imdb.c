@@ -26,8 +26,9 @@
  *
  * The parser reads exactly this format (strict JSON: escapes, surrogate
  * pairs, UTF-8) in one pass over the bytes, without building a tree; a
- * malformed file is an error naming the source, the line and column, the
- * record (reviews[i]) and what was expected. */
+ * malformed file is an error in the words of every JSON reader
+ * (json-position.h): the source, the line and column (in characters), the
+ * record or its member (reviews[i], reviews[i].t) and what was expected. */
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,7 +36,7 @@
 #include <gio/gio.h>
 
 #include "caml-private.h"
-#include "lines-private.h"
+#include "json-position.h"
 #include "shuffle.h"
 
 const char *const caml_data_split_names[] = { "original", "random", NULL };
@@ -49,36 +50,24 @@ typedef struct {
   gsize       pos;      /* next byte */
   const char *source;   /* names the document in errors */
   int         record;   /* index of the review being read, −1 outside */
+  const char *member;   /* "t" or "s" while its value is read, else NULL */
   GString    *buf;      /* the string being decoded */
   GError    **error;
 } Parser;
 
-/* Line and column (both from 1, the column in bytes) of byte offset pos;
- * lines end in \r\n, \n or a lone \r (lines.c). */
-static void
-line_column (const Parser *p, gsize pos, int *line, int *column)
-{
-  gsize line_start;
-  pos = MIN (pos, p->length);
-  *line = caml_line_locate (p->data, p->length, pos, &line_start);
-  *column = (int) (pos - line_start) + 1;
-}
-
+/* "FILE:LINE:COLUMN: reviews[i].t: problem" (json-position.h). */
 G_GNUC_PRINTF (3, 4) static gboolean
 fail_at (Parser *p, gsize pos, const char *format, ...)
 {
+  g_autofree char *path = p->record < 0 ? NULL
+                          : p->member != NULL ? g_strdup_printf ("reviews[%d].%s", p->record,
+                                                                 p->member)
+                          : g_strdup_printf ("reviews[%d]", p->record);
   va_list args;
   va_start (args, format);
-  g_autofree char *message = g_strdup_vprintf (format, args);
+  caml_json_error_valist (p->error, p->source, caml_json_locate (p->data, p->length, pos),
+                          path, format, args);
   va_end (args);
-  int line, column;
-  line_column (p, pos, &line, &column);
-  if (p->record >= 0)
-    g_set_error (p->error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d:%d: reviews[%d]: %s",
-                 p->source, line, column, p->record, message);
-  else
-    g_set_error (p->error, CAML_ERROR, CAML_ERROR_PARSE, "%s:%d:%d: %s", p->source, line,
-                 column, message);
   return FALSE;
 }
 
@@ -262,10 +251,10 @@ read_label (Parser *p, float *label)
   if (end == start)
     {
       g_autofree char *found = describe_byte (p, start);
-      return fail_at (p, start, "\"s\": expected 0 or 1, found %s", found);
+      return fail_at (p, start, "expected 0 or 1, found %s", found);
     }
   g_autofree char *shown = g_utf8_make_valid (p->data + start, (gssize) MIN (end - start, 24));
-  return fail_at (p, start, "\"s\": expected 0 or 1, found %s%s", shown,
+  return fail_at (p, start, "expected 0 or 1, found %s%s", shown,
                   end - start > 24 ? "…" : "");
 }
 
@@ -299,7 +288,10 @@ read_review (Parser *p, GPtrArray *texts, GArray *labels)
               ok = fail_at (p, key_pos, "\"t\" appears twice");
               break;
             }
-          if (!(ok = read_string (p)))
+          p->member = "t";
+          ok = read_string (p);
+          p->member = NULL;
+          if (!ok)
             break;
           text = g_strndup (p->buf->str, p->buf->len);
         }
@@ -310,7 +302,10 @@ read_review (Parser *p, GPtrArray *texts, GArray *labels)
               ok = fail_at (p, key_pos, "\"s\" appears twice");
               break;
             }
-          if (!(ok = read_label (p, &label)))
+          p->member = "s";
+          ok = read_label (p, &label);
+          p->member = NULL;
+          if (!ok)
             break;
         }
       else

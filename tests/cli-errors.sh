@@ -243,6 +243,15 @@ expect 1 "^caml eval: shape.json: $conv" "$caml" eval shape.json -w none
 expect 1 "^caml bench: shape.json: $conv" "$caml" bench shape.json
 expect 1 "^caml sweep: shape.json: $conv" "$caml" sweep shape.json --grid 2.units=1,2 \
   --no-baseline -o s2
+# A JSON syntax error: FILE:LINE:COLUMN: PATH: problem, the column in
+# characters (é is one), as every JSON reader words it.
+printf '{\n  "name": "caf\303\251",\n  "seed": 1.e3\n}\n' >syntax.json
+expect 1 "^caml train: syntax.json:3:11: seed: a malformed number \\(digits must follow '\\.'\\)\$" \
+  "$caml" train syntax.json -o s3 -q
+[ ! -e s3 ] || { echo "FAIL: a file with a syntax error left the output directory"; exit 1; }
+printf '{\n  "name": "caf\303\251", "x" 1 }\n' >syntax.json
+expect 1 "^caml train: syntax.json:2:23: expected ':' after the key, found '1'\$" \
+  "$caml" train syntax.json -o s3 -q
 cat >tokens.json <<'J'
 {"data": {"builtin": "xor"}, "model": [{"layer": "embedding", "dim": 4}, {"layer": "mean_pool"},
  {"layer": "dense", "units": 1}]}

@@ -202,15 +202,32 @@ wink_with (const char *from, const char *to)
   return g_strdup_printf ("%.*s%s%s", (int) (at - wink_doc), wink_doc, to, at + strlen (from));
 }
 
-/* Expect error "w.json: byte B: message" where B is the offset of `marker`
- * in the edited document. */
+/* "LINE:COLUMN" of `at` in doc, counted here without the engine: lines end
+ * in \n, \r\n or a lone \r, columns count characters, both from 1. */
+static char *
+line_column (const char *doc, const char *at)
+{
+  int line = 1;
+  const char *start = doc;
+  for (const char *p = doc; p < at; p++)
+    if (*p == '\n' || (*p == '\r' && p[1] != '\n'))
+      {
+        line++;
+        start = p + 1;
+      }
+  return g_strdup_printf ("%d:%ld", line, g_utf8_strlen (start, at - start) + 1);
+}
+
+/* Expect error "w.json:LINE:COLUMN: message" where LINE:COLUMN is that of
+ * `marker` in the edited document (its end when marker is NULL). */
 static void
 expect_wink_error (const char *from, const char *to, const char *marker, const char *message)
 {
   char *doc = wink_with (from, to);
   const char *at = marker != NULL ? strstr (doc, marker) : doc + strlen (doc);
   assert_non_null (at);
-  char *expected = g_strdup_printf ("w.json: byte %td: %s", at - doc, message);
+  g_autofree char *where = line_column (doc, at);
+  char *expected = g_strdup_printf ("w.json:%s: %s", where, message);
   expect_error (doc, -1, "w.json", CAML_ERROR_PARSE, expected);
   g_free (expected);
   g_free (doc);
@@ -280,9 +297,49 @@ test_wink_errors (void **state)
   GError *error = NULL;
   assert_null (caml_embeddings_load_data ((const guint8 *) deep->str, deep->len, "d.json",
                                           &error));
-  assert_string_equal (error->message, "d.json: byte 69: nested more than 64 levels deep");
+  assert_string_equal (error->message, "d.json:1:70: nested more than 64 levels deep");
   g_error_free (error);
   g_string_free (deep, TRUE);
+}
+
+/* Read from a file, through the reader's 64 KiB buffer, an error's line and
+ * column are those of the text even when the buffer that held its place has
+ * gone: lines in \r\n, two-byte characters, a string that starts buffers
+ * before the end where it is found never to end. */
+static void
+test_wink_error_positions_streamed (void **state)
+{
+  const char *dir = *state;
+  GString *doc = g_string_new ("{\"extra\":[");
+  for (int i = 0; i < 20000; i++)
+    g_string_append (doc, "\"\xc3\xa9t\xc3\xa9\",\r\n");
+  g_string_append (doc, "0],\n \"dimensions\":2, \"vectors\":{\"a\":[1,2,x]}}");
+  const char *cases[][2] = {
+    { "x]}}", "expected a number, found 'x'" },
+    { NULL, "the string starting here never ends" },
+  };
+  for (gsize k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      if (cases[k][0] == NULL)   /* the last word of "extra", never closed */
+        {
+          g_string_truncate (doc, doc->len - strlen ("0],\n \"dimensions\":2, \"vectors\""
+                                                     ":{\"a\":[1,2,x]}}") - strlen ("\",\r\n"));
+          for (int i = 0; i < 100000; i++)
+            g_string_append (doc, "\xc3\xa9");
+        }
+      const char *at = cases[k][0] != NULL ? strstr (doc->str, cases[k][0])
+                                           : g_strrstr (doc->str, "\r\n\"") + 2;
+      g_autofree char *where = line_column (doc->str, at);
+      g_autofree char *expected = g_strdup_printf ("%s/s.json:%s: %s", dir, where, cases[k][1]);
+      g_autofree char *path = write_file (dir, "s.json", doc->str, (gssize) doc->len);
+      GError *error = NULL;
+      assert_null (caml_embeddings_load (path, &error));
+      assert_non_null (error);
+      assert_string_equal (error->message, expected);
+      g_error_free (error);
+      g_unlink (path);
+    }
+  g_string_free (doc, TRUE);
 }
 
 /* ----------------------------------------------------------------- cache */
@@ -667,6 +724,8 @@ main (void)
                                      teardown_dir),
     cmocka_unit_test (test_wink),
     cmocka_unit_test (test_wink_errors),
+    cmocka_unit_test_setup_teardown (test_wink_error_positions_streamed, setup_dir,
+                                     teardown_dir),
     cmocka_unit_test_setup_teardown (test_cache, setup_dir, teardown_dir),
     cmocka_unit_test_setup_teardown (test_missing_file, setup_dir, teardown_dir),
     cmocka_unit_test (test_wink_file),

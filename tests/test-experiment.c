@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 
 #include "caml-private.h"   /* tests the engine's internals */
+#include "json-check.h"
 
 /* Every preset file in resources/presets, read once by the group setup. */
 static char **preset_names;
@@ -549,7 +550,7 @@ test_file_name_default (void **state)
                                     &error));
   assert_null (caml_experiment_load_file (path, &error));
   assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_PARSE));
-  char *where = g_strdup_printf ("%s: line 3:", path);
+  char *where = g_strdup_printf ("%s:3:10: expected ':' after the key", path);
   assert_true (g_str_has_prefix (error->message, where));
   g_free (where);
   g_clear_error (&error);
@@ -589,13 +590,13 @@ typedef struct {
 static const Bad bad_documents[] = {
   /* syntax: json-glib's line:column */
   { "{\n  \"seed\": 1,\n  \"loss\" \"mse\"\n}",
-    { "bad.json: line 3:10: expected ':' after the key, found '\"'" } },
+    { "bad.json:3:10: expected ':' after the key, found '\"'" } },
   /* lines end in \r\n, \n or a lone \r */
   { "{\r\n  \"seed\": 1,\r\n  \"loss\" \"mse\"\r\n}",
-    { "bad.json: line 3:10: expected ':' after the key" } },
+    { "bad.json:3:10: expected ':' after the key" } },
   { "{\r  \"seed\": 1,\r  \"loss\" \"mse\"\r}",
-    { "bad.json: line 3:10: expected ':' after the key" } },
-  { "{\r\r\n\n\r  \"loss\" \"mse\"}", { "bad.json: line 5:10: expected ':'" } },
+    { "bad.json:3:10: expected ':' after the key" } },
+  { "{\r\r\n\n\r  \"loss\" \"mse\"}", { "bad.json:5:10: expected ':'" } },
   { "", { "bad.json" } },
   { "{ \"seed\": 1 ", { "bad.json" } },
   /* top level */
@@ -604,30 +605,30 @@ static const Bad bad_documents[] = {
   /* Strict JSON before json-glib (json-check.c): json-glib 1.6 accepts
    * "{}{}" and ".14{}" and leaks what it built of them (found by
    * fuzz-experiment under G_SLICE=always-malloc). */
-  { "{}{}", { "bad.json: line 1:3: '{' after the end of the document" } },
-  { "{ \"name\": \"x\" }\n  { }", { "bad.json: line 2:3: '{' after the end" } },
-  { "[1] 2", { "bad.json: line 1:5: '2' after the end" } },
-  { "5{\"see&d\":\"\"}", { "bad.json: line 1:2: '{' after the end" } },
-  { " \"x\" {}", { "line 1:6: '{' after the end" } },
-  { ".14{}", { "bad.json: line 1:1: expected a value, found '.'" } },
-  { "\n <!DOCTYPE html>", { "bad.json: line 2:2: expected a value, found '<' — is this an "
+  { "{}{}", { "bad.json:1:3: '{' after the end of the document" } },
+  { "{ \"name\": \"x\" }\n  { }", { "bad.json:2:3: '{' after the end" } },
+  { "[1] 2", { "bad.json:1:5: '2' after the end" } },
+  { "5{\"see&d\":\"\"}", { "bad.json:1:2: '{' after the end" } },
+  { " \"x\" {}", { ":1:6: '{' after the end" } },
+  { ".14{}", { "bad.json:1:1: expected a value, found '.'" } },
+  { "\n <!DOCTYPE html>", { "bad.json:2:2: expected a value, found '<' — is this an "
                            "HTML page?" } },
-  { "\x01{}", { "line 1:1: expected a value, found byte 0x01" } },
-  { "{ \"seed\": 1, }", { "line 1:14: expected a key in quotes, found '}'" } },
-  { "[1, 2,]", { "line 1:7: expected a value, found ']'" } },
-  { "{ \"seed\": 01 }", { "line 1:12: expected ',' or '}' in an object, found '1'" } },
-  { "{ \"seed\": 1. }", { "line 1:11: a malformed number (digits must follow '.')" } },
-  { "{ \"seed\": 1e }", { "line 1:11: a malformed number (digits must follow the exponent)" } },
-  { "{ \"seed\": -x }", { "line 1:11: a malformed number" } },
-  { "{ \"seed\": tru }", { "line 1:11: expected a value, found 't'" } },
-  { "{ \"name\": \"a\tb\" }", { "line 1:13: control character 0x09 in a string" } },
-  { "{ \"name\": \"abc", { "line 1:11: a string that does not end" } },
-  { "{ \"name\": \"\\u12\" }", { "line 1:12: \\u must be followed by four hexadecimal" } },
-  { "{ \"name\": \"\\u0000\" }", { "line 1:12: \\u0000 (a NUL character) is not allowed" } },
-  { "{ \"name\": \"\\ud83d\" }", { "line 1:12: \\ud83d is half of a UTF-16 surrogate pair "
+  { "\x01{}", { ":1:1: expected a value, found byte 0x01" } },
+  { "{ \"seed\": 1, }", { ":1:14: expected a key in quotes, found '}'" } },
+  { "[1, 2,]", { ":1:7: [2]: expected a value, found ']'" } },
+  { "{ \"seed\": 01 }", { ":1:12: expected ',' or '}' in an object, found '1'" } },
+  { "{ \"seed\": 1. }", { ":1:11: seed: a malformed number (digits must follow '.')" } },
+  { "{ \"seed\": 1e }", { ":1:11: seed: a malformed number (digits must follow the exponent)" } },
+  { "{ \"seed\": -x }", { ":1:11: seed: a malformed number" } },
+  { "{ \"seed\": tru }", { ":1:11: seed: expected a value, found 't'" } },
+  { "{ \"name\": \"a\tb\" }", { ":1:13: name: control character 0x09 in a string" } },
+  { "{ \"name\": \"abc", { ":1:11: name: a string that does not end" } },
+  { "{ \"name\": \"\\u12\" }", { ":1:12: name: \\u must be followed by four hexadecimal" } },
+  { "{ \"name\": \"\\u0000\" }", { ":1:12: name: \\u0000 (a NUL character) is not allowed" } },
+  { "{ \"name\": \"\\ud83d\" }", { ":1:12: name: \\ud83d is half of a UTF-16 surrogate pair "
                                    "without its second half" } },
-  { "{ \"name\": \"é\\u00e9\", \"x\" 1 }", { "line 1:26: expected ':' after the key, found '1'" } },
-  { "{ \"name\": \"\xff\" }", { "line 1:12: byte 0xff is not UTF-8 text" } },
+  { "{ \"name\": \"é\\u00e9\", \"x\" 1 }", { ":1:26: expected ':' after the key, found '1'" } },
+  { "{ \"name\": \"\xff\" }", { ":1:12: byte 0xff is not UTF-8 text" } },
   { "null", { "top level, found null" } },
   /* the plot's domain: four numbers */
   { "{ \"plot\": { \"domain\": [0, 1, 0] } }",
@@ -636,8 +637,8 @@ static const Bad bad_documents[] = {
     { "plot.domain: expected an array [x0, x1, y0, y1], found a string" } },
   /* json-glib keeps the last of two equal keys: refused, both places named */
   { "{ \"seed\": 1,\n  \"seed\": 2 }",
-    { "bad.json: line 2:3: the key \"seed\" appears twice in this object (first at line 1:3)" } },
-  { "{ \"training\": { \"steps\": 1, \"steps\": 1 } }", { "line 1:29: the key \"steps\" appears twice in this object (first at line 1:17)" } },
+    { "bad.json:2:3: the key \"seed\" appears twice in this object (first at 1:3)" } },
+  { "{ \"training\": { \"steps\": 1, \"steps\": 1 } }", { ":1:29: training: the key \"steps\" appears twice in this object (first at 1:17)" } },
   /* the same key in two objects is fine: checked by the sound documents */
   { "{ \"stepz\": 10 }", { "bad.json: stepz: unknown key", "training" } },
   /* layers */
@@ -690,7 +691,7 @@ static const Bad bad_documents[] = {
     { "bad.json: optimizer.weight_decay: expected a number, found an array" } },
   /* JSON has no NaN: a syntax error, at the value */
   { "{ \"optimizer\": { \"weight_decay\": NaN } }",
-    { "bad.json: line 1:34: expected a value, found 'N'" } },
+    { "bad.json:1:34: optimizer.weight_decay: expected a value, found 'N'" } },
   { "{ \"optimizer\": { \"weight_dacay\": 0.01 } }",
     { "optimizer.weight_dacay: unknown key", "weight_decay" } },
   /* training */
@@ -764,11 +765,11 @@ static const Bad bad_documents[] = {
   /* json-glib 1.6 decodes these escapes to bytes that are not UTF-8 (found
    * by fuzz-experiment: the experiment loaded but its JSON did not load
    * again); they are JSON errors now */
-  { "{ \"name\": \"\\777\" }", { "bad.json: line 1:12: invalid escape \\7 in a string" } },
+  { "{ \"name\": \"\\777\" }", { "bad.json:1:12: name: invalid escape \\7 in a string" } },
   { "{ \"description\": \"ok \\udc00x\" }",
-    { "bad.json: line 1:22: \\udc00 is half of a UTF-16 surrogate pair without its first" } },
-  { "{ \"data\": { \"builtin\": \"\\777\" } }", { "line 1:25: invalid escape \\7" } },
-  { "{ \"\\777\": 1 }", { "bad.json: line 1:4: invalid escape \\7" } },
+    { "bad.json:1:22: description: \\udc00 is half of a UTF-16 surrogate pair without its first" } },
+  { "{ \"data\": { \"builtin\": \"\\777\" } }", { ":1:25: data.builtin: invalid escape \\7" } },
+  { "{ \"\\777\": 1 }", { "bad.json:1:4: invalid escape \\7" } },
   { "{ \"plot\": { \"domain\": [0, 1, 2] } }", { "plot.domain" } },
   { "{ \"plot\": { \"domain\": [1, 0, 0, 1] } }", { "plot.domain", "x0 < x1" } },
   { "{ \"plot\": { \"domain\": [-1e308, 1e308, 0, 1] } }", { "plot.domain", "too wide" } },
@@ -783,6 +784,7 @@ static const Bad bad_documents[] = {
 static void
 test_malformed (void **state)
 {
+  int wrong = 0;   /* every mismatch is printed before the test fails */
   for (gsize i = 0; i < G_N_ELEMENTS (bad_documents); i++)
     {
       const Bad *bad = &bad_documents[i];
@@ -796,9 +798,47 @@ test_malformed (void **state)
         fail_msg ("document %s: the message is not UTF-8", bad->doc);
       for (int k = 0; k < 3 && bad->needles[k] != NULL; k++)
         if (strstr (error->message, bad->needles[k]) == NULL)
-          fail_msg ("document %s\nmessage \"%s\" lacks \"%s\"", bad->doc,
-                    error->message, bad->needles[k]);
+          {
+            print_error ("document %s\nmessage \"%s\" lacks \"%s\"\n", bad->doc,
+                         error->message, bad->needles[k]);
+            wrong++;
+          }
       g_error_free (error);
+    }
+  assert_int_equal (wrong, 0);
+}
+
+/* json-check.c builds the tree json-glib's parser built before it: the same
+ * values (doubles to the last bit: json_to_string writes %.17g), members in
+ * the same order, a key spelled two ways in its first place with its last
+ * value. */
+static void
+test_tree_as_json_glib (void **state)
+{
+  static const char *const docs[] = {
+    "{ \"a\": 0, \"b\": -0, \"c\": -0.0, \"d\": 0.1, \"e\": 1e400, \"f\": -1e400, "
+    "\"g\": 1E2, \"h\": 1e-400, \"i\": 4.9e-324, \"j\": 1.7976931348623157e308 }",
+    "[-9223372036854775808, 9223372036854775807, 9007199254740993, 9007199254740993.0, "
+    "0.30000000000000004, 3.141592653589793238462643383279, 1e23, 123e-2, -12.5E+3, "
+    "2.2250738585072011e-308, 1.00000000000000011102230246251565404236316680908203125]",
+    "{ \"s\": \"\\u00e9 \\ud83d\\ude00 \\n\\t\\\"\\\\\\/ é 😀\", \"t\": [true, false, null, {}, []] }",
+    "{ \"steps\": 1, \"x\": 2, \"st\\u0065ps\": { \"y\": 3 } }",
+    "\xef\xbb\xbf  \r\n { \"z\": [ [ [ 1 ] ] ], \"\\u0061\": \"a\" }\r\n",
+    "\"only a string\"",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (docs); i++)
+    {
+      GError *error = NULL;
+      JsonNode *mine = caml_json_parse (docs[i], strlen (docs[i]), "t.json", 64, NULL, &error);
+      if (mine == NULL)
+        fail_msg ("%s: %s", docs[i], error->message);
+      g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+      assert_true (json_parser_load_from_data (parser, docs[i], -1, NULL));
+      g_autofree char *a = json_to_string (mine, FALSE);
+      g_autofree char *b = json_to_string (json_parser_get_root (parser), FALSE);
+      if (strcmp (a, b) != 0)
+        fail_msg ("%s\njson-check: %s\njson-glib:  %s", docs[i], a, b);
+      json_node_unref (mine);
     }
 }
 
@@ -1152,7 +1192,7 @@ test_deep_nesting (void **state)
       assert_null (caml_experiment_load_data (doc->str, (gssize) doc->len, "deep.json",
                                               &error));
       assert_true (g_error_matches (error, CAML_ERROR, CAML_ERROR_PARSE));
-      char *expected = g_strdup_printf ("deep.json: line 1:%d: nested deeper than 64 levels",
+      char *expected = g_strdup_printf ("deep.json:1:%d: nested deeper than 64 levels",
                                         k == 0 ? 65 : 1 + 64 * 5);
       assert_string_equal (error->message, expected);
       g_free (expected);
@@ -1520,6 +1560,7 @@ main (void)
     cmocka_unit_test (test_file_name_default),
     cmocka_unit_test (test_malformed),
     cmocka_unit_test (test_wide_integers),
+    cmocka_unit_test (test_tree_as_json_glib),
     cmocka_unit_test (test_text_presets_content),
     cmocka_unit_test (test_text_data_round_trip),
     cmocka_unit_test (test_truncated_documents),

@@ -252,13 +252,13 @@ test_malformed (void **state)
                 "found '<'" },
     { "[]", "bad.json:1:2: the array holds no reviews" },
     { " [ \n ]", "bad.json:2:2: the array holds no reviews" },
-    { "[{\"t\":\"a\",\"s\":2}]", "bad.json:1:15: reviews[0]: \"s\": expected 0 or 1, found 2" },
+    { "[{\"t\":\"a\",\"s\":2}]", "bad.json:1:15: reviews[0].s: expected 0 or 1, found 2" },
     { "[{\"t\":\"a\",\"s\":1.0}]",
-      "bad.json:1:15: reviews[0]: \"s\": expected 0 or 1, found 1.0" },
+      "bad.json:1:15: reviews[0].s: expected 0 or 1, found 1.0" },
     { "[{\"t\":\"a\",\"s\":\"1\"}]",
-      "bad.json:1:15: reviews[0]: \"s\": expected 0 or 1, found \"1\"" },
+      "bad.json:1:15: reviews[0].s: expected 0 or 1, found \"1\"" },
     { "[{\"t\":\"a\",\"s\":}]",
-      "bad.json:1:15: reviews[0]: \"s\": expected 0 or 1, found '}'" },
+      "bad.json:1:15: reviews[0].s: expected 0 or 1, found '}'" },
     { "[{\"t\":\"a\",\"s\":1}\n,\n{\"t\":\"b\" \"s\":0}]",
       "bad.json:3:10: reviews[1]: expected ',' or '}' after a member, found '\"'" },
     /* lines end in \r\n, \n or a lone \r */
@@ -281,35 +281,41 @@ test_malformed (void **state)
     { "[{\"s\":1,\"s\":0,\"t\":\"b\"}]", "bad.json:1:9: reviews[0]: \"s\" appears twice" },
     { "[{\"t\":\"a\"}]", "bad.json:1:2: reviews[0]: the review has no \"s\" (label)" },
     { "[{}]", "bad.json:1:2: reviews[0]: the review has no \"t\" (text)" },
-    { "[{\"t\":null,\"s\":1}]", "bad.json:1:7: reviews[0]: expected a string, found 'n'" },
+    { "[{\"t\":null,\"s\":1}]", "bad.json:1:7: reviews[0].t: expected a string, found 'n'" },
     { "[{\"t\":\"never ends,\"s\":1}]",
       "bad.json:1:20: reviews[0]: expected ',' or '}' after a member, found 's'" },
-    { "[{\"t\":\"a", "bad.json:1:7: reviews[0]: the string never ends (no closing quote)" },
-    { "[{\"t\":\"a\\", "bad.json:1:7: reviews[0]: the string never ends (no closing quote)" },
+    { "[{\"t\":\"a", "bad.json:1:7: reviews[0].t: the string never ends (no closing quote)" },
+    { "[{\"t\":\"a\\", "bad.json:1:7: reviews[0].t: the string never ends (no closing quote)" },
     { "[{\"t\":\"line\nbreak\",\"s\":1}]",
-      "bad.json:1:12: reviews[0]: a raw control byte 0x0a in a string (JSON needs it escaped)" },
+      "bad.json:1:12: reviews[0].t: a raw control byte 0x0a in a string (JSON needs it escaped)" },
     { "[{\"t\":\"a\\qb\",\"s\":1}]",
-      "bad.json:1:9: reviews[0]: invalid escape: a backslash followed by 'q'" },
+      "bad.json:1:9: reviews[0].t: invalid escape: a backslash followed by 'q'" },
     { "[{\"t\":\"\\u12G4\",\"s\":1}]",
-      "bad.json:1:8: reviews[0]: \\u must be followed by four hex digits" },
-    { "[{\"t\":\"\\udc00\",\"s\":1}]", "bad.json:1:8: reviews[0]: \\uDC00 is a lone low surrogate" },
+      "bad.json:1:8: reviews[0].t: \\u must be followed by four hex digits" },
+    { "[{\"t\":\"\\udc00\",\"s\":1}]", "bad.json:1:8: reviews[0].t: \\uDC00 is a lone low surrogate" },
     { "[{\"t\":\"\\ud83dx\",\"s\":1}]",
-      "bad.json:1:8: reviews[0]: \\uD83D is a high surrogate without its low half" },
+      "bad.json:1:8: reviews[0].t: \\uD83D is a high surrogate without its low half" },
     { "[{\"t\":\"\\ud83d\\u0041\",\"s\":1}]",
-      "bad.json:1:8: reviews[0]: \\uD83D is a high surrogate without its low half" },
+      "bad.json:1:8: reviews[0].t: \\uD83D is a high surrogate without its low half" },
     { "[{\"t\":\"a\\u0000b\",\"s\":1}]",
-      "bad.json:1:9: reviews[0]: \\u0000 (a NUL character) in a review" },
-    { "[{\"t\":\"ok \xC3\",\"s\":1}]", "bad.json:1:11: reviews[0]: invalid UTF-8 in a string" },
-    { "[{\"t\":\"\\n caf\xE9\",\"s\":1}]", "bad.json:1:14: reviews[0]: invalid UTF-8 in a string" },
+      "bad.json:1:9: reviews[0].t: \\u0000 (a NUL character) in a review" },
+    { "[{\"t\":\"ok \xC3\",\"s\":1}]", "bad.json:1:11: reviews[0].t: invalid UTF-8 in a string" },
+    { "[{\"t\":\"\\n caf\xE9\",\"s\":1}]", "bad.json:1:14: reviews[0].t: invalid UTF-8 in a string" },
+    /* columns count characters, not bytes: é is two bytes, one column */
+    { "[{\"t\":\"\xC3\xA9\\q\",\"s\":1}]",
+      "bad.json:1:9: reviews[0].t: invalid escape: a backslash followed by 'q'" },
+    { "[{\"t\":\"\xC3\xA9\",\n \"\xC3\xA9\":1}]",
+      "bad.json:2:2: reviews[0]: unknown key \"\xC3\xA9\" (a review has \"t\", its text, and "
+      "\"s\", its label)" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     expect_error (cases[i].doc, -1, CAML_SPLIT_RANDOM, cases[i].message);
   /* A NUL byte inside the data (not a terminator). */
   expect_error ("[{\"t\":\"a\0b\",\"s\":1}]", 19, CAML_SPLIT_RANDOM,
-                "bad.json:1:9: reviews[0]: a raw control byte 0x00 in a string (JSON needs "
+                "bad.json:1:9: reviews[0].t: a raw control byte 0x00 in a string (JSON needs "
                 "it escaped)");
   expect_error ("[{\"t\":\"a\",\"s\":1\0}]", 18, CAML_SPLIT_RANDOM,
-                "bad.json:1:15: reviews[0]: \"s\": expected 0 or 1, found 1\xEF\xBF\xBD");
+                "bad.json:1:15: reviews[0].s: expected 0 or 1, found 1\xEF\xBF\xBD");
 }
 
 static void
@@ -356,7 +362,7 @@ test_file (void **state)
   /* Errors name the path. */
   assert_true (g_file_set_contents (path, "[{\"t\":\"a\",\"s\":7}]", -1, NULL));
   assert_false (caml_imdb_load (path, CAML_SPLIT_RANDOM, 0, 0, 0, &train, &test, &error));
-  g_autofree char *want = g_strdup_printf ("%s:1:15: reviews[0]: \"s\": expected 0 or 1, "
+  g_autofree char *want = g_strdup_printf ("%s:1:15: reviews[0].s: expected 0 or 1, "
                                            "found 7", path);
   assert_string_equal (error->message, want);
   g_clear_error (&error);
