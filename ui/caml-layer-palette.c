@@ -1,6 +1,7 @@
 /* caml-layer-palette.c — the layer types in groups, searchable, greyed where
  * the model's end cannot take them. */
 #include "caml-layer-palette.h"
+#include "caml-row-drag.h"
 
 #define ROW_OPS   "caml-ops"     /* object data of a row: its CamlLayerOps */
 #define ROW_NAME  "caml-layer"   /* … its type's name (tests find rows by it) */
@@ -213,37 +214,13 @@ on_list_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifie
 
 /* ----------------------------------------------------------------- drag */
 
-static GdkContentProvider *
-on_drag_prepare (GtkDragSource *source, double x, double y, gpointer unused)
+/* A palette row carries "new:NAME"; a greyed one is not dragged. */
+static char *
+palette_row_payload (GtkWidget *row)
 {
-  GtkWidget *row = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source));
   if (!gtk_widget_is_sensitive (row))
     return NULL;   /* locked, or the layer does not fit */
-  g_autofree char *payload = g_strdup_printf ("new:%s", (const char *) g_object_get_data (
-                                                G_OBJECT (row), ROW_NAME));
-  g_object_set_data (G_OBJECT (source), "caml-hot-x", GINT_TO_POINTER ((int) x));
-  g_object_set_data (G_OBJECT (source), "caml-hot-y", GINT_TO_POINTER ((int) y));
-  return gdk_content_provider_new_typed (G_TYPE_STRING, payload);
-}
-
-/* The row itself is dragged, held where it was grabbed. */
-static void
-on_drag_begin (GtkDragSource *source, GdkDrag *drag, gpointer unused)
-{
-  GtkWidget *row = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source));
-  g_autoptr (GdkPaintable) icon = gtk_widget_paintable_new (row);
-
-  gtk_widget_add_css_class (row, "dragged");
-  gtk_drag_source_set_icon (source, icon,
-                            GPOINTER_TO_INT (g_object_get_data (G_OBJECT (source), "caml-hot-x")),
-                            GPOINTER_TO_INT (g_object_get_data (G_OBJECT (source), "caml-hot-y")));
-}
-
-static void
-on_drag_end (GtkDragSource *source, GdkDrag *drag, gboolean delete_data, gpointer unused)
-{
-  gtk_widget_remove_css_class (gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source)),
-                               "dragged");
+  return g_strdup_printf ("new:%s", (const char *) g_object_get_data (G_OBJECT (row), ROW_NAME));
 }
 
 /* ------------------------------------------------------------------- rows */
@@ -302,12 +279,7 @@ fill (CamlLayerPalette *self)
         gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                         ops->title, -1);
 
-        GtkDragSource *source = gtk_drag_source_new ();
-        gtk_drag_source_set_actions (source, GDK_ACTION_COPY);
-        g_signal_connect (source, "prepare", G_CALLBACK (on_drag_prepare), NULL);
-        g_signal_connect (source, "drag-begin", G_CALLBACK (on_drag_begin), NULL);
-        g_signal_connect (source, "drag-end", G_CALLBACK (on_drag_end), NULL);
-        gtk_widget_add_controller (row, GTK_EVENT_CONTROLLER (source));
+        caml_row_drag_add (row, GDK_ACTION_COPY, palette_row_payload);
         gtk_list_box_append (self->list, row);
       }
 }

@@ -6,6 +6,7 @@
  * fit, and that row shows the engine's message. Undo/redo keep snapshots of
  * the whole array (models are a handful of layers). */
 #include "caml-model-editor.h"
+#include "caml-row-drag.h"
 #include "caml-layer-palette.h"
 #include "caml-layer-row.h"
 
@@ -981,36 +982,15 @@ on_row_selected (GtkListBox *box, GtkListBoxRow *row, CamlModelEditor *self)
 }
 
 /* Drag and drop: palette rows carry "new:NAME" (caml-layer-palette.c),
- * stack rows "move:INDEX". */
-static GdkContentProvider *
-on_drag_prepare (GtkDragSource *source, double x, double y, gpointer unused)
+ * stack rows "move:INDEX" (caml-row-drag.c drags both). */
+static char *
+stack_row_payload (GtkWidget *row)
 {
-  GtkWidget *row = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source));
-  g_autofree char *payload = NULL;
   GtkWidget *editor = gtk_widget_get_ancestor (row, CAML_TYPE_MODEL_EDITOR);
 
   if (editor != NULL && CAML_MODEL_EDITOR (editor)->locked)
-    return NULL;   /* no drag */
-  payload = g_strdup_printf ("move:%d", gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)));
-  /* Where the row was grabbed: the drag icon is held there. */
-  g_object_set_data (G_OBJECT (source), "caml-hot-x", GINT_TO_POINTER ((int) x));
-  g_object_set_data (G_OBJECT (source), "caml-hot-y", GINT_TO_POINTER ((int) y));
-  return gdk_content_provider_new_typed (G_TYPE_STRING, payload);
-}
-
-/* The row itself is dragged, not the text of the payload ("new:dense"):
- * drawn live, with an opaque background while it is dragged (a drag
- * surface without a compositor has no transparency). */
-static void
-on_drag_begin (GtkDragSource *source, GdkDrag *drag, gpointer unused)
-{
-  GtkWidget *row = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source));
-  g_autoptr (GdkPaintable) icon = gtk_widget_paintable_new (row);
-
-  gtk_widget_add_css_class (row, "dragged");
-  gtk_drag_source_set_icon (source, icon,
-                            GPOINTER_TO_INT (g_object_get_data (G_OBJECT (source), "caml-hot-x")),
-                            GPOINTER_TO_INT (g_object_get_data (G_OBJECT (source), "caml-hot-y")));
+    return NULL;
+  return g_strdup_printf ("move:%d", gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)));
 }
 
 static gboolean
@@ -1053,21 +1033,9 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y,
 }
 
 static void
-on_drag_end (GtkDragSource *source, GdkDrag *drag, gboolean delete_data, gpointer unused)
-{
-  gtk_widget_remove_css_class (gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (source)),
-                               "dragged");
-}
-
-static void
 add_drag_source (GtkWidget *row)
 {
-  GtkDragSource *source = gtk_drag_source_new ();
-  gtk_drag_source_set_actions (source, GDK_ACTION_COPY | GDK_ACTION_MOVE);
-  g_signal_connect (source, "prepare", G_CALLBACK (on_drag_prepare), NULL);
-  g_signal_connect (source, "drag-begin", G_CALLBACK (on_drag_begin), NULL);
-  g_signal_connect (source, "drag-end", G_CALLBACK (on_drag_end), NULL);
-  gtk_widget_add_controller (row, GTK_EVENT_CONTROLLER (source));
+  caml_row_drag_add (row, GDK_ACTION_COPY | GDK_ACTION_MOVE, stack_row_payload);
 }
 
 /* Shift+Tab into the palette from what follows it lands on its first row,
