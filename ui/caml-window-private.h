@@ -15,6 +15,7 @@
 #include "caml-sigma-page.h"
 #include "caml-words-view.h"
 #include "caml-runs-view.h"
+#include "caml-inspect-page.h"
 #include "caml-session.h"
 
 struct _CamlWindow {
@@ -51,6 +52,7 @@ struct _CamlWindow {
   CamlPlotView    *parts_view;
   CamlWordsView   *words_page;
   CamlRunsView    *runs_page;
+  CamlInspectPage *inspect_page;
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
   GtkBox          *plots_switcher;

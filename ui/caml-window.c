@@ -875,6 +875,7 @@ caml_window_class_init (CamlWindowClass *klass)
   g_type_ensure (CAML_TYPE_SIGMA_PAGE);
   g_type_ensure (CAML_TYPE_WORDS_VIEW);
   g_type_ensure (CAML_TYPE_RUNS_VIEW);
+  g_type_ensure (CAML_TYPE_INSPECT_PAGE);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, CamlWindow, name)
@@ -908,6 +909,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (parts_view);
   BIND (words_page);
   BIND (runs_page);
+  BIND (inspect_page);
   BIND (bottom_grid);
   BIND (plots_stack);
   BIND (plots_switcher);
