@@ -121,6 +121,12 @@ void caml_session_set_steps (CamlSession *self, int steps);
 void caml_session_set_eval_every (CamlSession *self, int eval_every);
 void caml_session_set_seed (CamlSession *self, guint64 seed);
 void caml_session_set_average_decay (CamlSession *self, double average_decay);
+/* The built-in surface's train fraction (0 … 1, open) and noise on the
+ * training targets (data.noise, 0 … CAML_MAX_NOISE): the data are made
+ * again on a worker. Values out of range are clamped; other data ignore
+ * them. */
+void caml_session_set_train_fraction (CamlSession *self, double train_fraction);
+void caml_session_set_noise (CamlSession *self, double noise);
 /* The CA-NN layer whose parts are shown: this one when it is one. */
 void caml_session_set_parts_layer (CamlSession *self, int preferred);
 

@@ -53,6 +53,9 @@ struct _CamlWindow {
   CamlWordsView   *words_page;
   CamlRunsView    *runs_page;
   CamlInspectPage *inspect_page;
+  GtkGrid         *surface_data_grid;
+  GtkSpinButton   *fraction_spin;
+  GtkSpinButton   *noise_spin;
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
   GtkBox          *plots_switcher;
@@ -110,6 +113,10 @@ void caml_window_ask_idx_files (CamlWindow *self);
 void caml_window_ask_export_plot (CamlWindow *self, const char *what);
 void caml_window_ask_close (CamlWindow *self);
 void caml_window_save_window_size (CamlWindow *self);
+
+/* caml-window-data.c */
+void caml_window_data_init (CamlWindow *self);
+void caml_window_data_sync (CamlWindow *self, const CamlExperiment *exp);
 
 /* caml-window-plots.c */
 void caml_window_plots_init (CamlWindow *self);

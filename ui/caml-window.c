@@ -247,6 +247,7 @@ sync_widgets (CamlWindow *self)
   gtk_spin_button_set_value (self->eval_spin, exp->eval_every);
   gtk_spin_button_set_value (self->average_spin, exp->average_decay);
   gtk_spin_button_set_value (self->seed_spin, (double) exp->seed);
+  caml_window_data_sync (self, exp);
   self->syncing = FALSE;
 }
 
@@ -910,6 +911,9 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (words_page);
   BIND (runs_page);
   BIND (inspect_page);
+  BIND (surface_data_grid);
+  BIND (fraction_spin);
+  BIND (noise_spin);
   BIND (bottom_grid);
   BIND (plots_stack);
   BIND (plots_switcher);
@@ -980,6 +984,7 @@ caml_window_init (CamlWindow *self)
   caml_window_set_strings (self->optimizer_drop, caml_optimizer_names);
 
   caml_window_plots_init (self);
+  caml_window_data_init (self);
   g_signal_connect (self->model_editor, "model-changed", G_CALLBACK (on_model_changed), self);
   g_signal_connect (self->model_editor, "selection-changed",
                     G_CALLBACK (on_selection_changed), self);
