@@ -36,6 +36,23 @@ caml_window_data_init (CamlWindow *self)
   g_signal_connect (self->noise_spin, "value-changed", G_CALLBACK (on_noise_changed), self);
 }
 
+static void
+on_data_changed (CamlWindow *self)
+{
+  gboolean was_syncing = self->syncing;
+  self->syncing = TRUE;
+  caml_window_data_sync (self, caml_session_get_experiment (self->session));
+  self->syncing = was_syncing;
+}
+
+/* Other data chosen, or made again: the fields follow. */
+void
+caml_window_data_set_session (CamlWindow *self, CamlSession *session)
+{
+  g_signal_connect_swapped (session, "notify::data-choice", G_CALLBACK (on_data_changed), self);
+  g_signal_connect_swapped (session, "data-changed", G_CALLBACK (on_data_changed), self);
+}
+
 /* With self->syncing set: the fields from the experiment. */
 void
 caml_window_data_sync (CamlWindow *self, const CamlExperiment *exp)

@@ -117,6 +117,7 @@ void caml_window_save_window_size (CamlWindow *self);
 /* caml-window-data.c */
 void caml_window_data_init (CamlWindow *self);
 void caml_window_data_sync (CamlWindow *self, const CamlExperiment *exp);
+void caml_window_data_set_session (CamlWindow *self, CamlSession *session);
 
 /* caml-window-plots.c */
 void caml_window_plots_init (CamlWindow *self);

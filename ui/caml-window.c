@@ -1034,6 +1034,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->session, "notify::path", G_CALLBACK (on_session_document), self);
   g_signal_connect (self->session, "notify::data-choice", G_CALLBACK (on_data_choice), self);
   caml_window_plots_set_session (self, self->session);
+  caml_window_data_set_session (self, self->session);
   caml_window_actions_set_session (self, self->session);
   caml_status_line_set_session (self->status_line, self->session);
   g_signal_connect (self->session, "error", G_CALLBACK (on_session_error), self);
