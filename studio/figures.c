@@ -558,13 +558,13 @@ caml_figure_chi_histogram_points (const CamlLayerStat *stat, double *x, double *
 }
 
 CamlPlotFigure *
-caml_figure_chi_histogram (const CamlLayerStat *stat, int n_samples, long step)
+caml_figure_chi_histogram (const CamlLayerStat *stat, long step)
 {
   double x[2 * CAML_CHI_BINS + 2], y[2 * CAML_CHI_BINS + 2];
   int n = caml_figure_chi_histogram_points (stat, x, y);
   g_autofree char *title =
-    g_strdup_printf ("χ of layer %d (%s) over %d test samples, step %ld", stat->index,
-                     stat->title, n_samples, MAX (step, 0));
+    g_strdup_printf ("χ of layer %d (%s), step %ld", stat->index, stat->title,
+                     MAX (step, 0));
   g_autofree char *label = g_strdup_printf ("mean %.3f, sd %.3f", caml_layer_stat_mean (stat),
                                             caml_layer_stat_sd (stat));
   CamlPlotSeries series[] = { { x, y, n, label, 0, FALSE } };

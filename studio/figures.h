@@ -135,7 +135,7 @@ CamlPlotFigure *caml_figure_sigma_grid (const CamlSigmaSnapshot *snap, gboolean 
  * each) and returns how many; shares are NaN without any value. */
 int             caml_figure_chi_histogram_points (const CamlLayerStat *stat, double *x,
                                                   double *y);
-CamlPlotFigure *caml_figure_chi_histogram (const CamlLayerStat *stat, int n_samples, long step);
+CamlPlotFigure *caml_figure_chi_histogram (const CamlLayerStat *stat, long step);
 CamlPlotFigure *caml_figure_sigma_auc (const double *steps, const double *auc, int n,
                                        double first, double last, long marked);
 

@@ -110,7 +110,7 @@ test_measure_known_weights (void **state)
   assert_float_equal (y[1 + 2 * 17], 0.25, 1e-12);
   assert_float_equal (x[1 + 2 * 17], 0.85, 1e-12);
   assert_float_equal (y[1 + 2 * 5], 0.0, 0);
-  g_autoptr (CamlPlotFigure) figure = caml_figure_chi_histogram (s, 4, 8);
+  g_autoptr (CamlPlotFigure) figure = caml_figure_chi_histogram (s, 8);
   assert_non_null (caml_plot_figure_get_line (figure, 0));
 
   caml_dataset_free (set);

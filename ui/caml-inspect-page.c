@@ -115,8 +115,7 @@ rebuild_histogram (CamlInspectPage *self)
                                       : "select a CA layer to see its χ histogram");
       return;
     }
-  g_autoptr (CamlPlotFigure) figure = caml_figure_chi_histogram (s, stats->n_samples,
-                                                                 stats->step);
+  g_autoptr (CamlPlotFigure) figure = caml_figure_chi_histogram (s, stats->step);
   caml_plot_view_set_figure (self->histogram_view, figure, 0, 1);
 }
 
