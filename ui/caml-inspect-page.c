@@ -16,7 +16,7 @@ typedef enum {
 } Column;
 
 static const char *const column_titles[N_COLUMNS] = {
-  "#", "Layer", "Output", "Parameters", "Mean χ", "SD of χ",
+  "#", "Layer", "Output", "Params", "Mean χ", "SD χ",
 };
 
 struct _CamlInspectPage {
