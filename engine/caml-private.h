@@ -176,6 +176,10 @@ void caml_data_xor (CamlDataset **train, CamlDataset **test);
  * fraction (rounded, at least 1) for training and the rest for test. */
 void caml_data_surface (int grid, double train_fraction, guint64 seed,
                         CamlDataset **train, CamlDataset **test);
+/* Adds Gaussian noise of standard deviation sigma to every target of set,
+ * drawn from seed (a stream of its own: the split drawn from the same seed
+ * stays). sigma 0 changes nothing. */
+void caml_data_add_noise (CamlDataset *set, double sigma, guint64 seed);
 
 /* A labelled file, one `text<TAB>label` per line (SST); a byte-order mark
  * at the start and blank lines are skipped. With grow, new words join vocab; otherwise they become

@@ -544,10 +544,15 @@ extern const char *const caml_data_kind_names[]; /* NULL-terminated */
  * set (data.validation_fraction): image and text data. */
 gboolean caml_data_kind_has_validation (CamlDataKind kind);
 
+/* The largest data.noise an experiment may ask for. */
+#define CAML_MAX_NOISE 10
+
 typedef struct {
   CamlDataKind kind;
   int          grid;            /* surface: points per side (81) */
   double       train_fraction;  /* surface: 0.01 */
+  double       noise;           /* surface: σ of the Gaussian noise added to the
+                                 * training targets (0: none, the default) */
   gboolean     has_split_seed;  /* surface: split with split_seed instead of the run's
                                  * seed; imdb: split and order with split_seed, not 0 */
   guint64      split_seed;

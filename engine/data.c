@@ -257,6 +257,24 @@ caml_surface_function (double x, double y)
 }
 
 void
+caml_data_add_noise (CamlDataset *set, double sigma, guint64 seed)
+{
+  if (!(sigma > 0))
+    return;
+  /* 0x6e6f697365: "noise", so the stream differs from the split's. */
+  guint32 seed_words[3] = { (guint32) seed, (guint32) (seed >> 32), 0x6f697365u };
+  GRand *rng = g_rand_new_with_seed_array (seed_words, 3);
+  size_t n = (size_t) set->n * set->y_width;
+  for (size_t i = 0; i < n; i++)
+    {
+      /* Box–Muller: u1 in (0, 1], so the log is finite. */
+      double u1 = 1.0 - g_rand_double (rng), u2 = g_rand_double (rng);
+      set->y[i] += (float) (sigma * sqrt (-2.0 * log (u1)) * cos (2.0 * G_PI * u2));
+    }
+  g_rand_free (rng);
+}
+
+void
 caml_data_surface (int grid, double train_fraction, guint64 seed,
                    CamlDataset **train, CamlDataset **test)
 {

@@ -323,9 +323,18 @@ load_datasets (const CamlExperiment *exp, CamlDataset **train, CamlDataset **tes
                        exp->data.grid, exp->data.train_fraction);
           return FALSE;
         }
-      caml_data_surface (exp->data.grid, exp->data.train_fraction,
-                         exp->data.has_split_seed ? exp->data.split_seed : exp->seed,
-                         train, test);
+      if (!(exp->data.noise >= 0 && exp->data.noise <= CAML_MAX_NOISE))
+        {
+          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                       "data.noise: %g out of range (0 to %g)", exp->data.noise,
+                       (double) CAML_MAX_NOISE);
+          return FALSE;
+        }
+      {
+        guint64 seed = exp->data.has_split_seed ? exp->data.split_seed : exp->seed;
+        caml_data_surface (exp->data.grid, exp->data.train_fraction, seed, train, test);
+        caml_data_add_noise (*train, exp->data.noise, seed);
+      }
       return TRUE;
     case CAML_N_DATA_KINDS:
       break;

@@ -165,7 +165,8 @@ parse_data (CamlParser *p, JsonNode *node, CamlDataConfig *data)
     "builtin", "train_limit", "test_limit", "max_tokens", "embeddings", "split", "split_seed",
     "validation_fraction", "unique_tokens", "ngrams"
   };
-  static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "split_seed" };
+  static const char *const surface_keys[] = { "builtin", "grid", "train_fraction", "noise",
+                                              "split_seed" };
   static const char *const xor_keys[] = { "builtin" };
   static const char *const image_keys[] = {
     "builtin", "train_limit", "test_limit", "validation_fraction", "split_seed"
@@ -271,6 +272,10 @@ parse_data (CamlParser *p, JsonNode *node, CamlDataConfig *data)
   if ((m = json_object_get_member (obj, "train_fraction")) != NULL
       && !caml_parser_get_ranged (p, m, "data.train_fraction", 0, TRUE, 1, TRUE,
                                   "in (0, 1)", &data->train_fraction))
+    return FALSE;
+  if ((m = json_object_get_member (obj, "noise")) != NULL
+      && !caml_parser_get_ranged (p, m, "data.noise", 0, FALSE, CAML_MAX_NOISE, FALSE,
+                                  "in [0, " G_STRINGIFY (CAML_MAX_NOISE) "]", &data->noise))
     return FALSE;
   return parse_split_seed (p, obj, data);
 }

@@ -176,6 +176,11 @@ caml_experiment_to_json (const CamlExperiment *exp)
       g_string_append_printf (s, ",\n    \"grid\": %d,\n    \"train_fraction\": ",
                               exp->data.grid);
       caml_experiment_append_double (s, exp->data.train_fraction);
+      if (exp->data.noise != 0)
+        {
+          g_string_append (s, ",\n    \"noise\": ");
+          caml_experiment_append_double (s, exp->data.noise);
+        }
       if (exp->data.has_split_seed)
         g_string_append_printf (s, ",\n    \"split_seed\": %" G_GUINT64_FORMAT,
                                 exp->data.split_seed);

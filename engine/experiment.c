@@ -152,6 +152,7 @@ caml_data_config_equal (const CamlDataConfig *a, const CamlDataConfig *b)
 {
   if (a->kind != b->kind || a->grid != b->grid
       || a->train_fraction != b->train_fraction
+      || a->noise != b->noise
       || a->has_split_seed != b->has_split_seed
       || (a->has_split_seed && a->split_seed != b->split_seed)
       || a->train_limit != b->train_limit

@@ -22,6 +22,7 @@
  * word of a text) it forwards the first WORDS_MEAN test texts, keeps the χ
  * of the words shown and each word's mean χ. */
 #include "caml-run.h"
+#include "caml-run-inspect.h"
 #include "words-page.h"
 #include "report.h"
 #include "figures.h"
@@ -47,6 +48,7 @@ struct _CamlRun {
   CamlRunData    *data;
   CamlModel      *model;
   CamlTrainer    *trainer;     /* runs exp (which it borrows) */
+  CamlRunInspect *inspect;     /* the layer table and χ statistics */
 
   /* main thread: the live optimizer settings */
   double   lr;
@@ -409,6 +411,7 @@ run_progress (const CamlProgress *progress, gpointer user_data)
           run->sample_cost_us = g_get_monotonic_time () - now;
         }
     }
+  caml_run_inspect_progress (run->inspect, run->trainer, progress);
   if (run->notify != NULL)
     run->notify (run->notify_data);
 }
@@ -550,6 +553,8 @@ run_new (const CamlExperiment *exp, CamlRunData *data, int grid, int parts_prefe
     caml_report_sigma_source (model, run->sigma_layer, &run->sigma_source);
   if (run->sigma_layer >= 0)
     caml_trainer_with_model (run->trainer, sample_sigma, run);   /* the untrained maps */
+  run->inspect = caml_run_inspect_new (model, run->sigma_set);
+  caml_run_inspect_sample (run->inspect, run->trainer);   /* the untrained gates */
 
   run->n_words = data->train->vocab != NULL ? caml_vocab_size (data->train->vocab) : 0;
   run->words = g_new0 (float, MAX (run->n_words, 1));
@@ -598,6 +603,7 @@ caml_run_free (CamlRun *run)
   if (run == NULL)
     return;
   caml_trainer_free (run->trainer);   /* stops and joins */
+  caml_run_inspect_free (run->inspect);
   caml_checkpoint_free (run->checkpoint);
   caml_model_free (run->model);
   caml_run_data_unref (run->data);
@@ -921,6 +927,8 @@ caml_run_load_weights (CamlRun *run, const char *path, GError **error)
     caml_trainer_with_model (run->trainer, sample_sigma, run);
   if (io.ok && run->words_layer >= 0)
     caml_trainer_with_model (run->trainer, sample_words, run);
+  if (io.ok)
+    caml_run_inspect_sample (run->inspect, run->trainer);
   return io.ok;
 }
 
@@ -1133,6 +1141,12 @@ caml_run_copy_words (CamlRun *run, guint64 *version, float *chi, long *step,
     *step = run->words_step;
   *version = run->words_version;
   return TRUE;
+}
+
+CamlLayerStats *
+caml_run_copy_layer_stats (CamlRun *run, guint64 *version)
+{
+  return caml_run_inspect_copy (run->inspect, version);
 }
 
 double

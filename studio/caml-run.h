@@ -7,6 +7,7 @@
 
 #include "caml.h"
 #include "report.h"
+#include "layer-stats.h"
 
 G_BEGIN_DECLS
 
@@ -202,6 +203,12 @@ gboolean          caml_run_save_resumable (CamlRun *run, const char *dir, GError
 char             *caml_run_why_not_resumable (CamlRun *run);
 /* The names written, NULL-terminated. */
 extern const char *const caml_run_resumable_files[];
+
+/* The layer table with the χ statistics of every gated layer over the
+ * first CAML_STATS_MAX test samples (layer-stats.h): measured when the run
+ * is made or loads weights, then on the trainer thread at most twice a
+ * second. A copy when newer than *version (updated), else NULL. */
+CamlLayerStats *caml_run_copy_layer_stats (CamlRun *run, guint64 *version);
 
 /* Seconds the trainer thread spent sampling surfaces or σ-maps so far. */
 double   caml_run_get_sample_seconds (CamlRun *run);

@@ -401,3 +401,31 @@ caml_session_reload_data (CamlSession *self)
   prepare_run (self);
 }
 
+
+/* ------------------------------------------------- the surface's controls */
+
+void
+caml_session_set_train_fraction (CamlSession *self, double train_fraction)
+{
+  if (self->exp->data.kind != CAML_DATA_SURFACE || !isfinite (train_fraction))
+    return;
+  train_fraction = CLAMP (train_fraction, 0.001, 0.999);
+  if (train_fraction == self->exp->data.train_fraction)
+    return;
+  self->exp->data.train_fraction = train_fraction;
+  invalidate_data (self);
+  experiment_changed (self);
+}
+
+void
+caml_session_set_noise (CamlSession *self, double noise)
+{
+  if (self->exp->data.kind != CAML_DATA_SURFACE || !isfinite (noise))
+    return;
+  noise = CLAMP (noise, 0.0, (double) CAML_MAX_NOISE);
+  if (noise == self->exp->data.noise)
+    return;
+  self->exp->data.noise = noise;
+  invalidate_data (self);
+  experiment_changed (self);
+}

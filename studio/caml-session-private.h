@@ -138,6 +138,8 @@ struct _CamlSession {
   float          *word_probs;    /* (word samples) P(class 1), NaN: none */
   float          *token_chi;     /* (word samples, CAML_RUN_WORDS_SHOWN) per-position χ, or NULL */
   guint64         sigma_version;
+  guint64         layers_version;
+  CamlLayerStats *layer_stats;   /* the layer table with χ statistics, NULL before one */
   int             n_sigma;
   float          *base_losses;
   long            base_n_steps;

@@ -132,10 +132,12 @@ discard_run (CamlSession *self)
   g_clear_pointer (&self->word_chi, g_free);
   g_clear_pointer (&self->word_probs, g_free);
   g_clear_pointer (&self->token_chi, g_free);
+  self->layers_version = 0;
+  g_clear_pointer (&self->layer_stats, caml_layer_stats_free);
   clear_history (self);
-  /* No texts, P(1) or bars of a run that is gone. */
+  /* No texts, P(1), bars or layer table of a run that is gone. */
   if (self->cancellable != NULL)
-    session_progress (self, CAML_SESSION_WORDS);
+    session_progress (self, CAML_SESSION_WORDS | CAML_SESSION_LAYERS);
 }
 
 /* Trainer thread: hand the news to the main loop, at most one source at a
@@ -254,6 +256,14 @@ update_from_run (CamlSession *self)
       if (caml_run_copy_words (self->run, &self->words_version, self->word_chi, NULL,
                                self->word_probs, self->token_chi))
         changed |= CAML_SESSION_WORDS;
+    }
+
+  CamlLayerStats *stats = caml_run_copy_layer_stats (self->run, &self->layers_version);
+  if (stats != NULL)
+    {
+      caml_layer_stats_free (self->layer_stats);
+      self->layer_stats = stats;
+      changed |= CAML_SESSION_LAYERS;
     }
 
   if (caml_run_has_surface (self->run))

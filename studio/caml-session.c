@@ -910,6 +910,12 @@ caml_session_get_sigma_count (CamlSession *self)
   return self->n_sigma;
 }
 
+const CamlLayerStats *
+caml_session_get_layer_stats (CamlSession *self)
+{
+  return self->layer_stats;
+}
+
 const float *
 caml_session_get_words (CamlSession *self, const float **probabilities,
                         const float **token_chi)
@@ -968,6 +974,7 @@ caml_session_dispose (GObject *object)
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->origin, g_free);
   g_clear_pointer (&self->events, g_array_unref);
+  g_clear_pointer (&self->layer_stats, caml_layer_stats_free);
   g_clear_pointer (&self->data_text, g_free);
   g_clear_pointer (&self->data_shape_error, g_free);
   /* A session that goes without closing its window keeps its autosave file. */

@@ -58,6 +58,7 @@ typedef enum {
   CAML_SESSION_SIGMA   = 1 << 2,  /* σ-map snapshots */
   CAML_SESSION_WORDS   = 1 << 3,  /* word gates (and a run dropped: no words) */
   CAML_SESSION_NEW_RUN = 1 << 4,  /* a run was installed: what it shows is laid out */
+  CAML_SESSION_LAYERS  = 1 << 5,  /* the layer table and χ statistics (and a run dropped) */
 } CamlSessionChange;
 
 /* A live change marked on the loss curve ("lr 0.01"). */
@@ -120,6 +121,12 @@ void caml_session_set_steps (CamlSession *self, int steps);
 void caml_session_set_eval_every (CamlSession *self, int eval_every);
 void caml_session_set_seed (CamlSession *self, guint64 seed);
 void caml_session_set_average_decay (CamlSession *self, double average_decay);
+/* The built-in surface's train fraction (0 … 1, open) and noise on the
+ * training targets (data.noise, 0 … CAML_MAX_NOISE): the data are made
+ * again on a worker. Values out of range are clamped; other data ignore
+ * them. */
+void caml_session_set_train_fraction (CamlSession *self, double train_fraction);
+void caml_session_set_noise (CamlSession *self, double noise);
 /* The CA-NN layer whose parts are shown: this one when it is one. */
 void caml_session_set_parts_layer (CamlSession *self, int preferred);
 
@@ -259,6 +266,9 @@ const float *caml_session_get_surface (CamlSession *self, const float **chi,
 int          caml_session_get_parts_layer (CamlSession *self);   /* -1: none */
 gboolean     caml_session_has_parts (CamlSession *self);
 int          caml_session_get_sigma_count (CamlSession *self);
+/* The run's layer table with the χ statistics of its gated layers
+ * (caml_run_copy_layer_stats); NULL without a run. */
+const CamlLayerStats *caml_session_get_layer_stats (CamlSession *self);
 /* Word gates: χ̃ (vocabulary), P(class 1) per word sample, and per-position
  * χ (word samples × CAML_RUN_WORDS_SHOWN) or NULL; NULL before a sample. */
 const float *caml_session_get_words (CamlSession *self, const float **probabilities,

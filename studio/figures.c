@@ -536,6 +536,49 @@ caml_figure_sigma_auc (const double *steps, const double *auc, int n, double fir
   return figure;
 }
 
+/* ------------------------------------------------------------- χ histogram */
+
+int
+caml_figure_chi_histogram_points (const CamlLayerStat *stat, double *x, double *y)
+{
+  int k = 0;
+  x[k] = 0.0;
+  y[k++] = 0.0;
+  for (int b = 0; b < CAML_CHI_BINS; b++)
+    {
+      double share = stat->count > 0 ? (double) stat->bins[b] / (double) stat->count : NAN;
+      x[k] = (double) b / CAML_CHI_BINS;
+      y[k++] = share;
+      x[k] = (double) (b + 1) / CAML_CHI_BINS;
+      y[k++] = share;
+    }
+  x[k] = 1.0;
+  y[k++] = 0.0;
+  return k;
+}
+
+CamlPlotFigure *
+caml_figure_chi_histogram (const CamlLayerStat *stat, long step)
+{
+  double x[2 * CAML_CHI_BINS + 2], y[2 * CAML_CHI_BINS + 2];
+  int n = caml_figure_chi_histogram_points (stat, x, y);
+  g_autofree char *title =
+    g_strdup_printf ("χ of layer %d (%s), step %ld", stat->index, stat->title,
+                     MAX (step, 0));
+  g_autofree char *label = g_strdup_printf ("mean %.3f, sd %.3f", caml_layer_stat_mean (stat),
+                                            caml_layer_stat_sd (stat));
+  CamlPlotSeries series[] = { { x, y, n, label, 0, FALSE } };
+  CamlPlotLineOptions opts = {
+    .title = title, .x_label = "χ", .y_label = "share of values", .legend = TRUE,
+    .grid = TRUE, .x_min = 0.0, .x_max = 1.0,
+    .note = stat->count == 0 ? "no χ measured yet" : NULL,
+  };
+  CamlPlotFigure *figure = caml_plot_figure_new (NULL, 2 * CAML_FIGURE_CELL_WIDTH,
+                                                 CAML_FIGURE_CELL_HEIGHT);
+  caml_plot_figure_add_line (figure, caml_plot_line_new (&opts, series, 1, NULL, 0));
+  return figure;
+}
+
 /* ----------------------------------------------------------------- words */
 
 CamlPlotFigure *

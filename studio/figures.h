@@ -8,6 +8,7 @@
 #include "caml.h"
 #include "caml-plot.h"
 #include "report.h"
+#include "layer-stats.h"
 
 /* Samples a side of the surface, χ and parts maps. */
 #define CAML_FIGURE_GRID 121
@@ -128,6 +129,13 @@ CamlPlotFigure *caml_figure_sigma_grid (const CamlSigmaSnapshot *snap, gboolean 
 /* The foreground/background AUC of the σ-maps by step (n), over the steps
  * [first, last] of the loss figure beside it; the step of the σ-maps shown
  * marked by a vertical line (marked ≥ 0; -1: none). */
+/* The χ histogram of a gated layer (layer-stats.h) as a step line: x the
+ * bins' edges on [0, 1], y the share of χ values in each bin. Its points:
+ * caml_figure_chi_histogram_points fills x and y (2 · CAML_CHI_BINS + 2
+ * each) and returns how many; shares are NaN without any value. */
+int             caml_figure_chi_histogram_points (const CamlLayerStat *stat, double *x,
+                                                  double *y);
+CamlPlotFigure *caml_figure_chi_histogram (const CamlLayerStat *stat, long step);
 CamlPlotFigure *caml_figure_sigma_auc (const double *steps, const double *auc, int n,
                                        double first, double last, long marked);
 

@@ -217,7 +217,7 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
   const char *page = g_variant_get_string (value, NULL);
 
   if (!g_str_equal (page, "main") && !g_str_equal (page, "parts") && !g_str_equal (page, "words")
-      && !g_str_equal (page, "runs"))
+      && !g_str_equal (page, "runs") && !g_str_equal (page, "inspect"))
     return;
   g_simple_action_set_state (action, value);
   caml_window_show_page (self, page);

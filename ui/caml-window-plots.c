@@ -319,6 +319,8 @@ caml_window_get_plot_view (CamlWindow *self, const char *name)
     return self->accuracy_view;
   if (g_str_equal (name, "sigma"))
     return caml_sigma_page_get_view (self->sigma_page);
+  if (g_str_equal (name, "chi-histogram"))
+    return caml_inspect_page_get_histogram (self->inspect_page);
   if (g_str_equal (name, "sigma-auc"))
     return caml_sigma_page_get_auc_view (self->sigma_page);
   return NULL;
@@ -383,4 +385,5 @@ caml_window_plots_set_session (CamlWindow *self, CamlSession *session)
   caml_sigma_page_set_session (self->sigma_page, session);
   caml_words_view_set_session (self->words_page, session);
   caml_runs_view_set_session (self->runs_page, session);
+  caml_inspect_page_set_session (self->inspect_page, session);
 }

@@ -15,6 +15,7 @@
 #include "caml-sigma-page.h"
 #include "caml-words-view.h"
 #include "caml-runs-view.h"
+#include "caml-inspect-page.h"
 #include "caml-session.h"
 
 struct _CamlWindow {
@@ -51,6 +52,10 @@ struct _CamlWindow {
   CamlPlotView    *parts_view;
   CamlWordsView   *words_page;
   CamlRunsView    *runs_page;
+  CamlInspectPage *inspect_page;
+  GtkGrid         *surface_data_grid;
+  GtkSpinButton   *fraction_spin;
+  GtkSpinButton   *noise_spin;
   GtkGrid         *bottom_grid;
   GtkStack        *plots_stack;
   GtkBox          *plots_switcher;
@@ -108,6 +113,11 @@ void caml_window_ask_idx_files (CamlWindow *self);
 void caml_window_ask_export_plot (CamlWindow *self, const char *what);
 void caml_window_ask_close (CamlWindow *self);
 void caml_window_save_window_size (CamlWindow *self);
+
+/* caml-window-data.c */
+void caml_window_data_init (CamlWindow *self);
+void caml_window_data_sync (CamlWindow *self, const CamlExperiment *exp);
+void caml_window_data_set_session (CamlWindow *self, CamlSession *session);
 
 /* caml-window-plots.c */
 void caml_window_plots_init (CamlWindow *self);

@@ -247,6 +247,7 @@ sync_widgets (CamlWindow *self)
   gtk_spin_button_set_value (self->eval_spin, exp->eval_every);
   gtk_spin_button_set_value (self->average_spin, exp->average_decay);
   gtk_spin_button_set_value (self->seed_spin, (double) exp->seed);
+  caml_window_data_sync (self, exp);
   self->syncing = FALSE;
 }
 
@@ -875,6 +876,7 @@ caml_window_class_init (CamlWindowClass *klass)
   g_type_ensure (CAML_TYPE_SIGMA_PAGE);
   g_type_ensure (CAML_TYPE_WORDS_VIEW);
   g_type_ensure (CAML_TYPE_RUNS_VIEW);
+  g_type_ensure (CAML_TYPE_INSPECT_PAGE);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, CamlWindow, name)
@@ -908,6 +910,10 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (parts_view);
   BIND (words_page);
   BIND (runs_page);
+  BIND (inspect_page);
+  BIND (surface_data_grid);
+  BIND (fraction_spin);
+  BIND (noise_spin);
   BIND (bottom_grid);
   BIND (plots_stack);
   BIND (plots_switcher);
@@ -978,6 +984,7 @@ caml_window_init (CamlWindow *self)
   caml_window_set_strings (self->optimizer_drop, caml_optimizer_names);
 
   caml_window_plots_init (self);
+  caml_window_data_init (self);
   g_signal_connect (self->model_editor, "model-changed", G_CALLBACK (on_model_changed), self);
   g_signal_connect (self->model_editor, "selection-changed",
                     G_CALLBACK (on_selection_changed), self);
@@ -1027,6 +1034,7 @@ caml_window_init (CamlWindow *self)
   g_signal_connect (self->session, "notify::path", G_CALLBACK (on_session_document), self);
   g_signal_connect (self->session, "notify::data-choice", G_CALLBACK (on_data_choice), self);
   caml_window_plots_set_session (self, self->session);
+  caml_window_data_set_session (self, self->session);
   caml_window_actions_set_session (self, self->session);
   caml_status_line_set_session (self->status_line, self->session);
   g_signal_connect (self->session, "error", G_CALLBACK (on_session_error), self);
