@@ -15,6 +15,7 @@
 #include "caml-sigma-page.h"
 #include "caml-words-view.h"
 #include "caml-runs-view.h"
+#include "caml-start-view.h"
 #include "caml-session.h"
 
 struct _CamlWindow {
@@ -58,6 +59,8 @@ struct _CamlWindow {
   GtkToggleButton *parts_toggle;
   GtkToggleButton *words_toggle;
   CamlStatusLine  *status_line;
+  GtkStack        *content_stack;  /* "start" (start_view) over "editor" */
+  CamlStartView   *start_view;
   GtkPaned        *main_paned;    /* the side bar | the plots */
   GtkPaned        *plots_paned;   /* the loss | the pages of plots */
 
