@@ -1039,8 +1039,8 @@ caml_application_init (CamlApplication *self)
 {
   static const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, NULL,
-      "Open a built-in experiment (without one, and without files: a blank "
-      "experiment on the surface data)", "NAME" },
+      "Open a built-in experiment (without one, and without files: the start "
+      "page, over a blank experiment on the surface data)", "NAME" },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },
     { NULL }
   };
