@@ -174,6 +174,8 @@ test_start_page (void **state)
   /* ☰ → Start Page again, Back leaves it. */
   activate (win, "start", NULL);
   assert_true (caml_window_is_start_shown (win));
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (win));   /* for Escape */
+  assert_true (focus != NULL && gtk_widget_is_ancestor (focus, start_view_of (win)));
   g_signal_emit_by_name (find_by_id (start_view_of (win), "back_button"), "clicked");
   assert_false (caml_window_is_start_shown (win));
 

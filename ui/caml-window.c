@@ -404,6 +404,9 @@ caml_window_show_start (CamlWindow *self, gboolean show)
 {
   g_return_if_fail (CAML_IS_WINDOW (self));
   gtk_stack_set_visible_child_name (self->content_stack, show ? "start" : "editor");
+  /* The focus inside the page, so its keys (Escape) work at once. */
+  if (show)
+    gtk_widget_child_focus (GTK_WIDGET (self->start_view), GTK_DIR_TAB_FORWARD);
   GAction *hide = g_action_map_lookup_action (G_ACTION_MAP (self), "hide-start");
   if (hide != NULL)
     g_simple_action_set_enabled (G_SIMPLE_ACTION (hide), show);
