@@ -43,7 +43,7 @@ card_of (CamlWindow *win, const char *preset)
   g_autoptr (GPtrArray) cards = g_ptr_array_new ();
   collect_cards (start_view_of (win), cards);
   for (guint i = 0; i < cards->len; i++)
-    if (g_strcmp0 (gtk_widget_get_name (cards->pdata[i]), preset) == 0)
+    if (g_strcmp0 (g_object_get_data (cards->pdata[i], "caml-preset"), preset) == 0)
       return cards->pdata[i];
   return NULL;
 }
@@ -118,14 +118,14 @@ test_start_page (void **state)
   g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < cards->len; i++)
     {
-      const char *name = gtk_widget_get_name (cards->pdata[i]);
+      const char *name = g_object_get_data (cards->pdata[i], "caml-preset");
       assert_true (caml_presets_exists (name));
       assert_false (g_hash_table_contains (seen, name));
       g_hash_table_add (seen, (gpointer) name);
       CamlExperiment *exp = caml_presets_load (name, NULL);
       GtkWidget *flow = gtk_widget_get_ancestor (cards->pdata[i], GTK_TYPE_FLOW_BOX);
-      assert_string_equal (gtk_widget_get_name (flow),
-                           caml_preset_section_title (caml_preset_section_of (exp)));
+      assert_int_equal (GPOINTER_TO_INT (g_object_get_data (G_OBJECT (flow), "caml-section")),
+                        caml_preset_section_of (exp));
       caml_experiment_free (exp);
     }
 

@@ -1,5 +1,7 @@
 /* caml-start-view.c — the start page: New, Open, recent files, and the
- * presets by the paper's sections with their claimed and measured figures. */
+ * presets by the paper's sections with their claimed and measured figures.
+ * A card carries its preset's name as object data "caml-preset", a
+ * section's box its CamlPresetSection as "caml-section". */
 #include "caml-start-view.h"
 
 #include "preset-guide.h"
@@ -53,7 +55,9 @@ preset_card (const char *name, const CamlExperiment *exp, GHashTable *measures)
                            : g_strdup ("paper: no figure");
   g_autofree char *measured = caml_preset_measured_text (measures, name);
 
-  gtk_widget_set_name (button, name);   /* tests and a11y find a card by its preset */
+  /* Object data, not the widget's name: a name is a quark each, and past
+   * 2048 quarks GLib keeps its old table, which LeakSanitizer reports. */
+  g_object_set_data_full (G_OBJECT (button), "caml-preset", g_strdup (name), g_free);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "app.preset");
   gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button), g_variant_new_string (name));
   gtk_widget_add_css_class (button, "preset-card");
@@ -96,7 +100,7 @@ build_sections (CamlStartView *self)
       GtkWidget *title = wrapped_label (caml_preset_section_title (s), "title-4", 0);
       gtk_widget_set_margin_top (title, 6);
       flows[s] = new_flow_box ();
-      gtk_widget_set_name (flows[s], caml_preset_section_title (s));
+      g_object_set_data (G_OBJECT (flows[s]), "caml-section", GINT_TO_POINTER (s));
       gtk_box_append (self->sections_box, title);
       gtk_box_append (self->sections_box, flows[s]);
     }
