@@ -278,6 +278,19 @@ void caml_window_action_export_words_page (GSimpleAction *action, GVariant *para
 static void action_speed (GSimpleAction *action, GVariant *value, gpointer user_data);
 static void action_continuous (GSimpleAction *action, GVariant *param, gpointer user_data);
 
+/* ☰ → Start Page, and back from it (its button, Escape). */
+static void
+action_start (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_window_show_start (CAML_WINDOW (user_data), TRUE);
+}
+
+static void
+action_hide_start (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  caml_window_show_start (CAML_WINDOW (user_data), FALSE);
+}
+
 static const GActionEntry win_entries[] = {
   { "save-weights", caml_window_action_save_weights },
   { "save-run", caml_window_action_save_run },
@@ -319,6 +332,8 @@ static const GActionEntry win_entries[] = {
   { "plots-page", NULL, "s", "'main'", action_plots_page },
   { "continue-diverged", action_continue_diverged },
   { "ask-close", action_ask_close },
+  { "start", action_start },
+  { "hide-start", action_hide_start },
 };
 
 void
@@ -326,6 +341,7 @@ caml_window_actions_init (CamlWindow *self)
 {
   g_action_map_add_action_entries (G_ACTION_MAP (self), win_entries,
                                    G_N_ELEMENTS (win_entries), self);
+  caml_window_show_start (self, FALSE);   /* hide-start: enabled while it shows */
 }
 
 /* How fast: the session's speed (steps a tick, 0: full) and whether it

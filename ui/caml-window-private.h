@@ -16,6 +16,7 @@
 #include "caml-words-view.h"
 #include "caml-runs-view.h"
 #include "caml-inspect-page.h"
+#include "caml-start-view.h"
 #include "caml-session.h"
 
 struct _CamlWindow {
@@ -63,6 +64,8 @@ struct _CamlWindow {
   GtkToggleButton *parts_toggle;
   GtkToggleButton *words_toggle;
   CamlStatusLine  *status_line;
+  GtkStack        *content_stack;  /* "start" (start_view) over "editor" */
+  CamlStartView   *start_view;
   GtkPaned        *main_paned;    /* the side bar | the plots */
   GtkPaned        *plots_paned;   /* the loss | the pages of plots */
 

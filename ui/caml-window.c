@@ -392,11 +392,32 @@ caml_window_set_experiment (CamlWindow *self, CamlExperiment *exp, const char *p
   if (path != NULL)
     caml_window_add_recent (self, path);
   caml_session_set_experiment (self->session, exp, path, origin, NULL);
+  caml_window_show_start (self, FALSE);   /* what the start page was for */
   self->syncing = TRUE;
   caml_model_editor_set_layers (self->model_editor, exp->layers, exp->n_layers);
   self->syncing = FALSE;
   caml_window_update_title (self);
   caml_window_update_actions (self);
+}
+
+void
+caml_window_show_start (CamlWindow *self, gboolean show)
+{
+  g_return_if_fail (CAML_IS_WINDOW (self));
+  gtk_stack_set_visible_child_name (self->content_stack, show ? "start" : "editor");
+  /* The focus inside the page, so its keys (Escape) work at once. */
+  if (show)
+    gtk_widget_child_focus (GTK_WIDGET (self->start_view), GTK_DIR_TAB_FORWARD);
+  GAction *hide = g_action_map_lookup_action (G_ACTION_MAP (self), "hide-start");
+  if (hide != NULL)
+    g_simple_action_set_enabled (G_SIMPLE_ACTION (hide), show);
+}
+
+gboolean
+caml_window_is_start_shown (CamlWindow *self)
+{
+  g_return_val_if_fail (CAML_IS_WINDOW (self), FALSE);
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->content_stack), "start") == 0;
 }
 
 CamlExperiment *
@@ -412,6 +433,7 @@ caml_window_set_run (CamlWindow *self, CamlExperiment *exp, const char *dir)
   g_autofree char *exp_path = g_build_filename (dir, "experiment.json", NULL);
   caml_window_add_recent (self, dir);   /* a run goes in as its folder, to open again as a run */
   caml_session_set_experiment (self->session, exp, exp_path, NULL, dir);
+  caml_window_show_start (self, FALSE);
   self->syncing = TRUE;
   caml_model_editor_set_layers (self->model_editor, exp->layers, exp->n_layers);
   self->syncing = FALSE;
@@ -877,6 +899,7 @@ caml_window_class_init (CamlWindowClass *klass)
   g_type_ensure (CAML_TYPE_WORDS_VIEW);
   g_type_ensure (CAML_TYPE_RUNS_VIEW);
   g_type_ensure (CAML_TYPE_INSPECT_PAGE);
+  g_type_ensure (CAML_TYPE_START_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/caml/Workbench/ui/caml-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, CamlWindow, name)
@@ -916,6 +939,8 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (noise_spin);
   BIND (bottom_grid);
   BIND (plots_stack);
+  BIND (content_stack);
+  BIND (start_view);
   BIND (plots_switcher);
   BIND (main_toggle);
   BIND (parts_toggle);
@@ -1056,6 +1081,8 @@ caml_window_new (GtkApplication *app)
                                       caml_application_get_presets_menu (CAML_APPLICATION (app)));
       g_menu_append_section (self->recent_submenu, NULL,
                              caml_application_get_recent_menu (CAML_APPLICATION (app)));
+      caml_start_view_set_recent (self->start_view,
+                                  caml_application_get_recent_menu (CAML_APPLICATION (app)));
       g_menu_append_section (self->threads_submenu, NULL,
                              caml_application_get_threads_menu (CAML_APPLICATION (app)));
     }

@@ -30,6 +30,10 @@ gboolean caml_window_save_to_path (CamlWindow *self, const char *path, GError **
  * those weights and, when the folder has one, the trainer.state, on a
  * worker thread: it then stands at the saved step with its curves, and
  * Train goes on exactly as one run of the total would. Open does both. */
+/* The start page (CamlStartView) over the editor, or the editor; an
+ * experiment or run set in the window leaves the start page. */
+void     caml_window_show_start (CamlWindow *self, gboolean show);
+gboolean caml_window_is_start_shown (CamlWindow *self);
 CamlExperiment *caml_window_read_run (const char *dir, GError **error);
 void     caml_window_set_run (CamlWindow *self, CamlExperiment *exp, const char *dir);
 gboolean caml_window_open_run (CamlWindow *self, const char *dir, GError **error);
