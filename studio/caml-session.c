@@ -720,6 +720,15 @@ format_duration (double s)
   return g_strdup_printf ("%d:%02d:%02d", (int) s / 3600, ((int) s / 60) % 60, (int) s % 60);
 }
 
+/* Steps a second of training, evaluations left out: the figure summary.json
+ * and the Runs table give for the same run. */
+static double
+training_rate (const CamlProgress *p)
+{
+  double training = p->seconds - p->eval_seconds;
+  return training > 0 && p->step > 0 ? p->step / training : 0.0;
+}
+
 static gboolean
 describe_progress (CamlSession *self, double *fraction, char **text, char **status)
 {
@@ -776,7 +785,7 @@ describe_progress (CamlSession *self, double *fraction, char **text, char **stat
                                  p->classification ? "accuracy" : "MSE",
                                  p->last_row.test_metric, at,
                                  compared != NULL ? " · " : "", compared != NULL ? compared : "",
-                                 elapsed, p->seconds > 0 ? p->step / p->seconds : 0.0);
+                                 elapsed, training_rate (p));
     }
   else
     {
