@@ -216,6 +216,8 @@ caml_conv_scratch_free (CamlConvScratch *scratch)
       g_aligned_free (w->y);
       g_aligned_free (w->planes);
       g_aligned_free (w->dyp);
+      g_aligned_free (w->dyq);
+      g_aligned_free (w->xs);
       g_aligned_free (w->dplanes);
       g_aligned_free (w->dW);
       g_aligned_free (w->sums);
@@ -253,13 +255,16 @@ conv_parts (int n)
  * a core's L2 cache. */
 #define DIRECT_BUDGET ((size_t) 64 * 1024)
 
-/* Samples per block of the direct path for M outputs (and the input
- * gradient's planes when backward and dinp). */
+/* Samples per block of the direct path for M outputs (and, backward, the
+ * weight gradient's packed operands, and the input gradient's planes when
+ * dinp). */
 static int
-direct_block (const CamlConvGeom *g, int m, gboolean backward)
+direct_block (const CamlConvGeom *g, int m, gboolean backward, gboolean dinp)
 {
   size_t per = (size_t) g->c * g->hp * g->wp + (size_t) m * g->p;
   if (backward)
+    per += (size_t) m * g->oh * g->owp + (size_t) g->c * g->hp * g->k * g->owp;
+  if (backward && dinp)
     per += (size_t) (m + CAML_CONV_FWD_MB_MAX) * g->oh * g->owp + (size_t) m * g->hq * g->wq;
   return (int) CLAMP (DIRECT_BUDGET / per, 1, 16);
 }
@@ -447,29 +452,41 @@ store_outputs (const CamlConvOutput *o, int m, const float *y, int n0, int nb, i
     }
 }
 
-/* The weight gradient's lane sums of one block: acc (M', K, vl) += dy · patches. */
+/* The weight gradient's lane sums of one block: acc (M', K, vl) += dy · patches,
+ * over packed operands (layers.h: CamlConvPackX, CamlConvPackDy) that the
+ * kernels read whole, aligned and at fixed offsets. A sample's operands stay
+ * in L1 while its calls run. */
 static void
 direct_weight_grad (const Pass *a, CamlConvWork *w, int nb)
 {
   const CamlConvGeom *g = a->g;
   const CamlConvKernels *ck = a->ck;
-  const int k = g->k, vl = ck->vl;
-  const size_t P = g->p, dms = (size_t) nb * P;
-  const size_t ams = (size_t) g->kk * vl, plane = (size_t) g->hp * g->wp;
+  const int k = g->k, vl = ck->vl, nvq = g->owp / vl, mp = a->mpad;
+  const size_t P = g->p, ams = (size_t) g->kk * vl;
+  const size_t xs_plane = (size_t) g->hp * nvq * k * vl, dy_sample = (size_t) g->oh * nvq * mp * vl;
+  reserve (&w->xs, &w->xs_cap, (size_t) nb * g->c * xs_plane);
+  reserve (&w->dyq, &w->dyq_cap, (size_t) nb * dy_sample);
+  for (int i = 0; i < nb; i++)
+    {
+      for (int c = 0; c < g->c; c++)
+        ck->pack_x (w->xs + ((size_t) i * g->c + c) * xs_plane,
+                    w->planes + ((size_t) i * g->c + c) * g->hp * g->wp, g->hp, g->wp, nvq, k);
+      ck->pack_dy (w->dyq + i * dy_sample, w->dyp + i * P, (size_t) nb * P, mp, g->oh, g->ow,
+                   nvq);
+    }
+  const int steps = g->oh * nvq;
   for (int kj0 = 0; kj0 < k; kj0 += ck->dw_kb)
     {
       int kb = MIN (ck->dw_kb, k - kj0), mb = ck->dw_mb[kb];
       CamlConvDwKernel f = ck->dw[kb];
-      for (int m0 = 0; m0 < a->m; m0 += mb)
-        for (int c = 0; c < g->c; c++)
-          for (int ki = 0; ki < k; ki++)
-            {
-              float *acc = w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl;
-              for (int i = 0; i < nb; i++)
-                f (acc, ams, w->dyp + ((size_t) m0 * nb + i) * P, dms, g->ow, g->oh,
-                   w->planes + ((size_t) i * g->c + c) * plane + (size_t) ki * g->wp + kj0,
-                   g->wp);
-            }
+      for (int i = 0; i < nb; i++)
+        for (int m0 = 0; m0 < a->m; m0 += mb)
+          for (int c = 0; c < g->c; c++)
+            for (int ki = 0; ki < k; ki++)
+              f (w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl, ams,
+                 w->dyq + i * dy_sample + (size_t) m0 * vl, (size_t) mp * vl,
+                 w->xs + ((size_t) i * g->c + c) * xs_plane + ((size_t) ki * nvq * k + kj0) * vl,
+                 (size_t) k * vl, steps);
     }
 }
 
@@ -629,7 +646,7 @@ caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float 
           a.mpad = MAX (a.mpad, (m + mb - 1) / mb * mb);
         }
       a.lanes = (size_t) a.mpad * K * vl;
-      a.nb = direct_block (g, a.mpad, dinp != NULL);
+      a.nb = direct_block (g, a.mpad, TRUE, dinp != NULL);
       if (dinp != NULL)
         {
           /* wt (C, M, k, k): wt[c][j][ki][kj] = Wm[j][c][k−1−ki][k−1−kj] */

@@ -210,6 +210,9 @@ typedef struct {
   float  *y;       size_t y_cap;        /* (M, nb·P) products, or their gradient */
   float  *planes;  size_t planes_cap;   /* direct: (nb, C, Hp, Wp) input planes */
   float  *dyp;     size_t dyp_cap;      /* direct: (M', nb, P) the gradient reaching y */
+  float  *dyq;     size_t dyq_cap;      /* direct: (nb, OH, OWp/VL, M', VL) dyp packed */
+  float  *xs;      size_t xs_cap;       /* direct: (nb, C, Hp, OWp/VL, k, VL) the planes'
+                                         * vectors shifted by kj = 0 … k − 1 */
   float  *dplanes; size_t dplanes_cap;  /* direct: (nb, M, Hq, Wq) gradient planes */
   float  *dW;      size_t dW_cap;       /* this part's weight gradient (lanes, or (M, K)) */
   float  *sums;    size_t sums_cap;     /* this part's sums of the prologue */
@@ -303,8 +306,19 @@ typedef struct {
 typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int rows, int cols,
                                    const float *plane, int wp, size_t ps, int channels, int k,
                                    const float *w, size_t ws);
-typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t dms,
-                                  int ow, int rows, const float *plane, int wp);
+/* acc[m·ams + kj·VL + lane] += Σ_s dy[s·ds + m·VL + lane] · xs[s·xss + kj·VL + lane]
+ * over `steps` positions s (mb channels, KB columns): the weight gradient
+ * over the packed operands below. */
+typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t ds,
+                                  const float *xs, size_t xss, int steps);
+/* xs (Hp, nvq, k, VL): xs[r][q][kj] = the VL floats of plane (Hp, Wp) row r
+ * from column q·VL + kj. */
+typedef void (*CamlConvPackX) (float *xs, const float *plane, int hp, int wp, int nvq,
+                               int k);
+/* dyq (OH, nvq, mp, VL): dyq[y][q][m] = the VL floats of row y of dy[m·dms …]
+ * (OH rows of ow) from column q·VL, zeros past ow. */
+typedef void (*CamlConvPackDy) (float *dyq, const float *dy, size_t dms, int mp, int oh,
+                                int ow, int nvq);
 typedef struct {
   const char        *isa;
   int                vl;
@@ -313,6 +327,8 @@ typedef struct {
   int                dw_kb;
   int                dw_mb[CAML_CONV_DW_KB_MAX + 1];
   CamlConvDwKernel   dw[CAML_CONV_DW_KB_MAX + 1];
+  CamlConvPackX      pack_x;
+  CamlConvPackDy     pack_dy;
 } CamlConvKernels;
 
 /* The best set this CPU runs (AVX-512, AVX2, else SSE2 or generic). */
