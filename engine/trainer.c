@@ -224,6 +224,37 @@ trainer_next_batch (CamlTrainer *trainer, const float **x, const float **y,
 /* One optimisation step `step` (0-based). On divergence the weights are the
  * last finite ones (caml_trainer_roll_back), trainer->divergence says where, and
  * the error names step + 1 and the culprit. */
+/* The optimizer's step and the weight average's, alike for one process and
+ * a replica: the optimizer keeps what undoes its step and checks the
+ * weights it changes; a non-finite update rolls back and fails the step. */
+static gboolean
+trainer_update (CamlTrainer *trainer, long step, GError **error)
+{
+  CamlModel *model = trainer->model;
+  CamlDivergence *d = &trainer->divergence;
+
+  trainer->undo_step = step;
+  trainer->undo_tokens = trainer->tokens;   /* written by this thread only */
+  if (trainer->exp->average_decay > 0.0 && trainer->average == NULL)
+    trainer->average = caml_average_new (model, trainer->exp->average_decay,
+                                         caml_optimizer_is_sparse (trainer->opt));
+  if (trainer->average != NULL)
+    caml_average_prepare (trainer->average, model, step);
+  if (!caml_optimizer_step (trainer->opt, model, step)
+      && caml_trainer_find_bad_param (model, model->w, &d->layer, &d->param))
+    {
+      d->kind = CAML_DIVERGED_UPDATE;
+      caml_trainer_roll_back (trainer, step, FALSE,
+                              g_strdup_printf ("update of layer %d (%s) parameter %s is not finite",
+                                               d->layer, model->layers[d->layer]->ops->name,
+                                               d->param), error);
+      return FALSE;
+    }
+  if (trainer->average != NULL)
+    caml_average_update (trainer->average, model, step);
+  return TRUE;
+}
+
 static gboolean
 trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *tokens,
                  GError **error)
@@ -275,27 +306,8 @@ trainer_do_step (CamlTrainer *trainer, long step, float *loss_out, gint64 *token
       return FALSE;
     }
 
-  /* The optimizer keeps what undoes its step and checks the weights it
-   * changes. */
-  trainer->undo_step = step;
-  trainer->undo_tokens = trainer->tokens;   /* written by this thread only */
-  if (trainer->exp->average_decay > 0.0 && trainer->average == NULL)
-    trainer->average = caml_average_new (model, trainer->exp->average_decay,
-                                         caml_optimizer_is_sparse (trainer->opt));
-  if (trainer->average != NULL)
-    caml_average_prepare (trainer->average, model, step);
-  if (!caml_optimizer_step (trainer->opt, model, step)
-      && caml_trainer_find_bad_param (model, model->w, &d->layer, &d->param))
-    {
-      d->kind = CAML_DIVERGED_UPDATE;
-      caml_trainer_roll_back (trainer, step, FALSE,
-                              g_strdup_printf ("update of layer %d (%s) parameter %s is not finite",
-                                               d->layer, model->layers[d->layer]->ops->name,
-                                               d->param), error);
-      return FALSE;
-    }
-  if (trainer->average != NULL)
-    caml_average_update (trainer->average, model, step);
+  if (!trainer_update (trainer, step, error))
+    return FALSE;
   trainer->unchecked_x = x;
   trainer->unchecked_y = y;
   trainer->unchecked_loss = loss;
@@ -426,25 +438,8 @@ trainer_do_step_replica (CamlTrainer *trainer, long step, float *loss_out, gint6
                               error);
       return FALSE;
     }
-  trainer->undo_step = step;
-  trainer->undo_tokens = trainer->tokens;
-  if (trainer->exp->average_decay > 0.0 && trainer->average == NULL)
-    trainer->average = caml_average_new (model, trainer->exp->average_decay,
-                                         caml_optimizer_is_sparse (trainer->opt));
-  if (trainer->average != NULL)
-    caml_average_prepare (trainer->average, model, step);
-  if (!caml_optimizer_step (trainer->opt, model, step)
-      && caml_trainer_find_bad_param (model, model->w, &d->layer, &d->param))
-    {
-      d->kind = CAML_DIVERGED_UPDATE;
-      caml_trainer_roll_back (trainer, step, FALSE,
-                              g_strdup_printf ("update of layer %d (%s) parameter %s is not finite",
-                                               d->layer, model->layers[d->layer]->ops->name,
-                                               d->param), error);
-      return FALSE;
-    }
-  if (trainer->average != NULL)
-    caml_average_update (trainer->average, model, step);
+  if (!trainer_update (trainer, step, error))
+    return FALSE;
   trainer->unchecked_x = trainer->bx;
   trainer->unchecked_y = trainer->by;
   trainer->unchecked_loss = loss;
