@@ -19,25 +19,28 @@
 
 /* --- data */
 
-/* data.idx: four paths, all required. Relative paths are resolved against
- * the experiment file's directory (p->base_dir) when there is one. */
+/* The required paths of a data section (data.idx: four IDX files,
+ * data.text: the train and test text<TAB>label files), all or nothing into
+ * dst. Relative paths are resolved against the experiment file's directory
+ * (p->base_dir) when there is one. */
 static gboolean
-parse_idx (CamlParser *p, JsonNode *node, CamlDataConfig *data)
+parse_paths (CamlParser *p, JsonNode *node, const char *section, const char *const *keys,
+             int n, const char *what, char **dst)
 {
   JsonObject *obj = NULL;
-  if (!caml_parser_expect_object (p, node, "data.idx", &obj)
-      || !caml_parser_check_keys (p, obj, "data.idx", caml_idx_keys, G_N_ELEMENTS (caml_idx_keys),
-                                  NULL))
+  if (!caml_parser_expect_object (p, node, section, &obj)
+      || !caml_parser_check_keys (p, obj, section, keys, n, NULL))
     return FALSE;
   char *paths[4] = { NULL };
+  g_assert (n <= (int) G_N_ELEMENTS (paths));
   gboolean ok = TRUE;
-  for (int i = 0; i < 4 && ok; i++)
+  for (int i = 0; i < n && ok; i++)
     {
-      char *where = caml_parser_child_path ("data.idx", caml_idx_keys[i]);
-      JsonNode *m = json_object_get_member (obj, caml_idx_keys[i]);
+      char *where = caml_parser_child_path (section, keys[i]);
+      JsonNode *m = json_object_get_member (obj, keys[i]);
       const char *s = NULL;
       if (m == NULL)
-        ok = caml_parser_fail (p, CAML_ERROR_INVALID, where, "missing (the path of an IDX file)");
+        ok = caml_parser_fail (p, CAML_ERROR_INVALID, where, "missing (%s)", what);
       else if ((ok = caml_parser_get_string (p, m, where, &s)) && *s == '\0')
         ok = caml_parser_fail (p, CAML_ERROR_INVALID, where, "the path is empty");
       else if (ok)
@@ -45,12 +48,12 @@ parse_idx (CamlParser *p, JsonNode *node, CamlDataConfig *data)
                      ? g_canonicalize_filename (s, p->base_dir) : g_strdup (s);
       g_free (where);
     }
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < n; i++)
     {
       if (ok)
         {
-          g_free (data->idx_paths[i]);
-          data->idx_paths[i] = paths[i];
+          g_free (dst[i]);
+          dst[i] = paths[i];
         }
       else
         g_free (paths[i]);
@@ -58,44 +61,18 @@ parse_idx (CamlParser *p, JsonNode *node, CamlDataConfig *data)
   return ok;
 }
 
-/* data.text: the train and test files, both required; relative paths as
- * for data.idx. */
+static gboolean
+parse_idx (CamlParser *p, JsonNode *node, CamlDataConfig *data)
+{
+  return parse_paths (p, node, "data.idx", caml_idx_keys, G_N_ELEMENTS (caml_idx_keys),
+                      "the path of an IDX file", data->idx_paths);
+}
+
 static gboolean
 parse_text_paths (CamlParser *p, JsonNode *node, CamlDataConfig *data)
 {
-  JsonObject *obj = NULL;
-  if (!caml_parser_expect_object (p, node, "data.text", &obj)
-      || !caml_parser_check_keys (p, obj, "data.text", caml_text_keys,
-                                  G_N_ELEMENTS (caml_text_keys), NULL))
-    return FALSE;
-  char *paths[2] = { NULL };
-  gboolean ok = TRUE;
-  for (int i = 0; i < 2 && ok; i++)
-    {
-      char *where = caml_parser_child_path ("data.text", caml_text_keys[i]);
-      JsonNode *m = json_object_get_member (obj, caml_text_keys[i]);
-      const char *s = NULL;
-      if (m == NULL)
-        ok = caml_parser_fail (p, CAML_ERROR_INVALID, where,
-                               "missing (the path of a text<TAB>label file)");
-      else if ((ok = caml_parser_get_string (p, m, where, &s)) && *s == '\0')
-        ok = caml_parser_fail (p, CAML_ERROR_INVALID, where, "the path is empty");
-      else if (ok)
-        paths[i] = p->base_dir != NULL && !g_path_is_absolute (s)
-                     ? g_canonicalize_filename (s, p->base_dir) : g_strdup (s);
-      g_free (where);
-    }
-  for (int i = 0; i < 2; i++)
-    {
-      if (ok)
-        {
-          g_free (data->text_paths[i]);
-          data->text_paths[i] = paths[i];
-        }
-      else
-        g_free (paths[i]);
-    }
-  return ok;
+  return parse_paths (p, node, "data.text", caml_text_keys, G_N_ELEMENTS (caml_text_keys),
+                      "the path of a text<TAB>label file", data->text_paths);
 }
 
 /* The keys every text kind takes. */
