@@ -143,6 +143,8 @@ json_string (Json *j)
           continue;
         }
       int e = caml_emb_reader_peek (r);
+      if (e < 0)   /* a backslash last: nothing to step over */
+        return json_fail_at (j, start, "the string starting here never ends");
       r->pos++;
       switch (e)
         {

@@ -300,6 +300,15 @@ test_wink_errors (void **state)
   assert_string_equal (error->message, "d.json:1:70: nested more than 64 levels deep");
   g_error_free (error);
   g_string_free (deep, TRUE);
+  /* A string whose last byte is a backslash (found by fuzzing: the escape
+   * was stepped over past the end, and the error's position read beyond
+   * the buffer). */
+  const char *cut = "{\"preci[ci[io\\";
+  error = NULL;
+  assert_null (caml_embeddings_load_data ((const guint8 *) cut, strlen (cut), "c.json",
+                                          &error));
+  assert_string_equal (error->message, "c.json:1:2: the string starting here never ends");
+  g_error_free (error);
 }
 
 /* Read from a file, through the reader's 64 KiB buffer, an error's line and
