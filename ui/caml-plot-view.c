@@ -485,6 +485,32 @@ update_hover (CamlPlotView *self)
     gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+gboolean
+caml_plot_view_to_data (CamlPlotView *self, double x, double y, double *data_x, double *data_y,
+                        double *pixels_per_x, double *pixels_per_y)
+{
+  g_return_val_if_fail (CAML_IS_PLOT_VIEW (self), FALSE);
+  const CamlPlotLine *line = scene_line (self->scene);
+  if (line == NULL || self->frame.width <= 0 || self->frame.height <= 0
+      || x < self->frame.x || x > self->frame.x + self->frame.width
+      || y < self->frame.y || y > self->frame.y + self->frame.height)
+    return FALSE;
+  const CamlPlotAxis *xa = caml_plot_line_get_x_axis (line);
+  const CamlPlotAxis *ya = caml_plot_line_get_y_axis (line);
+  double x0 = self->frame.x, x1 = self->frame.x + self->frame.width;
+  double y0 = self->frame.y + self->frame.height, y1 = self->frame.y;
+  *data_x = caml_plot_axis_unmap (xa, x, x0, x1);
+  *data_y = caml_plot_axis_unmap (ya, y, y0, y1);
+  /* the scale near the point: pixels a unit of data spans there */
+  if (pixels_per_x != NULL)
+    *pixels_per_x = fabs (caml_plot_axis_map (xa, *data_x + 1e-6, x0, x1)
+                          - caml_plot_axis_map (xa, *data_x, x0, x1)) / 1e-6;
+  if (pixels_per_y != NULL)
+    *pixels_per_y = fabs (caml_plot_axis_map (ya, *data_y + 1e-6, y0, y1)
+                          - caml_plot_axis_map (ya, *data_y, y0, y1)) / 1e-6;
+  return TRUE;
+}
+
 static void
 on_motion (GtkEventControllerMotion *motion, double x, double y, CamlPlotView *self)
 {

@@ -385,5 +385,6 @@ caml_window_plots_set_session (CamlWindow *self, CamlSession *session)
   caml_sigma_page_set_session (self->sigma_page, session);
   caml_words_view_set_session (self->words_page, session);
   caml_runs_view_set_session (self->runs_page, session);
+  caml_sweep_view_set_session (self->sweep_page, session);
   caml_inspect_page_set_session (self->inspect_page, session);
 }
