@@ -13,7 +13,7 @@
 #include "caml-plot.h"
 #include "cli.h"
 #include "cli-common.h"
-#include "cli-results.h"
+#include "results-dir.h"
 #include "presets.h"
 
 static const struct {
@@ -465,10 +465,10 @@ caml_cli_rnn_sanity (int argc, char **argv)
                    right[0], cell->n_runs, right[1], cell->n_runs);
         }
       /* all or nothing: an earlier run's files stay as they were if one fails */
-      g_autoptr (CamlCliResults) written = caml_cli_results_new (out_dir, &error);
+      g_autoptr (CamlResultsDir) written = caml_results_dir_new (out_dir, &error);
       if (written == NULL || !write_tables (written->dir, results, N_CELLS, &error)
           || !write_plot (written->dir, results, N_CELLS, steps, &error)
-          || !caml_cli_results_commit (written, is_rnn_sanity_result, &error))
+          || !caml_results_dir_commit (written, is_rnn_sanity_result, &error))
         {
           g_printerr ("caml rnn-sanity: %s\n", error->message);
           if (written != NULL)

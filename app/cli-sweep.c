@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "cli-common.h"
 #include "cli-mpi.h"
-#include "cli-results.h"
+#include "results-dir.h"
 
 typedef struct {
   char  *key;
@@ -616,7 +616,7 @@ caml_cli_sweep (int argc, char **argv)
   g_auto (GStrv) grids = NULL, layer_options = NULL, args = NULL;
   gint64 seed = -1, steps = -1;   /* -1: the experiment's */
   gboolean no_baseline = FALSE;
-  g_autoptr (CamlCliResults) written = NULL;   /* sweep.csv, sweep.md, sweep.png */
+  g_autoptr (CamlResultsDir) written = NULL;   /* sweep.csv, sweep.md, sweep.png */
   const GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "Sweep the built-in experiment NAME", "NAME" },
     { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &grids,
@@ -812,11 +812,11 @@ caml_cli_sweep (int argc, char **argv)
   g_free (sw.results);
 
   /* all or nothing: an earlier sweep's tables stay as they were if one fails */
-  written = caml_cli_results_new (out_dir, &error);
+  written = caml_results_dir_new (out_dir, &error);
   if (written == NULL
       || !write_outputs (written->dir, axes, n_axes, (Result *) results->data, results->len,
                          classification, exp->name ? exp->name : "experiment", &error)
-      || !caml_cli_results_commit (written, is_sweep_result, &error))
+      || !caml_results_dir_commit (written, is_sweep_result, &error))
     {
       g_printerr ("caml sweep: %s\n", error->message);
       if (written != NULL)
