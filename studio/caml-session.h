@@ -73,7 +73,7 @@ CamlSession *caml_session_new (void);
 /* The window goes: jobs under way end without touching the session, the
  * run and its baseline are stopped and joined. */
 void         caml_session_close (CamlSession *self);
-/* Jobs under way in every session (tests wait for them). */
+/* Jobs under way in every session, sweeps included (tests wait for them). */
 int          caml_session_get_jobs_in_flight (void);
 
 /* ------------------------------------------------------------ document */

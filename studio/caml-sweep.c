@@ -345,6 +345,7 @@ deliver (gpointer data)
     }
   if (news->last)
     {
+      g_atomic_int_add (&in_flight, -1);   /* every piece of news is in */
       self->running = FALSE;
       g_atomic_int_set (&self->current, -1);
       g_object_notify_by_pspec (G_OBJECT (self), props[PROP_RUNNING]);
@@ -621,7 +622,6 @@ work (gpointer data)
   News *last = news_new (self, -1, CAML_SWEEP_RUN_QUEUED);
   last->last = TRUE;
   post (last);
-  g_atomic_int_add (&in_flight, -1);
   g_object_unref (self);
   return NULL;
 }

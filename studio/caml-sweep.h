@@ -47,7 +47,8 @@ CamlSweep *caml_sweep_new (CamlSweepPlan *plan, CamlRunData *data, const char *o
  * and the runs not started are skipped. */
 void       caml_sweep_cancel (CamlSweep *self);
 gboolean   caml_sweep_is_running (CamlSweep *self);
-/* Sweeps whose worker has not ended, in every session (tests wait). */
+/* Sweeps whose news has not all reached the main thread, in every
+ * session (caml_session_get_jobs_in_flight counts them). */
 int        caml_sweep_get_in_flight (void);
 
 const CamlSweepPlan *caml_sweep_get_plan (CamlSweep *self);

@@ -141,6 +141,7 @@ const char *caml_sweep_status_name (int status);
  * takes the results done so far (any order; those not done are left out). */
 CamlPlotLine     *caml_sweep_plot_new (const CamlSweepPlan *plan,
                                        const CamlSweepResult *results, int n);
+typedef struct _CamlPlotParallel CamlPlotParallel;
 CamlPlotParallel *caml_sweep_parallel_new (const CamlSweepPlan *plan,
                                            const CamlSweepResult *results, int n,
                                            int **row_results);
