@@ -40,3 +40,8 @@ void caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
                           const CamlPlotRect *area, const CamlPlotAxis *x, const CamlPlotAxis *y,
                           const char *const *x_tick_labels, const char *title,
                           const char *x_label, const char *y_label);
+
+/* A few words (why a plot is empty) wrapped at spaces to lines of at most
+ * 80 % of area's width, in a box at its middle; nothing for NULL or "". */
+void caml_plot_draw_note (cairo_t *cr, const CamlPlotStyle *style, const CamlPlotRect *area,
+                          const char *note);
