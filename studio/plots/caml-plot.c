@@ -91,27 +91,56 @@ caml_plot_text (cairo_t *cr, double size, gboolean bold,
 }
 
 static double
-bold_width (cairo_t *cr, double size, const char *text)
+weighted_width (cairo_t *cr, double size, gboolean bold, const char *text)
 {
   cairo_text_extents_t ext;
 
-  set_font (cr, size, TRUE);
+  set_font (cr, size, bold);
   cairo_text_extents (cr, text, &ext);
   return ext.x_advance;
 }
 
-/* The first n characters of title (whole UTF-8 ones), trailing spaces
+/* The first n characters of text (whole UTF-8 ones), trailing spaces
  * dropped, and "…". */
 static char *
-title_head (const char *title, glong n)
+text_head (const char *text, glong n)
 {
-  g_autofree char *head = g_utf8_substring (title, 0, n);
+  g_autofree char *head = g_utf8_substring (text, 0, n);
   return g_strconcat (g_strchomp (head), "…", NULL);
 }
 
-/* Characters of a title measured at most: more would not fit any plot, and
+/* Characters of a text measured at most: more would not fit any plot, and
  * measuring a name of megabytes took minutes. */
-#define TITLE_MAX_CHARS 1000
+#define TEXT_MAX_CHARS 1000
+
+char *
+caml_plot_shorten_text (cairo_t *cr, double size, gboolean bold, const char *text,
+                        double avail)
+{
+  glong total = g_utf8_strlen (text, -1);
+  glong n = MIN (total, TEXT_MAX_CHARS);
+  char *shown = n < total ? text_head (text, n) : g_strdup (text);
+
+  if (n <= 1 || weighted_width (cr, size, bold, shown) <= avail)
+    return shown;
+  /* The longest head that fits with "…" (at least one character), by
+   * bisection. */
+  glong lo = 1, hi = n - 1, best = 1;
+  while (lo <= hi)
+    {
+      glong mid = lo + (hi - lo) / 2;
+      g_autofree char *head = text_head (text, mid);
+      if (weighted_width (cr, size, bold, head) <= avail)
+        {
+          best = mid;
+          lo = mid + 1;
+        }
+      else
+        hi = mid - 1;
+    }
+  g_free (shown);
+  return text_head (text, best);
+}
 
 void
 caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double y,
@@ -121,37 +150,14 @@ caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double 
     return;
   double margin = MAX (4.0, 0.01 * width);
   double avail = MAX (width - 2.0 * margin, 1.0);
-  glong total = g_utf8_strlen (title, -1);
-  glong n = MIN (total, TITLE_MAX_CHARS);
-  g_autofree char *shown = n < total ? title_head (title, n) : g_strdup (title);
-  double tw = bold_width (cr, size, shown);
+  g_autofree char *whole = caml_plot_shorten_text (cr, size, TRUE, title, G_MAXDOUBLE);
+  double tw = weighted_width (cr, size, TRUE, whole);
 
   if (tw > avail)
-    {
-      size = MAX (size * avail / tw, 0.75 * size);
-      tw = bold_width (cr, size, shown);
-    }
-  /* Still too wide: the longest head that fits with "…" (at least one
-   * character), by bisection. */
-  if (tw > avail && n > 1)
-    {
-      glong lo = 1, hi = n - 1, best = 1;
-      while (lo <= hi)
-        {
-          glong mid = lo + (hi - lo) / 2;
-          g_autofree char *head = title_head (title, mid);
-          if (bold_width (cr, size, head) <= avail)
-            {
-              best = mid;
-              lo = mid + 1;
-            }
-          else
-            hi = mid - 1;
-        }
-      g_free (shown);
-      shown = title_head (title, best);
-      tw = bold_width (cr, size, shown);
-    }
+    size = MAX (size * avail / tw, 0.75 * size);
+  /* Still too wide: shortened with "…". */
+  g_autofree char *shown = caml_plot_shorten_text (cr, size, TRUE, title, avail);
+  tw = weighted_width (cr, size, TRUE, shown);
   cx = CLAMP (cx, margin + 0.5 * tw, MAX (margin + 0.5 * tw, width - margin - 0.5 * tw));
   caml_plot_text (cr, size, TRUE, cx, y, 0.5, 1.0, shown);
 }
