@@ -211,6 +211,7 @@ void
 caml_parallel_view_set_plot (CamlParallelView *self, CamlPlotParallel *plot)
 {
   g_return_if_fail (CAML_IS_PARALLEL_VIEW (self));
+  g_return_if_fail (plot == NULL || plot != self->plot);
   CamlPlotParallel *old = self->plot;
   gboolean dropped = FALSE;
 
