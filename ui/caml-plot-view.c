@@ -167,9 +167,8 @@ rounded_rect (cairo_t *cr, double x, double y, double w, double h, double r)
   cairo_close_path (cr);
 }
 
-/* The white card with rounded corners, and the clip to it. */
-static void
-card (cairo_t *cr, int width, int height)
+void
+caml_plot_view_draw_card (cairo_t *cr, int width, int height)
 {
   rounded_rect (cr, 0, 0, width, height, 8);
   cairo_set_source_rgb (cr, 1, 1, 1);
@@ -184,7 +183,7 @@ static void
 draw_render (cairo_t *cr, double width, double height, gpointer user_data)
 {
   Render *render = user_data;
-  card (cr, render->width, render->height);
+  caml_plot_view_draw_card (cr, render->width, render->height);
   draw_scene (render->scene, cr, render->width, render->height, &render->frame);
   draw_hint (cr, render->scene, render->hint, &render->frame, render->width, render->height);
 }
@@ -419,7 +418,7 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
       else
         {
           /* Stretched while one at the new size is drawn. */
-          card (cr, width, height);
+          caml_plot_view_draw_card (cr, width, height);
           cairo_save (cr);
           cairo_scale (cr, (double) width / self->image->width,
                        (double) height / self->image->height);
@@ -429,7 +428,7 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
         }
     }
   else
-    card (cr, width, height);
+    caml_plot_view_draw_card (cr, width, height);
   if (!scene_has_plot (self->scene) && self->placeholder != NULL)
     {
       /* Centred, and wrapped to the card's width: a narrow card (the

@@ -17,6 +17,10 @@ typedef char *(*CamlPlotViewHoverFunc) (CamlPlotView *view, double x, double y,
                                         gpointer user_data);
 
 GtkWidget *caml_plot_view_new (void);
+/* The white card with rounded corners plots are shown on in a window (the
+ * plots use dark ink, so they read the same in light and dark themes), and
+ * the clip to it; for other views of plots too (caml-parallel-view.c). */
+void       caml_plot_view_draw_card (cairo_t *cr, int width, int height);
 /* Shows plots [first, first + n) of figure side by side (NULL: none);
  * takes a reference of its own. */
 void       caml_plot_view_set_figure (CamlPlotView *self, CamlPlotFigure *figure, int first,
