@@ -141,10 +141,13 @@ const char *caml_sweep_status_name (int status);
  * takes the results done so far (any order; those not done are left out). */
 CamlPlotLine     *caml_sweep_plot_new (const CamlSweepPlan *plan,
                                        const CamlSweepResult *results, int n);
-typedef struct _CamlPlotParallel CamlPlotParallel;
+/* … row_results (may be NULL) gets which result each of its rows is (new). */
 CamlPlotParallel *caml_sweep_parallel_new (const CamlSweepPlan *plan,
                                            const CamlSweepResult *results, int n,
                                            int **row_results);
+/* sweep-parallel.png's drawing (1200 × 600) at path. */
+gboolean caml_sweep_write_parallel (const CamlSweepPlan *plan, const CamlSweepResult *results,
+                                    int n, const char *path, GError **error);
 /* sweep.csv, sweep.md, sweep.png and sweep-parallel.png into dir (the
  * caller's staging directory: results-dir.h). */
 gboolean caml_sweep_write_tables (const CamlSweepPlan *plan, const CamlSweepResult *results,

@@ -129,7 +129,7 @@ test_sweep_from_window (void **state)
   assert_int_equal (g_list_model_get_n_items (rows), 8);
   assert_int_equal (g_list_model_get_n_items (caml_session_get_runs (session)), 8);
   assert_true (caml_plot_view_has_plot (caml_sweep_view_get_plot (view)));
-  CamlPlotParallel *parallel = caml_parallel_view_get_plot (caml_sweep_view_get_parallel (view));
+  const CamlPlotParallel *parallel = caml_parallel_view_get_plot (caml_sweep_view_get_parallel (view));
   assert_non_null (parallel);
   assert_int_equal (caml_plot_parallel_get_n_rows (parallel), 8);
   assert_true (enabled (win, "sweep"));
