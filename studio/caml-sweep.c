@@ -340,8 +340,7 @@ deliver (gpointer data)
       if (ended && news->state != CAML_SWEEP_RUN_SKIPPED)
         g_signal_emit (self, signals[SIGNAL_RUN_ENDED], 0, item);
       /* the table's row shows the new state */
-      g_list_store_remove (self->runs, (guint) news->index);
-      g_list_store_insert (self->runs, (guint) news->index, item);
+      g_list_model_items_changed (G_LIST_MODEL (self->runs), (guint) news->index, 1, 1);
     }
   if (news->last)
     {
