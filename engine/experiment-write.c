@@ -101,6 +101,29 @@ optimizer_field_value (const CamlOptimizerConfig *c, CamlOptimizerField f)
 }
 
 char *
+caml_experiment_get_setting (const CamlExperiment *exp, const char *path)
+{
+  GString *s = g_string_new (NULL);
+  if (g_str_equal (path, "training.steps"))
+    g_string_append_printf (s, "%d", exp->steps);
+  else if (g_str_equal (path, "training.batch_size"))
+    g_string_append_printf (s, "%d", exp->batch_size);
+  else if (g_str_equal (path, "seed"))
+    g_string_append_printf (s, "%" G_GUINT64_FORMAT, exp->seed);
+  else
+    {
+      int f = caml_experiment_optimizer_field (exp, path);
+      if (f == CAML_FIELD_EM_STEPS)
+        g_string_append_printf (s, "%d", exp->optimizer.em_steps);
+      else if (f >= 0)
+        caml_experiment_append_double (s, optimizer_field_value (&exp->optimizer, f));
+      else
+        return g_string_free (s, TRUE), NULL;
+    }
+  return g_string_free (s, FALSE);
+}
+
+char *
 caml_experiment_to_json (const CamlExperiment *exp)
 {
   GString *s = g_string_new ("{\n  \"name\": ");
