@@ -94,17 +94,17 @@ static gboolean
 apply_point (CamlExperiment *exp, char **layer_options, char **assign, char **grids,
              int n_axes, GError **error)
 {
-  g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlCliAssignment));
-  caml_cli_add_layer_options (list, layer_options);
+  g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlAssignment));
+  caml_assignments_add_options (list, layer_options);
   char *given[2] = { NULL, NULL };
   for (int a = 0; a < n_axes; a++)
     {
       given[a] = g_strconcat ("--grid ", grids[a], NULL);
-      CamlCliAssignment point = { assign[a], given[a] };
+      CamlAssignment point = { assign[a], given[a] };
       g_array_append_val (list, point);
     }
-  gboolean ok = caml_cli_apply_assignments (exp, (CamlCliAssignment *) list->data,
-                                            (int) list->len, error);
+  gboolean ok = caml_experiment_assign (exp, (CamlAssignment *) list->data, (int) list->len,
+                                        error);
   for (int a = 0; a < n_axes; a++)
     g_free (given[a]);
   return ok;

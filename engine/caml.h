@@ -628,6 +628,11 @@ void            caml_experiment_append_double (GString *s, double v);
  * "optimizer.weight_decay", "training.steps", "training.batch_size",
  * "seed". NULL-terminated. */
 extern const char *const caml_experiment_settings[];
+/* Whether path is one of them that exp has: else an error that says so
+ * ("optimizer.momentum: not a setting (one of …)"), or names the fields of
+ * exp's optimizer when that lacks it. */
+gboolean        caml_experiment_check_setting (const CamlExperiment *exp, const char *path,
+                                               GError **error);
 /* Sets the one at path from text as a command line gives it ("0.01",
  * "200"), with the file's ranges and words ("training.steps: 0 is out of
  * range 1…1000000000"; "optimizer.lr: \"fast\" is not a number"). A path

@@ -460,8 +460,7 @@ setting_node (const char *text)
 }
 
 gboolean
-caml_experiment_set_setting (CamlExperiment *exp, const char *path, const char *text,
-                             GError **error)
+caml_experiment_check_setting (const CamlExperiment *exp, const char *path, GError **error)
 {
   CamlParser p = { .source = NULL, .error = error };   /* "PATH: problem" */
   if (!g_strv_contains (caml_experiment_settings, path))
@@ -482,6 +481,17 @@ caml_experiment_set_setting (CamlExperiment *exp, const char *path, const char *
       g_string_free (has, TRUE);
       return FALSE;
     }
+  return TRUE;
+}
+
+gboolean
+caml_experiment_set_setting (CamlExperiment *exp, const char *path, const char *text,
+                             GError **error)
+{
+  CamlParser p = { .source = NULL, .error = error };   /* "PATH: problem" */
+  if (!caml_experiment_check_setting (exp, path, error))
+    return FALSE;
+  int field = caml_experiment_optimizer_field (exp, path);
   JsonNode *node = setting_node (text);
   if (node == NULL)
     return caml_parser_fail (&p, CAML_ERROR_INVALID, path, "\"%s\" is not a number", text);
