@@ -256,6 +256,9 @@ void     caml_layer_ops_default_options (const CamlLayerOps *ops, double *opt);
 /* Check one value against its spec; the error names `where` (e.g. "model[1].units"). */
 gboolean caml_option_check (const CamlOptionSpec *spec, double value,
                             const char *where, GError **error);
+/* A value as a command line gives it and the experiment file writes it
+ * ("3", "0.01", "true", "tanh"), appended to s. */
+void     caml_option_append_text (GString *s, const CamlOptionSpec *spec, double value);
 
 /* ------------------------------------------------------------------ model */
 

@@ -60,11 +60,9 @@ caml_experiment_append_double (GString *s, double v)
   g_string_append (s, buf);
 }
 
-static void
-append_option (GString *s, const CamlOptionSpec *spec, double value)
+void
+caml_option_append_text (GString *s, const CamlOptionSpec *spec, double value)
 {
-  append_string (s, spec->key);
-  g_string_append (s, ": ");
   switch (spec->type)
     {
     case CAML_OPT_INT:
@@ -77,9 +75,20 @@ append_option (GString *s, const CamlOptionSpec *spec, double value)
       g_string_append (s, value != 0.0 ? "true" : "false");
       break;
     case CAML_OPT_ENUM:
-      append_string (s, spec->choices[(int) value]);
+      g_string_append (s, spec->choices[(int) value]);
       break;
     }
+}
+
+static void
+append_option (GString *s, const CamlOptionSpec *spec, double value)
+{
+  append_string (s, spec->key);
+  g_string_append (s, ": ");
+  if (spec->type == CAML_OPT_ENUM)
+    append_string (s, spec->choices[(int) value]);   /* a JSON string */
+  else
+    caml_option_append_text (s, spec, value);
 }
 
 static double

@@ -56,8 +56,8 @@ expect_usage "a flag two ways" "^caml sweep: --grid bias=true,1: the values true
   || { echo "sweep -n 7 -s 5 failed"; cat "$dir/out" "$dir/err"; exit 1; }
 grep -q '"steps" : 7' "$dir/ok/units=1/ca/summary.json" || { echo "the run did not train 7 steps"; cat "$dir/ok/units=1/ca/summary.json"; exit 1; }
 grep -q '"seed" : 5' "$dir/ok/units=1/ca/summary.json" || { echo "the run did not use seed 5"; exit 1; }
-grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,status,error$' "$dir/ok/sweep.csv" \
-  || { echo "sweep.csv has no status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
+grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,steps_per_second,status,error$' "$dir/ok/sweep.csv" \
+  || { echo "sweep.csv has no speed, status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
 grep -q '^1,context-aware,.*,ok,$' "$dir/ok/sweep.csv" || { echo "a finished run is not ok"; cat "$dir/ok/sweep.csv"; exit 1; }
 
 # sweep.csv keeps the seconds to 6 significant digits (it rounded to 0.0).
@@ -94,7 +94,7 @@ cmp -s "$dir/ok/sweep.csv" "$dir/sweep.before" || { echo "sweep.csv was replaced
 for units in 2 3; do
   mse=$(grep "^$units,plain," "$dir/plain/sweep.csv" | cut -d, -f3)
   short=$(printf '%.4g' "$mse")
-  grep -q "^| $units | plain | $short | $short | – | [0-9.e+-]* | ok |$" "$dir/plain/sweep.md" \
+  grep -q "^| $units | plain | $short | $short | – | [0-9.e+-]* | [0-9.e+-]* | ok |$" "$dir/plain/sweep.md" \
     || { echo "sweep.md: units=$units not given as $short"; cat "$dir/plain/sweep.md"; exit 1; }
   grep -q "^        test_mse $short$" "$dir/out" \
     || { echo "console: units=$units not given as $short"; cat "$dir/out"; exit 1; }
