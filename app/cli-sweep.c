@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "caml.h"
+#include "caml-json.h"
 #include "cli.h"
 #include "cli-common.h"
 #include "cli-mpi.h"
@@ -233,6 +234,14 @@ make_plan (const char *preset, char **args, char **grids, char **layer_options,
       return caml_sweep_plan_load (args[0], error);
     }
   int n_axes = grids ? (int) g_strv_length (grids) : 0;
+  /* a file meant as a sweep file that is no JSON: its own error */
+  if (n_axes == 0 && n_args == 1 && preset == NULL
+      && g_file_test (args[0], G_FILE_TEST_IS_REGULAR))
+    {
+      g_autoptr (CamlJsonDoc) doc = caml_json_doc_new_from_file (args[0], error);
+      if (doc == NULL)
+        return NULL;
+    }
   if (n_axes < 1 || n_axes > CAML_SWEEP_MAX_AXES)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,

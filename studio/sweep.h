@@ -124,10 +124,12 @@ gboolean       caml_sweep_plan_save (const CamlSweepPlan *plan, const char *path
 /* ------------------------------------------------------------ keys */
 
 /* The keys a sweep of exp may vary, as a picker offers them: each layer's
- * options as "N.KEY" (and, for an option two or more layers have, "KEY"),
- * then the settings above; titles[i] in words ("layer 0 (CA-CNN): kernel",
- * "learning rate (optimizer.lr)"); current[i] the experiment's value as
- * text ("5", "0.01"). NULL-terminated, free with g_strfreev. */
+ * options as "N.KEY", then, for an option two or more layers have, "KEY",
+ * then the settings above that exp's optimizer has; titles[i] in words
+ * ("layer 0 (CA-CNN): kernel", "learning rate (optimizer.lr)"); current[i]
+ * the experiment's value as text ("5", "0.01"; "" for a KEY whose layers
+ * differ). titles and current may be NULL. NULL-terminated, free each with
+ * g_strfreev. */
 char **caml_sweep_keys (const CamlExperiment *exp, char ***titles, char ***current);
 
 /* ------------------------------------------------------------ results */

@@ -251,5 +251,14 @@ status=0
 "$caml" sweep "$dir/bad.json" -o "$dir/bad" >"$dir/out" 2>"$dir/err" || status=$?
 [ $status -eq 1 ] && grep -q "^caml sweep: $dir/bad.json:2:45: grid\[0\].values\[1\]: layer 0 (ca_nn): units: 0 is out of range" "$dir/err" \
   && [ ! -e "$dir/bad" ] || { echo "a bad sweep file: status $status"; cat "$dir/err"; exit 1; }
+# … a syntax error too (it was "give one or two --grid"), and an
+# experiment file without --grid still asks for the grid.
+printf '{ "preset": "xor-ca-nn",\n  "grid": [ { "key": "units" "values": [1] } ] }\n' >"$dir/broken.json"
+status=0
+"$caml" sweep "$dir/broken.json" -o "$dir/bad" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] && grep -q "^caml sweep: $dir/broken.json:2:30: grid\[0\]: expected ',' or '}' in an object" "$dir/err" \
+  || { echo "a broken sweep file: status $status"; cat "$dir/err"; exit 1; }
+expect_usage "an experiment without --grid" "^caml sweep: give one or two --grid KEY=V1,V2,…, or a sweep file$" \
+  "$dir/embedding.json"
 
 echo ok
