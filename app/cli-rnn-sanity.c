@@ -349,13 +349,13 @@ caml_cli_rnn_sanity (int argc, char **argv)
             }
           if (!isnan (lr))
             exps[c]->optimizer.lr = lr;
-          g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlCliAssignment));
-          caml_cli_add_layer_options (list, layer_options);
+          g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlAssignment));
+          caml_assignments_add_options (list, layer_options);
           /* A plain KEY that only some cells have (peephole_init is the
            * CA-RNN's) goes to those; one that none has is an error below. */
           for (guint i = list->len; i-- > 0;)
             {
-              const char *text = g_array_index (list, CamlCliAssignment, i).assignment;
+              const char *text = g_array_index (list, CamlAssignment, i).assignment;
               if (layer_option_known (exps[c], text))
                 taken[i] = TRUE;
               else if (plain_key (text))
@@ -363,11 +363,11 @@ caml_cli_rnn_sanity (int argc, char **argv)
             }
           g_autofree char *width = g_strdup_printf ("1.units=%d", units);
           g_autofree char *given = g_strdup_printf ("--units %d", units);
-          CamlCliAssignment a = { width, given };
+          CamlAssignment a = { width, given };
           if (units != G_MININT)
             g_array_append_val (list, a);
-          if (!caml_cli_apply_assignments (exps[c], (CamlCliAssignment *) list->data,
-                                           (int) list->len, &error))
+          if (!caml_experiment_assign (exps[c], (CamlAssignment *) list->data, (int) list->len,
+                                       &error))
             status = 2;
         }
     }
