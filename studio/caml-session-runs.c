@@ -244,10 +244,22 @@ runs_keep_sweep_run (CamlSession *self, CamlSweep *sweep, CamlSweepRun *run)
   CamlRunRecord *record = caml_run_record_new (number, baseline, exp, f, losses, n_steps, rows,
                                                n_rows);
   caml_run_record_set_name (record, caml_sweep_run_get_name (run));
-  const CamlSweepPlan *plan = caml_sweep_get_plan (sweep);
+  /* what differs from the sweep's model run before it (the first: from
+   * the experiment swept) */
+  const CamlExperiment *before = caml_sweep_get_plan (sweep)->exp;
+  for (int i = index - 1; model == NULL && i >= 0; i--)
+    {
+      g_autoptr (CamlSweepRun) earlier = g_list_model_get_item (caml_sweep_get_runs (sweep),
+                                                                (guint) i);
+      if (!caml_sweep_run_is_baseline (earlier) && caml_sweep_run_get_experiment (earlier))
+        {
+          before = caml_sweep_run_get_experiment (earlier);
+          break;
+        }
+    }
   g_autofree char *differs = model != NULL
                              ? g_strdup_printf ("baseline of Run %d", number)
-                             : caml_run_record_describe_changes (plan->exp, exp);
+                             : caml_run_record_describe_changes (before, exp);
   g_autofree char *said = g_strdup_printf ("sweep: %s", differs);
   caml_run_record_set_differs (record, said);
   g_signal_connect (record, "notify::shown", G_CALLBACK (on_record_shown), self);

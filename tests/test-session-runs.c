@@ -278,6 +278,13 @@ on_notice (CamlSession *s, const char *message, gboolean warning, char **notice)
   *notice = g_strdup (message);
 }
 
+static void
+on_error (CamlSession *s, int kind, const char *message, char **error)
+{
+  g_free (*error);
+  *error = g_strdup (message);
+}
+
 static gboolean
 has_text (gpointer data)
 {
@@ -332,9 +339,12 @@ test_export_csv (void **state)
   g_clear_pointer (&notice, g_free);
   g_autofree char *bad = g_build_filename (dir, "missing", "runs.csv", NULL);
   char *error = NULL;
-  g_signal_connect_swapped (s, "error", G_CALLBACK (on_notice), &error);
+  g_signal_connect (s, "error", G_CALLBACK (on_error), &error);
   caml_session_export_runs (s, bad);
   assert_true (iterate_until (no_jobs, NULL, 30));
+  print_message ("error: %s\n", error);
+  assert_non_null (error);
+  assert_non_null (strstr (error, "Cannot export the runs: "));
   g_signal_handlers_disconnect_by_data (s, &notice);
   g_signal_handlers_disconnect_by_data (s, &error);
   g_free (notice);
@@ -468,7 +478,7 @@ test_sweep_cancel (void **state)
   assert_true (caml_sweep_plan_add_axis (plan, "seed", seeds, 3, &error));
   assert_true (caml_session_start_sweep (s, plan, dir, &error));
   assert_true (iterate_until (sweep_training, s, 60));
-  assert_true (iterate_until (always_false, NULL, 0.3));   /* some steps */
+  iterate_until (always_false, NULL, 0.3);   /* some steps */
   caml_session_cancel_sweep (s);
   assert_true (iterate_until (not_sweeping, s, 60));
   assert_true (iterate_until (no_jobs, NULL, 30));
