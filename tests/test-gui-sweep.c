@@ -105,6 +105,7 @@ test_sweep_from_window (void **state)
   print_message ("bad: %s\n", caml_sweep_dialog_get_summary (dialog));
   assert_false (gtk_widget_get_sensitive (GTK_WIDGET (caml_sweep_dialog_get_start (dialog))));
   assert_non_null (strstr (caml_sweep_dialog_get_summary (dialog), "-1"));
+  assert_false (g_str_has_prefix (caml_sweep_dialog_get_summary (dialog), "--grid"));
 
   /* Two rates by two seeds, each with its baseline: 8 runs. */
   gtk_editable_set_text (caml_sweep_dialog_get_values (dialog, 0), "0.01,0.1");
@@ -114,6 +115,11 @@ test_sweep_from_window (void **state)
   print_message ("good: %s\n", caml_sweep_dialog_get_summary (dialog));
   assert_non_null (strstr (caml_sweep_dialog_get_summary (dialog), "8 runs"));
   assert_true (gtk_widget_get_sensitive (GTK_WIDGET (caml_sweep_dialog_get_start (dialog))));
+  const char *shots = g_getenv ("CAML_SCREENSHOT_DIR");
+  g_autofree char *asked = g_build_filename (shots != NULL ? shots : ".", "sweep-dialog.png",
+                                             NULL);
+  iterate_until (always_false, NULL, 0.3);
+  save_screenshot (GTK_WIDGET (dialog), asked);
   g_signal_emit_by_name (caml_sweep_dialog_get_start (dialog), "clicked");
   assert_true (caml_session_is_sweeping (session));
   assert_false (enabled (win, "sweep"));            /* one at a time */
@@ -138,6 +144,16 @@ test_sweep_from_window (void **state)
   g_autofree char *shot = g_build_filename (dir != NULL ? dir : ".", "sweep-page.png", NULL);
   iterate_until (always_false, NULL, 0.5);
   save_screenshot (GTK_WIDGET (win), shot);
+  /* the loss card gives the sweep its room, and takes it back */
+  assert_false (gtk_widget_get_visible (template_child (win, "loss_card")));
+  gtk_window_set_default_size (GTK_WINDOW (win), 1024, 700);
+  iterate_until (always_false, NULL, 0.5);
+  g_autofree char *small = g_build_filename (dir != NULL ? dir : ".", "sweep-page-1024.png",
+                                             NULL);
+  save_screenshot (GTK_WIDGET (win), small);
+  activate (win, "plots-page", g_variant_new_string ("runs"));
+  assert_true (gtk_widget_get_visible (template_child (win, "loss_card")));
+  activate (win, "plots-page", g_variant_new_string ("sweep"));
 
   /* A point of the plot opens its run: the point at rate 0.1 is that of
    * a run of rate 0.1. */
@@ -167,7 +183,12 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_sweep_from_window),
   };
+  /* the sweeps' default folder, under $XDG_DATA_HOME */
+  g_autofree char *data_home = g_dir_make_tmp ("caml-gui-sweep-XXXXXX", NULL);
+  g_setenv ("XDG_DATA_HOME", data_home, TRUE);
   if (!gui_harness_init ("test-gui-sweep"))
     return 1;
-  return gui_harness_finish (cmocka_run_group_tests (tests, NULL, NULL));
+  int failed = gui_harness_finish (cmocka_run_group_tests (tests, NULL, NULL));
+  remove_tree (data_home);
+  return failed;
 }

@@ -3,6 +3,7 @@
  * the baselines' switch, the folder, a line that says what the plan will
  * train or why it cannot, and Start. */
 #include <math.h>
+#include <string.h>
 
 #include "caml-sweep-dialog.h"
 
@@ -116,7 +117,11 @@ update (SweepDialog *d)
   g_autoptr (CamlSweepPlan) plan = build_plan (d, &error);
   if (plan == NULL)
     {
-      gtk_label_set_text (d->summary, error->message);
+      /* the check words it for the command line ("--grid KEY=…: …") */
+      const char *message = error->message;
+      if (g_str_has_prefix (message, "--grid "))
+        message += strlen ("--grid ");
+      gtk_label_set_text (d->summary, message);
       gtk_widget_add_css_class (GTK_WIDGET (d->summary), "error");
     }
   else

@@ -333,6 +333,8 @@ show_sweep (CamlSweepView *self, CamlSweep *sweep)
       g_signal_connect (sweep, "changed", G_CALLBACK (on_sweep_changed), self);
       selection = gtk_single_selection_new (g_object_ref (caml_sweep_get_runs (sweep)));
       gtk_single_selection_set_autoselect (selection, FALSE);
+      gtk_single_selection_set_can_unselect (selection, TRUE);
+      gtk_single_selection_set_selected (selection, GTK_INVALID_LIST_POSITION);
     }
   name_columns (self);
   gtk_column_view_set_model (self->table, GTK_SELECTION_MODEL (selection));

@@ -236,6 +236,9 @@ caml_window_show_page (CamlWindow *self, const char *page)
   if (words)
     caml_words_view_rebuild (self->words_page);
   gtk_stack_set_visible_child_name (self->plots_stack, page);
+  /* a sweep's page has plots of its own, not the window's run's: it takes
+   * the loss card's room too */
+  gtk_widget_set_visible (GTK_WIDGET (self->loss_card), !g_str_equal (page, "sweep"));
 }
 
 /* ---------------------------------------------------------------- export */
