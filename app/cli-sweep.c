@@ -157,8 +157,8 @@ end_run (int item, int rank, GBytes *bytes, gpointer data)
   r->done = TRUE;
   const char *error = "";
   int classification = -1;
-  g_autoptr (GVariant) v = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE (RESULT_TYPE),
-                                                                      bytes, FALSE));
+  g_autoptr (GVariant) v
+    = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE (RESULT_TYPE), bytes, FALSE));
   g_variant_get (v, RESULT_TYPE, &r->status, &r->metric, &r->test_loss, &r->sigma_auc,
                  &r->seconds, &r->steps_per_second, NULL, &classification);
   g_variant_get_child (v, 6, "&s", &error);

@@ -34,11 +34,10 @@ caml_parser_where (const CamlParser *p, const char *path, gboolean at_key)
                                         : g_strdup (p->source);
 }
 
-static gboolean
-fail_valist (CamlParser *p, CamlErrorCode code, const char *path, gboolean at_key,
-             const char *format, va_list args)
+gboolean
+caml_parser_fail_text (CamlParser *p, CamlErrorCode code, const char *path, gboolean at_key,
+                       const char *message)
 {
-  char *message = g_strdup_vprintf (format, args);
   char *where = caml_parser_where (p, path, at_key);
   char *full = *where != '\0' ? g_strconcat (where, ": ", message, NULL) : g_strdup (message);
   /* Messages are UTF-8 (a GUI shows them); json-glib's quote the document's
@@ -48,7 +47,6 @@ fail_valist (CamlParser *p, CamlErrorCode code, const char *path, gboolean at_ke
   g_free (valid);
   g_free (full);
   g_free (where);
-  g_free (message);
   return FALSE;
 }
 
@@ -57,19 +55,10 @@ caml_parser_fail (CamlParser *p, CamlErrorCode code, const char *path, const cha
 {
   va_list args;
   va_start (args, format);
-  fail_valist (p, code, path, FALSE, format, args);
+  char *message = g_strdup_vprintf (format, args);
   va_end (args);
-  return FALSE;
-}
-
-/* The same about a member's key (one that should not be there). */
-G_GNUC_PRINTF (4, 5) static gboolean
-fail_at_key (CamlParser *p, CamlErrorCode code, const char *path, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  fail_valist (p, code, path, TRUE, format, args);
-  va_end (args);
+  caml_parser_fail_text (p, code, path, FALSE, message);
+  g_free (message);
   return FALSE;
 }
 
@@ -129,8 +118,10 @@ caml_parser_check_keys (CamlParser *p, JsonObject *obj, const char *path,
           char *where = caml_parser_child_path (path, shown);
           char *expected = listed != NULL ? caml_parser_join_names (listed, -1)
                                           : caml_parser_join_names (allowed, n);
-          ok = fail_at_key (p, CAML_ERROR_INVALID, where, "unknown key (expected one of %s)",
-                            expected);
+          char *message = g_strdup_printf ("unknown key (expected one of %s)", expected);
+          ok = caml_parser_fail_text (p, CAML_ERROR_INVALID, where, TRUE /* at the key */,
+                                      message);
+          g_free (message);
           g_free (expected);
           g_free (where);
           g_free (shown);

@@ -74,6 +74,10 @@ typedef struct {
 G_GNUC_PRINTF (4, 5)
 gboolean caml_parser_fail (CamlParser *p, CamlErrorCode code, const char *path,
                            const char *format, ...);
+/* The same with the message made, about the member's key with at_key (one
+ * that should not be there). */
+gboolean caml_parser_fail_text (CamlParser *p, CamlErrorCode code, const char *path,
+                                gboolean at_key, const char *message);
 /* What an error about path starts with: "SOURCE: PATH", or in a document
  * with positions "SOURCE:LINE:COL: PREFIX.PATH" (at the member's key with
  * at_key). g_free it. */

@@ -103,11 +103,8 @@ caml_json_doc_fail (const CamlJsonDoc *doc, GError **error, const char *path, gb
   va_start (args, format);
   g_autofree char *problem = g_strdup_vprintf (format, args);
   va_end (args);
-  g_autofree char *where = caml_json_doc_where (doc, path, at_key);
-  g_autofree char *full = g_strconcat (where, ": ", problem, NULL);
-  g_autofree char *valid = g_utf8_make_valid (full, -1);
-  g_set_error_literal (error, CAML_ERROR, CAML_ERROR_INVALID, valid);
-  return FALSE;
+  CamlParser p = { .source = doc->source, .doc = doc, .error = error };
+  return caml_parser_fail_text (&p, CAML_ERROR_INVALID, path, at_key, problem);
 }
 
 gboolean
