@@ -132,7 +132,7 @@ struct _CamlSweep {
   /* between the worker and the main thread */
   gint             cancelled;   /* atomic */
   gint             current;     /* atomic: the run training, -1 */
-  gint64           step, total; /* atomic-ish: read for the status line only */
+  gint             step, total; /* atomic: the run training's step, for the status line */
   gint64           last_status_us;
   gint             status_pending;  /* atomic: an idle is queued */
 };
@@ -243,7 +243,7 @@ char *
 caml_sweep_dup_status (CamlSweep *self, double *fraction)
 {
   int current = g_atomic_int_get (&self->current);
-  long step = (long) self->step, total = (long) self->total;
+  long step = g_atomic_int_get (&self->step), total = g_atomic_int_get (&self->total);
   double part = current >= 0 && total > 0 ? (double) step / (double) total : 0.0;
   if (fraction != NULL)
     *fraction = self->n_runs > 0 ? (self->n_ended + part) / self->n_runs : 1.0;
@@ -386,8 +386,8 @@ deliver_status (gpointer data)
 static void
 note_step (CamlSweep *self, long step, long total)
 {
-  self->step = step;
-  self->total = total;
+  g_atomic_int_set (&self->step, (gint) MIN (step, G_MAXINT));
+  g_atomic_int_set (&self->total, (gint) MIN (total, G_MAXINT));
   gint64 now = g_get_monotonic_time ();
   if (now - self->last_status_us < STATUS_INTERVAL_US
       || !g_atomic_int_compare_and_exchange (&self->status_pending, 0, 1))
@@ -495,8 +495,8 @@ train_one (CamlSweep *self, int i)
   CamlRunRecorder *rec = caml_run_recorder_new (trainer, model, data->test, NULL, 0);
   Watch watch = { self, trainer, checkpoint, rec };
   caml_trainer_set_progress_func (trainer, on_progress, &watch, 1);
-  self->step = 0;
-  self->total = exp->steps;
+  g_atomic_int_set (&self->step, 0);
+  g_atomic_int_set (&self->total, exp->steps);
   if (caml_trainer_start (trainer, FALSE, &error))
     {
       for (;;)
