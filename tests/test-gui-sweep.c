@@ -177,11 +177,79 @@ test_sweep_from_window (void **state)
   iterate_until (always_false, NULL, 0.2);
 }
 
+static GtkDialog *
+message_dialog (void)
+{
+  GtkDialog *found = NULL;
+  GListModel *tops = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (tops) && found == NULL; i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (tops, i);
+      if (GTK_IS_MESSAGE_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        found = GTK_DIALOG (w);
+    }
+  return found;
+}
+
+static gboolean
+asking (gpointer data)
+{
+  return message_dialog () != NULL;
+}
+
+static gboolean
+sweep_training (gpointer data)
+{
+  CamlSweep *sweep = data;
+  g_autoptr (CamlSweepRun) first = g_list_model_get_item (caml_sweep_get_runs (sweep), 0);
+  return caml_sweep_run_get_state (first) == CAML_SWEEP_RUN_TRAINING;
+}
+
+/* Closing a window whose sweep runs says so when it asks; closing stops
+ * the run under way, which is still written (the application waits for
+ * it), and skips the rest. */
+static void
+test_close_while_sweeping (void **state)
+{
+  CamlWindow *win = CAML_WINDOW (caml_application_open_preset (app, "xor-ca-nn"));
+  assert_true (iterate_until (is_mapped, win, 10));
+  assert_true (iterate_until (not_loading, win, 10));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (template_child (win, "steps_spin")), 1000000);
+  CamlSession *session = caml_window_get_session (win);
+  activate (win, "sweep", NULL);
+  assert_true (iterate_until (dialog_shown, NULL, 5));
+  GtkWindow *dialog = sweep_dialog ();
+  pick_key (dialog, 0, "seed");
+  gtk_editable_set_text (caml_sweep_dialog_get_values (dialog, 0), "1,2");
+  g_signal_emit_by_name (caml_sweep_dialog_get_start (dialog), "clicked");
+  CamlSweep *sweep = g_object_ref (caml_session_get_sweep (session));
+  assert_true (iterate_until (sweep_training, sweep, 30));
+
+  gtk_window_close (GTK_WINDOW (win));
+  assert_true (iterate_until (asking, NULL, 5));
+  GtkDialog *question = message_dialog ();
+  g_autofree char *text = NULL, *more = NULL;
+  g_object_get (question, "text", &text, "secondary-text", &more, NULL);
+  print_message ("asked: %s — %s\n", text, more);
+  /* the steps were edited: Save or Discard, and the sweep stops either way */
+  assert_non_null (strstr (more, "The sweep under way stops"));
+  gtk_dialog_response (question, 1);   /* Discard */
+  assert_true (iterate_until (no_jobs, NULL, 60));
+  assert_false (caml_sweep_is_running (sweep));
+  g_autoptr (CamlSweepRun) first = g_list_model_get_item (caml_sweep_get_runs (sweep), 0);
+  assert_int_equal (caml_sweep_run_get_state (first), CAML_SWEEP_RUN_DONE);
+  g_autofree char *weights = g_build_filename (caml_sweep_run_get_dir (first), "model.weights",
+                                               NULL);
+  assert_true (g_file_test (weights, G_FILE_TEST_IS_REGULAR));
+  g_object_unref (sweep);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_sweep_from_window),
+    cmocka_unit_test (test_close_while_sweeping),
   };
   /* the sweeps' default folder, under $XDG_DATA_HOME */
   g_autofree char *data_home = g_dir_make_tmp ("caml-gui-sweep-XXXXXX", NULL);

@@ -769,7 +769,20 @@ gboolean
 caml_window_has_something_to_lose (CamlWindow *self)
 {
   return caml_session_is_modified (self->session)
-         || caml_session_has_set_aside (self->session, NULL, NULL);
+         || caml_session_has_set_aside (self->session, NULL, NULL)
+         || caml_session_is_sweeping (self->session);
+}
+
+/* A sweep cancelled as its window closes still ends its run and writes
+ * it: the application stays until it has. */
+static void
+on_closed_sweep_running (CamlSweep *sweep, GParamSpec *pspec, GApplication *app)
+{
+  if (caml_sweep_is_running (sweep))
+    return;
+  g_signal_handlers_disconnect_by_func (sweep, on_closed_sweep_running, app);
+  g_application_release (app);
+  g_object_unref (app);
 }
 
 /* The close question has been answered (may_close: saved or discarded).
@@ -820,6 +833,14 @@ caml_window_close_request (GtkWindow *window)
     }
   caml_window_save_window_size (self);
   caml_session_drop_autosave (self->session);   /* saved, discarded or unchanged */
+  GtkApplication *app = gtk_window_get_application (window);
+  if (caml_session_is_sweeping (self->session) && app != NULL)
+    {
+      g_application_hold (G_APPLICATION (app));
+      g_signal_connect (caml_session_get_sweep (self->session), "notify::running",
+                        G_CALLBACK (on_closed_sweep_running), g_object_ref (app));
+      caml_session_cancel_sweep (self->session);
+    }
   /* Sources that hold a reference would keep the closed window alive
    * until they fire. */
   g_clear_handle_id (&self->focus_source, g_source_remove);
