@@ -18,6 +18,37 @@
 
 /* ------------------------------------------------------------ a run item */
 
+/* What a run leaves when it ends: its figures for the tables, what it
+ * trained, and for the runs list its figures and curves (has_figures: it
+ * made steps). */
+typedef struct {
+  CamlSweepResult result;
+  CamlExperiment *exp;
+  gboolean        has_figures;
+  CamlRunFigures  figures;
+  float          *losses;
+  long            n_steps;
+  CamlEvalRow    *rows;
+  int             n_rows;
+} Ended;
+
+static void
+ended_clear (Ended *e)
+{
+  caml_sweep_result_clear (&e->result);
+  g_clear_pointer (&e->exp, caml_experiment_free);
+  g_clear_pointer (&e->losses, g_free);
+  g_clear_pointer (&e->rows, g_free);
+}
+
+static void
+ended_init (Ended *e)
+{
+  memset (e, 0, sizeof *e);
+  e->result.metric = e->result.test_loss = e->result.sigma_auc = NAN;
+  e->result.seconds = e->result.steps_per_second = NAN;
+}
+
 struct _CamlSweepRun {
   GObject parent_instance;
   int               index;
@@ -26,15 +57,7 @@ struct _CamlSweepRun {
   char             *name;
   char             *dir;
   CamlSweepRunState state;
-  CamlSweepResult   result;
-  /* once ended */
-  CamlExperiment   *exp;
-  gboolean          has_figures;
-  CamlRunFigures    figures;
-  float            *losses;
-  long              n_steps;
-  CamlEvalRow      *rows;
-  int               n_rows;
+  Ended             ended;     /* figures NaN until it ends */
   CamlRunRecord    *record;    /* weak: the session's list holds it */
 };
 
@@ -46,10 +69,7 @@ caml_sweep_run_finalize (GObject *object)
   CamlSweepRun *self = CAML_SWEEP_RUN (object);
   g_free (self->name);
   g_free (self->dir);
-  caml_sweep_result_clear (&self->result);
-  g_clear_pointer (&self->exp, caml_experiment_free);
-  g_free (self->losses);
-  g_free (self->rows);
+  ended_clear (&self->ended);
   if (self->record != NULL)
     g_object_remove_weak_pointer (G_OBJECT (self->record), (gpointer *) &self->record);
   G_OBJECT_CLASS (caml_sweep_run_parent_class)->finalize (object);
@@ -64,17 +84,16 @@ caml_sweep_run_class_init (CamlSweepRunClass *klass)
 static void
 caml_sweep_run_init (CamlSweepRun *self)
 {
-  self->result.metric = self->result.test_loss = self->result.sigma_auc = NAN;
-  self->result.seconds = self->result.steps_per_second = NAN;
+  ended_init (&self->ended);
 }
 
 int caml_sweep_run_get_index (CamlSweepRun *self) { return self->index; }
 gboolean caml_sweep_run_is_baseline (CamlSweepRun *self) { return self->baseline; }
 const char *caml_sweep_run_get_name (CamlSweepRun *self) { return self->name; }
 CamlSweepRunState caml_sweep_run_get_state (CamlSweepRun *self) { return self->state; }
-const CamlSweepResult *caml_sweep_run_get_result (CamlSweepRun *self) { return &self->result; }
+const CamlSweepResult *caml_sweep_run_get_result (CamlSweepRun *self) { return &self->ended.result; }
 const char *caml_sweep_run_get_dir (CamlSweepRun *self) { return self->dir; }
-const CamlExperiment *caml_sweep_run_get_experiment (CamlSweepRun *self) { return self->exp; }
+const CamlExperiment *caml_sweep_run_get_experiment (CamlSweepRun *self) { return self->ended.exp; }
 CamlRunRecord *caml_sweep_run_get_record (CamlSweepRun *self) { return self->record; }
 
 void
@@ -87,21 +106,21 @@ caml_sweep_run_get_point (CamlSweepRun *self, int index[2])
 const CamlRunFigures *
 caml_sweep_run_get_figures (CamlSweepRun *self)
 {
-  return self->has_figures ? &self->figures : NULL;
+  return self->ended.has_figures ? &self->ended.figures : NULL;
 }
 
 const float *
 caml_sweep_run_get_losses (CamlSweepRun *self, long *n_steps)
 {
-  *n_steps = self->n_steps;
-  return self->losses;
+  *n_steps = self->ended.n_steps;
+  return self->ended.losses;
 }
 
 const CamlEvalRow *
 caml_sweep_run_get_rows (CamlSweepRun *self, int *n_rows)
 {
-  *n_rows = self->n_rows;
-  return self->rows;
+  *n_rows = self->ended.n_rows;
+  return self->ended.rows;
 }
 
 void
@@ -273,16 +292,9 @@ caml_sweep_dup_status (CamlSweep *self, double *fraction)
 
 typedef struct {
   CamlSweep       *sweep;
-  int              index;
+  int              index;     /* -1: none (the last news) */
   CamlSweepRunState state;
-  CamlSweepResult  result;
-  CamlExperiment  *exp;
-  gboolean         has_figures;
-  CamlRunFigures   figures;
-  float           *losses;
-  long             n_steps;
-  CamlEvalRow     *rows;
-  int              n_rows;
+  Ended            ended;     /* with an ended state */
   char            *problem;
   gboolean         last;      /* the worker has ended */
 } News;
@@ -290,10 +302,7 @@ typedef struct {
 static void
 news_free (News *news)
 {
-  caml_sweep_result_clear (&news->result);
-  g_clear_pointer (&news->exp, caml_experiment_free);
-  g_free (news->losses);
-  g_free (news->rows);
+  ended_clear (&news->ended);
   g_free (news->problem);
   g_object_unref (news->sweep);
   g_free (news);
@@ -321,19 +330,13 @@ deliver (gpointer data)
       item->state = news->state;
       if (ended)
         {
-          caml_sweep_result_clear (&item->result);
-          item->result = news->result;
-          item->result.error = g_strdup (news->result.error);
+          /* the news' to the item, a copy of its result to the tables' */
           caml_sweep_result_clear (&self->results[news->index]);
-          self->results[news->index] = news->result;
-          memset (&news->result, 0, sizeof news->result);   /* moved */
-          item->exp = g_steal_pointer (&news->exp);
-          item->has_figures = news->has_figures;
-          item->figures = news->figures;
-          item->losses = g_steal_pointer (&news->losses);
-          item->n_steps = news->n_steps;
-          item->rows = g_steal_pointer (&news->rows);
-          item->n_rows = news->n_rows;
+          self->results[news->index] = news->ended.result;
+          self->results[news->index].error = g_strdup (news->ended.result.error);
+          ended_clear (&item->ended);
+          item->ended = news->ended;
+          ended_init (&news->ended);
           if (news->state != CAML_SWEEP_RUN_SKIPPED)
             self->n_ended++;
         }
@@ -368,8 +371,7 @@ news_new (CamlSweep *self, int index, CamlSweepRunState state)
   news->sweep = g_object_ref (self);
   news->index = index;
   news->state = state;
-  news->result.metric = news->result.test_loss = news->result.sigma_auc = NAN;
-  news->result.seconds = news->result.steps_per_second = NAN;
+  ended_init (&news->ended);
   return news;
 }
 
@@ -464,10 +466,10 @@ static News *
 train_one (CamlSweep *self, int i)
 {
   News *news = news_new (self, i, CAML_SWEEP_RUN_FAILED);
-  caml_sweep_plan_run_of (self->plan, i, news->result.index, &news->result.baseline);
-  news->result.plain = !caml_sweep_plan_has_context_aware (self->plan);
-  news->result.done = TRUE;
-  news->result.status = 1;
+  caml_sweep_plan_run_of (self->plan, i, news->ended.result.index, &news->ended.result.baseline);
+  news->ended.result.plain = !caml_sweep_plan_has_context_aware (self->plan);
+  news->ended.result.done = TRUE;
+  news->ended.result.status = 1;
   g_autofree char *dir = caml_sweep_plan_run_dir (self->plan, self->out_dir, i);
   g_autoptr (GError) error = NULL;
   CamlExperiment *exp = caml_sweep_plan_experiment (self->plan, i, &error);
@@ -483,12 +485,12 @@ train_one (CamlSweep *self, int i)
       if (error == NULL)
         g_set_error (&error, G_FILE_ERROR, g_file_error_from_errno (errno),
                      "%s: cannot make the folder: %s", dir, g_strerror (errno));
-      news->result.error = g_strdup (error->message);
+      news->ended.result.error = g_strdup (error->message);
       g_clear_pointer (&checkpoint, caml_checkpoint_free);
       g_clear_pointer (&trainer, caml_trainer_free);
       g_clear_pointer (&model, caml_model_free);
       g_clear_pointer (&data, caml_run_data_unref);
-      news->exp = exp;
+      news->ended.exp = exp;
       return news;
     }
 
@@ -545,30 +547,30 @@ train_one (CamlSweep *self, int i)
   /* its figures: from the summary written, as `caml sweep` reads them */
   if (kept)
     {
-      CamlSweepResult point = news->result;
-      caml_sweep_result_read (&news->result, dir);
-      memcpy (news->result.index, point.index, sizeof point.index);
-      news->result.baseline = point.baseline;
-      news->result.plain = point.plain;
-      news->result.done = TRUE;
+      CamlSweepResult point = news->ended.result;
+      caml_sweep_result_read (&news->ended.result, dir);
+      memcpy (news->ended.result.index, point.index, sizeof point.index);
+      news->ended.result.baseline = point.baseline;
+      news->ended.result.plain = point.plain;
+      news->ended.result.done = TRUE;
     }
-  if (r.run_error != NULL && news->result.error == NULL)
-    news->result.error = g_strdup (r.run_error->message);
-  if (said.problems->len > 0 && news->result.error == NULL)
-    news->result.error = g_strdup (said.problems->str);
+  if (r.run_error != NULL && news->ended.result.error == NULL)
+    news->ended.result.error = g_strdup (r.run_error->message);
+  if (said.problems->len > 0 && news->ended.result.error == NULL)
+    news->ended.result.error = g_strdup (said.problems->str);
   gboolean cancelled = g_atomic_int_get (&self->cancelled) && r.p.state == CAML_TRAINER_STOPPED;
-  news->result.status = !kept || r.p.state == CAML_TRAINER_FAILED ? 1 : cancelled ? 130 : 0;
-  news->state = news->result.status == 1 ? CAML_SWEEP_RUN_FAILED : CAML_SWEEP_RUN_DONE;
+  news->ended.result.status = !kept || r.p.state == CAML_TRAINER_FAILED ? 1 : cancelled ? 130 : 0;
+  news->state = news->ended.result.status == 1 ? CAML_SWEEP_RUN_FAILED : CAML_SWEEP_RUN_DONE;
   if (r.p.step > 0)
     {
-      news->has_figures = TRUE;
-      figures_from (&r, &news->figures);
-      news->losses = g_memdup2 (r.losses, sizeof (float) * (gsize) r.n_steps);
-      news->n_steps = r.n_steps;
-      news->rows = g_memdup2 (r.rows, sizeof (CamlEvalRow) * (gsize) r.n_rows);
-      news->n_rows = r.n_rows;
-      if (isnan (news->result.steps_per_second))
-        news->result.steps_per_second = news->figures.steps_per_second;
+      news->ended.has_figures = TRUE;
+      figures_from (&r, &news->ended.figures);
+      news->ended.losses = g_memdup2 (r.losses, sizeof (float) * (gsize) r.n_steps);
+      news->ended.n_steps = r.n_steps;
+      news->ended.rows = g_memdup2 (r.rows, sizeof (CamlEvalRow) * (gsize) r.n_rows);
+      news->ended.n_rows = r.n_rows;
+      if (isnan (news->ended.result.steps_per_second))
+        news->ended.result.steps_per_second = news->ended.figures.steps_per_second;
     }
   g_string_free (said.problems, TRUE);
   caml_run_results_clear (&r);
@@ -576,7 +578,7 @@ train_one (CamlSweep *self, int i)
   caml_checkpoint_free (checkpoint);
   caml_model_free (model);
   caml_run_data_unref (data);
-  news->exp = exp;
+  news->ended.exp = exp;
   return news;
 }
 
@@ -609,8 +611,8 @@ work (gpointer data)
           g_atomic_int_set (&self->current, i);
           post (news_new (self, i, CAML_SWEEP_RUN_TRAINING));
           news = train_one (self, i);
-          results[i] = news->result;
-          results[i].error = g_strdup (news->result.error);
+          results[i] = news->ended.result;
+          results[i].error = g_strdup (news->ended.result.error);
           news->problem = write_tables (self, results);
         }
       post (news);

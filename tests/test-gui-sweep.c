@@ -21,18 +21,37 @@
 #include "caml-sweep-view.h"
 #include "gui-harness.h"
 
+/* The first toplevel that is, or NULL. */
 static GtkWindow *
-sweep_dialog (void)
+toplevel_where (gboolean (*is) (GtkWindow *window))
 {
   GtkWindow *found = NULL;
   GListModel *tops = gtk_window_get_toplevels ();
   for (guint i = 0; i < g_list_model_get_n_items (tops) && found == NULL; i++)
     {
       g_autoptr (GtkWindow) w = g_list_model_get_item (tops, i);
-      if (g_object_get_data (G_OBJECT (w), "caml-sweep-dialog") != NULL)
-        found = w;
+      if (is (w))
+        found = w;   /* the list holds it */
     }
   return found;
+}
+
+static gboolean
+is_sweep_dialog (GtkWindow *window)
+{
+  return g_object_get_data (G_OBJECT (window), "caml-sweep-dialog") != NULL;
+}
+
+static gboolean
+is_question (GtkWindow *window)
+{
+  return GTK_IS_MESSAGE_DIALOG (window) && gtk_widget_get_visible (GTK_WIDGET (window));
+}
+
+static GtkWindow *
+sweep_dialog (void)
+{
+  return toplevel_where (is_sweep_dialog);
 }
 
 static gboolean
@@ -180,15 +199,7 @@ test_sweep_from_window (void **state)
 static GtkDialog *
 message_dialog (void)
 {
-  GtkDialog *found = NULL;
-  GListModel *tops = gtk_window_get_toplevels ();
-  for (guint i = 0; i < g_list_model_get_n_items (tops) && found == NULL; i++)
-    {
-      g_autoptr (GtkWindow) w = g_list_model_get_item (tops, i);
-      if (GTK_IS_MESSAGE_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        found = GTK_DIALOG (w);
-    }
-  return found;
+  return GTK_DIALOG (toplevel_where (is_question));
 }
 
 static gboolean
