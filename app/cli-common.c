@@ -396,188 +396,12 @@ caml_cli_safe_name (const char *name)
   return safe;
 }
 
-/* Parses VALUE for one option spec: a number, a choice name, true/false. */
-static gboolean
-parse_option_value (const CamlOptionSpec *spec, const char *text, double *value,
-                    GError **error)
-{
-  if (spec->type == CAML_OPT_ENUM)
-    {
-      for (int i = 0; spec->choices[i] != NULL; i++)
-        if (g_str_equal (spec->choices[i], text))
-          {
-            *value = i;
-            return TRUE;
-          }
-      g_autofree char *list = g_strjoinv (", ", (char **) spec->choices);
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "%s: \"%s\" is not one of %s", spec->key, text, list);
-      return FALSE;
-    }
-  if (spec->type == CAML_OPT_BOOL)
-    {
-      if (g_str_equal (text, "true") || g_str_equal (text, "1"))
-        *value = 1;
-      else if (g_str_equal (text, "false") || g_str_equal (text, "0"))
-        *value = 0;
-      else
-        {
-          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                       "%s: \"%s\" is not true or false", spec->key, text);
-          return FALSE;
-        }
-      return TRUE;
-    }
-  char *end = NULL;
-  *value = g_ascii_strtod (text, &end);
-  /* Decimal only: strtod would also take "0x10", "inf" and "nan". */
-  if (end == text || *end != '\0' || strpbrk (text, "xXnN") != NULL)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "%s: \"%s\" is not a number", spec->key, text);
-      return FALSE;
-    }
-  return caml_option_check (spec, *value, spec->key, error);
-}
-
-/* What an assignment set: layer, option, value, the assignment, and
- * whether it named the layer (N.KEY) or reached every layer with KEY. */
-typedef struct {
-  int         layer, option;
-  double      value;
-  const char *given_as;
-  gboolean    one_layer;
-} Assigned;
-
-/* key is "KEY" (every layer with that option) or "N.KEY" (layer N only).
- * done holds what the assignments before this one set. */
-static gboolean
-apply_one (CamlExperiment *exp, const char *key, const char *text, const char *given_as,
-           GArray *done, GError **error)
-{
-  int applied = 0, only = -1;
-  const char *dot = strchr (key, '.');
-  if (exp->n_layers <= 0)
-    {
-      g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                   "%s: the model has no layers to set it on", key);
-      return FALSE;
-    }
-  if (dot != NULL)
-    {
-      g_autofree char *index = g_strndup (key, dot - key);
-      guint64 value;
-      if (!g_ascii_string_to_unsigned (index, 10, 0, (guint64) exp->n_layers - 1, &value, NULL))
-        {
-          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                       "%s: \"%s\" is not a layer index 0…%d", key, index, exp->n_layers - 1);
-          return FALSE;
-        }
-      only = (int) value;
-      key = dot + 1;
-    }
-  for (int i = 0; i < exp->n_layers; i++)
-    {
-      if (only >= 0 && i != only)
-        continue;
-      CamlLayerSpec *spec = &exp->layers[i];
-      int idx = caml_layer_ops_option_index (spec->ops, key);
-      if (idx < 0)
-        continue;
-      double value;
-      if (!parse_option_value (&spec->ops->options[idx], text, &value, error))
-        {
-          g_prefix_error (error, "layer %d (%s): ", i, spec->ops->name);
-          return FALSE;
-        }
-      /* Two of a kind (KEY and KEY, N.KEY and N.KEY) that differ are
-       * refused; N.KEY wins over KEY, in either order (-O units=64
-       * -O 2.units=1: the readout's width). Every assignment is kept, so a
-       * later one is compared with all of its kind. */
-      applied++;
-      gboolean named = FALSE;   /* an N.KEY holds this layer's option */
-      for (guint j = 0; j < done->len; j++)
-        {
-          const Assigned *before = &g_array_index (done, Assigned, j);
-          if (before->layer != i || before->option != idx)
-            continue;
-          named |= before->one_layer;
-          if (before->one_layer == (only >= 0) && before->value != value)
-            {
-              g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "%s and %s both set %s of layer %d (%s), to different values: "
-                           "give it once", before->given_as, given_as, key, i,
-                           spec->ops->name);
-              return FALSE;
-            }
-        }
-      Assigned now = { i, idx, value, given_as, only >= 0 };
-      g_array_append_val (done, now);
-      if (only >= 0 || !named)
-        spec->opt[idx] = value;
-    }
-  if (applied == 0)
-    {
-      if (only >= 0)
-        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                     "layer %d (%s) has no option \"%s\"", only, exp->layers[only].ops->name, key);
-      else
-        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                     "no layer of this experiment has an option \"%s\"", key);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-caml_cli_apply_assignments (CamlExperiment *exp, const CamlCliAssignment *list, int n,
-                            GError **error)
-{
-  g_autoptr (GArray) done = g_array_new (FALSE, FALSE, sizeof (Assigned));
-  for (int i = 0; i < n; i++)
-    {
-      const char *text = list[i].assignment;
-      const char *eq = strchr (text, '=');
-      if (eq == NULL || eq == text)
-        {
-          g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
-                       "%s: expected KEY=VALUE", list[i].given_as);
-          return FALSE;
-        }
-      g_autofree char *key = g_strndup (text, eq - text);
-      g_autoptr (GError) local = NULL;
-      if (!apply_one (exp, key, eq + 1, list[i].given_as, done, &local))
-        {
-          /* "-O units=nan: …" reads as "units: …" did; a conflict names both */
-          if (g_error_matches (local, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE)
-              || g_str_has_prefix (list[i].given_as, "-O "))
-            g_propagate_error (error, g_steal_pointer (&local));
-          else
-            g_propagate_prefixed_error (error, g_steal_pointer (&local), "%s: ",
-                                        list[i].given_as);
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-void
-caml_cli_add_layer_options (GArray *list, char **assignments)
-{
-  for (int i = 0; assignments != NULL && assignments[i] != NULL; i++)
-    {
-      g_autofree char *given_as = g_strconcat ("-O ", assignments[i], NULL);
-      CamlCliAssignment a = { assignments[i], g_intern_string (given_as) };
-      g_array_append_val (list, a);
-    }
-}
-
 gboolean
 caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kernel,
                               int depth, GError **error)
 {
-  g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlCliAssignment));
-  caml_cli_add_layer_options (list, assignments);
+  g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlAssignment));
+  caml_assignments_add_options (list, assignments);
   char text[2][48], given[2][48];
   const char *names[] = { "kernel", "depth" };
   int values[] = { kernel, depth };
@@ -586,11 +410,25 @@ caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments, int kerne
       {
         g_snprintf (text[i], sizeof text[i], "%s=%d", names[i], values[i]);
         g_snprintf (given[i], sizeof given[i], "--%s %d", names[i], values[i]);
-        CamlCliAssignment a = { text[i], given[i] };
+        CamlAssignment a = { text[i], given[i] };
         g_array_append_val (list, a);
       }
-  return caml_cli_apply_assignments (exp, (CamlCliAssignment *) list->data, (int) list->len,
-                                     error);
+  return caml_experiment_assign (exp, (CamlAssignment *) list->data, (int) list->len, error);
+}
+
+gboolean
+caml_cli_refuse_twice (const char *option, const char *path, const CamlAssignment *list,
+                       int n, GError **error)
+{
+  for (int i = 0; i < n; i++)
+    if (g_str_has_prefix (list[i].assignment, path)
+        && list[i].assignment[strlen (path)] == '=')
+      {
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     "%s and %s both set %s: give it once", option, list[i].given_as, path);
+        return FALSE;
+      }
+  return TRUE;
 }
 
 gboolean

@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 
 #include "caml.h"
+#include "assign.h"
 
 /* From --preset NAME or exactly one FILE.json in args. Neither or both is a
  * usage error: G_OPTION_ERROR (exit status 2). *source (if source is not
@@ -57,29 +58,18 @@ char *caml_cli_safe_name (const char *name);
 /* The value of -k and -d when they are not given. */
 #define CAML_CLI_NOT_GIVEN G_MININT
 
-/* Applies KEY=VALUE assignments to every layer that has the option KEY;
- * N.KEY=VALUE applies to layer N only. VALUE is a number, a choice name or
- * true/false. Then kernel and depth (-k, -d) unless CAML_CLI_NOT_GIVEN, as
- * kernel=K and depth=D. An assignment that no layer takes, or a bad value
- * (0 and negative sizes included), is an error; so are two that give one
- * layer's option different values (`-O dim=3 -O 0.dim=4`, `-k 3 -O
- * kernel=5`): which should win is a guess. */
+/* The -O list (caml_experiment_assign, assign.h: KEY=VALUE on every layer
+ * with the option KEY, N.KEY=VALUE on layer N only, a setting by its path),
+ * then kernel and depth (-k, -d) unless CAML_CLI_NOT_GIVEN, as kernel=K and
+ * depth=D given as "--kernel K", "--depth D". */
 gboolean caml_cli_apply_layer_options (CamlExperiment *exp, char **assignments,
                                        int kernel, int depth, GError **error);
-
-/* One KEY=VALUE assignment, and how the user gave it ("-O dim=4",
- * "--units 8", "--grid kernel=5") for messages. */
-typedef struct {
-  const char *assignment;
-  const char *given_as;
-} CamlCliAssignment;
-
-/* The same for a list of n assignments from several options (the -O list
- * with `caml sweep`'s grid point, or with `caml rnn-sanity --units`). */
-gboolean caml_cli_apply_assignments (CamlExperiment *exp, const CamlCliAssignment *list,
-                                     int n, GError **error);
-/* The -O list (NULL-terminated) as assignments, appended to list. */
-void caml_cli_add_layer_options (GArray *list, char **assignments);
+/* An option that sets a setting (option "--steps 20", path
+ * "training.steps") given beside an assignment of the same path (-O
+ * training.steps=…, a grid key) is a usage error naming both: which should
+ * win is a guess. */
+gboolean caml_cli_refuse_twice (const char *option, const char *path,
+                                const CamlAssignment *list, int n, GError **error);
 
 /* How caml_cli_run_experiment runs and reports. */
 typedef struct {

@@ -13,7 +13,7 @@
 #include "caml-plot.h"
 #include "cli.h"
 #include "cli-common.h"
-#include "cli-results.h"
+#include "results-dir.h"
 #include "presets.h"
 
 static const struct {
@@ -349,13 +349,13 @@ caml_cli_rnn_sanity (int argc, char **argv)
             }
           if (!isnan (lr))
             exps[c]->optimizer.lr = lr;
-          g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlCliAssignment));
-          caml_cli_add_layer_options (list, layer_options);
+          g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (CamlAssignment));
+          caml_assignments_add_options (list, layer_options);
           /* A plain KEY that only some cells have (peephole_init is the
            * CA-RNN's) goes to those; one that none has is an error below. */
           for (guint i = list->len; i-- > 0;)
             {
-              const char *text = g_array_index (list, CamlCliAssignment, i).assignment;
+              const char *text = g_array_index (list, CamlAssignment, i).assignment;
               if (layer_option_known (exps[c], text))
                 taken[i] = TRUE;
               else if (plain_key (text))
@@ -363,11 +363,11 @@ caml_cli_rnn_sanity (int argc, char **argv)
             }
           g_autofree char *width = g_strdup_printf ("1.units=%d", units);
           g_autofree char *given = g_strdup_printf ("--units %d", units);
-          CamlCliAssignment a = { width, given };
+          CamlAssignment a = { width, given };
           if (units != G_MININT)
             g_array_append_val (list, a);
-          if (!caml_cli_apply_assignments (exps[c], (CamlCliAssignment *) list->data,
-                                           (int) list->len, &error))
+          if (!caml_experiment_assign (exps[c], (CamlAssignment *) list->data, (int) list->len,
+                                       &error))
             status = 2;
         }
     }
@@ -465,10 +465,10 @@ caml_cli_rnn_sanity (int argc, char **argv)
                    right[0], cell->n_runs, right[1], cell->n_runs);
         }
       /* all or nothing: an earlier run's files stay as they were if one fails */
-      g_autoptr (CamlCliResults) written = caml_cli_results_new (out_dir, &error);
+      g_autoptr (CamlResultsDir) written = caml_results_dir_new (out_dir, &error);
       if (written == NULL || !write_tables (written->dir, results, N_CELLS, &error)
           || !write_plot (written->dir, results, N_CELLS, steps, &error)
-          || !caml_cli_results_commit (written, is_rnn_sanity_result, &error))
+          || !caml_results_dir_commit (written, is_rnn_sanity_result, &error))
         {
           g_printerr ("caml rnn-sanity: %s\n", error->message);
           if (written != NULL)

@@ -19,7 +19,7 @@
 #include "cli-common.h"
 #include "cli-mpi.h"
 #include "cli-progress.h"
-#include "cli-results.h"
+#include "results-dir.h"
 #include "caml-run.h"
 #include "report.h"
 #include "run-results.h"
@@ -166,7 +166,7 @@ on_interrupt (Run *run, int signal)
       return G_SOURCE_CONTINUE;
     }
   if (run->staging != NULL)
-    caml_cli_remove_flat_dir (run->staging);
+    caml_remove_flat_dir (run->staging);
   caml_cli_remove_made_dirs (run->made_dirs);
   g_printerr ("%s%s: aborted: nothing of this run was kept\n",
               run->tty && !run->quiet ? "\r\033[K" : "", g_get_prgname ());
@@ -521,7 +521,7 @@ keep_results (CamlRunResults *r, const CamlCliRun *how, gboolean checkpoints, Ru
    * out_dir (the same file system) and moved into place only when every
    * file was written: a failure, or a second Ctrl+C, leaves out_dir as it
    * was. */
-  g_autoptr (CamlCliResults) results = caml_cli_results_new (out_dir, &error);
+  g_autoptr (CamlResultsDir) results = caml_results_dir_new (out_dir, &error);
   if (results == NULL)
     {
       problem (problems, error->message);
@@ -537,7 +537,7 @@ keep_results (CamlRunResults *r, const CamlCliRun *how, gboolean checkpoints, Ru
   g_main_loop_run (run->loop);
   g_thread_join (thread);
   gboolean committed = save.written_all
-                       && kept (problems, caml_cli_results_commit (results,
+                       && kept (problems, caml_results_dir_commit (results,
                                                                    caml_run_results_is_name,
                                                                    &error), &error);
   /* the run's own results replace its checkpoints, and those of the run
@@ -564,7 +564,7 @@ keep_results (CamlRunResults *r, const CamlCliRun *how, gboolean checkpoints, Ru
   stop_listening (run);
   if (raw_signal != 0 && run->signal == 0)   /* not yet dispatched by GLib */
     on_interrupt (run, raw_signal);
-  g_clear_pointer (&results, caml_cli_results_free);   /* removes what was not committed */
+  g_clear_pointer (&results, caml_results_dir_free);   /* removes what was not committed */
 
   const CamlEvalRow *last = r->n_rows > 0 ? &r->rows[r->n_rows - 1] : NULL;
   if (r->final_row && !how->quiet && !run->tty)

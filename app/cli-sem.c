@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "cli-common.h"
 #include "cli-mpi.h"
-#include "cli-results.h"
+#include "results-dir.h"
 #include "report.h"
 
 #define DEFAULT_ITERATIONS 100
@@ -1036,11 +1036,11 @@ loaded:
     .pearson = pearson,
   };
   /* all or nothing: an earlier run's files stay as they were if one fails */
-  CamlCliResults *results = caml_cli_results_new (out_dir, &error);
+  CamlResultsDir *results = caml_results_dir_new (out_dir, &error);
   gboolean staged = results != NULL;
   gboolean written = staged && write_results (results->dir, &s, sem, &progress, &error)
-                     && caml_cli_results_commit (results, is_sem_result, &error);
-  caml_cli_results_free (results);
+                     && caml_results_dir_commit (results, is_sem_result, &error);
+  caml_results_dir_free (results);
   if (!written)
     {
       g_printerr ("caml sem: %s\n", error->message);

@@ -51,7 +51,9 @@ caml_cli_train (int argc, char **argv)
     { "layer-option", 'O', 0, G_OPTION_ARG_STRING_ARRAY, &layer_options,
       "Set a layer option on every layer that has it (KEY=VALUE) or on layer N only "
       "(N.KEY=VALUE), e.g. -O 0.units=8 -O 0.activation=relu (a bare KEY reaches the output "
-      "layer too); repeatable", "[N.]KEY=VALUE" },
+      "layer too), or a setting: optimizer.lr, optimizer.em_steps, optimizer.weight_decay, "
+      "training.steps, training.batch_size, seed (-O optimizer.lr=0.001); repeatable",
+      "[N.]KEY=VALUE" },
     { "validation", 'V', 0, G_OPTION_ARG_DOUBLE, &validation,
       "Hold this fraction of the training set out and evaluate on it instead of the "
       "test set (data.validation_fraction), e.g. 0.1 to choose a step count", "F" },
@@ -237,6 +239,21 @@ caml_cli_train (int argc, char **argv)
       g_printerr ("caml train: --resume: %s\n", error->message);
       caml_experiment_free (exp);
       return 1;
+    }
+  /* -O seed=… or -O training.steps=… beside --seed or --steps */
+  g_autoptr (GArray) given = g_array_new (FALSE, FALSE, sizeof (CamlAssignment));
+  caml_assignments_add_options (given, layer_options);
+  g_autofree char *seed_given = g_strdup_printf ("--seed %" G_GINT64_FORMAT, seed);
+  g_autofree char *steps_given = g_strdup_printf ("--steps %" G_GINT64_FORMAT, steps);
+  if ((seed != UNSET && !caml_cli_refuse_twice (seed_given, "seed", (CamlAssignment *) given->data,
+                                                (int) given->len, &error))
+      || (steps != UNSET
+          && !caml_cli_refuse_twice (steps_given, "training.steps", (CamlAssignment *) given->data,
+                                     (int) given->len, &error)))
+    {
+      g_printerr ("caml train: %s\n", error->message);
+      caml_experiment_free (exp);
+      return 2;
     }
   if (seed != UNSET)
     exp->seed = (guint64) seed;

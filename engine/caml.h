@@ -256,6 +256,9 @@ void     caml_layer_ops_default_options (const CamlLayerOps *ops, double *opt);
 /* Check one value against its spec; the error names `where` (e.g. "model[1].units"). */
 gboolean caml_option_check (const CamlOptionSpec *spec, double value,
                             const char *where, GError **error);
+/* A value as a command line gives it and the experiment file writes it
+ * ("3", "0.01", "true", "tanh"), appended to s. */
+void     caml_option_append_text (GString *s, const CamlOptionSpec *spec, double value);
 
 /* ------------------------------------------------------------------ model */
 
@@ -618,6 +621,31 @@ char           *caml_experiment_to_json (const CamlExperiment *exp);
 /* Atomic (caml_file_replace). */
 gboolean        caml_experiment_save_file (const CamlExperiment *exp,
                                            const char *path, GError **error);
+
+/* A number as experiment files spell it: the shortest decimal that reads
+ * back as exactly v ("0.01", "1e-07", "1000000"). v is finite. */
+void            caml_experiment_append_double (GString *s, double v);
+
+/* The settings a command line or a sweep may set by their path in an
+ * experiment file: "optimizer.lr", "optimizer.em_steps",
+ * "optimizer.weight_decay", "training.steps", "training.batch_size",
+ * "seed". NULL-terminated. */
+extern const char *const caml_experiment_settings[];
+/* Whether path is one of them that exp has: else an error that says so
+ * ("optimizer.momentum: not a setting (one of …)"), or names the fields of
+ * exp's optimizer when that lacks it. */
+gboolean        caml_experiment_check_setting (const CamlExperiment *exp, const char *path,
+                                               GError **error);
+/* Sets the one at path from text as a command line gives it ("0.01",
+ * "200"), with the file's ranges and words ("training.steps: 0 is out of
+ * range 1…1000000000"; "optimizer.lr: \"fast\" is not a number"). A path
+ * that is none of them, or names a field exp's optimizer lacks, is an
+ * error (CAML_ERROR_INVALID); exp is left as it was on any error. */
+gboolean        caml_experiment_set_setting (CamlExperiment *exp, const char *path,
+                                             const char *text, GError **error);
+/* Its value as the file writes it ("0.01", "200"); NULL for a path that is
+ * no setting or a field exp's optimizer lacks. g_free it. */
+char           *caml_experiment_get_setting (const CamlExperiment *exp, const char *path);
 
 /* Build the data sets and the model an experiment describes. A model whose
  * training needs more than caml_memory_limit at 5 floats a parameter (the

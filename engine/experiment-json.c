@@ -10,6 +10,46 @@
 #include "caml-private.h"
 #include "experiment-private.h"
 
+/* path below p->prefix: the path in the whole document. */
+static char *
+full_path (const CamlParser *p, const char *path)
+{
+  if (p->prefix == NULL || *p->prefix == '\0')
+    return g_strdup (path != NULL ? path : "");
+  return path != NULL && *path != '\0' ? caml_parser_child_path (p->prefix, path)
+                                        : g_strdup (p->prefix);
+}
+
+char *
+caml_parser_where (const CamlParser *p, const char *path, gboolean at_key)
+{
+  if (p->doc != NULL)
+    {
+      g_autofree char *full = full_path (p, path);
+      return caml_json_doc_where (p->doc, full, at_key);
+    }
+  if (p->source == NULL)
+    return g_strdup (path != NULL ? path : "");
+  return path != NULL && *path != '\0' ? g_strdup_printf ("%s: %s", p->source, path)
+                                        : g_strdup (p->source);
+}
+
+gboolean
+caml_parser_fail_text (CamlParser *p, CamlErrorCode code, const char *path, gboolean at_key,
+                       const char *message)
+{
+  char *where = caml_parser_where (p, path, at_key);
+  char *full = *where != '\0' ? g_strconcat (where, ": ", message, NULL) : g_strdup (message);
+  /* Messages are UTF-8 (a GUI shows them); json-glib's quote the document's
+   * bytes, which need not be. */
+  char *valid = g_utf8_make_valid (full, -1);
+  g_set_error_literal (p->error, CAML_ERROR, code, valid);
+  g_free (valid);
+  g_free (full);
+  g_free (where);
+  return FALSE;
+}
+
 gboolean
 caml_parser_fail (CamlParser *p, CamlErrorCode code, const char *path, const char *format, ...)
 {
@@ -17,21 +57,13 @@ caml_parser_fail (CamlParser *p, CamlErrorCode code, const char *path, const cha
   va_start (args, format);
   char *message = g_strdup_vprintf (format, args);
   va_end (args);
-  char *full = path != NULL && *path != '\0'
-               ? g_strdup_printf ("%s: %s: %s", p->source, path, message)
-               : g_strdup_printf ("%s: %s", p->source, message);
-  /* Messages are UTF-8 (a GUI shows them); json-glib's quote the document's
-   * bytes, which need not be. */
-  char *valid = g_utf8_make_valid (full, -1);
-  g_set_error_literal (p->error, CAML_ERROR, code, valid);
-  g_free (valid);
-  g_free (full);
+  caml_parser_fail_text (p, code, path, FALSE, message);
   g_free (message);
   return FALSE;
 }
 
 const char *
-caml_parser_describe (JsonNode *node)
+caml_json_describe (JsonNode *node)
 {
   switch (JSON_NODE_TYPE (node))
     {
@@ -86,8 +118,10 @@ caml_parser_check_keys (CamlParser *p, JsonObject *obj, const char *path,
           char *where = caml_parser_child_path (path, shown);
           char *expected = listed != NULL ? caml_parser_join_names (listed, -1)
                                           : caml_parser_join_names (allowed, n);
-          ok = caml_parser_fail (p, CAML_ERROR_INVALID, where,
-                                 "unknown key (expected one of %s)", expected);
+          char *message = g_strdup_printf ("unknown key (expected one of %s)", expected);
+          ok = caml_parser_fail_text (p, CAML_ERROR_INVALID, where, TRUE /* at the key */,
+                                      message);
+          g_free (message);
           g_free (expected);
           g_free (where);
           g_free (shown);
@@ -102,7 +136,7 @@ caml_parser_expect_object (CamlParser *p, JsonNode *node, const char *path, Json
 {
   if (!JSON_NODE_HOLDS_OBJECT (node))
     return caml_parser_fail (p, CAML_ERROR_INVALID, path, "expected an object, found %s",
-                             caml_parser_describe (node));
+                             caml_json_describe (node));
   *out = json_node_get_object (node);
   return TRUE;
 }
@@ -118,7 +152,10 @@ wide_literal (CamlParser *p, JsonNode *node, const char *path)
 {
   if (p->wide == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
     return NULL;
-  return g_hash_table_lookup (p->wide, path);
+  if (p->prefix == NULL)
+    return g_hash_table_lookup (p->wide, path);
+  g_autofree char *full = full_path (p, path);
+  return g_hash_table_lookup (p->wide, full);
 }
 
 /* A literal for a message: a very long one cut short. Free with g_free. */
@@ -145,7 +182,7 @@ caml_parser_get_number (CamlParser *p, JsonNode *node, const char *path, double 
 {
   if (!is_number (node))
     return caml_parser_fail (p, CAML_ERROR_INVALID, path, "expected a number, found %s",
-                             caml_parser_describe (node));
+                             caml_json_describe (node));
   const char *wide = wide_literal (p, node, path);
   if (wide != NULL)
     *out = g_ascii_strtod (wide, NULL);   /* the real value, not json-glib's */
@@ -170,7 +207,7 @@ caml_parser_get_int (CamlParser *p, JsonNode *node, const char *path, gint64 min
 {
   if (!is_number (node))
     return caml_parser_fail (p, CAML_ERROR_INVALID, path, "expected an integer, found %s",
-                             caml_parser_describe (node));
+                             caml_json_describe (node));
   gint64 v;
   const char *wide = wide_literal (p, node, path);
   if (wide != NULL)
@@ -220,7 +257,7 @@ caml_parser_get_string (CamlParser *p, JsonNode *node, const char *path, const c
 {
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
     return caml_parser_fail (p, CAML_ERROR_INVALID, path, "expected a string, found %s",
-                             caml_parser_describe (node));
+                             caml_json_describe (node));
   const char *s = json_node_get_string (node);
   const char *bad = NULL;
   if (!g_utf8_validate (s, -1, &bad))
@@ -237,7 +274,7 @@ caml_parser_get_bool (CamlParser *p, JsonNode *node, const char *path, gboolean 
 {
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
     return caml_parser_fail (p, CAML_ERROR_INVALID, path, "expected true or false, found %s",
-                             caml_parser_describe (node));
+                             caml_json_describe (node));
   *out = json_node_get_boolean (node);
   return TRUE;
 }
@@ -283,7 +320,7 @@ gboolean
 caml_parser_get_option (CamlParser *p, const CamlOptionSpec *spec, JsonNode *node,
                         const char *path, double *out)
 {
-  char *where = g_strdup_printf ("%s: %s", p->source, path);
+  char *where = caml_parser_where (p, path, FALSE);
   gboolean ok = FALSE;
 
   switch (spec->type)
@@ -291,7 +328,7 @@ caml_parser_get_option (CamlParser *p, const CamlOptionSpec *spec, JsonNode *nod
     case CAML_OPT_INT:
       if (!is_number (node))
         caml_parser_fail (p, CAML_ERROR_INVALID, path, "expected an integer, found %s",
-                          caml_parser_describe (node));
+                          caml_json_describe (node));
       else if (wide_literal (p, node, path) != NULL)   /* every range is narrower */
         {
           g_autofree char *shown = shown_literal (wide_literal (p, node, path));

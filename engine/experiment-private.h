@@ -7,6 +7,7 @@
 #include <json-glib/json-glib.h>
 
 #include "caml-private.h"
+#include "json-check.h"
 
 /* Ranges of the fields that are not layer options. */
 #define CAML_MAX_STEPS  1000000000
@@ -50,8 +51,9 @@ extern const char *const caml_optimizer_field_keys[CAML_N_OPTIM_FIELDS];
  * without it read as before). */
 extern const CamlOptimizerField caml_optimizer_fields[CAML_N_OPTIMS][CAML_N_OPTIM_FIELDS + 1];
 
-/* A number as the writer spells it: the shortest form that reads back equal. */
-void caml_experiment_append_double (GString *s, double v);
+/* The optimizer field a setting's path names ("optimizer.lr") when exp's
+ * optimizer has it, else -1 (caml_experiment_settings). */
+int caml_experiment_optimizer_field (const CamlExperiment *exp, const char *path);
 
 /* --- the parser's value readers (experiment-json.c)
  *
@@ -59,16 +61,27 @@ void caml_experiment_append_double (GString *s, double v);
  * document and the path ("surface.json: model[1].units: …"). */
 
 typedef struct {
-  const char *source;    /* names the document in errors */
+  const char *source;    /* names the document in errors; NULL: only the path */
   const char *base_dir;  /* relative IDX paths are resolved against it; NULL: keep */
   GHashTable *wide;      /* path → literal of each integer outside gint64 (json-check.c) */
   GError    **error;
+  /* An experiment inside another document (caml_experiment_load_json):
+   * errors say where in doc, and paths start with prefix. */
+  const CamlJsonDoc *doc;
+  const char        *prefix;
 } CamlParser;
 
 G_GNUC_PRINTF (4, 5)
 gboolean caml_parser_fail (CamlParser *p, CamlErrorCode code, const char *path,
                            const char *format, ...);
-const char *caml_parser_describe (JsonNode *node);
+/* The same with the message made, about the member's key with at_key (one
+ * that should not be there). */
+gboolean caml_parser_fail_text (CamlParser *p, CamlErrorCode code, const char *path,
+                                gboolean at_key, const char *message);
+/* What an error about path starts with: "SOURCE: PATH", or in a document
+ * with positions "SOURCE:LINE:COL: PREFIX.PATH" (at the member's key with
+ * at_key). g_free it. */
+char *caml_parser_where (const CamlParser *p, const char *path, gboolean at_key);
 char *caml_parser_child_path (const char *path, const char *key);
 char *caml_parser_join_names (const char *const *names, int n);
 gboolean caml_parser_check_keys (CamlParser *p, JsonObject *obj, const char *path,

@@ -326,7 +326,7 @@ parse_model (CamlParser *p, JsonNode *node, CamlExperiment *exp)
   if (!JSON_NODE_HOLDS_ARRAY (node))
     return caml_parser_fail (p, CAML_ERROR_INVALID, "model",
                              "expected an array of layers, found %s",
-                             caml_parser_describe (node));
+                             caml_json_describe (node));
   JsonArray *array = json_node_get_array (node);
   int n = json_array_get_length (array);
   /* An empty model reads (the workbench saves one being assembled); it
@@ -422,6 +422,92 @@ parse_optimizer (CamlParser *p, JsonNode *node, CamlOptimizerConfig *config)
   return TRUE;
 }
 
+/* --- one setting, from a command line (caml_experiment_set_setting) */
+
+/* training.steps, training.batch_size or seed (path) from m, each with its
+ * one range, for the file and the command line alike; exp is changed only
+ * when it reads. */
+static gboolean
+parse_whole_setting (CamlParser *p, JsonNode *m, const char *path, CamlExperiment *exp)
+{
+  if (g_str_equal (path, "training.steps"))
+    return caml_parser_get_int32 (p, m, path, 1, CAML_MAX_STEPS, &exp->steps);
+  if (g_str_equal (path, "training.batch_size"))
+    return caml_parser_get_int32 (p, m, path, 0, G_MAXINT, &exp->batch_size);
+  g_assert (g_str_equal (path, "seed"));
+  gint64 seed;
+  if (!caml_parser_get_int (p, m, path, 0, G_MAXINT64, &seed))
+    return FALSE;
+  exp->seed = (guint64) seed;
+  return TRUE;
+}
+
+/* text as the JSON value a file would hold: a whole number in decimal, any
+ * other decimal number, or NULL (strtod would also take "0x10", "inf" and
+ * "nan"). */
+static JsonNode *
+setting_node (const char *text)
+{
+  gint64 whole;
+  if (g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, &whole, NULL))
+    return json_node_init_int (json_node_alloc (), whole);
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  if (end == text || *end != '\0' || strpbrk (text, "xXnN") != NULL
+      || g_ascii_isspace (*text))
+    return NULL;
+  return json_node_init_double (json_node_alloc (), v);
+}
+
+gboolean
+caml_experiment_check_setting (const CamlExperiment *exp, const char *path, GError **error)
+{
+  CamlParser p = { .source = NULL, .error = error };   /* "PATH: problem" */
+  if (!g_strv_contains (caml_experiment_settings, path))
+    {
+      g_autofree char *names = caml_parser_join_names (caml_experiment_settings, -1);
+      return caml_parser_fail (&p, CAML_ERROR_INVALID, path, "not a setting (one of %s)", names);
+    }
+  int field = caml_experiment_optimizer_field (exp, path);
+  if (g_str_has_prefix (path, "optimizer.") && field < 0)
+    {
+      GString *has = g_string_new ("type");
+      const CamlOptimizerField *fields = caml_optimizer_fields[exp->optimizer.kind];
+      for (int i = 0; fields[i] != CAML_N_OPTIM_FIELDS; i++)
+        g_string_append_printf (has, ", %s", caml_optimizer_field_keys[fields[i]]);
+      caml_parser_fail (&p, CAML_ERROR_INVALID, path, "the %s optimizer has no %s (it has %s)",
+                        caml_optimizer_names[exp->optimizer.kind],
+                        path + strlen ("optimizer."), has->str);
+      g_string_free (has, TRUE);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+caml_experiment_set_setting (CamlExperiment *exp, const char *path, const char *text,
+                             GError **error)
+{
+  CamlParser p = { .source = NULL, .error = error };   /* "PATH: problem" */
+  if (!caml_experiment_check_setting (exp, path, error))
+    return FALSE;
+  int field = caml_experiment_optimizer_field (exp, path);
+  JsonNode *node = setting_node (text);
+  if (node == NULL)
+    return caml_parser_fail (&p, CAML_ERROR_INVALID, path, "\"%s\" is not a number", text);
+  gboolean ok;
+  if (field >= 0)
+    {
+      CamlOptimizerConfig config = exp->optimizer;
+      if ((ok = parse_optimizer_field (&p, field, node, path, &config)))
+        exp->optimizer = config;
+    }
+  else
+    ok = parse_whole_setting (&p, node, path, exp);
+  json_node_unref (node);
+  return ok;
+}
+
 /* --- training, plot */
 
 static gboolean
@@ -434,10 +520,10 @@ parse_training (CamlParser *p, JsonNode *node, CamlExperiment *exp)
       || !caml_parser_check_keys (p, obj, "training", keys, G_N_ELEMENTS (keys), NULL))
     return FALSE;
   if ((m = json_object_get_member (obj, "steps")) != NULL
-      && !caml_parser_get_int32 (p, m, "training.steps", 1, CAML_MAX_STEPS, &exp->steps))
+      && !parse_whole_setting (p, m, "training.steps", exp))
     return FALSE;
   if ((m = json_object_get_member (obj, "batch_size")) != NULL
-      && !caml_parser_get_int32 (p, m, "training.batch_size", 0, G_MAXINT, &exp->batch_size))
+      && !parse_whole_setting (p, m, "training.batch_size", exp))
     return FALSE;
   if ((m = json_object_get_member (obj, "eval_every")) != NULL
       && !caml_parser_get_int32 (p, m, "training.eval_every", 1, CAML_MAX_STEPS,
@@ -480,7 +566,7 @@ parse_plot (CamlParser *p, JsonNode *node, double *domain)
   if (!JSON_NODE_HOLDS_ARRAY (m))
     return caml_parser_fail (p, CAML_ERROR_INVALID, "plot.domain",
                              "expected an array [x0, x1, y0, y1], found %s",
-                             caml_parser_describe (m));
+                             caml_json_describe (m));
   guint length = json_array_get_length (json_node_get_array (m));
   if (length != 4)
     return caml_parser_fail (p, CAML_ERROR_INVALID, "plot.domain",
@@ -558,7 +644,7 @@ parse_root (CamlParser *p, JsonNode *node, CamlExperiment *exp)
   if (!JSON_NODE_HOLDS_OBJECT (node))
     return caml_parser_fail (p, CAML_ERROR_PARSE, NULL,
                              "expected an experiment object at the top level, found %s",
-                             caml_parser_describe (node));
+                             caml_json_describe (node));
   root = json_node_get_object (node);
   if (!caml_parser_check_keys (p, root, NULL, keys, G_N_ELEMENTS (keys), NULL))
     return FALSE;
@@ -567,13 +653,9 @@ parse_root (CamlParser *p, JsonNode *node, CamlExperiment *exp)
       || !parse_string_member (p, root, "description", FALSE, &exp->description)
       || !parse_string_member (p, root, "paper", TRUE, &exp->paper))
     return FALSE;
-  if ((m = json_object_get_member (root, "seed")) != NULL)
-    {
-      gint64 seed;
-      if (!caml_parser_get_int (p, m, "seed", 0, G_MAXINT64, &seed))
-        return FALSE;
-      exp->seed = (guint64) seed;
-    }
+  if ((m = json_object_get_member (root, "seed")) != NULL
+      && !parse_whole_setting (p, m, "seed", exp))
+    return FALSE;
   if ((m = json_object_get_member (root, "data")) != NULL
       && !parse_data (p, m, &exp->data))
     return FALSE;
@@ -600,6 +682,21 @@ parse_root (CamlParser *p, JsonNode *node, CamlExperiment *exp)
   return TRUE;
 }
 
+/* The experiment at node, or NULL after p's error. */
+static CamlExperiment *
+read_root (CamlParser *p, JsonNode *node, const char *default_name)
+{
+  CamlExperiment *exp = caml_experiment_new_default ();
+  if (default_name != NULL)
+    {
+      g_free (exp->name);
+      exp->name = g_strdup (default_name);
+    }
+  if (!parse_root (p, node, exp))
+    g_clear_pointer (&exp, caml_experiment_free);
+  return exp;
+}
+
 /* Experiment files nest four levels; json-check.c explains the limit. */
 #define MAX_NESTING 64
 
@@ -623,17 +720,26 @@ load_data (const char *data, gssize length, const char *source,
       return NULL;
     }
 
-  CamlExperiment *exp = caml_experiment_new_default ();
-  if (default_name != NULL)
-    {
-      g_free (exp->name);
-      exp->name = g_strdup (default_name);
-    }
-  if (!parse_root (&p, root, exp))
-    g_clear_pointer (&exp, caml_experiment_free);
+  CamlExperiment *exp = read_root (&p, root, default_name);
   json_node_unref (root);
   g_hash_table_unref (p.wide);
   return exp;
+}
+
+CamlExperiment *
+caml_experiment_load_json (const CamlJsonDoc *doc, JsonNode *node, const char *path,
+                           const char *default_name, const char *base_dir, GError **error)
+{
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  CamlParser p = { .source = doc->source, .base_dir = base_dir, .wide = doc->wide,
+                   .error = error, .doc = doc, .prefix = path };
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      caml_parser_fail (&p, CAML_ERROR_INVALID, NULL, "expected an experiment object, found %s",
+                        caml_json_describe (node));
+      return NULL;
+    }
+  return read_root (&p, node, default_name);
 }
 
 CamlExperiment *

@@ -60,11 +60,9 @@ caml_experiment_append_double (GString *s, double v)
   g_string_append (s, buf);
 }
 
-static void
-append_option (GString *s, const CamlOptionSpec *spec, double value)
+void
+caml_option_append_text (GString *s, const CamlOptionSpec *spec, double value)
 {
-  append_string (s, spec->key);
-  g_string_append (s, ": ");
   switch (spec->type)
     {
     case CAML_OPT_INT:
@@ -77,9 +75,20 @@ append_option (GString *s, const CamlOptionSpec *spec, double value)
       g_string_append (s, value != 0.0 ? "true" : "false");
       break;
     case CAML_OPT_ENUM:
-      append_string (s, spec->choices[(int) value]);
+      g_string_append (s, spec->choices[(int) value]);
       break;
     }
+}
+
+static void
+append_option (GString *s, const CamlOptionSpec *spec, double value)
+{
+  append_string (s, spec->key);
+  g_string_append (s, ": ");
+  if (spec->type == CAML_OPT_ENUM)
+    append_string (s, spec->choices[(int) value]);   /* a JSON string */
+  else
+    caml_option_append_text (s, spec, value);
 }
 
 static double
@@ -98,6 +107,29 @@ optimizer_field_value (const CamlOptimizerConfig *c, CamlOptimizerField f)
     case CAML_N_OPTIM_FIELDS:            break;
     }
   g_assert_not_reached ();
+}
+
+char *
+caml_experiment_get_setting (const CamlExperiment *exp, const char *path)
+{
+  GString *s = g_string_new (NULL);
+  if (g_str_equal (path, "training.steps"))
+    g_string_append_printf (s, "%d", exp->steps);
+  else if (g_str_equal (path, "training.batch_size"))
+    g_string_append_printf (s, "%d", exp->batch_size);
+  else if (g_str_equal (path, "seed"))
+    g_string_append_printf (s, "%" G_GUINT64_FORMAT, exp->seed);
+  else
+    {
+      int f = caml_experiment_optimizer_field (exp, path);
+      if (f == CAML_FIELD_EM_STEPS)
+        g_string_append_printf (s, "%d", exp->optimizer.em_steps);
+      else if (f >= 0)
+        caml_experiment_append_double (s, optimizer_field_value (&exp->optimizer, f));
+      else
+        return g_string_free (s, TRUE), NULL;
+    }
+  return g_string_free (s, FALSE);
 }
 
 char *

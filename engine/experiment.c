@@ -39,6 +39,11 @@ const char *const caml_optimizer_field_keys[CAML_N_OPTIM_FIELDS] = {
   "weight_decay",
 };
 
+const char *const caml_experiment_settings[] = {
+  "optimizer.lr", "optimizer.em_steps", "optimizer.weight_decay",
+  "training.steps", "training.batch_size", "seed", NULL
+};
+
 const CamlOptimizerField caml_optimizer_fields[CAML_N_OPTIMS][CAML_N_OPTIM_FIELDS + 1] = {
   [CAML_OPTIM_SGD]     = { CAML_FIELD_LR, CAML_FIELD_MOMENTUM, CAML_FIELD_EM_STEPS,
                            CAML_FIELD_WEIGHT_DECAY, CAML_N_OPTIM_FIELDS },
@@ -47,6 +52,19 @@ const CamlOptimizerField caml_optimizer_fields[CAML_N_OPTIMS][CAML_N_OPTIM_FIELD
   [CAML_OPTIM_ADAM]    = { CAML_FIELD_LR, CAML_FIELD_BETA1, CAML_FIELD_BETA2, CAML_FIELD_EPS,
                            CAML_FIELD_EM_STEPS, CAML_FIELD_WEIGHT_DECAY, CAML_N_OPTIM_FIELDS },
 };
+
+int
+caml_experiment_optimizer_field (const CamlExperiment *exp, const char *path)
+{
+  if (!g_str_has_prefix (path, "optimizer.")
+      || !g_strv_contains (caml_experiment_settings, path))
+    return -1;
+  const CamlOptimizerField *fields = caml_optimizer_fields[exp->optimizer.kind];
+  for (int i = 0; fields[i] != CAML_N_OPTIM_FIELDS; i++)
+    if (g_str_equal (caml_optimizer_field_keys[fields[i]], path + strlen ("optimizer.")))
+      return fields[i];
+  return -1;
+}
 
 /* ------------------------------------------------------------- lifecycle */
 

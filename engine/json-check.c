@@ -22,7 +22,8 @@
  * An integer literal outside gint64 cannot be held by a node: the node holds
  * it clamped and the literal is kept under its path, spelled as the
  * experiment parser's errors spell it ("seed", "model[0].units", keys
- * decoded), for the number readers of experiment-json.c. */
+ * decoded), for the number readers of experiment-json.c. Where each value
+ * is can be kept the same way (a sweep file's errors, json-doc.c). */
 #include <string.h>
 
 #include "caml-private.h"
@@ -46,6 +47,7 @@ typedef struct {
   const char *source;
   GError    **error;
   GHashTable *wide;      /* path → literal of each integer outside gint64, or NULL */
+  GHashTable *spots;     /* path → CamlJsonSpot of each value, or NULL */
   GString    *buf;       /* the string being decoded */
   GArray     *keys;      /* gsize: where the keys of the open objects start */
 } Reader;
@@ -380,14 +382,14 @@ same_key (const Reader *r, guint first, gsize pos, gsize end)
   return G_MAXSIZE;
 }
 
-/* Forgets the wide integers at path and under it: a key spelled again. */
+/* Forgets what table holds at path and under it: a key spelled again. */
 static void
-forget_wide (Reader *r, const char *path)
+forget_path (GHashTable *table, const char *path)
 {
   gsize n = strlen (path);
   GHashTableIter iter;
   gpointer key;
-  g_hash_table_iter_init (&iter, r->wide);
+  g_hash_table_iter_init (&iter, table);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
       const char *p = key;
@@ -437,10 +439,13 @@ read_object (Reader *r, int depth, const Frame *frame)
                 g_free (key);
                 break;
               }
-            if (r->wide != NULL)   /* spelled another way: its last value counts */
-              {
+            if (r->wide != NULL || r->spots != NULL)   /* spelled another way: */
+              {                                          /* its last value counts */
                 char *path = frame_path (r, &child);
-                forget_wide (r, path);
+                if (r->wide != NULL)
+                  forget_path (r->wide, path);
+                if (r->spots != NULL)
+                  forget_path (r->spots, path);
                 g_free (path);
               }
           }
@@ -526,6 +531,14 @@ read_value (Reader *r, int depth, const Frame *frame)
 {
   if (r->pos >= r->length)
     return expected (r, frame, "a value"), NULL;
+  if (r->spots != NULL)
+    {
+      CamlJsonSpot *spot = g_new (CamlJsonSpot, 1);
+      spot->value = r->pos;
+      spot->key = frame->key_pos != G_MAXSIZE && frame->parent != NULL ? frame->key_pos
+                                                                        : r->pos;
+      g_hash_table_insert (r->spots, frame_path (r, frame), spot);
+    }
   switch (r->data[r->pos])
     {
     case '{':
@@ -556,10 +569,17 @@ JsonNode *
 caml_json_parse (const char *data, gsize length, const char *source, int max_depth,
                  GHashTable *wide, GError **error)
 {
+  return caml_json_parse_full (data, length, source, max_depth, wide, NULL, error);
+}
+
+JsonNode *
+caml_json_parse_full (const char *data, gsize length, const char *source, int max_depth,
+                      GHashTable *wide, GHashTable *spots, GError **error)
+{
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   GError *local = NULL;   /* error_at keeps the first error: it needs somewhere to look */
   Reader r = { .data = data, .length = length, .max_depth = max_depth, .source = source,
-               .error = &local, .wide = wide };
+               .error = &local, .wide = wide, .spots = spots };
   const char *bad = NULL;
 
   if (!g_utf8_validate (data, (gssize) length, &bad))

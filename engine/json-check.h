@@ -4,6 +4,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "caml-json.h"
+
 G_BEGIN_DECLS
 
 /* The tree of data (length bytes, not necessarily NUL-terminated) when it is
@@ -20,5 +22,34 @@ G_BEGIN_DECLS
  * gint64, the literal is the real one. Free the tree with json_node_unref. */
 JsonNode *caml_json_parse (const char *data, gsize length, const char *source, int max_depth,
                            GHashTable *wide, GError **error);
+
+/* Where a value is in the document: the byte its key starts at (a member)
+ * or, for an element or the document, the value's own, and the value's. */
+typedef struct {
+  gsize key;
+  gsize value;
+} CamlJsonSpot;
+
+/* The same, and when spots is not NULL (a table of strings to CamlJsonSpot,
+ * both freed with g_free) every value is put in it under its path, as the
+ * wide integers are ("" for the document itself). */
+JsonNode *caml_json_parse_full (const char *data, gsize length, const char *source,
+                                int max_depth, GHashTable *wide, GHashTable *spots,
+                                GError **error);
+
+/* A document read by caml_json_parse_full, kept with its text, its wide
+ * integers and its spots (caml-json.h: what applications see of it). */
+struct _CamlJsonDoc {
+  char       *source;
+  char       *data;
+  gsize       length;
+  JsonNode   *root;
+  GHashTable *wide;    /* path → literal */
+  GHashTable *spots;   /* path → CamlJsonSpot */
+};
+
+/* "SOURCE:LINE:COL: PATH" for the value at path (its key with at_key), or
+ * the nearest above it that doc has (json-doc.c). g_free it. */
+char *caml_json_doc_where (const CamlJsonDoc *doc, const char *path, gboolean at_key);
 
 G_END_DECLS

@@ -52,20 +52,28 @@ caml_json_pos_back (CamlJsonPos pos, guint64 n)
   return pos;
 }
 
+char *
+caml_json_where (const char *source, CamlJsonPos pos, const char *path)
+{
+  return path != NULL && *path != '\0'
+         ? g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ": %s",
+                            source, pos.line, pos.column, path)
+         : g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT,
+                            source, pos.line, pos.column);
+}
+
 void
 caml_json_error_valist (GError **error, const char *source, CamlJsonPos pos, const char *path,
                         const char *format, va_list args)
 {
   char *problem = g_strdup_vprintf (format, args);
-  char *full = path != NULL && *path != '\0'
-               ? g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ": %s: %s",
-                                  source, pos.line, pos.column, path, problem)
-               : g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ": %s",
-                                  source, pos.line, pos.column, problem);
+  char *where = caml_json_where (source, pos, path);
+  char *full = g_strconcat (where, ": ", problem, NULL);
   char *valid = g_utf8_make_valid (full, -1);
   g_set_error_literal (error, CAML_ERROR, CAML_ERROR_PARSE, valid);
   g_free (valid);
   g_free (full);
+  g_free (where);
   g_free (problem);
 }
 

@@ -38,6 +38,10 @@ CamlJsonPos caml_json_locate (const char *data, gsize length, gsize pos);
  * characters hold no line end: a number, an escape, a word). */
 CamlJsonPos caml_json_pos_back (CamlJsonPos pos, guint64 n);
 
+/* "SOURCE:LINE:COLUMN: PATH" (or without ": PATH"), the start of every
+ * such message; g_free it. */
+char *caml_json_where (const char *source, CamlJsonPos pos, const char *path);
+
 /* Sets *error (CAML_ERROR, CAML_ERROR_PARSE) to "SOURCE:LINE:COLUMN: PATH:
  * PROBLEM" — without "PATH: " when path is NULL or empty — made valid
  * UTF-8 (a message quotes input, and a source is a file name). */

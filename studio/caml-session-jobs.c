@@ -936,5 +936,5 @@ session_jobs_end (void)
 int
 caml_session_get_jobs_in_flight (void)
 {
-  return g_atomic_int_get (&jobs_in_flight);
+  return g_atomic_int_get (&jobs_in_flight) + caml_sweep_get_in_flight ();
 }

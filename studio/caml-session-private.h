@@ -8,6 +8,7 @@
 #include "caml-session.h"
 #include "run-results.h"
 #include "caml-run-record.h"
+#include "caml-sweep.h"
 
 #define UPDATE_INTERVAL_US  100000   /* ≤ 10 copies of a run per second */
 #define PACE_TICK_MS        50       /* the speed's tick: 20 grants a second */
@@ -162,6 +163,9 @@ struct _CamlSession {
   CamlRunRecord  *base_record;   /* … and its baseline's */
   gboolean        run_deleted;   /* the user deleted the current run's record: */
   gboolean        base_deleted;  /* … or its baseline's: not kept again */
+
+  /* the sweep (caml-session-sweep.c) */
+  CamlSweep      *sweep;         /* the last one started, NULL before */
 };
 
 /* caml-session.c */
@@ -171,6 +175,7 @@ void session_error (CamlSession *self, const char *message);
 void session_data_changed (CamlSession *self);
 void session_data_choice (CamlSession *self);
 void session_notify_compare (CamlSession *self);
+void session_notify_sweep (CamlSession *self);
 void session_notify_pace (CamlSession *self, gboolean continuous);
 void session_experiment_changed (CamlSession *self);
 void session_clear_error (CamlSession *self);
@@ -246,3 +251,7 @@ void runs_record_run (CamlSession *self);
 void runs_record_baseline (CamlSession *self);
 /* The run (or only its baseline) goes: the next gets records of its own. */
 void runs_forget_current (CamlSession *self, gboolean baseline_only);
+void runs_keep_sweep_run (CamlSession *self, CamlSweep *sweep, CamlSweepRun *run);
+
+/* caml-session-sweep.c */
+void sweep_close (CamlSession *self);

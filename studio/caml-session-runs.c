@@ -143,13 +143,11 @@ previous_model (CamlSession *self, int number)
 /* CA − baseline: the model's test figure at its baseline's last
  * evaluation, minus the baseline's, on both records. */
 static void
-pair_records (CamlSession *self)
+pair (CamlRunRecord *model_record, CamlRunRecord *base_record)
 {
-  if (self->run_record == NULL || self->base_record == NULL)
-    return;
   int n_model, n_base;
-  const CamlEvalRow *model = caml_run_record_get_rows (self->run_record, &n_model);
-  const CamlEvalRow *base = caml_run_record_get_rows (self->base_record, &n_base);
+  const CamlEvalRow *model = caml_run_record_get_rows (model_record, &n_model);
+  const CamlEvalRow *base = caml_run_record_get_rows (base_record, &n_base);
   double difference = NAN;
   if (n_base > 0)
     for (int i = n_model; i-- > 0;)
@@ -158,8 +156,15 @@ pair_records (CamlSession *self)
           difference = model[i].test_metric - base[n_base - 1].test_metric;
           break;
         }
-  caml_run_record_set_difference (self->run_record, difference);
-  caml_run_record_set_difference (self->base_record, difference);
+  caml_run_record_set_difference (model_record, difference);
+  caml_run_record_set_difference (base_record, difference);
+}
+
+static void
+pair_records (CamlSession *self)
+{
+  if (self->run_record != NULL && self->base_record != NULL)
+    pair (self->run_record, self->base_record);
 }
 
 /* Makes or updates *record for run (its copies: losses, rows). */
@@ -210,6 +215,60 @@ record (CamlSession *self, CamlRunRecord **slot, gboolean baseline, CamlRun *run
       g_object_unref (*slot);   /* the list holds it; *slot borrows */
     }
   pair_records (self);
+}
+
+/* A sweep's run ended: a record of its own, numbered as the window's runs
+ * are ("Run 7"), named after its point ("kernel=3 depth=8"), its baseline
+ * (the run after it) sharing its number and paired with it. */
+void
+runs_keep_sweep_run (CamlSession *self, CamlSweep *sweep, CamlSweepRun *run)
+{
+  const CamlRunFigures *f = caml_sweep_run_get_figures (run);
+  const CamlExperiment *exp = caml_sweep_run_get_experiment (run);
+  if (self->runs == NULL || f == NULL || exp == NULL)
+    return;
+  long n_steps;
+  int n_rows;
+  const float *losses = caml_sweep_run_get_losses (run, &n_steps);
+  const CamlEvalRow *rows = caml_sweep_run_get_rows (run, &n_rows);
+  gboolean baseline = caml_sweep_run_is_baseline (run);
+  int index = caml_sweep_run_get_index (run);
+  CamlRunRecord *model = NULL;
+  if (baseline && index > 0)
+    {
+      g_autoptr (CamlSweepRun) before = g_list_model_get_item (caml_sweep_get_runs (sweep),
+                                                               (guint) index - 1);
+      model = caml_sweep_run_get_record (before);
+    }
+  int number = model != NULL ? caml_run_record_get_number (model) : ++self->runs_counted;
+  CamlRunRecord *record = caml_run_record_new (number, baseline, exp, f, losses, n_steps, rows,
+                                               n_rows);
+  caml_run_record_set_name (record, caml_sweep_run_get_name (run));
+  /* what differs from the sweep's model run before it (the first: from
+   * the experiment swept) */
+  const CamlExperiment *before = caml_sweep_get_plan (sweep)->exp;
+  for (int i = index - 1; model == NULL && i >= 0; i--)
+    {
+      g_autoptr (CamlSweepRun) earlier = g_list_model_get_item (caml_sweep_get_runs (sweep),
+                                                                (guint) i);
+      if (!caml_sweep_run_is_baseline (earlier) && caml_sweep_run_get_experiment (earlier))
+        {
+          before = caml_sweep_run_get_experiment (earlier);
+          break;
+        }
+    }
+  g_autofree char *differs = model != NULL
+                             ? g_strdup_printf ("baseline of Run %d", number)
+                             : caml_run_record_describe_changes (before, exp);
+  g_autofree char *said = g_strdup_printf ("sweep: %s", differs);
+  caml_run_record_set_differs (record, said);
+  g_signal_connect (record, "notify::shown", G_CALLBACK (on_record_shown), self);
+  g_signal_connect (record, "notify::name", G_CALLBACK (on_record_named), self);
+  g_list_store_insert (self->runs, position_for (self, number, baseline), record);
+  caml_sweep_run_set_record (run, record);
+  if (model != NULL)
+    pair (model, record);
+  g_object_unref (record);   /* the list holds it */
 }
 
 void

@@ -17,7 +17,7 @@ G_DEFINE_FINAL_TYPE (CamlSession, caml_session, G_TYPE_OBJECT)
 
 enum {
   PROP_0, PROP_STATE, PROP_MODIFIED, PROP_PATH, PROP_DATA_CHOICE, PROP_COMPARE, PROP_SPEED, PROP_MARKED_STEP,
-  PROP_CONTINUOUS, PROP_RUNS, N_PROPS
+  PROP_CONTINUOUS, PROP_RUNS, PROP_SWEEP, N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
 
@@ -57,6 +57,12 @@ void
 session_data_changed (CamlSession *self)
 {
   g_signal_emit (self, signals[SIGNAL_DATA_CHANGED], 0);
+}
+
+void
+session_notify_sweep (CamlSession *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SWEEP]);
 }
 
 void
@@ -952,6 +958,7 @@ caml_session_close (CamlSession *self)
     g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   pace_stop (self);
+  sweep_close (self);
   discard_run (self);   /* joins the trainer thread: no more notifications */
   g_clear_handle_id (&self->build_source, g_source_remove);
 }
@@ -970,6 +977,7 @@ caml_session_dispose (GObject *object)
   caml_session_close (self);
   forget_previous (self);
   runs_clear (self);
+  g_clear_object (&self->sweep);
   g_clear_pointer (&self->set_aside, set_aside_free);
   invalidate_data (self);
   g_clear_pointer (&self->pending_weights, g_free);
@@ -1025,6 +1033,9 @@ caml_session_get_property (GObject *object, guint prop_id, GValue *value, GParam
       break;
     case PROP_RUNS:
       g_value_set_object (value, self->runs);
+      break;
+    case PROP_SWEEP:
+      g_value_set_object (value, self->sweep);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1102,6 +1113,10 @@ caml_session_class_init (CamlSessionClass *klass)
   /* The runs kept (a GListModel of CamlRunRecord), oldest first. */
   properties[PROP_RUNS] =
     g_param_spec_object ("runs", NULL, NULL, G_TYPE_LIST_MODEL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* The last sweep started (a CamlSweep), or NULL. */
+  properties[PROP_SWEEP] =
+    g_param_spec_object ("sweep", NULL, NULL, CAML_TYPE_SWEEP,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 

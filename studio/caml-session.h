@@ -12,6 +12,7 @@
  *   notify::data-choice  the data the picker shows.
  *   notify::compare  Compare with Baseline was turned on or off.
  *   notify::speed, notify::continuous  how fast runs train.
+ *   notify::sweep  a sweep was started (caml-sweep.h says how it goes).
  *   runs           (a GListModel of CamlRunRecord) the runs kept; a record
  *                  ticked or unticked is news on "progress" (CURVES).
  *   "progress"     (CamlSessionChange) the run's copies changed.
@@ -33,6 +34,7 @@
 #include "caml.h"
 #include "caml-run.h"
 #include "caml-run-record.h"
+#include "caml-sweep.h"
 
 G_BEGIN_DECLS
 
@@ -71,7 +73,7 @@ CamlSession *caml_session_new (void);
 /* The window goes: jobs under way end without touching the session, the
  * run and its baseline are stopped and joined. */
 void         caml_session_close (CamlSession *self);
-/* Jobs under way in every session (tests wait for them). */
+/* Jobs under way in every session, sweeps included (tests wait for them). */
 int          caml_session_get_jobs_in_flight (void);
 
 /* ------------------------------------------------------------ document */
@@ -288,6 +290,27 @@ char       *caml_session_dup_runs_csv (CamlSession *self);
 /* Written atomically on a worker thread; a notice says so, the banner why
  * not. */
 void        caml_session_export_runs (CamlSession *self, const char *path);
+
+/* ---------------------------------------------------------------- sweeps */
+
+/* Starts a sweep of plan (taken) on the session's data: its runs train one
+ * after another on a thread of their own — the session's run is not
+ * touched — each written under out_dir as `caml sweep` writes it, and each
+ * kept in the runs list as it ends, named after its point. One sweep at a
+ * time. FALSE with an error (plan taken all the same) when the plan does
+ * not check, the data are not there yet, or a sweep is under way. The
+ * "sweep" property changes. */
+gboolean    caml_session_start_sweep (CamlSession *self, CamlSweepPlan *plan,
+                                      const char *out_dir, GError **error);
+/* The run under way stops (kept) and the rest are skipped. */
+void        caml_session_cancel_sweep (CamlSession *self);
+/* The last sweep started (the "sweep" property), or NULL. */
+CamlSweep  *caml_session_get_sweep (CamlSession *self);
+/* A sweep is under way. */
+gboolean    caml_session_is_sweeping (CamlSession *self);
+/* Where a new sweep of the experiment goes by default (new):
+ * $XDG_DATA_HOME/caml-workbench/sweeps/NAME-YYYYMMDD-HHMMSS. */
+char       *caml_session_dup_sweep_dir (CamlSession *self);
 
 /* The step Continue goes on from (-1: no run). */
 long         caml_session_get_resume_step (CamlSession *self);

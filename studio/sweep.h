@@ -87,6 +87,12 @@ char    *caml_sweep_plan_run_dir (const CamlSweepPlan *plan, const char *out_dir
  * "NAME kernel=3 depth=8" (", baseline"). NULL with an error only for a
  * plan that was not checked. */
 CamlExperiment *caml_sweep_plan_experiment (const CamlSweepPlan *plan, int run, GError **error);
+/* For an axis whose key names no layer but reaches several ("units" sets
+ * the readout's too): a hint for its runs that fail, in the words of the
+ * command line ("--grid units sets units on layers 0 (ca_nn) and 1 (dense)
+ * alike; to vary one layer's, give its index: --grid 0.units=2,3"); else
+ * NULL. g_free it. */
+char    *caml_sweep_plan_hint (const CamlSweepPlan *plan, int axis);
 
 /* ------------------------------------------------------------ the sweep file */
 
@@ -96,11 +102,20 @@ CamlExperiment *caml_sweep_plan_experiment (const CamlSweepPlan *plan, int run, 
  *               { "key": "depth", "values": [8, 16, 32] } ],
  *     "set": { "KEY": VALUE, … },          (optional: the fixed list)
  *     "baselines": true }                  (optional, default true)
- * A relative experiment path is read from the sweep file's folder. Errors
- * say FILE:LINE:COL: PATH: problem (json-position.h), an error in the
- * experiment it names that file's. The plan is checked
- * (caml_sweep_plan_check) before it is returned. */
+ * A relative experiment path is read from the sweep file's folder. With
+ * both "experiment" and "preset", the experiment is the one given and
+ * "preset" says which built-in one it came from (summary.json's preset).
+ * Values are numbers, strings or booleans, taken as the command line's
+ * text (numbers in their shortest form that reads back: 0.01). Unknown
+ * members are errors. Errors say FILE:LINE:COL: PATH: problem
+ * (caml-json.h), an inline experiment's included; an error in the
+ * experiment file it names is that file's. The plan is checked (as
+ * caml_sweep_plan_check does, each error at its place in the file) before
+ * it is returned. */
 CamlSweepPlan *caml_sweep_plan_load (const char *path, GError **error);
+/* Whether path holds a sweep file rather than an experiment: a JSON object
+ * with a "grid" (anything unreadable is not). */
+gboolean       caml_sweep_file_is (const char *path);
 /* The plan as a sweep file, the experiment inline (new). */
 char          *caml_sweep_plan_to_json (const CamlSweepPlan *plan);
 /* Written atomically (caml_file_replace). */
@@ -110,10 +125,12 @@ gboolean       caml_sweep_plan_save (const CamlSweepPlan *plan, const char *path
 /* ------------------------------------------------------------ keys */
 
 /* The keys a sweep of exp may vary, as a picker offers them: each layer's
- * options as "N.KEY" (and, for an option two or more layers have, "KEY"),
- * then the settings above; titles[i] in words ("layer 0 (CA-CNN): kernel",
- * "learning rate (optimizer.lr)"); current[i] the experiment's value as
- * text ("5", "0.01"). NULL-terminated, free with g_strfreev. */
+ * options as "N.KEY", then, for an option two or more layers have, "KEY",
+ * then the settings above that exp's optimizer has; titles[i] in words
+ * ("layer 0 (CA-CNN): kernel", "learning rate (optimizer.lr)"); current[i]
+ * the experiment's value as text ("5", "0.01"; "" for a KEY whose layers
+ * differ). titles and current may be NULL. NULL-terminated, free each with
+ * g_strfreev. */
 char **caml_sweep_keys (const CamlExperiment *exp, char ***titles, char ***current);
 
 /* ------------------------------------------------------------ results */
@@ -124,28 +141,43 @@ typedef struct {
   gboolean plain;          /* no context-aware layer, no baseline */
   gboolean done;           /* trained or tried (a row of the tables) */
   int      status;         /* 0 finished; 130/143 interrupted; else failed */
+  gboolean summary;        /* its summary.json was read */
   gboolean classification; /* metric is test accuracy (else test MSE) */
   double   metric, test_loss, sigma_auc, seconds;   /* NaN: none */
   double   steps_per_second;
   char    *error;          /* owned: why it failed, or NULL */
 } CamlSweepResult;
 
+/* Run i's result before it is trained: its point, baseline and plain, the
+ * figures NaN, status 0, not done, classification as the plan's loss
+ * suggests (a summary says for sure). Clear it with caml_sweep_result_clear. */
+void     caml_sweep_plan_result_init (const CamlSweepPlan *plan, int run, CamlSweepResult *r);
 /* Reads a run's figures from dir/summary.json into r (NaN where absent; the
- * error it recorded, if any). FALSE when there is no readable summary. */
+ * error it recorded, if any, unless r has one) and sets r->summary. FALSE
+ * when there is no readable summary (r's figures NaN). */
 gboolean caml_sweep_result_read (CamlSweepResult *r, const char *dir);
 void     caml_sweep_result_clear (CamlSweepResult *r);
 /* "ok", "interrupted", "failed". */
 const char *caml_sweep_status_name (int status);
+/* A row's model: "context-aware", "baseline" or "plain". */
+const char *caml_sweep_result_model (const CamlSweepResult *r);
+/* A figure as sweep.md and the console give it: 4 significant digits
+ * (0.000124, not 0.0001), "–" for NaN. g_free it. */
+char       *caml_sweep_format_figure (double v);
 
 /* The figures of a sweep, as files and as the workbench draws them. Each
  * takes the results done so far (any order; those not done are left out). */
 CamlPlotLine     *caml_sweep_plot_new (const CamlSweepPlan *plan,
                                        const CamlSweepResult *results, int n);
+/* … row_results (may be NULL) gets which result each of its rows is (new). */
 CamlPlotParallel *caml_sweep_parallel_new (const CamlSweepPlan *plan,
                                            const CamlSweepResult *results, int n,
                                            int **row_results);
-/* sweep.csv, sweep.md, sweep.png and sweep-parallel.png into dir (the
- * caller's staging directory: results-dir.h). */
+/* sweep-parallel.png's drawing (1200 × 600) at path. */
+gboolean caml_sweep_write_parallel (const CamlSweepPlan *plan, const CamlSweepResult *results,
+                                    int n, const char *path, GError **error);
+/* sweep.csv, sweep.md, sweep.png, sweep-parallel.png and sweep.json (the
+ * plan as run) into dir (the caller's staging directory: results-dir.h). */
 gboolean caml_sweep_write_tables (const CamlSweepPlan *plan, const CamlSweepResult *results,
                                   int n, const char *dir, GError **error);
 /* Whether a file name in a sweep's folder is one of its tables (a new set

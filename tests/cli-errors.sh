@@ -86,6 +86,18 @@ expect 2 '^caml train: -O kernel=5 and --kernel 3 both set kernel of layer 0 \(c
   "$caml" train --preset mnist-ca-cnn -k 3 -O kernel=5 -o u1
 expect 2 '^caml sweep: -O 0.units=4 and --grid 0.units=2,3 both set units of layer 0' \
   "$caml" sweep --preset xor-nn --grid 0.units=2,3 -O 0.units=4 -o u1
+# -O sets a setting by its path too, with the file's ranges; beside the
+# option that sets it, the last one won silently.
+expect 2 '^caml train: optimizer.lr: -1 is out of range \(must be > 0\)$' \
+  "$caml" train --preset xor-ca-nn -O optimizer.lr=-1 -o u1
+expect 2 '^caml train: optimizer.lrr: not a setting \(one of optimizer.lr, ' \
+  "$caml" train --preset xor-ca-nn -O optimizer.lrr=1 -o u1
+expect 2 '^caml train: -O optimizer.lr=0.5 and -O optimizer.lr=0.4 both set optimizer.lr, to different values: give it once$' \
+  "$caml" train --preset xor-ca-nn -O optimizer.lr=0.5 -O optimizer.lr=0.4 -o u1
+expect 2 '^caml train: --steps 5 and -O training.steps=6 both set training.steps: give it once$' \
+  "$caml" train --preset xor-ca-nn -n 5 -O training.steps=6 -o u1
+expect 2 '^caml train: --seed 5 and -O seed=6 both set seed: give it once$' \
+  "$caml" train --preset xor-ca-nn -s 5 -O seed=6 -o u1
 expect 2 '^caml rnn-sanity: -O 1.units=4 and --units 5 both set units of layer 1' \
   "$caml" rnn-sanity -O 1.units=4 --units 5 -o u1
 expect 2 '^caml rnn-sanity: -O bogus=1: none of CA-RNN, LSTM and GRU has a layer option "bogus"$' \
@@ -99,6 +111,10 @@ expect 2 '^caml rnn-sanity: layer 1 \(ca_rnn\): peephole_init: 11 is out of rang
 expect 0 '' "$caml" train --preset xor-nn -n 3 --steps 3 -q -q -O 0.units=3 -O 0.units=3 -O 0.activation=relu --out --steps
 [ -f ./--steps/summary.json ] || { echo "FAIL: --out --steps did not write into ./--steps"; exit 1; }
 rm -rf ./--steps
+expect 0 '' "$caml" train --preset xor-ca-nn -n 3 -q -O optimizer.lr=0.125 -O training.batch_size=2 -o lr
+grep -q '"lr": 0.125,' lr/experiment.json && grep -q '"batch_size": 2,' lr/experiment.json \
+  || { echo "FAIL: -O optimizer.lr, -O training.batch_size"; cat lr/experiment.json; exit 1; }
+rm -rf lr
 # A bare KEY for every layer, and N.KEY for one of them, in either order.
 for order in "-O units=4 -O 1.units=1" "-O 1.units=1 -O units=4"; do
   expect 0 '' "$caml" train --preset xor-nn -n 2 -q $order -o widths

@@ -146,9 +146,9 @@ for verb in train sweep; do
 done
 
 # caml sweep hands its runs to the ranks as they become free: the same
-# tables as one process (but the seconds), a failing run marked failed
-# while the others go on (surface-ca-nn-1's readout cannot be 2 wide), and
-# each run's progress said by the first rank.
+# tables as one process (but the seconds and the speed), a failing run
+# marked failed while the others go on (surface-ca-nn-1's readout cannot be
+# 2 wide), and each run's progress said by the first rank.
 sweep_args="--preset surface-ca-nn-1 --grid 1.units=1,2 --grid 0.units=3,5 -n 60"
 # shellcheck disable=SC2086
 "$caml" sweep $sweep_args -o "$dir/sweep-alone" >"$dir/out" 2>&1 && fail "sweep alone: status 0" "$dir/out"
@@ -161,7 +161,7 @@ for np in 2 3; do
 import csv, sys
 a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:])
 for row in a + b:
-    del row["seconds"]
+    del row["seconds"], row["steps_per_second"]
 if a != b:
     sys.exit("\n".join(map(str, a)) + "\nagainst\n" + "\n".join(map(str, b)))
 if sum(r["status"] == "failed" for r in b) != 4 or sum(r["status"] == "ok" for r in b) != 4:

@@ -3,7 +3,9 @@
 # `caml train`'s, and grid keys that set the same option twice refused,
 # before anything is trained; failed runs marked in sweep.csv and sweep.md,
 # counted, and the exit status 1; figures in significant digits; no baseline
-# for a model without a context-aware layer.
+# for a model without a context-aware layer; a grid over a setting
+# (optimizer.lr); sweep files — written by --write-sweep and beside every
+# sweep's tables (sweep.json), run again, their errors placed.
 set -eu
 caml=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/caml-cli-sweep.XXXXXX")
@@ -56,8 +58,8 @@ expect_usage "a flag two ways" "^caml sweep: --grid bias=true,1: the values true
   || { echo "sweep -n 7 -s 5 failed"; cat "$dir/out" "$dir/err"; exit 1; }
 grep -q '"steps" : 7' "$dir/ok/units=1/ca/summary.json" || { echo "the run did not train 7 steps"; cat "$dir/ok/units=1/ca/summary.json"; exit 1; }
 grep -q '"seed" : 5' "$dir/ok/units=1/ca/summary.json" || { echo "the run did not use seed 5"; exit 1; }
-grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,status,error$' "$dir/ok/sweep.csv" \
-  || { echo "sweep.csv has no status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
+grep -q '^units,model,test_mse,test_loss,sigma_auc,seconds,steps_per_second,status,error$' "$dir/ok/sweep.csv" \
+  || { echo "sweep.csv has no speed, status and error columns"; cat "$dir/ok/sweep.csv"; exit 1; }
 grep -q '^1,context-aware,.*,ok,$' "$dir/ok/sweep.csv" || { echo "a finished run is not ok"; cat "$dir/ok/sweep.csv"; exit 1; }
 
 # sweep.csv keeps the seconds to 6 significant digits (it rounded to 0.0).
@@ -94,7 +96,7 @@ cmp -s "$dir/ok/sweep.csv" "$dir/sweep.before" || { echo "sweep.csv was replaced
 for units in 2 3; do
   mse=$(grep "^$units,plain," "$dir/plain/sweep.csv" | cut -d, -f3)
   short=$(printf '%.4g' "$mse")
-  grep -q "^| $units | plain | $short | $short | – | [0-9.e+-]* | ok |$" "$dir/plain/sweep.md" \
+  grep -q "^| $units | plain | $short | $short | – | [0-9.e+-]* | [0-9.e+-]* | ok |$" "$dir/plain/sweep.md" \
     || { echo "sweep.md: units=$units not given as $short"; cat "$dir/plain/sweep.md"; exit 1; }
   grep -q "^        test_mse $short$" "$dir/out" \
     || { echo "console: units=$units not given as $short"; cat "$dir/out"; exit 1; }
@@ -187,5 +189,76 @@ status=0
 [ $status -eq 1 ] || { echo "a failed run over an old one: exit status $status"; cat "$dir/out" "$dir/err"; exit 1; }
 grep -q '^2,context-aware,nan,nan,nan,nan,failed,' "$dir/again/sweep.csv" \
   || { echo "the old run's figures were read as the failed run's"; cat "$dir/again/sweep.csv"; exit 1; }
+
+# A setting as a key: a grid over the learning rate, each run trained with
+# its own (its experiment.json says so); --steps beside a key that sets the
+# steps too is refused, naming both.
+"$caml" sweep --preset xor-ca-nn --grid optimizer.lr=0.001,0.1 -n 20 --no-baseline -o "$dir/lr" \
+  >"$dir/out" 2>"$dir/err" || { echo "a grid over optimizer.lr failed"; cat "$dir/out" "$dir/err"; exit 1; }
+for lr in 0.001 0.1; do
+  grep -q "\"lr\": $lr," "$dir/lr/optimizer.lr=$lr/ca/experiment.json" \
+    || { echo "optimizer.lr=$lr: not trained with it"; cat "$dir/lr/optimizer.lr=$lr/ca/experiment.json"; exit 1; }
+done
+grep -q '^optimizer.lr,model,test_mse,' "$dir/lr/sweep.csv" || { cat "$dir/lr/sweep.csv"; exit 1; }
+expect_usage "optimizer.lr out of range" "^caml sweep: --grid optimizer.lr=0.1,-1: optimizer.lr: -1 is out of range (must be > 0)$" \
+  --preset xor-ca-nn --grid optimizer.lr=0.1,-1
+expect_usage "--steps and training.steps" "^caml sweep: --steps 5 and --grid training.steps=10,20 both set training.steps: give it once$" \
+  --preset xor-ca-nn --grid training.steps=10,20 -n 5
+
+# Every sweep leaves its plan as run, the experiment written out: the
+# folder's sweep.json runs the same sweep again (the same figures but the
+# time), and names the preset it came from.
+grep -q '"preset": "xor-ca-nn"' "$dir/lr/sweep.json" && grep -q '"steps": 20,' "$dir/lr/sweep.json" \
+  && grep -q '"baselines": false' "$dir/lr/sweep.json" \
+  || { echo "sweep.json is not the plan as run"; cat "$dir/lr/sweep.json"; exit 1; }
+"$caml" sweep "$dir/lr/sweep.json" -o "$dir/again-lr" >"$dir/out" 2>"$dir/err" \
+  || { echo "sweep.json did not run again"; cat "$dir/out" "$dir/err"; exit 1; }
+figures () { cut -d, -f1-5,8- "$1"; }   # all but seconds and steps_per_second
+[ "$(figures "$dir/lr/sweep.csv")" = "$(figures "$dir/again-lr/sweep.csv")" ] \
+  || { echo "sweep.json ran another sweep"; cat "$dir/lr/sweep.csv" "$dir/again-lr/sweep.csv"; exit 1; }
+cmp -s "$dir/lr/sweep.json" "$dir/again-lr/sweep.json" || { echo "sweep.json changed on the way"; exit 1; }
+
+# --write-sweep writes the plan and trains nothing; the file runs with
+# --steps, --seed and --no-baseline beside it, and alone when it has a
+# grid: --grid, --preset or -O as well are refused, naming both.
+"$caml" sweep --preset xor-ca-nn --grid units=1 --grid activation=tanh,relu -O optimizer.lr=0.05 \
+  --write-sweep "$dir/plan.json" -o "$dir/never" >"$dir/out" 2>"$dir/err" \
+  || { echo "--write-sweep failed"; cat "$dir/out" "$dir/err"; exit 1; }
+[ ! -e "$dir/never" ] || { echo "--write-sweep trained"; ls -R "$dir/never"; exit 1; }
+grep -q '^sweep written to .*plan.json (4 runs)$' "$dir/out" || { cat "$dir/out"; exit 1; }
+grep -q '{ "key": "activation", "values": \["tanh", "relu"\] }' "$dir/plan.json" \
+  && grep -q '"set": { "optimizer.lr": 0.05 }' "$dir/plan.json" \
+  || { echo "plan.json lacks the grid or -O"; cat "$dir/plan.json"; exit 1; }
+"$caml" sweep "$dir/plan.json" --write-sweep "$dir/plan2.json" >/dev/null \
+  && cmp -s "$dir/plan.json" "$dir/plan2.json" || { echo "--write-sweep of a sweep file changed it"; exit 1; }
+"$caml" sweep "$dir/plan.json" --steps 20 --seed 3 --no-baseline -o "$dir/file" >"$dir/out" 2>"$dir/err" \
+  || { echo "a sweep file failed"; cat "$dir/out" "$dir/err"; exit 1; }
+[ "$(grep -c ',ok,$' "$dir/file/sweep.csv")" -eq 2 ] || { cat "$dir/file/sweep.csv"; exit 1; }
+grep -q '"steps" : 20' "$dir/file/units=1-activation=relu/ca/summary.json" \
+  && grep -q '"seed" : 3' "$dir/file/units=1-activation=relu/ca/summary.json" \
+  && grep -q '"lr": 0.05,' "$dir/file/units=1-activation=relu/ca/experiment.json" \
+  || { echo "the sweep file's run lacks --steps, --seed or its set"; exit 1; }
+grep -q '"name": "xor-ca-nn units=1 activation=relu",' "$dir/file/units=1-activation=relu/ca/experiment.json" \
+  || { echo "a run is not named after its point"; exit 1; }
+expect_usage "a sweep file and --grid" "^caml sweep: --grid and the sweep file .*plan.json: " "$dir/plan.json" --grid units=2
+expect_usage "a sweep file and --preset" "^caml sweep: --preset and the sweep file" "$dir/plan.json" --preset xor-nn
+# A sweep file's errors say where: file, line and column, path.
+cat >"$dir/bad.json" <<'J'
+{ "preset": "xor-ca-nn",
+  "grid": [ { "key": "units", "values": [1, 0] } ] }
+J
+status=0
+"$caml" sweep "$dir/bad.json" -o "$dir/bad" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] && grep -q "^caml sweep: $dir/bad.json:2:45: grid\[0\].values\[1\]: layer 0 (ca_nn): units: 0 is out of range" "$dir/err" \
+  && [ ! -e "$dir/bad" ] || { echo "a bad sweep file: status $status"; cat "$dir/err"; exit 1; }
+# … a syntax error too (it was "give one or two --grid"), and an
+# experiment file without --grid still asks for the grid.
+printf '{ "preset": "xor-ca-nn",\n  "grid": [ { "key": "units" "values": [1] } ] }\n' >"$dir/broken.json"
+status=0
+"$caml" sweep "$dir/broken.json" -o "$dir/bad" >"$dir/out" 2>"$dir/err" || status=$?
+[ $status -eq 1 ] && grep -q "^caml sweep: $dir/broken.json:2:30: grid\[0\]: expected ',' or '}' in an object" "$dir/err" \
+  || { echo "a broken sweep file: status $status"; cat "$dir/err"; exit 1; }
+expect_usage "an experiment without --grid" "^caml sweep: give one or two --grid KEY=V1,V2,…, or a sweep file$" \
+  "$dir/embedding.json"
 
 echo ok

@@ -98,6 +98,19 @@ autosave_written (gpointer data)
   return path != NULL && g_file_test (path, G_FILE_TEST_EXISTS);
 }
 
+gpointer
+controller_of (GtkWidget *widget, GType type)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (c, type))
+        return c;   /* still held by the widget */
+    }
+  return NULL;
+}
+
 GtkWidget *
 find_by_id (GtkWidget *widget, const char *name)
 {

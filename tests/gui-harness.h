@@ -40,6 +40,10 @@ void save_screenshot (GtkWidget *widget, const char *path);
 
 gboolean autosave_written (gpointer data);
 
+/* The widget's first controller of type `type` (a gesture, a drop
+ * target…), or NULL: tests emit its signals as input would. */
+gpointer controller_of (GtkWidget *widget, GType type);
+
 /* A widget of a template by its id, below widget (or widget itself). */
 GtkWidget *find_by_id (GtkWidget *widget, const char *name);
 

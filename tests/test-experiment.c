@@ -1542,6 +1542,112 @@ test_average_decay_bound (void **state)
   caml_experiment_free (exp);
 }
 
+/* A setting from a command line: the file's ranges and words, the
+ * experiment unchanged on an error, and its value as the file writes it. */
+static void
+test_set_setting (void **state)
+{
+  (void) state;
+  static const struct { const char *path, *text, *message; } bad[] = {
+    { "training.steps", "0", "training.steps: 0 is out of range 1…1000000000" },
+    { "training.steps", "2.5", "training.steps: 2.5 is not an integer" },
+    { "training.batch_size", "-1", "training.batch_size: -1 is out of range 0…2147483647" },
+    { "optimizer.lr", "0", "optimizer.lr: 0 is out of range (must be > 0)" },
+    { "optimizer.lr", "fast", "optimizer.lr: \"fast\" is not a number" },
+    { "optimizer.lr", "0x10", "optimizer.lr: \"0x10\" is not a number" },
+    { "optimizer.weight_decay", "-0.5", "optimizer.weight_decay: -0.5 is out of range "
+      "(must be >= 0)" },
+    { "optimizer.em_steps", "-2", "optimizer.em_steps: -2 is out of range 0…2147483647" },
+    { "seed", "-1", "seed: -1 is out of range 0…9223372036854775807" },
+    { "optimizer.momentum", "0.5", "optimizer.momentum: not a setting (one of optimizer.lr, "
+      "optimizer.em_steps, optimizer.weight_decay, training.steps, training.batch_size, "
+      "seed)" },
+  };
+  CamlExperiment *exp = caml_experiment_new_default ();
+  CamlExperiment *before = caml_experiment_copy (exp);
+  for (size_t i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      GError *error = NULL;
+      assert_false (caml_experiment_set_setting (exp, bad[i].path, bad[i].text, &error));
+      assert_string_equal (error->message, bad[i].message);
+      g_error_free (error);
+      assert_true (caml_experiment_equal (exp, before));
+    }
+  static const struct { const char *path, *text, *shown; } good[] = {
+    { "optimizer.lr", "1e-2", "0.01" }, { "optimizer.em_steps", "3", "3" },
+    { "optimizer.weight_decay", "0.0005", "0.0005" }, { "training.steps", "20", "20" },
+    { "training.batch_size", "0", "0" }, { "seed", "9223372036854775807",
+                                           "9223372036854775807" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      GError *error = NULL;
+      if (!caml_experiment_set_setting (exp, good[i].path, good[i].text, &error))
+        fail_msg ("%s=%s: %s", good[i].path, good[i].text, error->message);
+      char *shown = caml_experiment_get_setting (exp, good[i].path);
+      assert_string_equal (shown, good[i].shown);
+      g_free (shown);
+    }
+  assert_true (exp->optimizer.lr == 0.01 && exp->steps == 20);
+  assert_null (caml_experiment_get_setting (exp, "optimizer.momentum"));
+  caml_experiment_free (before);
+  caml_experiment_free (exp);
+}
+
+/* An experiment inside another document: its errors at their place there,
+ * its path below the document's; syntax errors and the document's own as
+ * json-position.h words them. */
+static void
+test_load_json (void **state)
+{
+  (void) state;
+  static const struct { const char *doc, *message; } cases[] = {
+    { "{ \"experiment\": {\n  \"model\": [ { \"layer\": \"dense\", \"units\": 0 } ] } }",
+      "s.json:2:43: experiment.model[0].units: 0 is out of range 1…65536" },
+    { "{ \"experiment\": {\n    \"sed\": 3 } }",
+      "s.json:2:5: experiment.sed: unknown key (expected one of name, description, paper, "
+      "seed, data, model, loss, optimizer, training, plot)" },
+    { "{ \"experiment\": { \"seed\": 18446744073709551616 } }",
+      "s.json:1:27: experiment.seed: 18446744073709551616 is out of range "
+      "0…9223372036854775807" },
+    { "{ \"experiment\": 3 }", "s.json:1:17: experiment: expected an experiment object, "
+      "found an integer" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      GError *error = NULL;
+      CamlJsonDoc *doc = caml_json_doc_new (cases[i].doc, -1, "s.json", &error);
+      if (doc == NULL)
+        fail_msg ("%s", error->message);
+      JsonNode *node = json_object_get_member (json_node_get_object (caml_json_doc_root (doc)),
+                                               "experiment");
+      assert_null (caml_experiment_load_json (doc, node, "experiment", NULL, NULL, &error));
+      assert_string_equal (error->message, cases[i].message);
+      g_error_free (error);
+      caml_json_doc_free (doc);
+    }
+  GError *error = NULL;
+  assert_null (caml_json_doc_new ("{ \"a\": [1,\n 2,, 3] }", -1, "s.json", &error));
+  assert_string_equal (error->message, "s.json:2:4: a[2]: expected a value, found ','");
+  g_clear_error (&error);
+  CamlJsonDoc *doc = caml_json_doc_new ("{ \"a\": { \"b\": [ 5, true ] },\n  \"c\": 1 }", -1,
+                                        "s.json", &error);
+  assert_non_null (doc);
+  caml_json_doc_fail (doc, &error, "a.b[1]", FALSE, "no %s", "flags");
+  assert_string_equal (error->message, "s.json:1:20: a.b[1]: no flags");
+  g_clear_error (&error);
+  /* a path the document lacks: the nearest value above it */
+  caml_json_doc_fail (doc, &error, "a.x", FALSE, "missing");
+  assert_string_equal (error->message, "s.json:1:8: a.x: missing");
+  g_clear_error (&error);
+  static const char *const allowed[] = { "a", NULL };
+  assert_false (caml_json_doc_check_keys (doc, json_node_get_object (caml_json_doc_root (doc)),
+                                          "", allowed, &error));
+  assert_string_equal (error->message, "s.json:2:3: c: unknown key (expected one of a)");
+  g_clear_error (&error);
+  caml_json_doc_free (doc);
+}
+
 int
 main (void)
 {
@@ -1572,6 +1678,8 @@ main (void)
     cmocka_unit_test (test_text_ngrams_sequence_layers),
     cmocka_unit_test (test_builtin_not_fetched),
     cmocka_unit_test (test_image_presets_data),
+    cmocka_unit_test (test_set_setting),
+    cmocka_unit_test (test_load_json),
   };
   return cmocka_run_group_tests (tests, list_presets, free_presets);
 }

@@ -468,20 +468,6 @@ find_widget (GtkWidget *root, WidgetTest test, gpointer data)
   return NULL;
 }
 
-/* The widget's first controller of type `type`, or NULL. */
-static gpointer
-controller_of (GtkWidget *widget, GType type)
-{
-  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
-  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
-    {
-      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
-      if (G_TYPE_CHECK_INSTANCE_TYPE (c, type))
-        return c;   /* still held by the widget */
-    }
-  return NULL;
-}
-
 static gboolean
 has_drop_target (GtkWidget *widget, gpointer unused)
 {

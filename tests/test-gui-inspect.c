@@ -71,6 +71,13 @@ test_inspect_page (void **state)
   assert_true (caml_plot_view_has_plot (hist));
   const CamlPlotFigure *before = caml_plot_view_get_figure (hist, NULL, NULL);
   shot (win, "inspect-untrained.png");
+  /* Hovering a bin reads its share */
+  g_autofree char *read = caml_plot_view_get_hover_text_at (hist, 0.52, 0.01);
+  print_message ("hover: %s\n", read);
+  assert_non_null (read);
+  assert_non_null (strstr (read, "χ 0.50–0.55: "));
+  assert_non_null (strstr (read, " % of "));
+  assert_true (enabled (win, "export-plot"));
 
   /* The dense layer has no gate: no histogram, a word why. */
   caml_inspect_page_select_layer (page, 1);

@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "caml-plot.h"
+#include "plot-png.h"
 
 #ifdef CAML_HAVE_FONTCONFIG
 #include <fontconfig/fontconfig.h>
@@ -664,17 +665,6 @@ count_colours (cairo_surface_t *img, int x0, int y0, int x1, int y1)
         g_hash_table_add (seen, GUINT_TO_POINTER (px & 0xffffff));
       }
   return g_hash_table_size (seen);
-}
-
-static cairo_surface_t *
-load_png (const char *path, int width, int height)
-{
-  cairo_surface_t *img = cairo_image_surface_create_from_png (path);
-  assert_int_equal (cairo_surface_status (img), CAIRO_STATUS_SUCCESS);
-  assert_int_equal (cairo_image_surface_get_width (img), width);
-  assert_int_equal (cairo_image_surface_get_height (img), height);
-  cairo_surface_flush (img);
-  return img;
 }
 
 typedef struct {

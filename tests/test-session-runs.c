@@ -278,6 +278,13 @@ on_notice (CamlSession *s, const char *message, gboolean warning, char **notice)
   *notice = g_strdup (message);
 }
 
+static void
+on_error (CamlSession *s, int kind, const char *message, char **error)
+{
+  g_free (*error);
+  *error = g_strdup (message);
+}
+
 static gboolean
 has_text (gpointer data)
 {
@@ -332,9 +339,12 @@ test_export_csv (void **state)
   g_clear_pointer (&notice, g_free);
   g_autofree char *bad = g_build_filename (dir, "missing", "runs.csv", NULL);
   char *error = NULL;
-  g_signal_connect_swapped (s, "error", G_CALLBACK (on_notice), &error);
+  g_signal_connect (s, "error", G_CALLBACK (on_error), &error);
   caml_session_export_runs (s, bad);
   assert_true (iterate_until (no_jobs, NULL, 30));
+  print_message ("error: %s\n", error);
+  assert_non_null (error);
+  assert_non_null (strstr (error, "Cannot export the runs: "));
   g_signal_handlers_disconnect_by_data (s, &notice);
   g_signal_handlers_disconnect_by_data (s, &error);
   g_free (notice);
@@ -342,6 +352,153 @@ test_export_csv (void **state)
   g_unlink (path);
   g_rmdir (dir);
   session_free (s);
+}
+
+static gboolean
+not_sweeping (gpointer data)
+{
+  return !caml_session_is_sweeping (data);
+}
+
+static gboolean
+sweep_training (gpointer data)
+{
+  CamlSweep *sweep = caml_session_get_sweep (data);
+  if (sweep == NULL)
+    return FALSE;
+  g_autoptr (CamlSweepRun) first = g_list_model_get_item (caml_sweep_get_runs (sweep), 0);
+  return caml_sweep_run_get_state (first) == CAML_SWEEP_RUN_TRAINING;
+}
+
+static int
+count_lines (const char *path)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return -1;
+  int n = 0;
+  for (const char *c = text; *c; c++)
+    n += *c == '\n';
+  return n;
+}
+
+/* A sweep over two learning rates trains each point and its baseline on a
+ * thread of its own, keeps each in the runs list (named after its point,
+ * the baseline paired with its model), and leaves `caml sweep`'s folder:
+ * sweep.json, the tables and a results folder per run. The session's own
+ * run is not touched, and a second sweep is refused while one runs. */
+static void
+test_sweep_keeps_runs (void **state)
+{
+  CamlSession *s = session_preset ("xor-ca-nn", 40);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-sweep-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "sweep", NULL);
+  CamlSweepPlan *plan = caml_sweep_plan_new (caml_experiment_copy (caml_session_get_experiment (s)),
+                                             "xor-ca-nn", NULL);
+  const char *lrs[] = { "0.01", "0.1" };
+  assert_true (caml_sweep_plan_add_axis (plan, "optimizer.lr", lrs, 2, &error));
+  assert_true (caml_session_start_sweep (s, plan, out, &error));
+  assert_true (caml_session_is_sweeping (s));
+  /* one at a time */
+  CamlSweepPlan *again = caml_sweep_plan_new (caml_experiment_copy (caml_session_get_experiment (s)),
+                                              NULL, NULL);
+  assert_true (caml_sweep_plan_add_axis (again, "optimizer.lr", lrs, 1, &error));
+  assert_false (caml_session_start_sweep (s, again, out, &error));
+  assert_non_null (strstr (error->message, "a sweep is under way"));
+  g_clear_error (&error);
+
+  assert_true (iterate_until (not_sweeping, s, 120));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  CamlSweep *sweep = caml_session_get_sweep (s);
+  assert_int_equal (caml_sweep_get_n_ended (sweep), 4);
+  assert_null (caml_sweep_get_problem (sweep));
+  int n = 0;
+  const CamlSweepResult *results = caml_sweep_get_results (sweep, &n);
+  assert_int_equal (n, 4);
+  for (int i = 0; i < n; i++)
+    {
+      assert_true (results[i].done);
+      assert_int_equal (results[i].status, 0);
+      assert_true (isfinite (results[i].metric));
+      assert_int_equal (results[i].baseline, i % 2 == 1);
+      assert_int_equal (results[i].index[0], i / 2);
+    }
+  /* the session's run was not started */
+  assert_int_equal (caml_session_get_state (s), CAML_TRAINER_IDLE);
+
+  GListModel *runs = caml_session_get_runs (s);
+  assert_int_equal (g_list_model_get_n_items (runs), 4);
+  g_autoptr (CamlRunRecord) model = g_list_model_get_item (runs, 0);
+  g_autoptr (CamlRunRecord) base = g_list_model_get_item (runs, 1);
+  g_autoptr (CamlRunRecord) model2 = g_list_model_get_item (runs, 2);
+  assert_string_equal (caml_run_record_get_name (model), "optimizer.lr=0.01");
+  assert_string_equal (caml_run_record_get_name (base), "optimizer.lr=0.01 (baseline)");
+  assert_string_equal (caml_run_record_get_name (model2), "optimizer.lr=0.1");
+  assert_true (caml_run_record_is_baseline (base));
+  assert_int_equal (caml_run_record_get_number (model), caml_run_record_get_number (base));
+  assert_int_not_equal (caml_run_record_get_number (model), caml_run_record_get_number (model2));
+  assert_true (isfinite (caml_run_record_get_difference (model)));
+  assert_int_equal (caml_run_record_get_figures (model)->step, 40);
+  print_message ("differs: %s\n", caml_run_record_get_differs (model2));
+  assert_non_null (strstr (caml_run_record_get_differs (model2), "lr"));
+
+  const char *files[] = { "sweep.json", "sweep.csv", "sweep.md", "sweep.png",
+                          "optimizer.lr=0.01/ca/summary.json",
+                          "optimizer.lr=0.01/baseline/model.weights",
+                          "optimizer.lr=0.1/ca/experiment.json" };
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *path = g_build_filename (out, files[i], NULL);
+      if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        fail_msg ("%s was not written", path);
+    }
+  g_autofree char *csv = g_build_filename (out, "sweep.csv", NULL);
+  assert_int_equal (count_lines (csv), 5);
+  /* the folder's plan runs again headless: it loads as it was */
+  g_autofree char *json = g_build_filename (out, "sweep.json", NULL);
+  g_autoptr (CamlSweepPlan) back = caml_sweep_plan_load (json, &error);
+  assert_non_null (back);
+  assert_int_equal (caml_sweep_plan_n_runs (back), 4);
+  session_free (s);
+  remove_tree (dir);
+}
+
+/* Cancel stops the run under way (its results are kept, as Stop keeps a
+ * run's) and skips the rest. */
+static void
+test_sweep_cancel (void **state)
+{
+  CamlSession *s = session_preset ("xor-ca-nn", 1000000);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("caml-session-sweep-XXXXXX", NULL);
+  CamlSweepPlan *plan = caml_sweep_plan_new (caml_experiment_copy (caml_session_get_experiment (s)),
+                                             NULL, NULL);
+  const char *seeds[] = { "1", "2", "3" };
+  assert_true (caml_sweep_plan_add_axis (plan, "seed", seeds, 3, &error));
+  assert_true (caml_session_start_sweep (s, plan, dir, &error));
+  assert_true (iterate_until (sweep_training, s, 60));
+  iterate_until (always_false, NULL, 0.3);   /* some steps */
+  caml_session_cancel_sweep (s);
+  assert_true (iterate_until (not_sweeping, s, 60));
+  assert_true (iterate_until (no_jobs, NULL, 30));
+  CamlSweep *sweep = caml_session_get_sweep (s);
+  GListModel *items = caml_sweep_get_runs (sweep);
+  g_autoptr (CamlSweepRun) first = g_list_model_get_item (items, 0);
+  g_autoptr (CamlSweepRun) last = g_list_model_get_item (items, g_list_model_get_n_items (items) - 1);
+  assert_int_equal (caml_sweep_run_get_state (first), CAML_SWEEP_RUN_DONE);
+  assert_string_equal (caml_sweep_status_name (caml_sweep_run_get_result (first)->status),
+                       "interrupted");
+  assert_int_equal (caml_sweep_run_get_state (last), CAML_SWEEP_RUN_SKIPPED);
+  assert_int_equal (caml_sweep_get_n_ended (sweep), 1);
+  g_autofree char *status = caml_sweep_dup_status (sweep, NULL);
+  assert_non_null (strstr (status, "cancelled"));
+  g_autofree char *weights = g_build_filename (caml_sweep_run_get_dir (first), "model.weights",
+                                               NULL);
+  assert_true (g_file_test (weights, G_FILE_TEST_IS_REGULAR));
+  assert_int_equal (g_list_model_get_n_items (caml_session_get_runs (s)), 1);
+  session_free (s);
+  remove_tree (dir);
 }
 
 int
@@ -353,6 +510,8 @@ main (void)
     cmocka_unit_test (test_baseline_pair),
     cmocka_unit_test (test_tick_and_delete),
     cmocka_unit_test (test_export_csv),
+    cmocka_unit_test (test_sweep_keeps_runs),
+    cmocka_unit_test (test_sweep_cancel),
   };
   g_autofree char *autosave_dir = g_dir_make_tmp ("caml-session-autosave-XXXXXX", NULL);
   g_setenv ("CAML_AUTOSAVE_DIR", autosave_dir, TRUE);

@@ -167,9 +167,8 @@ rounded_rect (cairo_t *cr, double x, double y, double w, double h, double r)
   cairo_close_path (cr);
 }
 
-/* The white card with rounded corners, and the clip to it. */
-static void
-card (cairo_t *cr, int width, int height)
+void
+caml_plot_view_draw_card (cairo_t *cr, int width, int height)
 {
   rounded_rect (cr, 0, 0, width, height, 8);
   cairo_set_source_rgb (cr, 1, 1, 1);
@@ -184,7 +183,7 @@ static void
 draw_render (cairo_t *cr, double width, double height, gpointer user_data)
 {
   Render *render = user_data;
-  card (cr, render->width, render->height);
+  caml_plot_view_draw_card (cr, render->width, render->height);
   draw_scene (render->scene, cr, render->width, render->height, &render->frame);
   draw_hint (cr, render->scene, render->hint, &render->frame, render->width, render->height);
 }
@@ -419,7 +418,7 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
       else
         {
           /* Stretched while one at the new size is drawn. */
-          card (cr, width, height);
+          caml_plot_view_draw_card (cr, width, height);
           cairo_save (cr);
           cairo_scale (cr, (double) width / self->image->width,
                        (double) height / self->image->height);
@@ -429,7 +428,7 @@ caml_plot_view_draw (GtkDrawingArea *area, cairo_t *cr, int width, int height,
         }
     }
   else
-    card (cr, width, height);
+    caml_plot_view_draw_card (cr, width, height);
   if (!scene_has_plot (self->scene) && self->placeholder != NULL)
     {
       /* Centred, and wrapped to the card's width: a narrow card (the
@@ -483,6 +482,32 @@ update_hover (CamlPlotView *self)
     }
   if (had || self->hover_text != NULL)
     gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+gboolean
+caml_plot_view_to_data (CamlPlotView *self, double x, double y, double *data_x, double *data_y,
+                        double *pixels_per_x, double *pixels_per_y)
+{
+  g_return_val_if_fail (CAML_IS_PLOT_VIEW (self), FALSE);
+  const CamlPlotLine *line = scene_line (self->scene);
+  if (line == NULL || self->frame.width <= 0 || self->frame.height <= 0
+      || x < self->frame.x || x > self->frame.x + self->frame.width
+      || y < self->frame.y || y > self->frame.y + self->frame.height)
+    return FALSE;
+  const CamlPlotAxis *xa = caml_plot_line_get_x_axis (line);
+  const CamlPlotAxis *ya = caml_plot_line_get_y_axis (line);
+  double x0 = self->frame.x, x1 = self->frame.x + self->frame.width;
+  double y0 = self->frame.y + self->frame.height, y1 = self->frame.y;
+  *data_x = caml_plot_axis_unmap (xa, x, x0, x1);
+  *data_y = caml_plot_axis_unmap (ya, y, y0, y1);
+  /* the scale near the point: pixels a unit of data spans there */
+  if (pixels_per_x != NULL)
+    *pixels_per_x = fabs (caml_plot_axis_map (xa, *data_x + 1e-6, x0, x1)
+                          - caml_plot_axis_map (xa, *data_x, x0, x1)) / 1e-6;
+  if (pixels_per_y != NULL)
+    *pixels_per_y = fabs (caml_plot_axis_map (ya, *data_y + 1e-6, y0, y1)
+                          - caml_plot_axis_map (ya, *data_y, y0, y1)) / 1e-6;
+  return TRUE;
 }
 
 static void

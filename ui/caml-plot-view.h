@@ -17,6 +17,10 @@ typedef char *(*CamlPlotViewHoverFunc) (CamlPlotView *view, double x, double y,
                                         gpointer user_data);
 
 GtkWidget *caml_plot_view_new (void);
+/* The white card with rounded corners plots are shown on in a window (the
+ * plots use dark ink, so they read the same in light and dark themes), and
+ * the clip to it; for other views of plots too (caml-parallel-view.c). */
+void       caml_plot_view_draw_card (cairo_t *cr, int width, int height);
 /* Shows plots [first, first + n) of figure side by side (NULL: none);
  * takes a reference of its own. */
 void       caml_plot_view_set_figure (CamlPlotView *self, CamlPlotFigure *figure, int first,
@@ -41,6 +45,11 @@ void       caml_plot_view_set_hover_func (CamlPlotView *self, CamlPlotViewHoverF
 /* The read-out the hover func gives at data coordinates (x, y) of the line
  * plot shown (free it), or NULL: what the pointer there would read. */
 char      *caml_plot_view_get_hover_text_at (CamlPlotView *self, double x, double y);
+/* Widget pixels (x, y) inside the line plot's data area as data
+ * coordinates, and the pixels one unit of data spans there (may be NULL);
+ * FALSE outside it or without a line plot. */
+gboolean   caml_plot_view_to_data (CamlPlotView *self, double x, double y, double *data_x,
+                                   double *data_y, double *pixels_per_x, double *pixels_per_y);
 gboolean   caml_plot_view_has_plot (CamlPlotView *self);
 /* The line plot shown, or NULL. */
 const CamlPlotLine *caml_plot_view_get_line (CamlPlotView *self);

@@ -217,10 +217,44 @@ action_plots_page (GSimpleAction *action, GVariant *value, gpointer user_data)
   const char *page = g_variant_get_string (value, NULL);
 
   if (!g_str_equal (page, "main") && !g_str_equal (page, "parts") && !g_str_equal (page, "words")
-      && !g_str_equal (page, "runs") && !g_str_equal (page, "inspect"))
+      && !g_str_equal (page, "runs") && !g_str_equal (page, "inspect")
+      && !g_str_equal (page, "sweep"))
     return;
   g_simple_action_set_state (action, value);
   caml_window_show_page (self, page);
+}
+
+/* Sweep…: the dialog, then the sweep on the session, shown on its page. */
+static void
+on_sweep_chosen (CamlSweepPlan *plan, const char *out_dir, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  g_autoptr (GError) error = NULL;
+  if (!caml_session_start_sweep (self->session, plan, out_dir, &error))
+    {
+      caml_window_show_error (self, error->message);
+      return;
+    }
+  g_action_group_activate_action (G_ACTION_GROUP (self), "plots-page",
+                                  g_variant_new_string ("sweep"));
+}
+
+static void
+action_sweep (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  CamlWindow *self = user_data;
+  const CamlExperiment *exp = caml_session_get_experiment (self->session);
+  const char *origin = caml_session_get_origin (self->session);
+  /* "preset NAME" names the preset an unedited experiment is */
+  const char *preset = origin != NULL && g_str_has_prefix (origin, "preset ")
+                       && !caml_session_is_modified (self->session) ? origin + 7 : NULL;
+  g_autofree char *dir = caml_session_dup_sweep_dir (self->session);
+  if (exp == NULL || exp->n_layers == 0)
+    {
+      caml_window_show_error (self, "Sweep: the model has no layers yet: add some first");
+      return;
+    }
+  caml_sweep_dialog_present (GTK_WINDOW (self), exp, preset, dir, on_sweep_chosen, self);
 }
 
 static void
@@ -334,6 +368,7 @@ static const GActionEntry win_entries[] = {
   { "ask-close", action_ask_close },
   { "start", action_start },
   { "hide-start", action_hide_start },
+  { "sweep", action_sweep },
 };
 
 void
@@ -426,6 +461,9 @@ caml_window_update_actions (CamlWindow *self)
    * its steps). Off again at any time. */
   caml_window_set_action_enabled (self, "compare-baseline",
                                   can_train || caml_session_get_compare (session));
+  caml_window_set_action_enabled (self, "sweep", exp != NULL && exp->n_layers > 0
+                                  && caml_session_model_builds (session)
+                                  && !caml_session_is_sweeping (session));
 
   /* The model (editor.*, which locking disables) and the data stay as
    * they are while a run is under way; the learning rate and em_steps can

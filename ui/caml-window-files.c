@@ -391,7 +391,8 @@ on_close_response (GtkDialog *dialog, int response, CamlWindow *self)
 
 /* Asks whether to save the unsaved changes (Save, Discard or Cancel), or,
  * with none, whether to let the set-aside weights of a replaced run go
- * (Save Them…, Let Them Go or Cancel). */
+ * (Save Them…, Let Them Go or Cancel), or, with neither, whether to stop
+ * the sweep under way (Stop and Close or Cancel). */
 void
 caml_window_ask_close (CamlWindow *self)
 {
@@ -399,6 +400,7 @@ caml_window_ask_close (CamlWindow *self)
   long step = 0;
   gboolean set_aside = caml_session_has_set_aside (self->session, &step, NULL);
   gboolean modified = caml_session_is_modified (self->session);
+  gboolean sweeping = caml_session_is_sweeping (self->session);
 
   if (self->close_dialog != NULL)
     {
@@ -421,10 +423,27 @@ caml_window_ask_close (CamlWindow *self)
       else
         gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
                                                   "Unsaved changes to the experiment are lost "
-                                                  "otherwise.");
+                                                  "otherwise.%s", sweeping
+                                                  ? " The sweep under way stops: its run is "
+                                                    "kept, the runs not started are skipped."
+                                                  : "");
       gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
                               "_Discard", RESPONSE_DISCARD, "_Save", RESPONSE_SAVE, NULL);
       gtk_dialog_set_default_response (GTK_DIALOG (dialog), RESPONSE_SAVE);
+    }
+  else if (!set_aside)
+    {
+      dialog = gtk_message_dialog_new (GTK_WINDOW (self),
+                                       GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                       GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                       "Stop the sweep of “%s” and close?", name);
+      gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                                "The run under way stops and is kept in the "
+                                                "sweep's folder with those that ended; the "
+                                                "runs not started are skipped.");
+      gtk_dialog_add_buttons (GTK_DIALOG (dialog), "_Cancel", GTK_RESPONSE_CANCEL,
+                              "_Stop and Close", RESPONSE_DISCARD, NULL);
+      gtk_dialog_set_default_response (GTK_DIALOG (dialog), GTK_RESPONSE_CANCEL);
     }
   else
     {

@@ -236,6 +236,9 @@ caml_window_show_page (CamlWindow *self, const char *page)
   if (words)
     caml_words_view_rebuild (self->words_page);
   gtk_stack_set_visible_child_name (self->plots_stack, page);
+  /* a sweep's page has plots of its own, not the window's run's: it takes
+   * the loss card's room too */
+  gtk_widget_set_visible (GTK_WIDGET (self->loss_card), !g_str_equal (page, "sweep"));
 }
 
 /* ---------------------------------------------------------------- export */
@@ -385,5 +388,6 @@ caml_window_plots_set_session (CamlWindow *self, CamlSession *session)
   caml_sigma_page_set_session (self->sigma_page, session);
   caml_words_view_set_session (self->words_page, session);
   caml_runs_view_set_session (self->runs_page, session);
+  caml_sweep_view_set_session (self->sweep_page, session);
   caml_inspect_page_set_session (self->inspect_page, session);
 }

@@ -15,6 +15,8 @@
 #include "caml-sigma-page.h"
 #include "caml-words-view.h"
 #include "caml-runs-view.h"
+#include "caml-sweep-view.h"
+#include "caml-sweep-dialog.h"
 #include "caml-inspect-page.h"
 #include "caml-start-view.h"
 #include "caml-session.h"
@@ -53,6 +55,7 @@ struct _CamlWindow {
   CamlPlotView    *parts_view;
   CamlWordsView   *words_page;
   CamlRunsView    *runs_page;
+  CamlSweepView   *sweep_page;
   CamlInspectPage *inspect_page;
   GtkGrid         *surface_data_grid;
   GtkSpinButton   *fraction_spin;

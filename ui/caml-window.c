@@ -420,6 +420,17 @@ caml_window_is_start_shown (CamlWindow *self)
   return g_strcmp0 (gtk_stack_get_visible_child_name (self->content_stack), "start") == 0;
 }
 
+/* A sweep's run opens as Open Run opens a folder: by the one rule
+ * (caml_window_why_kept) — a window with a sweep keeps it, so in a new one. */
+static void
+on_sweep_open_run (CamlSweepView *view, const char *dir, CamlWindow *self)
+{
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  g_autoptr (GFile) file = g_file_new_for_path (dir);
+  if (app != NULL)
+    g_application_open (G_APPLICATION (app), &file, 1, "");
+}
+
 CamlExperiment *
 caml_window_read_run (const char *dir, GError **error)
 {
@@ -482,6 +493,10 @@ caml_window_why_kept (CamlWindow *self)
     return g_strdup_printf ("“%s” has unsaved changes", name);
   if (state == CAML_TRAINER_RUNNING || state == CAML_TRAINER_PAUSED)
     return g_strdup_printf ("“%s” has a run under way", name);
+  if (caml_session_is_sweeping (self->session))
+    return g_strdup_printf ("“%s” has a sweep under way", name);
+  if (caml_session_get_sweep (self->session) != NULL)
+    return g_strdup_printf ("“%s” shows a sweep on its Sweep page", name);
   if (caml_session_has_set_aside (self->session, &step, NULL))
     return g_strdup_printf ("“%s” keeps the unsaved weights of a run trained to step %ld",
                             name, step);
@@ -754,7 +769,20 @@ gboolean
 caml_window_has_something_to_lose (CamlWindow *self)
 {
   return caml_session_is_modified (self->session)
-         || caml_session_has_set_aside (self->session, NULL, NULL);
+         || caml_session_has_set_aside (self->session, NULL, NULL)
+         || caml_session_is_sweeping (self->session);
+}
+
+/* A sweep cancelled as its window closes still ends its run and writes
+ * it: the application stays until it has. */
+static void
+on_closed_sweep_running (CamlSweep *sweep, GParamSpec *pspec, GApplication *app)
+{
+  if (caml_sweep_is_running (sweep))
+    return;
+  g_signal_handlers_disconnect_by_func (sweep, on_closed_sweep_running, app);
+  g_application_release (app);
+  g_object_unref (app);
 }
 
 /* The close question has been answered (may_close: saved or discarded).
@@ -805,6 +833,14 @@ caml_window_close_request (GtkWindow *window)
     }
   caml_window_save_window_size (self);
   caml_session_drop_autosave (self->session);   /* saved, discarded or unchanged */
+  GtkApplication *app = gtk_window_get_application (window);
+  if (caml_session_is_sweeping (self->session) && app != NULL)
+    {
+      g_application_hold (G_APPLICATION (app));
+      g_signal_connect (caml_session_get_sweep (self->session), "notify::running",
+                        G_CALLBACK (on_closed_sweep_running), g_object_ref (app));
+      caml_session_cancel_sweep (self->session);
+    }
   /* Sources that hold a reference would keep the closed window alive
    * until they fire. */
   g_clear_handle_id (&self->focus_source, g_source_remove);
@@ -898,6 +934,7 @@ caml_window_class_init (CamlWindowClass *klass)
   g_type_ensure (CAML_TYPE_SIGMA_PAGE);
   g_type_ensure (CAML_TYPE_WORDS_VIEW);
   g_type_ensure (CAML_TYPE_RUNS_VIEW);
+  g_type_ensure (CAML_TYPE_SWEEP_VIEW);
   g_type_ensure (CAML_TYPE_INSPECT_PAGE);
   g_type_ensure (CAML_TYPE_START_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -933,6 +970,7 @@ caml_window_class_init (CamlWindowClass *klass)
   BIND (parts_view);
   BIND (words_page);
   BIND (runs_page);
+  BIND (sweep_page);
   BIND (inspect_page);
   BIND (surface_data_grid);
   BIND (fraction_spin);
@@ -997,6 +1035,7 @@ static void
 caml_window_init (CamlWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_connect (self->sweep_page, "open-run", G_CALLBACK (on_sweep_open_run), self);
 
   self->chosen_page = g_intern_static_string ("main");
   caml_loss_card_set_smoothing (self->loss_card,

@@ -704,61 +704,6 @@ draw_events (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
   cairo_restore (cr);
 }
 
-/* The note, wrapped at spaces to lines of at most 80 % of the plot area's
- * width, in a box at the area's middle. */
-static void
-draw_note (cairo_t *cr, const CamlPlotLine *plot, const CamlPlotStyle *style,
-           const CamlPlotRect *area)
-{
-  const char *note = plot->note;
-  if (note == NULL || *note == '\0')
-    return;
-  double s = style->scale;
-  double size = style->tick_size * 1.1;
-  double avail = MAX (0.8 * area->width, 20.0);
-  g_auto (GStrv) words = g_strsplit (note, " ", -1);
-  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
-  GString *line = g_string_new (NULL);
-  for (int i = 0; words[i] != NULL; i++)
-    {
-      if (*words[i] == '\0')
-        continue;
-      g_autofree char *longer = line->len > 0 ? g_strconcat (line->str, " ", words[i], NULL)
-                                              : g_strdup (words[i]);
-      if (line->len > 0 && caml_plot_text_width (cr, size, longer) > avail)
-        {
-          g_ptr_array_add (lines, g_strdup (line->str));
-          g_string_assign (line, words[i]);
-        }
-      else
-        g_string_assign (line, longer);
-    }
-  if (line->len > 0)
-    g_ptr_array_add (lines, g_string_free (line, FALSE));
-  else
-    g_string_free (line, TRUE);
-
-  double widest = 0.0;
-  for (guint i = 0; i < lines->len; i++)
-    widest = MAX (widest, caml_plot_text_width (cr, size, lines->pdata[i]));
-  double row = size * 1.4, pad = 8.0 * s;
-  double bw = widest + 2.0 * pad, bh = lines->len * row - (row - size * 0.72) + 2.0 * pad;
-  double bx = area->x + 0.5 * (area->width - bw), by = area->y + 0.5 * (area->height - bh);
-  cairo_save (cr);
-  cairo_rectangle (cr, bx, by, bw, bh);
-  cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.92);
-  cairo_fill_preserve (cr);
-  cairo_set_source_rgb (cr, 0.75, 0.75, 0.75);
-  cairo_set_line_width (cr, 0.8 * s);
-  cairo_stroke (cr);
-  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  for (guint i = 0; i < lines->len; i++)
-    caml_plot_text (cr, size, FALSE, area->x + 0.5 * area->width, by + pad + i * row, 0.5, 0.0,
-                    lines->pdata[i]);
-  cairo_restore (cr);
-  g_ptr_array_free (lines, TRUE);
-}
-
 /* How much of the data a box would cover: points of every series inside
  * it, with sparse series sampled along their segments too. */
 static size_t
@@ -1017,7 +962,7 @@ caml_plot_line_draw (const CamlPlotLine *plot, cairo_t *cr,
   draw_events (cr, plot, &style, &area,
                show_legend && !legend.strip
                ? &(CamlPlotRect) { legend.x, legend.y, legend.w, legend.h } : NULL);
-  draw_note (cr, plot, &style, &area);
+  caml_plot_draw_note (cr, &style, &area, plot->note);
   caml_plot_draw_axes (cr, &style, width, &area, &plot->x, &plot->y,
                        plot->categories != NULL ? plot->tick_labels : NULL, NULL, plot->x_label, plot->y_label);
   cairo_set_source_rgb (cr, 0.0, 0.0, 0.0);

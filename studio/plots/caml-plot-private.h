@@ -18,6 +18,12 @@ void caml_plot_style_init (CamlPlotStyle *style, double width, double height);
  * captions). */
 void caml_plot_text_vertical (cairo_t *cr, double size, double x, double y, const char *text);
 
+/* text (new), or, when it is wider than avail at size, its longest head
+ * that fits with a trailing "…" (at least one character). Texts are
+ * measured up to 1000 characters. */
+char *caml_plot_shorten_text (cairo_t *cr, double size, gboolean bold, const char *text,
+                              double avail);
+
 /* A bold title centred near cx with its baseline at y, kept inside
  * [0, width]: shrunk to at most 3/4 of size if need be, then shortened
  * with a trailing "…". Never clipped at either side. */
@@ -40,3 +46,8 @@ void caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
                           const CamlPlotRect *area, const CamlPlotAxis *x, const CamlPlotAxis *y,
                           const char *const *x_tick_labels, const char *title,
                           const char *x_label, const char *y_label);
+
+/* A few words (why a plot is empty) wrapped at spaces to lines of at most
+ * 80 % of area's width, in a box at its middle; nothing for NULL or "". */
+void caml_plot_draw_note (cairo_t *cr, const CamlPlotStyle *style, const CamlPlotRect *area,
+                          const char *note);

@@ -91,27 +91,56 @@ caml_plot_text (cairo_t *cr, double size, gboolean bold,
 }
 
 static double
-bold_width (cairo_t *cr, double size, const char *text)
+weighted_width (cairo_t *cr, double size, gboolean bold, const char *text)
 {
   cairo_text_extents_t ext;
 
-  set_font (cr, size, TRUE);
+  set_font (cr, size, bold);
   cairo_text_extents (cr, text, &ext);
   return ext.x_advance;
 }
 
-/* The first n characters of title (whole UTF-8 ones), trailing spaces
+/* The first n characters of text (whole UTF-8 ones), trailing spaces
  * dropped, and "…". */
 static char *
-title_head (const char *title, glong n)
+text_head (const char *text, glong n)
 {
-  g_autofree char *head = g_utf8_substring (title, 0, n);
+  g_autofree char *head = g_utf8_substring (text, 0, n);
   return g_strconcat (g_strchomp (head), "…", NULL);
 }
 
-/* Characters of a title measured at most: more would not fit any plot, and
+/* Characters of a text measured at most: more would not fit any plot, and
  * measuring a name of megabytes took minutes. */
-#define TITLE_MAX_CHARS 1000
+#define TEXT_MAX_CHARS 1000
+
+char *
+caml_plot_shorten_text (cairo_t *cr, double size, gboolean bold, const char *text,
+                        double avail)
+{
+  glong total = g_utf8_strlen (text, -1);
+  glong n = MIN (total, TEXT_MAX_CHARS);
+  char *shown = n < total ? text_head (text, n) : g_strdup (text);
+
+  if (n <= 1 || weighted_width (cr, size, bold, shown) <= avail)
+    return shown;
+  /* The longest head that fits with "…" (at least one character), by
+   * bisection. */
+  glong lo = 1, hi = n - 1, best = 1;
+  while (lo <= hi)
+    {
+      glong mid = lo + (hi - lo) / 2;
+      g_autofree char *head = text_head (text, mid);
+      if (weighted_width (cr, size, bold, head) <= avail)
+        {
+          best = mid;
+          lo = mid + 1;
+        }
+      else
+        hi = mid - 1;
+    }
+  g_free (shown);
+  return text_head (text, best);
+}
 
 void
 caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double y,
@@ -121,37 +150,14 @@ caml_plot_draw_title (cairo_t *cr, double size, double width, double cx, double 
     return;
   double margin = MAX (4.0, 0.01 * width);
   double avail = MAX (width - 2.0 * margin, 1.0);
-  glong total = g_utf8_strlen (title, -1);
-  glong n = MIN (total, TITLE_MAX_CHARS);
-  g_autofree char *shown = n < total ? title_head (title, n) : g_strdup (title);
-  double tw = bold_width (cr, size, shown);
+  g_autofree char *whole = caml_plot_shorten_text (cr, size, TRUE, title, G_MAXDOUBLE);
+  double tw = weighted_width (cr, size, TRUE, whole);
 
   if (tw > avail)
-    {
-      size = MAX (size * avail / tw, 0.75 * size);
-      tw = bold_width (cr, size, shown);
-    }
-  /* Still too wide: the longest head that fits with "…" (at least one
-   * character), by bisection. */
-  if (tw > avail && n > 1)
-    {
-      glong lo = 1, hi = n - 1, best = 1;
-      while (lo <= hi)
-        {
-          glong mid = lo + (hi - lo) / 2;
-          g_autofree char *head = title_head (title, mid);
-          if (bold_width (cr, size, head) <= avail)
-            {
-              best = mid;
-              lo = mid + 1;
-            }
-          else
-            hi = mid - 1;
-        }
-      g_free (shown);
-      shown = title_head (title, best);
-      tw = bold_width (cr, size, shown);
-    }
+    size = MAX (size * avail / tw, 0.75 * size);
+  /* Still too wide: shortened with "…". */
+  g_autofree char *shown = caml_plot_shorten_text (cr, size, TRUE, title, avail);
+  tw = weighted_width (cr, size, TRUE, shown);
   cx = CLAMP (cx, margin + 0.5 * tw, MAX (margin + 0.5 * tw, width - margin - 0.5 * tw));
   caml_plot_text (cr, size, TRUE, cx, y, 0.5, 1.0, shown);
 }
@@ -320,6 +326,60 @@ caml_plot_draw_axes (cairo_t *cr, const CamlPlotStyle *style, double width,
   caml_plot_draw_title (cr, style->title_size, width, x0 + 0.5 * area->width,
                         y1 - style->title_size * 0.75, title);
   cairo_restore (cr);
+}
+
+/* ------------------------------------------------------------- note --- */
+
+void
+caml_plot_draw_note (cairo_t *cr, const CamlPlotStyle *style, const CamlPlotRect *area,
+                     const char *note)
+{
+  if (note == NULL || *note == '\0')
+    return;
+  double s = style->scale;
+  double size = style->tick_size * 1.1;
+  double avail = MAX (0.8 * area->width, 20.0);
+  g_auto (GStrv) words = g_strsplit (note, " ", -1);
+  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
+  GString *line = g_string_new (NULL);
+  for (int i = 0; words[i] != NULL; i++)
+    {
+      if (*words[i] == '\0')
+        continue;
+      g_autofree char *longer = line->len > 0 ? g_strconcat (line->str, " ", words[i], NULL)
+                                              : g_strdup (words[i]);
+      if (line->len > 0 && caml_plot_text_width (cr, size, longer) > avail)
+        {
+          g_ptr_array_add (lines, g_strdup (line->str));
+          g_string_assign (line, words[i]);
+        }
+      else
+        g_string_assign (line, longer);
+    }
+  if (line->len > 0)
+    g_ptr_array_add (lines, g_string_free (line, FALSE));
+  else
+    g_string_free (line, TRUE);
+
+  double widest = 0.0;
+  for (guint i = 0; i < lines->len; i++)
+    widest = MAX (widest, caml_plot_text_width (cr, size, lines->pdata[i]));
+  double row = size * 1.4, pad = 8.0 * s;
+  double bw = widest + 2.0 * pad, bh = lines->len * row - (row - size * 0.72) + 2.0 * pad;
+  double bx = area->x + 0.5 * (area->width - bw), by = area->y + 0.5 * (area->height - bh);
+  cairo_save (cr);
+  cairo_rectangle (cr, bx, by, bw, bh);
+  cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.92);
+  cairo_fill_preserve (cr);
+  cairo_set_source_rgb (cr, 0.75, 0.75, 0.75);
+  cairo_set_line_width (cr, 0.8 * s);
+  cairo_stroke (cr);
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  for (guint i = 0; i < lines->len; i++)
+    caml_plot_text (cr, size, FALSE, area->x + 0.5 * area->width, by + pad + i * row, 0.5, 0.0,
+                    lines->pdata[i]);
+  cairo_restore (cr);
+  g_ptr_array_free (lines, TRUE);
 }
 
 /* ------------------------------------------------------------ panel --- */

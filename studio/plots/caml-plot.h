@@ -379,6 +379,99 @@ void caml_plot_bars_draw (const CamlPlotBars *plot, cairo_t *cr, double width, d
 /* CamlPlotDrawFunc adapter; user_data is a CamlPlotBars. */
 void caml_plot_bars_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
 
+/* ------------------------------------------------ parallel coordinates --- */
+
+/* A sweep's runs as lines across one vertical axis per setting and per
+ * result (as Weights & Biases' and TensorBoard's HParams views draw them).
+ * Brushes on axes keep the runs whose value there lies in a range; the
+ * others are drawn faint. Unlike the plots above, brushes and the
+ * highlighted run change a prepared plot: draw it in one thread. */
+typedef struct {
+  const char *name;               /* the axis' title; a long one is wrapped or shortened */
+  const double *values;           /* (n_rows); NaN (or <= 0 on a log axis): missing,
+                                   * drawn at a "–" slot below the axis */
+  const char *const *categories;  /* NULL, or the labels of the values 0 … n_categories − 1,
+                                   * evenly spaced ("bahdanau", "luong"; "CA", "baseline") */
+  int n_categories;
+  gboolean log_scale;             /* positive values over decades (learning rates) */
+  gboolean integer;               /* whole-number ticks (kernel, depth): at the values
+                                   * themselves when there are few of them */
+} CamlPlotParallelAxis;
+
+typedef struct {
+  const char *title;              /* all may be NULL */
+  const char *note;               /* said on an empty chart (no rows) */
+  int color_axis;                 /* lines coloured by this axis' value (viridis, with a
+                                   * small legend); -1: a palette colour per row */
+  const gboolean *dashed;         /* (n_rows): drawn dashed (baselines) */
+  const char *const *row_names;   /* (n_rows): names in describe_row ("run 3" without) */
+} CamlPlotParallelOptions;
+
+typedef struct _CamlPlotParallel CamlPlotParallel;
+
+/* Copies everything; computes each axis' scale, ticks and labels and the
+ * rows' colours. opts may be NULL. No brushes, no highlight. */
+CamlPlotParallel *caml_plot_parallel_new (const CamlPlotParallelOptions *opts,
+                                          const CamlPlotParallelAxis *axes, int n_axes,
+                                          int n_rows);
+void caml_plot_parallel_free (CamlPlotParallel *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlPlotParallel, caml_plot_parallel_free)
+
+int caml_plot_parallel_get_n_axes (const CamlPlotParallel *p);
+int caml_plot_parallel_get_n_rows (const CamlPlotParallel *p);
+const char *caml_plot_parallel_get_axis_name (const CamlPlotParallel *p, int axis);
+/* An axis' scale: values map onto it from its bottom (lo) to its top (hi);
+ * its ticks are the ones drawn, labelled by get_tick_label. */
+const CamlPlotAxis *caml_plot_parallel_get_axis (const CamlPlotParallel *p, int axis);
+/* Tick i's label: the category's, the value's (a single tick "0.9871" on
+ * an axis whose values are all equal), or the axis' tick label. */
+const char *caml_plot_parallel_get_tick_label (const CamlPlotParallel *p, int axis, int i);
+
+/* Brushing: a row passes an axis' brush when its value there lies in
+ * [lo, hi] (either order given; a missing value never does); it passes
+ * when it passes every brushed axis. */
+void     caml_plot_parallel_set_brush (CamlPlotParallel *p, int axis, double lo, double hi);
+/* axis -1: every axis. */
+void     caml_plot_parallel_clear_brush (CamlPlotParallel *p, int axis);
+/* Whether axis is brushed, and over [*lo, *hi] (lo <= hi; either may be NULL). */
+gboolean caml_plot_parallel_get_brush (const CamlPlotParallel *p, int axis, double *lo,
+                                       double *hi);
+gboolean caml_plot_parallel_row_passes (const CamlPlotParallel *p, int row);
+int      caml_plot_parallel_count_passing (const CamlPlotParallel *p);
+/* The row drawn thick, on top (-1: none). */
+void     caml_plot_parallel_set_highlight (CamlPlotParallel *p, int row);
+int      caml_plot_parallel_get_highlight (const CamlPlotParallel *p);
+
+/* Geometry of the drawing at width × height, the one draw uses (cr for the
+ * text's extents). The axis within 12 px of x whose band (its ends, and
+ * the missing slot, with 6 px to spare) holds y, and *value (may be NULL):
+ * its data value at y, taken within the axis; -1: none. */
+int  caml_plot_parallel_axis_at (const CamlPlotParallel *p, cairo_t *cr, double width,
+                                 double height, double x, double y, double *value);
+/* Where an axis is drawn: its x, its top and its bottom (any may be NULL). */
+void caml_plot_parallel_axis_x (const CamlPlotParallel *p, cairo_t *cr, double width,
+                                double height, int axis, double *x, double *y_top,
+                                double *y_bottom);
+/* Where row's line crosses axis (its missing slot when the value is missing). */
+void caml_plot_parallel_row_point (const CamlPlotParallel *p, cairo_t *cr, double width,
+                                   double height, int row, int axis, double *x, double *y);
+/* The passing row whose line passes nearest (x, y), within 6 px; -1: none. */
+int  caml_plot_parallel_row_at (const CamlPlotParallel *p, cairo_t *cr, double width,
+                                double height, double x, double y);
+/* "NAME: kernel 5 · depth 8 · test_accuracy 0.9871 · …": values to 4
+ * significant digits, categories by their labels, missing ones "–" (new). */
+char *caml_plot_parallel_describe_row (const CamlPlotParallel *p, int row);
+
+/* Draws into (0, 0, width, height): the axes with their ticks and titles,
+ * rows failing the brushes faint, the others in their colours (dashed
+ * ones dashed), the highlighted row on top, the brushes as bands on their
+ * axes; under them how many runs pass and the colour legend. An empty
+ * chart draws its axes and its note. */
+void caml_plot_parallel_draw (const CamlPlotParallel *p, cairo_t *cr, double width,
+                              double height);
+/* CamlPlotDrawFunc adapter; user_data is a CamlPlotParallel. */
+void caml_plot_parallel_draw_cb (cairo_t *cr, double width, double height, gpointer user_data);
+
 /* ------------------------------------------------------------- panel --- */
 
 typedef struct {

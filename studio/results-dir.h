@@ -1,4 +1,4 @@
-/* cli-results.h — all or nothing: a command's result files are written
+/* results-dir.h — all or nothing: a command's result files are written
  * into a staging directory inside its output directory and moved into
  * place, replacing an earlier run's, only once every one was written. A
  * failure leaves the output directory as it was.
@@ -19,18 +19,18 @@ G_BEGIN_DECLS
 /* Whether a file name in the output directory is one of the command's
  * results, which a new set replaces (an earlier run's of another kind
  * included); other files are left alone. */
-typedef gboolean (*CamlCliResultName) (const char *name);
+typedef gboolean (*CamlResultName) (const char *name);
 
 typedef struct {
   char     *out_dir;
   char     *dir;        /* the staging directory: write the results here */
   int       lock_fd;
   gboolean  committed;
-} CamlCliResults;
+} CamlResultsDir;
 
 /* Removes stale staging directories in out_dir, then makes this command's
  * (out_dir must exist). */
-CamlCliResults *caml_cli_results_new (const char *out_dir, GError **error);
+CamlResultsDir *caml_results_dir_new (const char *out_dir, GError **error);
 /* Moves every file of the staging directory into out_dir in place of the
  * files there that is_result names, and removes the staging directory.
  * The earlier files are moved aside first, so that when a move fails (a
@@ -38,15 +38,15 @@ CamlCliResults *caml_cli_results_new (const char *out_dir, GError **error);
  * is as it was (should a move back fail too, the error names the folder
  * that keeps what could not be put back). Commits into one directory take
  * turns (a flock on it). */
-gboolean        caml_cli_results_commit (CamlCliResults *r, CamlCliResultName is_result,
+gboolean        caml_results_dir_commit (CamlResultsDir *r, CamlResultName is_result,
                                          GError **error);
 /* Removes the staging directory unless committed, unlocks it, frees r. */
-void            caml_cli_results_free (CamlCliResults *r);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlCliResults, caml_cli_results_free)
+void            caml_results_dir_free (CamlResultsDir *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CamlResultsDir, caml_results_dir_free)
 
 /* Removes a directory of files (no subdirectories). Files may still be
  * appearing in it (a save thread writing while Ctrl+C aborts): it tries
  * again until it is empty. Whether it is gone. */
-gboolean        caml_cli_remove_flat_dir (const char *path);
+gboolean        caml_remove_flat_dir (const char *path);
 
 G_END_DECLS

@@ -1,4 +1,4 @@
-/* cli-results.c — all-or-nothing results of a command (cli-results.h). */
+/* results-dir.c — all-or-nothing results of a command (results-dir.h). */
 #include <errno.h>
 #include <string.h>
 #include <fcntl.h>
@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <glib/gstdio.h>
 
-#include "cli-results.h"
+#include "results-dir.h"
 
 gboolean
-caml_cli_remove_flat_dir (const char *path)
+caml_remove_flat_dir (const char *path)
 {
   for (int tries = 0; tries < 100; tries++)
     {
@@ -125,7 +125,7 @@ remove_stale_dirs (const char *out_dir)
       if (flock (fd, LOCK_EX | LOCK_NB) == 0 && names_it (fd, path))
         {
           g_autofree char *kept = earlier_results_path (out_dir, name);
-          if (staging && caml_cli_remove_flat_dir (path))
+          if (staging && caml_remove_flat_dir (path))
             g_printerr ("%s: note: removed %s/, the partial results of a run into %s/ that "
                         "was killed while saving\n", g_get_prgname (), path, out_dir);
           else if (!staging && g_rename (path, kept) == 0)
@@ -164,7 +164,7 @@ move_file (const char *from_dir, const char *to_dir, const char *name, GError **
  * could be moved aside by the other, and the directory end with some of
  * each). */
 static gboolean
-commit_results (const char *out_dir, const char *staging, CamlCliResultName is_result_name,
+commit_results (const char *out_dir, const char *staging, CamlResultName is_result_name,
                 GError **error)
 {
   g_autoptr (GPtrArray) new_names = g_ptr_array_new_with_free_func (g_free);
@@ -248,7 +248,7 @@ commit_results (const char *out_dir, const char *staging, CamlCliResultName is_r
                       g_rename (aside, named) == 0 ? named : aside);
     }
   else if (aside != NULL)
-    caml_cli_remove_flat_dir (aside);
+    caml_remove_flat_dir (aside);
   if (aside_lock >= 0)
     close (aside_lock);
   if (ok)
@@ -263,15 +263,15 @@ commit_results (const char *out_dir, const char *staging, CamlCliResultName is_r
   return ok;
 }
 
-CamlCliResults *
-caml_cli_results_new (const char *out_dir, GError **error)
+CamlResultsDir *
+caml_results_dir_new (const char *out_dir, GError **error)
 {
   remove_stale_dirs (out_dir);
   int lock_fd = -1;
   char *dir = make_locked_dir (out_dir, ".caml-new-XXXXXX", &lock_fd, error);
   if (dir == NULL)
     return NULL;
-  CamlCliResults *r = g_new0 (CamlCliResults, 1);
+  CamlResultsDir *r = g_new0 (CamlResultsDir, 1);
   r->out_dir = g_strdup (out_dir);
   r->dir = dir;
   r->lock_fd = lock_fd;
@@ -279,7 +279,7 @@ caml_cli_results_new (const char *out_dir, GError **error)
 }
 
 gboolean
-caml_cli_results_commit (CamlCliResults *r, CamlCliResultName is_result, GError **error)
+caml_results_dir_commit (CamlResultsDir *r, CamlResultName is_result, GError **error)
 {
   if (!commit_results (r->out_dir, r->dir, is_result, error))
     return FALSE;
@@ -288,12 +288,12 @@ caml_cli_results_commit (CamlCliResults *r, CamlCliResultName is_result, GError 
 }
 
 void
-caml_cli_results_free (CamlCliResults *r)
+caml_results_dir_free (CamlResultsDir *r)
 {
   if (r == NULL)
     return;
   if (!r->committed)
-    caml_cli_remove_flat_dir (r->dir);
+    caml_remove_flat_dir (r->dir);
   if (r->lock_fd >= 0)
     close (r->lock_fd);
   g_free (r->out_dir);
