@@ -41,6 +41,48 @@ sweep_close (CamlSession *self)
 }
 
 gboolean
+caml_session_check_sweep (CamlSession *self, const CamlSweepPlan *plan, GError **error)
+{
+  g_return_val_if_fail (CAML_IS_SESSION (self) && plan != NULL, FALSE);
+  if (!caml_sweep_plan_check (plan, error))
+    return FALSE;
+  int want = 0;
+  const CamlShape *input = caml_session_get_data_shape (self, &want, NULL, NULL);
+  if (input == NULL)
+    return TRUE;   /* the data are not there yet: each run finds out */
+  /* each point's model on the data's shapes (a baseline has its model's) */
+  for (int i = 0; i < caml_sweep_plan_n_runs (plan); i++)
+    {
+      int index[2];
+      gboolean baseline;
+      caml_sweep_plan_run_of (plan, i, index, &baseline);
+      if (baseline)
+        continue;
+      g_autoptr (GError) local = NULL;
+      CamlExperiment *exp = caml_sweep_plan_experiment (plan, i, &local);
+      CamlModel *model = exp != NULL && exp->n_layers > 0
+                         ? caml_model_new_shapes (input, exp->layers, exp->n_layers, &local)
+                         : NULL;
+      int outputs = model != NULL ? (int) caml_shape_size (caml_model_output_shape (model)) : 0;
+      g_clear_pointer (&model, caml_model_free);
+      g_clear_pointer (&exp, caml_experiment_free);
+      gboolean fits = outputs > 0 && (want <= 0 || outputs == want
+                                      || (want == 2 && outputs == 1));
+      if (fits)
+        continue;
+      g_autofree char *label = caml_sweep_plan_label (plan, index);
+      if (local != NULL)
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "%s: %s", label, local->message);
+      else
+        g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID,
+                     "%s: the model's output has width %d, the data need %d", label, outputs,
+                     want);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
 caml_session_start_sweep (CamlSession *self, CamlSweepPlan *plan, const char *out_dir,
                           GError **error)
 {
@@ -57,7 +99,7 @@ caml_session_start_sweep (CamlSession *self, CamlSweepPlan *plan, const char *ou
       g_set_error (error, CAML_ERROR, CAML_ERROR_INVALID, "the window is closing");
       return FALSE;
     }
-  if (!caml_sweep_plan_check (plan, error))
+  if (!caml_session_check_sweep (self, plan, error))
     return FALSE;
   /* the session's data serve the runs when they are those of the plan's
    * experiment (it is a copy of the session's): else each run loads its own */

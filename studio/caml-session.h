@@ -298,10 +298,14 @@ void        caml_session_export_runs (CamlSession *self, const char *path);
  * touched — each written under out_dir as `caml sweep` writes it, and each
  * kept in the runs list as it ends, named after its point. One sweep at a
  * time. FALSE with an error (plan taken all the same) when the plan does
- * not check, the data are not there yet, or a sweep is under way. The
- * "sweep" property changes. */
+ * not check (caml_session_check_sweep), the data are still loading, or a
+ * sweep is under way. The "sweep" property changes. */
 gboolean    caml_session_start_sweep (CamlSession *self, CamlSweepPlan *plan,
                                       const char *out_dir, GError **error);
+/* The plan checks (caml_sweep_plan_check) and each point's model fits the
+ * data's shapes (when they are there): else an error naming the point. */
+gboolean    caml_session_check_sweep (CamlSession *self, const CamlSweepPlan *plan,
+                                      GError **error);
 /* The run under way stops (kept) and the rest are skipped. */
 void        caml_session_cancel_sweep (CamlSession *self);
 /* The last sweep started (the "sweep" property), or NULL. */

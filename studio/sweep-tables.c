@@ -180,8 +180,18 @@ caml_sweep_plot_new (const CamlSweepPlan *plan, const CamlSweepResult *results, 
       note = first != NULL ? g_strdup_printf ("no run succeeded; the first error: %s", first)
                            : g_strdup ("no run finished");
     }
+  /* errors that span decades (a rate too high beside good ones) on a log
+   * axis, else the good ones lie flat at the bottom */
+  double low = INFINITY, high = 0.0;
+  for (int r = 0; r < n; r++)
+    if (results[r].done && results[r].status == 0 && isfinite (results[r].metric))
+      {
+        low = MIN (low, results[r].metric);
+        high = MAX (high, results[r].metric);
+      }
+  gboolean log_y = g_str_equal (metric, "test_mse") && low > 0 && high > 20 * low;
   CamlPlotLineOptions opts = {
-    .title = title, .x_label = x_axis->key, .y_label = metric,
+    .title = title, .x_label = x_axis->key, .y_label = metric, .log_y = log_y,
     .legend = TRUE, .grid = TRUE,
     .x_categories = numeric ? NULL : (const char *const *) x_axis->values,
     .n_x_categories = numeric ? 0 : x_axis->n_values,

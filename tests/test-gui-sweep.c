@@ -126,6 +126,22 @@ test_sweep_from_window (void **state)
   assert_non_null (strstr (caml_sweep_dialog_get_summary (dialog), "-1"));
   assert_false (g_str_has_prefix (caml_sweep_dialog_get_summary (dialog), "--grid"));
 
+  /* A point whose model does not fit the data is said before anything
+   * trains: the CA-NN is the readout here, its width the data's. */
+  pick_key (dialog, 0, "layer 0 (CA-NN): units");
+  gtk_editable_set_text (caml_sweep_dialog_get_values (dialog, 0), "1,2");
+  print_message ("shape: %s\n", caml_sweep_dialog_get_summary (dialog));
+  assert_non_null (strstr (caml_sweep_dialog_get_summary (dialog),
+                           "0.units=2: the model's output has width 2, the data need 1"));
+  assert_false (gtk_widget_get_sensitive (GTK_WIDGET (caml_sweep_dialog_get_start (dialog))));
+  /* a word's values to start from are its choices */
+  pick_key (dialog, 0, "layer 0 (CA-NN): activation");
+  g_autofree char *words = g_strdup (gtk_editable_get_text (caml_sweep_dialog_get_values (dialog, 0)));
+  print_message ("activation: %s\n", words);
+  assert_non_null (strstr (words, "tanh"));
+  assert_non_null (strstr (words, "relu"));
+  pick_key (dialog, 0, "optimizer.lr");
+
   /* Two rates by two seeds, each with its baseline: 8 runs. */
   gtk_editable_set_text (caml_sweep_dialog_get_values (dialog, 0), "0.01,0.1");
   gtk_check_button_set_active (caml_sweep_dialog_get_second (dialog), TRUE);

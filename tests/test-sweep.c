@@ -544,8 +544,30 @@ test_tables (void **state)
   /* the plot leaves out what did not finish */
   g_autoptr (CamlPlotLine) plot = caml_sweep_plot_new (plan, results, n);
   assert_non_null (plot);
+  assert_false (caml_plot_line_get_y_axis (plot)->log);
+  /* errors over decades go on a log axis */
+  results[2].done = TRUE;
+  results[2].metric = 0.05;
+  g_autoptr (CamlPlotLine) spread = caml_sweep_plot_new (plan, results, n);
+  assert_true (caml_plot_line_get_y_axis (spread)->log);
+  /* the parallel coordinates: a line per run that ended, each its result */
+  g_autofree int *rows = NULL;
+  g_autoptr (CamlPlotParallel) parallel = caml_sweep_parallel_new (plan, results, n, &rows);
+  assert_int_equal (caml_plot_parallel_get_n_rows (parallel), 4);
+  for (int r = 0; r < 4; r++)
+    assert_int_equal (rows[r], r);
+  assert_string_equal (caml_plot_parallel_get_axis_name (parallel, 0), "units");
+  assert_string_equal (caml_plot_parallel_get_axis_name (parallel, 1), "model");
+  assert_string_equal (caml_plot_parallel_get_axis_name (parallel, 2), "test_mse");
+  g_autofree char *row0 = caml_plot_parallel_describe_row (parallel, 0);
+  print_message ("row 0: %s\n", row0);
+  assert_non_null (strstr (row0, "units=1"));
+  assert_non_null (strstr (row0, "test_mse 0.000125"));
+  g_autofree char *parallel_path = g_build_filename (dir, "sweep-parallel.png", NULL);
+  assert_true (g_file_test (parallel_path, G_FILE_TEST_IS_REGULAR));
   for (const char *const *name = (const char *const[]) { "sweep.csv", "sweep.md", "sweep.png",
-                                                          "sweep.json", NULL };
+                                                          "sweep-parallel.png", "sweep.json",
+                                                          NULL };
        *name != NULL; name++)
     assert_true (caml_sweep_is_table_name (*name));
   assert_false (caml_sweep_is_table_name ("summary.json"));

@@ -27,6 +27,7 @@ struct _CamlParallelView {
   double drag_x, drag_y;          /* where that press was */
   double drag_from;               /* the axis' value there */
   gboolean dragging;              /* the drag went past the threshold: it brushes */
+  gboolean dragged;               /* the press became a drag: its release is no click */
   int hover_row;                  /* the highlighted line under the pointer, or -1 */
   const char *cursor;             /* the cursor's name, or NULL: the default */
   guint n_draws;
@@ -293,6 +294,7 @@ on_drag_update (GtkGestureDrag *drag, double dx, double dy, CamlParallelView *se
   if (!self->dragging)
     set_hover (self, -1);
   self->dragging = TRUE;
+  self->dragged = TRUE;
   Ask q = { .kind = ASK_VALUE, .axis = self->drag_axis, .y = y };
   if (ask (self, &q))
     caml_parallel_view_brush (self, self->drag_axis, self->drag_from, q.value);
@@ -311,6 +313,7 @@ static void
 on_pressed (GtkGestureClick *click, int n_press, double x, double y, CamlParallelView *self)
 {
   gtk_widget_grab_focus (GTK_WIDGET (self));
+  self->dragged = FALSE;
   if (n_press == 2)
     caml_parallel_view_clear_brush (self, -1);
 }
@@ -318,7 +321,8 @@ on_pressed (GtkGestureClick *click, int n_press, double x, double y, CamlParalle
 static void
 on_released (GtkGestureClick *click, int n_press, double x, double y, CamlParallelView *self)
 {
-  if (n_press != 1 || self->plot == NULL)
+  /* GTK's click gesture reports the release of a drag too */
+  if (n_press != 1 || self->plot == NULL || self->dragged)
     return;
   int axis = axis_at (self, x, y, NULL);
   if (axis >= 0)

@@ -3,11 +3,13 @@
  * the baselines' switch, the folder, a line that says what the plan will
  * train or why it cannot, and Start. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "caml-sweep-dialog.h"
 
 typedef struct {
+  CamlSession        *session;
   CamlExperiment     *exp;
   char               *preset;
   char               *out_dir;
@@ -25,6 +27,7 @@ typedef struct {
 static void
 sweep_dialog_free (SweepDialog *d)
 {
+  g_object_unref (d->session);
   caml_experiment_free (d->exp);
   g_free (d->preset);
   g_free (d->out_dir);
@@ -40,11 +43,42 @@ dialog_of (GtkWindow *dialog)
   return g_object_get_data (G_OBJECT (dialog), "caml-sweep-dialog");
 }
 
-/* Values to start from, around the current one: a tenth, it and ten
- * times a rate; half, it and twice a count; seeds 0, 1, 2; both truths. */
+/* The choices of a layer option that is a word ("tanh,relu,…"), or NULL. */
 static char *
-suggest (const char *key, const char *current)
+word_choices (const CamlExperiment *exp, const char *key)
 {
+  const char *dot = strchr (key, '.');
+  int only = -1;
+  if (dot != NULL && g_ascii_isdigit (key[0]))
+    {
+      only = atoi (key);
+      key = dot + 1;
+    }
+  else if (dot != NULL)
+    return NULL;   /* optimizer.lr, training.steps */
+  for (int i = 0; i < exp->n_layers; i++)
+    {
+      if (only >= 0 && i != only)
+        continue;
+      const CamlLayerOps *ops = exp->layers[i].ops;
+      int o = caml_layer_ops_option_index (ops, key);
+      if (o >= 0 && ops->options[o].type == CAML_OPT_ENUM)
+        return g_strjoinv (",", (char **) ops->options[o].choices);
+      if (o >= 0)
+        return NULL;
+    }
+  return NULL;
+}
+
+/* Values to start from, around the current one: a tenth, it and ten
+ * times a rate; half, it and twice a count; seeds 0, 1, 2; both truths;
+ * every choice of a word. */
+static char *
+suggest (const CamlExperiment *exp, const char *key, const char *current)
+{
+  char *words = word_choices (exp, key);
+  if (words != NULL)
+    return words;
   if (g_str_equal (key, "seed"))
     return g_strdup ("0,1,2");
   if (g_strcmp0 (current, "true") == 0 || g_strcmp0 (current, "false") == 0)
@@ -105,7 +139,7 @@ build_plan (SweepDialog *d, GError **error)
         return NULL;
     }
   plan->baselines = gtk_check_button_get_active (d->baselines);
-  if (!caml_sweep_plan_check (plan, error))
+  if (!caml_session_check_sweep (d->session, plan, error))
     return NULL;
   return g_steal_pointer (&plan);
 }
@@ -148,7 +182,7 @@ on_key_selected (GtkDropDown *drop, GParamSpec *pspec, SweepDialog *d)
   guint k = gtk_drop_down_get_selected (drop);
   if (k != GTK_INVALID_LIST_POSITION && d->keys[k] != NULL)
     {
-      g_autofree char *values = suggest (d->keys[k], d->current[k]);
+      g_autofree char *values = suggest (d->exp, d->keys[k], d->current[k]);
       gtk_editable_set_text (GTK_EDITABLE (d->values[a]), values);
     }
   update (d);
@@ -227,7 +261,8 @@ axis_row (SweepDialog *d, int a, const char *mnemonic)
 }
 
 /* The key a sweep of exp varies first: the first context-aware layer's
- * kernel or width when it has one, else the learning rate. */
+ * kernel, or its width when another layer follows it (the last layer's
+ * width is the data's), else the learning rate. */
 static guint
 first_key (SweepDialog *d)
 {
@@ -236,7 +271,8 @@ first_key (SweepDialog *d)
     if (d->exp->layers[i].ops->context_aware)
       {
         g_ptr_array_add (wanted, g_strdup_printf ("%d.kernel", i));
-        g_ptr_array_add (wanted, g_strdup_printf ("%d.units", i));
+        if (i < d->exp->n_layers - 1)
+          g_ptr_array_add (wanted, g_strdup_printf ("%d.units", i));
         break;
       }
   g_ptr_array_add (wanted, g_strdup ("optimizer.lr"));
@@ -248,11 +284,12 @@ first_key (SweepDialog *d)
 }
 
 GtkWindow *
-caml_sweep_dialog_present (GtkWindow *parent, const CamlExperiment *exp, const char *preset,
+caml_sweep_dialog_present (GtkWindow *parent, CamlSession *session, const char *preset,
                            const char *default_dir, CamlSweepDialogFunc func,
                            gpointer user_data)
 {
-  g_return_val_if_fail (exp != NULL && default_dir != NULL && func != NULL, NULL);
+  g_return_val_if_fail (CAML_IS_SESSION (session) && default_dir != NULL && func != NULL, NULL);
+  const CamlExperiment *exp = caml_session_get_experiment (session);
   GtkWindow *dialog = GTK_WINDOW (gtk_window_new ());
   gtk_window_set_title (dialog, "Sweep");
   gtk_window_set_modal (dialog, TRUE);
@@ -262,6 +299,7 @@ caml_sweep_dialog_present (GtkWindow *parent, const CamlExperiment *exp, const c
     gtk_window_set_transient_for (dialog, parent);
 
   SweepDialog *d = g_new0 (SweepDialog, 1);
+  d->session = g_object_ref (session);
   d->exp = caml_experiment_copy (exp);
   d->preset = g_strdup (preset);
   d->out_dir = g_strdup (default_dir);

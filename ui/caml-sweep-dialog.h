@@ -7,7 +7,7 @@
 
 #include <gtk/gtk.h>
 
-#include "sweep.h"
+#include "caml-session.h"
 
 G_BEGIN_DECLS
 
@@ -15,9 +15,10 @@ G_BEGIN_DECLS
 typedef void (*CamlSweepDialogFunc) (CamlSweepPlan *plan, const char *out_dir,
                                      gpointer user_data);
 
-/* exp is copied; default_dir is where the sweep goes unless another folder
- * is chosen. */
-GtkWindow *caml_sweep_dialog_present (GtkWindow *parent, const CamlExperiment *exp,
+/* The session's experiment is copied, and each plan typed is checked
+ * against its data (caml_session_check_sweep); default_dir is where the
+ * sweep goes unless another folder is chosen. */
+GtkWindow *caml_sweep_dialog_present (GtkWindow *parent, CamlSession *session,
                                       const char *preset, const char *default_dir,
                                       CamlSweepDialogFunc func, gpointer user_data);
 

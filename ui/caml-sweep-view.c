@@ -436,7 +436,7 @@ caml_sweep_view_init (CamlSweepView *self)
   gtk_widget_set_visible (self->cancel, FALSE);
   gtk_box_append (GTK_BOX (header), self->cancel);
   gtk_box_append (GTK_BOX (header),
-                  button ("New S_weep…", "win.sweep",
+                  button ("N_ew Sweep…", "win.sweep",
                           "Train this experiment over a grid of one or two settings"));
   gtk_box_append (GTK_BOX (self), header);
   self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());

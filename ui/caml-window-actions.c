@@ -254,7 +254,8 @@ action_sweep (GSimpleAction *action, GVariant *param, gpointer user_data)
       caml_window_show_error (self, "Sweep: the model has no layers yet: add some first");
       return;
     }
-  caml_sweep_dialog_present (GTK_WINDOW (self), exp, preset, dir, on_sweep_chosen, self);
+  caml_sweep_dialog_present (GTK_WINDOW (self), self->session, preset, dir, on_sweep_chosen,
+                             self);
 }
 
 static void
