@@ -28,17 +28,6 @@
 #include "caml-session.h"
 #include "gui-harness.h"
 
-/* The leak suppression for GLib's quark table (lsan-gui.supp) needs the
- * whole stack of the allocation: GLib is built without frame pointers, so
- * the fast unwinder stops at g_malloc. */
-#if defined(__SANITIZE_ADDRESS__)
-const char *__asan_default_options (void);
-const char *
-__asan_default_options (void)
-{
-  return "fast_unwind_on_malloc=0";
-}
-#endif
 
 static CamlWindow *
 find_window (gboolean (*pred) (CamlWindow *win))

@@ -17,17 +17,6 @@
 #include "harness.h"
 #include "presets.h"
 
-/* The leak suppression for GObject's class-lifetime block (lsan-gui.supp)
- * needs the whole stack of the allocation: GLib is built without frame
- * pointers, so the fast unwinder stops at g_malloc. */
-#if defined(__SANITIZE_ADDRESS__)
-const char *__asan_default_options (void);
-const char *
-__asan_default_options (void)
-{
-  return "fast_unwind_on_malloc=0";
-}
-#endif
 
 static gboolean
 not_loading (gpointer data)
