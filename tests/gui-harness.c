@@ -67,14 +67,17 @@ editor_enabled (CamlWindow *win, const char *action)
 void
 save_screenshot (GtkWidget *widget, const char *path)
 {
-  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
+  int w = 0, h = 0;
   GdkPaintable *paintable = gtk_widget_paintable_new (widget);
   GskRenderNode *node = NULL;
 
   /* A widget that has not been drawn since it last changed has no render
-   * node yet; under the sanitizers the next frame can take a while. */
+   * node yet, and one just shown no size; under the sanitizers the next
+   * frame can take a while. */
   for (int tries = 0; node == NULL && tries < 100; tries++)
     {
+      w = gtk_widget_get_width (widget);
+      h = gtk_widget_get_height (widget);
       GtkSnapshot *snapshot = gtk_snapshot_new ();
       gdk_paintable_snapshot (paintable, snapshot, w, h);
       node = gtk_snapshot_free_to_node (snapshot);

@@ -153,7 +153,7 @@ test_sweep_from_window (void **state)
   const char *shots = g_getenv ("CAML_SCREENSHOT_DIR");
   g_autofree char *asked = g_build_filename (shots != NULL ? shots : ".", "sweep-dialog.png",
                                              NULL);
-  iterate_until (always_false, NULL, 0.3);
+  assert_true (iterate_until (is_mapped, dialog, 30));
   save_screenshot (GTK_WIDGET (dialog), asked);
   g_signal_emit_by_name (caml_sweep_dialog_get_start (dialog), "clicked");
   assert_true (caml_session_is_sweeping (session));
