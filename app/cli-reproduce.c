@@ -30,6 +30,7 @@
 #include "cli-common.h"
 #include "cli-reproduce.h"
 #include "presets.h"
+#include "sweep.h"
 
 /* ------------------------------------------------------------ the table */
 
@@ -1098,6 +1099,82 @@ runs_of (const Outcome *o)
   return o->n_arms * o->n_seeds;
 }
 
+/* The paper's Fig. 17 for an experiment whose arms are a grid of two layer
+ * options, each cell with its baseline ("kernel=K;depth=D"): the mean
+ * metric against the first option, a line per value of the second,
+ * baselines dashed — the figure `caml sweep` and the workbench's Sweep
+ * page draw (caml_sweep_plot_new), from the cells measured. FALSE, with
+ * nothing written and no error, for other arms. */
+static gboolean
+plot_grid (const Outcome *o, const char *png, GError **error)
+{
+  GPtrArray *values[2] = { g_ptr_array_new_with_free_func (g_free),
+                           g_ptr_array_new_with_free_func (g_free) };
+  char *keys[2] = { NULL, NULL };
+  gboolean grid = o->n_arms > 0;
+  for (int a = 0; a < o->n_arms && grid; a++)
+    {
+      g_auto (GStrv) parts = o->arms[a]->options != NULL
+                             ? g_strsplit (o->arms[a]->options, ";", -1) : NULL;
+      grid = parts != NULL && g_strv_length (parts) == 2;
+      for (int k = 0; grid && k < 2; k++)
+        {
+          const char *eq = strchr (parts[k], '=');
+          g_autofree char *key = eq != NULL ? g_strndup (parts[k], eq - parts[k]) : NULL;
+          grid = key != NULL && (keys[k] == NULL || g_str_equal (keys[k], key));
+          if (grid && keys[k] == NULL)
+            keys[k] = g_strdup (key);
+          gboolean seen = FALSE;
+          for (guint v = 0; grid && v < values[k]->len; v++)
+            seen |= g_str_equal (values[k]->pdata[v], eq + 1);
+          if (grid && !seen)
+            g_ptr_array_add (values[k], g_strdup (eq + 1));
+        }
+    }
+  gboolean ok = !grid;
+  CamlExperiment *exp = grid ? caml_presets_load (o->arms[0]->preset, error) : NULL;
+  if (exp != NULL)
+    {
+      g_autoptr (CamlSweepPlan) plan = caml_sweep_plan_new (exp, o->arms[0]->preset, NULL);
+      for (int k = 0; k < 2; k++)
+        caml_sweep_plan_add_axis (plan, keys[k], (const char *const *) values[k]->pdata,
+                                  (int) values[k]->len, NULL);
+      int n = caml_sweep_plan_n_runs (plan);
+      CamlSweepResult *results = g_new0 (CamlSweepResult, n);
+      for (int i = 0; i < n; i++)
+        {
+          caml_sweep_plan_result_init (plan, i, &results[i]);
+          g_autofree char *options = g_strdup_printf ("%s=%s;%s=%s", keys[0],
+                                                      (char *) values[0]->pdata[results[i].index[0]],
+                                                      keys[1],
+                                                      (char *) values[1]->pdata[results[i].index[1]]);
+          for (int a = 0; a < o->n_arms; a++)
+            if (g_str_equal (o->arms[a]->options, options)
+                && o->arms[a]->baseline == results[i].baseline)
+              {
+                double mean, sd;
+                int measured;
+                caml_repro_mean_sd (&o->values[a * o->n_seeds], o->n_seeds, &mean, &sd,
+                                    &measured);
+                results[i].done = measured > 0;
+                results[i].metric = mean;
+                results[i].classification = g_str_equal (o->spec->metric, "test_accuracy");
+              }
+        }
+      g_autoptr (CamlPlotLine) plot = caml_sweep_plot_new (plan, results, n);
+      ok = caml_plot_write_png (png, 900, 560, caml_plot_line_draw_cb, plot, error);
+      for (int i = 0; i < n; i++)
+        caml_sweep_result_clear (&results[i]);
+      g_free (results);
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      g_free (keys[k]);
+      g_ptr_array_free (values[k], TRUE);
+    }
+  return ok && grid;
+}
+
 /* Copies a run's figure into the experiment's folder as NAME-FILE. */
 static void
 copy_figure (Outcome *o, const char *out_dir, const char *from, const char *file)
@@ -1192,6 +1269,16 @@ run_spec (Context *ctx, const Spec *spec, gboolean *interrupted)
                                   o.n_seeds, &error))
         g_ptr_array_add (o.figures, g_build_filename (spec->name, file, NULL));
       else
+        {
+          g_printerr ("caml reproduce: %s\n", error->message);
+          g_clear_error (&error);
+        }
+      /* a grid of options: also as the paper draws it */
+      g_autofree char *grid_file = g_strdup_printf ("%s-grid.png", spec->name);
+      g_autofree char *grid_png = g_build_filename (dir, grid_file, NULL);
+      if (plot_grid (&o, grid_png, &error))
+        g_ptr_array_add (o.figures, g_build_filename (spec->name, grid_file, NULL));
+      else if (error != NULL)
         {
           g_printerr ("caml reproduce: %s\n", error->message);
           g_clear_error (&error);
