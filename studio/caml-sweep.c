@@ -601,6 +601,17 @@ work (gpointer data)
 {
   CamlSweep *self = data;
   CamlSweepResult *results = g_new0 (CamlSweepResult, self->n_runs);
+  /* the folder and the plan first: a sweep cancelled or cut short can be
+   * run again headless from its sweep.json */
+  g_autoptr (GError) error = NULL;
+  g_autofree char *plan_path = g_build_filename (self->out_dir, "sweep.json", NULL);
+  News *first = news_new (self, -1, CAML_SWEEP_RUN_QUEUED);
+  if (g_mkdir_with_parents (self->out_dir, 0755) != 0)
+    first->problem = g_strdup_printf ("%s: cannot make the folder: %s", self->out_dir,
+                                      g_strerror (errno));
+  else if (!caml_sweep_plan_save (self->plan, plan_path, &error))
+    first->problem = g_strdup (error->message);
+  post (first);
   for (int i = 0; i < self->n_runs; i++)
     {
       News *news;
@@ -658,14 +669,6 @@ caml_sweep_new (CamlSweepPlan *plan, CamlRunData *data, const char *out_dir)
       g_object_unref (item);
     }
   self->running = TRUE;
-
-  g_autoptr (GError) error = NULL;
-  g_autofree char *plan_path = g_build_filename (out_dir, "sweep.json", NULL);
-  if (g_mkdir_with_parents (out_dir, 0755) != 0)
-    set_problem (self, g_strdup_printf ("%s: cannot make the folder: %s", out_dir,
-                                        g_strerror (errno)));
-  else if (!caml_sweep_plan_save (plan, plan_path, &error))
-    set_problem (self, g_strdup (error->message));
 
   g_atomic_int_add (&in_flight, 1);
   g_thread_unref (g_thread_new ("caml-sweep", work, g_object_ref (self)));

@@ -41,7 +41,8 @@ typedef enum {
  * (caml_sweep_plan_check); data: the loaded data sets of plan->exp, shared
  * by every run whose data are the same (a surface split that follows the
  * seed is made again per seed), or NULL: each run loads its own. The
- * folder is made if needed; sweep.json is written first. */
+ * folder is made if needed and sweep.json written first, on the sweep's
+ * thread (the main thread writes nothing). */
 CamlSweep *caml_sweep_new (CamlSweepPlan *plan, CamlRunData *data, const char *out_dir);
 /* The run under way stops (its results are kept, as Stop keeps a run's),
  * and the runs not started are skipped. */
