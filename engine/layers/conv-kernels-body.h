@@ -230,12 +230,11 @@ NAME (fwd_body) (const CamlConvTile *t, int width, const float *plane, int wp, s
 #define FWD_BOTH(MB) FWD (MB, 1) FWD (MB, 2)
 
 /* The weight-gradient kernel (layers.h, CamlConvDwKernel): mb channels ×
- * kb columns of accumulators, each operand loaded once per position, whole
- * and aligned, at fixed offsets from two pointers. Read straight from the
- * planes (the window at kj across cache lines, a pointer and an add per
- * stream) it ran ~11 % slower; the packing costs ~7 % of the pass. */
+ * kb columns of accumulators; per step each channel's dy vector (at any
+ * address: shifted by ki·OW) and each column's input vector (whole and
+ * aligned) is loaded once. */
 static inline __attribute__ ((always_inline)) TARGET void
-NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t ds, const float *xs,
+NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, const float *xs,
                 size_t xss, int steps, const int mb, const int kb)
 {
   VEC a[REGS];
@@ -244,12 +243,12 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t ds, const float 
 #pragma GCC unroll 8
     for (int kj = 0; kj < kb; kj++)
       a[m * kb + kj] = LOAD (acc + (size_t) m * ams + (size_t) kj * VL);
-  for (int s = 0; s < steps; s++, dy += ds, xs += xss)
+  for (int s = 0; s < steps; s++, dy += VL, xs += xss)
     {
       VEC g[REGS];
 #pragma GCC unroll 24
       for (int m = 0; m < mb; m++)
-        g[m] = *(const VEC *) (dy + m * VL);
+        g[m] = LOAD (dy + m * dms);
 #pragma GCC unroll 8
       for (int kj = 0; kj < kb; kj++)
         {
@@ -269,29 +268,36 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t ds, const float 
       STORE (acc + (size_t) m * ams + (size_t) kj * VL, a[m * kb + kj]);
 }
 
+/* layers.h, CamlConvPackX: each vector of positions is the runs of the
+ * rows it spans (one or two for rows of a vector or more), each run read
+ * at its column kj. */
 static TARGET void
-NAME (pack_x) (float *xs, const float *plane, int hp, int wp, int nvq, int k)
+NAME (pack_x) (float *xs, const float *plane, int hp, int wp, int ow, int k, int nq)
 {
-  for (int r = 0; r < hp; r++)
-    for (int q = 0; q < nvq; q++)
-      {
-        const float *src = plane + (size_t) r * wp + (size_t) q * VL;
-        float *dst = xs + ((size_t) r * nvq + q) * k * VL;
-        for (int kj = 0; kj < k; kj++)
-          STORE (dst + (size_t) kj * VL, LOAD (src + kj));
-      }
-}
-
-static TARGET void
-NAME (pack_dy) (float *dyq, const float *dy, size_t dms, int mp, int oh, int ow, int nvq)
-{
-  for (int y = 0; y < oh; y++)
-    for (int q = 0; q < nvq; q++)
-      {
-        float *dst = dyq + ((size_t) y * nvq + q) * mp * VL;
-        for (int m = 0; m < mp; m++)
-          STORE (dst + (size_t) m * VL, NAME (get) (dy + m * dms + (size_t) y * ow, q, ow));
-      }
+  for (int s = 0; s < nq; s++)
+    {
+      /* the runs: lanes [l0[t], l0[t] + n[t]) from plane + at[t] + lane */
+      int l0[VL], n[VL], runs = 0;
+      ptrdiff_t at[VL];
+      int q = s * VL, r = q / ow, x = q % ow;
+      for (int l = 0; l < VL && r < hp; runs++)
+        {
+          l0[runs] = l;
+          n[runs] = MIN (VL - l, ow - x);
+          at[runs] = (ptrdiff_t) r * wp + x - l;
+          l += n[runs];
+          r++;
+          x = 0;
+        }
+      float *dst = xs + (size_t) s * k * VL;
+      for (int kj = 0; kj < k; kj++)
+        {
+          VEC v = { 0 };
+          for (int t = 0; t < runs; t++)
+            LOAD_LANES (v, plane + at[t] + kj, l0[t], n[t]);
+          *(VEC *) (dst + (size_t) kj * VL) = v;
+        }
+    }
 }
 
 /* Output channels per weight-gradient call of KB columns: KB + 1 vectors
@@ -340,7 +346,6 @@ static const CamlConvKernels NAME (kernels) = {
   .dw = { NULL, NAME (dw_1), NAME (dw_2), NAME (dw_3), NAME (dw_4) },
 #endif
   .pack_x = NAME (pack_x),
-  .pack_dy = NAME (pack_dy),
 };
 
 #undef VEC
