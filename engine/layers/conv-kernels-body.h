@@ -235,7 +235,7 @@ NAME (fwd_body) (const CamlConvTile *t, int width, const float *plane, int wp, s
  * aligned) is loaded once. */
 static inline __attribute__ ((always_inline)) TARGET void
 NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, const float *xs,
-                size_t xss, int steps, const int mb, const int kb)
+                size_t ks, int steps, const int mb, const int kb)
 {
   VEC a[REGS];
 #pragma GCC unroll 24
@@ -243,7 +243,7 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, const float
 #pragma GCC unroll 8
     for (int kj = 0; kj < kb; kj++)
       a[m * kb + kj] = LOAD (acc + (size_t) m * ams + (size_t) kj * VL);
-  for (int s = 0; s < steps; s++, dy += VL, xs += xss)
+  for (int s = 0; s < steps; s++, dy += VL, xs += VL)
     {
       VEC g[REGS];
 #pragma GCC unroll 24
@@ -252,7 +252,7 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, const float
 #pragma GCC unroll 8
       for (int kj = 0; kj < kb; kj++)
         {
-          VEC x = *(const VEC *) (xs + kj * VL);
+          VEC x = *(const VEC *) (xs + kj * ks);
           /* one load for all mb products: folded into each FMA, the load
            * would be repeated mb times */
           __asm__ ("" : "+v" (x));
@@ -268,35 +268,23 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, const float
       STORE (acc + (size_t) m * ams + (size_t) kj * VL, a[m * kb + kj]);
 }
 
-/* layers.h, CamlConvPackX: each vector of positions is the runs of the
- * rows it spans (one or two for rows of a vector or more), each run read
- * at its column kj. */
+/* layers.h, CamlConvPackRows: whole vectors of each row, the last one's
+ * overrun covered by the next row or the zeros after. */
 static TARGET void
-NAME (pack_x) (float *xs, const float *plane, int hp, int wp, int ow, int k, int nq)
+NAME (pack_rows) (float *xs, size_t ks, const float *plane, int rows, int wp, int ow, int k)
 {
-  for (int s = 0; s < nq; s++)
+  for (int kj = 0; kj < k; kj++)
     {
-      /* the runs: lanes [l0[t], l0[t] + n[t]) from plane + at[t] + lane */
-      int l0[VL], n[VL], runs = 0;
-      ptrdiff_t at[VL];
-      int q = s * VL, r = q / ow, x = q % ow;
-      for (int l = 0; l < VL && r < hp; runs++)
+      float *dst = xs + (size_t) kj * ks;
+      for (int r = 0; r < rows; r++)
         {
-          l0[runs] = l;
-          n[runs] = MIN (VL - l, ow - x);
-          at[runs] = (ptrdiff_t) r * wp + x - l;
-          l += n[runs];
-          r++;
-          x = 0;
+          const float *src = plane + (size_t) r * wp + kj;
+          float *d = dst + (size_t) r * ow;
+          for (int x = 0; x < ow; x += VL)
+            STORE (d + x, LOAD (src + x));
         }
-      float *dst = xs + (size_t) s * k * VL;
-      for (int kj = 0; kj < k; kj++)
-        {
-          VEC v = { 0 };
-          for (int t = 0; t < runs; t++)
-            LOAD_LANES (v, plane + at[t] + kj, l0[t], n[t]);
-          *(VEC *) (dst + (size_t) kj * VL) = v;
-        }
+      for (size_t q = (size_t) rows * ow; q < ks; q++)
+        dst[q] = 0.0f;
     }
 }
 
@@ -306,10 +294,10 @@ NAME (pack_x) (float *xs, const float *plane, int hp, int wp, int ow, int k, int
 
 #define DW(KB)                                                                          \
   static TARGET void                                         \
-  NAME (dw_##KB) (float *acc, size_t ams, const float *dy, size_t ds, const float *xs,  \
-                  size_t xss, int steps)                                                \
+  NAME (dw_##KB) (float *acc, size_t ams, const float *dy, size_t dms, const float *xs, \
+                  size_t ks, int steps)                                                \
   {                                                                                     \
-    NAME (dw_body) (acc, ams, dy, ds, xs, xss, steps, DW_MB (KB), KB);                  \
+    NAME (dw_body) (acc, ams, dy, dms, xs, ks, steps, DW_MB (KB), KB);                  \
   }
 
 FWD_BOTH (1) FWD_BOTH (2) FWD_BOTH (3) FWD_BOTH (4) FWD_BOTH (5) FWD_BOTH (6)
@@ -345,7 +333,7 @@ static const CamlConvKernels NAME (kernels) = {
   .dw_mb = { 0, DW_MB (1), DW_MB (2), DW_MB (3), DW_MB (4) },
   .dw = { NULL, NAME (dw_1), NAME (dw_2), NAME (dw_3), NAME (dw_4) },
 #endif
-  .pack_x = NAME (pack_x),
+  .pack_rows = NAME (pack_rows),
 };
 
 #undef VEC

@@ -14,8 +14,7 @@
 
 /* STORE_FIRST (p, v, n): the first n (< VL) lanes of v to p, nothing past;
  * LOAD_FIRST (x, p, n): the first n lanes of x from p (the others zero),
- * nothing read past; LOAD_LANES (x, p, l, n): lanes [l, l + n) of x from
- * p[l …], the others kept, nothing else read. */
+ * nothing read past. */
 
 #if CAML_KERNELS_X86
 
@@ -28,12 +27,9 @@
 #define DW_KB 8
 #define STORE_FIRST(p, v, n) _mm512_mask_storeu_ps ((p), (__mmask16) ((1u << (n)) - 1), (__m512) (v))
 #define LOAD_FIRST(x, p, n) ((x) = (vec_avx512) _mm512_maskz_loadu_ps ((__mmask16) ((1u << (n)) - 1), (p)))
-#define LOAD_LANES(x, p, l, n) \
-  ((x) = (vec_avx512) _mm512_mask_loadu_ps ((__m512) (x), (__mmask16) (((1u << (n)) - 1) << (l)), (p)))
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
 #undef LOAD_FIRST
-#undef LOAD_LANES
 #undef ISA
 #undef ISA_NAME
 #undef TARGET
@@ -54,17 +50,9 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
   _mm256_maskstore_ps ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n))), (__m256) (v))
 #define LOAD_FIRST(x, p, n) \
   ((x) = (vec_avx2) _mm256_maskload_ps ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n)))))
-#define LOAD_LANES(x, p, l, n)                                                  \
-  do {                                                                        \
-    const ivec_avx2 lane_ = { 0, 1, 2, 3, 4, 5, 6, 7 };                       \
-    ivec_avx2 in_ = (lane_ >= (l)) & (lane_ < (l) + (n));                     \
-    vec_avx2 got_ = (vec_avx2) _mm256_maskload_ps ((p), (__m256i) in_);       \
-    (x) = select_avx2 (in_, got_, (x));                                       \
-  } while (0)
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
 #undef LOAD_FIRST
-#undef LOAD_LANES
 #undef ISA
 #undef ISA_NAME
 #undef TARGET
@@ -90,12 +78,9 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
 #define DW_KB 4
 #define STORE_FIRST(p, v, n) do { for (int l_ = 0; l_ < (n); l_++) (p)[l_] = (v)[l_]; } while (0)
 #define LOAD_FIRST(x, p, n) do { for (int l_ = 0; l_ < (n); l_++) (x)[l_] = (p)[l_]; } while (0)
-#define LOAD_LANES(x, p, l, n) \
-  do { for (int l_ = (l); l_ < (l) + (n); l_++) (x)[l_] = (p)[l_]; } while (0)
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
 #undef LOAD_FIRST
-#undef LOAD_LANES
 #undef ISA
 #undef ISA_NAME
 #undef TARGET

@@ -452,25 +452,35 @@ store_outputs (const CamlConvOutput *o, int m, const float *y, int n0, int nb, i
     }
 }
 
+/* Floats per packed array of `rows` rows of `ow` (CamlConvPackRows): room
+ * for a vector read past the last position, and an odd number of vectors,
+ * so that the k arrays a kernel reads side by side do not fall on the same
+ * cache sets. */
+static size_t
+packed_stride (int rows, int ow, int vl)
+{
+  size_t ks = (size_t) round_up (rows * ow, vl) + vl;
+  return ks / vl % 2 == 0 ? ks + vl : ks;
+}
+
 /* The weight gradient's lane sums of one block: acc (M', K, vl) += dy ·
- * patches, the kernels reading one sample's input packed (CamlConvPackX),
- * whole and aligned, and dy where the prologue wrote it, each stream
- * shifted back by ki·OW. A sample's operands stay in L1 while its calls
- * run. */
+ * patches, the kernels reading one sample's packed rows (whole and
+ * aligned) and dy where the prologue wrote it, shifted back by ki·OW. A
+ * sample's operands stay in L1 while its calls run. */
 static void
 direct_weight_grad (const Pass *a, CamlConvWork *w, const float *dy, int nb)
 {
   const CamlConvGeom *g = a->g;
   const CamlConvKernels *ck = a->ck;
   const int k = g->k, vl = ck->vl, ow = g->ow, P = g->p;
-  const int nq = (g->hp * ow + vl - 1) / vl;
-  const size_t ams = (size_t) g->kk * vl, xs_plane = (size_t) nq * k * vl;
-  reserve (&w->xs, &w->xs_cap, (size_t) g->c * xs_plane);
+  const size_t ams = (size_t) g->kk * vl, ks = packed_stride (g->hp, ow, vl);
+  reserve (&w->xs, &w->xs_cap, (size_t) g->c * k * ks);
   for (int i = 0; i < nb; i++)
     {
       for (int c = 0; c < g->c; c++)
-        ck->pack_x (w->xs + c * xs_plane, w->planes + ((size_t) i * g->c + c) * g->hp * g->wp,
-                    g->hp, g->wp, ow, k, nq);
+        ck->pack_rows (w->xs + (size_t) c * k * ks, ks,
+                       w->planes + ((size_t) i * g->c + c) * g->hp * g->wp, g->hp, g->wp, ow,
+                       k);
       for (int kj0 = 0; kj0 < k; kj0 += ck->dw_kb)
         {
           int kb = MIN (ck->dw_kb, k - kj0), mb = ck->dw_mb[kb];
@@ -479,13 +489,13 @@ direct_weight_grad (const Pass *a, CamlConvWork *w, const float *dy, int nb)
             for (int c = 0; c < g->c; c++)
               for (int ki = 0; ki < k; ki++)
                 {
-                  /* positions q = p + ki·OW of the flattened rows, in
-                   * whole vectors; dy is zero outside [0, P) */
+                  /* positions q = p + ki·OW of the packed rows, in whole
+                   * vectors; dy is zero outside [0, P) */
                   const int q0 = ki * ow, s0 = q0 / vl, s1 = (q0 + P + vl - 1) / vl;
                   f (w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl, ams,
                      dy + (size_t) m0 * a->ld + (size_t) i * a->ps + ((ptrdiff_t) s0 * vl - q0),
-                     a->ld, w->xs + c * xs_plane + ((size_t) s0 * k + kj0) * vl,
-                     (size_t) k * vl, s1 - s0);
+                     a->ld, w->xs + ((size_t) c * k + kj0) * ks + (size_t) s0 * vl, ks,
+                     s1 - s0);
                 }
         }
     }

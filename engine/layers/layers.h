@@ -211,8 +211,8 @@ typedef struct {
   float  *planes;  size_t planes_cap;   /* direct: (nb, C, Hp, Wp) input planes */
   float  *dyp;     size_t dyp_cap;      /* direct: the gradient reaching y, as the
                                          * prologue writes it (caml_conv_backward) */
-  float  *xs;      size_t xs_cap;       /* direct: (C, nq, k, VL) one sample's input,
-                                         * flattened and shifted (CamlConvPackX) */
+  float  *xs;      size_t xs_cap;       /* direct: (C, k, ks) one sample's input rows,
+                                         * packed (CamlConvPackRows) */
   float  *dplanes; size_t dplanes_cap;  /* direct: (nb, M, Hq, Wq) gradient planes */
   float  *dW;      size_t dW_cap;       /* this part's weight gradient (lanes, or (M, K)) */
   float  *sums;    size_t sums_cap;     /* this part's sums of the prologue */
@@ -307,18 +307,23 @@ typedef struct {
 typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int rows, int cols,
                                    const float *plane, int wp, size_t ps, int channels, int k,
                                    const float *w, size_t ws);
-/* acc[m·ams + kj·VL + lane] += Σ_s dy[m·dms + s·VL + lane] · xs[s·xss + kj·VL + lane]
- * over `steps` vectors s (mb channels, KB columns; dy at any address, xs
- * whole and aligned). With q = s·VL + lane a position of the flattened
- * input rows (CamlConvPackX) and dy shifted back by ki·OW, that is the
- * weight gradient's Σ_p dy[p] · plane[oy + ki][ox + kj]. */
+/* The weight gradient reads an input channel as k arrays xs[kj] of its
+ * rows laid end to end, each shifted by its column kj (CamlConvPackRows),
+ * so that a vector of positions runs on from one row into the next and no
+ * lane idles at the end of a row: output position p = r·ow + x and tap
+ * (ki, kj) meet at xs[kj][p + ki·ow]. A call adds
+ *   acc[m·ams + kj·VL + lane] += Σ_s dy[m·dms + s·VL + lane] · xs[kj·ks + s·VL + lane]
+ * over `steps` vectors s (mb = dw_mb[KB] channels, KB columns; dy at any
+ * address, xs whole and aligned): with xs at position q0 = s0·VL and dy
+ * shifted back by ki·ow, that is Σ_p dy[p] · xs[kj][p + ki·ow], lane by
+ * lane. */
 typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t dms,
-                                  const float *xs, size_t xss, int steps);
-/* xs (nq, k, VL): xs[s][kj][lane] = plane (Hp, Wp)[r][x + kj] where
- * r·OW + x = s·VL + lane (x < OW): the plane's first OW columns row after
- * row, shifted by kj; zeros from row Hp on. */
-typedef void (*CamlConvPackX) (float *xs, const float *plane, int hp, int wp, int ow, int k,
-                               int nq);
+                                  const float *xs, size_t ks, int steps);
+/* xs[kj·ks + r·ow + x] = plane[r·wp + kj + x] for kj < k, r < rows, x < ow;
+ * zeros from rows·ow to ks (ks ≥ rows·ow + vl). Reads whole vectors:
+ * wp ≥ ow rounded up to vl, plus k − 1. */
+typedef void (*CamlConvPackRows) (float *xs, size_t ks, const float *plane, int rows, int wp,
+                                  int ow, int k);
 typedef struct {
   const char        *isa;
   int                vl;
@@ -327,7 +332,7 @@ typedef struct {
   int                dw_kb;
   int                dw_mb[CAML_CONV_DW_KB_MAX + 1];
   CamlConvDwKernel   dw[CAML_CONV_DW_KB_MAX + 1];
-  CamlConvPackX      pack_x;
+  CamlConvPackRows   pack_rows;
 } CamlConvKernels;
 
 /* The best set this CPU runs (AVX-512, AVX2, else SSE2 or generic). */
