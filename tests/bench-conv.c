@@ -23,12 +23,13 @@ typedef struct {
 } CopyPrologue;
 
 static void
-copy_prologue (gpointer data, float *dy, int n0, int nb, float *sums)
+copy_prologue (gpointer data, float *dy, size_t ld, size_t ps, int n0, int nb, float *sums)
 {
   const CopyPrologue *c = data;
   for (int j = 0; j < M; j++)
-    memcpy (dy + (size_t) j * nb * c->p, c->dy + (size_t) j * BLOCK * c->p,
-            (size_t) nb * c->p * sizeof (float));
+    for (int i = 0; i < nb; i++)
+      memcpy (dy + j * ld + i * ps, c->dy + ((size_t) j * BLOCK + i % BLOCK) * c->p,
+              (size_t) c->p * sizeof (float));
 }
 
 int

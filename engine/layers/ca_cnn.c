@@ -110,27 +110,26 @@ ca_cnn_forward (CamlLayer *layer, float *out, const float *inp, int n)
   caml_conv_forward (&s->g, s->W->w, inp, n, &s->scratch, &o);
 }
 
-/* dy (depth + 1, nb·P) from dout: rows 0…depth−1 dL/d(W c + b), row depth
- * dL/d(u c + b_χ). */
+/* dy (layers.h, CamlConvPrologue) from dout: channels 0…depth−1
+ * dL/d(W c + b), channel depth dL/d(u c + b_χ). */
 static CAML_VECTOR_LOOP void
-ca_cnn_prologue (gpointer data, float *dy, int n0, int nb, float *sums)
+ca_cnn_prologue (gpointer data, float *dy, size_t ld, size_t ps, int n0, int nb, float *sums)
 {
   CaCnn *s = data;
   const int P = s->g.p, D = s->depth;
-  const size_t ld = (size_t) nb * P;
   const float *w0 = s->w0->w;
   const gboolean relu = s->act == CAML_ACT_RELU;
   float *db = sums, *dw0 = sums + D, *db_chi = sums + 2 * D;
   for (int i = 0; i < nb; i++)
     {
       const float *restrict chi = s->chi + (size_t) (n0 + i) * P;
-      float *restrict dz = dy + D * ld + (size_t) i * P;
+      float *restrict dz = dy + D * ld + i * ps;
       memset (dz, 0, P * sizeof (float));
       for (int j = 0; j < D; j++)
         {
           size_t at = ((size_t) (n0 + i) * D + j) * P;
           const float *restrict g = s->dout + at, *restrict v = s->v + at;
-          float *restrict dv = dy + j * ld + (size_t) i * P;
+          float *restrict dv = dy + j * ld + i * ps;
           const float wj = w0[j];
           /* Sums over positions: vectorised reductions (-fopenmp-simd),
            * which reorder the additions. */

@@ -230,13 +230,12 @@ NAME (fwd_body) (const CamlConvTile *t, int width, const float *plane, int wp, s
 #define FWD_BOTH(MB) FWD (MB, 1) FWD (MB, 2)
 
 /* The weight-gradient kernel (layers.h, CamlConvDwKernel): mb channels ×
- * kb columns of accumulators, each operand loaded once per position, whole
- * and aligned, at fixed offsets from two pointers. Read straight from the
- * planes (the window at kj across cache lines, a pointer and an add per
- * stream) it ran ~11 % slower; the packing costs ~7 % of the pass. */
+ * kb columns of accumulators; per step each channel's dy vector (at any
+ * address: shifted by ki·OW) and each column's input vector (whole and
+ * aligned) is loaded once. */
 static inline __attribute__ ((always_inline)) TARGET void
-NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t ds, const float *xs,
-                size_t xss, int steps, const int mb, const int kb)
+NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t dms, const float *xs,
+                size_t ks, int steps, const int mb, const int kb)
 {
   VEC a[REGS];
 #pragma GCC unroll 24
@@ -244,16 +243,16 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t ds, const float 
 #pragma GCC unroll 8
     for (int kj = 0; kj < kb; kj++)
       a[m * kb + kj] = LOAD (acc + (size_t) m * ams + (size_t) kj * VL);
-  for (int s = 0; s < steps; s++, dy += ds, xs += xss)
+  for (int s = 0; s < steps; s++, dy += VL, xs += VL)
     {
       VEC g[REGS];
 #pragma GCC unroll 24
       for (int m = 0; m < mb; m++)
-        g[m] = *(const VEC *) (dy + m * VL);
+        g[m] = LOAD (dy + m * dms);
 #pragma GCC unroll 8
       for (int kj = 0; kj < kb; kj++)
         {
-          VEC x = *(const VEC *) (xs + kj * VL);
+          VEC x = *(const VEC *) (xs + kj * ks);
           /* one load for all mb products: folded into each FMA, the load
            * would be repeated mb times */
           __asm__ ("" : "+v" (x));
@@ -269,29 +268,24 @@ NAME (dw_body) (float *acc, size_t ams, const float *dy, size_t ds, const float 
       STORE (acc + (size_t) m * ams + (size_t) kj * VL, a[m * kb + kj]);
 }
 
+/* layers.h, CamlConvPackRows: whole vectors of each row, the last one's
+ * overrun covered by the next row or the zeros after. */
 static TARGET void
-NAME (pack_x) (float *xs, const float *plane, int hp, int wp, int nvq, int k)
+NAME (pack_rows) (float *xs, size_t ks, const float *plane, int rows, int wp, int ow, int k)
 {
-  for (int r = 0; r < hp; r++)
-    for (int q = 0; q < nvq; q++)
-      {
-        const float *src = plane + (size_t) r * wp + (size_t) q * VL;
-        float *dst = xs + ((size_t) r * nvq + q) * k * VL;
-        for (int kj = 0; kj < k; kj++)
-          STORE (dst + (size_t) kj * VL, LOAD (src + kj));
-      }
-}
-
-static TARGET void
-NAME (pack_dy) (float *dyq, const float *dy, size_t dms, int mp, int oh, int ow, int nvq)
-{
-  for (int y = 0; y < oh; y++)
-    for (int q = 0; q < nvq; q++)
-      {
-        float *dst = dyq + ((size_t) y * nvq + q) * mp * VL;
-        for (int m = 0; m < mp; m++)
-          STORE (dst + (size_t) m * VL, NAME (get) (dy + m * dms + (size_t) y * ow, q, ow));
-      }
+  for (int kj = 0; kj < k; kj++)
+    {
+      float *dst = xs + (size_t) kj * ks;
+      for (int r = 0; r < rows; r++)
+        {
+          const float *src = plane + (size_t) r * wp + kj;
+          float *d = dst + (size_t) r * ow;
+          for (int x = 0; x < ow; x += VL)
+            STORE (d + x, LOAD (src + x));
+        }
+      for (size_t q = (size_t) rows * ow; q < ks; q++)
+        dst[q] = 0.0f;
+    }
 }
 
 /* Output channels per weight-gradient call of KB columns: KB + 1 vectors
@@ -300,10 +294,10 @@ NAME (pack_dy) (float *dyq, const float *dy, size_t dms, int mp, int oh, int ow,
 
 #define DW(KB)                                                                          \
   static TARGET void                                         \
-  NAME (dw_##KB) (float *acc, size_t ams, const float *dy, size_t ds, const float *xs,  \
-                  size_t xss, int steps)                                                \
+  NAME (dw_##KB) (float *acc, size_t ams, const float *dy, size_t dms, const float *xs, \
+                  size_t ks, int steps)                                                \
   {                                                                                     \
-    NAME (dw_body) (acc, ams, dy, ds, xs, xss, steps, DW_MB (KB), KB);                  \
+    NAME (dw_body) (acc, ams, dy, dms, xs, ks, steps, DW_MB (KB), KB);                  \
   }
 
 FWD_BOTH (1) FWD_BOTH (2) FWD_BOTH (3) FWD_BOTH (4) FWD_BOTH (5) FWD_BOTH (6)
@@ -339,8 +333,7 @@ static const CamlConvKernels NAME (kernels) = {
   .dw_mb = { 0, DW_MB (1), DW_MB (2), DW_MB (3), DW_MB (4) },
   .dw = { NULL, NAME (dw_1), NAME (dw_2), NAME (dw_3), NAME (dw_4) },
 #endif
-  .pack_x = NAME (pack_x),
-  .pack_dy = NAME (pack_dy),
+  .pack_rows = NAME (pack_rows),
 };
 
 #undef VEC

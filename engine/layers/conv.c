@@ -216,7 +216,6 @@ caml_conv_scratch_free (CamlConvScratch *scratch)
       g_aligned_free (w->y);
       g_aligned_free (w->planes);
       g_aligned_free (w->dyp);
-      g_aligned_free (w->dyq);
       g_aligned_free (w->xs);
       g_aligned_free (w->dplanes);
       g_aligned_free (w->dW);
@@ -263,7 +262,7 @@ direct_block (const CamlConvGeom *g, int m, gboolean backward, gboolean dinp)
 {
   size_t per = (size_t) g->c * g->hp * g->wp + (size_t) m * g->p;
   if (backward)
-    per += (size_t) m * g->oh * g->owp + (size_t) g->c * g->hp * g->k * g->owp;
+    per += (size_t) m * g->owp;   /* dy's gaps, generously */
   if (backward && dinp)
     per += (size_t) (m + CAML_CONV_FWD_MB_MAX) * g->oh * g->owp + (size_t) m * g->hq * g->wq;
   return (int) CLAMP (DIRECT_BUDGET / per, 1, 16);
@@ -335,6 +334,7 @@ typedef struct {
   float                 *dinp;
   int                    n_sums;
   int                    mpad;     /* channels of the gradient rows (direct) */
+  size_t                 ps, ld;   /* dy's sample and channel strides (direct) */
   size_t                 lanes;    /* floats of a part's lane sums (direct) */
   gpointer               ctx;
 } Pass;
@@ -452,41 +452,52 @@ store_outputs (const CamlConvOutput *o, int m, const float *y, int n0, int nb, i
     }
 }
 
-/* The weight gradient's lane sums of one block: acc (M', K, vl) += dy · patches,
- * over packed operands (layers.h: CamlConvPackX, CamlConvPackDy) that the
- * kernels read whole, aligned and at fixed offsets. A sample's operands stay
- * in L1 while its calls run. */
+/* Floats per packed array of `rows` rows of `ow` (CamlConvPackRows): room
+ * for a vector read past the last position, and an odd number of vectors,
+ * so that the k arrays a kernel reads side by side do not fall on the same
+ * cache sets. */
+static size_t
+packed_stride (int rows, int ow, int vl)
+{
+  size_t ks = (size_t) round_up (rows * ow, vl) + vl;
+  return ks / vl % 2 == 0 ? ks + vl : ks;
+}
+
+/* The weight gradient's lane sums of one block: acc (M', K, vl) += dy ·
+ * patches, the kernels reading one sample's packed rows (whole and
+ * aligned) and dy where the prologue wrote it, shifted back by ki·OW. A
+ * sample's operands stay in L1 while its calls run. */
 static void
-direct_weight_grad (const Pass *a, CamlConvWork *w, int nb)
+direct_weight_grad (const Pass *a, CamlConvWork *w, const float *dy, int nb)
 {
   const CamlConvGeom *g = a->g;
   const CamlConvKernels *ck = a->ck;
-  const int k = g->k, vl = ck->vl, nvq = g->owp / vl, mp = a->mpad;
-  const size_t P = g->p, ams = (size_t) g->kk * vl;
-  const size_t xs_plane = (size_t) g->hp * nvq * k * vl, dy_sample = (size_t) g->oh * nvq * mp * vl;
-  reserve (&w->xs, &w->xs_cap, (size_t) nb * g->c * xs_plane);
-  reserve (&w->dyq, &w->dyq_cap, (size_t) nb * dy_sample);
+  const int k = g->k, vl = ck->vl, ow = g->ow, P = g->p;
+  const size_t ams = (size_t) g->kk * vl, ks = packed_stride (g->hp, ow, vl);
+  reserve (&w->xs, &w->xs_cap, (size_t) g->c * k * ks);
   for (int i = 0; i < nb; i++)
     {
       for (int c = 0; c < g->c; c++)
-        ck->pack_x (w->xs + ((size_t) i * g->c + c) * xs_plane,
-                    w->planes + ((size_t) i * g->c + c) * g->hp * g->wp, g->hp, g->wp, nvq, k);
-      ck->pack_dy (w->dyq + i * dy_sample, w->dyp + i * P, (size_t) nb * P, mp, g->oh, g->ow,
-                   nvq);
-    }
-  const int steps = g->oh * nvq;
-  for (int kj0 = 0; kj0 < k; kj0 += ck->dw_kb)
-    {
-      int kb = MIN (ck->dw_kb, k - kj0), mb = ck->dw_mb[kb];
-      CamlConvDwKernel f = ck->dw[kb];
-      for (int i = 0; i < nb; i++)
-        for (int m0 = 0; m0 < a->m; m0 += mb)
-          for (int c = 0; c < g->c; c++)
-            for (int ki = 0; ki < k; ki++)
-              f (w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl, ams,
-                 w->dyq + i * dy_sample + (size_t) m0 * vl, (size_t) mp * vl,
-                 w->xs + ((size_t) i * g->c + c) * xs_plane + ((size_t) ki * nvq * k + kj0) * vl,
-                 (size_t) k * vl, steps);
+        ck->pack_rows (w->xs + (size_t) c * k * ks, ks,
+                       w->planes + ((size_t) i * g->c + c) * g->hp * g->wp, g->hp, g->wp, ow,
+                       k);
+      for (int kj0 = 0; kj0 < k; kj0 += ck->dw_kb)
+        {
+          int kb = MIN (ck->dw_kb, k - kj0), mb = ck->dw_mb[kb];
+          CamlConvDwKernel f = ck->dw[kb];
+          for (int m0 = 0; m0 < a->m; m0 += mb)
+            for (int c = 0; c < g->c; c++)
+              for (int ki = 0; ki < k; ki++)
+                {
+                  /* positions q = p + ki·OW of the packed rows, in whole
+                   * vectors; dy is zero outside [0, P) */
+                  const int q0 = ki * ow, s0 = q0 / vl, s1 = (q0 + P + vl - 1) / vl;
+                  f (w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl, ams,
+                     dy + (size_t) m0 * a->ld + (size_t) i * a->ps + ((ptrdiff_t) s0 * vl - q0),
+                     a->ld, w->xs + ((size_t) c * k + kj0) * ks + (size_t) s0 * vl, ks,
+                     s1 - s0);
+                }
+        }
     }
 }
 
@@ -497,7 +508,7 @@ direct_backward_part (int part, int parts, gpointer data)
   const CamlConvGeom *g = a->g;
   CamlConvWork *w = &a->scratch->work[part];
   const size_t in_size = (size_t) g->c * g->h * g->w;
-  const int M = a->m;
+  const int M = a->m, vl = a->ck->vl;
   size_t lo, hi;
   caml_part_range (a->n, part, parts, 1, &lo, &hi);
   reserve (&w->dW, &w->dW_cap, a->lanes);
@@ -507,14 +518,23 @@ direct_backward_part (int part, int parts, gpointer data)
   for (int n0 = (int) lo; n0 < (int) hi; n0 += a->nb)
     {
       int nb = MIN (a->nb, (int) hi - n0);
-      const size_t P = g->p;
+      const size_t P = g->p, ps = a->ps;
+      Pass b = *a;
+      b.ld = (size_t) nb * ps;
       reserve (&w->planes, &w->planes_cap, (size_t) nb * g->c * g->hp * g->wp);
-      reserve (&w->dyp, &w->dyp_cap, (size_t) a->mpad * nb * P);
-      /* dy, and zeros for the channels past M that the kernels' blocks read */
-      a->prologue (a->ctx, w->dyp, n0, nb, w->sums);
-      memset (w->dyp + (size_t) M * nb * P, 0, (size_t) (a->mpad - M) * nb * P * sizeof (float));
+      /* dy: a zero margin of vl, then channel j of sample i at j·ld + i·ps,
+       * zeros between the runs and in the channels past M that the
+       * kernels' blocks read */
+      reserve (&w->dyp, &w->dyp_cap, vl + (size_t) a->mpad * b.ld);
+      float *dy = w->dyp + vl;
+      memset (w->dyp, 0, vl * sizeof (float));
+      for (int j = 0; j < M; j++)
+        for (int i = 0; i < nb; i++)
+          memset (dy + j * b.ld + i * ps + P, 0, (ps - P) * sizeof (float));
+      memset (dy + (size_t) M * b.ld, 0, (size_t) (a->mpad - M) * b.ld * sizeof (float));
+      a->prologue (a->ctx, dy, b.ld, ps, n0, nb, w->sums);
       fill_planes (w->planes, a->inp + n0 * in_size, g, nb);
-      direct_weight_grad (a, w, nb);
+      direct_weight_grad (&b, w, dy, nb);
 
       if (a->dinp == NULL)
         continue;
@@ -530,7 +550,7 @@ direct_backward_part (int part, int parts, gpointer data)
             memset (dst, 0, dplane * sizeof (float));
             for (int oy = 0; oy < g->oh && oy + bt < g->hq; oy++)
               copy_row (dst + (size_t) (oy + bt) * g->wq + bl,
-                        w->dyp + ((size_t) j * nb + i) * P + (size_t) oy * g->ow,
+                        dy + j * b.ld + i * ps + (size_t) oy * g->ow,
                         MIN (g->ow, g->wq - bl));
           }
       for (int i = 0; i < nb; i++)
@@ -595,7 +615,7 @@ im2col_backward_part (int part, int parts, gpointer data)
       reserve (&w->col, &w->col_cap, (size_t) g->kk * cols);
       reserve (&w->y, &w->y_cap, (size_t) a->m * cols);
       reserve (&w->plane, &w->plane_cap, caml_conv_plane_size (g));
-      a->prologue (a->ctx, w->y, n0, nb, w->sums);
+      a->prologue (a->ctx, w->y, cols, g->p, n0, nb, w->sums);
       /* The patches are taken again rather than kept from forward: the
        * block stays in L2 both times. */
       caml_im2col (w->col, w->plane, a->inp + n0 * in_size, g, nb);
@@ -646,6 +666,8 @@ caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float 
           a.mpad = MAX (a.mpad, (m + mb - 1) / mb * mb);
         }
       a.lanes = (size_t) a.mpad * K * vl;
+      /* a sample's run of dy, then at least vl zeros */
+      a.ps = (size_t) round_up (g->p, vl) + vl;
       a.nb = direct_block (g, a.mpad, TRUE, dinp != NULL);
       if (dinp != NULL)
         {
@@ -699,16 +721,15 @@ typedef struct {
 } Plain;
 
 static CAML_VECTOR_LOOP void
-plain_prologue (gpointer data, float *dy, int n0, int nb, float *db)
+plain_prologue (gpointer data, float *dy, size_t ld, size_t ps, int n0, int nb, float *db)
 {
   const Plain *c = data;
   const int P = c->g->p;
-  const size_t ld = (size_t) nb * P;
   for (int i = 0; i < nb; i++)
     for (int j = 0; j < c->m; j++)
       {
         size_t at = ((size_t) (n0 + i) * c->m + j) * P;
-        float *dst = dy + j * ld + (size_t) i * P;
+        float *dst = dy + j * ld + i * ps;
         caml_activation_backward (c->act, dst, c->dout + at, c->out + at, P, FALSE);
         if (c->bias_grad)
           {

@@ -209,10 +209,10 @@ void caml_col2im_add (float *dinp, float *plane, const float *col, const CamlCon
 typedef struct {
   float  *y;       size_t y_cap;        /* (M, nb·P) products, or their gradient */
   float  *planes;  size_t planes_cap;   /* direct: (nb, C, Hp, Wp) input planes */
-  float  *dyp;     size_t dyp_cap;      /* direct: (M', nb, P) the gradient reaching y */
-  float  *dyq;     size_t dyq_cap;      /* direct: (nb, OH, OWp/VL, M', VL) dyp packed */
-  float  *xs;      size_t xs_cap;       /* direct: (nb, C, Hp, OWp/VL, k, VL) the planes'
-                                         * vectors shifted by kj = 0 … k − 1 */
+  float  *dyp;     size_t dyp_cap;      /* direct: the gradient reaching y, as the
+                                         * prologue writes it (caml_conv_backward) */
+  float  *xs;      size_t xs_cap;       /* direct: (C, k, ks) one sample's input rows,
+                                         * packed (CamlConvPackRows) */
   float  *dplanes; size_t dplanes_cap;  /* direct: (nb, M, Hq, Wq) gradient planes */
   float  *dW;      size_t dW_cap;       /* this part's weight gradient (lanes, or (M, K)) */
   float  *sums;    size_t sums_cap;     /* this part's sums of the prologue */
@@ -243,13 +243,15 @@ typedef struct {
   float         *chi;     /* gated: (N, 1, OH, OW) */
 } CamlConvOutput;
 
-/* Must write dy (M, nb·P), the gradient reaching Wm · patches, for
- * [n0, n0 + nb): a sample's channel j is the run dy[j·nb·P + i·P …] of P values.
+/* Must write dy, the gradient reaching Wm · patches, for samples
+ * [n0, n0 + nb): sample i's channel j is the run of P values at
+ * dy + j·ld + i·ps (ps ≥ P; what lies between the runs is the driver's).
  * Blocks run concurrently in different parts: anything summed over samples
  * (bias gradients) goes into `sums`, this part's n_sums floats (zeroed
  * before its first block), which the driver adds to the caller's in part
  * order. */
-typedef void (*CamlConvPrologue) (gpointer ctx, float *dy, int n0, int nb, float *sums);
+typedef void (*CamlConvPrologue) (gpointer ctx, float *dy, size_t ld, size_t ps, int n0,
+                                  int nb, float *sums);
 
 /* The outputs o says, from Wm (o->m, K) over inp (N, C, H, W). */
 void caml_conv_forward (const CamlConvGeom *g, const float *Wm, const float *inp, int n,
@@ -297,28 +299,31 @@ typedef struct {
  * call computes rows × cols outputs for mb channels, in row blocks of nv·vl:
  *   y[m][r][x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + (r + ki)·wp + kj + x]
  * and stores them as the tile says (its pointers at row 0, rows cols apart);
- * a weight-gradient call adds, lane by lane, for mb =
- * dw_mb[kb] channels and kb kernel columns,
- *   acc[m·ams + kj·vl + lane] += Σ_r Σ_x dy[m·dms + r·ow + x] · plane[r·wp + x + kj],
- * lane = x mod vl (rows of dy end to end, the last vector of each masked). */
+ * a weight-gradient call adds, lane by lane, for mb = dw_mb[kb] channels
+ * and kb kernel columns, a product over positions laid end to end
+ * (CamlConvDwKernel), so that no lane idles at the end of a row. */
 #define CAML_CONV_FWD_MB_MAX 12
 #define CAML_CONV_DW_KB_MAX 8
 typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int rows, int cols,
                                    const float *plane, int wp, size_t ps, int channels, int k,
                                    const float *w, size_t ws);
-/* acc[m·ams + kj·VL + lane] += Σ_s dy[s·ds + m·VL + lane] · xs[s·xss + kj·VL + lane]
- * over `steps` positions s (mb channels, KB columns): the weight gradient
- * over the packed operands below. */
-typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t ds,
-                                  const float *xs, size_t xss, int steps);
-/* xs (Hp, nvq, k, VL): xs[r][q][kj] = the VL floats of plane (Hp, Wp) row r
- * from column q·VL + kj. */
-typedef void (*CamlConvPackX) (float *xs, const float *plane, int hp, int wp, int nvq,
-                               int k);
-/* dyq (OH, nvq, mp, VL): dyq[y][q][m] = the VL floats of row y of dy[m·dms …]
- * (OH rows of ow) from column q·VL, zeros past ow. */
-typedef void (*CamlConvPackDy) (float *dyq, const float *dy, size_t dms, int mp, int oh,
-                                int ow, int nvq);
+/* The weight gradient reads an input channel as k arrays xs[kj] of its
+ * rows laid end to end, each shifted by its column kj (CamlConvPackRows),
+ * so that a vector of positions runs on from one row into the next and no
+ * lane idles at the end of a row: output position p = r·ow + x and tap
+ * (ki, kj) meet at xs[kj][p + ki·ow]. A call adds
+ *   acc[m·ams + kj·VL + lane] += Σ_s dy[m·dms + s·VL + lane] · xs[kj·ks + s·VL + lane]
+ * over `steps` vectors s (mb = dw_mb[KB] channels, KB columns; dy at any
+ * address, xs whole and aligned): with xs at position q0 = s0·VL and dy
+ * shifted back by ki·ow, that is Σ_p dy[p] · xs[kj][p + ki·ow], lane by
+ * lane. */
+typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_t dms,
+                                  const float *xs, size_t ks, int steps);
+/* xs[kj·ks + r·ow + x] = plane[r·wp + kj + x] for kj < k, r < rows, x < ow;
+ * zeros from rows·ow to ks (ks ≥ rows·ow + vl). Reads whole vectors:
+ * wp ≥ ow rounded up to vl, plus k − 1. */
+typedef void (*CamlConvPackRows) (float *xs, size_t ks, const float *plane, int rows, int wp,
+                                  int ow, int k);
 typedef struct {
   const char        *isa;
   int                vl;
@@ -327,8 +332,7 @@ typedef struct {
   int                dw_kb;
   int                dw_mb[CAML_CONV_DW_KB_MAX + 1];
   CamlConvDwKernel   dw[CAML_CONV_DW_KB_MAX + 1];
-  CamlConvPackX      pack_x;
-  CamlConvPackDy     pack_dy;
+  CamlConvPackRows   pack_rows;
 } CamlConvKernels;
 
 /* The best set this CPU runs (AVX-512, AVX2, else SSE2 or generic). */
