@@ -357,71 +357,97 @@ test_cnn_model_gradients (void **state)
   g_rand_free (rng);
 }
 
-/* ---- added by review: max_pool against a direct reference for every
- * (size, stride, padding), overlapping windows included ---- */
+/* max_pool against a direct reference for every (size, stride, padding),
+ * overlapping windows included, under every instruction set this CPU runs
+ * (the 2×2 windows' vector kernels): odd and even sizes, rows of more than
+ * one vector of outputs, and values drawn from a few levels, so that
+ * windows hold equal values (the first in row-major order wins). */
+static void
+max_pool_case (GRand *rng, int size, int stride, int pad, int H, int W, gboolean ties)
+{
+  const int C = 2, N = 2;
+  int st = stride > 0 ? stride : size;
+  CamlShape in = caml_shape_image (C, H, W);
+  CamlLayerSpec spec = caml_test_spec ("max_pool", "size", (double) size,
+                                       "stride", (double) stride,
+                                       "padding", (double) pad, NULL);
+  CamlModel *model = caml_model_new (&in, &spec, 1, NULL, NULL);
+  assert_non_null (model);
+  /* TF geometry, computed here: same → ceil(H / s), border split with the
+   * smaller half before; valid → floor((H − k) / s) + 1. */
+  int oh = pad == SAME ? (H + st - 1) / st : (H - size) / st + 1;
+  int ow = pad == SAME ? (W + st - 1) / st : (W - size) / st + 1;
+  int pt = pad == SAME ? MAX ((oh - 1) * st + size - H, 0) / 2 : 0;
+  int pl = pad == SAME ? MAX ((ow - 1) * st + size - W, 0) / 2 : 0;
+  CamlLayer *layer = model->layers[0];
+  assert_int_equal (layer->out.dims[1], oh);
+  assert_int_equal (layer->out.dims[2], ow);
+  const int n_in = N * C * H * W, n_out = N * C * oh * ow;
+  float *x = g_new (float, n_in), *dx = g_new (float, n_in);
+  for (int i = 0; i < n_in; i++)
+    x[i] = ties ? (float) g_rand_int_range (rng, -2, 3)
+                : (float) g_rand_double_range (rng, -1, 1);
+  const float *out = caml_model_forward (model, x, N);
+  float *dout = g_new (float, n_out);
+  double *rdx = g_new0 (double, n_in);
+  for (int i = 0; i < n_out; i++)
+    dout[i] = (float) g_rand_double_range (rng, -1, 1);
+  for (int nc = 0; nc < N * C; nc++)
+    for (int oy = 0; oy < oh; oy++)
+      for (int ox = 0; ox < ow; ox++)
+        {
+          double best = -INFINITY;
+          int at = -1;
+          for (int a = 0; a < size; a++)
+            for (int b = 0; b < size; b++)
+              {
+                int y = oy * st - pt + a, xx = ox * st - pl + b;
+                if (y < 0 || y >= H || xx < 0 || xx >= W)
+                  continue;
+                if (x[(nc * H + y) * W + xx] > best)
+                  best = x[(nc * H + y) * W + xx], at = (nc * H + y) * W + xx;
+              }
+          int o = (nc * oh + oy) * ow + ox;
+          if (out[o] != (float) best)
+            fail_msg ("max_pool size %d stride %d %s %d×%d (%s): out[%d] = %g, reference %g",
+                      size, stride, pad == SAME ? "same" : "valid", H, W,
+                      caml_kernels_isa (), o, out[o], best);
+          rdx[at] += dout[o];
+        }
+  layer->ops->backward (layer, dx, dout, x, out, N);
+  for (int i = 0; i < n_in; i++)
+    assert_close (dx[i], rdx[i], 1e-6, "max_pool dinp", i);
+  g_free (x);
+  g_free (dx);
+  g_free (dout);
+  g_free (rdx);
+  caml_model_free (model);
+}
+
 static void
 test_max_pool_matches_reference (void **state)
 {
   (void) state;
-  GRand *rng = g_rand_new_with_seed (31);
-  for (int size = 1; size <= 4; size++)
-    for (int stride = 0; stride <= 3; stride++)
-      for (int pad = SAME; pad <= VALID; pad++)
-        {
-          const int C = 2, H = 7, W = 6, N = 2;
-          int st = stride > 0 ? stride : size;
-          CamlShape in = caml_shape_image (C, H, W);
-          CamlLayerSpec spec = caml_test_spec ("max_pool", "size", (double) size,
-                                               "stride", (double) stride,
-                                               "padding", (double) pad, NULL);
-          CamlModel *model = caml_model_new (&in, &spec, 1, NULL, NULL);
-          assert_non_null (model);
-          /* TF geometry, computed here: same → ceil(H / s), border split
-           * with the smaller half before; valid → floor((H − k) / s) + 1. */
-          int oh = pad == SAME ? (H + st - 1) / st : (H - size) / st + 1;
-          int ow = pad == SAME ? (W + st - 1) / st : (W - size) / st + 1;
-          int pt = pad == SAME ? MAX ((oh - 1) * st + size - H, 0) / 2 : 0;
-          int pl = pad == SAME ? MAX ((ow - 1) * st + size - W, 0) / 2 : 0;
-          CamlLayer *layer = model->layers[0];
-          assert_int_equal (layer->out.dims[1], oh);
-          assert_int_equal (layer->out.dims[2], ow);
-          float x[2 * 2 * 7 * 6], dx[2 * 2 * 7 * 6];
-          for (int i = 0; i < N * C * H * W; i++)
-            x[i] = (float) g_rand_double_range (rng, -1, 1);   /* no ties */
-          const float *out = caml_model_forward (model, x, N);
-          float *dout = g_new (float, N * C * oh * ow);
-          double *rdx = g_new0 (double, N * C * H * W);
-          for (int i = 0; i < N * C * oh * ow; i++)
-            dout[i] = (float) g_rand_double_range (rng, -1, 1);
-          for (int nc = 0; nc < N * C; nc++)
-            for (int oy = 0; oy < oh; oy++)
-              for (int ox = 0; ox < ow; ox++)
-                {
-                  double best = -INFINITY;
-                  int at = -1;
-                  for (int a = 0; a < size; a++)
-                    for (int b = 0; b < size; b++)
-                      {
-                        int y = oy * st - pt + a, xx = ox * st - pl + b;
-                        if (y < 0 || y >= H || xx < 0 || xx >= W)
-                          continue;
-                        if (x[(nc * H + y) * W + xx] > best)
-                          best = x[(nc * H + y) * W + xx], at = (nc * H + y) * W + xx;
-                      }
-                  int o = (nc * oh + oy) * ow + ox;
-                  if (out[o] != (float) best)
-                    fail_msg ("max_pool size %d stride %d %s: out[%d] = %g, reference %g", size,
-                              stride, pad == SAME ? "same" : "valid", o, out[o], best);
-                  rdx[at] += dout[o];
-                }
-          layer->ops->backward (layer, dx, dout, x, out, N);
-          for (int i = 0; i < N * C * H * W; i++)
-            assert_close (dx[i], rdx[i], 1e-6, "max_pool dinp", i);
-          g_free (dout);
-          g_free (rdx);
-          caml_model_free (model);
-        }
-  g_rand_free (rng);
+  static const char *const isas[] = { "AVX-512", "AVX2", "SSE2", "generic" };
+  /* (H, W): small, even (2×2 windows tile it), rows of 18 and 20 outputs */
+  const int shapes[][2] = { { 7, 6 }, { 8, 10 }, { 6, 36 }, { 9, 41 } };
+  int ran = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (isas); i++)
+    {
+      if (!caml_conv_kernels_force (isas[i]))
+        continue;
+      ran++;
+      GRand *rng = g_rand_new_with_seed (31);
+      for (gsize t = 0; t < G_N_ELEMENTS (shapes); t++)
+        for (int size = 1; size <= 4; size++)
+          for (int stride = 0; stride <= 3; stride++)
+            for (int pad = SAME; pad <= VALID; pad++)
+              for (int ties = 0; ties <= 1; ties++)
+                max_pool_case (rng, size, stride, pad, shapes[t][0], shapes[t][1], ties);
+      g_rand_free (rng);
+    }
+  caml_conv_kernels_force (NULL);
+  assert_true (ran >= 1);
 }
 
 int

@@ -288,6 +288,87 @@ NAME (pack_rows) (float *xs, size_t ks, const float *plane, int rows, int wp, in
     }
 }
 
+/* Int vectors at any address, for the max pool's indices. */
+typedef int NAME (uivec) __attribute__ ((vector_size (VL * sizeof (int)), aligned (4)));
+
+/* The first n lanes of x to p (all of them when n ≥ VL), nothing past. */
+static inline __attribute__ ((always_inline)) TARGET void
+NAME (put_int) (int *p, IVEC x, int n)
+{
+  if (n >= VL)
+    *(NAME (uivec) *) p = x;
+  else if (n > 0)
+    STORE_FIRST_INT (p, x, n);
+}
+
+/* The first n lanes from p (zeros past), nothing read past. */
+static inline __attribute__ ((always_inline)) TARGET IVEC
+NAME (get_int) (const int *p, int n)
+{
+  if (n >= VL)
+    return *(const NAME (uivec) *) p;
+  IVEC x = { 0 };
+  if (n > 0)
+    LOAD_FIRST_INT (x, p, n);
+  return x;
+}
+
+/* layers.h, CamlPool2Kernel: even and odd columns of the two rows by
+ * shuffles, the maximum and its index by selects (ties go to the first in
+ * the window's row-major order, as the scalar loop's strict >). */
+static TARGET void
+NAME (pool2) (float *o, int *a, const float *r0, int at0, int w, int n)
+{
+  const IVEC evens = EVENS, odds = ODDS;
+  const float *r1 = r0 + w;
+  for (int x = 0; x < n; x += VL)
+    {
+      int cols = 2 * MIN (VL, n - x);
+      const float *p0 = r0 + 2 * x, *p1 = r1 + 2 * x;
+      VEC a0 = NAME (get) (p0, 0, cols), a1 = NAME (get) (p0, 1, cols);
+      VEC b0 = NAME (get) (p1, 0, cols), b1 = NAME (get) (p1, 1, cols);
+      VEC v1 = __builtin_shuffle (a0, a1, odds);
+      VEC v2 = __builtin_shuffle (b0, b1, evens), v3 = __builtin_shuffle (b0, b1, odds);
+      VEC best = __builtin_shuffle (a0, a1, evens);
+      IVEC base = evens + (at0 + 2 * x), at = base, c;
+      c = v1 > best;
+      at = (c & (base + 1)) | (~c & at);
+      best = NAME (select) (c, v1, best);
+      c = v2 > best;
+      at = (c & (base + w)) | (~c & at);
+      best = NAME (select) (c, v2, best);
+      c = v3 > best;
+      at = (c & (base + w + 1)) | (~c & at);
+      best = NAME (select) (c, v3, best);
+      NAME (put) (o + x, 0, best, n - x);
+      NAME (put_int) (a + x, at, n - x);
+    }
+}
+
+/* layers.h, CamlUnpool2Kernel: each window's four cells, the gradient
+ * where the index points and zero elsewhere, interleaved back into the
+ * rows. */
+static TARGET void
+NAME (unpool2) (float *d0, const float *g, const int *a, int at0, int w, int n)
+{
+  const IVEC evens = EVENS, low = LOW_HALVES, high = HIGH_HALVES;
+  const VEC zero = { 0 };
+  float *d1 = d0 + w;
+  for (int x = 0; x < n; x += VL)
+    {
+      int m = MIN (VL, n - x);
+      VEC gv = NAME (get) (g + x, 0, m);
+      IVEC at = NAME (get_int) (a + x, m), base = evens + (at0 + 2 * x);
+      VEC v0 = NAME (select) (at == base, gv, zero), v1 = NAME (select) (at == base + 1, gv, zero);
+      VEC v2 = NAME (select) (at == base + w, gv, zero);
+      VEC v3 = NAME (select) (at == base + w + 1, gv, zero);
+      NAME (put) (d0 + 2 * x, 0, __builtin_shuffle (v0, v1, low), 2 * m);
+      NAME (put) (d0 + 2 * x, 1, __builtin_shuffle (v0, v1, high), 2 * m);
+      NAME (put) (d1 + 2 * x, 0, __builtin_shuffle (v2, v3, low), 2 * m);
+      NAME (put) (d1 + 2 * x, 1, __builtin_shuffle (v2, v3, high), 2 * m);
+    }
+}
+
 /* Output channels per weight-gradient call of KB columns: KB + 1 vectors
  * each (accumulators and its gradient) and one for the input. */
 #define DW_MB(KB) ((REGS - 1) / ((KB) + 1))
@@ -334,6 +415,8 @@ static const CamlConvKernels NAME (kernels) = {
   .dw = { NULL, NAME (dw_1), NAME (dw_2), NAME (dw_3), NAME (dw_4) },
 #endif
   .pack_rows = NAME (pack_rows),
+  .pool2 = NAME (pool2),
+  .unpool2 = NAME (unpool2),
 };
 
 #undef VEC

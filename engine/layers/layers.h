@@ -324,6 +324,14 @@ typedef void (*CamlConvDwKernel) (float *acc, size_t ams, const float *dy, size_
  * wp ≥ ow rounded up to vl, plus k − 1. */
 typedef void (*CamlConvPackRows) (float *xs, size_t ks, const float *plane, int rows, int wp,
                                   int ow, int k);
+/* The max pool's 2×2 windows with stride 2 that lie inside the image, n of
+ * one row of outputs: o[x] = the largest of r0[2x], r0[2x + 1], r1[2x],
+ * r1[2x + 1] (r1 = r0 + w: the next row), a[x] its index, counting from
+ * at0 (r0[0]'s), the first of equals; the backward pass writes every cell
+ * of those windows: d[i] = g[x] where a[x] = i, else 0. */
+typedef void (*CamlPool2Kernel) (float *o, int *a, const float *r0, int at0, int w, int n);
+typedef void (*CamlUnpool2Kernel) (float *d0, const float *g, const int *a, int at0, int w,
+                                   int n);
 typedef struct {
   const char        *isa;
   int                vl;
@@ -333,6 +341,8 @@ typedef struct {
   int                dw_mb[CAML_CONV_DW_KB_MAX + 1];
   CamlConvDwKernel   dw[CAML_CONV_DW_KB_MAX + 1];
   CamlConvPackRows   pack_rows;
+  CamlPool2Kernel    pool2;
+  CamlUnpool2Kernel  unpool2;
 } CamlConvKernels;
 
 /* The best set this CPU runs (AVX-512, AVX2, else SSE2 or generic). */

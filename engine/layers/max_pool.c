@@ -89,10 +89,14 @@ forward_part (int part, int parts, gpointer data)
   const Pass *pa = data;
   const CamlConvGeom *g = &pa->s->g;
   /* The windows wholly inside the image (all of them with valid padding)
-   * go the fast way: 2×2 without a branch (selects: the maxima of random
-   * activations are a coin toss for the branch predictor), the others
-   * without bounds. */
+   * go the fast way: 2×2 with stride 2 a row at a time by the vector
+   * kernel (layers.h, CamlPool2Kernel), the others without bounds; windows
+   * over the border are clipped. */
+  const CamlConvKernels *ck = caml_conv_kernels ();
   int st = g->stride, k = g->k;
+  /* the outputs whose windows lie inside the image's columns */
+  int x_a = MIN ((g->pad_left + st - 1) / st, g->ow);
+  int x_b = CLAMP ((g->w - k + g->pad_left) / st + 1, x_a, g->ow);
   size_t lo, hi;
   plane_range (pa, part, parts, &lo, &hi);
   for (size_t i = lo; i < hi; i++)
@@ -104,49 +108,36 @@ forward_part (int part, int parts, gpointer data)
         {
           int y0 = oy * st - g->pad_top;
           gboolean rows_inside = y0 >= 0 && y0 + k <= g->h;
-          for (int ox = 0; ox < g->ow; ox++)
+          float *orow = o + oy * g->ow;
+          int *arow = a + oy * g->ow;
+          int fast_a = rows_inside ? x_a : g->ow, fast_b = rows_inside ? x_b : g->ow;
+          if (rows_inside && k == 2 && st == 2)
             {
-              int x0 = ox * st - g->pad_left;
-              float best;
-              int at;
-              if (!rows_inside || x0 < 0 || x0 + k > g->w)
-                window_max (img, g->h, g->w, k, y0, x0, &best, &at);
-              else if (k == 2)
-                {
-                  int p = y0 * g->w + x0, q = p + g->w;
-                  float v1 = img[p + 1], v2 = img[q], v3 = img[q + 1];
-                  /* each step: a compare, a max and arithmetic on the index */
-                  int c;
-                  best = img[p];
-                  at = p;
-                  c = v1 > best;
-                  at += c * (p + 1 - at);
-                  best = c ? v1 : best;
-                  c = v2 > best;
-                  at += c * (q - at);
-                  best = c ? v2 : best;
-                  c = v3 > best;
-                  at += c * (q + 1 - at);
-                  best = c ? v3 : best;
-                }
-              else
-                {
-                  at = y0 * g->w + x0;
-                  best = img[at];
-                  for (int y = y0; y < y0 + k; y++)
-                    {
-                      const float *row = img + (size_t) y * g->w;
-                      for (int x = x0; x < x0 + k; x++)
-                        if (row[x] > best)
-                          {
-                            best = row[x];
-                            at = y * g->w + x;
-                          }
-                    }
-                }
-              o[oy * g->ow + ox] = best;
-              a[oy * g->ow + ox] = at;
+              int at0 = y0 * g->w + x_a * 2 - g->pad_left;
+              ck->pool2 (orow + x_a, arow + x_a, img + at0, at0, g->w, x_b - x_a);
             }
+          else if (rows_inside)
+            for (int ox = x_a; ox < x_b; ox++)
+              {
+                int x0 = ox * st - g->pad_left, at = y0 * g->w + x0;
+                float best = img[at];
+                for (int y = y0; y < y0 + k; y++)
+                  {
+                    const float *row = img + (size_t) y * g->w;
+                    for (int x = x0; x < x0 + k; x++)
+                      if (row[x] > best)
+                        {
+                          best = row[x];
+                          at = y * g->w + x;
+                        }
+                  }
+                orow[ox] = best;
+                arow[ox] = at;
+              }
+          /* the windows over the border */
+          for (int ox = 0; ox < g->ow; ox++)
+            if (ox < fast_a || ox >= fast_b)
+              window_max (img, g->h, g->w, k, y0, ox * st - g->pad_left, &orow[ox], &arow[ox]);
         }
     }
 }
@@ -160,6 +151,16 @@ max_pool_forward (CamlLayer *layer, float *out, const float *inp, int n)
   caml_parallel_for (caml_parallel_chunks (n, 1), forward_part, &a);
 }
 
+/* Whether 2×2 windows with stride 2 cover the image exactly, each cell
+ * once: backward then writes every cell (CamlUnpool2Kernel) without
+ * zeroing first. */
+static gboolean
+tiles_exactly (const CamlConvGeom *g)
+{
+  return g->k == 2 && g->stride == 2 && g->pad_top == 0 && g->pad_left == 0
+         && g->h == 2 * g->oh && g->w == 2 * g->ow;
+}
+
 static void
 backward_part (int part, int parts, gpointer data)
 {
@@ -167,6 +168,19 @@ backward_part (int part, int parts, gpointer data)
   const CamlConvGeom *g = &pa->s->g;
   size_t lo, hi;
   plane_range (pa, part, parts, &lo, &hi);
+  if (tiles_exactly (g))
+    {
+      const CamlConvKernels *ck = caml_conv_kernels ();
+      for (size_t i = lo; i < hi; i++)
+        for (int oy = 0; oy < g->oh; oy++)
+          {
+            size_t at = (size_t) oy * g->ow;
+            int at0 = 2 * oy * g->w;
+            ck->unpool2 (pa->dinp + i * g->h * g->w + at0, pa->dout + i * g->p + at,
+                         pa->s->arg + i * g->p + at, at0, g->w, g->ow);
+          }
+      return;
+    }
   memset (pa->dinp + lo * g->h * g->w, 0, (hi - lo) * g->h * g->w * sizeof (float));
   for (size_t i = lo; i < hi; i++)
     {
