@@ -352,8 +352,9 @@ direct_rows (const CamlConvKernels *ck, CamlConvTile tile, int rows, int cols, i
                        w + (size_t) m0 * ws, ws);
 }
 
-/* The forward outputs of sample n from its planes: every channel block, the
- * gate first when it has a block of its own. */
+/* The forward outputs of sample n from its planes: every channel block,
+ * the gate's first — with the last values (Wm's rows before the gate's),
+ * its χ stored for the blocks after it to mix with. */
 static void
 direct_sample (const Pass *a, const float *planes, int n)
 {
@@ -362,34 +363,20 @@ direct_sample (const Pass *a, const float *planes, int n)
   const CamlConvKernels *ck = a->ck;
   const size_t P = g->p;
   const int values = o->gated ? a->m - 1 : a->m;
+  const int blocks = (a->m + ck->fwd_mb - 1) / ck->fwd_mb;
   CamlConvTile tile = { .act = o->act, .os = P, .b_chi = o->b_chi };
-  if (o->gated && a->m <= ck->fwd_mb)
+  for (int i = 0; i < blocks; i++)
     {
-      tile.store = CAML_CONV_STORE_GATED;
-      tile.out = o->out + (size_t) n * values * P;
-      tile.v = o->v + (size_t) n * values * P;
-      tile.chi = o->chi + (size_t) n * P;
-      tile.b = o->b;
-      tile.w0 = o->w0;
-      direct_rows (ck, tile, g->oh, g->ow, g->nv, planes, g->hp, g->wp, g->c, g->k, a->Wm,
-                   0, a->m);
-      return;
-    }
-  if (o->gated)
-    {
-      CamlConvTile gate = { .store = CAML_CONV_STORE_GATE, .out = o->chi + (size_t) n * P,
-                            .chi = o->chi + (size_t) n * P, .os = P, .b_chi = o->b_chi };
-      direct_rows (ck, gate, g->oh, g->ow, g->nv, planes, g->hp, g->wp, g->c, g->k, a->Wm,
-                   values, 1);
-    }
-  int blocks = (values + ck->fwd_mb - 1) / ck->fwd_mb;
-  for (int b = 0; b < blocks; b++)
-    {
+      /* gated: the last block (which holds the gate) first */
+      int b = o->gated ? (i + blocks - 1) % blocks : i;
       int m0, mb;
-      channel_block (values, ck->fwd_mb, b, &m0, &mb);
+      channel_block (a->m, ck->fwd_mb, b, &m0, &mb);
+      gboolean gate = o->gated && m0 + mb == a->m;
+      int vb = gate ? mb - 1 : mb;   /* the block's values */
       size_t at = ((size_t) n * values + m0) * P;
-      tile.store = o->gated ? CAML_CONV_STORE_MIX : CAML_CONV_STORE_ACT;
-      tile.out = o->out + at;
+      tile.store = gate ? (vb > 0 ? CAML_CONV_STORE_GATED : CAML_CONV_STORE_GATE)
+                        : o->gated ? CAML_CONV_STORE_MIX : CAML_CONV_STORE_ACT;
+      tile.out = gate && vb == 0 ? o->chi + (size_t) n * P : o->out + at;
       tile.v = o->gated ? o->v + at : NULL;
       tile.chi = o->gated ? o->chi + (size_t) n * P : NULL;
       tile.b = o->b != NULL ? o->b + m0 : NULL;
