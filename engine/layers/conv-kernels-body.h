@@ -373,21 +373,35 @@ NAME (unpool2) (float *d0, const float *g, const int *a, int at0, int w, int n)
  * each (accumulators and its gradient) and one for the input. */
 #define DW_MB(KB) ((REGS - 1) / ((KB) + 1))
 
-#define DW(KB)                                                                          \
-  static TARGET void                                         \
-  NAME (dw_##KB) (float *acc, size_t ams, const float *dy, size_t dms, const float *xs, \
-                  size_t ks, int steps)                                                \
+#define DW(KB, MB)                                                                      \
+  static TARGET void                                                                    \
+  NAME (dw_##KB##_##MB) (float *acc, size_t ams, const float *dy, size_t dms,           \
+                         const float *xs, size_t ks, int steps)                         \
   {                                                                                     \
-    NAME (dw_body) (acc, ams, dy, dms, xs, ks, steps, DW_MB (KB), KB);                  \
+    NAME (dw_body) (acc, ams, dy, dms, xs, ks, steps, MB, KB);                          \
   }
 
 FWD_BOTH (1) FWD_BOTH (2) FWD_BOTH (3) FWD_BOTH (4) FWD_BOTH (5) FWD_BOTH (6)
 #if FWD_MB > 6
 FWD_BOTH (7) FWD_BOTH (8) FWD_BOTH (9) FWD_BOTH (10) FWD_BOTH (11) FWD_BOTH (12)
 #endif
-DW (1) DW (2) DW (3) DW (4)
-#if DW_KB > 4
-DW (5) DW (6) DW (7) DW (8)
+/* every kernel width KB with every channel count up to DW_MB (KB) */
+#if REGS == 32 && DW_KB == 8
+DW (1, 1) DW (1, 2) DW (1, 3) DW (1, 4) DW (1, 5) DW (1, 6) DW (1, 7) DW (1, 8) DW (1, 9) DW (1, 10) DW (1, 11) DW (1, 12) DW (1, 13) DW (1, 14) DW (1, 15)
+DW (2, 1) DW (2, 2) DW (2, 3) DW (2, 4) DW (2, 5) DW (2, 6) DW (2, 7) DW (2, 8) DW (2, 9) DW (2, 10)
+DW (3, 1) DW (3, 2) DW (3, 3) DW (3, 4) DW (3, 5) DW (3, 6) DW (3, 7)
+DW (4, 1) DW (4, 2) DW (4, 3) DW (4, 4) DW (4, 5) DW (4, 6)
+DW (5, 1) DW (5, 2) DW (5, 3) DW (5, 4) DW (5, 5)
+DW (6, 1) DW (6, 2) DW (6, 3) DW (6, 4)
+DW (7, 1) DW (7, 2) DW (7, 3)
+DW (8, 1) DW (8, 2) DW (8, 3)
+#elif REGS == 16 && DW_KB == 4
+DW (1, 1) DW (1, 2) DW (1, 3) DW (1, 4) DW (1, 5) DW (1, 6) DW (1, 7)
+DW (2, 1) DW (2, 2) DW (2, 3) DW (2, 4) DW (2, 5)
+DW (3, 1) DW (3, 2) DW (3, 3)
+DW (4, 1) DW (4, 2) DW (4, 3)
+#else
+#error "list the weight-gradient kernels of this register count"
 #endif
 
 #define FWD_ROW(NV) NULL, NAME (fwd_1_##NV), NAME (fwd_2_##NV), NAME (fwd_3_##NV),     \
@@ -405,14 +419,29 @@ static const CamlConvKernels NAME (kernels) = {
   .fwd = { { FWD_ROW (1) }, { FWD_ROW (2) } },
 #endif
   .dw_kb = DW_KB,
-#if DW_KB > 4
+#if REGS == 32
   .dw_mb = { 0, DW_MB (1), DW_MB (2), DW_MB (3), DW_MB (4), DW_MB (5), DW_MB (6), DW_MB (7),
              DW_MB (8) },
-  .dw = { NULL, NAME (dw_1), NAME (dw_2), NAME (dw_3), NAME (dw_4), NAME (dw_5), NAME (dw_6),
-          NAME (dw_7), NAME (dw_8) },
+  .dw = {
+    { NULL },
+    { NULL, NAME (dw_1_1), NAME (dw_1_2), NAME (dw_1_3), NAME (dw_1_4), NAME (dw_1_5), NAME (dw_1_6), NAME (dw_1_7), NAME (dw_1_8), NAME (dw_1_9), NAME (dw_1_10), NAME (dw_1_11), NAME (dw_1_12), NAME (dw_1_13), NAME (dw_1_14), NAME (dw_1_15) },
+    { NULL, NAME (dw_2_1), NAME (dw_2_2), NAME (dw_2_3), NAME (dw_2_4), NAME (dw_2_5), NAME (dw_2_6), NAME (dw_2_7), NAME (dw_2_8), NAME (dw_2_9), NAME (dw_2_10) },
+    { NULL, NAME (dw_3_1), NAME (dw_3_2), NAME (dw_3_3), NAME (dw_3_4), NAME (dw_3_5), NAME (dw_3_6), NAME (dw_3_7) },
+    { NULL, NAME (dw_4_1), NAME (dw_4_2), NAME (dw_4_3), NAME (dw_4_4), NAME (dw_4_5), NAME (dw_4_6) },
+    { NULL, NAME (dw_5_1), NAME (dw_5_2), NAME (dw_5_3), NAME (dw_5_4), NAME (dw_5_5) },
+    { NULL, NAME (dw_6_1), NAME (dw_6_2), NAME (dw_6_3), NAME (dw_6_4) },
+    { NULL, NAME (dw_7_1), NAME (dw_7_2), NAME (dw_7_3) },
+    { NULL, NAME (dw_8_1), NAME (dw_8_2), NAME (dw_8_3) },
+  },
 #else
   .dw_mb = { 0, DW_MB (1), DW_MB (2), DW_MB (3), DW_MB (4) },
-  .dw = { NULL, NAME (dw_1), NAME (dw_2), NAME (dw_3), NAME (dw_4) },
+  .dw = {
+    { NULL },
+    { NULL, NAME (dw_1_1), NAME (dw_1_2), NAME (dw_1_3), NAME (dw_1_4), NAME (dw_1_5), NAME (dw_1_6), NAME (dw_1_7) },
+    { NULL, NAME (dw_2_1), NAME (dw_2_2), NAME (dw_2_3), NAME (dw_2_4), NAME (dw_2_5) },
+    { NULL, NAME (dw_3_1), NAME (dw_3_2), NAME (dw_3_3) },
+    { NULL, NAME (dw_4_1), NAME (dw_4_2), NAME (dw_4_3) },
+  },
 #endif
   .pack_rows = NAME (pack_rows),
   .pool2 = NAME (pool2),

@@ -333,7 +333,6 @@ typedef struct {
   CamlConvPrologue       prologue;
   float                 *dinp;
   int                    n_sums;
-  int                    mpad;     /* channels of the gradient rows (direct) */
   size_t                 ps, ld;   /* dy's sample and channel strides (direct) */
   size_t                 lanes;    /* floats of a part's lane sums (direct) */
   gpointer               ctx;
@@ -352,8 +351,9 @@ direct_rows (const CamlConvKernels *ck, CamlConvTile tile, int rows, int cols, i
                        w + (size_t) m0 * ws, ws);
 }
 
-/* The forward outputs of sample n from its planes: every channel block, the
- * gate first when it has a block of its own. */
+/* The forward outputs of sample n from its planes: every channel block,
+ * the gate's first — with the last values (Wm's rows before the gate's),
+ * its χ stored for the blocks after it to mix with. */
 static void
 direct_sample (const Pass *a, const float *planes, int n)
 {
@@ -362,34 +362,20 @@ direct_sample (const Pass *a, const float *planes, int n)
   const CamlConvKernels *ck = a->ck;
   const size_t P = g->p;
   const int values = o->gated ? a->m - 1 : a->m;
+  const int blocks = (a->m + ck->fwd_mb - 1) / ck->fwd_mb;
   CamlConvTile tile = { .act = o->act, .os = P, .b_chi = o->b_chi };
-  if (o->gated && a->m <= ck->fwd_mb)
+  for (int i = 0; i < blocks; i++)
     {
-      tile.store = CAML_CONV_STORE_GATED;
-      tile.out = o->out + (size_t) n * values * P;
-      tile.v = o->v + (size_t) n * values * P;
-      tile.chi = o->chi + (size_t) n * P;
-      tile.b = o->b;
-      tile.w0 = o->w0;
-      direct_rows (ck, tile, g->oh, g->ow, g->nv, planes, g->hp, g->wp, g->c, g->k, a->Wm,
-                   0, a->m);
-      return;
-    }
-  if (o->gated)
-    {
-      CamlConvTile gate = { .store = CAML_CONV_STORE_GATE, .out = o->chi + (size_t) n * P,
-                            .chi = o->chi + (size_t) n * P, .os = P, .b_chi = o->b_chi };
-      direct_rows (ck, gate, g->oh, g->ow, g->nv, planes, g->hp, g->wp, g->c, g->k, a->Wm,
-                   values, 1);
-    }
-  int blocks = (values + ck->fwd_mb - 1) / ck->fwd_mb;
-  for (int b = 0; b < blocks; b++)
-    {
+      /* gated: the last block (which holds the gate) first */
+      int b = o->gated ? (i + blocks - 1) % blocks : i;
       int m0, mb;
-      channel_block (values, ck->fwd_mb, b, &m0, &mb);
+      channel_block (a->m, ck->fwd_mb, b, &m0, &mb);
+      gboolean gate = o->gated && m0 + mb == a->m;
+      int vb = gate ? mb - 1 : mb;   /* the block's values */
       size_t at = ((size_t) n * values + m0) * P;
-      tile.store = o->gated ? CAML_CONV_STORE_MIX : CAML_CONV_STORE_ACT;
-      tile.out = o->out + at;
+      tile.store = gate ? (vb > 0 ? CAML_CONV_STORE_GATED : CAML_CONV_STORE_GATE)
+                        : o->gated ? CAML_CONV_STORE_MIX : CAML_CONV_STORE_ACT;
+      tile.out = gate && vb == 0 ? o->chi + (size_t) n * P : o->out + at;
       tile.v = o->gated ? o->v + at : NULL;
       tile.chi = o->gated ? o->chi + (size_t) n * P : NULL;
       tile.b = o->b != NULL ? o->b + m0 : NULL;
@@ -481,22 +467,30 @@ direct_weight_grad (const Pass *a, CamlConvWork *w, const float *dy, int nb)
         ck->pack_rows (w->xs + (size_t) c * k * ks, ks,
                        w->planes + ((size_t) i * g->c + c) * g->hp * g->wp, g->hp, g->wp, ow,
                        k);
+      /* each column block's channels in balanced blocks of at most the
+       * kernels' width */
       for (int kj0 = 0; kj0 < k; kj0 += ck->dw_kb)
         {
-          int kb = MIN (ck->dw_kb, k - kj0), mb = ck->dw_mb[kb];
-          CamlConvDwKernel f = ck->dw[kb];
-          for (int m0 = 0; m0 < a->m; m0 += mb)
-            for (int c = 0; c < g->c; c++)
-              for (int ki = 0; ki < k; ki++)
-                {
-                  /* positions q = p + ki·OW of the packed rows, in whole
-                   * vectors; dy is zero outside [0, P) */
-                  const int q0 = ki * ow, s0 = q0 / vl, s1 = (q0 + P + vl - 1) / vl;
-                  f (w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl, ams,
-                     dy + (size_t) m0 * a->ld + (size_t) i * a->ps + ((ptrdiff_t) s0 * vl - q0),
-                     a->ld, w->xs + ((size_t) c * k + kj0) * ks + (size_t) s0 * vl, ks,
-                     s1 - s0);
-                }
+          int kb = MIN (ck->dw_kb, k - kj0);
+          int blocks = (a->m + ck->dw_mb[kb] - 1) / ck->dw_mb[kb];
+          for (int b = 0; b < blocks; b++)
+            {
+              int m0, mb;
+              channel_block (a->m, ck->dw_mb[kb], b, &m0, &mb);
+              CamlConvDwKernel f = ck->dw[kb][mb];
+              for (int c = 0; c < g->c; c++)
+                for (int ki = 0; ki < k; ki++)
+                  {
+                    /* positions q = p + ki·OW of the packed rows, in whole
+                     * vectors; dy is zero outside [0, P) */
+                    const int q0 = ki * ow, s0 = q0 / vl, s1 = (q0 + P + vl - 1) / vl;
+                    f (w->dW + (size_t) m0 * ams + ((size_t) (c * k + ki) * k + kj0) * vl, ams,
+                       dy + (size_t) m0 * a->ld + (size_t) i * a->ps
+                         + ((ptrdiff_t) s0 * vl - q0),
+                       a->ld, w->xs + ((size_t) c * k + kj0) * ks + (size_t) s0 * vl, ks,
+                       s1 - s0);
+                  }
+            }
         }
     }
 }
@@ -523,15 +517,13 @@ direct_backward_part (int part, int parts, gpointer data)
       b.ld = (size_t) nb * ps;
       reserve (&w->planes, &w->planes_cap, (size_t) nb * g->c * g->hp * g->wp);
       /* dy: a zero margin of vl, then channel j of sample i at j·ld + i·ps,
-       * zeros between the runs and in the channels past M that the
-       * kernels' blocks read */
-      reserve (&w->dyp, &w->dyp_cap, vl + (size_t) a->mpad * b.ld);
+       * zeros between the runs */
+      reserve (&w->dyp, &w->dyp_cap, vl + (size_t) M * b.ld);
       float *dy = w->dyp + vl;
       memset (w->dyp, 0, vl * sizeof (float));
       for (int j = 0; j < M; j++)
         for (int i = 0; i < nb; i++)
           memset (dy + j * b.ld + i * ps + P, 0, (ps - P) * sizeof (float));
-      memset (dy + (size_t) M * b.ld, 0, (size_t) (a->mpad - M) * b.ld * sizeof (float));
       a->prologue (a->ctx, dy, b.ld, ps, n0, nb, w->sums);
       fill_planes (w->planes, a->inp + n0 * in_size, g, nb);
       direct_weight_grad (&b, w, dy, nb);
@@ -657,18 +649,10 @@ caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float 
   const int vl = a.ck->vl, K = g->kk;
   if (g->direct)
     {
-      /* gradient rows for every channel the weight kernels read: whole
-       * blocks of the widest block of any column count used */
-      a.mpad = m;
-      for (int kj0 = 0; kj0 < g->k; kj0 += a.ck->dw_kb)
-        {
-          int mb = a.ck->dw_mb[MIN (a.ck->dw_kb, g->k - kj0)];
-          a.mpad = MAX (a.mpad, (m + mb - 1) / mb * mb);
-        }
-      a.lanes = (size_t) a.mpad * K * vl;
+      a.lanes = (size_t) m * K * vl;
       /* a sample's run of dy, then at least vl zeros */
       a.ps = (size_t) round_up (g->p, vl) + vl;
-      a.nb = direct_block (g, a.mpad, TRUE, dinp != NULL);
+      a.nb = direct_block (g, m, TRUE, dinp != NULL);
       if (dinp != NULL)
         {
           /* wt (C, M, k, k): wt[c][j][ki][kj] = Wm[j][c][k−1−ki][k−1−kj] */

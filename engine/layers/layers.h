@@ -299,11 +299,12 @@ typedef struct {
  * call computes rows × cols outputs for mb channels, in row blocks of nv·vl:
  *   y[m][r][x] = Σ_c Σ_ki Σ_kj w[m·ws + (c·k + ki)·k + kj] · plane[c·ps + (r + ki)·wp + kj + x]
  * and stores them as the tile says (its pointers at row 0, rows cols apart);
- * a weight-gradient call adds, lane by lane, for mb = dw_mb[kb] channels
+ * a weight-gradient call adds, lane by lane, for mb ≤ dw_mb[kb] channels
  * and kb kernel columns, a product over positions laid end to end
  * (CamlConvDwKernel), so that no lane idles at the end of a row. */
 #define CAML_CONV_FWD_MB_MAX 12
 #define CAML_CONV_DW_KB_MAX 8
+#define CAML_CONV_DW_MB_MAX 15
 typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int rows, int cols,
                                    const float *plane, int wp, size_t ps, int channels, int k,
                                    const float *w, size_t ws);
@@ -313,7 +314,7 @@ typedef void (*CamlConvFwdKernel) (const CamlConvTile *t, int rows, int cols,
  * lane idles at the end of a row: output position p = r·ow + x and tap
  * (ki, kj) meet at xs[kj][p + ki·ow]. A call adds
  *   acc[m·ams + kj·VL + lane] += Σ_s dy[m·dms + s·VL + lane] · xs[kj·ks + s·VL + lane]
- * over `steps` vectors s (mb = dw_mb[KB] channels, KB columns; dy at any
+ * over `steps` vectors s (mb ≤ dw_mb[KB] channels, KB columns; dy at any
  * address, xs whole and aligned): with xs at position q0 = s0·VL and dy
  * shifted back by ki·ow, that is Σ_p dy[p] · xs[kj][p + ki·ow], lane by
  * lane. */
@@ -338,8 +339,8 @@ typedef struct {
   int                fwd_mb;
   CamlConvFwdKernel  fwd[2][CAML_CONV_FWD_MB_MAX + 1];   /* [nv − 1][mb] */
   int                dw_kb;
-  int                dw_mb[CAML_CONV_DW_KB_MAX + 1];
-  CamlConvDwKernel   dw[CAML_CONV_DW_KB_MAX + 1];
+  int                dw_mb[CAML_CONV_DW_KB_MAX + 1];        /* the most channels */
+  CamlConvDwKernel   dw[CAML_CONV_DW_KB_MAX + 1][CAML_CONV_DW_MB_MAX + 1];   /* [kb][mb] */
   CamlConvPackRows   pack_rows;
   CamlPool2Kernel    pool2;
   CamlUnpool2Kernel  unpool2;
