@@ -56,12 +56,12 @@ NAME (activate) (CamlActivation act, VEC x)
   switch (act)
     {
     case CAML_ACT_RELU:
-      return (VEC) ((IVEC) x & (x > zero));
+      return MAX0 (x);
     case CAML_ACT_SIGMOID:
       {
         VEC ax = (VEC) ((IVEC) x & 0x7fffffff);
         VEC e = NAME (exp_neg) (zero - ax);
-        VEC r = 1.0f / (1.0f + e);
+        VEC r = RECIP (1.0f + e);
         return NAME (select) (x >= zero, r, e * r);
       }
     case CAML_ACT_TANH:
