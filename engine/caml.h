@@ -737,6 +737,16 @@ char    *caml_describe_kernels (void);
  * elsewhere. The workbench calls it at start-up; the CLI does not. */
 void     caml_set_background_priority (void);
 
+/* From now on only trainers' threads keep their OpenMP teams between
+ * parallel passes; any other thread (an application's main thread computing
+ * a probe, a loader, a plot's worker) gives its team back after each pass.
+ * libgomp counts every team's idle threads against the cores, and with more
+ * of them than cores it makes every barrier sleep rather than spin: on two
+ * cores a window whose main thread once ran one pass trained at two thirds
+ * of its speed. The workbench calls it at start-up; the CLI, whose main
+ * thread's passes (a benchmark's profile) want their team kept, does not. */
+void     caml_set_interactive (void);
+
 /* ---------------------------------------------------------------- trainer */
 
 typedef enum {

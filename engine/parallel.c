@@ -7,7 +7,9 @@
  * the cores left over by other regions running at the same moment (two
  * trainers at once, a probe beside a trainer): a team that finds the cores
  * taken runs its parts on fewer threads, with the same results. BLAS calls
- * run inside the parts, single-threaded (blas.c). */
+ * run inside the parts, single-threaded (blas.c). In an interactive
+ * process (caml_set_interactive) only trainers' threads keep their teams
+ * between passes: libgomp counts idle teams against the cores. */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -31,6 +33,8 @@ static gint threads_set;      /* atomic: caml_set_threads's count, 0 for the def
 static gint busy;             /* atomic: threads working in parallel regions now */
 static __thread int pinned;   /* this thread's count (caml_parallel_pin), 0: none */
 static gint fine;             /* atomic: caml_parallel_set_fine */
+static gint interactive;      /* atomic: caml_set_interactive was called */
+static __thread gboolean keeps_team;   /* caml_parallel_keep_team */
 
 /* The cores this process may run on (its affinity mask). */
 static int
@@ -145,6 +149,43 @@ caml_parallel_threads (void)
   return pinned > 0 ? pinned : caml_get_threads ();
 }
 
+/* The calling thread's OpenMP team, if it has one, goes back (its threads
+ * end) when caml_set_interactive was called; the next pass starts another. */
+static void
+release_team (void)
+{
+#ifdef CAML_HAVE_OMP_PAUSE
+  if (g_atomic_int_get (&interactive) && !omp_in_parallel ())
+    (void) omp_pause_resource_all (omp_pause_soft);
+#endif
+}
+
+/* After a pass: the team goes back unless the thread keeps it. */
+static void
+give_back_team (void)
+{
+  if (!keeps_team)
+    release_team ();
+}
+
+void
+caml_set_interactive (void)
+{
+  g_atomic_int_set (&interactive, 1);
+}
+
+void
+caml_parallel_keep_team (gboolean keep)
+{
+  keeps_team = keep;
+}
+
+void
+caml_parallel_idle (void)
+{
+  release_team ();
+}
+
 void
 caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
 {
@@ -175,6 +216,7 @@ caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
               func (part, parts, data);
           }
           g_atomic_int_add (&busy, -want);
+          give_back_team ();
           return;
         }
       g_atomic_int_add (&busy, -want);

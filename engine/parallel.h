@@ -57,6 +57,14 @@ void     caml_parallel_zero (float *p, size_t n);
  * blocks split over parts. */
 gboolean caml_parallel_all_finite (const float *p, size_t n);
 
+/* Whether the calling thread keeps its OpenMP team between passes when
+ * caml_set_interactive was called (a trainer's thread does); others give
+ * theirs back after each pass. */
+void caml_parallel_keep_team (gboolean keep);
+/* The calling thread is about to wait for a while (a paused trainer): its
+ * team goes back when caml_set_interactive was called, kept or not. */
+void caml_parallel_idle (void);
+
 /* Lowers the calling thread to background priority when
  * caml_set_background_priority was called (once per thread; cheap after). */
 void caml_parallel_lower_priority (void);

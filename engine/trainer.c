@@ -583,6 +583,7 @@ caml_trainer_thread (gpointer data)
 
   caml_parallel_lower_priority ();
   caml_parallel_pin (trainer->threads);
+  caml_parallel_keep_team (TRUE);
   g_mutex_lock (&trainer->lock);
   for (;;)
     {
@@ -622,6 +623,8 @@ caml_trainer_thread (gpointer data)
           if (trainer->step_budget == 0)
             {
               trainer_set_active_locked (trainer, FALSE);
+              /* no idle team beside other trainers (caml_set_interactive) */
+              caml_parallel_idle ();
               g_cond_wait (&trainer->cond, &trainer->lock);
               continue;
             }

@@ -600,6 +600,76 @@ test_background_priority (void **state)
 #endif
 }
 
+/* Threads of this process now (Linux: /proc/self/task), −1 elsewhere. */
+static int
+count_threads (void)
+{
+  g_autoptr (GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  if (dir == NULL)
+    return -1;
+  int n = 0;
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+static void
+busy_part (int part, int parts, gpointer data)
+{
+  g_usleep (2000);
+}
+
+typedef struct {
+  gboolean keep;
+  int      during, after;   /* threads right after a pass, and after a wait */
+} TeamRun;
+
+/* A thread that runs one pass on two threads (keeping its team or not),
+ * counts the process's threads after it, then waits as a paused trainer
+ * does (caml_parallel_idle) and counts again. */
+static gpointer
+team_thread (gpointer data)
+{
+  TeamRun *r = data;
+  caml_parallel_pin (2);
+  caml_parallel_keep_team (r->keep);
+  caml_parallel_for (4, busy_part, NULL);
+  r->during = count_threads ();
+  caml_parallel_idle ();
+  r->after = count_threads ();
+  return NULL;
+}
+
+/* After caml_set_interactive only a thread that keeps its team (a
+ * trainer's) still has it after a pass, until it waits: libgomp counts
+ * idle teams against the cores and, with more threads than cores, makes
+ * every barrier sleep instead of spin. Last: interactive is for good. */
+static void
+test_interactive_teams (void **state)
+{
+  if (count_threads () < 0 || caml_get_cores () < 2)
+    skip ();
+  caml_set_interactive ();
+  int before = count_threads ();
+  TeamRun kept = { .keep = TRUE }, given = { .keep = FALSE };
+  g_thread_join (g_thread_new ("kept", team_thread, &kept));
+  g_thread_join (g_thread_new ("given", team_thread, &given));
+  print_message ("threads: %d before; a kept team: %d after its pass, %d after it waited; "
+                 "a team given back: %d after its pass\n", before, kept.during, kept.after,
+                 given.during);
+  /* the thread, and its team's worker unless the parts ran in turn (no
+   * OpenMP: the ThreadSanitizer build) */
+  if (kept.during != before + 2)
+    {
+      assert_int_equal (kept.during, before + 1);
+      print_message ("no OpenMP teams in this build\n");
+    }
+  /* the thread itself, never a worker left idle */
+  assert_int_equal (given.during, before + 1);
+  assert_int_equal (given.after, before + 1);
+  assert_int_equal (kept.after, before + 1);
+}
+
 int
 main (void)
 {
@@ -612,6 +682,7 @@ main (void)
     cmocka_unit_test (test_training_reproducible),
     cmocka_unit_test (test_replicas_train_as_one),
     cmocka_unit_test (test_background_priority),
+    cmocka_unit_test (test_interactive_teams),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

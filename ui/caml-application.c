@@ -899,6 +899,9 @@ caml_application_startup (GApplication *app)
    * a thread's priority, once lowered, cannot be raised again. */
   if (self->settings == NULL || g_settings_get_boolean (self->settings, "train-in-background"))
     caml_set_background_priority ();
+  /* Only trainers keep OpenMP teams: one left idle by the main thread's
+   * probe would make the trainers' barriers sleep (caml_set_interactive). */
+  caml_set_interactive ();
   if (self->settings != NULL)
     g_signal_connect_swapped (self->settings, "changed::threads", G_CALLBACK (apply_threads),
                               self);
