@@ -10,7 +10,8 @@
 #include "caml-run-record.h"
 #include "caml-sweep.h"
 
-#define UPDATE_INTERVAL_US  100000   /* ≤ 10 copies of a run per second */
+#define UPDATE_INTERVAL_US  100000   /* ≤ 10 copies of a run per second … */
+#define UPDATE_BUSY_US      250000   /* … or 4 while training takes every core */
 #define PACE_TICK_MS        50       /* the speed's tick: 20 grants a second */
 #define AUTOSAVE_DELAY_MS   1000     /* after the first unsaved change */
 #define BUILD_QUIET_MS      300      /* a build on built-in data says nothing until then */

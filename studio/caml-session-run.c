@@ -303,6 +303,21 @@ update_from_run (CamlSession *self)
   session_changed (self);
 }
 
+/* The least time between two copies of a training run: each copy costs
+ * the window about three frames (the numbers, then each plot's new image),
+ * and while training takes every core each of those frames is taken from
+ * it. Measured on two cores (mnist-ca-cnn, README): 10 copies a second
+ * trained at 80 % of the headless speed, 4 at 86–88 %. */
+static gint64
+update_interval (CamlSession *self)
+{
+  CamlTrainer *trainer = self->run != NULL ? caml_run_get_trainer (self->run) : NULL;
+  int threads = trainer != NULL ? caml_trainer_get_threads (trainer) : caml_get_threads ();
+  if (self->baseline != NULL && !caml_session_baseline_ended (self))
+    threads *= 2;   /* the baseline trains beside it */
+  return threads >= caml_get_cores () ? UPDATE_BUSY_US : UPDATE_INTERVAL_US;
+}
+
 static gboolean
 on_update (gpointer data)
 {
@@ -311,11 +326,12 @@ on_update (gpointer data)
 
   gboolean busy = self->progress.state == CAML_TRAINER_RUNNING
                   || (self->baseline != NULL && !caml_session_baseline_ended (self));
-  if (self->run != NULL && busy && now - self->last_update_us < UPDATE_INTERVAL_US)
+  gint64 interval = busy ? update_interval (self) : 0;
+  if (self->run != NULL && busy && now - self->last_update_us < interval)
     {
       /* Too soon after the last update: come back later, still the one
        * pending source. */
-      guint delay = (guint) ((UPDATE_INTERVAL_US - (now - self->last_update_us)) / 1000) + 1;
+      guint delay = (guint) ((interval - (now - self->last_update_us)) / 1000) + 1;
       g_timeout_add_full (G_PRIORITY_DEFAULT_IDLE, delay, on_update, g_object_ref (self),
                           g_object_unref);
       return G_SOURCE_REMOVE;
