@@ -319,7 +319,7 @@ NAME (get_int) (const int *p, int n)
 static TARGET void
 NAME (pool2) (float *o, int *a, const float *r0, int at0, int w, int n)
 {
-  const IVEC evens = EVENS, odds = ODDS;
+  const IVEC evens = { EVENS };
   const float *r1 = r0 + w;
   for (int x = 0; x < n; x += VL)
     {
@@ -327,9 +327,9 @@ NAME (pool2) (float *o, int *a, const float *r0, int at0, int w, int n)
       const float *p0 = r0 + 2 * x, *p1 = r1 + 2 * x;
       VEC a0 = NAME (get) (p0, 0, cols), a1 = NAME (get) (p0, 1, cols);
       VEC b0 = NAME (get) (p1, 0, cols), b1 = NAME (get) (p1, 1, cols);
-      VEC v1 = __builtin_shuffle (a0, a1, odds);
-      VEC v2 = __builtin_shuffle (b0, b1, evens), v3 = __builtin_shuffle (b0, b1, odds);
-      VEC best = __builtin_shuffle (a0, a1, evens);
+      VEC v1 = __builtin_shufflevector (a0, a1, ODDS);
+      VEC v2 = __builtin_shufflevector (b0, b1, EVENS), v3 = __builtin_shufflevector (b0, b1, ODDS);
+      VEC best = __builtin_shufflevector (a0, a1, EVENS);
       IVEC base = evens + (at0 + 2 * x), at = base, c;
       c = v1 > best;
       at = (c & (base + 1)) | (~c & at);
@@ -351,7 +351,7 @@ NAME (pool2) (float *o, int *a, const float *r0, int at0, int w, int n)
 static TARGET void
 NAME (unpool2) (float *d0, const float *g, const int *a, int at0, int w, int n)
 {
-  const IVEC evens = EVENS, low = LOW_HALVES, high = HIGH_HALVES;
+  const IVEC evens = { EVENS };
   const VEC zero = { 0 };
   float *d1 = d0 + w;
   for (int x = 0; x < n; x += VL)
@@ -362,10 +362,10 @@ NAME (unpool2) (float *d0, const float *g, const int *a, int at0, int w, int n)
       VEC v0 = NAME (select) (at == base, gv, zero), v1 = NAME (select) (at == base + 1, gv, zero);
       VEC v2 = NAME (select) (at == base + w, gv, zero);
       VEC v3 = NAME (select) (at == base + w + 1, gv, zero);
-      NAME (put) (d0 + 2 * x, 0, __builtin_shuffle (v0, v1, low), 2 * m);
-      NAME (put) (d0 + 2 * x, 1, __builtin_shuffle (v0, v1, high), 2 * m);
-      NAME (put) (d1 + 2 * x, 0, __builtin_shuffle (v2, v3, low), 2 * m);
-      NAME (put) (d1 + 2 * x, 1, __builtin_shuffle (v2, v3, high), 2 * m);
+      NAME (put) (d0 + 2 * x, 0, __builtin_shufflevector (v0, v1, LOW_HALVES), 2 * m);
+      NAME (put) (d0 + 2 * x, 1, __builtin_shufflevector (v0, v1, HIGH_HALVES), 2 * m);
+      NAME (put) (d1 + 2 * x, 0, __builtin_shufflevector (v2, v3, LOW_HALVES), 2 * m);
+      NAME (put) (d1 + 2 * x, 1, __builtin_shufflevector (v2, v3, HIGH_HALVES), 2 * m);
     }
 }
 

@@ -15,9 +15,9 @@
 /* STORE_FIRST (p, v, n): the first n (< VL) lanes of v to p, nothing past;
  * LOAD_FIRST (x, p, n): the first n lanes of x from p (the others zero),
  * nothing read past; the same of ints: STORE_FIRST_INT, LOAD_FIRST_INT.
- * EVENS, ODDS: the shuffle taking the even (odd) lanes of two vectors;
- * LOW_HALVES, HIGH_HALVES: the shuffles interleaving the lower (upper)
- * halves of two vectors. MAX0 (x): x where x > 0, else 0 (NaN too), as
+ * EVENS, ODDS: the lanes of two vectors (__builtin_shufflevector, which
+ * GCC ≥ 12 and clang share) that are even (odd); LOW_HALVES, HIGH_HALVES:
+ * the lanes interleaving their lower (upper) halves. MAX0 (x): x where x > 0, else 0 (NaN too), as
  * activation.c's relu; RECIP (d): 1 / d within an ulp or so (d ≥ 1). */
 
 #if CAML_KERNELS_X86
@@ -42,15 +42,15 @@ recip_avx512 (recip_vec d)
   _mm512_mask_storeu_epi32 ((p), (__mmask16) ((1u << (n)) - 1), (__m512i) (v))
 #define LOAD_FIRST_INT(x, p, n) \
   ((x) = (ivec_avx512) _mm512_maskz_loadu_epi32 ((__mmask16) ((1u << (n)) - 1), (p)))
-#define EVENS { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 }
+#define EVENS 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
 /* maxps returns its second operand when either is NaN */
 #define MAX0(x) ((vec_avx512) _mm512_max_ps ((__m512) (x), _mm512_setzero_ps ()))
 /* 14 bits, then a Newton step: cheaper than a division, which takes the
  * port of one of the two FMA units for a dozen cycles */
 #define RECIP(d) recip_avx512 (d)
-#define ODDS { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31 }
-#define LOW_HALVES { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 }
-#define HIGH_HALVES { 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 }
+#define ODDS 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#define LOW_HALVES 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23
+#define HIGH_HALVES 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
 #undef LOAD_FIRST
@@ -86,12 +86,12 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
   _mm256_maskstore_epi32 ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n))), (__m256i) (v))
 #define LOAD_FIRST_INT(x, p, n) \
   ((x) = (ivec_avx2) _mm256_maskload_epi32 ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n)))))
-#define EVENS { 0, 2, 4, 6, 8, 10, 12, 14 }
+#define EVENS 0, 2, 4, 6, 8, 10, 12, 14
 #define MAX0(x) ((vec_avx2) _mm256_max_ps ((__m256) (x), _mm256_setzero_ps ()))
 #define RECIP(d) (1.0f / (d))
-#define ODDS { 1, 3, 5, 7, 9, 11, 13, 15 }
-#define LOW_HALVES { 0, 8, 1, 9, 2, 10, 3, 11 }
-#define HIGH_HALVES { 4, 12, 5, 13, 6, 14, 7, 15 }
+#define ODDS 1, 3, 5, 7, 9, 11, 13, 15
+#define LOW_HALVES 0, 8, 1, 9, 2, 10, 3, 11
+#define HIGH_HALVES 4, 12, 5, 13, 6, 14, 7, 15
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
 #undef LOAD_FIRST
@@ -130,12 +130,12 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
 #define LOAD_FIRST(x, p, n) do { for (int l_ = 0; l_ < (n); l_++) (x)[l_] = (p)[l_]; } while (0)
 #define STORE_FIRST_INT STORE_FIRST
 #define LOAD_FIRST_INT LOAD_FIRST
-#define EVENS { 0, 2, 4, 6 }
+#define EVENS 0, 2, 4, 6
 #define MAX0(x) ((VEC) ((IVEC) (x) & ((x) > (VEC) { 0 })))
 #define RECIP(d) (1.0f / (d))
-#define ODDS { 1, 3, 5, 7 }
-#define LOW_HALVES { 0, 4, 1, 5 }
-#define HIGH_HALVES { 2, 6, 3, 7 }
+#define ODDS 1, 3, 5, 7
+#define LOW_HALVES 0, 4, 1, 5
+#define HIGH_HALVES 2, 6, 3, 7
 #include "conv-kernels-body.h"
 #undef STORE_FIRST
 #undef LOAD_FIRST
