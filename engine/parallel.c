@@ -160,6 +160,7 @@ release_team (void)
 #endif
 }
 
+#ifdef _OPENMP
 /* After a pass: the team goes back unless the thread keeps it. */
 static void
 give_back_team (void)
@@ -167,6 +168,7 @@ give_back_team (void)
   if (!keeps_team)
     release_team ();
 }
+#endif
 
 void
 caml_set_interactive (void)
