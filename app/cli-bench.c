@@ -54,6 +54,7 @@ synthetic_images (int n, guint32 seed)
 
 typedef struct {
   double forward_s, backward_s, forward_flops, backward_flops;
+  int    forward_threads, backward_threads;   /* the most a pass ran on */
 } LayerTime;
 
 /* Whether --synthetic's 28×28 images can stand in for the experiment's
@@ -213,9 +214,13 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
           CamlLayer *layer = model->layers[i];
           layer->training = TRUE;
           layer->lengths = tokens ? lengths : model->seq_lengths;
+          caml_parallel_watch_reset ();
           gint64 t = g_get_monotonic_time ();
           layer->ops->forward (layer, model->acts[i], inp, n);
           times[i].forward_s += (g_get_monotonic_time () - t) / 1e6;
+          /* the calling thread alone when no pass split the work */
+          times[i].forward_threads = MAX (times[i].forward_threads,
+                                          MAX (1, caml_parallel_watch_most ()));
           inp = model->acts[i];
         }
       gint64 t = g_get_monotonic_time ();
@@ -230,10 +235,13 @@ profile_steps (CamlModel *model, const CamlExperiment *exp, const CamlDataset *t
         {
           CamlLayer *layer = model->layers[i];
           float *dinp = i > 0 ? model->dacts[i - 1] : NULL;
+          caml_parallel_watch_reset ();
           t = g_get_monotonic_time ();
           layer->ops->backward (layer, dinp, dout, i > 0 ? model->acts[i - 1] : x,
                                 model->acts[i], n);
           times[i].backward_s += (g_get_monotonic_time () - t) / 1e6;
+          times[i].backward_threads = MAX (times[i].backward_threads,
+                                           MAX (1, caml_parallel_watch_most ()));
           dout = dinp;
         }
       t = g_get_monotonic_time ();
@@ -266,17 +274,20 @@ typedef struct {
   int              counts[MAX_COUNTS];        /* thread counts, as given */
   double           steps_per_s[MAX_COUNTS];   /* the timed run at each */
   double           peak_gflops[MAX_COUNTS];   /* --roofline: sgemm at each, else 0 */
+  double           peak_at[CAML_MAX_THREADS + 1];   /* the same by thread count, and at
+                                                     * the counts layers ran on */
   double           peak_mb;
   const CamlModel *model;
   const LayerTime *times;     /* (model->n_layers), at the last count */
   int              profile;   /* steps the times are summed over */
 } Figures;
 
-/* The share of the roofline the profile's layer reached: NAN without one. */
+/* The share of the roofline at the threads it ran on that the profile's
+ * layer reached: NAN without one. */
 static double
-of_peak (const Figures *f, double gflops)
+of_peak (const Figures *f, double gflops, int threads)
 {
-  double peak = f->peak_gflops[f->n_counts - 1];
+  double peak = threads >= 1 && threads <= CAML_MAX_THREADS ? f->peak_at[threads] : 0;
   return peak > 0 ? gflops / peak : NAN;
 }
 
@@ -335,10 +346,16 @@ write_json (const char *path, const Figures *f, GError **error)
               double bg = gflops (t->backward_flops, t->backward_s);
               caml_cli_json_add_number (b, "forward_gflops", fg);
               caml_cli_json_add_number (b, "backward_gflops", bg);
+              json_builder_set_member_name (b, "forward_threads");
+              json_builder_add_int_value (b, t->forward_threads);
+              json_builder_set_member_name (b, "backward_threads");
+              json_builder_add_int_value (b, t->backward_threads);
               if (f->peak_gflops[last] > 0)
                 {
-                  caml_cli_json_add_number (b, "forward_of_peak", of_peak (f, fg));
-                  caml_cli_json_add_number (b, "backward_of_peak", of_peak (f, bg));
+                  caml_cli_json_add_number (b, "forward_of_peak",
+                                            of_peak (f, fg, t->forward_threads));
+                  caml_cli_json_add_number (b, "backward_of_peak",
+                                            of_peak (f, bg, t->backward_threads));
                 }
             }
           json_builder_end_object (b);
@@ -442,7 +459,9 @@ caml_cli_bench (int argc, char **argv)
     "the same starting weights, and prints steps/s and the speed-up over the\n"
     "first. The profile runs at the last count. --roofline times the engine's\n"
     "matrix product on 1024² and 2048² matrices at each count (the machine's\n"
-    "peak, about 2 s each) and gives each layer's GFLOP/s as a share of it.\n"
+    "peak, about 2 s each) and gives each layer's GFLOP/s as a share of the\n"
+    "peak at the threads its passes ran on (its last column, forward /\n"
+    "backward: a product too small to split runs on one thread).\n"
     "The first lines name the kernels that run (`caml --version`).\n"
     "bench/torch_reference.py --threads 1,2,4 times the same model in PyTorch.");
   g_autoptr (GError) error = NULL;
@@ -631,21 +650,6 @@ caml_cli_bench (int argc, char **argv)
       goto out;
     }
 
-  if (roofline)
-    {
-      g_print ("roofline: the engine's matrix product (1024² and 2048²), GFLOP/s\n");
-      g_print ("  %7s %10s\n", "threads", "GFLOP/s");
-      for (int c = 0; c < figures.n_counts; c++)
-        {
-          figures.peak_gflops[c] = caml_sgemm_peak (figures.counts[c], 2.0);
-          g_print ("  %7d", figures.counts[c]);
-          print_cell (10, 1, figures.peak_gflops[c] > 0 ? figures.peak_gflops[c] : NAN);
-          g_print ("\n");
-          fflush (stdout);
-        }
-      g_print ("\n");
-    }
-
   caml_set_threads (figures.counts[last]);
   times = g_new0 (LayerTime, model->n_layers);
   double loss_s = 0, optim_s = 0;
@@ -655,12 +659,44 @@ caml_cli_bench (int argc, char **argv)
       goto out;
     }
 
+  if (roofline)
+    {
+      g_print ("roofline: the engine's matrix product (1024² and 2048²), GFLOP/s\n");
+      g_print ("  %7s %10s\n", "threads", "GFLOP/s");
+      for (int c = 0; c < figures.n_counts; c++)
+        {
+          figures.peak_gflops[c] = caml_sgemm_peak (figures.counts[c], 2.0);
+          figures.peak_at[figures.counts[c]] = figures.peak_gflops[c];
+          g_print ("  %7d", figures.counts[c]);
+          print_cell (10, 1, figures.peak_gflops[c] > 0 ? figures.peak_gflops[c] : NAN);
+          g_print ("\n");
+          fflush (stdout);
+        }
+      /* and at any other count a layer's passes ran on (a product too
+       * small to split runs on one thread) */
+      for (int i = 0; i < model->n_layers; i++)
+        for (int pass = 0; pass < 2 && times[i].forward_flops > 0; pass++)
+          {
+            int used = pass == 0 ? times[i].forward_threads : times[i].backward_threads;
+            if (used < 1 || used > CAML_MAX_THREADS || figures.peak_at[used] != 0)
+              continue;
+            figures.peak_at[used] = caml_sgemm_peak (used, 2.0);
+            if (figures.peak_at[used] <= 0)
+              figures.peak_at[used] = -1;   /* tried */
+            g_print ("  %7d", used);
+            print_cell (10, 1, figures.peak_at[used] > 0 ? figures.peak_at[used] : NAN);
+            g_print ("   (a layer's threads)\n");
+            fflush (stdout);
+          }
+      g_print ("\n");
+    }
+
   gboolean shares = figures.peak_gflops[last] > 0;
   g_print ("per step over %d profiled steps on %d threads:\n", profile, figures.counts[last]);
   g_print ("  %-3s %-12s %10s %10s %12s %12s", "", "layer", "fwd ms", "bwd ms",
            "fwd GFLOP/s", "bwd GFLOP/s");
   if (shares)
-    g_print (" %9s %9s", "fwd peak", "bwd peak");
+    g_print (" %9s %9s %8s", "fwd peak", "bwd peak", "threads");
   g_print ("\n");
   double total_ms = 0;
   for (int i = 0; i < model->n_layers; i++)
@@ -675,10 +711,14 @@ caml_cli_bench (int argc, char **argv)
       print_cell (12, 1, bg);
       if (shares)
         {
-          print_cell (8, 0, 100 * of_peak (&figures, fg));
-          g_print (isfinite (fg) ? "%%" : " ");
-          print_cell (8, 0, 100 * of_peak (&figures, bg));
-          g_print (isfinite (bg) ? "%%" : " ");
+          double fp = of_peak (&figures, fg, t->forward_threads);
+          double bp = of_peak (&figures, bg, t->backward_threads);
+          print_cell (8, 0, 100 * fp);
+          g_print (isfinite (fp) ? "%%" : " ");
+          print_cell (8, 0, 100 * bp);
+          g_print (isfinite (bp) ? "%%" : " ");
+          if (isfinite (fg))
+            g_print (" %4d / %d", t->forward_threads, t->backward_threads);
         }
       g_print ("\n");
     }

@@ -722,6 +722,11 @@ gboolean caml_threads_check_env (GError **error);
  * seconds / 2 — the roofline `caml bench --roofline` measures layers
  * against. 0 when the matrices cannot be allocated. */
 double   caml_sgemm_peak (int threads, double seconds);
+/* The most threads any parallel pass ran on since the last reset (0: no
+ * pass), for a benchmark's per-layer shares of the peak at the threads a
+ * layer used (a product too small to split runs on one). */
+void     caml_parallel_watch_reset (void);
+int      caml_parallel_watch_most (void);
 /* The kernels that run: the BLAS, its core type and why, and the
  * instruction set of the engine's own kernels ("OpenBLAS 0.3.21 SkylakeX
  * kernels; engine kernels AVX-512"). Free with g_free. */

@@ -34,6 +34,7 @@ static gint busy;             /* atomic: threads working in parallel regions now
 static __thread int pinned;   /* this thread's count (caml_parallel_pin), 0: none */
 static gint fine;             /* atomic: caml_parallel_set_fine */
 static gint interactive;      /* atomic: caml_set_interactive was called */
+static gint watch_most;       /* atomic: caml_parallel_watch_most */
 static __thread gboolean keeps_team;   /* caml_parallel_keep_team */
 
 /* The cores this process may run on (its affinity mask). */
@@ -188,6 +189,27 @@ caml_parallel_idle (void)
   release_team ();
 }
 
+/* watch_most = MAX (watch_most, threads) */
+static void
+watch (int threads)
+{
+  int seen = g_atomic_int_get (&watch_most);
+  while (threads > seen && !g_atomic_int_compare_and_exchange (&watch_most, seen, threads))
+    seen = g_atomic_int_get (&watch_most);
+}
+
+void
+caml_parallel_watch_reset (void)
+{
+  g_atomic_int_set (&watch_most, 0);
+}
+
+int
+caml_parallel_watch_most (void)
+{
+  return g_atomic_int_get (&watch_most);
+}
+
 void
 caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
 {
@@ -207,6 +229,7 @@ caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
            * scheduler holds back (a window's thread ran) leaves its parts
            * to the others. */
           gint next = 0;
+          watch (team);
 #pragma omp parallel num_threads (team)
           {
             /* The team's own threads, never the caller (a window's main
@@ -224,6 +247,8 @@ caml_parallel_for (int parts, CamlPartFunc func, gpointer data)
       g_atomic_int_add (&busy, -want);
     }
 #endif
+  if (parts > 0)
+    watch (1);
   for (int part = 0; part < parts; part++)
     func (part, parts, data);
 }
