@@ -254,9 +254,9 @@ conv_parts (int n)
  * a core's L2 cache. */
 #define DIRECT_BUDGET ((size_t) 64 * 1024)
 
-/* Samples per block of the direct path for M outputs (and, backward, the
- * weight gradient's packed operands, and the input gradient's planes when
- * dinp). */
+/* Samples per block of the direct path for M outputs (and, backward, dy's
+ * gaps, and the input gradient's planes when dinp; the weight gradient
+ * packs one sample at a time). */
 static int
 direct_block (const CamlConvGeom *g, int m, gboolean backward, gboolean dinp)
 {
@@ -449,7 +449,7 @@ packed_stride (int rows, int ow, int vl)
   return ks / vl % 2 == 0 ? ks + vl : ks;
 }
 
-/* The weight gradient's lane sums of one block: acc (M', K, vl) += dy ·
+/* The weight gradient's lane sums of one block: acc (M, K, vl) += dy ·
  * patches, the kernels reading one sample's packed rows (whole and
  * aligned) and dy where the prologue wrote it, shifted back by ki·OW. A
  * sample's operands stay in L1 while its calls run. */
