@@ -444,6 +444,12 @@ test_max_pool_matches_reference (void **state)
             for (int pad = SAME; pad <= VALID; pad++)
               for (int ties = 0; ties <= 1; ties++)
                 max_pool_case (rng, size, stride, pad, shapes[t][0], shapes[t][1], ties);
+      /* images narrower or shorter than the window ("same" pads them) */
+      const int narrow[][2] = { { 5, 1 }, { 1, 5 }, { 6, 2 }, { 2, 3 } };
+      for (gsize t = 0; t < G_N_ELEMENTS (narrow); t++)
+        for (int size = 2; size <= 4; size++)
+          for (int stride = 0; stride <= 2; stride++)
+            max_pool_case (rng, size, stride, SAME, narrow[t][0], narrow[t][1], FALSE);
       g_rand_free (rng);
     }
   caml_conv_kernels_force (NULL);

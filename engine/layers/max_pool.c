@@ -96,7 +96,8 @@ forward_part (int part, int parts, gpointer data)
   int st = g->stride, k = g->k;
   /* the outputs whose windows lie inside the image's columns */
   int x_a = MIN ((g->pad_left + st - 1) / st, g->ow);
-  int x_b = CLAMP ((g->w - k + g->pad_left) / st + 1, x_a, g->ow);
+  int span = g->w - k + g->pad_left;   /* negative: the window is wider than the image */
+  int x_b = span < 0 ? x_a : CLAMP (span / st + 1, x_a, g->ow);
   size_t lo, hi;
   plane_range (pa, part, parts, &lo, &hi);
   for (size_t i = lo; i < hi; i++)
