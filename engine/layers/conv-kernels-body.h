@@ -7,8 +7,10 @@
  *   FWD_MB   most output channels per forward call (2·FWD_MB accumulators)
  *   REGS     vector registers (accumulators and operands must fit)
  *   DW_KB    most kernel columns per weight-gradient call
- * Vectors are GCC's vector extension; the file is compiled with
- * -ffp-contract=fast so that `acc += x * w` is one FMA. */
+ * and the helpers conv-kernels.c's first comment names (STORE_FIRST …
+ * RECIP); it undefines all of them at its end. Vectors are GCC's vector
+ * extension; the file is compiled with -ffp-contract=fast so that
+ * `acc += x * w` is one FMA. */
 
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_ (a, b)
@@ -461,3 +463,21 @@ static const CamlConvKernels NAME (kernels) = {
 #undef CAT_
 #undef CAT
 #undef NAME
+/* the includer's parameters */
+#undef ISA
+#undef ISA_NAME
+#undef TARGET
+#undef VL
+#undef FWD_MB
+#undef REGS
+#undef DW_KB
+#undef STORE_FIRST
+#undef LOAD_FIRST
+#undef STORE_FIRST_INT
+#undef LOAD_FIRST_INT
+#undef EVENS
+#undef ODDS
+#undef LOW_HALVES
+#undef HIGH_HALVES
+#undef MAX0
+#undef RECIP

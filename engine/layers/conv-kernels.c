@@ -22,7 +22,8 @@
 
 #if CAML_KERNELS_X86
 
-#define ISA avx512
+/* 1 / d: 14 bits, then a Newton step; cheaper than a division, which
+ * takes the port of one of the two FMA units for a dozen cycles */
 typedef float recip_vec __attribute__ ((vector_size (64)));
 static inline __attribute__ ((always_inline, target ("avx512f,fma"))) recip_vec
 recip_avx512 (recip_vec d)
@@ -30,6 +31,8 @@ recip_avx512 (recip_vec d)
   recip_vec r = (recip_vec) _mm512_rcp14_ps ((__m512) d);
   return r * (2.0f - d * r);
 }
+
+#define ISA avx512
 #define ISA_NAME "AVX-512"
 #define TARGET __attribute__ ((target ("avx512f,fma")))
 #define VL 16
@@ -43,32 +46,13 @@ recip_avx512 (recip_vec d)
 #define LOAD_FIRST_INT(x, p, n) \
   ((x) = (ivec_avx512) _mm512_maskz_loadu_epi32 ((__mmask16) ((1u << (n)) - 1), (p)))
 #define EVENS 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
-/* maxps returns its second operand when either is NaN */
-#define MAX0(x) ((vec_avx512) _mm512_max_ps ((__m512) (x), _mm512_setzero_ps ()))
-/* 14 bits, then a Newton step: cheaper than a division, which takes the
- * port of one of the two FMA units for a dozen cycles */
-#define RECIP(d) recip_avx512 (d)
 #define ODDS 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
 #define LOW_HALVES 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23
 #define HIGH_HALVES 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31
+/* maxps returns its second operand when either is NaN */
+#define MAX0(x) ((vec_avx512) _mm512_max_ps ((__m512) (x), _mm512_setzero_ps ()))
+#define RECIP(d) recip_avx512 (d)
 #include "conv-kernels-body.h"
-#undef STORE_FIRST
-#undef LOAD_FIRST
-#undef STORE_FIRST_INT
-#undef LOAD_FIRST_INT
-#undef EVENS
-#undef MAX0
-#undef RECIP
-#undef ODDS
-#undef LOW_HALVES
-#undef HIGH_HALVES
-#undef ISA
-#undef ISA_NAME
-#undef TARGET
-#undef VL
-#undef FWD_MB
-#undef REGS
-#undef DW_KB
 
 #define ISA avx2
 #define ISA_NAME "AVX2"
@@ -87,29 +71,12 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
 #define LOAD_FIRST_INT(x, p, n) \
   ((x) = (ivec_avx2) _mm256_maskload_epi32 ((p), _mm256_loadu_si256 ((const __m256i *) (avx2_first + 8 - (n)))))
 #define EVENS 0, 2, 4, 6, 8, 10, 12, 14
-#define MAX0(x) ((vec_avx2) _mm256_max_ps ((__m256) (x), _mm256_setzero_ps ()))
-#define RECIP(d) (1.0f / (d))
 #define ODDS 1, 3, 5, 7, 9, 11, 13, 15
 #define LOW_HALVES 0, 8, 1, 9, 2, 10, 3, 11
 #define HIGH_HALVES 4, 12, 5, 13, 6, 14, 7, 15
+#define MAX0(x) ((vec_avx2) _mm256_max_ps ((__m256) (x), _mm256_setzero_ps ()))
+#define RECIP(d) (1.0f / (d))
 #include "conv-kernels-body.h"
-#undef STORE_FIRST
-#undef LOAD_FIRST
-#undef STORE_FIRST_INT
-#undef LOAD_FIRST_INT
-#undef EVENS
-#undef MAX0
-#undef RECIP
-#undef ODDS
-#undef LOW_HALVES
-#undef HIGH_HALVES
-#undef ISA
-#undef ISA_NAME
-#undef TARGET
-#undef VL
-#undef FWD_MB
-#undef REGS
-#undef DW_KB
 
 #endif
 
@@ -131,29 +98,12 @@ static const int avx2_first[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 
 #define STORE_FIRST_INT STORE_FIRST
 #define LOAD_FIRST_INT LOAD_FIRST
 #define EVENS 0, 2, 4, 6
-#define MAX0(x) ((VEC) ((IVEC) (x) & ((x) > (VEC) { 0 })))
-#define RECIP(d) (1.0f / (d))
 #define ODDS 1, 3, 5, 7
 #define LOW_HALVES 0, 4, 1, 5
 #define HIGH_HALVES 2, 6, 3, 7
+#define MAX0(x) ((VEC) ((IVEC) (x) & ((x) > (VEC) { 0 })))
+#define RECIP(d) (1.0f / (d))
 #include "conv-kernels-body.h"
-#undef STORE_FIRST
-#undef LOAD_FIRST
-#undef STORE_FIRST_INT
-#undef LOAD_FIRST_INT
-#undef EVENS
-#undef MAX0
-#undef RECIP
-#undef ODDS
-#undef LOW_HALVES
-#undef HIGH_HALVES
-#undef ISA
-#undef ISA_NAME
-#undef TARGET
-#undef VL
-#undef FWD_MB
-#undef REGS
-#undef DW_KB
 
 static const CamlConvKernels *
 best (void)

@@ -254,16 +254,14 @@ conv_parts (int n)
  * a core's L2 cache. */
 #define DIRECT_BUDGET ((size_t) 64 * 1024)
 
-/* Samples per block of the direct path for M outputs (and, backward, dy's
- * gaps, and the input gradient's planes when dinp; the weight gradient
- * packs one sample at a time). */
+/* Samples per block of a direct backward pass for M outputs: their
+ * planes, dy with its gaps, and the input gradient's planes when dinp (the
+ * weight gradient packs one sample at a time). */
 static int
-direct_block (const CamlConvGeom *g, int m, gboolean backward, gboolean dinp)
+direct_block (const CamlConvGeom *g, int m, gboolean dinp)
 {
-  size_t per = (size_t) g->c * g->hp * g->wp + (size_t) m * g->p;
-  if (backward)
-    per += (size_t) m * g->owp;   /* dy's gaps, generously */
-  if (backward && dinp)
+  size_t per = (size_t) g->c * g->hp * g->wp + (size_t) m * (g->p + g->owp);
+  if (dinp)
     per += (size_t) (m + CAML_CONV_FWD_MB_MAX) * g->oh * g->owp + (size_t) m * g->hq * g->wq;
   return (int) CLAMP (DIRECT_BUDGET / per, 1, 16);
 }
@@ -652,7 +650,7 @@ caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float 
       a.lanes = (size_t) m * K * vl;
       /* a sample's run of dy, then at least vl zeros */
       a.ps = (size_t) round_up (g->p, vl) + vl;
-      a.nb = direct_block (g, m, TRUE, dinp != NULL);
+      a.nb = direct_block (g, m, dinp != NULL);
       if (dinp != NULL)
         {
           /* wt (C, M, k, k): wt[c][j][ki][kj] = Wm[j][c][k−1−ki][k−1−kj] */
