@@ -2,7 +2,9 @@
 #include <math.h>
 
 #include "caml-private.h"
+#include "parallel.h"
 #include "shuffle.h"
+#include "vectorize.h"
 
 CamlDataset *
 caml_dataset_new (int n, const CamlShape *x_shape, int y_width, int n_classes)
@@ -78,39 +80,62 @@ pad_tokens (const CamlDataset *set, int i, float *row)
     row[t] = (float) CAML_TOKEN_PAD;
 }
 
-/* Sample i's pixels as their values, byte / 255 (a division, as the IDX
- * loader always gave them: the same floats as before images kept bytes). */
+/* Bytes as pixel values, byte / 255: a division, as the IDX loader always
+ * gave them (the same floats as before images kept bytes), vectorised. */
+static CAML_VECTOR_LOOP void
+byte_values (const guint8 *restrict src, float *restrict dst, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    dst[k] = (float) src[k] / 255.0f;
+}
+
+/* Sample i's pixels as their values. */
 static void
 pixel_values (const CamlDataset *set, int i, float *row)
 {
-  static float value[256];
-  static gsize done = 0;
-  if (g_once_init_enter (&done))
-    {
-      for (int b = 0; b < 256; b++)
-        value[b] = (float) b / 255.0f;
-      g_once_init_leave (&done, 1);
-    }
   size_t dx = caml_shape_size (&set->x_shape);
-  const guint8 *src = set->pixels + (size_t) i * dx;
-  for (size_t k = 0; k < dx; k++)
-    row[k] = value[src[k]];
+  byte_values (set->pixels + (size_t) i * dx, row, dx);
 }
 
+/* Floats of a batch below which gathering stays on one thread. */
+#define GATHER_GRAIN 16384
+
+typedef struct {
+  const CamlDataset *set;
+  const int         *idx;
+  int                n;
+  float             *x, *y;
+} Gather;
+
+static void
+gather_part (int part, int parts, gpointer data)
+{
+  const Gather *g = data;
+  const CamlDataset *set = g->set;
+  size_t dx = caml_shape_size (&set->x_shape), dy = set->y_width;
+  size_t lo, hi;
+  caml_part_range (g->n, part, parts, 1, &lo, &hi);
+  for (size_t i = lo; i < hi; i++)
+    {
+      if (set->x != NULL)
+        memcpy (g->x + i * dx, set->x + (size_t) g->idx[i] * dx, dx * sizeof (float));
+      else if (set->pixels != NULL)
+        pixel_values (set, g->idx[i], g->x + i * dx);
+      else
+        pad_tokens (set, g->idx[i], g->x + i * dx);
+      memcpy (g->y + i * dy, set->y + (size_t) g->idx[i] * dy, dy * sizeof (float));
+    }
+}
+
+/* Samples go to parts whole: a batch's rows are copied (or converted from
+ * bytes) on every thread at once. */
 void
 caml_dataset_gather (const CamlDataset *set, const int *idx, int n, float *x, float *y)
 {
-  size_t dx = caml_shape_size (&set->x_shape), dy = set->y_width;
-  for (int i = 0; i < n; i++)
-    {
-      if (set->x != NULL)
-        memcpy (x + i * dx, set->x + (size_t) idx[i] * dx, dx * sizeof (float));
-      else if (set->pixels != NULL)
-        pixel_values (set, idx[i], x + i * dx);
-      else
-        pad_tokens (set, idx[i], x + i * dx);
-      memcpy (y + i * dy, set->y + (size_t) idx[i] * dy, dy * sizeof (float));
-    }
+  Gather g = { set, idx, n, x, y };
+  size_t floats = (size_t) MAX (n, 0) * caml_shape_size (&set->x_shape);
+  caml_parallel_for (MIN (caml_parallel_chunks (floats, GATHER_GRAIN), MAX (n, 1)), gather_part,
+                     &g);
 }
 
 const float *
