@@ -332,6 +332,10 @@ void       caml_model_set_vocab (CamlModel *model, CamlVocab *vocab);
 const CamlShape *caml_model_output_shape (const CamlModel *model);
 /* Returns the output (N, out), owned by the model, valid until the next call. */
 const float *caml_model_forward (CamlModel *model, const float *x, int n);
+/* Layers 0 … last only (−1: none, x itself back), for what looks inside the
+ * model (σ-maps, χ statistics): the output of layer `last`, owned by the
+ * model; the later layers' outputs are stale until the next forward. */
+const float *caml_model_forward_to (CamlModel *model, const float *x, int n, int last);
 void       caml_model_zero_grad (CamlModel *model);
 /* Token input: the ids of x (n, T), lengths[i] of them in row i, join the
  * touched set (as caml_model_backward does with the forward's lengths). */

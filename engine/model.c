@@ -441,6 +441,13 @@ input_lengths (CamlModel *model, const float *x, int n)
 const float *
 caml_model_forward (CamlModel *model, const float *x, int n)
 {
+  return caml_model_forward_to (model, x, n, model->n_layers - 1);
+}
+
+const float *
+caml_model_forward_to (CamlModel *model, const float *x, int n, int last)
+{
+  g_return_val_if_fail (last >= -1 && last < model->n_layers, NULL);
   GError *error = NULL;
   if (!caml_model_reserve (model, n, &error))
     /* The caller's bug: a batch size that comes from the user goes through
@@ -448,7 +455,7 @@ caml_model_forward (CamlModel *model, const float *x, int n)
     g_error ("caml_model_forward: %s (call caml_model_reserve first)", error->message);
   const int *lengths = input_lengths (model, x, n);
   const float *inp = x;
-  for (int i = 0; i < model->n_layers; i++)
+  for (int i = 0; i <= last; i++)
     {
       CamlLayer *layer = model->layers[i];
       layer->training = model->training;

@@ -1,4 +1,7 @@
 /* probe.c — looking inside a trained model: outputs and gates on a grid. */
+#include <math.h>
+#include <string.h>
+
 #include "caml-private.h"
 
 gboolean
@@ -125,7 +128,9 @@ caml_model_sigma_maps (CamlModel *model, int layer_index, const CamlDataset *set
   for (int start = 0; start < count; start += chunk)
     {
       int n = MIN (chunk, count - start);
-      caml_model_forward (model, caml_dataset_rows (set, first + start, n, buf), n);
+      /* the layers after the gate's do not change its map */
+      caml_model_forward_to (model, caml_dataset_rows (set, first + start, n, buf), n,
+                             layer_index);
       int per = 0;
       const float *chi = layer->ops->chi (layer, &per);
       if (chi == NULL || (size_t) per != per_map)
@@ -140,23 +145,59 @@ caml_model_sigma_maps (CamlModel *model, int layer_index, const CamlDataset *set
   return TRUE;
 }
 
-typedef struct {
-  float    value;
-  gboolean foreground;
-} Scored;
-
-static int
-compare_scored (const void *a, const void *b)
+/* A χ value and its pixel's class as one sortable key: the float's bits
+ * made to order as unsigned integers do (−0 taken as +0, which it equals),
+ * shifted up past the class bit. Equal values give keys equal but for that
+ * bit. */
+static guint64
+scored_key (float value, gboolean foreground)
 {
-  float x = ((const Scored *) a)->value, y = ((const Scored *) b)->value;
-  return (x > y) - (x < y);
+  guint32 bits;
+  if (value == 0.0f)
+    value = 0.0f;
+  memcpy (&bits, &value, sizeof bits);
+  bits = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+  return ((guint64) bits << 1) | (foreground ? 1u : 0u);
+}
+
+#define RADIX_BITS 11
+#define KEY_BITS   33
+
+/* keys[0 … n) in ascending order, through tmp (as long): least significant
+ * digit first, three passes of 11 bits; returns the array that holds the
+ * result. Linear in n, where a comparison sort of 100 MNIST maps' 60,000
+ * pixels took 4.5 ms, most of a σ-map snapshot during training. */
+static guint64 *
+radix_sort (guint64 *keys, guint64 *tmp, size_t n)
+{
+  for (int shift = 0; shift < KEY_BITS; shift += RADIX_BITS)
+    {
+      size_t count[1 << RADIX_BITS] = { 0 };
+      const guint64 mask = (1u << RADIX_BITS) - 1;
+      for (size_t i = 0; i < n; i++)
+        count[(keys[i] >> shift) & mask]++;
+      size_t sum = 0;
+      for (size_t b = 0; b < G_N_ELEMENTS (count); b++)
+        {
+          size_t c = count[b];
+          count[b] = sum;
+          sum += c;
+        }
+      for (size_t i = 0; i < n; i++)
+        tmp[count[(keys[i] >> shift) & mask]++] = keys[i];
+      guint64 *t = keys;
+      keys = tmp;
+      tmp = t;
+    }
+  return keys;
 }
 
 double
 caml_sigma_auc (const float *images, int height, int width, const float *maps,
                 int map_h, int map_w, int count, gboolean *high_on_foreground)
 {
-  GArray *scored = g_array_new (FALSE, FALSE, sizeof (Scored));
+  size_t cap = (size_t) count * height * width, n_keys = 0;
+  guint64 *keys = g_new (guint64, MAX (cap, 1)), *tmp = g_new (guint64, MAX (cap, 1));
   for (int n = 0; n < count; n++)
     {
       const float *img = images + (size_t) n * height * width;
@@ -170,34 +211,29 @@ caml_sigma_auc (const float *images, int height, int width, const float *maps,
             /* The map pixel whose receptive field is centred nearest (y, x). */
             int my = MIN ((int) ((y + 0.5) * map_h / height), map_h - 1);
             int mx = MIN ((int) ((x + 0.5) * map_w / width), map_w - 1);
-            Scored s = { map[my * map_w + mx], v > 0.5f };
-            g_array_append_val (scored, s);
+            float chi = map[my * map_w + mx];
+            if (isnan (chi))
+              continue;   /* no order to rank it in (a diverged model) */
+            keys[n_keys++] = scored_key (chi, v > 0.5f);
           }
     }
 
   /* Mann–Whitney U with ties counted half: AUC = P(χ_fg > χ_bg). */
-  g_array_sort (scored, compare_scored);
-  const Scored *s = (const Scored *) scored->data;
+  const guint64 *s = radix_sort (keys, tmp, n_keys);
   double n_fg = 0, n_bg = 0, rank_sum_fg = 0;
-  for (guint i = 0; i < scored->len;)
+  for (size_t i = 0; i < n_keys;)
     {
-      guint j = i;
-      while (j < scored->len && s[j].value == s[i].value)
-        j++;
-      double mid_rank = 0.5 * (i + 1 + j);   /* ranks i+1 … j share their mean */
-      for (guint k = i; k < j; k++)
-        {
-          if (s[k].foreground)
-            {
-              n_fg++;
-              rank_sum_fg += mid_rank;
-            }
-          else
-            n_bg++;
-        }
+      size_t j = i, fg = 0;
+      for (; j < n_keys && s[j] >> 1 == s[i] >> 1; j++)
+        fg += s[j] & 1;
+      double mid_rank = 0.5 * (double) (i + 1 + j);   /* ranks i+1 … j share their mean */
+      n_fg += (double) fg;
+      n_bg += (double) (j - i - fg);
+      rank_sum_fg += (double) fg * mid_rank;
       i = j;
     }
-  g_array_free (scored, TRUE);
+  g_free (keys);
+  g_free (tmp);
 
   double auc = n_fg > 0 && n_bg > 0
                ? (rank_sum_fg - n_fg * (n_fg + 1) / 2) / (n_fg * n_bg) : 0.5;

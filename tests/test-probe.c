@@ -148,6 +148,47 @@ test_sigma_auc_known_cases (void **state)
   assert_true (high);
 }
 
+/* Against the definition, pair by pair: P(χ_fg > χ_bg) + ½ P(χ_fg = χ_bg),
+ * on maps with many ties, negative values, both zeros and a NaN (left out);
+ * the sort behind caml_sigma_auc orders the floats' bits. */
+static void
+test_sigma_auc_matches_pairs (void **state)
+{
+  enum { N = 7, H = 9, W = 11 };
+  float images[N * H * W], maps[N * H * W];
+  GRand *rng = g_rand_new_with_seed (5);
+  const float values[] = { -3.5f, -1.0f, -0.0f, 0.0f, 1e-30f, 0.25f, 0.5f, 0.75f, 2.0f,
+                           INFINITY, -INFINITY };
+  for (int i = 0; i < N * H * W; i++)
+    {
+      double u = g_rand_double (rng);
+      images[i] = u < 0.4 ? 0.0f : u < 0.8 ? 1.0f : 0.3f;
+      maps[i] = g_rand_boolean (rng)
+                ? values[g_rand_int_range (rng, 0, G_N_ELEMENTS (values))]
+                : (float) g_rand_double_range (rng, -2, 2);
+    }
+  maps[17] = NAN;
+  double won = 0, pairs = 0;
+  for (int a = 0; a < N * H * W; a++)
+    for (int b = 0; b < N * H * W; b++)
+      if (images[a] > 0.5f && images[b] == 0.0f && !isnan (maps[a]) && !isnan (maps[b]))
+        {
+          pairs++;
+          won += maps[a] > maps[b] ? 1.0 : maps[a] == maps[b] ? 0.5 : 0.0;
+        }
+  double expect = won / pairs;
+  gboolean high;
+  double auc = caml_sigma_auc (images, H, W, maps, H, W, N, &high);
+  assert_float_equal (auc, expect >= 0.5 ? expect : 1.0 - expect, 1e-12);
+  assert_true (high == (expect >= 0.5));
+  /* The other way round ranks the same pairs the other way. */
+  for (int i = 0; i < N * H * W; i++)
+    maps[i] = -maps[i];
+  assert_float_equal (caml_sigma_auc (images, H, W, maps, H, W, N, &high), auc, 1e-12);
+  assert_true (high == (expect < 0.5));
+  g_rand_free (rng);
+}
+
 static void
 test_sigma_auc_maps_smaller_than_images (void **state)
 {
@@ -202,6 +243,7 @@ main (void)
     cmocka_unit_test (test_sample_grid_matches_forward),
     cmocka_unit_test (test_sample_grid_parts),
     cmocka_unit_test (test_sigma_auc_known_cases),
+    cmocka_unit_test (test_sigma_auc_matches_pairs),
     cmocka_unit_test (test_sigma_auc_maps_smaller_than_images),
     cmocka_unit_test (test_baseline_replaces_ca_layers),
   };
