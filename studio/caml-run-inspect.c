@@ -64,11 +64,9 @@ void
 caml_run_inspect_sample (CamlRunInspect *inspect, CamlTrainer *trainer)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&inspect->work_lock);
-  gint64 start = g_get_monotonic_time ();
   inspect->trainer = trainer;
   caml_trainer_with_model (trainer, measure, inspect);
   inspect->last_us = g_get_monotonic_time ();
-  inspect->cost_us = inspect->last_us - start;
 }
 
 void
@@ -78,7 +76,13 @@ caml_run_inspect_progress (CamlRunInspect *inspect, CamlTrainer *trainer,
   gint64 now = g_get_monotonic_time ();
   gint64 gap = MAX (INSPECT_GAP_US, INSPECT_COST * inspect->cost_us);
   if (progress->state != CAML_TRAINER_RUNNING || now - inspect->last_us >= gap)
-    caml_run_inspect_sample (inspect, trainer);
+    {
+      caml_run_inspect_sample (inspect, trainer);
+      /* Only what training pays for sets the pace: a measurement before it
+       * (the untrained gates, on cold caches and code) cost several times
+       * as much, and kept the table still for its first seconds. */
+      inspect->cost_us = inspect->last_us - now;
+    }
 }
 
 CamlLayerStats *

@@ -6,9 +6,11 @@
  * on the trainer thread) into private buffers, then copies them under `lock`
  * into the snapshot the window reads. Sampling is throttled so it costs at
  * most ~2 % of the training time: at most 10 times a second, and never more
- * often than every 50× the time the last sample took (with weight averaging,
- * the time to swap the averaged weights in and out included). Reports while paused
- * (single steps) and the final report always sample.
+ * often than every 50× the time the last sample taken while training took
+ * (with weight averaging, the time to swap the averaged weights in and out
+ * included; the samples of the untrained model, on cold caches, do not
+ * count). Reports while paused (single steps) and the final report always
+ * sample.
  *
  * For image models with a convolutional CA layer it instead keeps σ-map
  * snapshots (sample_sigma): at most two a second (and, like surfaces, at
@@ -216,7 +218,6 @@ sample_model (CamlModel *model, gpointer user_data)
                                        run->work_parts_layer, run->work_sensitive_part,
                                        run->work_free_part, NULL);
   gint64 end = g_get_monotonic_time ();
-  run->sample_cost_us = end - start;
   run->sample_total_us += end - start;
   run->last_sample_us = end;
   if (!ok)
@@ -279,7 +280,6 @@ sample_sigma (CamlModel *model, gpointer user_data)
                           map_w, n_auc, NULL);
   gint64 end = g_get_monotonic_time ();
   run->last_sigma_us = end;
-  run->sigma_cost_us = end - start;
   g_debug ("σ-maps at step %ld: %.1f ms (AUC %.3f)", snap->step, (end - start) / 1e3, auc);
   run->sample_total_us += end - start;
 
@@ -338,7 +338,6 @@ sample_words (CamlModel *model, gpointer user_data)
 {
   CamlRun *run = user_data;
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&run->sample_lock);
-  gint64 start = g_get_monotonic_time ();
   long step = closure_step (run);
   CamlLayer *layer = model->layers[run->words_layer];
   gboolean ok = TRUE;
@@ -350,9 +349,7 @@ sample_words (CamlModel *model, gpointer user_data)
   if (ok && run->n_word_samples > 0)
     probs = caml_report_class1_probabilities (model, run->exp->loss, run->data->test,
                                               run->n_word_samples);
-  gint64 end = g_get_monotonic_time ();
-  run->last_words_us = end;
-  run->words_cost_us = end - start;
+  run->last_words_us = g_get_monotonic_time ();
   if (!ok)
     return;
   g_mutex_lock (&run->lock);

@@ -51,15 +51,31 @@ caml_layer_stats_free (CamlLayerStats *stats)
 void
 caml_layer_stat_add (CamlLayerStat *stat, const float *chi, size_t n)
 {
+  /* Four of each running total, taken in turn: a smooth map's neighbours
+   * fall in one bin, and each increment would wait for the one before. */
+  double sum[4] = { 0 }, sum2[4] = { 0 };
+  guint64 count[4] = { 0 }, bins[4][CAML_CHI_BINS] = { { 0 } };
   for (size_t i = 0; i < n; i++)
     {
       double v = chi[i];
       if (!isfinite (v))
         continue;
-      stat->sum += v;
-      stat->sum2 += v * v;
-      stat->count++;
-      stat->bins[CLAMP ((int) floor (v * CAML_CHI_BINS), 0, CAML_CHI_BINS - 1)]++;
+      int lane = (int) (i & 3);
+      sum[lane] += v;
+      sum2[lane] += v * v;
+      count[lane]++;
+      /* floor (t) clamped to the bins, without a call to floor */
+      double t = v * CAML_CHI_BINS;
+      int bin = t <= 0.0 ? 0 : t >= CAML_CHI_BINS - 1 ? CAML_CHI_BINS - 1 : (int) t;
+      bins[lane][bin]++;
+    }
+  for (int lane = 0; lane < 4; lane++)
+    {
+      stat->sum += sum[lane];
+      stat->sum2 += sum2[lane];
+      stat->count += count[lane];
+      for (int b = 0; b < CAML_CHI_BINS; b++)
+        stat->bins[b] += bins[lane][b];
     }
 }
 
@@ -95,13 +111,19 @@ caml_layer_stats_measure (CamlLayerStats *stats, CamlModel *model, const CamlDat
   size_t row = set != NULL ? caml_shape_size (&set->x_shape) : 0;
   g_autofree float *buf = n > 0 ? g_new (float, row * MIN (n, STATS_BATCH)) : NULL;
 
+  /* the layers after the last gate's change no χ */
+  int last = -1;
   for (int i = 0; i < stats->n_layers; i++)
-    stat_clear (&stats->layers[i]);
-  for (int start = 0; start < n; start += STATS_BATCH)
+    {
+      stat_clear (&stats->layers[i]);
+      if (stats->layers[i].gated)
+        last = i;
+    }
+  for (int start = 0; last >= 0 && start < n; start += STATS_BATCH)
     {
       int m = MIN (STATS_BATCH, n - start);
-      caml_model_forward (model, caml_dataset_rows (set, start, m, buf), m);
-      for (int i = 0; i < model->n_layers; i++)
+      caml_model_forward_to (model, caml_dataset_rows (set, start, m, buf), m, last);
+      for (int i = 0; i <= last; i++)
         {
           CamlLayer *layer = model->layers[i];
           int per = 0;
