@@ -633,6 +633,40 @@ caml_conv_forward (const CamlConvGeom *g, const float *Wm, const float *inp, int
   caml_parallel_for (a.parts, g->direct ? direct_forward_part : im2col_forward_part, &a);
 }
 
+/* Floats of lane sums below which the weight gradient is summed on one
+ * thread. */
+#define LANE_SUM_GRAIN 32768.0
+
+typedef struct {
+  const CamlConvScratch *scratch;
+  int                    parts, vl;
+  float                 *dWm;
+  size_t                 n;          /* weights */
+} LaneSums;
+
+/* dWm[o] += each part's lanes of weight o summed, part by part in order,
+ * for the weights o of this range. */
+static void
+lane_sum_part (int part, int parts, gpointer data)
+{
+  const LaneSums *ls = data;
+  const int vl = ls->vl;
+  size_t lo, hi;
+  caml_part_range (ls->n, part, parts, 1, &lo, &hi);
+  for (int p = 0; p < ls->parts; p++)
+    {
+      const float *acc = ls->scratch->work[p].dW;
+      for (size_t o = lo; o < hi; o++)
+        {
+          const float *l = acc + o * vl;
+          float s = 0.0f;
+          for (int q = 0; q < vl; q++)
+            s += l[q];
+          ls->dWm[o] += s;
+        }
+    }
+}
+
 void
 caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float *Wm,
                     int m, const float *inp, int n, CamlConvScratch *scratch,
@@ -663,20 +697,13 @@ caml_conv_backward (const CamlConvGeom *g, float *dWm, float *dinp, const float 
                   = Wm[(size_t) j * K + (size_t) c * kk + (kk - 1 - t)];
         }
       caml_parallel_for (a.parts, direct_backward_part, &a);
-      /* Σ over parts, then lanes, in order */
-      for (int p = 0; p < a.parts; p++)
-        {
-          const float *acc = scratch->work[p].dW;
-          for (int j = 0; j < m; j++)
-            for (int t = 0; t < K; t++)
-              {
-                const float *l = acc + ((size_t) j * K + t) * vl;
-                float s = 0.0f;
-                for (int q = 0; q < vl; q++)
-                  s += l[q];
-                dWm[(size_t) j * K + t] += s;
-              }
-        }
+      /* Σ over parts, then lanes, in order, the weights split over the
+       * threads when the parts' lane sums are many (every core's parts:
+       * 150,000 floats on 16) */
+      LaneSums ls = { .scratch = scratch, .parts = a.parts, .vl = vl, .dWm = dWm,
+                      .n = (size_t) m * K };
+      caml_parallel_for (caml_parallel_chunks (ls.n, LANE_SUM_GRAIN / ((double) a.parts * vl)),
+                         lane_sum_part, &ls);
     }
   else
     {
