@@ -13,9 +13,10 @@
  * sample.
  *
  * For image models with a convolutional CA layer it instead keeps σ-map
- * snapshots (sample_sigma): at most two a second (and, like surfaces, at
- * most ~2 % of the time), each with its step and the
- * foreground/background AUC, a bounded history the window scrubs through.
+ * snapshots (sample_sigma): at most two a second, one while training takes
+ * every core (and, like surfaces, at most ~2 % of the time), each with its
+ * step and the foreground/background AUC, a bounded history the window
+ * scrubs through.
  *
  * For text models with a per-word gate (CA-BSFE on data with a vocabulary)
  * it samples χ̃ of every word (sample_words), at most twice a second, with
@@ -36,7 +37,8 @@
 #define MAX_CHI        4
 #define MIN_GAP_US     100000   /* ≤ 10 samples per second */
 #define COST_FACTOR    50       /* ≤ 2 % of the time */
-#define SIGMA_GAP_US   500000   /* ≤ 2 σ-map snapshots per second */
+#define SIGMA_GAP_US   500000   /* ≤ 2 σ-map snapshots per second … */
+#define SIGMA_GAP_BUSY_US 1000000   /* … or 1 while training takes every core */
 #define SIGMA_AUC_N    100      /* test images the AUC is measured on */
 #define SIGMA_KEEP     200      /* snapshots kept; every other is dropped when full */
 #define WORDS_GAP_US   500000   /* ≤ 2 word χ̃ samples per second */
@@ -366,6 +368,17 @@ sample_words (CamlModel *model, gpointer user_data)
   g_mutex_unlock (&run->lock);
 }
 
+/* The least time between σ-map snapshots. Each is a large new image for
+ * the window to draw and paint (a frame of 5–15 ms in software on two
+ * cores), so while training takes every core there is one a second, as the
+ * session updates the window less often then. */
+static gint64
+sigma_gap (CamlRun *run)
+{
+  return caml_trainer_get_threads (run->trainer) >= caml_get_cores () ? SIGMA_GAP_BUSY_US
+                                                                      : SIGMA_GAP_US;
+}
+
 static void
 run_progress (const CamlProgress *progress, gpointer user_data)
 {
@@ -378,7 +391,7 @@ run_progress (const CamlProgress *progress, gpointer user_data)
   if (run->sigma_layer >= 0)
     {
       gint64 now = g_get_monotonic_time ();
-      gint64 gap = MAX (SIGMA_GAP_US, COST_FACTOR * run->sigma_cost_us);
+      gint64 gap = MAX (sigma_gap (run), COST_FACTOR * run->sigma_cost_us);
       if (progress->state != CAML_TRAINER_RUNNING || now - run->last_sigma_us >= gap)
         {
           caml_trainer_with_model (run->trainer, sample_sigma, run);

@@ -107,8 +107,8 @@ gboolean caml_run_parts_pending (CamlRun *run);
 gboolean caml_run_put_parts (CamlRun *run, int layer, const float *sensitive_part,
                              const float *free_part);
 /* σ-map snapshots (image models with a convolutional CA layer only):
- * sampled at most twice a second on the trainer thread, each with its step
- * and the foreground/background AUC over the first 100 test images; at most
+ * sampled at most twice a second on the trainer thread (once while training
+ * takes every core), each with its step and the foreground/background AUC over the first 100 test images; at most
  * 200 kept (every other one is dropped when full). */
 gboolean caml_run_has_sigma (CamlRun *run);
 /* Whose σ-maps they are (layer, type, sublayer), or NULL without them. */

@@ -357,8 +357,9 @@ test_sigma_divergence (void **state)
   if (w.run == NULL)
     fail_msg ("%s", error->message);
   caml_run_data_unref (data);
-  /* Past the σ-maps' minimum gap: the report after step 1 takes them. */
-  g_usleep (700000);
+  /* Past the σ-maps' minimum gap (1 s while training takes every core):
+   * the report after step 1 takes them. */
+  g_usleep (1200000);
   CamlTrainer *trainer = caml_run_get_trainer (w.run);
   assert_true (caml_trainer_start (trainer, FALSE, &error));
   assert_int_equal (caml_trainer_join (trainer), CAML_TRAINER_FAILED);
